@@ -1,0 +1,12 @@
+//! The command line: one file per subcommand, each with its `Args` (whose doc comments are the
+//! `--help` text) and a `run` function that resolves, acts, and hands values to `report`.
+//!
+//! Only this module uses `anyhow`; it never prints except through `report`.
+
+mod app;
+mod failure;
+mod run;
+mod status;
+
+pub use app::{Cli, execute};
+pub use failure::Failure;

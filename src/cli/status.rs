@@ -1,0 +1,58 @@
+use std::io::Write;
+
+use anyhow::Context as _;
+
+use crate::exit;
+use crate::git::{Notes, PROOFS_REF, Repo, StateTree};
+use crate::proof::Proofs;
+use crate::report::{self, JSON_VERSION, ProofSummary, StatusReport};
+
+/// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
+/// whom, when) it was proven. Runs nothing.
+///
+/// Exit status: 0 proven, 1 not proven, 2 usage or repository error, 3 verify.sh not armed.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Print the status as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
+    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let repo = Repo::discover(&cwd)?;
+    let armed = repo.armed();
+    let state = StateTree::compute(&repo.git, false)?;
+    let mut notes = Notes::new(&repo.git, PROOFS_REF);
+    let proofs = match notes.lookup(&state.id)? {
+        Some(note) => Proofs::from_note(&note, &state.id, state.verify),
+        None => Proofs::default(),
+    };
+    let best = proofs.best();
+    let (outcome, code) = match (armed.is_armed(), best) {
+        (false, _) => ("INSUFFICIENT_EVIDENCE", exit::NOT_ARMED),
+        (true, Some(record)) => (record.outcome.as_str(), exit::OK),
+        (true, None) => ("NOT_PROVEN", exit::NOT_PROVEN),
+    };
+    let report = StatusReport {
+        version: JSON_VERSION,
+        outcome,
+        armed: armed.is_armed(),
+        not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
+        tree: state.id.to_string(),
+        head: repo.head_commit()?.map(|id| id.to_string()),
+        proven: best.is_some(),
+        proof: best.map(ProofSummary::from),
+        invalid: proofs
+            .invalid
+            .iter()
+            .map(|i| i.problem.to_string())
+            .collect(),
+    };
+    if args.json {
+        report::json(&report, out)?;
+    } else {
+        report.human(out)?;
+    }
+    Ok(code)
+}

@@ -1,0 +1,70 @@
+use std::path::PathBuf;
+
+/// Why the repository could not be observed or a proof could not be recorded.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error("not in a git repository: {path}")]
+    NotARepository {
+        path: PathBuf,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("{path} is a bare repository, which has no working state to prove")]
+    Bare { path: PathBuf },
+    #[error("could not read {what}")]
+    Read {
+        what: String,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("could not write {what}")]
+    Write {
+        what: String,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("could not read {path} in the working tree")]
+    Unreadable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(
+        "'{path}' is a git repository with no commit checked out; git refuses to add it, and so do we"
+    )]
+    EmbeddedRepositoryWithoutCommit { path: String },
+    #[error("could not update {name}: it kept changing under us after {attempts} attempts")]
+    RefContention { name: String, attempts: u32 },
+    #[error("could not create {path}")]
+    StateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the note {note} attached to {tree} is not text")]
+    NoteNotText {
+        note: gix::ObjectId,
+        tree: gix::ObjectId,
+    },
+}
+
+impl Error {
+    /// Whether the working tree's content, not the infrastructure, caused this error: such
+    /// errors are the repository's to fix, like a failing verify.sh.
+    pub(crate) fn is_worktree_content(&self) -> bool {
+        matches!(
+            self,
+            Error::Unreadable { .. } | Error::EmbeddedRepositoryWithoutCommit { .. }
+        )
+    }
+
+    pub(crate) fn read(what: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
+        let what = what.into();
+        move |source| Error::Read { what, source }
+    }
+
+    pub(crate) fn write(what: impl Into<String>) -> impl FnOnce(gix::Error) -> Error {
+        let what = what.into();
+        move |source| Error::Write { what, source }
+    }
+}

@@ -1,0 +1,16 @@
+//! The only place that touches the repository: discovery, the state tree, the notes store.
+//!
+//! Nothing here prints, spawns verify.sh or decides anything; it observes and records. It never
+//! takes `index.lock` and never writes the user's index.
+
+mod error;
+mod names;
+mod notes;
+mod repo;
+mod state_tree;
+
+pub(crate) use error::Error;
+pub(crate) use names::{LAST_RUN_LOG, PROOFS_REF};
+pub(crate) use notes::Notes;
+pub(crate) use repo::Repo;
+pub(crate) use state_tree::StateTree;

@@ -1,0 +1,13 @@
+//! Every ref and path name the tool stores things under, in one place.
+
+/// Proofs, keyed by state tree id. Shared: pushed and fetched explicitly.
+pub(crate) const PROOFS_REF: &str = "refs/notes/prove-it";
+
+/// The script that proves a working state, at the worktree root.
+pub(crate) const VERIFY_SCRIPT: &str = "verify.sh";
+
+/// Local state (run logs, counters, locks) under the common git dir; never shared.
+pub(crate) const STATE_DIR: &str = "prove-it";
+
+/// The full output of the last verify.sh run, under [`STATE_DIR`].
+pub(crate) const LAST_RUN_LOG: &str = "last-run.log";

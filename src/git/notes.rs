@@ -1,0 +1,200 @@
+//! A notes ref as a store of text keyed by object id, read and written in git's notes layout
+//! (any fanout depth) through gix's notes trees, and updated by compare-and-swap.
+
+use std::time::Duration;
+
+use gix::ObjectId;
+use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
+
+use super::Error;
+
+/// How often an update is retried when another writer moved the ref between our read and write.
+const MAX_ATTEMPTS: u32 = 64;
+
+/// One notes ref of one repository.
+pub(crate) struct Notes<'repo> {
+    repo: &'repo gix::Repository,
+    name: &'static str,
+    /// The notes tree as last read, kept so that repeated lookups open each fanout level once.
+    state: Option<Option<gix::note::plumbing::State>>,
+}
+
+impl<'repo> Notes<'repo> {
+    pub(crate) fn new(repo: &'repo gix::Repository, name: &'static str) -> Self {
+        Notes {
+            repo,
+            name,
+            state: None,
+        }
+    }
+
+    /// The commit the ref points at, or `None` when no note was ever written.
+    fn tip(&self) -> Result<Option<ObjectId>, Error> {
+        let what = || format!("the notes ref {}", self.name);
+        let Some(mut reference) = self
+            .repo
+            .try_find_reference(self.name)
+            .map_err(Error::read(what()))?
+        else {
+            return Ok(None);
+        };
+        let id = reference.peel_to_id().map_err(Error::read(what()))?;
+        Ok(Some(id.detach()))
+    }
+
+    fn root_tree(&self, tip: Option<ObjectId>) -> Result<ObjectId, Error> {
+        match tip {
+            None => Ok(ObjectId::empty_tree(self.repo.object_hash())),
+            Some(commit) => {
+                let what = || format!("the notes commit {commit} of {}", self.name);
+                let commit = self.repo.find_commit(commit).map_err(Error::read(what()))?;
+                Ok(commit.tree_id().map_err(Error::read(what()))?.detach())
+            }
+        }
+    }
+
+    /// The note text attached to `object`, if any.
+    pub(crate) fn lookup(&mut self, object: &gix::oid) -> Result<Option<String>, Error> {
+        if self.state.is_none() {
+            let tip = self.tip()?;
+            let state = match tip {
+                None => None,
+                Some(_) => {
+                    let root = self.root_tree(tip)?;
+                    Some(
+                        gix::note::plumbing::State::new(root, self.repo)
+                            .map_err(Error::read(format!("the notes tree of {}", self.name)))?,
+                    )
+                }
+            };
+            self.state = Some(state);
+        }
+        let Some(Some(state)) = self.state.as_mut() else {
+            return Ok(None);
+        };
+        let Some(note) = state.get(object, self.repo).map_err(Error::read(format!(
+            "the note for {object} in {}",
+            self.name
+        )))?
+        else {
+            return Ok(None);
+        };
+        self.read_note(note, object).map(Some)
+    }
+
+    fn read_note(&self, note: ObjectId, object: &gix::oid) -> Result<String, Error> {
+        let blob = self
+            .repo
+            .find_blob(note)
+            .map_err(Error::read(format!("the note {note} for {object}")))?;
+        String::from_utf8(blob.data.clone()).map_err(|_| Error::NoteNotText {
+            note,
+            tree: object.to_owned(),
+        })
+    }
+
+    /// Replace the note of `object` with `update(existing note text)`, as one commit on the
+    /// notes ref. The ref moves by compare-and-swap; when another writer got there first, the
+    /// update is re-applied on top of theirs, so concurrent writers never lose each other's
+    /// notes. Returns `false` when `update` left the note as it was and nothing was written.
+    pub(crate) fn update(
+        &mut self,
+        object: ObjectId,
+        message: &str,
+        update: impl Fn(&str) -> String,
+    ) -> Result<bool, Error> {
+        self.state = None;
+        let committer = self
+            .repo
+            .committer()
+            .and_then(Result::ok)
+            .and_then(|sig| sig.to_owned().ok())
+            .ok_or_else(|| Error::Read {
+                what: "the committer identity for the notes commit".into(),
+                source: gix::Error::from_error(std::io::Error::other("no committer identity")),
+            })?;
+        for attempt in 0..MAX_ATTEMPTS {
+            let tip = self.tip()?;
+            let root = self.root_tree(tip)?;
+            let mut state = gix::note::plumbing::State::new(root, self.repo)
+                .map_err(Error::read(format!("the notes tree of {}", self.name)))?;
+            let existing = match state.get(&object, self.repo).map_err(Error::read(format!(
+                "the note for {object} in {}",
+                self.name
+            )))? {
+                Some(note) => self.read_note(note, &object)?,
+                None => String::new(),
+            };
+            let text = update(&existing);
+            if text == existing {
+                return Ok(false);
+            }
+            let blob = self
+                .repo
+                .write_blob(text.as_bytes())
+                .map_err(Error::write(format!("the note for {object}")))?
+                .detach();
+            let edit = state
+                .replace(object, blob, self.repo)
+                .map_err(Error::write(format!("the notes tree of {}", self.name)))?;
+            let commit = gix::objs::Commit {
+                tree: edit.tree,
+                parents: tip.into_iter().collect(),
+                author: committer.clone(),
+                committer: committer.clone(),
+                encoding: None,
+                message: format!("{message}\n").into(),
+                extra_headers: Vec::new(),
+            };
+            let commit = self
+                .repo
+                .write_object(&commit)
+                .map_err(Error::write(format!("a notes commit for {}", self.name)))?
+                .detach();
+            let expected = tip.map_or(PreviousValue::MustNotExist, |tip| {
+                PreviousValue::MustExistAndMatch(gix::refs::Target::Object(tip))
+            });
+            let edit = RefEdit {
+                change: Change::Update {
+                    log: LogChange {
+                        mode: RefLog::AndReference,
+                        force_create_reflog: false,
+                        message: format!("notes: {message}").into(),
+                    },
+                    expected,
+                    new: gix::refs::Target::Object(commit),
+                },
+                name: self
+                    .name
+                    .try_into()
+                    .expect("notes ref names are valid constants"),
+                deref: false,
+            };
+            match self.repo.edit_reference(edit) {
+                Ok(_) => return Ok(true),
+                // Another writer moved the ref, or holds its lock: read again and retry.
+                Err(err) if err.is_conflict() || err.is_retryable() => {
+                    std::thread::sleep(backoff(attempt));
+                }
+                Err(err) => {
+                    return Err(Error::Write {
+                        what: format!("the notes ref {}", self.name),
+                        source: err,
+                    });
+                }
+            }
+        }
+        Err(Error::RefContention {
+            name: self.name.to_string(),
+            attempts: MAX_ATTEMPTS,
+        })
+    }
+}
+
+/// A jittered, growing pause: writers that collided must not collide again in lockstep.
+fn backoff(attempt: u32) -> Duration {
+    use std::hash::{BuildHasher, RandomState};
+    let jitter = RandomState::new().hash_one((attempt, std::process::id())) % 1000;
+    let base_us = 500u64 << attempt.min(6);
+    Duration::from_micros(base_us + jitter * base_us / 1000)
+}

@@ -1,0 +1,168 @@
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::Error;
+use super::names::{STATE_DIR, VERIFY_SCRIPT};
+
+/// Who signs off a proof when git has no identity configured.
+const FALLBACK_NAME: &str = "git-prove-it";
+const FALLBACK_EMAIL: &str = "git-prove-it@localhost";
+
+/// A repository with a working tree, opened once per process.
+pub(crate) struct Repo {
+    pub(crate) git: gix::Repository,
+    workdir: PathBuf,
+    identity: Identity,
+}
+
+/// The git identity a proof is signed off by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Identity {
+    /// `Name <email>`, as a `Signed-off-by:` trailer carries it.
+    pub display: String,
+    /// No identity was configured, so `display` is the fallback.
+    pub missing: bool,
+}
+
+/// Whether verify.sh can prove anything, and if not, why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Armed {
+    Yes,
+    Missing,
+    NotExecutable,
+    NotAFile,
+    LinkLeadsOutside,
+    DanglingLink,
+}
+
+impl Armed {
+    pub(crate) fn is_armed(&self) -> bool {
+        *self == Armed::Yes
+    }
+
+    /// Why verify.sh is not armed, as a fragment that reads after "verify.sh ".
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Armed::Yes => "is armed",
+            Armed::Missing => "does not exist at the worktree root",
+            Armed::NotExecutable => "is not executable by its owner",
+            Armed::NotAFile => "is not a regular file",
+            Armed::LinkLeadsOutside => "is a link leading outside the worktree",
+            Armed::DanglingLink => "is a link to nothing",
+        }
+    }
+}
+
+impl Repo {
+    /// Open the repository containing `dir`, honouring `GIT_DIR` and `GIT_WORK_TREE` as git does.
+    pub(crate) fn discover(dir: &Path) -> Result<Repo, Error> {
+        let mut git = gix::ThreadSafeRepository::discover_with_environment_overrides(dir)
+            .map_err(|source| Error::NotARepository {
+                path: dir.to_owned(),
+                source,
+            })?
+            .to_thread_local();
+        let workdir = git
+            .workdir()
+            .ok_or_else(|| Error::Bare {
+                path: git.git_dir().to_owned(),
+            })?
+            .to_owned();
+        let identity = match git.committer() {
+            Some(Ok(sig)) => Identity {
+                display: format!("{} <{}>", sig.name, sig.email),
+                missing: false,
+            },
+            // Notes commits and reflog entries need a committer; without one, sign as the tool
+            // and say so in the record rather than fail the proof.
+            _ => {
+                git.committer_or_set_fallback(FALLBACK_NAME, FALLBACK_EMAIL)
+                    .map_err(Error::read("the committer identity"))?;
+                Identity {
+                    display: format!("{FALLBACK_NAME} <{FALLBACK_EMAIL}>"),
+                    missing: true,
+                }
+            }
+        };
+        git.object_cache_size_if_unset(4 * 1024 * 1024);
+        Ok(Repo {
+            git,
+            workdir,
+            identity,
+        })
+    }
+
+    pub(crate) fn workdir(&self) -> &Path {
+        &self.workdir
+    }
+
+    pub(crate) fn identity(&self) -> &Identity {
+        &self.identity
+    }
+
+    pub(crate) fn verify_path(&self) -> PathBuf {
+        self.workdir.join(VERIFY_SCRIPT)
+    }
+
+    /// The commit HEAD points at, or `None` on an unborn branch.
+    pub(crate) fn head_commit(&self) -> Result<Option<ObjectId>, Error> {
+        let head = self.git.head().map_err(Error::read("HEAD"))?;
+        Ok(head.id().map(gix::Id::detach))
+    }
+
+    /// A string from git config, as git would resolve it for this repository.
+    pub(crate) fn config_string(&self, key: &str) -> Option<String> {
+        self.git
+            .config_snapshot()
+            .string(key)
+            .map(|v| v.to_string())
+    }
+
+    /// The directory for local, never shared state, created 0700 on first use.
+    pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
+        let path = self.git.common_dir().join(STATE_DIR);
+        if !path.is_dir() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&path)
+                .map_err(|source| Error::StateDir {
+                    path: path.clone(),
+                    source,
+                })?;
+        }
+        Ok(path)
+    }
+
+    /// Whether verify.sh is armed: a regular file at the worktree root, or a link resolving to
+    /// one inside the worktree, with the owner's execute bit.
+    pub(crate) fn armed(&self) -> Armed {
+        let path = self.verify_path();
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Armed::Missing;
+        };
+        let meta = if meta.file_type().is_symlink() {
+            let (Ok(target), Ok(root)) = (path.canonicalize(), self.workdir.canonicalize()) else {
+                return Armed::DanglingLink;
+            };
+            if !target.starts_with(&root) {
+                return Armed::LinkLeadsOutside;
+            }
+            match std::fs::metadata(&target) {
+                Ok(meta) => meta,
+                Err(_) => return Armed::DanglingLink,
+            }
+        } else {
+            meta
+        };
+        if !meta.is_file() {
+            Armed::NotAFile
+        } else if meta.permissions().mode() & 0o100 == 0 {
+            Armed::NotExecutable
+        } else {
+            Armed::Yes
+        }
+    }
+}

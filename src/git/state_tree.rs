@@ -1,0 +1,539 @@
+//! The state tree: the tree `git add -A` into a copy of the index followed by `git write-tree`
+//! would give, computed in-process without touching the user's index or `index.lock`.
+//!
+//! Tracked entries whose stat data and mode still match the index keep their index blob; the
+//! others are hashed from disk through the same clean filters git applies. Untracked files that
+//! are not ignored come from a directory walk. Trees are built in memory and only written to the
+//! object database when the state is to be recorded.
+
+use std::ffi::OsStr;
+use std::io::Read;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::atomic::AtomicBool;
+
+use gix::ObjectId;
+use gix::bstr::{BStr, BString, ByteSlice};
+use gix::index::entry::{Flags, Mode};
+use gix::objs::Write as _;
+
+use super::Error;
+use super::names::VERIFY_SCRIPT;
+
+/// Tree entry modes as git writes them.
+const MODE_TREE: u32 = 0o040000;
+const MODE_FILE: u32 = 0o100644;
+const MODE_EXECUTABLE: u32 = 0o100755;
+const MODE_SYMLINK: u32 = 0o120000;
+const MODE_GITLINK: u32 = 0o160000;
+
+/// Below this many index entries, checking them on several threads costs more than it saves.
+const PARALLEL_THRESHOLD: usize = 2_000;
+
+/// The working state as a git tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StateTree {
+    pub id: ObjectId,
+    /// verify.sh as it stands in this tree: its blob and mode, if it is part of the state.
+    pub verify: Option<(ObjectId, u32)>,
+    /// Every path with its mode and object, sorted; kept to name what changed between two states.
+    entries: Vec<Item>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Item {
+    /// The repository-relative path; a sparse-index directory keeps its trailing slash.
+    path: BString,
+    mode: u32,
+    id: ObjectId,
+}
+
+/// What the worktree says about one index path.
+enum Slot {
+    /// The index entry still describes the worktree.
+    Keep,
+    /// The path is gone from the worktree (or became something git would not add in its place).
+    Gone,
+    /// The content must be read from disk; the mode is what git would record.
+    Hash { mode: u32, as_link: bool },
+    /// A submodule: its checked-out commit decides.
+    Gitlink,
+}
+
+impl StateTree {
+    /// Compute the state tree of `repo`'s worktree. With `persist`, every blob and tree is also
+    /// written to the object database, so the id can be annotated and checked out later.
+    pub(crate) fn compute(repo: &gix::Repository, persist: bool) -> Result<StateTree, Error> {
+        let workdir = repo.workdir().ok_or_else(|| Error::Bare {
+            path: repo.git_dir().to_owned(),
+        })?;
+        let index = repo.index_or_empty().map_err(Error::read("the index"))?;
+        let caps = repo
+            .filesystem_options()
+            .map_err(Error::read("core.fileMode and core.symlinks"))?;
+        let stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
+        let context = Context {
+            workdir,
+            stat_options,
+            executable_bit: caps.executable_bit,
+            symlinks: caps.symlink,
+        };
+
+        let groups = path_groups(&index);
+        let slots = context.classify_all(&index, &groups);
+
+        let (mut pipeline, _) = repo
+            .filter_pipeline(None)
+            .map_err(Error::read("the filter configuration"))?;
+        let mut hasher = Hasher {
+            repo,
+            persist,
+            buf: Vec::new(),
+        };
+        let mut items = Vec::with_capacity(groups.len());
+        for (group, slot) in groups.iter().zip(slots) {
+            let entry = &index.entries()[group.start];
+            let path = entry.path(&index);
+            match slot {
+                Slot::Gone => {}
+                Slot::Keep if entry.mode == Mode::DIR => items.push(Item {
+                    // A sparse index stores whole directories as one entry with a trailing slash.
+                    path: path.to_owned(),
+                    mode: MODE_TREE,
+                    id: entry.id,
+                }),
+                Slot::Keep => items.push(Item {
+                    path: path.to_owned(),
+                    mode: index_mode(entry.mode),
+                    id: entry.id,
+                }),
+                Slot::Gitlink => {
+                    if let Some(id) = submodule_commit(&workdir.join(to_path(path)))? {
+                        items.push(Item {
+                            path: path.to_owned(),
+                            mode: MODE_GITLINK,
+                            id: id.unwrap_or(entry.id),
+                        });
+                    }
+                }
+                Slot::Hash { mode, as_link } => {
+                    if let Some(id) = hasher.file(&mut pipeline, &index, workdir, path, as_link)? {
+                        items.push(Item {
+                            path: path.to_owned(),
+                            mode,
+                            id,
+                        });
+                    }
+                }
+            }
+        }
+
+        for (path, kind) in untracked(repo, &index)? {
+            use gix::dir::entry::Kind;
+            let abs = workdir.join(to_path(&path));
+            let item = match kind {
+                Kind::File | Kind::Symlink => {
+                    let meta = lstat(&abs)?;
+                    let (mode, as_link) = mode_from_disk(&meta, None, &context);
+                    hasher
+                        .file(&mut pipeline, &index, workdir, path.as_bstr(), as_link)?
+                        .map(|id| Item {
+                            path: path.clone(),
+                            mode,
+                            id,
+                        })
+                }
+                Kind::Repository => match submodule_commit(&abs)? {
+                    Some(Some(id)) => Some(Item {
+                        path: path.clone(),
+                        mode: MODE_GITLINK,
+                        id,
+                    }),
+                    _ => {
+                        return Err(Error::EmbeddedRepositoryWithoutCommit {
+                            path: path.to_string(),
+                        });
+                    }
+                },
+                Kind::Directory | Kind::Untrackable => None,
+            };
+            items.extend(item);
+        }
+
+        items.sort_by(|a, b| a.path.cmp(&b.path));
+        let id = build_tree(&items, 0, &mut hasher)?;
+        let verify = items
+            .iter()
+            .find(|item| item.path == VERIFY_SCRIPT)
+            .map(|item| (item.id, item.mode));
+        Ok(StateTree {
+            id,
+            verify,
+            entries: items,
+        })
+    }
+
+    /// Paths whose mode or content differ between `self` and `other`, sorted.
+    pub(crate) fn changed_paths(&self, other: &StateTree) -> Vec<String> {
+        let mut changed = Vec::new();
+        let (mut a, mut b) = (
+            self.entries.iter().peekable(),
+            other.entries.iter().peekable(),
+        );
+        loop {
+            match (a.peek(), b.peek()) {
+                (None, None) => break,
+                (Some(x), Some(y)) if x.path == y.path => {
+                    if x != y {
+                        changed.push(x.path.to_string());
+                    }
+                    a.next();
+                    b.next();
+                }
+                (Some(x), Some(y)) if x.path < y.path => {
+                    changed.push(x.path.to_string());
+                    a.next();
+                }
+                (Some(_), Some(y)) | (None, Some(y)) => {
+                    changed.push(y.path.to_string());
+                    b.next();
+                }
+                (Some(x), None) => {
+                    changed.push(x.path.to_string());
+                    a.next();
+                }
+            }
+        }
+        changed
+    }
+}
+
+/// A run of index entries for one path: one entry, or the stages of a conflict.
+struct Group {
+    start: usize,
+    len: usize,
+}
+
+fn path_groups(index: &gix::index::State) -> Vec<Group> {
+    let entries = index.entries();
+    let mut groups: Vec<Group> = Vec::with_capacity(entries.len());
+    for (i, entry) in entries.iter().enumerate() {
+        match groups.last_mut() {
+            Some(last) if entries[last.start].path(index) == entry.path(index) => last.len += 1,
+            _ => groups.push(Group { start: i, len: 1 }),
+        }
+    }
+    groups
+}
+
+struct Context<'a> {
+    workdir: &'a Path,
+    stat_options: gix::index::entry::stat::Options,
+    executable_bit: bool,
+    symlinks: bool,
+}
+
+impl Context<'_> {
+    /// Decide every group's slot, on several threads for large indexes: the time goes to lstat.
+    fn classify_all(&self, index: &gix::index::State, groups: &[Group]) -> Vec<Slot> {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        if groups.len() < PARALLEL_THRESHOLD || threads == 1 {
+            return groups.iter().map(|g| self.classify(index, g)).collect();
+        }
+        let chunk = groups.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = groups
+                .chunks(chunk)
+                .map(|part| {
+                    scope.spawn(move || {
+                        part.iter()
+                            .map(|g| self.classify(index, g))
+                            .collect::<Vec<_>>()
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .flat_map(|h| h.join().expect("classifying index entries does not panic"))
+                .collect()
+        })
+    }
+
+    fn classify(&self, index: &gix::index::State, group: &Group) -> Slot {
+        let entries = &index.entries()[group.start..group.start + group.len];
+        let entry = &entries[0];
+        let conflicted = entries.iter().any(|e| e.stage_raw() != 0);
+        if !conflicted {
+            if entry.mode == Mode::DIR
+                || entry
+                    .flags
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
+            {
+                return Slot::Keep;
+            }
+            if entry.mode == Mode::COMMIT {
+                return Slot::Gitlink;
+            }
+        }
+        let path = self.workdir.join(to_path(entry.path(index)));
+        if self.has_symlink_leading_path(entry.path(index)) {
+            return Slot::Gone;
+        }
+        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&path) else {
+            return Slot::Gone;
+        };
+        if meta.is_dir() || !(meta.is_file() || meta.is_symlink()) {
+            return Slot::Gone;
+        }
+        // In a conflict, stage 2 ("ours") is the entry whose mode git falls back on.
+        let known = if conflicted {
+            entries.iter().find(|e| e.stage_raw() == 2).map(|e| e.mode)
+        } else {
+            Some(entry.mode)
+        };
+        let (mode, as_link) = mode_from_disk(&meta, known, self);
+        if conflicted
+            || entry.flags.contains(Flags::INTENT_TO_ADD)
+            || mode != index_mode(entry.mode)
+        {
+            return Slot::Hash { mode, as_link };
+        }
+        let Ok(stat) = gix::index::entry::Stat::from_fs(&meta) else {
+            return Slot::Hash { mode, as_link };
+        };
+        // Racily clean entries (modified in the same second the index was written) cannot be
+        // trusted by their stat data, as in git's racy-git handling.
+        if entry.stat.matches(&stat, self.stat_options)
+            && !entry.stat.is_racy(index.timestamp(), self.stat_options)
+        {
+            Slot::Keep
+        } else {
+            Slot::Hash { mode, as_link }
+        }
+    }
+
+    /// Whether a leading directory of `path` is a symlink: git then sees the path as deleted
+    /// (it never follows a symlink to reach a tracked file).
+    fn has_symlink_leading_path(&self, path: &BStr) -> bool {
+        let Some(slash) = path.rfind_byte(b'/') else {
+            return false;
+        };
+        let mut dir = self.workdir.to_owned();
+        for component in path[..slash].split(|b| *b == b'/') {
+            dir.push(to_path(component));
+            match std::fs::symlink_metadata(&dir) {
+                Ok(meta) if meta.file_type().is_symlink() => return true,
+                Ok(_) => {}
+                Err(_) => return false,
+            }
+        }
+        false
+    }
+}
+
+/// The mode git records for a file on disk, as `ce_mode_from_stat` decides it: the owner's
+/// execute bit only, and the index's mode where the filesystem cannot be trusted
+/// (`core.fileMode=false`, `core.symlinks=false`). The flag says whether the content is a link
+/// target rather than file data to filter.
+fn mode_from_disk(
+    meta: &gix::index::fs::Metadata,
+    known: Option<Mode>,
+    ctx: &Context<'_>,
+) -> (u32, bool) {
+    if meta.is_symlink() {
+        return (MODE_SYMLINK, true);
+    }
+    if !ctx.symlinks && known == Some(Mode::SYMLINK) {
+        return (MODE_SYMLINK, true);
+    }
+    if !ctx.executable_bit {
+        return match known {
+            Some(Mode::FILE_EXECUTABLE) => (MODE_EXECUTABLE, false),
+            _ => (MODE_FILE, false),
+        };
+    }
+    if meta.is_executable() {
+        (MODE_EXECUTABLE, false)
+    } else {
+        (MODE_FILE, false)
+    }
+}
+
+/// A repository-relative path as the filesystem sees it: on unix, paths are bytes.
+fn to_path(bytes: &[u8]) -> &Path {
+    Path::new(OsStr::from_bytes(bytes))
+}
+
+fn index_mode(mode: Mode) -> u32 {
+    match mode {
+        Mode::FILE_EXECUTABLE => MODE_EXECUTABLE,
+        Mode::SYMLINK => MODE_SYMLINK,
+        Mode::COMMIT => MODE_GITLINK,
+        Mode::DIR => MODE_TREE,
+        _ => MODE_FILE,
+    }
+}
+
+fn lstat(path: &Path) -> Result<gix::index::fs::Metadata, Error> {
+    gix::index::fs::Metadata::from_path_no_follow(path).map_err(|source| Error::Unreadable {
+        path: path.to_owned(),
+        source,
+    })
+}
+
+/// The commit a submodule or nested repository has checked out: `None` when there is no
+/// directory (the gitlink is gone), `Some(None)` when it is not a repository or has no commit.
+fn submodule_commit(path: &Path) -> Result<Option<Option<ObjectId>>, Error> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.is_dir() => {}
+        _ => return Ok(None),
+    }
+    let Ok(repo) = gix::open_opts(path, gix::open::Options::isolated()) else {
+        return Ok(Some(None));
+    };
+    Ok(Some(repo.head_id().ok().map(gix::Id::detach)))
+}
+
+/// Untracked, not ignored files and nested repositories, each reported on its own.
+fn untracked(
+    repo: &gix::Repository,
+    index: &gix::index::State,
+) -> Result<Vec<(BString, gix::dir::entry::Kind)>, Error> {
+    use gix::dir::walk::EmissionMode;
+    let options = repo
+        .dirwalk_options()
+        .map_err(Error::read("the directory walk settings"))?
+        .emit_untracked(EmissionMode::Matching)
+        .emit_ignored(None)
+        .emit_tracked(false)
+        .emit_pruned(false)
+        .emit_empty_directories(false)
+        .recurse_repositories(false);
+    let mut collect = gix::dir::walk::delegate::Collect::default();
+    let interrupt = AtomicBool::new(false);
+    repo.dirwalk(index, None::<&str>, &interrupt, options, &mut collect)
+        .map_err(Error::read("the untracked files"))?;
+    Ok(collect
+        .unorded_entries
+        .into_iter()
+        .filter(|(entry, _)| entry.status == gix::dir::entry::Status::Untracked)
+        .filter_map(|(entry, _)| entry.disk_kind.map(|kind| (entry.rela_path, kind)))
+        .collect())
+}
+
+/// Hashes worktree content (and writes it, when persisting) the way `git add` would.
+struct Hasher<'repo> {
+    repo: &'repo gix::Repository,
+    persist: bool,
+    buf: Vec<u8>,
+}
+
+impl Hasher<'_> {
+    /// The blob id of the file at `rela_path`, or `None` if it vanished since it was seen.
+    fn file(
+        &mut self,
+        pipeline: &mut gix::filter::Pipeline<'_>,
+        index: &gix::index::State,
+        workdir: &Path,
+        rela_path: &BStr,
+        as_link: bool,
+    ) -> Result<Option<ObjectId>, Error> {
+        let rela = to_path(rela_path);
+        let path = workdir.join(&rela);
+        let unreadable = |source| Error::Unreadable {
+            path: path.clone(),
+            source,
+        };
+        self.buf.clear();
+        let meta = match std::fs::symlink_metadata(&path) {
+            Ok(meta) => meta,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(unreadable(err)),
+        };
+        if meta.file_type().is_symlink() {
+            let target = std::fs::read_link(&path).map_err(unreadable)?;
+            self.buf.extend_from_slice(target.as_os_str().as_bytes());
+        } else if as_link {
+            // With core.symlinks=false a link is checked out as a file holding its target.
+            std::fs::File::open(&path)
+                .and_then(|mut f| f.read_to_end(&mut self.buf))
+                .map_err(unreadable)?;
+        } else {
+            use gix::filter::plumbing::pipeline::convert::ToGitOutcome;
+            let file = std::fs::File::open(&path).map_err(unreadable)?;
+            let outcome = pipeline
+                .convert_to_git(file, rela, index)
+                .map_err(Error::read(format!(
+                    "{} through its clean filters",
+                    path.display()
+                )))?;
+            match outcome {
+                ToGitOutcome::Unchanged(mut file) => {
+                    file.read_to_end(&mut self.buf).map_err(unreadable)?;
+                }
+                ToGitOutcome::Buffer(bytes) => self.buf.extend_from_slice(bytes),
+                ToGitOutcome::Process(mut read) => {
+                    read.read_to_end(&mut self.buf).map_err(unreadable)?;
+                }
+            }
+        }
+        let buf = std::mem::take(&mut self.buf);
+        let id = self.object(
+            gix::objs::Kind::Blob,
+            &buf,
+            &format!("the blob of {}", path.display()),
+        );
+        self.buf = buf;
+        id.map(Some)
+    }
+
+    fn object(&self, kind: gix::objs::Kind, data: &[u8], what: &str) -> Result<ObjectId, Error> {
+        if self.persist {
+            self.repo
+                .objects
+                .write_buf(kind, data)
+                .map_err(|e| Error::write(what)(gix::Error::from_error(e)))
+        } else {
+            gix::objs::compute_hash(self.repo.object_hash(), kind, data)
+                .map_err(|e| Error::read(what)(gix::Error::from_error(e)))
+        }
+    }
+}
+
+/// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).
+fn build_tree(items: &[Item], prefix: usize, hasher: &mut Hasher<'_>) -> Result<ObjectId, Error> {
+    let mut data = Vec::with_capacity(items.len() * 48);
+    let mut i = 0;
+    while i < items.len() {
+        let rest = &items[i].path[prefix..];
+        match rest.find_byte(b'/') {
+            // A sparse directory entry ("dir/") is already a tree.
+            Some(slash) if slash + 1 == rest.len() && items[i].mode == MODE_TREE => {
+                push_entry(&mut data, MODE_TREE, &rest[..slash], &items[i].id);
+                i += 1;
+            }
+            Some(slash) => {
+                let dir = &rest[..=slash];
+                let end = i + items[i..]
+                    .iter()
+                    .position(|item| !item.path[prefix..].starts_with(dir))
+                    .unwrap_or(items.len() - i);
+                let id = build_tree(&items[i..end], prefix + dir.len(), hasher)?;
+                push_entry(&mut data, MODE_TREE, &rest[..slash], &id);
+                i = end;
+            }
+            None => {
+                push_entry(&mut data, items[i].mode, rest, &items[i].id);
+                i += 1;
+            }
+        }
+    }
+    hasher.object(gix::objs::Kind::Tree, &data, "a tree of the state")
+}
+
+fn push_entry(data: &mut Vec<u8>, mode: u32, name: &[u8], id: &gix::oid) {
+    data.extend_from_slice(format!("{mode:o} ").as_bytes());
+    data.extend_from_slice(name);
+    data.push(0);
+    data.extend_from_slice(id.as_bytes());
+}

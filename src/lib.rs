@@ -1,0 +1,12 @@
+//! git-prove-it: a repository's verify.sh, enforced at an agent's stop and recorded as git notes
+//! keyed by the tree of the working state.
+//!
+//! The library exists for the binary and its tests; everything but the CLI entry is crate-private.
+
+pub mod cli;
+pub mod exit;
+pub(crate) mod git;
+pub(crate) mod policy;
+pub(crate) mod proof;
+pub(crate) mod report;
+pub(crate) mod verify;

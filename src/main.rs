@@ -1,0 +1,16 @@
+use std::process::ExitCode;
+
+use clap::Parser;
+use git_prove_it::{cli, exit};
+
+fn main() -> ExitCode {
+    let cli = cli::Cli::parse();
+    match cli::execute(cli) {
+        Ok(code) => ExitCode::from(code),
+        Err(failure) if failure.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(failure) => {
+            let _ = failure.render(&mut std::io::stderr().lock());
+            ExitCode::from(exit::ERROR)
+        }
+    }
+}

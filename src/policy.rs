@@ -1,0 +1,139 @@
+//! Policy: what a flag says, else the environment, else git config, else the default.
+
+use std::time::Duration;
+
+/// How long verify.sh may run before its process group is killed.
+pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
+pub(crate) const TIMEOUT_ENV: &str = "PROVE_IT_TIMEOUT";
+pub(crate) const TIMEOUT_CONFIG: &str = "prove-it.timeout";
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name} must be a whole number of seconds above 0, not {value:?}")]
+pub(crate) struct Error {
+    source_name: String,
+    value: String,
+}
+
+/// The policy in force for one run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Policy {
+    pub timeout: Duration,
+}
+
+/// Where policy values come from besides flags: the environment and git config.
+pub(crate) trait Sources {
+    fn env(&self, name: &str) -> Option<String>;
+    fn config(&self, key: &str) -> Option<String>;
+}
+
+impl Policy {
+    pub(crate) fn resolve(
+        timeout_flag: Option<u64>,
+        sources: &dyn Sources,
+    ) -> Result<Policy, Error> {
+        let timeout = match timeout_flag {
+            Some(secs) => seconds(&secs.to_string(), "--timeout")?,
+            None => match (sources.env(TIMEOUT_ENV), sources.config(TIMEOUT_CONFIG)) {
+                (Some(value), _) => seconds(&value, TIMEOUT_ENV)?,
+                (None, Some(value)) => seconds(&value, TIMEOUT_CONFIG)?,
+                (None, None) => DEFAULT_TIMEOUT,
+            },
+        };
+        Ok(Policy { timeout })
+    }
+}
+
+fn seconds(value: &str, source_name: &str) -> Result<Duration, Error> {
+    match value.trim().parse::<u64>() {
+        Ok(secs) if secs > 0 => Ok(Duration::from_secs(secs)),
+        _ => Err(Error {
+            source_name: source_name.to_string(),
+            value: value.to_string(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake {
+        env: Option<&'static str>,
+        config: Option<&'static str>,
+    }
+
+    impl Sources for Fake {
+        fn env(&self, _: &str) -> Option<String> {
+            self.env.map(String::from)
+        }
+        fn config(&self, _: &str) -> Option<String> {
+            self.config.map(String::from)
+        }
+    }
+
+    #[test]
+    fn flag_beats_environment_beats_config_beats_default() {
+        let all = Fake {
+            env: Some("7"),
+            config: Some("9"),
+        };
+        let secs = |p: Policy| p.timeout.as_secs();
+        assert_eq!(secs(Policy::resolve(Some(5), &all).unwrap()), 5);
+        assert_eq!(secs(Policy::resolve(None, &all).unwrap()), 7);
+        assert_eq!(
+            secs(
+                Policy::resolve(
+                    None,
+                    &Fake {
+                        env: None,
+                        config: Some("9")
+                    }
+                )
+                .unwrap()
+            ),
+            9
+        );
+        assert_eq!(
+            Policy::resolve(
+                None,
+                &Fake {
+                    env: None,
+                    config: None
+                }
+            )
+            .unwrap()
+            .timeout,
+            DEFAULT_TIMEOUT
+        );
+    }
+
+    #[test]
+    fn nonsense_is_an_error_naming_its_source() {
+        for bad in ["0", "-3", "ten", ""] {
+            let err = Policy::resolve(
+                None,
+                &Fake {
+                    env: Some(bad),
+                    config: None,
+                },
+            )
+            .unwrap_err();
+            assert!(
+                err.to_string().starts_with("PROVE_IT_TIMEOUT must be"),
+                "{err}"
+            );
+        }
+        let err = Policy::resolve(
+            None,
+            &Fake {
+                env: None,
+                config: Some("x"),
+            },
+        )
+        .unwrap_err();
+        assert!(
+            err.to_string().starts_with("prove-it.timeout must be"),
+            "{err}"
+        );
+    }
+}

@@ -1,0 +1,620 @@
+//! The proof record, version 1: one parser, one renderer, and the union merge of notes.
+//!
+//! A note attached to a state tree holds one or more records separated by a blank line. This
+//! module only turns text into values and values into text; it never touches the repository.
+
+use std::fmt::Write as _;
+
+use gix::ObjectId;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+/// The first line of every record, and the version this build writes.
+const MAGIC_KEY: &str = "prove-it-record";
+pub(crate) const VERSION: u32 = 1;
+const SIGNED_OFF_BY: &str = "Signed-off-by";
+const VERIFY_DIFF: &str = "verify-diff";
+
+/// How a proof came about: through the verify.sh of the session's start, or an edited one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+pub(crate) enum Outcome {
+    #[serde(rename = "PROVEN")]
+    Proven,
+    #[serde(rename = "BOUNDED_CLAIM_SURVIVES")]
+    BoundedClaimSurvives,
+}
+
+impl Outcome {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Outcome::Proven => "PROVEN",
+            Outcome::BoundedClaimSurvives => "BOUNDED_CLAIM_SURVIVES",
+        }
+    }
+
+    fn parse(value: &str) -> Option<Self> {
+        match value {
+            "PROVEN" => Some(Outcome::Proven),
+            "BOUNDED_CLAIM_SURVIVES" => Some(Outcome::BoundedClaimSurvives),
+            _ => None,
+        }
+    }
+}
+
+/// A verify.sh as git stores it: its blob and its tree entry mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Script {
+    pub blob: ObjectId,
+    pub mode: u32,
+}
+
+impl std::fmt::Display for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} {:06o}", self.blob, self.mode)
+    }
+}
+
+/// One proof: verify.sh exited 0 on `tree`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Record {
+    pub outcome: Outcome,
+    pub tree: ObjectId,
+    pub head: Option<ObjectId>,
+    pub verify: Script,
+    pub verify_anchor: Option<Script>,
+    pub exit_code: i32,
+    pub duration_ms: u64,
+    pub time: OffsetDateTime,
+    pub host: String,
+    pub session: Option<String>,
+    pub tool: String,
+    /// Set when no git identity was configured and the sign-off names a fallback.
+    pub identity_missing: bool,
+    /// The unified diff of verify.sh against the session's anchor, when it was edited.
+    pub verify_diff: Option<String>,
+    pub signed_off_by: String,
+}
+
+/// Why a record in a note cannot be trusted.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub(crate) enum Problem {
+    #[error("record version {0} is not supported by this build")]
+    UnsupportedVersion(String),
+    #[error("malformed record: {0}")]
+    Malformed(String),
+    #[error("record is for tree {recorded}, but is attached to {key}")]
+    TreeMismatch { recorded: ObjectId, key: ObjectId },
+    #[error("record ran verify.sh {recorded}, but this tree's verify.sh is {actual}")]
+    VerifyMismatch { recorded: Script, actual: String },
+}
+
+/// The records attached to one state tree, sorted into those that prove it and those that do not.
+#[derive(Debug, Default)]
+pub(crate) struct Proofs {
+    pub valid: Vec<Record>,
+    pub invalid: Vec<Invalid>,
+}
+
+impl Proofs {
+    /// Read the note of state tree `key`, whose verify.sh is `verify` (blob and mode, or `None`
+    /// when the tree has none). A record only proves the tree if it ran that very verify.sh.
+    pub(crate) fn from_note(note: &str, key: &gix::oid, verify: Option<(ObjectId, u32)>) -> Self {
+        let mut proofs = Proofs::default();
+        for parsed in parse_note(note, key) {
+            match parsed {
+                Ok(record) if Some((record.verify.blob, record.verify.mode)) == verify => {
+                    proofs.valid.push(record);
+                }
+                Ok(record) => proofs.invalid.push(Invalid {
+                    problem: Problem::VerifyMismatch {
+                        recorded: record.verify,
+                        actual: verify.map_or_else(
+                            || "missing".to_string(),
+                            |(blob, mode)| Script { blob, mode }.to_string(),
+                        ),
+                    },
+                    text: record.render(),
+                }),
+                Err(invalid) => proofs.invalid.push(invalid),
+            }
+        }
+        proofs
+    }
+
+    /// The proof to show: a plain PROVEN over one through an edited verify.sh, then the newest.
+    pub(crate) fn best(&self) -> Option<&Record> {
+        self.valid
+            .iter()
+            .max_by_key(|r| (r.outcome == Outcome::Proven, r.time))
+    }
+}
+
+/// A record that did not parse into something trustworthy, kept with its text for display.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Invalid {
+    pub problem: Problem,
+    pub text: String,
+}
+
+impl Record {
+    /// Render the record as the note text stores it, ending in a newline.
+    pub(crate) fn render(&self) -> String {
+        let mut out = String::new();
+        let none = "none".to_string();
+        let time = self
+            .time
+            .to_offset(time::UtcOffset::UTC)
+            .format(&Rfc3339)
+            .expect("a UTC time within the year range of the clock formats as RFC 3339");
+        // The writes below go to a String and cannot fail.
+        let _ = writeln!(out, "{MAGIC_KEY}: {VERSION}");
+        let _ = writeln!(out, "outcome: {}", self.outcome.as_str());
+        let _ = writeln!(out, "tree: {}", self.tree);
+        let _ = writeln!(
+            out,
+            "head: {}",
+            self.head.map_or_else(|| none.clone(), |h| h.to_string())
+        );
+        let _ = writeln!(out, "verify: {}", self.verify);
+        let _ = writeln!(
+            out,
+            "verify-anchor: {}",
+            self.verify_anchor
+                .map_or_else(|| none.clone(), |s| s.to_string())
+        );
+        let _ = writeln!(out, "exit-code: {}", self.exit_code);
+        let _ = writeln!(out, "duration-ms: {}", self.duration_ms);
+        let _ = writeln!(out, "time: {time}");
+        let _ = writeln!(out, "host: {}", one_line(&self.host));
+        let _ = writeln!(
+            out,
+            "session: {}",
+            self.session.as_deref().map_or(none, one_line)
+        );
+        let _ = writeln!(out, "tool: {}", one_line(&self.tool));
+        if self.identity_missing {
+            let _ = writeln!(out, "identity: missing");
+        }
+        if let Some(diff) = &self.verify_diff {
+            // Continuation lines start with one space so that a blank line of the diff can never
+            // be mistaken for the blank line that separates records.
+            let _ = writeln!(out, "{VERIFY_DIFF}:");
+            for line in diff.lines() {
+                let _ = writeln!(out, " {line}");
+            }
+        }
+        let _ = writeln!(out, "{SIGNED_OFF_BY}: {}", one_line(&self.signed_off_by));
+        out
+    }
+}
+
+/// Keep a value on its line: a newline inside a value would forge a key.
+fn one_line(value: &str) -> String {
+    value.replace(['\n', '\r'], " ")
+}
+
+/// Split a note into its records and parse each, checking it against the tree it is attached to.
+pub(crate) fn parse_note(note: &str, key: &gix::oid) -> Vec<Result<Record, Invalid>> {
+    split_records(note)
+        .into_iter()
+        .map(|text| {
+            parse_record(&text, key).map_err(|problem| Invalid {
+                problem,
+                text: text.clone(),
+            })
+        })
+        .collect()
+}
+
+/// The records of a note as text, each without its separating blank line. Text that is only
+/// whitespace is not a record.
+fn split_records(note: &str) -> Vec<String> {
+    let mut records = Vec::new();
+    let mut current = String::new();
+    for line in note.lines() {
+        if line.trim().is_empty() && !line.starts_with(' ') {
+            if !current.trim().is_empty() {
+                records.push(std::mem::take(&mut current));
+            }
+            current.clear();
+        } else {
+            current.push_str(line);
+            current.push('\n');
+        }
+    }
+    if !current.trim().is_empty() {
+        records.push(current);
+    }
+    records
+}
+
+fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
+    let mut lines = text.lines().peekable();
+    let first = lines.next().unwrap_or_default();
+    match first.split_once(':') {
+        Some((MAGIC_KEY, version)) if version.trim() == VERSION.to_string() => {}
+        Some((MAGIC_KEY, version)) => {
+            return Err(Problem::UnsupportedVersion(version.trim().to_string()));
+        }
+        _ => {
+            return Err(Problem::Malformed(format!(
+                "first line is not `{MAGIC_KEY}: {VERSION}`"
+            )));
+        }
+    }
+
+    let mut fields = Fields::default();
+    while let Some(line) = lines.next() {
+        let Some((name, value)) = line.split_once(':') else {
+            return Err(Problem::Malformed(format!("line without a key: {line:?}")));
+        };
+        let value = value.trim();
+        if name == VERIFY_DIFF {
+            let mut diff = String::new();
+            while let Some(next) = lines.peek().and_then(|l| l.strip_prefix(' ')) {
+                diff.push_str(next);
+                diff.push('\n');
+                lines.next();
+            }
+            fields.verify_diff = Some(diff);
+            continue;
+        }
+        // Unknown keys are ignored so that later versions can add lines old readers skip; a
+        // repeated known key is ambiguous and therefore refused.
+        let slot = match name {
+            "outcome" => &mut fields.outcome,
+            "tree" => &mut fields.tree,
+            "head" => &mut fields.head,
+            "verify" => &mut fields.verify,
+            "verify-anchor" => &mut fields.verify_anchor,
+            "exit-code" => &mut fields.exit_code,
+            "duration-ms" => &mut fields.duration_ms,
+            "time" => &mut fields.time,
+            "host" => &mut fields.host,
+            "session" => &mut fields.session,
+            "tool" => &mut fields.tool,
+            "identity" => &mut fields.identity,
+            SIGNED_OFF_BY => &mut fields.signed_off_by,
+            _ => continue,
+        };
+        if slot.replace(value.to_string()).is_some() {
+            return Err(Problem::Malformed(format!("`{name}` appears twice")));
+        }
+    }
+    fields.into_record(key)
+}
+
+#[derive(Default)]
+struct Fields {
+    outcome: Option<String>,
+    tree: Option<String>,
+    head: Option<String>,
+    verify: Option<String>,
+    verify_anchor: Option<String>,
+    exit_code: Option<String>,
+    duration_ms: Option<String>,
+    time: Option<String>,
+    host: Option<String>,
+    session: Option<String>,
+    tool: Option<String>,
+    identity: Option<String>,
+    signed_off_by: Option<String>,
+    verify_diff: Option<String>,
+}
+
+fn required(value: Option<String>, name: &str) -> Result<String, Problem> {
+    value
+        .filter(|v| !v.is_empty())
+        .ok_or_else(|| Problem::Malformed(format!("`{name}` is missing")))
+}
+
+fn object_id(value: &str, name: &str) -> Result<ObjectId, Problem> {
+    ObjectId::from_hex(value.as_bytes())
+        .map_err(|_| Problem::Malformed(format!("`{name}` is not an object id: {value:?}")))
+}
+
+fn optional_id(value: &str, name: &str) -> Result<Option<ObjectId>, Problem> {
+    if value == "none" {
+        Ok(None)
+    } else {
+        object_id(value, name).map(Some)
+    }
+}
+
+fn script(value: &str, name: &str) -> Result<Script, Problem> {
+    let malformed = || Problem::Malformed(format!("`{name}` is not `<blob> <mode>`: {value:?}"));
+    let (blob, mode) = value.split_once(' ').ok_or_else(malformed)?;
+    Ok(Script {
+        blob: object_id(blob, name)?,
+        mode: u32::from_str_radix(mode, 8).map_err(|_| malformed())?,
+    })
+}
+
+impl Fields {
+    fn into_record(self, key: &gix::oid) -> Result<Record, Problem> {
+        let outcome = required(self.outcome, "outcome")?;
+        let outcome = Outcome::parse(&outcome)
+            .ok_or_else(|| Problem::Malformed(format!("outcome {outcome:?} is not a proof")))?;
+        let tree = object_id(&required(self.tree, "tree")?, "tree")?;
+        if tree != key {
+            return Err(Problem::TreeMismatch {
+                recorded: tree,
+                key: key.to_owned(),
+            });
+        }
+        let exit_code = required(self.exit_code, "exit-code")?;
+        let exit_code: i32 = exit_code
+            .parse()
+            .map_err(|_| Problem::Malformed(format!("exit-code {exit_code:?} is not a number")))?;
+        if exit_code != 0 {
+            return Err(Problem::Malformed(format!(
+                "exit-code {exit_code} is not a pass"
+            )));
+        }
+        let time = required(self.time, "time")?;
+        let time = OffsetDateTime::parse(&time, &Rfc3339)
+            .map_err(|_| Problem::Malformed(format!("time {time:?} is not RFC 3339")))?;
+        let duration_ms = match self.duration_ms {
+            Some(d) => d
+                .parse()
+                .map_err(|_| Problem::Malformed(format!("duration-ms {d:?} is not a number")))?,
+            None => 0,
+        };
+        let verify_anchor = match self.verify_anchor.as_deref() {
+            None | Some("none") => None,
+            Some(value) => Some(script(value, "verify-anchor")?),
+        };
+        Ok(Record {
+            outcome,
+            tree,
+            head: optional_id(self.head.as_deref().unwrap_or("none"), "head")?,
+            verify: script(&required(self.verify, "verify")?, "verify")?,
+            verify_anchor,
+            exit_code,
+            duration_ms,
+            time,
+            host: self.host.unwrap_or_default(),
+            session: self.session.filter(|s| s != "none"),
+            tool: self.tool.unwrap_or_default(),
+            identity_missing: self.identity.as_deref() == Some("missing"),
+            verify_diff: self.verify_diff,
+            signed_off_by: required(self.signed_off_by, SIGNED_OFF_BY)?,
+        })
+    }
+}
+
+/// Merge two notes by record union: every distinct record of either side is kept, in order of
+/// first appearance, `ours` first. Unlike git's `cat_sort_uniq`, records stay whole.
+pub(crate) fn merge(ours: &str, theirs: &str) -> String {
+    let mut seen: Vec<String> = Vec::new();
+    for record in split_records(ours).into_iter().chain(split_records(theirs)) {
+        if !seen.contains(&record) {
+            seen.push(record);
+        }
+    }
+    seen.join("\n")
+}
+
+/// The note text after adding `record` to `existing` (which may be empty).
+pub(crate) fn append(existing: &str, record: &Record) -> String {
+    merge(existing, &record.render())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(hex: &str) -> ObjectId {
+        ObjectId::from_hex(hex.as_bytes()).unwrap()
+    }
+
+    const TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    const BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+
+    fn sample() -> Record {
+        Record {
+            outcome: Outcome::Proven,
+            tree: id(TREE),
+            head: Some(id("1111111111111111111111111111111111111111")),
+            verify: Script {
+                blob: id(BLOB),
+                mode: 0o100755,
+            },
+            verify_anchor: None,
+            exit_code: 0,
+            duration_ms: 1234,
+            time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
+            host: "cli".into(),
+            session: None,
+            tool: "git-prove-it 0.1.0".into(),
+            identity_missing: false,
+            verify_diff: None,
+            signed_off_by: "A U Thor <author@example.com>".into(),
+        }
+    }
+
+    #[test]
+    fn renders_version_1_exactly() {
+        let text = sample().render();
+        assert_eq!(
+            text,
+            "prove-it-record: 1\n\
+             outcome: PROVEN\n\
+             tree: 4b825dc642cb6eb9a060e54bf8d69288fbee4904\n\
+             head: 1111111111111111111111111111111111111111\n\
+             verify: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100755\n\
+             verify-anchor: none\n\
+             exit-code: 0\n\
+             duration-ms: 1234\n\
+             time: 2026-11-29T18:52:16Z\n\
+             host: cli\n\
+             session: none\n\
+             tool: git-prove-it 0.1.0\n\
+             Signed-off-by: A U Thor <author@example.com>\n"
+        );
+    }
+
+    #[test]
+    fn round_trips_including_diff_with_blank_lines() {
+        let mut record = sample();
+        record.outcome = Outcome::BoundedClaimSurvives;
+        record.verify_anchor = Some(Script {
+            blob: id(TREE),
+            mode: 0o100644,
+        });
+        record.session = Some("abc-123".into());
+        record.identity_missing = true;
+        record.verify_diff = Some("--- a/verify.sh\n+++ b/verify.sh\n\n-exit 1\n+exit 0\n".into());
+        let parsed = parse_note(&record.render(), &id(TREE));
+        assert_eq!(parsed, vec![Ok(record)]);
+    }
+
+    #[test]
+    fn unknown_keys_are_ignored() {
+        let text = sample()
+            .render()
+            .replace("host: cli\n", "host: cli\nfuture-key: whatever\n");
+        assert_eq!(parse_note(&text, &id(TREE)), vec![Ok(sample())]);
+    }
+
+    #[test]
+    fn several_records_per_note_and_union_merge() {
+        let a = sample();
+        let mut b = sample();
+        b.host = "claude".into();
+        let note = append(&a.render(), &b);
+        assert_eq!(
+            parse_note(&note, &id(TREE)),
+            vec![Ok(a.clone()), Ok(b.clone())]
+        );
+        // Merging is a union by whole record, idempotent and loses nothing from either side.
+        let mut c = sample();
+        c.duration_ms = 7;
+        let merged = merge(&note, &append(&c.render(), &a));
+        assert_eq!(
+            parse_note(&merged, &id(TREE)),
+            vec![Ok(a.clone()), Ok(b), Ok(c)]
+        );
+        assert_eq!(merge(&merged, &merged), merged);
+        assert_eq!(append(&a.render(), &a), a.render());
+    }
+
+    #[test]
+    fn tree_line_that_does_not_match_the_key_is_invalid() {
+        let other = id("0000000000000000000000000000000000000001");
+        let parsed = parse_note(&sample().render(), &other);
+        assert!(matches!(
+            &parsed[0],
+            Err(Invalid { problem: Problem::TreeMismatch { recorded, key }, .. })
+                if recorded == &id(TREE) && key == &other
+        ));
+    }
+
+    #[test]
+    fn malformed_records_are_reported_not_trusted() {
+        let cases = [
+            ("hello world\n", "first line"),
+            ("prove-it-record: 1\ntree: nonsense\n", "outcome"),
+            (
+                &sample()
+                    .render()
+                    .replace("Signed-off-by: A U Thor <author@example.com>\n", ""),
+                "Signed-off-by",
+            ),
+            (
+                &sample().render().replace("exit-code: 0", "exit-code: 1"),
+                "not a pass",
+            ),
+            (
+                &sample()
+                    .render()
+                    .replace("outcome: PROVEN", "outcome: DISPROVEN"),
+                "not a proof",
+            ),
+            (
+                &sample()
+                    .render()
+                    .replace("host: cli\n", "host: cli\nhost: x\n"),
+                "twice",
+            ),
+        ];
+        for (text, fragment) in cases {
+            let parsed = parse_note(text, &id(TREE));
+            let Err(invalid) = &parsed[0] else {
+                panic!("{text:?} parsed as valid");
+            };
+            assert!(
+                invalid.problem.to_string().contains(fragment),
+                "{text:?}: {}",
+                invalid.problem
+            );
+        }
+        let future = sample()
+            .render()
+            .replace("prove-it-record: 1", "prove-it-record: 2");
+        assert!(matches!(
+            &parse_note(&future, &id(TREE))[0],
+            Err(Invalid { problem: Problem::UnsupportedVersion(v), .. }) if v == "2"
+        ));
+    }
+
+    #[test]
+    fn a_record_proves_only_the_verify_sh_it_ran() {
+        let record = sample();
+        let ran = Some((record.verify.blob, record.verify.mode));
+        let proofs = Proofs::from_note(&record.render(), &id(TREE), ran);
+        assert_eq!(proofs.best(), Some(&record));
+        for other in [
+            None,
+            Some((record.verify.blob, 0o100644)),
+            Some((id(TREE), 0o100755)),
+        ] {
+            let proofs = Proofs::from_note(&record.render(), &id(TREE), other);
+            assert!(proofs.valid.is_empty(), "{other:?}");
+            assert!(matches!(
+                proofs.invalid[0].problem,
+                Problem::VerifyMismatch { .. }
+            ));
+        }
+    }
+
+    #[test]
+    fn best_prefers_a_plain_proof_then_the_newest() {
+        let old = sample();
+        let mut new = sample();
+        new.time += time::Duration::hours(1);
+        let mut bounded = sample();
+        bounded.time += time::Duration::hours(2);
+        bounded.outcome = Outcome::BoundedClaimSurvives;
+        let note = [&old, &bounded, &new]
+            .iter()
+            .fold(String::new(), |n, r| append(&n, r));
+        let verify = Some((old.verify.blob, old.verify.mode));
+        assert_eq!(
+            Proofs::from_note(&note, &id(TREE), verify).best(),
+            Some(&new)
+        );
+    }
+
+    #[test]
+    fn a_newline_in_a_value_cannot_forge_a_key() {
+        let mut record = sample();
+        record.session = Some("x\noutcome: PROVEN".into());
+        let parsed = parse_note(&record.render(), &id(TREE));
+        assert_eq!(parsed.len(), 1);
+        assert!(parsed[0].is_ok());
+    }
+
+    #[test]
+    fn an_old_record_written_by_version_1_still_reads() {
+        // Pinned bytes of a record as the first release wrote it; format changes must keep this.
+        let text = "prove-it-record: 1\noutcome: PROVEN\ntree: 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nhead: none\nverify: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100755\nverify-anchor: none\nexit-code: 0\nduration-ms: 5\ntime: 2026-11-29T18:52:16Z\nhost: cli\nsession: none\ntool: git-prove-it 0.1.0\nidentity: missing\nSigned-off-by: git-prove-it <git-prove-it@localhost>\n";
+        let parsed = parse_note(text, &id(TREE));
+        let Ok(record) = &parsed[0] else {
+            panic!("{parsed:?}")
+        };
+        assert!(record.identity_missing);
+        assert_eq!(record.head, None);
+        assert_eq!(record.render(), text);
+    }
+}

@@ -1,0 +1,38 @@
+//! Human and JSON rendering of what the commands found; nothing else in the crate prints.
+//!
+//! Every function here takes the writer it prints to, so tests and callers decide where output
+//! goes. Human text and JSON are rendered from the same values.
+
+mod failure;
+mod progress;
+mod proof;
+mod run;
+mod status;
+
+pub(crate) use failure::render_failure;
+pub(crate) use progress::Progress;
+pub(crate) use proof::ProofSummary;
+pub(crate) use run::{RunReport, RunResult};
+pub(crate) use status::StatusReport;
+
+/// The version of every JSON document this build prints.
+pub(crate) const JSON_VERSION: u32 = 1;
+
+/// Print `value` as one line of JSON.
+pub(crate) fn json(
+    value: &impl serde::Serialize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    serde_json::to_writer(&mut *out, value)?;
+    writeln!(out)
+}
+
+/// A short object id for human output, as `git log --oneline` shows it.
+pub(crate) fn short(id: &str) -> &str {
+    &id[..id.len().min(12)]
+}
+
+/// Seconds with one decimal for durations a person reads.
+pub(crate) fn seconds(ms: u64) -> String {
+    format!("{:.1} s", ms as f64 / 1000.0)
+}

@@ -1,0 +1,52 @@
+use serde::Serialize;
+
+use crate::proof::Record;
+
+/// What a reader needs to know about one proof.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ProofSummary {
+    pub outcome: &'static str,
+    pub signed_off_by: String,
+    pub identity_missing: bool,
+    pub time: String,
+    pub host: String,
+    pub session: Option<String>,
+    pub duration_ms: u64,
+    pub verify_edited: bool,
+}
+
+impl From<&Record> for ProofSummary {
+    fn from(record: &Record) -> Self {
+        ProofSummary {
+            outcome: record.outcome.as_str(),
+            signed_off_by: record.signed_off_by.clone(),
+            identity_missing: record.identity_missing,
+            time: record
+                .time
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+            host: record.host.clone(),
+            session: record.session.clone(),
+            duration_ms: record.duration_ms,
+            verify_edited: record.verify_diff.is_some(),
+        }
+    }
+}
+
+impl ProofSummary {
+    /// `by NAME <EMAIL> at TIME (host cli, 1.2 s)`
+    pub(crate) fn by_line(&self) -> String {
+        let missing = if self.identity_missing {
+            ", no git identity"
+        } else {
+            ""
+        };
+        format!(
+            "by {} at {} (host {}, {}{missing})",
+            self.signed_off_by,
+            self.time,
+            self.host,
+            super::seconds(self.duration_ms)
+        )
+    }
+}

@@ -1,0 +1,111 @@
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::{ProofSummary, seconds, short};
+
+/// What `git prove-it run` found and did.
+#[derive(Debug, Serialize)]
+pub(crate) struct RunReport {
+    pub version: u32,
+    /// The verdict vocabulary shared by every command: PROVEN, DISPROVEN, INSUFFICIENT_EVIDENCE.
+    pub outcome: &'static str,
+    pub tree: Option<String>,
+    #[serde(flatten)]
+    pub result: RunResult,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(tag = "result", rename_all = "snake_case")]
+pub(crate) enum RunResult {
+    NotArmed {
+        reason: &'static str,
+    },
+    AlreadyProven {
+        proof: ProofSummary,
+    },
+    Proven {
+        proof: ProofSummary,
+        proofs_ref: &'static str,
+    },
+    Failed {
+        exit: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        output_bytes: u64,
+        tail: Vec<String>,
+        log: Option<String>,
+    },
+    StateChanged {
+        duration_ms: u64,
+        after: String,
+        changed_paths: Vec<String>,
+    },
+}
+
+impl RunReport {
+    pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        let tree = self.tree.as_deref().map(short).unwrap_or("?");
+        match &self.result {
+            RunResult::NotArmed { reason } => {
+                writeln!(out, "not armed: verify.sh {reason}")?;
+                writeln!(
+                    out,
+                    "hint: create an executable verify.sh at the repository root that exits 0 when the work is done"
+                )?;
+            }
+            RunResult::AlreadyProven { proof } => {
+                writeln!(out, "already proven: tree {tree} {}", proof.by_line())?;
+                writeln!(out, "nothing was run; use --force to run verify.sh again")?;
+            }
+            RunResult::Proven { proof, proofs_ref } => {
+                writeln!(
+                    out,
+                    "proven: tree {tree}, verify.sh exit 0 in {}",
+                    seconds(proof.duration_ms)
+                )?;
+                writeln!(
+                    out,
+                    "recorded in {proofs_ref}, signed off by {}",
+                    proof.signed_off_by
+                )?;
+            }
+            RunResult::Failed {
+                exit,
+                duration_ms,
+                tail,
+                log,
+                ..
+            } => {
+                writeln!(
+                    out,
+                    "not proven: verify.sh {exit} after {} on tree {tree}",
+                    seconds(*duration_ms)
+                )?;
+                if !tail.is_empty() {
+                    writeln!(out, "last {} lines of its output:", tail.len())?;
+                    for line in tail {
+                        writeln!(out, "  {line}")?;
+                    }
+                }
+                if let Some(log) = log {
+                    writeln!(out, "full output: {log}")?;
+                }
+            }
+            RunResult::StateChanged { changed_paths, .. } => {
+                writeln!(
+                    out,
+                    "not proven: verify.sh changed the working state while it ran, so the state it tested is not the one on disk"
+                )?;
+                for path in changed_paths {
+                    writeln!(out, "  changed: {path}")?;
+                }
+                writeln!(
+                    out,
+                    "hint: add files that verify.sh generates to .gitignore, or make it leave the worktree as it found it"
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

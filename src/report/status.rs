@@ -1,0 +1,42 @@
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::ProofSummary;
+
+/// What `git prove-it status` observed about the working state.
+#[derive(Debug, Serialize)]
+pub(crate) struct StatusReport {
+    pub version: u32,
+    pub outcome: &'static str,
+    pub armed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub not_armed_reason: Option<&'static str>,
+    pub tree: String,
+    pub head: Option<String>,
+    pub proven: bool,
+    pub proof: Option<ProofSummary>,
+    /// Records attached to this tree that cannot be trusted, each with its problem.
+    pub invalid: Vec<String>,
+}
+
+impl StatusReport {
+    pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        match self.not_armed_reason {
+            None => writeln!(out, "verify.sh:  armed")?,
+            Some(reason) => writeln!(out, "verify.sh:  not armed: it {reason}")?,
+        }
+        writeln!(out, "state tree: {}", self.tree)?;
+        match &self.proof {
+            Some(proof) => writeln!(out, "proof:      {} {}", proof.outcome, proof.by_line())?,
+            None => writeln!(
+                out,
+                "proof:      none (run 'git prove-it run' to prove this state)"
+            )?,
+        }
+        for problem in &self.invalid {
+            writeln!(out, "ignored:    {problem}")?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,209 @@
+//! A hermetic repository for tests: a temp dir with `git init`, a cleared environment (HOME in
+//! the temp dir, no system or global config, a fixed identity and date, TZ=UTC, LC_ALL=C), and
+//! helpers to shape the working state and run both stock git and git-prove-it in it.
+
+use std::ffi::OsStr;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use assert_cmd::cargo::cargo_bin;
+
+pub const NAME: &str = "A U Thor";
+pub const EMAIL: &str = "author@example.com";
+
+pub struct TestRepo {
+    _dir: tempfile::TempDir,
+    pub root: PathBuf,
+    home: PathBuf,
+}
+
+/// The environment every process in a test gets, and nothing else.
+pub fn hermetic(cmd: &mut Command, home: &Path) {
+    cmd.env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("HOME", home)
+        .env("XDG_CONFIG_HOME", home.join(".config"))
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_CONFIG_GLOBAL", home.join(".gitconfig"))
+        .env("GIT_AUTHOR_NAME", NAME)
+        .env("GIT_AUTHOR_EMAIL", EMAIL)
+        .env("GIT_COMMITTER_NAME", NAME)
+        .env("GIT_COMMITTER_EMAIL", EMAIL)
+        .env("GIT_AUTHOR_DATE", "2026-11-29T12:00:00Z")
+        .env("GIT_COMMITTER_DATE", "2026-11-29T12:00:00Z")
+        .env("TZ", "UTC")
+        .env("LC_ALL", "C");
+}
+
+impl TestRepo {
+    /// An empty repository on branch main.
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("repo");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&home).unwrap();
+        let repo = TestRepo {
+            _dir: dir,
+            root,
+            home,
+        };
+        repo.git(&["init", "-q", "-b", "main"]);
+        repo
+    }
+
+    /// A repository with one commit holding a.txt and a verify.sh that passes.
+    pub fn with_commit() -> Self {
+        let repo = Self::new();
+        repo.write("a.txt", "a\n");
+        repo.verify_passes();
+        repo.commit_all("initial");
+        repo
+    }
+
+    pub fn home(&self) -> &Path {
+        &self.home
+    }
+
+    pub fn path(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut cmd = Command::new(program);
+        hermetic(&mut cmd, &self.home);
+        cmd.current_dir(&self.root);
+        cmd
+    }
+
+    pub fn git_output(&self, args: &[&str]) -> Output {
+        self.command("git").args(args).output().expect("git runs")
+    }
+
+    /// Run git and return its stdout; panic with its stderr when it fails.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = self.git_output(args);
+        assert!(
+            out.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// `git prove-it ...` as a command to run in the repository.
+    pub fn prove_it(&self, args: &[&str]) -> assert_cmd::Command {
+        let mut std = self.command(cargo_bin("git-prove-it"));
+        std.args(args);
+        assert_cmd::Command::from_std(std)
+    }
+
+    pub fn write(&self, rel: &str, content: &str) {
+        self.write_bytes(rel.as_ref(), content.as_bytes());
+    }
+
+    pub fn write_bytes(&self, rel: &Path, content: &[u8]) {
+        let path = self.root.join(rel);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, content).unwrap();
+    }
+
+    pub fn chmod(&self, rel: &str, mode: u32) {
+        std::fs::set_permissions(self.path(rel), std::fs::Permissions::from_mode(mode)).unwrap();
+    }
+
+    pub fn remove(&self, rel: &str) {
+        let path = self.path(rel);
+        if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(path).unwrap();
+        } else {
+            std::fs::remove_file(path).unwrap();
+        }
+    }
+
+    pub fn symlink(&self, target: &str, rel: &str) {
+        std::os::unix::fs::symlink(target, self.path(rel)).unwrap();
+    }
+
+    pub fn commit_all(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "--allow-empty", "-m", message]);
+        self.git(&["rev-parse", "HEAD"]).trim().to_string()
+    }
+
+    /// An executable verify.sh with `body` after a `#!/bin/sh` line.
+    pub fn verify_script(&self, body: &str) {
+        self.write("verify.sh", &format!("#!/bin/sh\n{body}\n"));
+        self.chmod("verify.sh", 0o755);
+    }
+
+    pub fn verify_passes(&self) {
+        self.verify_script("echo all good\nexit 0");
+    }
+
+    pub fn verify_fails(&self, code: i32) {
+        self.verify_script(&format!(
+            "echo checking\necho 'test x ... FAILED' >&2\nexit {code}"
+        ));
+    }
+
+    /// The tree stock git stages for the working state, without touching the real index:
+    /// `cp -p index tmp; GIT_INDEX_FILE=tmp git add -A; git write-tree`.
+    pub fn stock_state_tree(&self) -> Result<String, String> {
+        let git_dir = self.git(&["rev-parse", "--absolute-git-dir"]);
+        let index = Path::new(git_dir.trim()).join("index");
+        let tmp = self.home.join("stock-index");
+        let _ = std::fs::remove_file(&tmp);
+        if index.exists() {
+            std::fs::copy(&index, &tmp).unwrap();
+        }
+        let run = |args: &[&str]| {
+            let out = self
+                .command("git")
+                .env("GIT_INDEX_FILE", &tmp)
+                .args(args)
+                .output()
+                .unwrap();
+            if out.status.success() {
+                Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+            } else {
+                Err(String::from_utf8_lossy(&out.stderr).into_owned())
+            }
+        };
+        run(&["add", "-A"])?;
+        run(&["write-tree"])
+    }
+
+    /// Our state tree, as `git prove-it status --json` reports it.
+    pub fn our_state_tree(&self) -> Result<String, String> {
+        let out = self.prove_it(&["status", "--json"]).output().unwrap();
+        if out.status.code() == Some(2) {
+            return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+        }
+        let json: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("status --json printed no JSON ({e}): {out:?}"));
+        Ok(json["tree"].as_str().expect("tree in status").to_string())
+    }
+
+    /// Our state tree must equal stock git's, and both must agree on refusing.
+    #[track_caller]
+    pub fn assert_state_tree_matches_git(&self) -> String {
+        let ours = self.our_state_tree();
+        let stock = self.stock_state_tree();
+        match (&ours, &stock) {
+            (Ok(a), Ok(b)) => assert_eq!(a, b, "state tree differs from git add -A + write-tree"),
+            (Err(_), Err(_)) => {}
+            _ => panic!("ours {ours:?} vs git {stock:?}"),
+        }
+        ours.unwrap_or_default()
+    }
+
+    /// The proof note on `object` in refs/notes/prove-it, read by stock git.
+    pub fn note(&self, object: &str) -> Option<String> {
+        let out = self.git_output(&["notes", "--ref", "prove-it", "show", object]);
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}

@@ -1,0 +1,7 @@
+//! Integration tests: one binary, real temporary repositories, real git.
+
+mod harness;
+mod notes;
+mod run;
+mod state_tree;
+mod status;
