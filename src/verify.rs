@@ -12,6 +12,7 @@ use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
@@ -88,6 +89,9 @@ pub(crate) struct Request<'a> {
     pub tail_lines: usize,
     /// Where every chunk of output is copied as it arrives, if anywhere.
     pub echo: Option<Box<dyn Write + Send>>,
+    /// Set when the user interrupts us: verify.sh sits in its own process group, so the
+    /// terminal's Ctrl-C does not reach it, and we must end it ourselves.
+    pub interrupt: Option<&'a AtomicBool>,
 }
 
 /// How verify.sh ended.
@@ -99,6 +103,8 @@ pub(crate) enum Exit {
     Signal(i32),
     /// It ran past the timeout and its process group was killed.
     TimedOut,
+    /// We were interrupted (Ctrl-C, SIGTERM, SIGHUP) and killed its process group.
+    Interrupted,
 }
 
 /// The result of one run of verify.sh.
@@ -130,6 +136,7 @@ impl Exit {
                 None => format!("killed by signal {number}"),
             },
             Exit::TimedOut => format!("timed out after {} s", seconds(timeout)),
+            Exit::Interrupted => "interrupted".to_string(),
         }
     }
 
@@ -185,6 +192,7 @@ pub(crate) fn run(req: Request<'_>, on_tick: &mut dyn FnMut(Duration)) -> Result
         log_cap,
         tail_lines,
         echo,
+        interrupt,
     } = req;
     let pipe_error = |source| Error::Pipe {
         path: program.to_owned(),
@@ -210,10 +218,11 @@ pub(crate) fn run(req: Request<'_>, on_tick: &mut dyn FnMut(Duration)) -> Result
     let mut child = spawn(program, workdir, env, writer)?;
 
     let start = Instant::now();
-    let exit = wait(&mut child, timeout, start, on_tick).map_err(|source| Error::Wait {
-        path: program.to_owned(),
-        source,
-    })?;
+    let exit =
+        wait(&mut child, timeout, interrupt, start, on_tick).map_err(|source| Error::Wait {
+            path: program.to_owned(),
+            source,
+        })?;
     let duration = start.elapsed();
 
     // The reader normally reports EOF at once; when a background process
@@ -304,6 +313,7 @@ fn spawn(
 fn wait(
     child: &mut Child,
     timeout: Duration,
+    interrupt: Option<&AtomicBool>,
     start: Instant,
     on_tick: &mut dyn FnMut(Duration),
 ) -> io::Result<Exit> {
@@ -324,6 +334,11 @@ fn wait(
             kill_group(child);
             child.wait()?;
             return Ok(Exit::TimedOut);
+        }
+        if interrupt.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
+            kill_group(child);
+            child.wait()?;
+            return Ok(Exit::Interrupted);
         }
         if now.duration_since(last_tick) >= TICK_INTERVAL {
             on_tick(elapsed);
@@ -583,6 +598,7 @@ mod tests {
             log_cap: 8 << 20,
             tail_lines: 50,
             echo: None,
+            interrupt: None,
         }
     }
 
@@ -920,5 +936,27 @@ mod tests {
         assert_eq!(Exit::Signal(64).describe(timeout), "killed by signal 64");
         assert_eq!(Exit::TimedOut.describe(timeout), "timed out after 1.5 s");
         assert_eq!(Exit::Code(0).describe(timeout), "exit code 0");
+    }
+
+    #[test]
+    fn an_interrupt_kills_the_whole_group() {
+        let (dir, script) = script("#!/bin/sh\nsleep 30 &\necho $! > grandchild.pid\nsleep 30\n");
+        let flag = AtomicBool::new(false);
+        let mut req = request(&dir, &script);
+        req.interrupt = Some(&flag);
+        let started = Instant::now();
+        let outcome = run(req, &mut |elapsed| {
+            if elapsed >= Duration::from_millis(400) {
+                flag.store(true, Ordering::Relaxed);
+            }
+        })
+        .unwrap();
+        assert_eq!(outcome.exit, Exit::Interrupted);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let grandchild = read_pid(&dir.path().join("grandchild.pid"));
+        assert!(
+            wait_until_dead(grandchild),
+            "the background sleep survived the interrupt"
+        );
     }
 }

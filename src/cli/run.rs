@@ -1,8 +1,11 @@
 use std::ffi::OsString;
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 use time::OffsetDateTime;
 
 use crate::exit;
@@ -119,6 +122,7 @@ fn prove(
     .map(|(k, v)| (k.into(), v.into()))
     .collect();
     let program = repo.verify_path();
+    let interrupt = interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
     let started = OffsetDateTime::now_utc();
     let outcome = verify::run(
@@ -133,6 +137,7 @@ fn prove(
             echo: args
                 .verbose
                 .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
+            interrupt: Some(&interrupt),
         },
         &mut |elapsed| progress.tick(elapsed),
     )
@@ -215,6 +220,16 @@ fn prove(
         },
     };
     Ok((exit::OK, report))
+}
+
+/// A flag raised by Ctrl-C, SIGTERM or SIGHUP while verify.sh runs, so that its process group
+/// is killed rather than left running after we are gone.
+fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
+    let flag = Arc::new(AtomicBool::new(false));
+    for signal in [SIGINT, SIGTERM, SIGHUP] {
+        signal_hook::flag::register(signal, Arc::clone(&flag))?;
+    }
+    Ok(flag)
 }
 
 fn millis(duration: Duration) -> u64 {

@@ -1,1 +1,114 @@
+//! `git prove-it status`: armed, state tree, proven, by whom; exit codes 0, 1, 3.
 
+use predicates::prelude::*;
+
+use crate::harness::{EMAIL, NAME, TestRepo};
+
+#[test]
+fn reports_unproven_then_proven_with_who_and_when() {
+    let repo = TestRepo::with_commit();
+    let tree = repo.stock_state_tree().unwrap();
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("verify.sh:  armed"))
+        .stdout(predicate::str::contains(format!("state tree: {tree}")))
+        .stdout(predicate::str::contains("proof:      none"));
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["status"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "proof:      PROVEN by {NAME} <{EMAIL}> at 20"
+        )));
+
+    let out = repo.prove_it(&["status", "--json"]).assert().code(0);
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(value["version"], 1);
+    assert_eq!(value["outcome"], "PROVEN");
+    assert_eq!(value["armed"], true);
+    assert_eq!(value["tree"], tree.as_str());
+    assert_eq!(value["proven"], true);
+    assert_eq!(value["proof"]["signed_off_by"], format!("{NAME} <{EMAIL}>"));
+    assert_eq!(value["proof"]["host"], "cli");
+}
+
+#[test]
+fn any_change_to_the_working_state_needs_a_new_proof() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("a.txt", "changed\n");
+    repo.prove_it(&["status"]).assert().code(1);
+    repo.write("a.txt", "a\n");
+    repo.prove_it(&["status"]).assert().code(0);
+    repo.chmod("a.txt", 0o755);
+    repo.prove_it(&["status"]).assert().code(1);
+}
+
+#[test]
+fn a_proof_from_a_different_verify_sh_does_not_count() {
+    let repo = TestRepo::with_commit();
+    let tree = repo.stock_state_tree().unwrap();
+    repo.prove_it(&["run"]).assert().code(0);
+    // Copy the record onto the same tree, but claiming another verify.sh blob ran.
+    let note = repo.note(&tree).unwrap();
+    let blob = repo.git(&["rev-parse", "HEAD:verify.sh"]);
+    let edited = note.replace(blob.trim(), "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391");
+    repo.git(&[
+        "notes", "--ref", "prove-it", "add", "-f", "-m", &edited, &tree,
+    ]);
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "ignored:    record ran verify.sh e69de29",
+        ));
+}
+
+#[test]
+fn not_armed_is_exit_3_but_still_shows_the_state() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    let out = repo.prove_it(&["status", "--json"]).assert().code(3);
+    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(value["armed"], false);
+    assert_eq!(value["outcome"], "INSUFFICIENT_EVIDENCE");
+    assert_eq!(
+        value["not_armed_reason"],
+        "does not exist at the worktree root"
+    );
+    assert_eq!(value["tree"], repo.stock_state_tree().unwrap().as_str());
+}
+
+#[test]
+fn help_works_both_ways() {
+    let repo = TestRepo::new();
+    for flag in ["--help", "-h"] {
+        repo.prove_it(&[flag])
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains("Usage: git prove-it <COMMAND>"))
+            .stdout(predicate::str::contains("run"))
+            .stdout(predicate::str::contains("status"));
+    }
+    repo.prove_it(&["run", "--help"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("--timeout <SECONDS>"));
+    repo.prove_it(&["frobnicate"]).assert().code(2);
+}
+
+#[test]
+fn a_failed_run_leaves_the_state_unproven() {
+    let repo = TestRepo::with_commit();
+    repo.verify_fails(4);
+    repo.prove_it(&["run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("verify.sh exit code 4"))
+        .stdout(predicate::str::contains("  test x ... FAILED"));
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("proof:      none"));
+}
