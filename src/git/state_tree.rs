@@ -56,7 +56,7 @@ enum Slot {
     Gone,
     /// The content must be read from disk; the mode is what git would record.
     Hash { mode: u32, as_link: bool },
-    /// A submodule: its checked-out commit decides.
+    /// A directory that is (or is to be recorded as) a submodule: its checked-out commit decides.
     Gitlink,
 }
 
@@ -82,9 +82,7 @@ impl StateTree {
         let groups = path_groups(&index);
         let slots = context.classify_all(&index, &groups);
 
-        let (mut pipeline, _) = repo
-            .filter_pipeline(None)
-            .map_err(Error::read("the filter configuration"))?;
+        let mut pipeline = checkin_pipeline(repo, &index)?;
         let mut hasher = Hasher {
             repo,
             persist,
@@ -108,13 +106,22 @@ impl StateTree {
                     id: entry.id,
                 }),
                 Slot::Gitlink => {
-                    if let Some(id) = submodule_commit(&workdir.join(to_path(path)))? {
-                        items.push(Item {
-                            path: path.to_owned(),
-                            mode: MODE_GITLINK,
-                            id: id.unwrap_or(entry.id),
-                        });
-                    }
+                    let id = match submodule_commit(&workdir.join(to_path(path)))? {
+                        None => continue,
+                        Some(Some(id)) => id,
+                        // A submodule that is not checked out keeps its recorded commit.
+                        Some(None) if entry.mode == Mode::COMMIT => entry.id,
+                        Some(None) => {
+                            return Err(Error::EmbeddedRepositoryWithoutCommit {
+                                path: path.to_string(),
+                            });
+                        }
+                    };
+                    items.push(Item {
+                        path: path.to_owned(),
+                        mode: MODE_GITLINK,
+                        id,
+                    });
                 }
                 Slot::Hash { mode, as_link } => {
                     if let Some(id) = hasher.file(&mut pipeline, &index, workdir, path, as_link)? {
@@ -263,17 +270,13 @@ impl Context<'_> {
         let entries = &index.entries()[group.start..group.start + group.len];
         let entry = &entries[0];
         let conflicted = entries.iter().any(|e| e.stage_raw() != 0);
-        if !conflicted {
-            if entry.mode == Mode::DIR
+        if !conflicted
+            && (entry.mode == Mode::DIR
                 || entry
                     .flags
-                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID)
-            {
-                return Slot::Keep;
-            }
-            if entry.mode == Mode::COMMIT {
-                return Slot::Gitlink;
-            }
+                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID))
+        {
+            return Slot::Keep;
         }
         let path = self.workdir.join(to_path(entry.path(index)));
         if self.has_symlink_leading_path(entry.path(index)) {
@@ -282,12 +285,27 @@ impl Context<'_> {
         let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&path) else {
             return Slot::Gone;
         };
-        if meta.is_dir() || !(meta.is_file() || meta.is_symlink()) {
+        // As git's `check_removed`: a directory keeps a gitlink (checked out or not), and turns a
+        // file into a gitlink if it is a repository; otherwise the file counts as deleted and
+        // the directory's content is untracked. A gitlink whose directory became a file or a
+        // symlink is that file or link now.
+        if meta.is_dir() {
+            let gitlink = !conflicted
+                && (entry.mode == Mode::COMMIT
+                    || std::fs::symlink_metadata(path.join(".git")).is_ok());
+            return if gitlink { Slot::Gitlink } else { Slot::Gone };
+        }
+        if !(meta.is_file() || meta.is_symlink()) {
             return Slot::Gone;
         }
-        // In a conflict, stage 2 ("ours") is the entry whose mode git falls back on.
+        // In a conflict git falls back on the mode of stage 2 ("ours"), else of the first stage
+        // present (1, then 3), as `index_name_pos_also_unmerged` picks it.
         let known = if conflicted {
-            entries.iter().find(|e| e.stage_raw() == 2).map(|e| e.mode)
+            entries
+                .iter()
+                .find(|e| e.stage_raw() == 2)
+                .or(entries.first())
+                .map(|e| e.mode)
         } else {
             Some(entry.mode)
         };
@@ -359,6 +377,33 @@ fn mode_from_disk(
     }
 }
 
+/// The clean-filter pipeline as `git add -A` applies it. Attributes come from the worktree's
+/// `.gitattributes` files; the index's copy stands in only for one that a sparse checkout left
+/// off disk (skip-worktree). gix's own pipeline also falls back to the index for a
+/// `.gitattributes` deleted from (or turned into a directory in) the worktree, but `git add -A`
+/// stages that deletion before it hashes the paths after it, and reads a directory as empty.
+fn checkin_pipeline<'repo>(
+    repo: &'repo gix::Repository,
+    index: &gix::index::State,
+) -> Result<gix::filter::Pipeline<'repo>, Error> {
+    let mut fallback = gix::index::State::new(repo.object_hash());
+    for entry in index.entries() {
+        let path = entry.path(index);
+        let attributes = path == ".gitattributes" || path.ends_with(b"/.gitattributes");
+        if attributes && entry.stage_raw() == 0 && entry.flags.contains(Flags::SKIP_WORKTREE) {
+            fallback.dangerously_push_entry(entry.stat, entry.id, entry.flags, entry.mode, path);
+        }
+    }
+    let attributes = repo
+        .attributes_only(
+            &fallback,
+            gix::worktree::stack::state::attributes::Source::WorktreeThenIdMapping,
+        )
+        .map_err(Error::read("the .gitattributes files"))?;
+    gix::filter::Pipeline::new(repo, attributes.detach())
+        .map_err(Error::read("the filter configuration"))
+}
+
 /// A repository-relative path as the filesystem sees it: on unix, paths are bytes.
 fn to_path(bytes: &[u8]) -> &Path {
     Path::new(OsStr::from_bytes(bytes))
@@ -417,6 +462,13 @@ fn untracked(
         .unorded_entries
         .into_iter()
         .filter(|(entry, _)| entry.status == gix::dir::entry::Status::Untracked)
+        // The walk finds index entries in stage 0 or 2 only, so a conflict without "ours"
+        // (deleted on our side, added only on theirs) would come back as untracked as well.
+        .filter(|(entry, _)| {
+            index
+                .entry_index_by_path(entry.rela_path.as_bstr())
+                .is_err()
+        })
         .filter_map(|(entry, _)| entry.disk_kind.map(|kind| (entry.rela_path, kind)))
         .collect())
 }
@@ -439,7 +491,7 @@ impl Hasher<'_> {
         as_link: bool,
     ) -> Result<Option<ObjectId>, Error> {
         let rela = to_path(rela_path);
-        let path = workdir.join(&rela);
+        let path = workdir.join(rela);
         let unreadable = |source| Error::Unreadable {
             path: path.clone(),
             source,

@@ -155,8 +155,17 @@ impl TestRepo {
         let index = Path::new(git_dir.trim()).join("index");
         let tmp = self.home.join("stock-index");
         let _ = std::fs::remove_file(&tmp);
+        // `cp -p`, not a plain copy: the index's mtime decides which entries git sees as racily
+        // clean, and a copy stamped a second later would hide a same-size rewrite from git.
         if index.exists() {
-            std::fs::copy(&index, &tmp).unwrap();
+            let copied = self
+                .command("cp")
+                .arg("-p")
+                .arg(&index)
+                .arg(&tmp)
+                .status()
+                .unwrap();
+            assert!(copied.success());
         }
         let run = |args: &[&str]| {
             let out = self

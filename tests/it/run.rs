@@ -451,7 +451,10 @@ fn a_terminal_shows_elapsed_time_while_verify_sh_runs() {
         .unwrap();
     let shown = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{shown}");
-    assert!(shown.contains("prove-it: running verify.sh ... 1s"), "{shown:?}");
+    assert!(
+        shown.contains("prove-it: running verify.sh ... 1s"),
+        "{shown:?}"
+    );
     assert!(shown.contains("proven: tree"), "{shown:?}");
     // Piped, the same run shows no progress line.
     repo.write("b.txt", "b\n");
