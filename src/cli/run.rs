@@ -124,7 +124,10 @@ fn prove(
     let program = repo.verify_path();
     let interrupt = interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
-    let started = OffsetDateTime::now_utc();
+    // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
+    let started = OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .expect("0 is a valid nanosecond");
     let outcome = verify::run(
         verify::Request {
             program: &program,
