@@ -112,3 +112,23 @@ fn a_failed_run_leaves_the_state_unproven() {
         .code(1)
         .stdout(predicate::str::contains("proof:      none"));
 }
+
+#[test]
+fn a_corrupt_notes_ref_is_a_clear_error_not_a_pass() {
+    let repo = TestRepo::with_commit();
+    let blob = repo
+        .command("sh")
+        .args(["-c", "echo junk | git hash-object -w --stdin"])
+        .output()
+        .unwrap();
+    let blob = String::from_utf8(blob.stdout).unwrap();
+    repo.git(&["update-ref", "refs/notes/prove-it", blob.trim()]);
+    for command in ["status", "run"] {
+        repo.prove_it(&[command])
+            .assert()
+            .code(2)
+            .stderr(predicate::str::contains(
+                "error: could not read the notes commit",
+            ));
+    }
+}
