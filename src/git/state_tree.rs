@@ -245,7 +245,11 @@ impl Context<'_> {
     fn classify_all(&self, index: &gix::index::State, groups: &[Group]) -> Vec<Slot> {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         if groups.len() < PARALLEL_THRESHOLD || threads == 1 {
-            return groups.iter().map(|g| self.classify(index, g)).collect();
+            let mut dirs = Vec::new();
+            return groups
+                .iter()
+                .map(|g| self.classify(index, g, &mut dirs))
+                .collect();
         }
         let chunk = groups.len().div_ceil(threads);
         std::thread::scope(|scope| {
@@ -254,7 +258,10 @@ impl Context<'_> {
                 .map(|part| {
                     scope.spawn(move || {
                         part.iter()
-                            .map(|g| self.classify(index, g))
+                            .map({
+                                let mut dirs = Vec::new();
+                                move |g| self.classify(index, g, &mut dirs)
+                            })
                             .collect::<Vec<_>>()
                     })
                 })
@@ -266,7 +273,9 @@ impl Context<'_> {
         })
     }
 
-    fn classify(&self, index: &gix::index::State, group: &Group) -> Slot {
+    /// `dirs` is the last directory known to be reached without a symlink, shared by the calls
+    /// of one thread: index entries come sorted, so neighbours share their leading directories.
+    fn classify(&self, index: &gix::index::State, group: &Group, dirs: &mut Vec<u8>) -> Slot {
         let entries = &index.entries()[group.start..group.start + group.len];
         let entry = &entries[0];
         let conflicted = entries.iter().any(|e| e.stage_raw() != 0);
@@ -279,7 +288,7 @@ impl Context<'_> {
             return Slot::Keep;
         }
         let path = self.workdir.join(to_path(entry.path(index)));
-        if self.has_symlink_leading_path(entry.path(index)) {
+        if self.has_symlink_leading_path(entry.path(index), dirs) {
             return Slot::Gone;
         }
         let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&path) else {
@@ -332,19 +341,33 @@ impl Context<'_> {
 
     /// Whether a leading directory of `path` is a symlink: git then sees the path as deleted
     /// (it never follows a symlink to reach a tracked file).
-    fn has_symlink_leading_path(&self, path: &BStr) -> bool {
+    fn has_symlink_leading_path(&self, path: &BStr, verified: &mut Vec<u8>) -> bool {
         let Some(slash) = path.rfind_byte(b'/') else {
             return false;
         };
-        let mut dir = self.workdir.to_owned();
-        for component in path[..slash].split(|b| *b == b'/') {
-            dir.push(to_path(component));
-            match std::fs::symlink_metadata(&dir) {
+        let dir: &[u8] = &path[..slash];
+        // Only the components past what the last call verified need an lstat, as in git's
+        // lstat cache; a shared prefix counts up to a whole component only.
+        let whole = |s: &[u8], n: usize| n == s.len() || s[n] == b'/';
+        let mut common = verified.iter().zip(dir).take_while(|(a, b)| a == b).count();
+        while common > 0 && !(whole(verified, common) && whole(dir, common)) {
+            common -= 1;
+        }
+        let mut end = common;
+        while end < dir.len() {
+            let start = if end == 0 { 0 } else { end + 1 };
+            end = dir[start..]
+                .find_byte(b'/')
+                .map_or(dir.len(), |i| start + i);
+            match std::fs::symlink_metadata(self.workdir.join(to_path(&dir[..end]))) {
                 Ok(meta) if meta.file_type().is_symlink() => return true,
                 Ok(_) => {}
+                // The entry itself will not be found either: it is gone, whatever is above it.
                 Err(_) => return false,
             }
         }
+        verified.clear();
+        verified.extend_from_slice(dir);
         false
     }
 }
