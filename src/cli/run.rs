@@ -95,6 +95,13 @@ fn prove(
     }
 
     let before = StateTree::compute(&repo.git, false).map_err(content_hint)?;
+    if before.verify.is_none() {
+        // A proof names the verify.sh it ran, so one that is not part of the state cannot prove it.
+        return Err(super::Failure::from(anyhow::anyhow!(
+            "verify.sh is not part of the working state, so no proof could name it"
+        ))
+        .hint("verify.sh is ignored: remove it from .gitignore or .git/info/exclude"));
+    }
     let tree = Some(before.id.to_string());
     let mut notes = Notes::new(&repo.git, PROOFS_REF);
     if !args.force
@@ -190,7 +197,7 @@ fn prove(
 
     let (blob, mode) = after
         .verify
-        .context("verify.sh is armed but not part of the working state (is it ignored?)")?;
+        .expect("the state after the run equals the one before, which holds verify.sh");
     let identity = repo.identity();
     let record = Record {
         outcome: Outcome::Proven,

@@ -472,3 +472,18 @@ fn a_terminal_shows_elapsed_time_while_verify_sh_runs() {
         .code(0)
         .stderr(predicate::str::is_empty());
 }
+
+#[test]
+fn an_ignored_verify_sh_is_refused_before_anything_runs() {
+    let repo = TestRepo::new();
+    let counter = counting_verify(&repo);
+    repo.write(".gitignore", "verify.sh\n");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: verify.sh is not part of the working state",
+        ))
+        .stderr(predicate::str::contains("hint: verify.sh is ignored"));
+    assert_eq!(runs(&counter), 0);
+}
