@@ -95,7 +95,7 @@ impl RunReport {
             RunResult::StateChanged { changed_paths, .. } => {
                 writeln!(
                     out,
-                    "not proven: verify.sh changed the working state while it ran, so the state it tested is not the one on disk"
+                    "not proven: the working state changed while verify.sh ran (by verify.sh or anything else), so the state it tested is not the one on disk"
                 )?;
                 for path in changed_paths {
                     writeln!(out, "  changed: {path}")?;
