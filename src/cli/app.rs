@@ -62,8 +62,9 @@ mod tests {
         for sub in root.get_subcommands() {
             let name: &'static str =
                 Box::leak(format!("git-prove-it-{}", sub.get_name()).into_boxed_str());
+            let usage = format!("git prove-it {}", sub.get_name());
             let mut page = Vec::new();
-            clap_mangen::Man::new(sub.clone().name(name).bin_name(name.replacen('-', " ", 2)))
+            clap_mangen::Man::new(sub.clone().name(name).bin_name(usage))
                 .render(&mut page)
                 .unwrap();
             pages.push((format!("{name}.1"), page));

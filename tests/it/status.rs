@@ -132,3 +132,42 @@ fn a_corrupt_notes_ref_is_a_clear_error_not_a_pass() {
             ));
     }
 }
+
+/// git turns `git prove-it --help` into `git help prove-it`, which opens the installed man page.
+#[test]
+fn git_help_opens_the_generated_man_page() {
+    let repo = TestRepo::new();
+    if repo.command("man").arg("--version").output().is_err() {
+        eprintln!("skipped: no `man` on this machine");
+        return;
+    }
+    let manpath = repo.home().join("man");
+    std::fs::create_dir_all(manpath.join("man1")).unwrap();
+    let pages = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
+    for page in std::fs::read_dir(pages).unwrap() {
+        let page = page.unwrap().path();
+        std::fs::copy(&page, manpath.join("man1").join(page.file_name().unwrap())).unwrap();
+    }
+    for (program, args) in [
+        ("git", &["prove-it", "--help"]),
+        ("man", &["git-prove-it-run", ""]),
+    ] {
+        let args: Vec<&str> = args.iter().copied().filter(|a| !a.is_empty()).collect();
+        let out = repo
+            .command(program)
+            .args(&args)
+            .env("MANPATH", &manpath)
+            .env("MANPAGER", "cat")
+            .env("PAGER", "cat")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        // man justifies lines with extra spaces; compare words.
+        let text = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(text.contains("git prove-it"), "{args:?}: {text}");
+        assert!(!text.contains("git prove it"), "{args:?}: {text}");
+    }
+}
