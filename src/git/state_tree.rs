@@ -243,28 +243,22 @@ struct Context<'a> {
 impl Context<'_> {
     /// Decide every group's slot, on several threads for large indexes: the time goes to lstat.
     fn classify_all(&self, index: &gix::index::State, groups: &[Group]) -> Vec<Slot> {
+        // Each run of groups is classified in order, sharing its cache of verified directories.
+        let classify_run = |run: &[Group]| {
+            let mut dirs = Vec::new();
+            run.iter()
+                .map(|g| self.classify(index, g, &mut dirs))
+                .collect::<Vec<_>>()
+        };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         if groups.len() < PARALLEL_THRESHOLD || threads == 1 {
-            let mut dirs = Vec::new();
-            return groups
-                .iter()
-                .map(|g| self.classify(index, g, &mut dirs))
-                .collect();
+            return classify_run(groups);
         }
         let chunk = groups.len().div_ceil(threads);
         std::thread::scope(|scope| {
             let handles: Vec<_> = groups
                 .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map({
-                                let mut dirs = Vec::new();
-                                move |g| self.classify(index, g, &mut dirs)
-                            })
-                            .collect::<Vec<_>>()
-                    })
-                })
+                .map(|run| scope.spawn(move || classify_run(run)))
                 .collect();
             handles
                 .into_iter()
