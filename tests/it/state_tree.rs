@@ -1210,3 +1210,25 @@ fn random_worktrees_match_git() {
         failures.join("\n")
     );
 }
+
+// Above a few thousand entries the index is checked on several threads, each with its own
+// cache of verified directories; the split must not change the result.
+#[test]
+fn a_large_index_checked_on_several_threads() {
+    let repo = TestRepo::new();
+    for i in 0..3000 {
+        repo.write(
+            &format!("d{}/e{}/f{i}.txt", i % 7, i % 5),
+            &format!("{i}\n"),
+        );
+    }
+    repo.commit_all("many files");
+    repo.write("d3/e2/f2003.txt", "changed\n");
+    repo.remove("d6/e1/f6.txt");
+    repo.chmod("d0/e0/f0.txt", 0o755);
+    repo.write("d1/new.txt", "new\n");
+    // A leading directory that became a symlink: the paths below it count as deleted.
+    std::fs::rename(repo.path("d2/e4"), repo.path("moved")).unwrap();
+    repo.symlink("../moved", "d2/e4");
+    assert_matches_git_leaving_index_alone(&repo);
+}
