@@ -208,6 +208,18 @@ impl TestRepo {
         ours.unwrap_or_default()
     }
 
+    /// The blob id of `content`, written to the object database when `write` is set.
+    pub fn hash_object(&self, content: &str, write: bool) -> String {
+        let file = self.home.join("hash-object-input");
+        std::fs::write(&file, content).unwrap();
+        let mut args = vec!["hash-object"];
+        if write {
+            args.push("-w");
+        }
+        args.push(file.to_str().unwrap());
+        self.git(&args).trim().to_string()
+    }
+
     /// The proof note on `object` in refs/notes/prove-it, read by stock git.
     pub fn note(&self, object: &str) -> Option<String> {
         let out = self.git_output(&["notes", "--ref", "prove-it", "show", object]);
@@ -215,4 +227,15 @@ impl TestRepo {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
+}
+
+/// The JSON object a command printed on stdout.
+pub fn json_stdout(assert: &assert_cmd::assert::Assert) -> serde_json::Value {
+    let stdout = &assert.get_output().stdout;
+    serde_json::from_slice(stdout).unwrap_or_else(|e| {
+        panic!(
+            "no JSON on stdout ({e}): {}",
+            String::from_utf8_lossy(stdout)
+        )
+    })
 }

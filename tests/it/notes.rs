@@ -67,13 +67,8 @@ fn stock_git_reads_and_extends_the_fanout_we_write() {
             .starts_with("prove-it-record: 1\n")
     );
     // Every note git wrote is still there, and still where git looks for it.
-    let seventh = repo
-        .command("sh")
-        .args(["-c", "echo 'blob 7' | git hash-object --stdin"])
-        .output()
-        .unwrap();
-    let seventh = String::from_utf8(seventh.stdout).unwrap();
-    assert_eq!(repo.note(seventh.trim()).unwrap(), "stock note 7\n");
+    let seventh = repo.hash_object("blob 7\n", false);
+    assert_eq!(repo.note(&seventh).unwrap(), "stock note 7\n");
 
     stock_notes(&repo, 301, 100);
     assert_eq!(note_count(&repo), 401);

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use predicates::prelude::*;
 
-use crate::harness::{EMAIL, NAME, TestRepo};
+use crate::harness::{EMAIL, NAME, TestRepo, json_stdout};
 
 /// A verify.sh that counts its runs in a file outside the repository.
 fn counting_verify(repo: &TestRepo) -> std::path::PathBuf {
@@ -129,7 +129,7 @@ fn a_failing_verify_sh_exits_1_with_its_last_20_lines_and_records_nothing() {
     assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
 
     let json = repo.prove_it(&["run", "--json"]).assert().code(1);
-    let value: serde_json::Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+    let value = json_stdout(&json);
     assert_eq!(value["outcome"], "DISPROVEN");
     assert_eq!(value["result"], "failed");
     assert_eq!(value["exit_code"], 3);
@@ -211,7 +211,7 @@ fn verify_sh_that_writes_into_the_worktree_is_not_proven_and_names_the_paths() {
     let repo = TestRepo::with_commit();
     repo.verify_script("echo $$ > generated.txt\nexit 0");
     let out = repo.prove_it(&["run", "--json"]).assert().code(1);
-    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value = json_stdout(&out);
     assert_eq!(value["result"], "state_changed");
     assert_eq!(value["changed_paths"], serde_json::json!(["generated.txt"]));
     assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
@@ -294,7 +294,7 @@ fn invalid_utf8_output_is_replaced_and_json_stays_valid() {
     let repo = TestRepo::with_commit();
     repo.verify_script("printf 'bad \\377\\376 bytes\\n'\nexit 1");
     let out = repo.prove_it(&["run", "--json"]).assert().code(1);
-    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value = json_stdout(&out);
     assert_eq!(value["tail"][0], "bad \u{fffd}\u{fffd} bytes");
 }
 

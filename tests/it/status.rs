@@ -2,7 +2,7 @@
 
 use predicates::prelude::*;
 
-use crate::harness::{EMAIL, NAME, TestRepo};
+use crate::harness::{EMAIL, NAME, TestRepo, json_stdout};
 
 #[test]
 fn reports_unproven_then_proven_with_who_and_when() {
@@ -23,7 +23,7 @@ fn reports_unproven_then_proven_with_who_and_when() {
         )));
 
     let out = repo.prove_it(&["status", "--json"]).assert().code(0);
-    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value = json_stdout(&out);
     assert_eq!(value["version"], 1);
     assert_eq!(value["outcome"], "PROVEN");
     assert_eq!(value["armed"], true);
@@ -70,7 +70,7 @@ fn not_armed_is_exit_3_but_still_shows_the_state() {
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n");
     let out = repo.prove_it(&["status", "--json"]).assert().code(3);
-    let value: serde_json::Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let value = json_stdout(&out);
     assert_eq!(value["armed"], false);
     assert_eq!(value["outcome"], "INSUFFICIENT_EVIDENCE");
     assert_eq!(
@@ -116,13 +116,8 @@ fn a_failed_run_leaves_the_state_unproven() {
 #[test]
 fn a_corrupt_notes_ref_is_a_clear_error_not_a_pass() {
     let repo = TestRepo::with_commit();
-    let blob = repo
-        .command("sh")
-        .args(["-c", "echo junk | git hash-object -w --stdin"])
-        .output()
-        .unwrap();
-    let blob = String::from_utf8(blob.stdout).unwrap();
-    repo.git(&["update-ref", "refs/notes/prove-it", blob.trim()]);
+    let blob = repo.hash_object("junk\n", true);
+    repo.git(&["update-ref", "refs/notes/prove-it", &blob]);
     for command in ["status", "run"] {
         repo.prove_it(&[command])
             .assert()
