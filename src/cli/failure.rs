@@ -35,3 +35,31 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_closed_pipe_anywhere_in_the_chain_is_recognised() {
+        let pipe = std::io::Error::from(std::io::ErrorKind::BrokenPipe);
+        assert!(Failure::from(pipe).is_broken_pipe());
+        let wrapped = anyhow::Error::from(std::io::Error::from(std::io::ErrorKind::BrokenPipe))
+            .context("could not print the report");
+        assert!(Failure::from(wrapped).is_broken_pipe());
+        let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
+        assert!(!Failure::from(other).is_broken_pipe());
+    }
+
+    #[test]
+    fn renders_the_error_its_causes_and_hints_as_git_does() {
+        let error = anyhow::anyhow!("root cause").context("could not do the thing");
+        let failure = Failure::from(error).hint("try the other thing");
+        let mut err = Vec::new();
+        failure.render(&mut err).unwrap();
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "error: could not do the thing\ncaused by: root cause\nhint: try the other thing\n"
+        );
+    }
+}

@@ -46,3 +46,35 @@ impl Progress {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_over_a_minute_earns_the_ci_hint_and_a_short_one_does_not() {
+        let mut progress = Progress {
+            enabled: false,
+            shown: false,
+        };
+        let mut err = Vec::new();
+        progress.finish(Duration::from_secs(59), &mut err);
+        assert!(err.is_empty());
+        progress.finish(Duration::from_secs(61), &mut err);
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "hint: verify.sh took 61s; keep it under a minute, slower checks belong in CI\n"
+        );
+    }
+
+    #[test]
+    fn a_shown_progress_line_is_cleared() {
+        let mut progress = Progress {
+            enabled: true,
+            shown: true,
+        };
+        let mut err = Vec::new();
+        progress.finish(Duration::from_secs(1), &mut err);
+        assert_eq!(err, b"\r\x1b[2K");
+    }
+}
