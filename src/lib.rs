@@ -8,5 +8,6 @@ pub mod exit;
 pub(crate) mod git;
 pub(crate) mod policy;
 pub(crate) mod proof;
+pub(crate) mod prove;
 pub(crate) mod report;
 pub(crate) mod verify;

@@ -1,24 +1,16 @@
-use std::ffi::OsString;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use anyhow::Context as _;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
-use time::OffsetDateTime;
-
 use crate::exit;
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 use crate::policy::Policy;
-use crate::proof::{self, Outcome, Proofs, Record, Script};
+use crate::proof::Proofs;
+use crate::prove::{self, Attempted};
 use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult};
-use crate::verify;
-
-/// How many lines of a failing run's output are shown.
-const TAIL_LINES: usize = 20;
-/// The run log keeps at most this much of verify.sh's output.
-const LOG_CAP: u64 = 8 * 1024 * 1024;
+use anyhow::Context as _;
+use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 /// Prove the working state: run verify.sh unless a proof for this exact state already exists,
 /// and record a proof when it exits 0.
@@ -119,117 +111,89 @@ fn prove(
         return Ok((exit::OK, report));
     }
 
-    let log = repo.state_dir()?.join(git::LAST_RUN_LOG);
-    let env: Vec<(OsString, OsString)> = [
-        ("PROVE_IT", "1".to_string()),
-        ("PROVE_IT_TREE", before.id.to_string()),
-        ("PROVE_IT_HOST", "cli".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.into(), v.into()))
-    .collect();
-    let program = repo.verify_path();
     let interrupt = interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
-    // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
-    let started = OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .expect("0 is a valid nanosecond");
-    let outcome = verify::run(
-        verify::Request {
-            program: &program,
-            workdir: repo.workdir(),
-            env: &env,
+    let attempted = prove::attempt(
+        repo,
+        &before,
+        prove::Attempt {
+            host: "cli",
+            session: None,
+            anchor: None,
+            verify_diff: None,
             timeout: policy.timeout,
-            log_path: Some(&log),
-            log_cap: LOG_CAP,
-            tail_lines: TAIL_LINES,
             echo: args
                 .verbose
                 .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
             interrupt: Some(&interrupt),
         },
         &mut |elapsed| progress.tick(elapsed),
-    )
-    .map_err(|e| {
-        super::Failure::from(e)
-            .hint("verify.sh must be executable and start with a line such as #!/bin/sh")
-    })?;
-    progress.finish(outcome.duration, err);
-    let duration_ms = millis(outcome.duration);
+    );
+    let attempted = match attempted {
+        Ok(attempted) => attempted,
+        Err(prove::Error::Git(error)) => return Err(content_hint(error)),
+        Err(error @ prove::Error::Verify(_)) => {
+            return Err(super::Failure::from(error)
+                .hint("verify.sh must be executable and start with a line such as #!/bin/sh"));
+        }
+    };
+    let duration_ms = match &attempted {
+        Attempted::Proven(record) => record.duration_ms,
+        Attempted::Failed { duration_ms, .. } | Attempted::StateChanged { duration_ms, .. } => {
+            *duration_ms
+        }
+    };
+    progress.finish(Duration::from_millis(duration_ms), err);
 
-    if !outcome.passed() {
-        let exit_code = match outcome.exit {
-            verify::Exit::Code(code) => Some(code),
-            _ => None,
-        };
-        let report = RunReport {
+    let report = match attempted {
+        Attempted::Failed {
+            exit,
+            exit_code,
+            duration_ms,
+            output_bytes,
+            tail,
+            log,
+        } => RunReport {
             version: JSON_VERSION,
             outcome: "DISPROVEN",
             tree,
             result: RunResult::Failed {
-                exit: outcome.exit.describe(policy.timeout),
+                exit,
                 exit_code,
                 duration_ms,
-                output_bytes: outcome.output_bytes,
-                tail: outcome.tail,
+                output_bytes,
+                tail,
                 log: Some(log.display().to_string()),
             },
-        };
-        return Ok((exit::NOT_PROVEN, report));
-    }
-
-    // The proof must be for the state that was tested: if verify.sh changed it, record nothing.
-    let after = StateTree::compute(&repo.git, true).map_err(content_hint)?;
-    if after.id != before.id {
-        let report = RunReport {
+        },
+        Attempted::StateChanged {
+            duration_ms,
+            after,
+            changed_paths,
+        } => RunReport {
             version: JSON_VERSION,
             outcome: "DISPROVEN",
             tree,
             result: RunResult::StateChanged {
                 duration_ms,
-                after: after.id.to_string(),
-                changed_paths: before.changed_paths(&after),
+                after: after.to_string(),
+                changed_paths,
             },
-        };
-        return Ok((exit::NOT_PROVEN, report));
-    }
-
-    let (blob, mode) = after
-        .verify
-        .expect("the state after the run equals the one before, which holds verify.sh");
-    let identity = repo.identity();
-    let record = Record {
-        outcome: Outcome::Proven,
-        tree: after.id,
-        head: repo.head_commit()?,
-        verify: Script { blob, mode },
-        verify_anchor: None,
-        exit_code: 0,
-        duration_ms,
-        time: started,
-        host: "cli".into(),
-        session: None,
-        tool: format!("git-prove-it {}", env!("CARGO_PKG_VERSION")),
-        identity_missing: identity.missing,
-        verify_diff: None,
-        signed_off_by: identity.display.clone(),
-    };
-    notes.update(
-        after.id,
-        &format!("prove-it: proof for tree {}", after.id),
-        |existing| proof::append(existing, &record),
-    )?;
-    let report = RunReport {
-        version: JSON_VERSION,
-        outcome: record.outcome.as_str(),
-        tree,
-        result: RunResult::Proven {
-            proof: ProofSummary::from(&record),
-            proofs_ref: PROOFS_REF,
         },
+        Attempted::Proven(record) => {
+            let report = RunReport {
+                version: JSON_VERSION,
+                outcome: record.outcome.as_str(),
+                tree,
+                result: RunResult::Proven {
+                    proof: ProofSummary::from(&record),
+                    proofs_ref: PROOFS_REF,
+                },
+            };
+            return Ok((exit::OK, report));
+        }
     };
-    Ok((exit::OK, report))
+    Ok((exit::NOT_PROVEN, report))
 }
 
 /// A flag raised by Ctrl-C, SIGTERM or SIGHUP while verify.sh runs, so that its process group
@@ -240,10 +204,6 @@ fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
         signal_hook::flag::register(signal, Arc::clone(&flag))?;
     }
     Ok(flag)
-}
-
-fn millis(duration: Duration) -> u64 {
-    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
 }
 
 /// Errors caused by the worktree's content are the repository's to fix; say how.

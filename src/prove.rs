@@ -1,0 +1,167 @@
+//! Acting on a decision to prove: run verify.sh on a state tree, check that the state did not
+//! move under it, and record the proof.
+//!
+//! Shared by `git prove-it run`, the agent hooks and the pre-push hook, so every proof is made
+//! the same way. It never prints: progress goes through `on_tick`, results are values.
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use time::OffsetDateTime;
+
+use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
+use crate::proof::{self, Outcome, Record, Script};
+use crate::verify;
+
+/// How many lines of a failing run's output are kept for the person or agent.
+pub(crate) const TAIL_LINES: usize = 20;
+/// The run log keeps at most this much of verify.sh's output.
+const LOG_CAP: u64 = 8 * 1024 * 1024;
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error(transparent)]
+    Verify(#[from] verify::Error),
+    #[error(transparent)]
+    Git(#[from] git::Error),
+}
+
+/// Everything about one attempt that is not the repository or the state tree.
+pub(crate) struct Attempt<'a> {
+    /// `PROVE_IT_HOST` for verify.sh and `host:` in the record.
+    pub host: &'a str,
+    pub session: Option<&'a str>,
+    /// verify.sh as it was when the session started, if there is a session.
+    pub anchor: Option<Script>,
+    /// The unified diff of verify.sh since the anchor, when it was edited.
+    pub verify_diff: Option<String>,
+    pub timeout: Duration,
+    /// Where to stream verify.sh's output as it runs (`--verbose`).
+    pub echo: Option<Box<dyn Write + Send>>,
+    /// Raised by a signal: kill verify.sh's process group and give up.
+    pub interrupt: Option<&'a AtomicBool>,
+}
+
+/// What happened when verify.sh ran.
+#[derive(Debug)]
+pub(crate) enum Attempted {
+    Proven(Record),
+    Failed {
+        /// "exit code 1", "timed out after 300 s", ...
+        exit: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        output_bytes: u64,
+        tail: Vec<String>,
+        log: std::path::PathBuf,
+    },
+    /// verify.sh passed but the working state after the run is not the one it tested.
+    StateChanged {
+        duration_ms: u64,
+        after: gix::ObjectId,
+        changed_paths: Vec<String>,
+    },
+}
+
+/// Run verify.sh on `before` (the state tree computed just now, which must hold verify.sh) and
+/// record a proof if it exits 0 and leaves the state as it found it.
+pub(crate) fn attempt(
+    repo: &Repo,
+    before: &StateTree,
+    attempt: Attempt<'_>,
+    on_tick: &mut dyn FnMut(Duration),
+) -> Result<Attempted, Error> {
+    let log = repo.state_dir()?.join(git::LAST_RUN_LOG);
+    let env: Vec<(OsString, OsString)> = [
+        ("PROVE_IT", "1".to_string()),
+        ("PROVE_IT_TREE", before.id.to_string()),
+        ("PROVE_IT_HOST", attempt.host.to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into()))
+    .collect();
+    let program = repo.verify_path();
+    // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
+    let started = OffsetDateTime::now_utc()
+        .replace_nanosecond(0)
+        .expect("0 is a valid nanosecond");
+    let outcome = verify::run(
+        verify::Request {
+            program: &program,
+            workdir: repo.workdir(),
+            env: &env,
+            timeout: attempt.timeout,
+            log_path: Some(&log),
+            log_cap: LOG_CAP,
+            tail_lines: TAIL_LINES,
+            echo: attempt.echo,
+            interrupt: attempt.interrupt,
+        },
+        on_tick,
+    )?;
+    let duration_ms = millis(outcome.duration);
+
+    if !outcome.passed() {
+        let exit_code = match outcome.exit {
+            verify::Exit::Code(code) => Some(code),
+            _ => None,
+        };
+        return Ok(Attempted::Failed {
+            exit: outcome.exit.describe(attempt.timeout),
+            exit_code,
+            duration_ms,
+            output_bytes: outcome.output_bytes,
+            tail: outcome.tail,
+            log,
+        });
+    }
+
+    // The proof must be for the state that was tested: if verify.sh changed it, record nothing.
+    let after = StateTree::compute(&repo.git, true)?;
+    if after.id != before.id {
+        return Ok(Attempted::StateChanged {
+            duration_ms,
+            after: after.id,
+            changed_paths: before.changed_paths(&after),
+        });
+    }
+
+    let (blob, mode) = after
+        .verify
+        .expect("the state after the run equals the one before, which holds verify.sh");
+    let verify = Script { blob, mode };
+    let edited = attempt.anchor.is_some_and(|anchor| anchor != verify);
+    let identity = repo.identity();
+    let record = Record {
+        outcome: if edited {
+            Outcome::BoundedClaimSurvives
+        } else {
+            Outcome::Proven
+        },
+        tree: after.id,
+        head: repo.head_commit()?,
+        verify,
+        verify_anchor: attempt.anchor,
+        exit_code: 0,
+        duration_ms,
+        time: started,
+        host: attempt.host.to_string(),
+        session: attempt.session.map(str::to_string),
+        tool: format!("git-prove-it {}", env!("CARGO_PKG_VERSION")),
+        identity_missing: identity.missing,
+        verify_diff: if edited { attempt.verify_diff } else { None },
+        signed_off_by: identity.display.clone(),
+    };
+    Notes::new(&repo.git, PROOFS_REF).update(
+        after.id,
+        &format!("prove-it: proof for tree {}", after.id),
+        |existing| proof::append(existing, &record),
+    )?;
+    Ok(Attempted::Proven(record))
+}
+
+pub(crate) fn millis(duration: Duration) -> u64 {
+    u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
