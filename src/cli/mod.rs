@@ -5,6 +5,7 @@
 
 mod app;
 mod failure;
+mod hook;
 mod run;
 mod status;
 
