@@ -3,9 +3,12 @@
 //!
 //! The library exists for the binary and its tests; everything but the CLI entry is crate-private.
 
+pub(crate) mod anchor;
 pub mod cli;
 pub mod exit;
+pub(crate) mod gate;
 pub(crate) mod git;
+pub(crate) mod hosts;
 pub(crate) mod policy;
 pub(crate) mod proof;
 pub(crate) mod prove;

@@ -8,9 +8,10 @@ pub(crate) const TIMEOUT_ENV: &str = "PROVE_IT_TIMEOUT";
 pub(crate) const TIMEOUT_CONFIG: &str = "prove-it.timeout";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{source_name} must be a whole number of seconds above 0, not {value:?}")]
+#[error("{source_name} must be {expected}, not {value:?}")]
 pub(crate) struct Error {
     source_name: String,
+    expected: &'static str,
     value: String,
 }
 
@@ -43,11 +44,87 @@ impl Policy {
     }
 }
 
+/// How many times a turn may be sent back before it ends unverified; 0 is warn-only mode.
+pub(crate) const DEFAULT_MAX_BLOCKS: u32 = 3;
+/// Claude Code and Copilot end a turn themselves after 8 consecutive blocks: the gate's own
+/// budget must stay below that, so that its loud warning is what the user sees.
+pub(crate) const MAX_BLOCKS_LIMIT: u32 = 7;
+pub(crate) const MAX_BLOCKS_ENV: &str = "PROVE_IT_MAX_BLOCKS";
+pub(crate) const MAX_BLOCKS_CONFIG: &str = "prove-it.maxBlocks";
+pub(crate) const LEDGER_ENV: &str = "PROVE_IT_LEDGER";
+pub(crate) const LEDGER_CONFIG: &str = "prove-it.ledger";
+/// Environment only: skipping the gate is a person's deliberate act, not something an agent can
+/// `git config`.
+pub(crate) const SKIP_ENV: &str = "PROVE_IT_SKIP";
+
+/// What the gate at an agent's stop does besides running verify.sh.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct GatePolicy {
+    /// Blocks per turn before the turn ends unverified; 0 = warn-only.
+    pub max_blocks: u32,
+    /// Append a line to the ledger on the first block of each turn.
+    pub ledger: bool,
+    /// `PROVE_IT_SKIP=1`: end the turn without checking, and say so.
+    pub skip: bool,
+}
+
+impl GatePolicy {
+    pub(crate) fn resolve(sources: &dyn Sources) -> Result<GatePolicy, Error> {
+        let max_blocks = match (
+            sources.env(MAX_BLOCKS_ENV),
+            sources.config(MAX_BLOCKS_CONFIG),
+        ) {
+            (Some(value), _) => blocks(&value, MAX_BLOCKS_ENV)?,
+            (None, Some(value)) => blocks(&value, MAX_BLOCKS_CONFIG)?,
+            (None, None) => DEFAULT_MAX_BLOCKS,
+        };
+        let ledger = match (sources.env(LEDGER_ENV), sources.config(LEDGER_CONFIG)) {
+            (Some(value), _) => boolean(&value, LEDGER_ENV)?,
+            (None, Some(value)) => boolean(&value, LEDGER_CONFIG)?,
+            (None, None) => false,
+        };
+        let skip = match sources.env(SKIP_ENV) {
+            Some(value) => boolean(&value, SKIP_ENV)?,
+            None => false,
+        };
+        Ok(GatePolicy {
+            max_blocks,
+            ledger,
+            skip,
+        })
+    }
+}
+
+fn blocks(value: &str, source_name: &str) -> Result<u32, Error> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n <= MAX_BLOCKS_LIMIT => Ok(n),
+        _ => Err(Error {
+            source_name: source_name.to_string(),
+            expected: "a whole number from 0 to 7",
+            value: value.to_string(),
+        }),
+    }
+}
+
+/// Booleans as git config spells them; an empty environment variable is false.
+fn boolean(value: &str, source_name: &str) -> Result<bool, Error> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "" | "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(Error {
+            source_name: source_name.to_string(),
+            expected: "true or false (1 or 0)",
+            value: value.to_string(),
+        }),
+    }
+}
+
 fn seconds(value: &str, source_name: &str) -> Result<Duration, Error> {
     match value.trim().parse::<u64>() {
         Ok(secs) if secs > 0 => Ok(Duration::from_secs(secs)),
         _ => Err(Error {
             source_name: source_name.to_string(),
+            expected: "a whole number of seconds above 0",
             value: value.to_string(),
         }),
     }
@@ -133,6 +210,78 @@ mod tests {
         .unwrap_err();
         assert!(
             err.to_string().starts_with("prove-it.timeout must be"),
+            "{err}"
+        );
+    }
+
+    struct Table(
+        &'static [(&'static str, &'static str)],
+        &'static [(&'static str, &'static str)],
+    );
+
+    impl Sources for Table {
+        fn env(&self, name: &str) -> Option<String> {
+            self.0
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| v.to_string())
+        }
+        fn config(&self, key: &str) -> Option<String> {
+            self.1
+                .iter()
+                .find(|(k, _)| *k == key)
+                .map(|(_, v)| v.to_string())
+        }
+    }
+
+    #[test]
+    fn gate_policy_defaults_to_three_blocks_no_ledger_no_skip() {
+        let policy = GatePolicy::resolve(&Table(&[], &[])).unwrap();
+        assert_eq!(
+            policy,
+            GatePolicy {
+                max_blocks: 3,
+                ledger: false,
+                skip: false
+            }
+        );
+    }
+
+    #[test]
+    fn gate_policy_environment_beats_config() {
+        let policy = GatePolicy::resolve(&Table(
+            &[("PROVE_IT_MAX_BLOCKS", "1"), ("PROVE_IT_LEDGER", "0")],
+            &[("prove-it.maxBlocks", "5"), ("prove-it.ledger", "true")],
+        ))
+        .unwrap();
+        assert_eq!((policy.max_blocks, policy.ledger), (1, false));
+        let policy = GatePolicy::resolve(&Table(
+            &[],
+            &[("prove-it.maxBlocks", "0"), ("prove-it.ledger", "yes")],
+        ))
+        .unwrap();
+        assert_eq!((policy.max_blocks, policy.ledger), (0, true));
+    }
+
+    #[test]
+    fn skip_is_read_from_the_environment_only() {
+        let config = GatePolicy::resolve(&Table(&[], &[("prove-it.skip", "1")])).unwrap();
+        assert!(!config.skip);
+        let env = GatePolicy::resolve(&Table(&[("PROVE_IT_SKIP", "1")], &[])).unwrap();
+        assert!(env.skip);
+    }
+
+    #[test]
+    fn a_budget_at_or_above_the_hosts_own_cap_is_refused() {
+        let err = GatePolicy::resolve(&Table(&[("PROVE_IT_MAX_BLOCKS", "8")], &[])).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "PROVE_IT_MAX_BLOCKS must be a whole number from 0 to 7, not \"8\""
+        );
+        let err = GatePolicy::resolve(&Table(&[], &[("prove-it.ledger", "maybe")])).unwrap_err();
+        assert!(
+            err.to_string()
+                .starts_with("prove-it.ledger must be true or false"),
             "{err}"
         );
     }

@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, hook, run, status};
+use super::{Failure, hook, ledger, run, status};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -25,6 +25,7 @@ enum Command {
     Run(run::Args),
     Status(status::Args),
     Hook(hook::Args),
+    Ledger(ledger::Args),
 }
 
 /// Run the parsed command line and return the process exit code (see `exit`).
@@ -35,6 +36,7 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Run(args) => run::run(&args, &mut out, &mut err),
         Command::Status(args) => status::run(&args, &mut out),
+        Command::Ledger(args) => ledger::run(&args, &mut out),
         Command::Hook(args) => hook::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
     }
 }

@@ -6,7 +6,8 @@
 mod app;
 mod failure;
 mod hook;
-mod run;
+mod ledger;
+pub(crate) mod run;
 mod status;
 
 pub use app::{Cli, execute};

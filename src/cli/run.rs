@@ -198,7 +198,7 @@ fn prove(
 
 /// A flag raised by Ctrl-C, SIGTERM or SIGHUP while verify.sh runs, so that its process group
 /// is killed rather than left running after we are gone.
-fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
+pub(crate) fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for signal in [SIGINT, SIGTERM, SIGHUP] {
         signal_hook::flag::register(signal, Arc::clone(&flag))?;

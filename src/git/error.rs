@@ -41,6 +41,12 @@ pub(crate) enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("could not use {path}")]
+    StateFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("the note {note} attached to {tree} is not text")]
     NoteNotText {
         note: gix::ObjectId,

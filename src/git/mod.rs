@@ -1,16 +1,20 @@
-//! The only place that touches the repository: discovery, the state tree, the notes store.
+//! The only place that touches the repository: discovery, the state tree, the notes store,
+//! session files and the ledger under the state directory.
 //!
 //! Nothing here prints, spawns verify.sh or decides anything; it observes and records. It never
 //! takes `index.lock` and never writes the user's index.
 
 mod error;
+pub(crate) mod ledger;
 mod names;
 mod notes;
 mod repo;
+mod session;
 mod state_tree;
 
 pub(crate) use error::Error;
-pub(crate) use names::{LAST_RUN_LOG, PROOFS_REF};
+pub(crate) use names::{ANCHORS_REF, LAST_RUN_LOG, PROOFS_REF};
 pub(crate) use notes::Notes;
 pub(crate) use repo::Repo;
+pub(crate) use session::{LastAnswer, SessionFiles, session_key};
 pub(crate) use state_tree::StateTree;

@@ -3,6 +3,9 @@
 /// Proofs, keyed by state tree id. Shared: pushed and fetched explicitly.
 pub(crate) const PROOFS_REF: &str = "refs/notes/prove-it";
 
+/// Anchors (what the gate saw at session start), keyed by session and worktree. Local: never pushed.
+pub(crate) const ANCHORS_REF: &str = "refs/notes/prove-it-anchors";
+
 /// The script that proves a working state, at the worktree root.
 pub(crate) const VERIFY_SCRIPT: &str = "verify.sh";
 

@@ -58,12 +58,27 @@ impl Armed {
 impl Repo {
     /// Open the repository containing `dir`, honouring `GIT_DIR` and `GIT_WORK_TREE` as git does.
     pub(crate) fn discover(dir: &Path) -> Result<Repo, Error> {
-        let mut git = gix::ThreadSafeRepository::discover_with_environment_overrides(dir)
-            .map_err(|source| Error::NotARepository {
+        let git = gix::ThreadSafeRepository::discover_with_environment_overrides(dir).map_err(
+            |source| Error::NotARepository {
                 path: dir.to_owned(),
                 source,
-            })?
-            .to_thread_local();
+            },
+        )?;
+        Self::open(git.to_thread_local())
+    }
+
+    /// Open the repository containing `dir` and nothing else: a hook event's `cwd` names the
+    /// repository, whatever `GIT_DIR` the host happens to run its hooks with.
+    pub(crate) fn discover_at(dir: &Path) -> Result<Repo, Error> {
+        let git =
+            gix::ThreadSafeRepository::discover(dir).map_err(|source| Error::NotARepository {
+                path: dir.to_owned(),
+                source: gix::Error::from_error(source),
+            })?;
+        Self::open(git.to_thread_local())
+    }
+
+    fn open(mut git: gix::Repository) -> Result<Repo, Error> {
         let workdir = git
             .workdir()
             .ok_or_else(|| Error::Bare {
@@ -110,6 +125,26 @@ impl Repo {
     pub(crate) fn head_commit(&self) -> Result<Option<ObjectId>, Error> {
         let head = self.git.head().map_err(Error::read("HEAD"))?;
         Ok(head.id().map(gix::Id::detach))
+    }
+
+    /// The tree of the commit HEAD points at, or `None` on an unborn branch.
+    pub(crate) fn head_tree(&self) -> Result<Option<ObjectId>, Error> {
+        let Some(commit) = self.head_commit()? else {
+            return Ok(None);
+        };
+        let what = || format!("the tree of HEAD ({commit})");
+        let commit = self.git.find_commit(commit).map_err(Error::read(what()))?;
+        Ok(Some(
+            commit.tree_id().map_err(Error::read(what()))?.detach(),
+        ))
+    }
+
+    /// Whether `tree` holds verify.sh as an executable file or a link at its root.
+    pub(crate) fn tree_has_armed_verify(&self, tree: ObjectId) -> Result<bool, Error> {
+        let what = || format!("verify.sh in tree {tree}");
+        let tree = self.git.find_tree(tree).map_err(Error::read(what()))?;
+        let entry = tree.find_entry(VERIFY_SCRIPT).map(|entry| entry.mode());
+        Ok(entry.is_some_and(|mode| mode.is_executable() || mode.is_link()))
     }
 
     /// A string from git config, as git would resolve it for this repository.

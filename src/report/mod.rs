@@ -4,12 +4,16 @@
 //! goes. Human text and JSON are rendered from the same values.
 
 mod failure;
+mod gate;
+mod ledger;
 mod progress;
 mod proof;
 mod run;
 mod status;
 
 pub(crate) use failure::render_failure;
+pub(crate) use gate::{Context as GateContext, Message, could_not_check, message};
+pub(crate) use ledger::{LedgerReport, summary_lines};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult};

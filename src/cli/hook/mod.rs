@@ -5,6 +5,7 @@
 //! anything else on stdout.
 
 mod claude;
+mod gate;
 mod git;
 
 use std::io::Write;
@@ -33,4 +34,17 @@ pub(crate) fn run(
         Host::Claude(args) => claude::run(args, stdin, out, err),
         Host::Git(args) => git::run(args, stdin, out, err),
     }
+}
+
+/// Run `answer`, turning a panic into a loud "could not check" rather than a crash a host would
+/// read as a pass.
+fn guarded(answer: impl FnOnce() -> crate::report::Message) -> crate::report::Message {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).unwrap_or_else(|panic| {
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "an internal error".to_string());
+        crate::report::could_not_check(&format!("git-prove-it crashed: {what}"))
+    })
 }

@@ -1,0 +1,235 @@
+//! The anchor: what the gate saw when an agent session started in a worktree, version 1.
+//!
+//! One parser and one renderer for the note text under `refs/notes/prove-it-anchors`. It holds
+//! the state tree, HEAD's tree, the policy in force and verify.sh (blob, mode and full text), so
+//! a later stop can tell whether the session changed anything and how verify.sh was edited.
+//! Pure: this module never touches the repository.
+
+use std::fmt::Write as _;
+
+use gix::ObjectId;
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
+
+use crate::proof::Script;
+
+const MAGIC_KEY: &str = "prove-it-anchor";
+const VERSION: u32 = 1;
+const VERIFY_TEXT: &str = "verify-text";
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Anchor {
+    pub session: String,
+    pub worktree: String,
+    pub time: OffsetDateTime,
+    /// The state tree at session start; `None` when the worktree's content made it uncomputable.
+    pub state_tree: Option<ObjectId>,
+    /// HEAD's tree at session start; `None` on an unborn branch.
+    pub head_tree: Option<ObjectId>,
+    /// verify.sh as the state tree holds it; `None` when it is not part of the state.
+    pub verify: Option<Script>,
+    /// The gate's budget in force at session start (0 = warn-only).
+    pub max_blocks: u32,
+    pub timeout_secs: u64,
+    /// verify.sh's text at session start, for the diff a later edit is shown with.
+    pub verify_text: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("malformed anchor: {0}")]
+pub(crate) struct Malformed(String);
+
+impl Anchor {
+    pub(crate) fn render(&self) -> String {
+        let none = || "none".to_string();
+        let id = |id: Option<ObjectId>| id.map_or_else(none, |id| id.to_string());
+        let time = self
+            .time
+            .to_offset(time::UtcOffset::UTC)
+            .format(&Rfc3339)
+            .expect("a UTC time within the year range of the clock formats as RFC 3339");
+        let mut out = String::new();
+        // The writes below go to a String and cannot fail.
+        let _ = writeln!(out, "{MAGIC_KEY}: {VERSION}");
+        let _ = writeln!(out, "session: {}", one_line(&self.session));
+        let _ = writeln!(out, "worktree: {}", one_line(&self.worktree));
+        let _ = writeln!(out, "time: {time}");
+        let _ = writeln!(out, "state-tree: {}", id(self.state_tree));
+        let _ = writeln!(out, "head-tree: {}", id(self.head_tree));
+        let _ = writeln!(
+            out,
+            "verify: {}",
+            self.verify.map_or_else(none, |s| s.to_string())
+        );
+        let _ = writeln!(out, "max-blocks: {}", self.max_blocks);
+        let _ = writeln!(out, "timeout: {}", self.timeout_secs);
+        if let Some(text) = &self.verify_text {
+            // One space before each line, so the text cannot forge a key of its own.
+            let _ = writeln!(out, "{VERIFY_TEXT}:");
+            for line in text.split_inclusive('\n') {
+                let _ = write!(out, " {line}");
+            }
+            if !text.is_empty() && !text.ends_with('\n') {
+                // Mark a missing final newline, as diff does, so the text round-trips exactly.
+                let _ = writeln!(out, "\n\\");
+            }
+        }
+        out
+    }
+
+    pub(crate) fn parse(text: &str) -> Result<Anchor, Malformed> {
+        let malformed = |what: &str| Malformed(what.to_string());
+        let mut lines = text.lines().peekable();
+        match lines.next().and_then(|l| l.split_once(": ")) {
+            Some((MAGIC_KEY, version)) if version == VERSION.to_string() => {}
+            Some((MAGIC_KEY, version)) => {
+                return Err(Malformed(format!("version {version} is not supported")));
+            }
+            _ => return Err(malformed("it does not start with prove-it-anchor: 1")),
+        }
+        let mut fields = std::collections::HashMap::new();
+        let mut verify_text = None;
+        while let Some(line) = lines.next() {
+            if line == format!("{VERIFY_TEXT}:") {
+                let mut body = String::new();
+                while let Some(next) = lines.peek() {
+                    if let Some(rest) = next.strip_prefix(' ') {
+                        body.push_str(rest);
+                        body.push('\n');
+                        lines.next();
+                    } else if *next == "\\" {
+                        body.pop();
+                        lines.next();
+                    } else {
+                        break;
+                    }
+                }
+                verify_text = Some(body);
+            } else if let Some((key, value)) = line.split_once(": ") {
+                fields.insert(key, value);
+            } else if !line.is_empty() {
+                // Unknown shapes are tolerated like unknown keys: a newer writer may add them.
+                continue;
+            }
+        }
+        let field = |key: &str| {
+            fields
+                .get(key)
+                .copied()
+                .ok_or_else(|| Malformed(format!("it has no {key}:")))
+        };
+        let id = |key: &str| -> Result<Option<ObjectId>, Malformed> {
+            match field(key)? {
+                "none" => Ok(None),
+                hex => ObjectId::from_hex(hex.as_bytes())
+                    .map(Some)
+                    .map_err(|_| Malformed(format!("{key}: {hex} is not an object id"))),
+            }
+        };
+        let verify = match field("verify")? {
+            "none" => None,
+            value => {
+                Some(parse_script(value).ok_or_else(|| malformed("verify: is not <blob> <mode>"))?)
+            }
+        };
+        Ok(Anchor {
+            session: field("session")?.to_string(),
+            worktree: field("worktree")?.to_string(),
+            time: OffsetDateTime::parse(field("time")?, &Rfc3339)
+                .map_err(|_| malformed("time: is not RFC 3339"))?,
+            state_tree: id("state-tree")?,
+            head_tree: id("head-tree")?,
+            verify,
+            max_blocks: field("max-blocks")?
+                .parse()
+                .map_err(|_| malformed("max-blocks: is not a number"))?,
+            timeout_secs: field("timeout")?
+                .parse()
+                .map_err(|_| malformed("timeout: is not a number"))?,
+            verify_text,
+        })
+    }
+}
+
+fn parse_script(value: &str) -> Option<Script> {
+    let (blob, mode) = value.split_once(' ')?;
+    Some(Script {
+        blob: ObjectId::from_hex(blob.as_bytes()).ok()?,
+        mode: u32::from_str_radix(mode, 8).ok()?,
+    })
+}
+
+fn one_line(value: &str) -> String {
+    value.replace(['\n', '\r'], " ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn anchor(text: Option<&str>) -> Anchor {
+        Anchor {
+            session: "86ca-1".into(),
+            worktree: "/repo".into(),
+            time: OffsetDateTime::parse("2026-11-29T12:00:00Z", &Rfc3339).unwrap(),
+            state_tree: Some(ObjectId::empty_tree(gix::hash::Kind::Sha1)),
+            head_tree: None,
+            verify: Some(Script {
+                blob: ObjectId::empty_blob(gix::hash::Kind::Sha1),
+                mode: 0o100755,
+            }),
+            max_blocks: 3,
+            timeout_secs: 300,
+            verify_text: text.map(str::to_string),
+        }
+    }
+
+    #[test]
+    fn round_trips_through_its_text() {
+        for text in [
+            None,
+            Some(""),
+            Some("#!/bin/sh\nexit 0\n"),
+            Some("no final newline"),
+            Some("#!/bin/sh\n\n\nprove-it-anchor: 2\n\\\n  indented\n"),
+        ] {
+            let anchor = anchor(text);
+            assert_eq!(Anchor::parse(&anchor.render()).unwrap(), anchor, "{text:?}");
+        }
+    }
+
+    #[test]
+    fn renders_keys_in_a_fixed_order() {
+        assert_eq!(
+            anchor(Some("#!/bin/sh\n")).render(),
+            "prove-it-anchor: 1\nsession: 86ca-1\nworktree: /repo\ntime: 2026-11-29T12:00:00Z\n\
+             state-tree: 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nhead-tree: none\n\
+             verify: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100755\nmax-blocks: 3\n\
+             timeout: 300\nverify-text:\n #!/bin/sh\n"
+        );
+    }
+
+    #[test]
+    fn a_session_id_cannot_forge_a_key() {
+        let mut forged = anchor(None);
+        forged.session = "x\nmax-blocks: 0".into();
+        let parsed = Anchor::parse(&forged.render()).unwrap();
+        assert_eq!(parsed.max_blocks, 3);
+    }
+
+    #[test]
+    fn garbage_and_other_versions_are_malformed() {
+        assert!(Anchor::parse("").is_err());
+        assert!(Anchor::parse("hello\n").is_err());
+        let err = Anchor::parse("prove-it-anchor: 2\n").unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "malformed anchor: version 2 is not supported"
+        );
+        let missing = anchor(None).render().replace("max-blocks: 3\n", "");
+        assert_eq!(
+            Anchor::parse(&missing).unwrap_err().to_string(),
+            "malformed anchor: it has no max-blocks:"
+        );
+    }
+}

@@ -1,0 +1,143 @@
+//! Per-session local state under the state directory: the attempt counter of the current turn,
+//! the last verdict given, and the lock that keeps two hook processes for one session from
+//! running verify.sh twice. Never shared, never in the object database.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+
+use super::{Error, Repo};
+
+const SESSIONS_DIR: &str = "sessions";
+
+/// The object id an anchor is keyed by and session files are named after: derived from the
+/// session id and the worktree, so a hostile session id can never name a path.
+pub(crate) fn session_key(session: &str, worktree: &Path) -> ObjectId {
+    let mut data = b"prove-it session\0".to_vec();
+    data.extend_from_slice(session.as_bytes());
+    data.push(0);
+    data.extend_from_slice(worktree.as_os_str().as_encoded_bytes());
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
+        .expect("SHA-1 hashing of an in-memory buffer cannot fail")
+}
+
+/// What the gate remembers about a session between stops.
+#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct TurnState {
+    /// The host's turn id the count belongs to, when the host sends one.
+    pub turn: Option<String>,
+    /// Blocks already given in this turn.
+    pub blocks: u32,
+    /// The last answer given, so that a second hook process waiting on the lock reuses it.
+    pub last: Option<LastAnswer>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct LastAnswer {
+    /// When it was given, in nanoseconds since the Unix epoch.
+    pub at_ns: u64,
+    pub turn: Option<String>,
+    /// silent, notice or block.
+    pub kind: String,
+    pub text: String,
+}
+
+/// One session's files in one worktree.
+pub(crate) struct SessionFiles {
+    state: PathBuf,
+    lock: PathBuf,
+}
+
+/// Held while the gate decides; released on drop.
+pub(crate) struct SessionLock {
+    _file: File,
+}
+
+impl SessionFiles {
+    pub(crate) fn open(repo: &Repo, key: &ObjectId) -> Result<SessionFiles, Error> {
+        let dir = repo.state_dir()?.join(SESSIONS_DIR);
+        if !dir.is_dir() {
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dir)
+                .or_else(|e| if dir.is_dir() { Ok(()) } else { Err(e) })
+                .map_err(|source| Error::StateDir {
+                    path: dir.clone(),
+                    source,
+                })?;
+        }
+        Ok(SessionFiles {
+            state: dir.join(format!("{key}.json")),
+            lock: dir.join(format!("{key}.lock")),
+        })
+    }
+
+    /// Wait until no other hook process of this session is deciding, then hold the lock.
+    pub(crate) fn lock(&self) -> Result<SessionLock, Error> {
+        let io = |source| Error::StateFile {
+            path: self.lock.clone(),
+            source,
+        };
+        let file = OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&self.lock)
+            .map_err(io)?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|e| io(e.into()))?;
+        Ok(SessionLock { _file: file })
+    }
+
+    /// The remembered state; a missing or unreadable file starts afresh, which only ever makes
+    /// the gate stricter (a fresh budget), never lets a turn through.
+    pub(crate) fn load(&self) -> TurnState {
+        std::fs::read(&self.state)
+            .ok()
+            .and_then(|data| serde_json::from_slice(&data).ok())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn store(&self, state: &TurnState) -> Result<(), Error> {
+        let io = |source| Error::StateFile {
+            path: self.state.clone(),
+            source,
+        };
+        let tmp = self
+            .state
+            .with_extension(format!("json.{}", std::process::id()));
+        let data = serde_json::to_vec(state).expect("the turn state serialises");
+        let mut file = OpenOptions::new()
+            .create(true)
+            .truncate(true)
+            .write(true)
+            .mode(0o600)
+            .open(&tmp)
+            .map_err(io)?;
+        file.write_all(&data).map_err(io)?;
+        drop(file);
+        std::fs::rename(&tmp, &self.state).map_err(io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_key_depends_on_session_and_worktree_only() {
+        let a = session_key("s1", Path::new("/repo"));
+        assert_eq!(a, session_key("s1", Path::new("/repo")));
+        assert_ne!(a, session_key("s2", Path::new("/repo")));
+        assert_ne!(a, session_key("s1", Path::new("/repo/wt")));
+        // The separator keeps ("a", "b/c") and ("a\0b", "c")-like splits apart.
+        assert_ne!(
+            session_key("a", Path::new("b")),
+            session_key("", Path::new("a\0b"))
+        );
+    }
+}

@@ -1,0 +1,48 @@
+use std::path::PathBuf;
+
+/// A hook event, normalised across hosts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Event {
+    Start(Start),
+    Stop(Stop),
+    /// An event the gate has nothing to do with (SubagentStop, notifications, ...).
+    Other {
+        name: String,
+    },
+}
+
+/// An agent session started, resumed, was compacted or cleared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Start {
+    pub session: String,
+    pub cwd: PathBuf,
+    /// startup, resume, clear, compact, fork, as the host says.
+    pub source: Option<String>,
+}
+
+/// The agent tries to end its turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stop {
+    pub session: String,
+    /// The host's id for the turn, when it sends one; the same through a block loop.
+    pub turn: Option<String>,
+    pub cwd: PathBuf,
+    /// Set by hosts on every stop that follows a block. Not "let it through": see DESIGN 4.9.
+    pub stop_hook_active: bool,
+    /// The agent's last message.
+    pub claim: Option<String>,
+}
+
+/// Why a hook's stdin could not be read as an event.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum InputError {
+    #[error("could not read the hook input")]
+    Read(#[source] std::io::Error),
+    #[error("the hook input is not a JSON object")]
+    NotJson(#[source] serde_json::Error),
+    #[error("the hook input has no {field} (a {expected})")]
+    Field {
+        field: &'static str,
+        expected: &'static str,
+    },
+}

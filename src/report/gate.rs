@@ -1,0 +1,327 @@
+//! The gate's words: what the agent is told when it is sent back, and what the user sees when a
+//! turn ends unverified. Host adapters wrap these in their own protocol.
+
+use std::fmt::Write as _;
+
+use crate::gate::{Quiet, Verdict, Why};
+
+/// Claude Code truncates longer block reasons; stay well below its limit.
+pub(crate) const REASON_CAP: usize = 7_900;
+/// One output line is cut at this many characters, so twenty lines always fit.
+const LINE_CAP: usize = 300;
+
+/// What a verdict says, host-neutral.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Message {
+    /// Nothing to say: the turn ends.
+    Silent,
+    /// A user-visible notice; the turn ends.
+    Notice(String),
+    /// Send the agent back with this reason.
+    Block(String),
+}
+
+/// What the words need besides the verdict.
+#[derive(Debug, Default)]
+pub(crate) struct Context<'a> {
+    /// The state tree the verdict is about.
+    pub tree: Option<&'a str>,
+    /// Where the full output of the last run is.
+    pub log: Option<&'a str>,
+    /// verify.sh's diff since the session started, when it was edited.
+    pub diff: Option<&'a str>,
+    /// No anchor was found for this session.
+    pub anchor_missing: bool,
+}
+
+const ANCHOR_MISSING: &str = "No session-start anchor was found for this session (the SessionStart \
+hook is not wired, or verify.sh was not armed when the session started), so the session was \
+treated as having changed the repository.";
+
+pub(crate) fn message(verdict: &Verdict, ctx: &Context<'_>) -> Message {
+    let tree = ctx.tree.map(super::short).unwrap_or("?");
+    match verdict {
+        Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Message::Silent,
+        Verdict::Quiet(Quiet::Proven) if ctx.anchor_missing => Message::Notice(format!(
+            "prove-it: PROVEN: verify.sh passed on the working state (tree {tree}). {ANCHOR_MISSING}"
+        )),
+        Verdict::Quiet(Quiet::Proven) => Message::Silent,
+        Verdict::Bounded => {
+            let mut text = format!(
+                "prove-it: BOUNDED_CLAIM_SURVIVES: verify.sh passed on the working state (tree \
+                 {tree}), but verify.sh was edited during this session, so the proof holds only \
+                 for the edited checks. Review the edit:\n"
+            );
+            text.push_str(ctx.diff.unwrap_or("(the diff is not available)\n"));
+            Message::Notice(cap(text))
+        }
+        Verdict::Skipped => Message::Notice(
+            "prove-it: skipped by PROVE_IT_SKIP=1: NOT_PROVEN, this turn ended unverified; \
+             verify.sh was not run. Unset PROVE_IT_SKIP to gate turns again."
+                .to_string(),
+        ),
+        Verdict::Block { why, attempt, max } => {
+            let head = format!(
+                "prove-it: DISPROVEN (attempt {attempt} of {max} for this turn): {}\n",
+                headline(why)
+            );
+            let mut foot = "\nFix the cause, then end your turn again: the gate checks the new \
+                working state. Weakening verify.sh (deleting or skipping checks, removing its \
+                execute bit, replacing it) is a violation, not a fix. A person can bypass this \
+                gate knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
+                .to_string();
+            if ctx.anchor_missing {
+                let _ = writeln!(foot, "{ANCHOR_MISSING}");
+            }
+            let mut body = String::new();
+            details(&mut body, why, tree, ctx);
+            // The instruction and the bypass must survive any amount of output.
+            let room = REASON_CAP.saturating_sub(head.len() + foot.len());
+            Message::Block(format!("{head}{}{foot}", cap_to(body, room)))
+        }
+        Verdict::Yield { why, max } => {
+            let budget = if *max == 0 {
+                "warn-only mode (prove-it.maxBlocks = 0)".to_string()
+            } else {
+                format!("after {max} attempts")
+            };
+            let mut text = format!(
+                "prove-it: NOT_PROVEN: this turn ended unverified ({budget}). {}\n",
+                headline(why)
+            );
+            details(&mut text, why, tree, ctx);
+            let _ = writeln!(
+                text,
+                "\nDo not treat this work as done: run `git prove-it run` to see the failure."
+            );
+            Message::Notice(cap(text))
+        }
+    }
+}
+
+/// The gate could not decide; say so loudly, never as a pass.
+pub(crate) fn could_not_check(error: &str) -> Message {
+    Message::Notice(cap(format!(
+        "prove-it: could not check this turn: {error}. NOT_PROVEN: this turn ended unverified."
+    )))
+}
+
+fn headline(why: &Why) -> String {
+    match why {
+        Why::Failed { exit, .. } => format!("verify.sh failed ({exit})."),
+        Why::Disarmed { reason } => format!(
+            "verify.sh was armed when this session started, and now it {reason}. Restore it."
+        ),
+        Why::Weakened { anchor, now } => format!(
+            "the gate's budget was lowered from {anchor} to {now} blocks per turn during this \
+             session (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks). Restore it."
+        ),
+        Why::Content { message } => format!("the working state cannot be read: {message}."),
+        Why::StateChanged { paths } => format!(
+            "verify.sh passed but changed the working state while it ran ({} path{}), so the \
+             state it tested is not the current one.",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+fn details(text: &mut String, why: &Why, tree: &str, ctx: &Context<'_>) {
+    match why {
+        Why::Failed {
+            exit_code, tail, ..
+        } => {
+            let code = exit_code.map_or_else(|| "none".to_string(), |c| c.to_string());
+            let _ = writeln!(
+                text,
+                "The working state (tree {tree}) is not proven; exit code: {code}. Last {} of output:",
+                if tail.len() == 1 {
+                    "line".to_string()
+                } else {
+                    format!("{} lines", tail.len())
+                }
+            );
+            for line in tail {
+                let _ = writeln!(text, "    {}", cut_line(line));
+            }
+            if let Some(log) = ctx.log {
+                let _ = writeln!(text, "Full output: {log}");
+            }
+        }
+        Why::StateChanged { paths } => {
+            let _ = writeln!(text, "Paths that changed:");
+            for path in paths.iter().take(20) {
+                let _ = writeln!(text, "    {}", cut_line(path));
+            }
+            if paths.len() > 20 {
+                let _ = writeln!(text, "    ... and {} more", paths.len() - 20);
+            }
+            let _ = writeln!(
+                text,
+                "Generated files belong in .gitignore; verify.sh must not edit tracked files."
+            );
+        }
+        Why::Content { .. } => {
+            let _ = writeln!(
+                text,
+                "Fix or remove the path named above; git add -A would fail on it too."
+            );
+        }
+        Why::Disarmed { .. } | Why::Weakened { .. } => {
+            if let Some(diff) = ctx.diff {
+                let _ = writeln!(text, "verify.sh since the session started:\n{diff}");
+            }
+        }
+    }
+}
+
+fn cut_line(line: &str) -> String {
+    if line.chars().count() <= LINE_CAP {
+        return line.to_string();
+    }
+    let mut cut: String = line.chars().take(LINE_CAP).collect();
+    cut.push_str(" [...]");
+    cut
+}
+
+fn cap(text: String) -> String {
+    cap_to(text, REASON_CAP)
+}
+
+fn cap_to(mut text: String, limit: usize) -> String {
+    if text.len() > limit {
+        let mut end = limit.saturating_sub(40);
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        text.push_str("\n[... cut to fit the hook's limit]\n");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(tail: Vec<String>) -> Why {
+        Why::Failed {
+            exit: "exit code 1".into(),
+            exit_code: Some(1),
+            tail,
+        }
+    }
+
+    #[test]
+    fn a_block_carries_attempt_output_instruction_and_bypass() {
+        let verdict = Verdict::Block {
+            why: failed(vec![
+                "test a ... FAILED".into(),
+                "1 failed, 2 passed".into(),
+            ]),
+            attempt: 2,
+            max: 3,
+        };
+        let ctx = Context {
+            tree: Some("0123456789abcdef0123"),
+            log: Some("/repo/.git/prove-it/last-run.log"),
+            ..Context::default()
+        };
+        let Message::Block(reason) = message(&verdict, &ctx) else {
+            panic!("a block")
+        };
+        for needle in [
+            "DISPROVEN (attempt 2 of 3 for this turn): verify.sh failed (exit code 1).",
+            "tree 0123456789ab",
+            "    1 failed, 2 passed\n",
+            "Weakening verify.sh",
+            "is a violation, not a fix",
+            "PROVE_IT_SKIP=1",
+            "Full output: /repo/.git/prove-it/last-run.log",
+        ] {
+            assert!(reason.contains(needle), "{needle:?} not in {reason}");
+        }
+    }
+
+    /// Trap 4 of the seed: a yield must never look like a pass.
+    #[test]
+    fn a_yield_says_the_turn_ended_unverified() {
+        let verdict = Verdict::Yield {
+            why: failed(vec!["boom".into()]),
+            max: 3,
+        };
+        let Message::Notice(text) = message(&verdict, &Context::default()) else {
+            panic!("a notice")
+        };
+        assert!(
+            text.starts_with(
+                "prove-it: NOT_PROVEN: this turn ended unverified (after 3 attempts)."
+            )
+        );
+        assert!(!text.contains("PROVEN:") || text.contains("NOT_PROVEN:"));
+        assert!(text.contains("exit code: 1"), "{text}");
+    }
+
+    #[test]
+    fn huge_output_is_cut_below_the_hosts_limit() {
+        let paths = (0..5000).map(|i| format!("dir/{i}")).collect();
+        let verdict = Verdict::Block {
+            why: Why::StateChanged { paths },
+            attempt: 1,
+            max: 3,
+        };
+        let Message::Block(reason) = message(&verdict, &Context::default()) else {
+            panic!("a block")
+        };
+        assert!(reason.contains("... and 4980 more"), "{reason}");
+        let tail = (0..20).map(|_| "x".repeat(10_000)).collect();
+        let diff = "+exit 0\n".repeat(3000);
+        let ctx = Context {
+            diff: Some(&diff),
+            ..Context::default()
+        };
+        let verdict = Verdict::Block {
+            why: failed(tail),
+            attempt: 1,
+            max: 3,
+        };
+        let Message::Block(reason) = message(&verdict, &ctx) else {
+            panic!("a block")
+        };
+        assert!(reason.len() < 8_000, "{}", reason.len());
+        assert!(reason.contains("PROVE_IT_SKIP=1"));
+        let verdict = Verdict::Block {
+            why: Why::Disarmed {
+                reason: "is not a regular file",
+            },
+            attempt: 1,
+            max: 3,
+        };
+        let Message::Block(reason) = message(&verdict, &ctx) else {
+            panic!("a block")
+        };
+        assert!(reason.len() < 8_000, "{}", reason.len());
+        assert!(reason.contains("[... cut to fit"), "{reason}");
+        assert!(reason.contains("PROVE_IT_SKIP=1"));
+    }
+
+    #[test]
+    fn quiet_verdicts_say_nothing_unless_the_anchor_was_missing() {
+        assert_eq!(
+            message(&Verdict::Quiet(Quiet::Unchanged), &Context::default()),
+            Message::Silent
+        );
+        assert_eq!(
+            message(&Verdict::Quiet(Quiet::Proven), &Context::default()),
+            Message::Silent
+        );
+        let ctx = Context {
+            anchor_missing: true,
+            ..Context::default()
+        };
+        assert!(matches!(
+            message(&Verdict::Quiet(Quiet::Proven), &ctx),
+            Message::Notice(text) if text.contains("No session-start anchor")
+        ));
+    }
+}
