@@ -1,0 +1,804 @@
+//! `git prove-it hook claude`: the gate at Claude Code's stop, in real repositories, fed the
+//! JSON events Claude Code sends (HOSTS.md), asserting on the exact protocol answers.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::{Value, json};
+
+use crate::harness::{TestRepo, hermetic, json_stdout};
+
+/// One Claude Code session in a repository.
+struct Session<'a> {
+    repo: &'a TestRepo,
+    id: String,
+    prompt: String,
+    cwd: PathBuf,
+    env: Vec<(String, String)>,
+}
+
+/// What the hook answered.
+struct Answer {
+    stdout: String,
+    json: Option<Value>,
+}
+
+impl Answer {
+    fn from(out: &Output) -> Answer {
+        assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
+        let stdout = String::from_utf8(out.stdout.clone()).expect("stdout is UTF-8");
+        let json = if stdout.is_empty() {
+            None
+        } else {
+            // stdout carries nothing but one JSON object, ever.
+            assert!(
+                stdout.ends_with('\n') && stdout.matches('\n').count() == 1,
+                "{stdout:?}"
+            );
+            Some(serde_json::from_str(&stdout).unwrap_or_else(|e| panic!("{e}: {stdout:?}")))
+        };
+        Answer { stdout, json }
+    }
+
+    #[track_caller]
+    fn silent(&self) {
+        assert_eq!(self.stdout, "", "expected no output");
+    }
+
+    /// The block reason; panics unless this is a block.
+    #[track_caller]
+    fn block(&self) -> String {
+        let json = self
+            .json
+            .as_ref()
+            .unwrap_or_else(|| panic!("no block, silence"));
+        assert_eq!(json["decision"], "block", "{json}");
+        assert_eq!(json.as_object().unwrap().len(), 2, "{json}");
+        json["reason"].as_str().unwrap().to_string()
+    }
+
+    /// The user-visible notice; panics unless this is one (and not a block).
+    #[track_caller]
+    fn notice(&self) -> String {
+        let json = self
+            .json
+            .as_ref()
+            .unwrap_or_else(|| panic!("no notice, silence"));
+        assert!(json.get("decision").is_none(), "{json}");
+        json["systemMessage"].as_str().unwrap().to_string()
+    }
+}
+
+impl<'a> Session<'a> {
+    fn new(repo: &'a TestRepo) -> Self {
+        Session {
+            repo,
+            id: "86ca0000-test-session".into(),
+            prompt: "99ce0000-prompt-1".into(),
+            cwd: repo.root.clone(),
+            env: Vec::new(),
+        }
+    }
+
+    fn env(mut self, key: &str, value: &str) -> Self {
+        self.env.push((key.into(), value.into()));
+        self
+    }
+
+    fn hook(&self, event: &Value) -> Output {
+        hook_raw(self.repo, &self.env, event.to_string().as_bytes())
+    }
+
+    fn start(&self) -> Answer {
+        self.start_from("startup")
+    }
+
+    fn start_from(&self, source: &str) -> Answer {
+        Answer::from(&self.hook(&json!({
+            "session_id": self.id,
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": self.cwd,
+            "hook_event_name": "SessionStart",
+            "source": source,
+        })))
+    }
+
+    fn stop_event(&self, active: bool) -> Value {
+        json!({
+            "session_id": self.id,
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": self.cwd,
+            "prompt_id": self.prompt,
+            "permission_mode": "default",
+            "effort": {"level": "medium"},
+            "hook_event_name": "Stop",
+            "stop_hook_active": active,
+            "last_assistant_message": "All tests pass. Ready to merge.",
+            "background_tasks": [],
+            "session_crons": [],
+        })
+    }
+
+    /// A stop: `active` is what Claude Code sends after a block in the same turn.
+    fn stop(&self, active: bool) -> Answer {
+        Answer::from(&self.hook(&self.stop_event(active)))
+    }
+}
+
+fn hook_raw(repo: &TestRepo, env: &[(String, String)], stdin: &[u8]) -> Output {
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.args(["hook", "claude"]).envs(env.iter().cloned());
+    assert_cmd::Command::from_std(cmd)
+        .write_stdin(stdin)
+        .output()
+        .unwrap()
+}
+
+/// A verify.sh that counts its runs in a file outside the repository, then exits `code`.
+fn counting_verify(repo: &TestRepo, code: i32) -> PathBuf {
+    let counter = repo.home().join("runs");
+    repo.verify_script(&format!(
+        "echo run >> '{}'\necho 'test result: 3 failed; 41 passed'\nexit {code}",
+        counter.display()
+    ));
+    counter
+}
+
+fn runs(counter: &Path) -> usize {
+    std::fs::read_to_string(counter).map_or(0, |s| s.lines().count())
+}
+
+/// A committed repository whose verify.sh fails (or passes), counted.
+fn armed(code: i32) -> (TestRepo, PathBuf) {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    let counter = counting_verify(&repo, code);
+    repo.commit_all("initial");
+    (repo, counter)
+}
+
+#[test]
+fn a_read_only_session_is_left_alone() {
+    let (repo, counter) = armed(1);
+    let session = Session::new(&repo);
+    session.start().silent();
+    session.stop(false).silent();
+    assert_eq!(
+        runs(&counter),
+        0,
+        "verify.sh must not run for an unchanged session"
+    );
+}
+
+/// Trap 1 of the seed: `stop_hook_active` is not "let it through".
+#[test]
+fn stop_hook_active_is_not_let_it_through() {
+    let (repo, counter) = armed(1);
+    let mut session = Session::new(&repo);
+    session.start().silent();
+    repo.write("a.txt", "changed\n");
+    let reason = session.stop(false).block();
+    assert!(reason.contains("attempt 1 of 3"), "{reason}");
+    assert!(session.stop(true).block().contains("attempt 2 of 3"));
+    assert!(session.stop(true).block().contains("attempt 3 of 3"));
+    let notice = session.stop(true).notice();
+    assert!(notice.contains("this turn ended unverified"), "{notice}");
+    assert_eq!(runs(&counter), 4);
+
+    // A new turn is gated again: a fresh stop (not following a block) ...
+    assert!(session.stop(false).block().contains("attempt 1 of 3"));
+    // ... or a new prompt id, even with the flag still set.
+    session.prompt = "99ce0000-prompt-2".into();
+    assert!(session.stop(true).block().contains("attempt 1 of 3"));
+}
+
+/// Trap 2 of the seed: a commit moves HEAD's tree, so a turn ending in one is still gated.
+#[test]
+fn a_turn_that_ends_in_a_commit_is_still_gated() {
+    let (repo, counter) = armed(0);
+    // The work is already in the working state when the session starts; the agent only commits.
+    repo.write("a.txt", "done before the session\n");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.commit_all("the agent commits");
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 1, "the commit must be gated");
+}
+
+/// Trap 2, second half: proven content is never run again, whatever happens to the commits.
+#[test]
+fn proven_content_is_not_run_again_after_amend_or_rebase() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("a.txt", "work\n");
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 1);
+    repo.commit_all("work");
+    session.stop(false).silent();
+    repo.git(&["commit", "-q", "--amend", "-m", "reworded"]);
+    session.stop(false).silent();
+    let rebased = repo
+        .command("git")
+        .args(["rebase", "-q", "--force-rebase", "HEAD~1"])
+        .env("GIT_COMMITTER_DATE", "2026-11-30T08:00:00Z")
+        .output()
+        .unwrap();
+    assert!(rebased.status.success(), "{rebased:?}");
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 1, "a proven tree must not be run again");
+}
+
+/// Trap 3 of the seed: disarming verify.sh mid-session is refused, in every form.
+#[test]
+fn deleting_or_disarming_verify_sh_mid_session_is_refused() {
+    let outside = tempfile::tempdir().unwrap();
+    std::fs::write(outside.path().join("ok.sh"), "#!/bin/sh\nexit 0\n").unwrap();
+    let outside_script = outside.path().join("ok.sh");
+    type Disarm = Box<dyn Fn(&TestRepo)>;
+    let cases: Vec<(&str, Disarm)> = vec![
+        (
+            "does not exist",
+            Box::new(|r: &TestRepo| r.remove("verify.sh")),
+        ),
+        (
+            "is not executable by its owner",
+            Box::new(|r: &TestRepo| r.chmod("verify.sh", 0o644)),
+        ),
+        (
+            "is not a regular file",
+            Box::new(|r: &TestRepo| {
+                r.remove("verify.sh");
+                std::fs::create_dir(r.path("verify.sh")).unwrap();
+                r.write("verify.sh/x", "x\n");
+            }),
+        ),
+        (
+            "is a link leading outside the worktree",
+            Box::new(move |r: &TestRepo| {
+                r.remove("verify.sh");
+                r.symlink(outside_script.to_str().unwrap(), "verify.sh");
+            }),
+        ),
+    ];
+    for (reason, disarm) in cases {
+        let (repo, counter) = armed(0);
+        let session = Session::new(&repo);
+        session.start().silent();
+        disarm(&repo);
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("verify.sh was armed when this session started, and now it")
+                && block.contains(reason),
+            "{reason}: {block}"
+        );
+        assert!(block.contains("attempt 1 of 3"), "{block}");
+        // It counts against the budget like a failure, then ends the turn loudly.
+        session.stop(true).block();
+        session.stop(true).block();
+        assert!(
+            session
+                .stop(true)
+                .notice()
+                .contains("this turn ended unverified")
+        );
+        assert_eq!(runs(&counter), 0);
+    }
+}
+
+/// Trap 4 of the seed: a yield never looks like a pass.
+#[test]
+fn a_yield_says_this_turn_ended_unverified() {
+    let (repo, _) = armed(3);
+    let session = Session::new(&repo).env("PROVE_IT_MAX_BLOCKS", "1");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).block();
+    let answer = session.stop(true);
+    let notice = answer.notice();
+    assert!(
+        notice.starts_with("prove-it: NOT_PROVEN: this turn ended unverified (after 1 attempts)."),
+        "{notice}"
+    );
+    assert!(notice.contains("exit code: 3"), "{notice}");
+    assert!(!answer.stdout.contains("\"decision\""));
+
+    // Warn-only mode (maxBlocks 0 from the start) yields at once, as loudly.
+    let (repo, _) = armed(1);
+    repo.git(&["config", "prove-it.maxBlocks", "0"]);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.contains("this turn ended unverified (warn-only mode"),
+        "{notice}"
+    );
+}
+
+#[test]
+fn a_passing_run_records_a_proof_for_the_session() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 1);
+    let tree = repo.stock_state_tree().unwrap();
+    let note = repo.note(&tree).expect("a proof on the state tree");
+    let verify = repo.git(&["rev-parse", "HEAD:verify.sh"]);
+    for line in [
+        "outcome: PROVEN".to_string(),
+        "host: claude".to_string(),
+        format!("session: {}", session.id),
+        format!("verify-anchor: {} 100755", verify.trim()),
+    ] {
+        assert!(note.lines().any(|l| l == line), "{line:?} not in\n{note}");
+    }
+    // The next stop finds the proof and runs nothing.
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 1);
+}
+
+#[test]
+fn ignored_files_do_not_count() {
+    let (repo, counter) = armed(1);
+    repo.write(".gitignore", "target/\n");
+    repo.commit_all("ignore target");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("target/debug/out", "build output\n");
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 0);
+}
+
+#[test]
+fn no_anchor_means_changed_and_says_the_anchor_was_missing() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo);
+    let notice = session.stop(false).notice();
+    assert!(notice.starts_with("prove-it: PROVEN"), "{notice}");
+    assert!(notice.contains("No session-start anchor"), "{notice}");
+    assert_eq!(runs(&counter), 1);
+
+    let (repo, _) = armed(1);
+    let block = Session::new(&repo).stop(false).block();
+    assert!(block.contains("No session-start anchor"), "{block}");
+}
+
+#[test]
+fn an_edited_verify_sh_ends_as_bounded_with_the_diff_shown_and_stored() {
+    let repo = TestRepo::new();
+    repo.verify_script("echo checking the important thing\ntest -f a.txt\nexit 0");
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.verify_script("exit 0");
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+        "{notice}"
+    );
+    assert!(notice.contains("-test -f a.txt\n"), "{notice}");
+    assert!(
+        notice.contains("-echo checking the important thing\n"),
+        "{notice}"
+    );
+    let tree = repo.stock_state_tree().unwrap();
+    let note = repo.note(&tree).unwrap();
+    assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES\n"), "{note}");
+    assert!(note.contains("verify-diff:\n"), "{note}");
+    assert!(note.contains("\n -test -f a.txt\n"), "{note}");
+}
+
+#[test]
+fn a_proof_through_an_edited_verify_sh_is_bounded_whoever_wrote_it() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.verify_script(&format!(
+        "echo run >> '{}'\nexit 0",
+        repo.home().join("runs").display()
+    ));
+    // The agent proves the state itself with the edited verify.sh.
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(runs(&counter), 1);
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+        "{notice}"
+    );
+    assert!(
+        notice.contains("-echo 'test result: 3 failed; 41 passed'"),
+        "{notice}"
+    );
+    assert_eq!(runs(&counter), 1, "the existing proof is not run again");
+}
+
+#[test]
+fn the_events_cwd_selects_the_repository() {
+    let (repo, counter) = armed(0);
+    let other = TestRepo::with_commit();
+    std::fs::create_dir_all(repo.path("sub/dir")).unwrap();
+    let mut session = Session::new(&repo);
+    session.cwd = repo.path("sub/dir");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    // The hook process runs elsewhere (in another repository); the payload's cwd decides.
+    let mut cmd = other.command(cargo_bin("git-prove-it"));
+    cmd.args(["hook", "claude"]);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(session.stop_event(false).to_string())
+        .output()
+        .unwrap();
+    Answer::from(&out).silent();
+    assert_eq!(runs(&counter), 1);
+    assert!(other.note(&other.stock_state_tree().unwrap()).is_none());
+}
+
+#[test]
+fn outside_a_repository_there_is_nothing_to_gate() {
+    let repo = TestRepo::new();
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut session = Session::new(&repo);
+    session.cwd = elsewhere.path().to_owned();
+    session.start().silent();
+    session.stop(false).silent();
+}
+
+#[test]
+fn a_hostile_session_id_cannot_escape_the_state_directory() {
+    let (repo, _) = armed(1);
+    let mut session = Session::new(&repo);
+    session.id = "../../../../../../escaped\nsession: none\u{0}/..".into();
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).block();
+    let parent = repo.root.parent().unwrap();
+    let mut names: Vec<String> = std::fs::read_dir(parent)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["home", "repo"]);
+    let sessions = repo.path(".git/prove-it/sessions");
+    for entry in std::fs::read_dir(&sessions).unwrap() {
+        let name = entry.unwrap().file_name().to_string_lossy().into_owned();
+        let stem = name.split('.').next().unwrap();
+        assert!(
+            stem.len() == 40 && stem.chars().all(|c| c.is_ascii_hexdigit()),
+            "{name}"
+        );
+    }
+    // The anchor was recorded under a derived key, and its session line cannot forge a key.
+    let anchors = repo.git(&["notes", "--ref", "prove-it-anchors", "list"]);
+    assert_eq!(anchors.lines().count(), 1);
+}
+
+#[test]
+fn verify_sh_writing_files_blocks_naming_the_paths() {
+    let repo = TestRepo::new();
+    repo.verify_script("echo generated > generated.txt\nexit 0");
+    repo.commit_all("initial");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("a.txt", "work\n");
+    let block = session.stop(false).block();
+    assert!(
+        block.contains("changed the working state while it ran"),
+        "{block}"
+    );
+    assert!(block.contains("    generated.txt\n"), "{block}");
+    assert!(block.contains(".gitignore"), "{block}");
+    // Nothing was recorded for the state that was tested.
+    let notes = repo.git_output(&["notes", "--ref", "prove-it", "list"]);
+    assert!(notes.stdout.is_empty(), "{notes:?}");
+}
+
+#[test]
+fn worktree_content_errors_block_and_count() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    // An untracked nested repository without a commit: git add -A refuses it, and so do we.
+    std::fs::create_dir(repo.path("nested")).unwrap();
+    let init = repo
+        .command("git")
+        .args(["init", "-q", "nested"])
+        .output()
+        .unwrap();
+    assert!(init.status.success());
+    let block = session.stop(false).block();
+    assert!(
+        block.contains("the working state cannot be read"),
+        "{block}"
+    );
+    assert!(block.contains("nested"), "{block}");
+    assert!(block.contains("attempt 1 of 3"), "{block}");
+    assert!(session.stop(true).block().contains("attempt 2 of 3"));
+    assert_eq!(runs(&counter), 0);
+}
+
+#[test]
+fn malformed_input_is_a_visible_message_never_a_silent_pass() {
+    let repo = TestRepo::with_commit();
+    for input in [
+        &b""[..],
+        b"not json",
+        b"[]",
+        b"{}",
+        b"{\"hook_event_name\":\"Stop\"}",
+        b"{\"hook_event_name\":\"Stop\",\"session_id\":\"s\",\"cwd\":\"/\",\"stop_hook_active\":1}",
+        b"\xff\xfe",
+    ] {
+        let answer = Answer::from(&hook_raw(&repo, &[], input));
+        let notice = answer.notice();
+        assert!(
+            notice.starts_with("prove-it: could not check this turn: ")
+                && notice.contains("this turn ended unverified"),
+            "{input:?}: {notice}"
+        );
+    }
+}
+
+#[test]
+fn other_events_do_nothing() {
+    let (repo, counter) = armed(1);
+    repo.write("b.txt", "new\n");
+    for name in [
+        "SubagentStop",
+        "UserPromptSubmit",
+        "Notification",
+        "PreCompact",
+    ] {
+        let event = json!({
+            "session_id": "s", "cwd": repo.root, "hook_event_name": name,
+            "stop_hook_active": false, "prompt": "hi", "prompt_id": "p",
+        });
+        Answer::from(&hook_raw(&repo, &[], event.to_string().as_bytes())).silent();
+    }
+    assert_eq!(runs(&counter), 0);
+}
+
+#[test]
+fn session_start_never_overwrites_the_anchor() {
+    let (repo, _) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    let list = repo.git(&["notes", "--ref", "prove-it-anchors", "list"]);
+    let (note, key) = list.trim().split_once(' ').unwrap();
+    let first = repo.git(&["notes", "--ref", "prove-it-anchors", "show", key]);
+    assert!(first.starts_with("prove-it-anchor: 1\n"), "{first}");
+    assert!(first.contains("max-blocks: 3\n"), "{first}");
+    repo.write("a.txt", "changed\n");
+    repo.verify_script("exit 0");
+    for source in ["resume", "compact", "clear"] {
+        session.start_from(source).silent();
+    }
+    let after = repo.git(&["notes", "--ref", "prove-it-anchors", "list"]);
+    assert_eq!(after.trim(), format!("{note} {key}"));
+}
+
+#[test]
+fn an_unarmed_repository_gets_nothing_written() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).silent();
+    assert!(!repo.path(".git/prove-it").exists());
+    let refs = repo.git(&["for-each-ref", "refs/notes"]);
+    assert_eq!(refs, "");
+    let objects = repo.git(&["count-objects"]);
+    let before = objects.clone();
+    session.stop(false).silent();
+    assert_eq!(repo.git(&["count-objects"]), before);
+}
+
+#[test]
+fn a_weaker_budget_mid_session_is_refused_like_a_disarm() {
+    let (repo, _) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    repo.git(&["config", "prove-it.maxBlocks", "0"]);
+    let block = session.stop(false).block();
+    assert!(block.contains("lowered from 3 to 0"), "{block}");
+    let block = Session::new(&repo)
+        .env("PROVE_IT_MAX_BLOCKS", "1")
+        .stop(true)
+        .block();
+    assert!(block.contains("lowered from 3 to 1"), "{block}");
+}
+
+#[test]
+fn prove_it_skip_ends_the_turn_visibly() {
+    let (repo, counter) = armed(1);
+    let session = Session::new(&repo)
+        .env("PROVE_IT_SKIP", "1")
+        .env("PROVE_IT_LEDGER", "1");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.starts_with("prove-it: skipped by PROVE_IT_SKIP=1"),
+        "{notice}"
+    );
+    assert!(notice.contains("unverified"), "{notice}");
+    assert_eq!(runs(&counter), 0);
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    assert_eq!(
+        ledger["entries"][0]["actual"][0],
+        "skipped by PROVE_IT_SKIP=1"
+    );
+    // git config cannot skip: only a person's environment can.
+    repo.git(&["config", "prove-it.skip", "1"]);
+    Session::new(&repo).stop(false).block();
+}
+
+#[test]
+fn the_ledger_records_the_first_block_of_each_turn_with_the_claim() {
+    let (repo, _) = armed(1);
+    let mut session = Session::new(&repo).env("PROVE_IT_LEDGER", "1");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).block();
+    session.stop(true).block();
+    session.prompt = "99ce0000-prompt-2".into();
+    session.stop(false).block();
+    let assert = repo.prove_it(&["ledger", "--json"]).assert().code(0);
+    let ledger = json_stdout(&assert);
+    assert_eq!(ledger["version"], 1);
+    let entries = ledger["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{ledger}");
+    let entry = &entries[0];
+    assert_eq!(entry["host"], "claude");
+    assert_eq!(entry["session"], session.id.as_str());
+    assert_eq!(entry["claim"], "All tests pass. Ready to merge.");
+    assert_eq!(entry["evidence_demanded"], "verify.sh exit 0");
+    assert_eq!(entry["exit_code"], 1);
+    assert_eq!(entry["actual"], json!(["test result: 3 failed; 41 passed"]));
+    assert_eq!(entry["attempt"], 1);
+    let human = repo.prove_it(&["ledger"]).assert().code(0);
+    let text = String::from_utf8_lossy(&human.get_output().stdout).into_owned();
+    assert!(
+        text.contains("claimed: All tests pass. Ready to merge."),
+        "{text}"
+    );
+    let mode = std::fs::metadata(repo.path(".git/prove-it/ledger.jsonl")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
+        0o600
+    );
+}
+
+#[test]
+fn two_concurrent_hooks_for_one_session_run_verify_sh_once() {
+    for code in [0, 1] {
+        let repo = TestRepo::new();
+        let counter = repo.home().join("runs");
+        repo.verify_script(&format!(
+            "echo run >> '{}'\nsleep 1\nexit {code}",
+            counter.display()
+        ));
+        repo.commit_all("initial");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("b.txt", "new\n");
+        let event = session.stop_event(false).to_string();
+        let spawn = || {
+            let mut cmd = repo.command(cargo_bin("git-prove-it"));
+            let mut child = cmd
+                .args(["hook", "claude"])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .unwrap();
+            use std::io::Write as _;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(event.as_bytes())
+                .unwrap();
+            child
+        };
+        let (a, b) = (spawn(), spawn());
+        let (a, b) = (
+            Answer::from(&a.wait_with_output().unwrap()),
+            Answer::from(&b.wait_with_output().unwrap()),
+        );
+        assert_eq!(runs(&counter), 1, "exit {code}");
+        assert_eq!(a.stdout, b.stdout, "both hooks give the same answer");
+        if code != 0 {
+            assert!(a.block().contains("attempt 1 of 3"));
+        }
+    }
+}
+
+#[test]
+fn a_timeout_blocks_and_a_background_child_does_not_hang_the_gate() {
+    let repo = TestRepo::new();
+    repo.verify_script("sleep 60");
+    repo.commit_all("initial");
+    let session = Session::new(&repo).env("PROVE_IT_TIMEOUT", "1");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let started = Instant::now();
+    let block = session.stop(false).block();
+    assert!(block.contains("timed out after 1 s"), "{block}");
+    assert!(started.elapsed() < Duration::from_secs(30), "the gate hung");
+
+    let repo = TestRepo::new();
+    repo.verify_script("sleep 60 &\necho started a daemon\nexit 0");
+    repo.commit_all("initial");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let started = Instant::now();
+    session.stop(false).silent();
+    assert!(started.elapsed() < Duration::from_secs(30), "the gate hung");
+}
+
+#[test]
+fn verify_sh_output_never_reaches_the_hooks_stdout() {
+    let repo = TestRepo::new();
+    repo.verify_script("echo '{\"decision\":\"approve\"}'\necho plain text\nexit 0");
+    repo.commit_all("initial");
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).silent();
+}
+
+/// The snippet users copy and the repository's own settings wire the same hooks, with a Stop
+/// timeout above the default verify.sh timeout (the host ignores a hook that times out).
+#[test]
+fn the_claude_settings_snippet_is_what_this_repository_uses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let read = |rel: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(rel)).unwrap()).unwrap()
+    };
+    let snippet = read("hooks/claude-settings.json");
+    let own = read(".claude/settings.json");
+    assert_eq!(snippet["hooks"], own["hooks"]);
+    for event in ["SessionStart", "Stop"] {
+        let hook = &snippet["hooks"][event][0]["hooks"][0];
+        assert_eq!(hook["type"], "command");
+        assert_eq!(hook["command"], "git prove-it hook claude");
+    }
+    let stop_timeout = snippet["hooks"]["Stop"][0]["hooks"][0]["timeout"]
+        .as_u64()
+        .unwrap();
+    assert!(stop_timeout > 300, "{stop_timeout}");
+}
+
+/// The hooks run as Claude Code runs them: through a shell, with `git prove-it` on PATH.
+#[test]
+fn git_runs_the_hook_as_a_subcommand() {
+    let (repo, counter) = armed(1);
+    let bin_dir = cargo_bin("git-prove-it").parent().unwrap().to_owned();
+    let path = format!(
+        "{}:{}",
+        bin_dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let mut cmd = Command::new("sh");
+    hermetic(&mut cmd, repo.home());
+    cmd.current_dir(&repo.root)
+        .env("PATH", path)
+        .args(["-c", "git prove-it hook claude"]);
+    repo.write("b.txt", "new\n");
+    let event = Session::new(&repo).stop_event(false).to_string();
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(event)
+        .output()
+        .unwrap();
+    Answer::from(&out).block();
+    assert_eq!(runs(&counter), 1);
+}
