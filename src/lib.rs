@@ -3,6 +3,7 @@
 //!
 //! The library exists for the binary and its tests; everything but the CLI entry is crate-private.
 
+pub(crate) mod claim;
 pub mod cli;
 pub mod exit;
 pub(crate) mod git;
