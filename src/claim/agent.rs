@@ -44,11 +44,16 @@ pub(crate) struct Agent {
 }
 
 /// The shell command a preset name expands to.
-pub(crate) fn preset(name: &str) -> Option<&'static str> {
+#[cfg(test)]
+fn preset(name: &str) -> Option<&'static str> {
+    find_preset(name).map(|(_, command)| command)
+}
+
+fn find_preset(name: &str) -> Option<(&'static str, &'static str)> {
     PRESETS
         .iter()
         .find(|(preset, _)| *preset == name.trim())
-        .map(|&(_, command)| command)
+        .copied()
 }
 
 /// The agent command from `--agent`, else `PROVE_IT_AGENT`, else `prove-it.agent`; a blank value
@@ -61,8 +66,8 @@ pub(crate) fn resolve_agent(flag: Option<&str>, sources: &dyn Sources) -> Option
     ]
     .into_iter()
     .find_map(|(value, source)| value.filter(|v| !v.trim().is_empty()).map(|v| (v, source)))?;
-    let (command, preset) = match PRESETS.iter().find(|(name, _)| *name == value.trim()) {
-        Some(&(name, command)) => (command.to_string(), Some(name)),
+    let (command, preset) = match find_preset(&value) {
+        Some((name, command)) => (command.to_string(), Some(name)),
         None => (value, None),
     };
     Some(Agent {

@@ -12,8 +12,8 @@ mod oracle;
 mod packet;
 mod rounds;
 
-pub(crate) use agent::{Agent, Error, preset, resolve_agent, resolve_timeout};
+pub(crate) use agent::{resolve_agent, resolve_timeout};
 pub(crate) use gauntlet::{Claim, Completeness, RoundEntry, Status, judge_lens};
 pub(crate) use lens::{LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, run_name};
 pub(crate) use oracle::{Outcome, Rejected, Verdict, judge_oracle, oracle_assignment};
-pub(crate) use rounds::{Ended, Job, Request, Run, run_all};
+pub(crate) use rounds::{Job, Request, Run, run as run_round, run_all};

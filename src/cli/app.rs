@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, run, status};
+use super::{Failure, claim, run, status};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -24,6 +24,7 @@ pub struct Cli {
 enum Command {
     Run(run::Args),
     Status(status::Args),
+    Claim(claim::Args),
 }
 
 /// Run the parsed command line and return the process exit code (see `exit`).
@@ -34,6 +35,7 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
     match cli.command {
         Command::Run(args) => run::run(&args, &mut out, &mut err),
         Command::Status(args) => status::run(&args, &mut out),
+        Command::Claim(args) => claim::run(&args, &mut out, &mut err),
     }
 }
 

@@ -10,7 +10,7 @@ mod repo;
 mod state_tree;
 
 pub(crate) use error::Error;
-pub(crate) use names::{LAST_RUN_LOG, PROOFS_REF};
+pub(crate) use names::{CLAIMS_REF, LAST_RUN_LOG, PROOFS_REF};
 pub(crate) use notes::Notes;
 pub(crate) use repo::Repo;
 pub(crate) use state_tree::StateTree;

@@ -3,12 +3,16 @@
 //! Every function here takes the writer it prints to, so tests and callers decide where output
 //! goes. Human text and JSON are rendered from the same values.
 
+mod claim;
 mod failure;
 mod progress;
 mod proof;
 mod run;
 mod status;
 
+pub(crate) use claim::{
+    ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
+};
 pub(crate) use failure::render_failure;
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
