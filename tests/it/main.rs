@@ -1,5 +1,6 @@
 //! Integration tests: one binary, real temporary repositories, real git.
 
+mod claim;
 mod harness;
 mod notes;
 mod run;
