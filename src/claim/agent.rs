@@ -23,7 +23,11 @@ const PRESETS: [(&str, &str); 3] = [
          gauntlet. Answer with exactly one packet.\"",
     ),
     ("codex", "codex exec --skip-git-repo-check -"),
-    ("gemini", "gemini -p \"$PROVE_IT_ROUND_NAME\""),
+    (
+        "gemini",
+        "gemini -p \"This run is $PROVE_IT_ROUND_NAME of a git prove-it claim gauntlet: answer \
+         the assignment above with exactly one packet.\"",
+    ),
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -131,7 +135,8 @@ mod tests {
         assert!(claude.contains("--output-format text"));
         assert!(claude.contains("$PROVE_IT_ROUND_NAME"));
         assert_eq!(preset("codex"), Some("codex exec --skip-git-repo-check -"));
-        assert_eq!(preset("gemini"), Some("gemini -p \"$PROVE_IT_ROUND_NAME\""));
+        let gemini = preset("gemini").unwrap();
+        assert!(gemini.starts_with("gemini -p \"This run is $PROVE_IT_ROUND_NAME "));
         assert_eq!(preset("claude-code"), None);
     }
 

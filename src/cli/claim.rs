@@ -33,8 +33,8 @@ use crate::report::{
 /// prove_it_10_oracle) and PROVE_IT_PACKET_ROLE (evidence_lens or oracle_synthesis) in its
 /// environment. Presets: "claude" is `claude -p --settings '{"disableAllHooks": true}'
 /// --output-format text --append-system-prompt "This run is $PROVE_IT_ROUND_NAME ..."`,
-/// "codex" is `codex exec --skip-git-repo-check -`, "gemini" is `gemini -p
-/// "$PROVE_IT_ROUND_NAME"`.
+/// "codex" is `codex exec --skip-git-repo-check -`, "gemini" is `gemini -p "This run is
+/// $PROVE_IT_ROUND_NAME ..."` (gemini appends that prompt to the assignment on stdin).
 ///
 /// Works outside a git repository, except for --record; there, git config is not read.
 ///
@@ -144,6 +144,9 @@ pub(crate) fn run(
         input,
     };
     let oracle_run = claim::run_round(&request, &job);
+    if interrupt.load(Ordering::Relaxed) {
+        return Err(anyhow::anyhow!("interrupted; no verdict").into());
+    }
     let judged = claim::judge_oracle(&oracle_run, &completeness);
     lines.push(oracle_line(&job, &oracle_run, &judged));
 
