@@ -559,3 +559,25 @@ fn a_blank_claim_or_a_bad_timeout_is_a_usage_error() {
             "PROVE_IT_CLAIM_TIMEOUT must be a whole number of seconds above 0",
         ));
 }
+
+/// The fake agent README.md shows must keep working as the protocol changes.
+#[test]
+fn the_readmes_fake_agent_gets_a_proven_verdict() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+    let start = readme
+        .find("<summary>A fake agent")
+        .expect("README shows a fake agent");
+    let body = &readme[start..];
+    let body = &body[body.find("```sh\n").unwrap() + "```sh\n".len()..];
+    let script = &body[..body.find("```").unwrap()];
+    let repo = TestRepo::with_commit();
+    let agent = repo.home_script("fake-agent", script.trim_start_matches("#!/bin/sh\n"));
+    claim(&repo, &agent, &[])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with(
+            "# Prove It — Parallel Subagent Gauntlet\n",
+        ))
+        .stdout(predicate::str::contains("Outcome: PROVEN\n"));
+}
