@@ -251,7 +251,7 @@ fn a_crashing_lens_and_a_timed_out_lens_are_missing_and_the_verdict_carries_a_wa
         ],
     );
     let started = std::time::Instant::now();
-    claim(&repo, &agent, &["--timeout", "3"])
+    claim(&repo, &agent, &["--timeout", "5"])
         .assert()
         .code(4)
         .stdout(oracle["final_response"].as_str().unwrap().to_string())
@@ -270,7 +270,7 @@ fn a_crashing_lens_and_a_timed_out_lens_are_missing_and_the_verdict_carries_a_wa
     );
     assert_eq!(entries[1]["packet"], Value::Null);
     assert_eq!(entries[5]["status"], "missing");
-    assert_eq!(entries[5]["reason"], "timed out after 3 s");
+    assert_eq!(entries[5]["reason"], "timed out after 5 s");
     assert_eq!(entries[0]["status"], "received");
 }
 
@@ -443,7 +443,7 @@ fn nothing_is_left_in_the_repository_the_git_dir_or_the_temp_dir() {
     let agent = agent(&repo, &oracle, &[(3, "sleep 60 & sleep 60".into())]);
     // The repository's snapshot includes its git dir, .git.
     let (repo_before, tmp_before) = (snapshot(&repo.root), snapshot(&tmp));
-    claim(&repo, &agent, &["--timeout", "2"])
+    claim(&repo, &agent, &["--timeout", "5"])
         .env("TMPDIR", &tmp)
         .assert()
         .code(5);
