@@ -8,3 +8,19 @@ pub const NOT_PROVEN: u8 = 1;
 pub const ERROR: u8 = 2;
 /// `run`, `status`: verify.sh is not armed (missing, not executable, or not a file inside the worktree).
 pub const NOT_ARMED: u8 = 3;
+
+// `claim` (SPEC.md, "claim"): one code per oracle outcome, and two for no verdict at all.
+// PROVEN is `OK` (0); DISPROVEN shares 1 with `run`'s failure, which is also a DISPROVEN.
+
+/// `claim`: the oracle's verdict is DISPROVEN.
+pub const DISPROVEN: u8 = 1;
+/// `claim`: the oracle's verdict is NOT_PROVEN.
+pub const CLAIM_NOT_PROVEN: u8 = 4;
+/// `claim`: the oracle's verdict is INSUFFICIENT_EVIDENCE.
+pub const INSUFFICIENT_EVIDENCE: u8 = 5;
+/// `claim`: the oracle's verdict is BOUNDED_CLAIM_SURVIVES.
+pub const BOUNDED_CLAIM_SURVIVES: u8 = 6;
+/// `claim`: the oracle packet is missing or compromised, so there is no verdict.
+pub const ORACLE_COMPROMISED: u8 = 7;
+/// `claim`: no agent command is configured (PROVE_IT_REQUIRES_SUBAGENTS); nothing ran.
+pub const REQUIRES_SUBAGENTS: u8 = 8;

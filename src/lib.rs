@@ -4,6 +4,7 @@
 //! The library exists for the binary and its tests; everything but the CLI entry is crate-private.
 
 pub(crate) mod anchor;
+pub(crate) mod claim;
 pub mod cli;
 pub mod exit;
 pub(crate) mod gate;

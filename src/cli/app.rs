@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, hook, ledger, run, status};
+use super::{Failure, claim, hook, ledger, run, status};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -26,6 +26,7 @@ enum Command {
     Status(status::Args),
     Hook(hook::Args),
     Ledger(ledger::Args),
+    Claim(claim::Args),
 }
 
 /// Run the parsed command line and return the process exit code (see `exit`).
@@ -37,6 +38,7 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
         Command::Run(args) => run::run(&args, &mut out, &mut err),
         Command::Status(args) => status::run(&args, &mut out),
         Command::Ledger(args) => ledger::run(&args, &mut out),
+        Command::Claim(args) => claim::run(&args, &mut out, &mut err),
         Command::Hook(args) => hook::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
     }
 }

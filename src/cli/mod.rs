@@ -4,6 +4,7 @@
 //! Only this module uses `anyhow`; it never prints except through `report`.
 
 mod app;
+mod claim;
 mod failure;
 mod hook;
 mod ledger;

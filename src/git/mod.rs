@@ -13,7 +13,7 @@ mod session;
 mod state_tree;
 
 pub(crate) use error::Error;
-pub(crate) use names::{ANCHORS_REF, LAST_RUN_LOG, PROOFS_REF};
+pub(crate) use names::{ANCHORS_REF, CLAIMS_REF, LAST_RUN_LOG, PROOFS_REF};
 pub(crate) use notes::Notes;
 pub(crate) use repo::Repo;
 pub(crate) use session::{LastAnswer, SessionFiles, session_key};

@@ -14,3 +14,6 @@ pub(crate) const STATE_DIR: &str = "prove-it";
 
 /// The full output of the last verify.sh run, under [`STATE_DIR`].
 pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
+
+/// Validated oracle packets of `git prove-it claim --record`, keyed by state tree id.
+pub(crate) const CLAIMS_REF: &str = "refs/notes/prove-it-claims";

@@ -3,6 +3,7 @@
 //! Every function here takes the writer it prints to, so tests and callers decide where output
 //! goes. Human text and JSON are rendered from the same values.
 
+mod claim;
 mod failure;
 mod gate;
 mod ledger;
@@ -11,6 +12,9 @@ mod proof;
 mod run;
 mod status;
 
+pub(crate) use claim::{
+    ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
+};
 pub(crate) use failure::render_failure;
 pub(crate) use gate::{Context as GateContext, Message, could_not_check, message};
 pub(crate) use ledger::{LedgerReport, summary_lines};

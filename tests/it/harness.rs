@@ -208,6 +208,15 @@ impl TestRepo {
         ours.unwrap_or_default()
     }
 
+    /// An executable `#!/bin/sh` script in the home directory, outside the repository, so that
+    /// it is not part of the working state.
+    pub fn home_script(&self, name: &str, body: &str) -> PathBuf {
+        let path = self.home.join(name);
+        std::fs::write(&path, format!("#!/bin/sh\n{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
     /// The blob id of `content`, written to the object database when `write` is set.
     pub fn hash_object(&self, content: &str, write: bool) -> String {
         let file = self.home.join("hash-object-input");

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, real temporary repositories, real git.
 
+mod claim;
 mod gate;
 mod harness;
 mod notes;

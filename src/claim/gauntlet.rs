@@ -1,0 +1,257 @@
+//! The claim under test, and what became of each round's run: a packet received, or an explicit
+//! missing or compromised entry with its reason.
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::lens::Lens;
+use super::packet::{self, Problem};
+use super::rounds::{Ended, Run};
+
+/// The claim as given, and normalised once: trimmed, with every run of whitespace made one space.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Claim {
+    pub original: String,
+    pub normalized: String,
+    pub scope: Option<String>,
+}
+
+impl Claim {
+    /// `None` when the claim is blank: there is nothing to prove.
+    pub(crate) fn new(original: &str, scope: Option<&str>) -> Option<Claim> {
+        let normalized = collapse(original);
+        if normalized.is_empty() {
+            return None;
+        }
+        Some(Claim {
+            original: original.to_string(),
+            normalized,
+            scope: scope.map(collapse).filter(|s| !s.is_empty()),
+        })
+    }
+}
+
+fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// What arrived from one round.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Status {
+    /// A packet that parsed and passed every check.
+    Received,
+    /// No packet: the run failed, timed out, was interrupted or printed nothing.
+    Missing,
+    /// Output that is not a valid packet for this round; it is not evidence.
+    Compromised,
+}
+
+impl Status {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Status::Received => "received",
+            Status::Missing => "missing",
+            Status::Compromised => "compromised",
+        }
+    }
+}
+
+/// One lens's entry in the oracle's `round_packets`.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct RoundEntry {
+    pub round: u8,
+    pub lens_id: &'static str,
+    pub lens: &'static str,
+    pub status: Status,
+    /// Why the packet is missing or compromised; null when received.
+    pub reason: Option<String>,
+    /// The validated packet; null unless received, so that nothing unchecked reaches the oracle.
+    pub packet: Option<Value>,
+}
+
+/// Judge one lens run: a valid packet, or a missing or compromised entry saying why.
+pub(crate) fn judge_lens(lens: &Lens, run: &Run) -> RoundEntry {
+    let entry = |status, reason: Option<String>, packet| RoundEntry {
+        round: lens.round,
+        lens_id: lens.id,
+        lens: lens.name,
+        status,
+        reason,
+        packet,
+    };
+    if let Some(reason) = missing_reason(run) {
+        return entry(Status::Missing, Some(reason), None);
+    }
+    match packet::read_lens(&run.stdout, run.stdout_cut, lens) {
+        Ok(packet) => entry(Status::Received, None, Some(Value::Object(packet))),
+        Err(problems) => entry(Status::Compromised, Some(describe(&problems)), None),
+    }
+}
+
+/// Why a run gave no output to judge, if it did not.
+pub(crate) fn missing_reason(run: &Run) -> Option<String> {
+    let stderr = last_line(&run.stderr_tail);
+    let with_stderr = |what: String| match stderr {
+        Some(line) => format!("{what}: {line}"),
+        None => what,
+    };
+    match &run.ended {
+        Ended::NotStarted(error) => Some(format!("the agent command could not start: {error}")),
+        Ended::Exited(0) if String::from_utf8_lossy(&run.stdout).trim().is_empty() => {
+            Some(with_stderr("the agent command printed nothing".into()))
+        }
+        Ended::Exited(0) => None,
+        Ended::Exited(code) => Some(with_stderr(format!(
+            "the agent command exited with code {code}"
+        ))),
+        Ended::Signal(number) => Some(format!("the agent command was killed by signal {number}")),
+        Ended::TimedOut(after) => Some(format!("timed out after {} s", after.as_secs())),
+        Ended::Interrupted => Some("interrupted".into()),
+    }
+}
+
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().map(str::trim).rfind(|line| !line.is_empty())
+}
+
+/// Problems as one line: "a; b; c".
+pub(crate) fn describe(problems: &[Problem]) -> String {
+    problems
+        .iter()
+        .map(ToString::to_string)
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
+/// Which rounds arrived intact, which are missing and which are compromised.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct Completeness {
+    pub received: Vec<u8>,
+    pub missing: Vec<u8>,
+    pub compromised: Vec<u8>,
+}
+
+impl Completeness {
+    pub(crate) fn of(entries: &[RoundEntry]) -> Completeness {
+        let rounds = |status| {
+            entries
+                .iter()
+                .filter(|e| e.status == status)
+                .map(|e| e.round)
+                .collect()
+        };
+        Completeness {
+            received: rounds(Status::Received),
+            missing: rounds(Status::Missing),
+            compromised: rounds(Status::Compromised),
+        }
+    }
+
+    pub(crate) fn is_complete(&self) -> bool {
+        self.missing.is_empty() && self.compromised.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+    use crate::claim::lens::LENSES;
+
+    fn run(ended: Ended, stdout: &str, stderr: &str) -> Run {
+        Run {
+            ended,
+            stdout: stdout.as_bytes().to_vec(),
+            stdout_cut: false,
+            stderr_tail: stderr.to_string(),
+            duration: Duration::from_millis(5),
+        }
+    }
+
+    const GOOD: &str = r#"{"packet_role": "evidence_lens", "round": 1,
+        "pressure_question": "q", "strongest_attack": "a",
+        "smallest_counterexample_or_boundary": "none found",
+        "strongest_support_found": "s", "effect_on_original_claim": "survives",
+        "effect_on_refined_claim": "survives", "candidate_fatal_pressure": "none",
+        "candidate_decisive_support": "d", "refined_claim_delta": "none",
+        "uncertainty": "u", "oracle_notes": "n"}"#;
+
+    #[test]
+    fn claims_are_trimmed_and_whitespace_collapsed_keeping_the_original() {
+        let claim = Claim::new("\t for every  integer n,\n n + 0 = n ", Some("  ")).unwrap();
+        assert_eq!(claim.normalized, "for every integer n, n + 0 = n");
+        assert_eq!(claim.original, "\t for every  integer n,\n n + 0 = n ");
+        assert_eq!(claim.scope, None);
+        assert_eq!(Claim::new(" \n\t", None), None);
+    }
+
+    #[test]
+    fn a_good_packet_is_received() {
+        let entry = judge_lens(&LENSES[0], &run(Ended::Exited(0), GOOD, ""));
+        assert_eq!(entry.status, Status::Received);
+        assert_eq!(entry.reason, None);
+        assert_eq!(entry.packet.unwrap()["strongest_attack"], "a");
+    }
+
+    #[test]
+    fn failures_are_missing_with_their_reason() {
+        let cases = [
+            (
+                run(Ended::Exited(3), GOOD, "warming up\nboom\n\n"),
+                "the agent command exited with code 3: boom",
+            ),
+            (
+                run(Ended::TimedOut(Duration::from_secs(7)), "", ""),
+                "timed out after 7 s",
+            ),
+            (
+                run(Ended::Signal(9), "", ""),
+                "the agent command was killed by signal 9",
+            ),
+            (
+                run(Ended::Exited(0), " \n", ""),
+                "the agent command printed nothing",
+            ),
+            (run(Ended::Interrupted, "", ""), "interrupted"),
+        ];
+        for (run, reason) in cases {
+            let entry = judge_lens(&LENSES[0], &run);
+            assert_eq!(entry.status, Status::Missing);
+            assert_eq!(entry.reason.as_deref(), Some(reason));
+            assert!(entry.packet.is_none());
+        }
+    }
+
+    #[test]
+    fn garbage_is_compromised_and_never_forwarded() {
+        let entry = judge_lens(&LENSES[0], &run(Ended::Exited(0), "I think it holds.", ""));
+        assert_eq!(entry.status, Status::Compromised);
+        assert!(entry.packet.is_none());
+        assert!(entry.reason.unwrap().contains("no JSON or YAML object"));
+        // The right packet for the wrong round is not evidence for this one.
+        let entry = judge_lens(&LENSES[1], &run(Ended::Exited(0), GOOD, ""));
+        assert_eq!(entry.status, Status::Compromised);
+        assert_eq!(entry.reason.as_deref(), Some("round is 1, not 2"));
+    }
+
+    #[test]
+    fn completeness_sorts_rounds_by_what_arrived() {
+        let mut entries: Vec<RoundEntry> = LENSES
+            .iter()
+            .map(|l| judge_lens(l, &run(Ended::Exited(0), "", "")))
+            .collect();
+        for entry in &mut entries {
+            entry.status = Status::Received;
+        }
+        assert!(Completeness::of(&entries).is_complete());
+        entries[3].status = Status::Compromised;
+        entries[5].status = Status::Missing;
+        let completeness = Completeness::of(&entries);
+        assert!(!completeness.is_complete());
+        assert_eq!(completeness.received, [1, 2, 3, 5, 7, 8, 9]);
+        assert_eq!(completeness.missing, [6]);
+        assert_eq!(completeness.compromised, [4]);
+    }
+}

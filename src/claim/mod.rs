@@ -1,0 +1,19 @@
+//! The claim gauntlet (SPEC.md, "claim"): nine lens runs at once, then one oracle run, each
+//! through the configured agent command, with every packet parsed and validated here.
+//!
+//! This module owns the protocol: the lenses and their assignments, packet parsing and
+//! validation, the oracle's assignment and the checks on its verdict, and the spawning of the
+//! agent command. It never prints and never decides a verdict of its own: the oracle alone does.
+
+mod agent;
+mod gauntlet;
+mod lens;
+mod oracle;
+mod packet;
+mod rounds;
+
+pub(crate) use agent::{resolve_agent, resolve_timeout};
+pub(crate) use gauntlet::{Claim, Completeness, RoundEntry, Status, judge_lens};
+pub(crate) use lens::{LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, run_name};
+pub(crate) use oracle::{Outcome, Rejected, Verdict, judge_oracle, oracle_assignment};
+pub(crate) use rounds::{Job, Request, Run, run as run_round, run_all};
