@@ -16,4 +16,4 @@ pub(crate) use agent::{resolve_agent, resolve_timeout};
 pub(crate) use gauntlet::{Claim, Completeness, RoundEntry, Status, judge_lens};
 pub(crate) use lens::{LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, run_name};
 pub(crate) use oracle::{Outcome, Rejected, Verdict, judge_oracle, oracle_assignment};
-pub(crate) use rounds::{Job, Request, Run, run as run_round, run_all};
+pub(crate) use rounds::{Job, ROUND_ENV, Request, Run, run as run_round, run_all};

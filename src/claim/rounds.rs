@@ -19,6 +19,9 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, wa
 use super::packet::OUTPUT_CAP;
 
 /// How much of the end of stderr is kept, to say why a run failed.
+/// Tells an agent run which round it is; git-prove-it's own hooks stand aside when it is set.
+pub(crate) const ROUND_ENV: &str = "PROVE_IT_ROUND";
+
 const STDERR_TAIL: usize = 4096;
 /// How often a run is polled for its exit.
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
@@ -97,7 +100,7 @@ pub(crate) fn run(request: &Request<'_>, job: &Job) -> Run {
         .arg("-c")
         .arg(request.command)
         .current_dir(request.workdir)
-        .env("PROVE_IT_ROUND", format!("{:02}", job.round))
+        .env(ROUND_ENV, format!("{:02}", job.round))
         .env("PROVE_IT_ROUND_NAME", &job.name)
         .env("PROVE_IT_PACKET_ROLE", job.role)
         .stdin(Stdio::piped())

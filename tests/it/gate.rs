@@ -802,3 +802,20 @@ fn git_runs_the_hook_as_a_subcommand() {
     Answer::from(&out).block();
     assert_eq!(runs(&counter), 1);
 }
+
+/// `git prove-it claim` runs agents with PROVE_IT_ROUND set (Codex and Gemini have no switch to
+/// turn hooks off); the gate stands aside for them, and says so.
+#[test]
+fn the_gate_stands_aside_for_a_claim_gauntlets_rounds() {
+    let (repo, counter) = armed(1);
+    let session = Session::new(&repo).env("PROVE_IT_ROUND", "03");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.contains("standing aside: this agent runs round 03"),
+        "{notice}"
+    );
+    assert_eq!(runs(&counter), 0);
+    assert_eq!(repo.git(&["for-each-ref", "refs/notes"]), "");
+}

@@ -58,6 +58,9 @@ fn worktree(repo: &Repo) -> PathBuf {
 /// SessionStart: record the anchor, unless this session already has one in this worktree
 /// (resume, compact and clear keep the first). Repositories that are not armed get nothing.
 pub(crate) fn session_start(event: &Start) -> anyhow::Result<Message> {
+    if gauntlet_round().is_some() {
+        return Ok(Message::Silent);
+    }
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Message::Silent);
     };
@@ -118,6 +121,15 @@ pub(crate) fn stop(host: &str, event: &Stop) -> Message {
         Ok(policy) => policy.skip,
         Err(error) => return report::could_not_check(&error.to_string()),
     };
+    // A lens or oracle run of `git prove-it claim` edits nothing it must prove; its stops are
+    // not turns of the user's. Stand aside, visibly.
+    if let Some(round) = gauntlet_round() {
+        return Message::Notice(format!(
+            "prove-it: standing aside: this agent runs round {} of a git prove-it claim \
+             gauntlet (PROVE_IT_ROUND is set), whose turns are not gated.",
+            one_line(&round)
+        ));
+    }
     // Rule 1: a person's deliberate bypass ends the turn, visibly.
     if skip {
         if let Some(repo) = &repo
@@ -147,6 +159,13 @@ pub(crate) fn stop(host: &str, event: &Stop) -> Message {
             report::could_not_check(&text)
         }
     }
+}
+
+/// `PROVE_IT_ROUND`, set by `git prove-it claim` for the agent runs of its rounds.
+fn gauntlet_round() -> Option<String> {
+    std::env::var(crate::claim::ROUND_ENV)
+        .ok()
+        .filter(|round| !round.trim().is_empty())
 }
 
 fn ledger_on(repo: &Repo) -> bool {
