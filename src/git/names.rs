@@ -11,3 +11,10 @@ pub(crate) const STATE_DIR: &str = "prove-it";
 
 /// The full output of the last verify.sh run, under [`STATE_DIR`].
 pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
+
+/// Where `sync` and the pre-push hook keep a remote's proofs as last fetched:
+/// `refs/notes/prove-it-remotes/<remote>`. Local only; never pushed.
+pub(crate) const REMOTE_PROOFS_PREFIX: &str = "refs/notes/prove-it-remotes/";
+
+/// Temporary worktrees of `run <rev>`, under [`STATE_DIR`].
+pub(crate) const WORKTREES_DIR: &str = "worktrees";

@@ -58,12 +58,28 @@ impl Armed {
 impl Repo {
     /// Open the repository containing `dir`, honouring `GIT_DIR` and `GIT_WORK_TREE` as git does.
     pub(crate) fn discover(dir: &Path) -> Result<Repo, Error> {
-        let mut git = gix::ThreadSafeRepository::discover_with_environment_overrides(dir)
+        let git = gix::ThreadSafeRepository::discover_with_environment_overrides(dir)
             .map_err(|source| Error::NotARepository {
                 path: dir.to_owned(),
                 source,
             })?
             .to_thread_local();
+        Self::from_git(git)
+    }
+
+    /// Open the worktree at `dir` itself, ignoring `GIT_DIR` and the like: for a temporary
+    /// worktree made by us, which the caller's variables do not describe.
+    pub(crate) fn open_worktree(dir: &Path) -> Result<Repo, Error> {
+        let git = gix::ThreadSafeRepository::discover(dir)
+            .map_err(|source| Error::NotARepository {
+                path: dir.to_owned(),
+                source: gix::Error::from_error(source),
+            })?
+            .to_thread_local();
+        Self::from_git(git)
+    }
+
+    fn from_git(mut git: gix::Repository) -> Result<Repo, Error> {
         let workdir = git
             .workdir()
             .ok_or_else(|| Error::Bare {
