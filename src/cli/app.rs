@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, hook, run, status};
+use super::{Failure, check, hook, install, log, run, status, sync};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -25,6 +25,10 @@ enum Command {
     Run(run::Args),
     Status(status::Args),
     Hook(hook::Args),
+    Check(check::Args),
+    Log(log::Args),
+    Sync(sync::Args),
+    Install(install::Args),
 }
 
 /// Run the parsed command line and return the process exit code (see `exit`).
@@ -36,6 +40,10 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
         Command::Run(args) => run::run(&args, &mut out, &mut err),
         Command::Status(args) => status::run(&args, &mut out),
         Command::Hook(args) => hook::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
+        Command::Check(args) => check::run(&args, &mut out),
+        Command::Log(args) => log::run(&args, &mut out),
+        Command::Sync(args) => sync::run(&args, &mut out),
+        Command::Install(args) => install::run(&args, &mut out),
     }
 }
 

@@ -4,10 +4,14 @@
 //! Only this module uses `anyhow`; it never prints except through `report`.
 
 mod app;
+mod check;
 mod failure;
 mod hook;
+mod install;
+mod log;
 mod run;
 mod status;
+mod sync;
 
 pub use app::{Cli, execute};
 pub use failure::Failure;

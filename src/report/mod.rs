@@ -3,17 +3,25 @@
 //! Every function here takes the writer it prints to, so tests and callers decide where output
 //! goes. Human text and JSON are rendered from the same values.
 
+mod commits;
 mod failure;
+mod install;
 mod progress;
 mod proof;
 mod run;
 mod status;
+mod sync;
 
+pub(crate) use commits::{
+    CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
+};
 pub(crate) use failure::render_failure;
+pub(crate) use install::InstallReport;
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult};
 pub(crate) use status::StatusReport;
+pub(crate) use sync::SyncReport;
 
 /// The version of every JSON document this build prints.
 pub(crate) const JSON_VERSION: u32 = 1;
