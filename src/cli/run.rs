@@ -52,7 +52,7 @@ pub(crate) struct Args {
 }
 
 /// Reads policy from the process environment and the repository's git config.
-struct Sources<'a>(&'a Repo);
+pub(super) struct Sources<'a>(pub(super) &'a Repo);
 
 impl crate::policy::Sources for Sources<'_> {
     fn env(&self, name: &str) -> Option<String> {
@@ -343,8 +343,9 @@ pub(crate) fn prove_commit(
 ) -> Result<u8, super::Failure> {
     let interrupt = interrupt_flag()?;
     let worktree = repo.add_temp_worktree(commit.id)?;
-    let checked_out =
-        Repo::open_worktree(worktree.path()).and_then(|wt| StateTree::compute(&wt.git, false));
+    let checked_out = repo
+        .open_linked_worktree(worktree.path())
+        .and_then(|wt| StateTree::compute(&wt.git, false));
     match checked_out {
         Ok(state) if state.id == commit.tree => {}
         Ok(state) => {
@@ -362,6 +363,10 @@ pub(crate) fn prove_commit(
             worktree.remove()?;
             return Err(error.into());
         }
+    }
+    if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        worktree.remove()?;
+        return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
     }
     let mut cmd = std::process::Command::new(
         std::env::current_exe().context("could not find the git-prove-it executable")?,

@@ -67,16 +67,25 @@ impl Repo {
         Self::from_git(git)
     }
 
-    /// Open the worktree at `dir` itself, ignoring `GIT_DIR` and the like: for a temporary
-    /// worktree made by us, which the caller's variables do not describe.
-    pub(crate) fn open_worktree(dir: &Path) -> Result<Repo, Error> {
-        let git = gix::ThreadSafeRepository::discover(dir)
-            .map_err(|source| Error::NotARepository {
-                path: dir.to_owned(),
-                source: gix::Error::from_error(source),
-            })?
-            .to_thread_local();
-        Self::from_git(git)
+    /// Open the linked worktree of this repository at `dir`, without the caller's `GIT_DIR`,
+    /// `GIT_INDEX_FILE` and the like: they describe the caller's worktree, not one made by us.
+    pub(crate) fn open_linked_worktree(&self, dir: &Path) -> Result<Repo, Error> {
+        let what = || format!("the worktree {}", dir.display());
+        let wanted = dir.canonicalize().map_err(|source| Error::Unreadable {
+            path: dir.to_owned(),
+            source,
+        })?;
+        for proxy in self.git.worktrees().map_err(Error::read(what()))? {
+            let base = proxy.base().map_err(Error::read(what()))?;
+            if base.canonicalize().is_ok_and(|base| base == wanted) {
+                // gix opens linked worktrees without repository-local environment overrides.
+                return Self::from_git(proxy.into_repo().map_err(Error::read(what()))?);
+            }
+        }
+        Err(Error::Read {
+            what: what(),
+            source: gix::Error::from_error(std::io::Error::other("git does not list it")),
+        })
     }
 
     fn from_git(mut git: gix::Repository) -> Result<Repo, Error> {
