@@ -158,3 +158,32 @@ impl Repo {
             .collect()
     }
 }
+
+impl Repo {
+    /// The commit `id` is or points at (through tags), or `None` when it is something else or
+    /// not in this repository.
+    pub(crate) fn peeled_commit(&self, id: ObjectId) -> Option<ObjectId> {
+        let object = self.git.try_find_object(id).ok()??;
+        object.peel_to_commit().ok().map(|commit| commit.id)
+    }
+
+    /// The commits the remote-tracking branches of `remote` point at: what we know it has.
+    pub(crate) fn remote_branch_tips(&self, remote: &str) -> Result<Vec<ObjectId>, Error> {
+        let what = || format!("the remote-tracking branches of {remote}");
+        let platform = self.git.references().map_err(Error::read(what()))?;
+        let prefix = format!("refs/remotes/{remote}/");
+        let mut tips = Vec::new();
+        for reference in platform
+            .prefixed(prefix.as_str())
+            .map_err(Error::read(what()))?
+        {
+            let Ok(mut reference) = reference else {
+                continue;
+            };
+            if let Ok(id) = reference.peel_to_id() {
+                tips.extend(self.peeled_commit(id.detach()));
+            }
+        }
+        Ok(tips)
+    }
+}

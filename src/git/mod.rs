@@ -14,7 +14,7 @@ mod state_tree;
 mod worktree;
 
 pub(crate) use error::Error;
-pub(crate) use history::CommitInfo;
+pub(crate) use history::{CommitInfo, Selection};
 pub(crate) use names::{LAST_RUN_LOG, PROOFS_REF};
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;

@@ -21,7 +21,7 @@ pub(crate) enum Merged {
     FastForward,
     /// Both sides had proofs the other lacked: a merge commit joins them. `notes` counts the
     /// notes that gained records from the remote.
-    Merged { notes: usize },
+    Joined { notes: usize },
 }
 
 /// The commit a ref points at, or `None` when it does not exist.
@@ -202,7 +202,7 @@ fn merge_commit(
         .write_object(&commit)
         .map_err(Error::write("a notes merge commit"))?
         .detach();
-    Ok((commit, Merged::Merged { notes: changed }))
+    Ok((commit, Merged::Joined { notes: changed }))
 }
 
 /// Point `name` at `new` if it still points at `expected` (or does not exist, for `None`).

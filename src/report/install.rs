@@ -15,12 +15,12 @@ impl InstallReport {
         if self.already {
             writeln!(
                 out,
-                "{} already installed: {}",
+                "already installed: {} at {}",
                 self.what,
                 self.path.display()
             )
         } else {
-            writeln!(out, "installed {}: {}", self.what, self.path.display())
+            writeln!(out, "installed {} at {}", self.what, self.path.display())
         }
     }
 }

@@ -6,6 +6,7 @@
 mod commits;
 mod failure;
 mod install;
+mod pre_push;
 mod progress;
 mod proof;
 mod run;
@@ -17,6 +18,7 @@ pub(crate) use commits::{
 };
 pub(crate) use failure::render_failure;
 pub(crate) use install::InstallReport;
+pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult};

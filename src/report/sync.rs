@@ -24,7 +24,7 @@ impl SyncReport {
         let (merge, notes_merged) = match synced.merged {
             Merged::UpToDate => ("up_to_date", 0),
             Merged::FastForward => ("fast_forward", 0),
-            Merged::Merged { notes } => ("merged", notes),
+            Merged::Joined { notes } => ("merged", notes),
         };
         SyncReport {
             version,
