@@ -170,3 +170,28 @@ fn rejected(output: &str) -> bool {
         .lines()
         .any(|line| line.starts_with('!') && line.contains("[rejected]"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_given_as_a_url_gets_a_safe_tracking_ref() {
+        assert_eq!(tracking_ref("origin"), "refs/notes/prove-it-remotes/origin");
+        assert_eq!(
+            tracking_ref("/srv/git/repo.git"),
+            "refs/notes/prove-it-remotes/_srv_git_repo_git"
+        );
+        assert!(gix::refs::FullName::try_from(tracking_ref("git@host:a/b c..d")).is_ok());
+    }
+
+    #[test]
+    fn only_a_moved_ref_is_worth_another_fetch_and_merge() {
+        let moved = "To ../remote.git\n!\trefs/notes/prove-it:refs/notes/prove-it\t[rejected] (fetch first)\nDone\n";
+        assert!(rejected(moved));
+        let declined =
+            "!\trefs/notes/prove-it:refs/notes/prove-it\t[remote rejected] (hook declined)\n";
+        assert!(!rejected(declined));
+        assert!(!rejected(""));
+    }
+}

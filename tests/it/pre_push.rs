@@ -189,3 +189,23 @@ fn install_respects_core_hooks_path_and_never_clobbers_a_hook() {
         "#!/bin/sh\nexit 0\n"
     );
 }
+
+#[test]
+fn sending_the_proofs_does_not_run_the_hook_again() {
+    let remote = BareRemote::new();
+    let repo = TestRepo::with_commit();
+    repo.git(&["remote", "add", "origin", remote.path.to_str().unwrap()]);
+    let count = repo.home().join("hook-runs");
+    repo.write(
+        ".git/hooks/pre-push",
+        &format!(
+            "#!/bin/sh\necho run >> '{}'\nexec git prove-it hook git pre-push \"$@\"\n",
+            count.display()
+        ),
+    );
+    repo.chmod(".git/hooks/pre-push", 0o755);
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.git(&["push", "-q", "origin", "main"]);
+    assert!(remote.ref_id("refs/notes/prove-it").is_some());
+    assert_eq!(std::fs::read_to_string(count).unwrap(), "run\n");
+}
