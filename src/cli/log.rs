@@ -6,11 +6,11 @@ use crate::git::Repo;
 use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle};
 use crate::standing::classify;
 
-/// List commits as 'git log --oneline' does, with a proof column: proven, proven through an
-/// edited verify.sh, unproven, not armed (no verify.sh), or invalid (the problem is named);
-/// and for a proof, who signed it off, when, how long verify.sh ran, and on which host.
+/// List commits as 'git log --oneline' does, with a proof column.
 ///
-/// Records that are malformed, hand-written or do not match the commit's tree or verify.sh are
+/// Each commit is proven, proven through an edited verify.sh (proven-edited), unproven, not
+/// armed (its tree has no verify.sh), or invalid (the problem is named); for a proof, the line
+/// says who signed it off, when, how long verify.sh ran, and on which host. Records that are malformed, hand-written or do not match the commit's tree or verify.sh are
 /// shown as invalid, never as proven.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
