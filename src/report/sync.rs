@@ -38,6 +38,12 @@ impl SyncReport {
 
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let remote = &self.remote;
+        if !self.fetched && !self.pushed {
+            return writeln!(
+                out,
+                "sync: neither {remote} nor this repository has proofs yet"
+            );
+        }
         let fetched = match (self.fetched, self.merge) {
             (false, _) => format!("{remote} has no proofs yet"),
             (true, "fast_forward") => format!("fetched new proofs from {remote}"),

@@ -17,6 +17,12 @@ fn remote_and_clone() -> (BareRemote, TestRepo) {
 #[test]
 fn a_fresh_clone_syncs_and_then_check_passes() {
     let (remote, alice) = remote_and_clone();
+    alice
+        .prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout("sync: neither origin nor this repository has proofs yet\n");
+    assert!(remote.ref_id("refs/notes/prove-it").is_none());
     alice.prove_it(&["run"]).assert().code(0);
     alice
         .prove_it(&["sync"])
