@@ -14,4 +14,5 @@ pub(crate) mod policy;
 pub(crate) mod proof;
 pub(crate) mod prove;
 pub(crate) mod report;
+pub(crate) mod standing;
 pub(crate) mod verify;

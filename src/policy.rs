@@ -130,6 +130,46 @@ fn seconds(value: &str, source_name: &str) -> Result<Duration, Error> {
     }
 }
 
+/// What the pre-push hook does with the commits being pushed.
+pub(crate) const PRE_PUSH_ENV: &str = "PROVE_IT_PRE_PUSH";
+pub(crate) const PRE_PUSH_CONFIG: &str = "prove-it.prePush";
+
+/// The pre-push policy: which pushed commits must be proven, and whether to prove them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PrePush {
+    /// Each pushed branch or tag tip must be proven (the default).
+    Tip,
+    /// Every commit the remote does not have yet must be proven.
+    All,
+    /// Unproven tips are proven on the spot (`run <rev>`) instead of refused.
+    Prove,
+    /// The hook does nothing.
+    Off,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name} must be one of tip, all, prove or off, not {value:?}")]
+pub(crate) struct PrePushError {
+    source_name: &'static str,
+    value: String,
+}
+
+/// The pre-push policy from the environment, else git config, else `tip`.
+pub(crate) fn pre_push(sources: &dyn Sources) -> Result<PrePush, PrePushError> {
+    let (value, source_name) = match (sources.env(PRE_PUSH_ENV), sources.config(PRE_PUSH_CONFIG)) {
+        (Some(value), _) => (value, PRE_PUSH_ENV),
+        (None, Some(value)) => (value, PRE_PUSH_CONFIG),
+        (None, None) => return Ok(PrePush::Tip),
+    };
+    match value.trim().to_ascii_lowercase().as_str() {
+        "tip" => Ok(PrePush::Tip),
+        "all" => Ok(PrePush::All),
+        "prove" => Ok(PrePush::Prove),
+        "off" => Ok(PrePush::Off),
+        _ => Err(PrePushError { source_name, value }),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -283,6 +323,26 @@ mod tests {
             err.to_string()
                 .starts_with("prove-it.ledger must be true or false"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn pre_push_defaults_to_tip_and_the_environment_beats_config() {
+        let fake = |env, config| Fake { env, config };
+        assert_eq!(pre_push(&fake(None, None)).unwrap(), PrePush::Tip);
+        assert_eq!(pre_push(&fake(None, Some("all"))).unwrap(), PrePush::All);
+        assert_eq!(
+            pre_push(&fake(Some("off"), Some("all"))).unwrap(),
+            PrePush::Off
+        );
+        assert_eq!(
+            pre_push(&fake(None, Some("Prove"))).unwrap(),
+            PrePush::Prove
+        );
+        let err = pre_push(&fake(None, Some("sometimes"))).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "prove-it.prePush must be one of tip, all, prove or off, not \"sometimes\""
         );
     }
 }

@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, claim, hook, ledger, run, status};
+use super::{Failure, check, claim, hook, install, ledger, log, run, status, sync};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -24,9 +24,13 @@ pub struct Cli {
 enum Command {
     Run(run::Args),
     Status(status::Args),
-    Hook(hook::Args),
+    Check(check::Args),
+    Log(log::Args),
+    Sync(sync::Args),
+    Install(install::Args),
     Ledger(ledger::Args),
     Claim(claim::Args),
+    Hook(hook::Args),
 }
 
 /// Run the parsed command line and return the process exit code (see `exit`).
@@ -40,6 +44,10 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
         Command::Ledger(args) => ledger::run(&args, &mut out),
         Command::Claim(args) => claim::run(&args, &mut out, &mut err),
         Command::Hook(args) => hook::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
+        Command::Check(args) => check::run(&args, &mut out),
+        Command::Log(args) => log::run(&args, &mut out),
+        Command::Sync(args) => sync::run(&args, &mut out),
+        Command::Install(args) => install::run(&args, &mut out),
     }
 }
 

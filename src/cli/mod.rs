@@ -4,12 +4,16 @@
 //! Only this module uses `anyhow`; it never prints except through `report`.
 
 mod app;
+mod check;
 mod claim;
 mod failure;
 mod hook;
+mod install;
 mod ledger;
+mod log;
 pub(crate) mod run;
 mod status;
+mod sync;
 
 pub use app::{Cli, execute};
 pub use failure::Failure;

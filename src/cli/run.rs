@@ -16,10 +16,18 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 /// and record a proof when it exits 0.
 ///
 /// The working state is the tree `git add -A` would stage (tracked and untracked files that are
-/// not ignored), computed without touching the index. Exit status: 0 proven, 1 verify.sh failed
-/// or changed the working state while it ran, 2 usage or repository error, 3 verify.sh not armed.
+/// not ignored), computed without touching the index. With a commit, prove that commit instead:
+/// it is checked out into a temporary worktree (removed afterwards, also on failure or
+/// interrupt), verify.sh runs there without the caller's GIT_DIR and similar variables, and the
+/// proof is recorded for the commit's tree; the working tree is not touched. Exit status: 0
+/// proven, 1 verify.sh failed or changed the working state while it ran, 2 usage or repository
+/// error, 3 verify.sh not armed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
+    /// Prove this commit rather than the working state.
+    #[arg(value_name = "REV")]
+    rev: Option<String>,
+
     /// Stream verify.sh's output to stderr while it runs.
     #[arg(short, long)]
     verbose: bool,
@@ -36,10 +44,15 @@ pub(crate) struct Args {
     /// [default: $PROVE_IT_TIMEOUT, else git config prove-it.timeout, else 300].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+
+    /// Who asked for the proof (`host:` in the record): set when `run <rev>` and the pre-push
+    /// hook run this command in a temporary worktree.
+    #[arg(long, hide = true, default_value = "cli", value_parser = ["cli", "pre-push"])]
+    host: String,
 }
 
 /// Reads policy from the process environment and the repository's git config.
-struct Sources<'a>(&'a Repo);
+pub(super) struct Sources<'a>(pub(super) &'a Repo);
 
 impl crate::policy::Sources for Sources<'_> {
     fn env(&self, name: &str) -> Option<String> {
@@ -58,6 +71,9 @@ pub(crate) fn run(
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
     let policy = Policy::resolve(args.timeout, &Sources(&repo))?;
+    if let Some(rev) = &args.rev {
+        return run_rev(&repo, &policy, args, rev, out);
+    }
     let (code, report) = prove(&repo, &policy, args, err)?;
     if args.json {
         report::json(&report, out)?;
@@ -117,7 +133,7 @@ fn prove(
         repo,
         &before,
         prove::Attempt {
-            host: "cli",
+            host: &args.host,
             session: None,
             anchor: None,
             verify_diff: None,
@@ -214,5 +230,197 @@ fn content_hint(error: git::Error) -> super::Failure {
         failure.hint("fix or remove the path named above; git add -A would fail on it too")
     } else {
         failure
+    }
+}
+
+/// Why verify.sh cannot prove a commit whose tree does not hold it.
+const NOT_IN_COMMIT: &str = "does not exist at the root of that commit's tree";
+
+/// `run <rev>`: report a commit that is already proven or not armed, else prove it.
+fn run_rev(
+    repo: &Repo,
+    policy: &Policy,
+    args: &Args,
+    rev: &str,
+    out: &mut dyn Write,
+) -> Result<u8, super::Failure> {
+    let info = commit_of(repo, rev)?;
+    let tree = Some(info.tree.to_string());
+    let early = if info.verify.is_none() {
+        Some((
+            exit::NOT_ARMED,
+            RunReport {
+                version: JSON_VERSION,
+                outcome: "INSUFFICIENT_EVIDENCE",
+                tree,
+                result: RunResult::NotArmed {
+                    reason: NOT_IN_COMMIT,
+                },
+            },
+        ))
+    } else if args.force {
+        None
+    } else {
+        let note = Notes::new(&repo.git, PROOFS_REF).lookup(&info.tree)?;
+        note.and_then(|note| {
+            Proofs::from_note(&note, &info.tree, info.verify)
+                .best()
+                .map(|record| {
+                    (
+                        exit::OK,
+                        RunReport {
+                            version: JSON_VERSION,
+                            outcome: record.outcome.as_str(),
+                            tree,
+                            result: RunResult::AlreadyProven {
+                                proof: ProofSummary::from(record),
+                            },
+                        },
+                    )
+                })
+        })
+    };
+    if let Some((code, report)) = early {
+        if args.json {
+            report::json(&report, out)?;
+        } else {
+            report.human(out)?;
+        }
+        return Ok(code);
+    }
+    if !args.json {
+        report::commit_heading(&info, out)?;
+    }
+    out.flush()?;
+    prove_commit(
+        repo,
+        &info,
+        &CommitRun {
+            host: &args.host,
+            timeout: policy.timeout,
+            verbose: args.verbose,
+            json: args.json,
+            force: args.force,
+            report_to_stderr: false,
+        },
+    )
+}
+
+/// The commit `rev` names, refusing ranges: a proof is for one tree.
+pub(crate) fn commit_of(repo: &Repo, rev: &str) -> Result<git::CommitInfo, super::Failure> {
+    let selection = repo.select(&[rev.to_string()])?;
+    match (selection.tips.as_slice(), selection.hidden.is_empty()) {
+        ([id], true) => Ok(repo.commit_info(*id)?),
+        _ => Err(
+            super::Failure::from(anyhow::anyhow!("{rev:?} is not a single commit"))
+                .hint("run proves one commit; to see which commits of a range are proven, use 'git prove-it check --all <range>'"),
+        ),
+    }
+}
+
+/// How to prove a commit in a temporary worktree.
+pub(crate) struct CommitRun<'a> {
+    pub host: &'a str,
+    pub timeout: Duration,
+    pub verbose: bool,
+    pub json: bool,
+    pub force: bool,
+    /// Print the run's report on stderr rather than stdout (a hook's stdout is not for people).
+    pub report_to_stderr: bool,
+}
+
+/// Prove `commit` in a temporary worktree and return `run`'s exit code for it.
+///
+/// The proving is done by this same program (`git prove-it run`) started inside the worktree
+/// with the caller's repository-locating variables (`GIT_DIR`, `GIT_WORK_TREE`, ...) removed,
+/// so that neither it nor verify.sh acts on the caller's repository by mistake: git sets those
+/// variables for hooks. The worktree is removed afterwards, whatever happened, and on Ctrl-C,
+/// SIGTERM or SIGHUP once the run has stopped.
+pub(crate) fn prove_commit(
+    repo: &Repo,
+    commit: &git::CommitInfo,
+    how: &CommitRun<'_>,
+) -> Result<u8, super::Failure> {
+    let interrupt = interrupt_flag()?;
+    let worktree = repo.add_temp_worktree(commit.id)?;
+    let checked_out = repo
+        .open_linked_worktree(worktree.path())
+        .and_then(|wt| StateTree::compute(&wt.git, false));
+    match checked_out {
+        Ok(state) if state.id == commit.tree => {}
+        Ok(state) => {
+            worktree.remove()?;
+            return Err(super::Failure::from(anyhow::anyhow!(
+                "checking out {} gives the state tree {}, not the commit's tree {}, so no proof made there would prove the commit",
+                commit.id,
+                state.id,
+                commit.tree
+            ))
+            .hint("clean or smudge filters (.gitattributes, git-lfs) or ignored files committed anyway change what a checkout holds")
+            .hint("prove the working state instead: check the commit out and run 'git prove-it run'"));
+        }
+        Err(error) => {
+            worktree.remove()?;
+            return Err(error.into());
+        }
+    }
+    if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        worktree.remove()?;
+        return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
+    }
+    let mut cmd = std::process::Command::new(
+        std::env::current_exe().context("could not find the git-prove-it executable")?,
+    );
+    cmd.arg("run")
+        .args(["--host", how.host])
+        .args(["--timeout", &how.timeout.as_secs().to_string()])
+        .current_dir(worktree.path())
+        .stdin(std::process::Stdio::null());
+    if how.report_to_stderr {
+        use std::os::fd::AsFd as _;
+        let stderr = std::io::stderr().as_fd().try_clone_to_owned()?;
+        cmd.stdout(stderr);
+    }
+    for (flag, on) in [
+        ("--verbose", how.verbose),
+        ("--json", how.json),
+        ("--force", how.force),
+    ] {
+        if on {
+            cmd.arg(flag);
+        }
+    }
+    for name in git::LOCAL_ENV {
+        cmd.env_remove(name);
+    }
+    let status = match cmd.spawn() {
+        Ok(mut child) => wait_forwarding(&mut child, &interrupt),
+        Err(error) => Err(error),
+    };
+    worktree.remove()?;
+    let status = status.context("could not run git-prove-it in the temporary worktree")?;
+    Ok(status
+        .code()
+        .and_then(|code| u8::try_from(code).ok())
+        .unwrap_or(exit::ERROR))
+}
+
+/// Wait for `child`; when we are asked to stop, pass the request on (SIGTERM) and keep waiting,
+/// so the worktree is removed only once nothing runs in it.
+fn wait_forwarding(
+    child: &mut std::process::Child,
+    interrupt: &AtomicBool,
+) -> std::io::Result<std::process::ExitStatus> {
+    let mut forwarded = false;
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(status);
+        }
+        if !forwarded && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+            forwarded = true;
+            let pid = rustix::process::Pid::from_child(child);
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
 }

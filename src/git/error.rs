@@ -52,6 +52,28 @@ pub(crate) enum Error {
         note: gix::ObjectId,
         tree: gix::ObjectId,
     },
+    #[error("could not resolve the revision {spec:?}")]
+    Revision {
+        spec: String,
+        #[source]
+        source: gix::Error,
+    },
+    #[error("the revision {spec:?} does not name a commit")]
+    NotACommit { spec: String },
+    #[error("could not run git {command}")]
+    GitSpawn {
+        command: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("git {command} failed: {stderr}")]
+    GitFailed { command: String, stderr: String },
+    #[error("could not clean up the temporary worktree {path}")]
+    WorktreeCleanup {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl Error {

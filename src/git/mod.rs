@@ -5,16 +5,24 @@
 //! takes `index.lock` and never writes the user's index.
 
 mod error;
+mod history;
 pub(crate) mod ledger;
 mod names;
 mod notes;
+mod notes_sync;
+mod remote;
 mod repo;
 mod session;
 mod state_tree;
+mod worktree;
 
 pub(crate) use error::Error;
+pub(crate) use history::{CommitInfo, Selection};
 pub(crate) use names::{ANCHORS_REF, CLAIMS_REF, LAST_RUN_LOG, PROOFS_REF};
 pub(crate) use notes::Notes;
+pub(crate) use notes_sync::Merged;
+pub(crate) use remote::Synced;
 pub(crate) use repo::Repo;
 pub(crate) use session::{LastAnswer, SessionFiles, session_key};
 pub(crate) use state_tree::StateTree;
+pub(crate) use worktree::LOCAL_ENV;

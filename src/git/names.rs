@@ -17,3 +17,10 @@ pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
 
 /// Validated oracle packets of `git prove-it claim --record`, keyed by state tree id.
 pub(crate) const CLAIMS_REF: &str = "refs/notes/prove-it-claims";
+
+/// Where `sync` and the pre-push hook keep a remote's proofs as last fetched:
+/// `refs/notes/prove-it-remotes/<remote>`. Local only; never pushed.
+pub(crate) const REMOTE_PROOFS_PREFIX: &str = "refs/notes/prove-it-remotes/";
+
+/// Temporary worktrees of `run <rev>`, under [`STATE_DIR`].
+pub(crate) const WORKTREES_DIR: &str = "worktrees";

@@ -192,7 +192,7 @@ impl<'repo> Notes<'repo> {
 }
 
 /// A jittered, growing pause: writers that collided must not collide again in lockstep.
-fn backoff(attempt: u32) -> Duration {
+pub(super) fn backoff(attempt: u32) -> Duration {
     use std::hash::{BuildHasher, RandomState};
     let jitter = RandomState::new().hash_one((attempt, std::process::id())) % 1000;
     let base_us = 500u64 << attempt.min(6);

@@ -64,7 +64,7 @@ impl Repo {
                 source,
             },
         )?;
-        Self::open(git.to_thread_local())
+        Self::from_git(git.to_thread_local())
     }
 
     /// Open the repository containing `dir` and nothing else: a hook event's `cwd` names the
@@ -75,10 +75,31 @@ impl Repo {
                 path: dir.to_owned(),
                 source: gix::Error::from_error(source),
             })?;
-        Self::open(git.to_thread_local())
+        Self::from_git(git.to_thread_local())
     }
 
-    fn open(mut git: gix::Repository) -> Result<Repo, Error> {
+    /// Open the linked worktree of this repository at `dir`, without the caller's `GIT_DIR`,
+    /// `GIT_INDEX_FILE` and the like: they describe the caller's worktree, not one made by us.
+    pub(crate) fn open_linked_worktree(&self, dir: &Path) -> Result<Repo, Error> {
+        let what = || format!("the worktree {}", dir.display());
+        let wanted = dir.canonicalize().map_err(|source| Error::Unreadable {
+            path: dir.to_owned(),
+            source,
+        })?;
+        for proxy in self.git.worktrees().map_err(Error::read(what()))? {
+            let base = proxy.base().map_err(Error::read(what()))?;
+            if base.canonicalize().is_ok_and(|base| base == wanted) {
+                // gix opens linked worktrees without repository-local environment overrides.
+                return Self::from_git(proxy.into_repo().map_err(Error::read(what()))?);
+            }
+        }
+        Err(Error::Read {
+            what: what(),
+            source: gix::Error::from_error(std::io::Error::other("git does not list it")),
+        })
+    }
+
+    fn from_git(mut git: gix::Repository) -> Result<Repo, Error> {
         let workdir = git
             .workdir()
             .ok_or_else(|| Error::Bare {

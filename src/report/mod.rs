@@ -4,24 +4,34 @@
 //! goes. Human text and JSON are rendered from the same values.
 
 mod claim;
+mod commits;
 mod failure;
 mod gate;
+mod install;
 mod ledger;
+mod pre_push;
 mod progress;
 mod proof;
 mod run;
 mod status;
+mod sync;
 
 pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
+pub(crate) use commits::{
+    CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
+};
 pub(crate) use failure::render_failure;
 pub(crate) use gate::{Context as GateContext, Message, could_not_check, message};
+pub(crate) use install::InstallReport;
 pub(crate) use ledger::{LedgerReport, summary_lines};
+pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult};
 pub(crate) use status::StatusReport;
+pub(crate) use sync::SyncReport;
 
 /// The version of every JSON document this build prints.
 pub(crate) const JSON_VERSION: u32 = 1;

@@ -21,7 +21,7 @@ pub struct TestRepo {
 /// The environment every process in a test gets, and nothing else.
 pub fn hermetic(cmd: &mut Command, home: &Path) {
     cmd.env_clear()
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .env("PATH", path_with_our_binary())
         .env("HOME", home)
         .env("XDG_CONFIG_HOME", home.join(".config"))
         .env("GIT_CONFIG_NOSYSTEM", "1")
@@ -36,7 +36,104 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
         .env("LC_ALL", "C");
 }
 
+/// PATH with the directory of the binary under test first, so that `git prove-it` (as hooks
+/// run it) is this build.
+pub fn path_with_our_binary() -> std::ffi::OsString {
+    let bin = cargo_bin("git-prove-it");
+    let mut dirs = vec![bin.parent().expect("the binary has a directory").to_owned()];
+    dirs.extend(std::env::split_paths(
+        &std::env::var_os("PATH").unwrap_or_default(),
+    ));
+    std::env::join_paths(dirs).expect("PATH entries join")
+}
+
+/// A bare repository on disk, standing in for a remote such as GitHub.
+pub struct BareRemote {
+    _dir: tempfile::TempDir,
+    pub path: PathBuf,
+}
+
+impl BareRemote {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("remote.git");
+        let mut cmd = Command::new("git");
+        hermetic(&mut cmd, dir.path());
+        let out = cmd
+            .args(["init", "-q", "--bare", "-b", "main"])
+            .arg(&path)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git init --bare: {out:?}");
+        BareRemote { _dir: dir, path }
+    }
+
+    /// `git show-ref` in the remote: every ref and where it points, empty when it has none.
+    pub fn refs(&self) -> String {
+        let mut cmd = Command::new("git");
+        hermetic(&mut cmd, &self.path);
+        let out = cmd
+            .arg("--git-dir")
+            .arg(&self.path)
+            .arg("show-ref")
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// The commit a ref of the remote points at, if it has the ref.
+    pub fn ref_id(&self, name: &str) -> Option<String> {
+        self.refs()
+            .lines()
+            .find(|line| line.ends_with(&format!(" {name}")))
+            .map(|line| line[..40].to_string())
+    }
+
+    /// The proof note on `object` in the remote's refs/notes/prove-it, read by stock git.
+    pub fn note(&self, object: &str) -> Option<String> {
+        let mut cmd = Command::new("git");
+        hermetic(&mut cmd, &self.path);
+        let out = cmd
+            .arg("--git-dir")
+            .arg(&self.path)
+            .args(["notes", "--ref", "prove-it", "show", object])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+}
+
 impl TestRepo {
+    /// A clone of `remote` (with origin pointing at it), in its own temp dir and home.
+    pub fn clone_of(remote: &BareRemote) -> Self {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let root = dir.path().join("repo");
+        let home = dir.path().join("home");
+        std::fs::create_dir_all(&home).unwrap();
+        let mut cmd = Command::new("git");
+        hermetic(&mut cmd, &home);
+        let out = cmd
+            .args(["clone", "-q"])
+            .arg(&remote.path)
+            .arg(&root)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git clone: {out:?}");
+        TestRepo {
+            _dir: dir,
+            root,
+            home,
+        }
+    }
+
+    /// This repository's origin is `remote`, and main is pushed there (without hooks).
+    pub fn publish_to(&self, remote: &BareRemote) {
+        self.git(&["remote", "add", "origin", remote.path.to_str().unwrap()]);
+        self.git(&["push", "-q", "--no-verify", "-u", "origin", "main"]);
+    }
+
     /// An empty repository on branch main.
     pub fn new() -> Self {
         let dir = tempfile::tempdir().expect("temp dir");

@@ -1,9 +1,14 @@
 //! Integration tests: one binary, real temporary repositories, real git.
 
+mod check;
 mod claim;
 mod gate;
 mod harness;
+mod log;
 mod notes;
+mod pre_push;
 mod run;
+mod run_rev;
 mod state_tree;
 mod status;
+mod sync;

@@ -1,14 +1,208 @@
+//! git's own hooks. Protocol (githooks(5)): git runs `pre-push <remote> <url>` with one line per
+//! ref on stdin, `<local ref> <local sha> <remote ref> <remote sha>`; a non-zero exit refuses the
+//! whole push, and whatever the hook prints on stderr is shown to the person pushing.
+
 use std::io::{Read, Write};
+
+use anyhow::Context as _;
+use gix::ObjectId;
+
+use crate::exit;
+use crate::git::{Repo, Selection};
+use crate::policy::{self, Policy, PrePush};
+use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
+use crate::standing::classify;
+
+use super::super::run::{CommitRun, Sources, prove_commit};
 
 /// git's own hooks (pre-push).
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    #[command(subcommand)]
+    event: Event,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Event {
+    /// git's pre-push hook: refuse pushing commits that are not proven (or prove them), and send
+    /// the proofs along with a push that goes through.
+    ///
+    /// Policy: PROVE_IT_PRE_PUSH, else git config prove-it.prePush: tip (each pushed tip must be
+    /// proven; the default), all (every commit the remote lacks), prove (prove unproven tips in
+    /// a temporary worktree instead of refusing) or off. Deleting a ref is never refused. Exit
+    /// status: 0 the push may go on, 1 refused, 2 error (git refuses the push then too).
+    PrePush {
+        /// The remote's name, or its URL when the push names no configured remote.
+        remote: String,
+        /// The remote's URL.
+        url: Option<String>,
+    },
+}
+
+/// One line of the pre-push hook's input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Update {
+    local_ref: String,
+    local: ObjectId,
+    remote: ObjectId,
+}
 
 pub(crate) fn run(
-    _args: &Args,
-    _stdin: &mut dyn Read,
+    args: &Args,
+    stdin: &mut dyn Read,
     _out: &mut dyn Write,
-    _err: &mut dyn Write,
+    err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
-    Err(anyhow::anyhow!("hook git is not wired yet").into())
+    match &args.event {
+        Event::PrePush { remote, .. } => pre_push(remote, stdin, err),
+    }
+}
+
+fn pre_push(
+    remote: &str,
+    stdin: &mut dyn Read,
+    err: &mut dyn Write,
+) -> Result<u8, crate::cli::Failure> {
+    let mut input = String::new();
+    stdin
+        .read_to_string(&mut input)
+        .context("could not read the refs being pushed from stdin")?;
+    let updates = parse_updates(&input)?;
+    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let repo = Repo::discover(&cwd)?;
+    let mode = policy::pre_push(&Sources(&repo))?;
+    if mode == PrePush::Off {
+        return Ok(exit::OK);
+    }
+
+    let tips = pushed_tips(&repo, &updates);
+    let ids = match mode {
+        PrePush::All => {
+            let mut hidden = repo.remote_branch_tips(remote)?;
+            hidden.extend(updates.iter().filter_map(|u| repo.peeled_commit(u.remote)));
+            repo.walk(
+                &Selection {
+                    tips: tips.clone(),
+                    hidden,
+                },
+                None,
+            )?
+        }
+        PrePush::Tip | PrePush::Prove | PrePush::Off => tips.clone(),
+    };
+    let mut unproven = unproven(&repo, &ids)?;
+    let tried = mode == PrePush::Prove && !unproven.is_empty();
+    if tried {
+        let policy = Policy::resolve(None, &Sources(&repo))?;
+        for commit in unproven.iter().filter(|c| c.status != "not-armed") {
+            let info = super::super::run::commit_of(&repo, &commit.commit)?;
+            report::commit_heading(&info, err)?;
+            // Its verdict is read back from the notes below; a failure was already reported.
+            prove_commit(
+                &repo,
+                &info,
+                &CommitRun {
+                    host: "pre-push",
+                    timeout: policy.timeout,
+                    verbose: false,
+                    json: false,
+                    force: false,
+                    report_to_stderr: true,
+                },
+            )?;
+        }
+        unproven = self::unproven(&repo, &ids)?;
+    }
+    if !unproven.is_empty() {
+        PushRefusal {
+            remote: remote.to_string(),
+            unproven,
+            tried,
+        }
+        .human(err)?;
+        return Ok(exit::NOT_PROVEN);
+    }
+
+    // The push goes on: send the proofs with it. Failing to is worth a warning, not a refusal:
+    // the commits are proven here, and `git prove-it sync` can send the proofs later.
+    match repo.sync_proofs(remote) {
+        Ok(synced) => report::proofs_sent(&SyncReport::new(JSON_VERSION, &synced), err)?,
+        Err(error) => report::proofs_not_sent(remote, &error, err)?,
+    }
+    Ok(exit::OK)
+}
+
+/// The lines git passes on stdin. A line that does not follow the protocol is an error, which
+/// refuses the push: better than checking something other than what is pushed.
+fn parse_updates(input: &str) -> Result<Vec<Update>, crate::cli::Failure> {
+    input
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let id = |hex: &str| ObjectId::from_hex(hex.as_bytes()).ok();
+            match fields.as_slice() {
+                [local_ref, local, _remote_ref, remote] => match (id(local), id(remote)) {
+                    (Some(local), Some(remote)) => Some(Update {
+                        local_ref: (*local_ref).to_string(),
+                        local,
+                        remote,
+                    }),
+                    _ => None,
+                },
+                _ => None,
+            }
+            .ok_or_else(|| {
+                crate::cli::Failure::from(anyhow::anyhow!(
+                    "unexpected line from git on the pre-push hook's stdin: {line:?}"
+                ))
+            })
+        })
+        .collect()
+}
+
+/// The commits at the tips being pushed. Deletions (an all-zero local id) are never checked,
+/// nor are notes refs (proofs themselves) or tags of things that are not commits.
+fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
+    let mut tips = Vec::new();
+    for update in updates {
+        if update.local.is_null() || update.local_ref.starts_with("refs/notes/") {
+            continue;
+        }
+        if let Some(commit) = repo.peeled_commit(update.local)
+            && !tips.contains(&commit)
+        {
+            tips.push(commit);
+        }
+    }
+    tips
+}
+
+fn unproven(repo: &Repo, ids: &[ObjectId]) -> Result<Vec<CommitReport>, crate::cli::Failure> {
+    Ok(repo
+        .commits_with_notes(ids)?
+        .into_iter()
+        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), false))
+        .filter(|report| !report.proven)
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_gits_pre_push_lines_and_refuses_anything_else() {
+        let zero = "0".repeat(40);
+        let one = "1".repeat(40);
+        let input = format!(
+            "refs/heads/main {one} refs/heads/main {zero}\n(delete) {zero} refs/heads/old {one}\n"
+        );
+        let updates = parse_updates(&input).unwrap();
+        assert_eq!(updates.len(), 2);
+        assert_eq!(updates[0].local_ref, "refs/heads/main");
+        assert!(updates[1].local.is_null());
+        assert!(parse_updates("").unwrap().is_empty());
+        assert!(parse_updates("refs/heads/main nothex refs/heads/main x\n").is_err());
+    }
 }

@@ -1,0 +1,72 @@
+use std::io::{IsTerminal, Write};
+
+use anyhow::Context as _;
+
+use crate::git::Repo;
+use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle};
+use crate::standing::classify;
+
+/// List commits as 'git log --oneline' does, with a proof column.
+///
+/// Each commit is proven, proven through an edited verify.sh (proven-edited), unproven, not
+/// armed (its tree has no verify.sh), or invalid (the problem is named); for a proof, the line
+/// says who signed it off, when, how long verify.sh ran, and on which host. Records that are malformed, hand-written or do not match the commit's tree or verify.sh are
+/// shown as invalid, never as proven.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Commits to list: a revision or range, as git log takes them [default: HEAD].
+    #[arg(value_name = "RANGE")]
+    revs: Vec<String>,
+
+    /// Show at most this many commits.
+    #[arg(short = 'n', long = "max-count", value_name = "N")]
+    max_count: Option<usize>,
+
+    /// Show the diff of verify.sh that a proof through an edited verify.sh carries.
+    #[arg(short = 'p', long = "patch")]
+    patch: bool,
+
+    /// Print the list as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+
+    /// Colour the output: auto (on a terminal, unless NO_COLOR is set), always or never.
+    #[arg(long, value_name = "WHEN", default_value = "auto", value_parser = ["auto", "always", "never"])]
+    color: String,
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
+    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let repo = Repo::discover(&cwd)?;
+    let revs = if args.revs.is_empty() {
+        vec!["HEAD".to_string()]
+    } else {
+        args.revs.clone()
+    };
+    let selection = repo.select(&revs)?;
+    let ids = repo.walk(&selection, args.max_count)?;
+    let commits: Vec<CommitReport> = repo
+        .commits_with_notes(&ids)?
+        .into_iter()
+        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), false))
+        .collect();
+    let report = LogReport {
+        version: JSON_VERSION,
+        commits,
+    };
+    if args.json {
+        report::json(&report, out)?;
+    } else {
+        let no_color = std::env::var("NO_COLOR").ok();
+        let style = LogStyle {
+            color: report::use_color(
+                &args.color,
+                no_color.as_deref(),
+                std::io::stdout().is_terminal(),
+            ),
+            patch: args.patch,
+        };
+        report.human(style, out)?;
+    }
+    Ok(crate::exit::OK)
+}

@@ -1,0 +1,41 @@
+use std::io::Write;
+
+use anyhow::Context as _;
+
+use crate::exit;
+use crate::git::Repo;
+use crate::report::{self, JSON_VERSION, SyncReport};
+
+/// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
+/// union (no proof is ever lost, whichever side wrote it), and push the result.
+///
+/// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/<remote>. When
+/// the remote moved between our fetch and our push, it is fetched and merged again. A clone
+/// without proofs of its own (CI) only fetches. Exit status: 0 done, 2 error.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The remote to sync with [default: the current branch's upstream remote, else origin].
+    remote: Option<String>,
+
+    /// Print the result as one JSON object on stdout.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
+    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let repo = Repo::discover(&cwd)?;
+    let remote = args.remote.clone().unwrap_or_else(|| repo.default_remote());
+    let synced = repo.sync_proofs(&remote).map_err(|e| {
+        super::Failure::from(e).hint(format!(
+            "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
+        ))
+    })?;
+    let report = SyncReport::new(JSON_VERSION, &synced);
+    if args.json {
+        report::json(&report, out)?;
+    } else {
+        report.human(out)?;
+    }
+    Ok(exit::OK)
+}

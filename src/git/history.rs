@@ -1,0 +1,189 @@
+//! Commits as `check` and `log` see them: revisions resolved and walked with gix, and for each
+//! commit its tree and the verify.sh that tree holds.
+
+use gix::ObjectId;
+use gix::revision::plumbing::Spec;
+
+use super::names::VERIFY_SCRIPT;
+use super::{Error, Repo};
+
+/// What revision arguments select: commits to start from, and commits whose ancestry is excluded.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Selection {
+    pub tips: Vec<ObjectId>,
+    pub hidden: Vec<ObjectId>,
+}
+
+/// One commit and what proving it needs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct CommitInfo {
+    pub id: ObjectId,
+    pub tree: ObjectId,
+    /// The first line of the message, as `git log --oneline` shows it.
+    pub subject: String,
+    /// verify.sh at the root of the commit's tree: its blob and mode, if there is one.
+    pub verify: Option<(ObjectId, u32)>,
+}
+
+impl Repo {
+    /// Resolve revision arguments (`HEAD`, `main~2`, `a..b`, `a...b`, `^a`, `a^!`, `a^@`) into a
+    /// selection, peeling tags to the commits they name.
+    pub(crate) fn select(&self, specs: &[String]) -> Result<Selection, Error> {
+        let mut selection = Selection::default();
+        for spec in specs {
+            let bad = |source| Error::Revision {
+                spec: spec.clone(),
+                source,
+            };
+            let parsed = self.git.rev_parse(spec.as_str()).map_err(bad)?.detach();
+            let commit = |id: ObjectId| self.peel_to_commit(id, spec);
+            match parsed {
+                Spec::Include(id) => selection.tips.push(commit(id)?),
+                Spec::Exclude(id) => selection.hidden.push(commit(id)?),
+                Spec::Range { from, to } => {
+                    selection.tips.push(commit(to)?);
+                    selection.hidden.push(commit(from)?);
+                }
+                Spec::Merge { theirs, ours } => {
+                    let (theirs, ours) = (commit(theirs)?, commit(ours)?);
+                    selection.tips.extend([theirs, ours]);
+                    if let Some(base) = self.git.merge_base(theirs, ours).map_err(bad)? {
+                        selection.hidden.push(base.detach());
+                    }
+                }
+                Spec::IncludeOnlyParents(id) => {
+                    selection.tips.extend(self.parents(commit(id)?, spec)?);
+                }
+                Spec::ExcludeParents(id) => {
+                    let id = commit(id)?;
+                    selection.tips.push(id);
+                    selection.hidden.extend(self.parents(id, spec)?);
+                }
+            }
+        }
+        Ok(selection)
+    }
+
+    fn peel_to_commit(&self, id: ObjectId, spec: &str) -> Result<ObjectId, Error> {
+        let object = self
+            .git
+            .find_object(id)
+            .map_err(Error::read(format!("the object {id} named by {spec:?}")))?;
+        object
+            .peel_to_commit()
+            .map(|commit| commit.id)
+            .map_err(|_| Error::NotACommit {
+                spec: spec.to_string(),
+            })
+    }
+
+    fn parents(&self, id: ObjectId, spec: &str) -> Result<Vec<ObjectId>, Error> {
+        let commit = self
+            .git
+            .find_commit(id)
+            .map_err(Error::read(format!("the commit {id} named by {spec:?}")))?;
+        Ok(commit.parent_ids().map(gix::Id::detach).collect())
+    }
+
+    /// The commits of `selection`, newest first as `git log` lists them, at most `limit`.
+    pub(crate) fn walk(
+        &self,
+        selection: &Selection,
+        limit: Option<usize>,
+    ) -> Result<Vec<ObjectId>, Error> {
+        let walk = self
+            .git
+            .rev_walk(selection.tips.iter().copied())
+            .sorting(gix::revision::walk::Sorting::ByCommitTime(
+                Default::default(),
+            ))
+            .with_hidden(selection.hidden.iter().copied())
+            .all()
+            .map_err(Error::read("the commit history"))?;
+        let mut ids = Vec::new();
+        for info in walk.take(limit.unwrap_or(usize::MAX)) {
+            ids.push(info.map_err(Error::read("the commit history"))?.id);
+        }
+        Ok(ids)
+    }
+
+    /// A commit's tree, subject and verify.sh.
+    pub(crate) fn commit_info(&self, id: ObjectId) -> Result<CommitInfo, Error> {
+        let what = || format!("the commit {id}");
+        let commit = self.git.find_commit(id).map_err(Error::read(what()))?;
+        let tree = commit.tree_id().map_err(Error::read(what()))?.detach();
+        let subject = commit
+            .message()
+            .map(|message| message.summary().to_string())
+            .unwrap_or_default();
+        Ok(CommitInfo {
+            id,
+            tree,
+            subject,
+            verify: self.root_entry(tree, VERIFY_SCRIPT)?,
+        })
+    }
+
+    /// The blob id and mode of the entry `name` at the root of `tree`, if it is there.
+    pub(crate) fn root_entry(
+        &self,
+        tree: ObjectId,
+        name: &str,
+    ) -> Result<Option<(ObjectId, u32)>, Error> {
+        let tree = self
+            .git
+            .find_tree(tree)
+            .map_err(Error::read(format!("the tree {tree}")))?;
+        Ok(tree
+            .find_entry(name)
+            .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value()))))
+    }
+}
+
+impl Repo {
+    /// Each commit with the proofs note of its tree, read from one view of the notes ref.
+    pub(crate) fn commits_with_notes(
+        &self,
+        ids: &[ObjectId],
+    ) -> Result<Vec<(CommitInfo, Option<String>)>, Error> {
+        // One `Notes` for all: it keeps the fanout levels it opened, so lookups stay cheap over
+        // thousands of commits.
+        let mut notes = super::Notes::new(&self.git, super::PROOFS_REF);
+        ids.iter()
+            .map(|&id| {
+                let info = self.commit_info(id)?;
+                let note = notes.lookup(&info.tree)?;
+                Ok((info, note))
+            })
+            .collect()
+    }
+}
+
+impl Repo {
+    /// The commit `id` is or points at (through tags), or `None` when it is something else or
+    /// not in this repository.
+    pub(crate) fn peeled_commit(&self, id: ObjectId) -> Option<ObjectId> {
+        let object = self.git.try_find_object(id).ok()??;
+        object.peel_to_commit().ok().map(|commit| commit.id)
+    }
+
+    /// The commits the remote-tracking branches of `remote` point at: what we know it has.
+    pub(crate) fn remote_branch_tips(&self, remote: &str) -> Result<Vec<ObjectId>, Error> {
+        let what = || format!("the remote-tracking branches of {remote}");
+        let platform = self.git.references().map_err(Error::read(what()))?;
+        let prefix = format!("refs/remotes/{remote}/");
+        let mut tips = Vec::new();
+        for reference in platform
+            .prefixed(prefix.as_str())
+            .map_err(Error::read(what()))?
+        {
+            let Ok(mut reference) = reference else {
+                continue;
+            };
+            if let Ok(id) = reference.peel_to_id() {
+                tips.extend(self.peeled_commit(id.detach()));
+            }
+        }
+        Ok(tips)
+    }
+}

@@ -1,0 +1,197 @@
+//! Proofs on a remote: fetch its notes ref, merge it into ours by record union, push the result.
+//!
+//! gix can neither fetch over every transport git supports nor push at all, so this module runs
+//! `git` itself for the network; everything else (the merge, the ref updates) happens here.
+
+use std::process::Command;
+
+use gix::ObjectId;
+
+use super::names::{PROOFS_REF, REMOTE_PROOFS_PREFIX};
+use super::notes_sync::{Merged, merge_into, ref_tip};
+use super::{Error, Repo};
+
+/// How often fetch, merge and push are retried when the remote's proofs moved between our fetch
+/// and our push.
+const MAX_PUSH_ATTEMPTS: u32 = 4;
+
+/// What `sync` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Synced {
+    pub remote: String,
+    /// The remote had proofs to fetch.
+    pub fetched: bool,
+    /// What merging them into the local proofs did (`UpToDate` when there was nothing to merge).
+    pub merged: Merged,
+    /// The remote's proofs were behind and the local ones were pushed.
+    pub pushed: bool,
+}
+
+/// The local ref where the proofs of `remote` are kept as last fetched. A remote given as a URL
+/// or path gets a name made of its characters that are safe in a ref name.
+pub(crate) fn tracking_ref(remote: &str) -> String {
+    let safe: String = remote
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{REMOTE_PROOFS_PREFIX}{safe}")
+}
+
+impl Repo {
+    /// Run git in this repository and return its stdout, or its stderr as the error.
+    fn run_git(&self, args: &[&str]) -> Result<String, Error> {
+        let output = self.git_output(args)?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(failed(args, &output))
+        }
+    }
+
+    fn git_output(&self, args: &[&str]) -> Result<std::process::Output, Error> {
+        Command::new("git")
+            .args(args)
+            .current_dir(self.workdir())
+            .stdin(std::process::Stdio::null())
+            .output()
+            .map_err(|source| Error::GitSpawn {
+                command: args.join(" "),
+                source,
+            })
+    }
+
+    /// The remote to sync with when none is named: the current branch's upstream remote, else
+    /// `origin`.
+    pub(crate) fn default_remote(&self) -> String {
+        self.git
+            .head_name()
+            .ok()
+            .flatten()
+            .and_then(|name| {
+                let branch = name.shorten().to_string();
+                self.config_string(&format!("branch.{branch}.remote"))
+            })
+            .filter(|remote| remote != ".")
+            .unwrap_or_else(|| "origin".to_string())
+    }
+
+    /// The commit the remote's proofs ref points at, or `None` when it has none.
+    fn remote_proofs_tip(&self, remote: &str) -> Result<Option<ObjectId>, Error> {
+        // Asked first rather than fetched blindly: a fetch of a missing ref fails, and telling
+        // that failure from others would mean parsing git's (translated) messages.
+        let listed = self.run_git(&["ls-remote", "--", remote, PROOFS_REF])?;
+        Ok(listed
+            .lines()
+            .filter_map(|line| line.split_once('\t'))
+            .find(|(_, name)| *name == PROOFS_REF)
+            .and_then(|(id, _)| ObjectId::from_hex(id.as_bytes()).ok()))
+    }
+
+    /// Fetch the remote's proofs, merge them into ours by record union, and push the result
+    /// when the remote lacks some of ours. Retried when the remote moved before our push.
+    pub(crate) fn sync_proofs(&self, remote: &str) -> Result<Synced, Error> {
+        let tracking = tracking_ref(remote);
+        for _ in 0..MAX_PUSH_ATTEMPTS {
+            let remote_tip = self.remote_proofs_tip(remote)?;
+            let mut merged = Merged::UpToDate;
+            if let Some(tip) = remote_tip {
+                let refspec = format!("+{PROOFS_REF}:{tracking}");
+                self.run_git(&[
+                    "fetch",
+                    "--quiet",
+                    "--no-write-fetch-head",
+                    "--no-recurse-submodules",
+                    remote,
+                    &refspec,
+                ])?;
+                let fetched = ref_tip(&self.git, &tracking)?.unwrap_or(tip);
+                merged = merge_into(
+                    &self.git,
+                    PROOFS_REF,
+                    fetched,
+                    &format!("prove-it: merge proofs from {remote}"),
+                )?;
+            }
+            let local = ref_tip(&self.git, PROOFS_REF)?;
+            let synced = |pushed| Synced {
+                remote: remote.to_string(),
+                fetched: remote_tip.is_some(),
+                merged,
+                pushed,
+            };
+            if local.is_none() || local == remote_tip {
+                return Ok(synced(false));
+            }
+            // --no-verify: pushing proofs must never run the pre-push hook, which may be the
+            // very process doing this.
+            let refspec = format!("{PROOFS_REF}:{PROOFS_REF}");
+            let args = [
+                "push",
+                "--quiet",
+                "--no-verify",
+                "--porcelain",
+                remote,
+                &refspec,
+            ];
+            let output = self.git_output(&args)?;
+            if output.status.success() {
+                return Ok(synced(true));
+            }
+            if !rejected(&String::from_utf8_lossy(&output.stdout)) {
+                return Err(failed(&args, &output));
+            }
+        }
+        Err(Error::RefContention {
+            name: format!("{PROOFS_REF} on {remote}"),
+            attempts: MAX_PUSH_ATTEMPTS,
+        })
+    }
+}
+
+fn failed(args: &[&str], output: &std::process::Output) -> Error {
+    Error::GitFailed {
+        command: args.join(" "),
+        stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+    }
+}
+
+/// Whether a failed push was refused because the remote's ref moved (not a fast-forward), which
+/// a new fetch and merge fixes, rather than failing for another reason.
+fn rejected(output: &str) -> bool {
+    // `git push --porcelain` prints `!<TAB><refspec><TAB>[rejected] (fetch first)` for a ref
+    // that moved; a remote hook's refusal says `[remote rejected]` and is final.
+    output
+        .lines()
+        .any(|line| line.starts_with('!') && line.contains("[rejected]"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_remote_given_as_a_url_gets_a_safe_tracking_ref() {
+        assert_eq!(tracking_ref("origin"), "refs/notes/prove-it-remotes/origin");
+        assert_eq!(
+            tracking_ref("/srv/git/repo.git"),
+            "refs/notes/prove-it-remotes/_srv_git_repo_git"
+        );
+        assert!(gix::refs::FullName::try_from(tracking_ref("git@host:a/b c..d")).is_ok());
+    }
+
+    #[test]
+    fn only_a_moved_ref_is_worth_another_fetch_and_merge() {
+        let moved = "To ../remote.git\n!\trefs/notes/prove-it:refs/notes/prove-it\t[rejected] (fetch first)\nDone\n";
+        assert!(rejected(moved));
+        let declined =
+            "!\trefs/notes/prove-it:refs/notes/prove-it\t[remote rejected] (hook declined)\n";
+        assert!(!rejected(declined));
+        assert!(!rejected(""));
+    }
+}

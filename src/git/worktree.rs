@@ -1,0 +1,137 @@
+//! A temporary linked worktree holding one commit, for proving a commit rather than the working
+//! state. gix cannot add or remove linked worktrees, so this module runs `git worktree` for that.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use gix::ObjectId;
+
+use super::names::WORKTREES_DIR;
+use super::{Error, Repo};
+
+/// The variables through which a caller points git at a repository: git's own list
+/// (`git rev-parse --local-env-vars`), which git itself clears before entering another
+/// repository. Processes working in a temporary worktree must not see the caller's.
+pub(crate) const LOCAL_ENV: &[&str] = &[
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+];
+
+/// A linked worktree with a commit checked out (detached), removed when dropped.
+pub(crate) struct TempWorktree {
+    path: PathBuf,
+    git_dir: PathBuf,
+    removed: bool,
+}
+
+/// `git` with the caller's repository-locating variables cleared, pointed at `git_dir`.
+fn git(git_dir: &Path) -> Command {
+    let mut cmd = Command::new("git");
+    for name in LOCAL_ENV {
+        cmd.env_remove(name);
+    }
+    cmd.arg("--git-dir").arg(git_dir);
+    cmd.stdin(std::process::Stdio::null());
+    cmd
+}
+
+fn run(mut cmd: Command, what: &str) -> Result<(), Error> {
+    let output = cmd.output().map_err(|source| Error::GitSpawn {
+        command: what.to_string(),
+        source,
+    })?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(Error::GitFailed {
+            command: what.to_string(),
+            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        })
+    }
+}
+
+impl Repo {
+    /// Check `commit` out into a new temporary worktree under the state directory.
+    pub(crate) fn add_temp_worktree(&self, commit: ObjectId) -> Result<TempWorktree, Error> {
+        let parent = self.state_dir()?.join(WORKTREES_DIR);
+        std::fs::create_dir_all(&parent).map_err(|source| Error::StateDir {
+            path: parent.clone(),
+            source,
+        })?;
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let name = format!(
+            "{}-{}-{nanos}",
+            &commit.to_hex().to_string()[..12],
+            std::process::id()
+        );
+        let path = parent.join(name);
+        let git_dir = self.git.git_dir().to_owned();
+        let mut cmd = git(&git_dir);
+        cmd.args(["worktree", "add", "--detach", "--quiet"])
+            .arg(&path)
+            .arg(commit.to_string());
+        let worktree = TempWorktree {
+            path,
+            git_dir,
+            removed: false,
+        };
+        // Dropping `worktree` on failure cleans up whatever git managed to create.
+        run(cmd, "worktree add")?;
+        Ok(worktree)
+    }
+}
+
+impl TempWorktree {
+    pub(crate) fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Remove the worktree and git's record of it.
+    pub(crate) fn remove(mut self) -> Result<(), Error> {
+        self.removed = true;
+        self.cleanup()
+    }
+
+    fn cleanup(&self) -> Result<(), Error> {
+        let mut cmd = git(&self.git_dir);
+        cmd.args(["worktree", "remove", "--force", "--force"])
+            .arg(&self.path);
+        if run(cmd, "worktree remove").is_ok() && !self.path.exists() {
+            return Ok(());
+        }
+        // git refused (the directory is half made, or was damaged by verify.sh): remove the
+        // files ourselves and let git forget the worktree.
+        if self.path.exists() {
+            std::fs::remove_dir_all(&self.path).map_err(|source| Error::WorktreeCleanup {
+                path: self.path.clone(),
+                source,
+            })?;
+        }
+        let mut cmd = git(&self.git_dir);
+        cmd.args(["worktree", "prune"]);
+        run(cmd, "worktree prune")
+    }
+}
+
+impl Drop for TempWorktree {
+    fn drop(&mut self) {
+        if !self.removed {
+            let _ = self.cleanup();
+        }
+    }
+}

@@ -1,0 +1,334 @@
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+use super::ProofSummary;
+use crate::git::CommitInfo;
+use crate::standing::Checked;
+
+/// One commit as `check`, `log` and the pre-push hook report it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CommitReport {
+    pub commit: String,
+    pub tree: String,
+    pub subject: String,
+    /// proven, proven-edited, unproven, invalid or not-armed.
+    pub status: &'static str,
+    /// Whether it counts as proven under the options in force (`--strict`).
+    pub proven: bool,
+    pub proof: Option<ProofSummary>,
+    /// Records attached to the tree that do not count, each with its problem.
+    pub invalid: Vec<String>,
+    /// The diff of verify.sh the proof carries, when it was edited during the session.
+    pub verify_diff: Option<String>,
+}
+
+impl CommitReport {
+    pub(crate) fn new(checked: &Checked, strict: bool) -> Self {
+        let record = checked.standing.record();
+        CommitReport {
+            commit: checked.commit.id.to_string(),
+            tree: checked.commit.tree.to_string(),
+            subject: checked.commit.subject.clone(),
+            status: checked.standing.label(),
+            proven: checked.standing.is_proven(strict),
+            proof: record.map(ProofSummary::from),
+            invalid: checked
+                .invalid
+                .iter()
+                .map(|invalid| invalid.problem.to_string())
+                .collect(),
+            verify_diff: record.and_then(|r| r.verify_diff.clone()),
+        }
+    }
+
+    fn short(&self) -> &str {
+        &self.commit[..self.commit.len().min(7)]
+    }
+
+    /// Why it does not count as proven, as a fragment for a list.
+    fn why_not(&self) -> String {
+        match self.status {
+            "proven-edited" => "proven only through an edited verify.sh (--strict)".to_string(),
+            "not-armed" => "not armed: its tree has no verify.sh".to_string(),
+            "invalid" => format!(
+                "not a valid record: {}",
+                self.invalid.first().map_or("?", String::as_str)
+            ),
+            _ => "no proof for its tree".to_string(),
+        }
+    }
+}
+
+/// The line `run <rev>` prints before proving a commit, naming it as `git log --oneline` does.
+pub(crate) fn commit_heading(commit: &CommitInfo, out: &mut dyn Write) -> io::Result<()> {
+    let id = commit.id.to_string();
+    writeln!(
+        out,
+        "commit {} {}: checking it out in a temporary worktree",
+        &id[..7],
+        commit.subject
+    )
+}
+
+/// What `git prove-it check` found.
+#[derive(Debug, Serialize)]
+pub(crate) struct CheckReport {
+    pub version: u32,
+    /// PROVEN when every commit is, else NOT_PROVEN.
+    pub outcome: &'static str,
+    pub proven: bool,
+    pub strict: bool,
+    pub commits: Vec<CommitReport>,
+}
+
+impl CheckReport {
+    pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        let unproven: Vec<&CommitReport> = self.commits.iter().filter(|c| !c.proven).collect();
+        let total = self.commits.len();
+        if unproven.is_empty() {
+            match self.commits.as_slice() {
+                [one] => writeln!(out, "proven: {} {}", one.short(), one.subject)?,
+                _ => writeln!(out, "proven: all {total} commits")?,
+            }
+            return Ok(());
+        }
+        writeln!(out, "not proven: {} of {total} commits", unproven.len())?;
+        list(&unproven, out)?;
+        writeln!(
+            out,
+            "hint: prove a commit with 'git prove-it run <commit>' and push its proof with 'git prove-it sync'"
+        )?;
+        writeln!(
+            out,
+            "hint: if it was proven elsewhere, fetch the proofs first: 'git prove-it sync', or 'git fetch origin refs/notes/prove-it:refs/notes/prove-it'"
+        )
+    }
+}
+
+fn list(commits: &[&CommitReport], out: &mut dyn Write) -> io::Result<()> {
+    for commit in commits {
+        writeln!(
+            out,
+            "  {} {} ({})",
+            commit.short(),
+            commit.subject,
+            commit.why_not()
+        )?;
+    }
+    Ok(())
+}
+
+/// Why the pre-push hook refused a push: its pushed commits that are not proven.
+#[derive(Debug)]
+pub(crate) struct PushRefusal {
+    pub remote: String,
+    pub unproven: Vec<CommitReport>,
+    /// Commits the hook tried to prove (`prove-it.prePush=prove`) and could not.
+    pub tried: bool,
+}
+
+impl PushRefusal {
+    pub(crate) fn human(&self, err: &mut dyn Write) -> io::Result<()> {
+        let n = self.unproven.len();
+        let what = if self.tried {
+            "could not be proven"
+        } else {
+            "not proven"
+        };
+        writeln!(
+            err,
+            "prove-it: refusing to push to {}: {n} commit{} {what}",
+            self.remote,
+            if n == 1 { "" } else { "s" }
+        )?;
+        list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
+        for commit in &self.unproven {
+            if commit.status != "not-armed" {
+                writeln!(err, "hint: prove it: git prove-it run {}", commit.short())?;
+            }
+        }
+        writeln!(
+            err,
+            "hint: or push it unproven, knowingly: git push --no-verify"
+        )
+    }
+}
+
+/// What `git prove-it log` lists.
+#[derive(Debug, Serialize)]
+pub(crate) struct LogReport {
+    pub version: u32,
+    pub commits: Vec<CommitReport>,
+}
+
+/// How `log` prints: in colour or not, with verify.sh diffs or not.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct LogStyle {
+    pub color: bool,
+    pub patch: bool,
+}
+
+const GREEN: &str = "\x1b[32m";
+const YELLOW: &str = "\x1b[33m";
+const RED: &str = "\x1b[31m";
+const DIM: &str = "\x1b[2m";
+const RESET: &str = "\x1b[0m";
+
+impl LogReport {
+    pub(crate) fn human(&self, style: LogStyle, out: &mut dyn Write) -> io::Result<()> {
+        let paint = |colour: &str, text: &str| {
+            if style.color {
+                format!("{colour}{text}{RESET}")
+            } else {
+                text.to_string()
+            }
+        };
+        for commit in &self.commits {
+            let colour = match commit.status {
+                "proven" => GREEN,
+                "proven-edited" => YELLOW,
+                "not-armed" => DIM,
+                _ => RED,
+            };
+            let detail = match (&commit.proof, commit.status) {
+                (Some(proof), status) => {
+                    let edited = if status == "proven-edited" {
+                        ", through an edited verify.sh"
+                    } else {
+                        ""
+                    };
+                    let missing = if proof.identity_missing {
+                        ", no git identity"
+                    } else {
+                        ""
+                    };
+                    format!(
+                        "  ({}{missing}, {}, {}, host {}{edited})",
+                        proof.signed_off_by,
+                        proof.time,
+                        super::seconds(proof.duration_ms),
+                        proof.host
+                    )
+                }
+                (None, "invalid") => format!(
+                    "  (not a valid record: {})",
+                    commit.invalid.first().map_or("?", String::as_str)
+                ),
+                (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
+                (None, _) => String::new(),
+            };
+            writeln!(
+                out,
+                "{} {} {}{}",
+                paint(YELLOW, commit.short()),
+                paint(colour, &format!("{:<13}", commit.status)),
+                commit.subject,
+                paint(DIM, &detail)
+            )?;
+            if style.patch
+                && let Some(diff) = &commit.verify_diff
+            {
+                for line in diff.lines() {
+                    let colour = match line.as_bytes().first() {
+                        Some(b'+') if !line.starts_with("+++") => GREEN,
+                        Some(b'-') if !line.starts_with("---") => RED,
+                        _ => "",
+                    };
+                    writeln!(out, "    {}", paint(colour, line))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Whether to colour output: `--color=always|never` decide; `auto` colours a terminal unless
+/// `NO_COLOR` is set to something (https://no-color.org).
+pub(crate) fn use_color(choice: &str, no_color: Option<&str>, terminal: bool) -> bool {
+    match choice {
+        "always" => true,
+        "never" => false,
+        _ => terminal && no_color.is_none_or(str::is_empty),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_follows_the_flag_then_no_color_then_the_terminal() {
+        assert!(use_color("always", Some("1"), false));
+        assert!(!use_color("never", None, true));
+        assert!(use_color("auto", None, true));
+        assert!(use_color("auto", Some(""), true));
+        assert!(!use_color("auto", Some("1"), true));
+        assert!(!use_color("auto", None, false));
+    }
+
+    fn report(status: &'static str, proven: bool) -> CommitReport {
+        CommitReport {
+            commit: "0123456789abcdef0123456789abcdef01234567".into(),
+            tree: "fedcba9876543210fedcba9876543210fedcba98".into(),
+            subject: "a subject".into(),
+            status,
+            proven,
+            proof: None,
+            invalid: vec!["malformed record: `time` is missing".into()],
+            verify_diff: Some("-old\n+new\n".into()),
+        }
+    }
+
+    #[test]
+    fn check_lists_each_unproven_commit_by_short_hash_and_subject_with_hints() {
+        let check = CheckReport {
+            version: 1,
+            outcome: "NOT_PROVEN",
+            proven: false,
+            strict: false,
+            commits: vec![report("invalid", false), report("unproven", false)],
+        };
+        let mut out = Vec::new();
+        check.human(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(out.starts_with("not proven: 2 of 2 commits\n"), "{out}");
+        assert!(out.contains(
+            "  0123456 a subject (not a valid record: malformed record: `time` is missing)\n"
+        ));
+        assert!(out.contains("  0123456 a subject (no proof for its tree)\n"));
+        assert!(out.contains("hint: prove a commit with 'git prove-it run <commit>'"));
+    }
+
+    #[test]
+    fn log_shows_the_stored_diff_with_p_and_paints_only_when_asked() {
+        let log = LogReport {
+            version: 1,
+            commits: vec![report("invalid", false)],
+        };
+        let mut plain = Vec::new();
+        log.human(
+            LogStyle {
+                color: false,
+                patch: true,
+            },
+            &mut plain,
+        )
+        .unwrap();
+        let plain = String::from_utf8(plain).unwrap();
+        assert!(!plain.contains('\x1b'));
+        assert!(plain.contains("    -old\n    +new\n"), "{plain}");
+        let mut painted = Vec::new();
+        log.human(
+            LogStyle {
+                color: true,
+                patch: false,
+            },
+            &mut painted,
+        )
+        .unwrap();
+        let painted = String::from_utf8(painted).unwrap();
+        assert!(painted.contains(&format!("{RED}invalid")));
+        assert!(!painted.contains("+new"));
+    }
+}

@@ -1,0 +1,182 @@
+//! Whether a commit is proven: a pure reading of the note attached to its tree, shared by
+//! `check`, `log` and the pre-push hook. It never touches the repository.
+
+use crate::git::CommitInfo;
+use crate::proof::{Invalid, Outcome, Proofs, Record};
+
+/// Where one commit stands.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Standing {
+    /// A valid `PROVEN` record.
+    Proven(Record),
+    /// Only valid `BOUNDED_CLAIM_SURVIVES` records: proven through an edited verify.sh.
+    ProvenEdited(Record),
+    /// No record at all.
+    Unproven,
+    /// Records, none of them valid.
+    Invalid,
+    /// The commit's tree has no verify.sh, so nothing can prove it.
+    NotArmed,
+}
+
+/// One commit, where it stands, and the records attached to its tree that do not count.
+#[derive(Debug, Clone)]
+pub(crate) struct Checked {
+    pub commit: CommitInfo,
+    pub standing: Standing,
+    pub invalid: Vec<Invalid>,
+}
+
+impl Standing {
+    /// Whether the commit counts as proven; `strict` refuses proofs through an edited verify.sh.
+    pub(crate) fn is_proven(&self, strict: bool) -> bool {
+        match self {
+            Standing::Proven(_) => true,
+            Standing::ProvenEdited(_) => !strict,
+            Standing::Unproven | Standing::Invalid | Standing::NotArmed => false,
+        }
+    }
+
+    /// The word for it, in human output and JSON alike.
+    pub(crate) fn label(&self) -> &'static str {
+        match self {
+            Standing::Proven(_) => "proven",
+            Standing::ProvenEdited(_) => "proven-edited",
+            Standing::Unproven => "unproven",
+            Standing::Invalid => "invalid",
+            Standing::NotArmed => "not-armed",
+        }
+    }
+
+    pub(crate) fn record(&self) -> Option<&Record> {
+        match self {
+            Standing::Proven(record) | Standing::ProvenEdited(record) => Some(record),
+            _ => None,
+        }
+    }
+}
+
+/// Read `note` (the note of the commit's tree, if any) against the commit's tree and verify.sh.
+pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> Checked {
+    let proofs = note.map_or_else(Proofs::default, |note| {
+        Proofs::from_note(note, &commit.tree, commit.verify)
+    });
+    let standing = match proofs.best() {
+        Some(record) if record.outcome == Outcome::Proven => Standing::Proven(record.clone()),
+        Some(record) => Standing::ProvenEdited(record.clone()),
+        None if commit.verify.is_none() => Standing::NotArmed,
+        None if proofs.invalid.is_empty() => Standing::Unproven,
+        None => Standing::Invalid,
+    };
+    Checked {
+        commit,
+        standing,
+        invalid: proofs.invalid,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use gix::ObjectId;
+    use time::OffsetDateTime;
+
+    use super::*;
+    use crate::proof::Script;
+
+    fn id(byte: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[byte; 20])
+    }
+
+    fn commit(verify: Option<(ObjectId, u32)>) -> CommitInfo {
+        CommitInfo {
+            id: id(1),
+            tree: id(2),
+            subject: "subject".into(),
+            verify,
+        }
+    }
+
+    fn record(outcome: Outcome, tree: ObjectId, blob: ObjectId) -> Record {
+        Record {
+            outcome,
+            tree,
+            head: None,
+            verify: Script {
+                blob,
+                mode: 0o100_755,
+            },
+            verify_anchor: None,
+            exit_code: 0,
+            duration_ms: 10,
+            time: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
+            host: "cli".into(),
+            session: None,
+            tool: "git-prove-it test".into(),
+            identity_missing: false,
+            verify_diff: None,
+            signed_off_by: "A <a@example.com>".into(),
+        }
+    }
+
+    const VERIFY: Option<(ObjectId, u32)> = None;
+
+    fn armed() -> Option<(ObjectId, u32)> {
+        Some((id(3), 0o100_755))
+    }
+
+    #[test]
+    fn no_note_is_unproven_and_no_verify_sh_is_not_armed() {
+        assert_eq!(classify(commit(armed()), None).standing, Standing::Unproven);
+        assert_eq!(classify(commit(VERIFY), None).standing, Standing::NotArmed);
+        let note = record(Outcome::Proven, id(2), id(3)).render();
+        let checked = classify(commit(VERIFY), Some(&note));
+        assert_eq!(checked.standing, Standing::NotArmed);
+        assert_eq!(
+            checked.invalid.len(),
+            1,
+            "the record names a verify.sh the tree lacks"
+        );
+    }
+
+    #[test]
+    fn a_valid_record_proves_and_an_edited_one_proves_unless_strict() {
+        let proven = classify(
+            commit(armed()),
+            Some(&record(Outcome::Proven, id(2), id(3)).render()),
+        );
+        assert!(matches!(proven.standing, Standing::Proven(_)));
+        assert!(proven.standing.is_proven(true));
+        let edited = classify(
+            commit(armed()),
+            Some(&record(Outcome::BoundedClaimSurvives, id(2), id(3)).render()),
+        );
+        assert!(matches!(edited.standing, Standing::ProvenEdited(_)));
+        assert!(edited.standing.is_proven(false));
+        assert!(!edited.standing.is_proven(true));
+        assert_eq!(edited.standing.label(), "proven-edited");
+    }
+
+    #[test]
+    fn records_that_do_not_prove_this_tree_never_count() {
+        let hand_written = "tests pass, trust me\n";
+        let other_tree = record(Outcome::Proven, id(9), id(3)).render();
+        let other_verify = record(Outcome::Proven, id(2), id(8)).render();
+        for note in [hand_written, &other_tree, &other_verify] {
+            let checked = classify(commit(armed()), Some(note));
+            assert_eq!(checked.standing, Standing::Invalid, "{note}");
+            assert!(!checked.standing.is_proven(false));
+            assert_eq!(checked.invalid.len(), 1);
+        }
+    }
+
+    #[test]
+    fn a_valid_record_beside_an_invalid_one_proves_and_keeps_the_problem() {
+        let note = format!(
+            "garbage\n\n{}",
+            record(Outcome::Proven, id(2), id(3)).render()
+        );
+        let checked = classify(commit(armed()), Some(&note));
+        assert!(matches!(checked.standing, Standing::Proven(_)));
+        assert_eq!(checked.invalid.len(), 1);
+    }
+}

@@ -1,0 +1,236 @@
+//! `git prove-it check`: CI's yes/no over commits, and the records that never count.
+
+use predicates::prelude::*;
+
+use crate::harness::{TestRepo, json_stdout};
+
+/// Attach `text` as the proof note of `object` with stock git, as a person (or agent) could.
+pub fn hand_write_note(repo: &TestRepo, object: &str, text: &str) {
+    repo.git(&[
+        "notes", "--ref", "prove-it", "add", "-f", "-m", text, object,
+    ]);
+}
+
+pub fn tree_of(repo: &TestRepo, rev: &str) -> String {
+    repo.git(&["rev-parse", &format!("{rev}^{{tree}}")])
+        .trim()
+        .to_string()
+}
+
+pub fn short(repo: &TestRepo, rev: &str) -> String {
+    repo.git(&["rev-parse", "--short=7", rev])
+        .trim()
+        .to_string()
+}
+
+/// A valid record for HEAD's tree turned into a proof through an edited verify.sh.
+pub fn bounded_record(repo: &TestRepo) -> String {
+    repo.prove_it(&["run"]).assert().code(0);
+    let tree = tree_of(repo, "HEAD");
+    let note = repo.note(&tree).unwrap();
+    repo.git(&["notes", "--ref", "prove-it", "remove", &tree]);
+    note.replace("outcome: PROVEN", "outcome: BOUNDED_CLAIM_SURVIVES")
+        .replace(
+            "Signed-off-by:",
+            "verify-diff:\n -exit 1\n +exit 0\nSigned-off-by:",
+        )
+}
+
+#[test]
+fn an_unproven_head_fails_listing_its_short_hash_subject_and_the_fixes() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("not proven: 1 of 1 commits"))
+        .stdout(predicate::str::contains(format!(
+            "  {} initial (no proof for its tree)",
+            short(&repo, "HEAD")
+        )))
+        .stdout(predicate::str::contains("git prove-it run <commit>"))
+        .stdout(predicate::str::contains("git prove-it sync"));
+}
+
+#[test]
+fn a_proven_head_passes_and_json_says_why() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["check"])
+        .assert()
+        .code(0)
+        .stdout(format!("proven: {} initial\n", short(&repo, "HEAD")));
+    let json = json_stdout(&repo.prove_it(&["check", "--json"]).assert().code(0));
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["outcome"], "PROVEN");
+    assert_eq!(json["proven"], true);
+    let commit = &json["commits"][0];
+    assert_eq!(commit["commit"], repo.git(&["rev-parse", "HEAD"]).trim());
+    assert_eq!(commit["tree"], tree_of(&repo, "HEAD"));
+    assert_eq!(commit["subject"], "initial");
+    assert_eq!(commit["status"], "proven");
+    assert_eq!(commit["proof"]["host"], "cli");
+    assert_eq!(commit["invalid"], serde_json::json!([]));
+}
+
+#[test]
+fn a_range_checks_its_tip_and_all_checks_every_commit() {
+    let repo = TestRepo::with_commit();
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    repo.write("c.txt", "c\n");
+    repo.commit_all("third");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["check", "HEAD~2..HEAD"]).assert().code(0);
+    repo.prove_it(&["check", "--all", "HEAD~2..HEAD"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("not proven: 1 of 2 commits"))
+        .stdout(predicate::str::contains(format!(
+            "{} second",
+            short(&repo, "HEAD~1")
+        )))
+        .stdout(predicate::str::contains("third").not());
+    // Several revisions: each is checked.
+    let json = json_stdout(
+        &repo
+            .prove_it(&["check", "--json", "HEAD", "HEAD~2"])
+            .assert()
+            .code(1),
+    );
+    let statuses: Vec<&str> = json["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["status"].as_str().unwrap())
+        .collect();
+    assert_eq!(statuses, ["proven", "unproven"]);
+}
+
+#[test]
+fn hand_written_and_malformed_notes_never_count() {
+    let repo = TestRepo::with_commit();
+    let tree = tree_of(&repo, "HEAD");
+    hand_write_note(&repo, &tree, "all tests pass, trust me");
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "(not a valid record: malformed record: first line is not `prove-it-record: 1`)",
+        ));
+    // A record that looks right but lacks its time and sign-off.
+    hand_write_note(
+        &repo,
+        &tree,
+        &format!("prove-it-record: 1\noutcome: PROVEN\ntree: {tree}\nexit-code: 0"),
+    );
+    repo.prove_it(&["check", "--json"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("\"status\":\"invalid\""))
+        .stdout(predicate::str::contains("malformed record"));
+}
+
+#[test]
+fn a_record_copied_from_another_tree_or_another_verify_sh_never_counts() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    let proven_tree = tree_of(&repo, "HEAD");
+    let record = repo.note(&proven_tree).unwrap();
+    // The same record attached to a different commit's tree: its `tree:` does not match the key.
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    hand_write_note(&repo, &tree_of(&repo, "HEAD"), &record);
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "record is for tree {proven_tree}"
+        )));
+    // A commit whose verify.sh changed, with a record naming the old verify.sh for its tree.
+    repo.verify_script("exit 0");
+    repo.commit_all("weaker verify.sh");
+    let tree = tree_of(&repo, "HEAD");
+    let forged = record.replace(&proven_tree, &tree);
+    hand_write_note(&repo, &tree, &forged);
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("record ran verify.sh"));
+}
+
+#[test]
+fn a_proof_through_an_edited_verify_sh_counts_unless_strict() {
+    let repo = TestRepo::with_commit();
+    let bounded = bounded_record(&repo);
+    hand_write_note(&repo, &tree_of(&repo, "HEAD"), &bounded);
+    repo.prove_it(&["check"]).assert().code(0);
+    repo.prove_it(&["check", "--strict"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "proven only through an edited verify.sh (--strict)",
+        ));
+    let json = json_stdout(
+        &repo
+            .prove_it(&["check", "--json", "--strict"])
+            .assert()
+            .code(1),
+    );
+    assert_eq!(json["strict"], true);
+    assert_eq!(json["commits"][0]["status"], "proven-edited");
+    assert_eq!(
+        json["commits"][0]["proof"]["outcome"],
+        "BOUNDED_CLAIM_SURVIVES"
+    );
+}
+
+#[test]
+fn a_commit_without_verify_sh_is_not_armed_and_not_proven() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("no verify.sh here");
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "not armed: its tree has no verify.sh",
+        ));
+}
+
+#[test]
+fn usage_and_repository_errors_exit_2() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["check", "no-such-branch"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("could not resolve the revision"));
+    repo.prove_it(&["check", "--no-such-flag"]).assert().code(2);
+    let empty = TestRepo::new();
+    empty.prove_it(&["check"]).assert().code(2);
+}
+
+#[test]
+fn a_proof_survives_amend_and_rebase() {
+    let repo = TestRepo::with_commit();
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    repo.prove_it(&["run"]).assert().code(0);
+    let before = repo.git(&["rev-parse", "HEAD"]);
+    repo.git(&["commit", "-q", "--amend", "-m", "second, reworded"]);
+    repo.git(&["rebase", "-q", "--force-rebase", "HEAD~1"]);
+    assert_ne!(repo.git(&["rev-parse", "HEAD"]), before);
+    repo.prove_it(&["check"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("second, reworded"));
+    // Moved onto a new base that leaves the tree as it was proven: still proven.
+    repo.git(&["checkout", "-q", "-b", "side", "HEAD~1"]);
+    repo.git(&["commit", "-q", "--allow-empty", "-m", "empty base"]);
+    repo.git(&["checkout", "-q", "main"]);
+    repo.git(&["rebase", "-q", "side"]);
+    assert_eq!(
+        repo.git(&["log", "-1", "--format=%s", "HEAD~1"]).trim(),
+        "empty base"
+    );
+    repo.prove_it(&["check"]).assert().code(0);
+}

@@ -1,0 +1,154 @@
+//! `git prove-it run <rev>`: proving a commit in a temporary worktree, not the working state.
+
+use std::time::Duration;
+
+use predicates::prelude::*;
+
+use crate::check::tree_of;
+use crate::harness::{TestRepo, json_stdout};
+
+/// The linked worktrees git knows besides the main one, and what is left in our worktrees dir.
+fn leftovers(repo: &TestRepo) -> (usize, usize) {
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    let linked = listed.matches("worktree ").count() - 1;
+    let dir = repo.path(".git/prove-it/worktrees");
+    let files = std::fs::read_dir(dir).map_or(0, Iterator::count);
+    (linked, files)
+}
+
+#[test]
+fn proves_a_commit_without_touching_the_working_tree() {
+    let repo = TestRepo::with_commit();
+    let first = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    repo.write("a.txt", "dirty\n");
+    repo.write("untracked.txt", "u\n");
+    let status = repo.git(&["status", "--porcelain"]);
+
+    repo.prove_it(&["run", "HEAD~1"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with(format!(
+            "commit {} initial: checking it out in a temporary worktree\n",
+            &first[..7]
+        )))
+        .stdout(predicate::str::contains(format!(
+            "proven: tree {}",
+            &tree_of(&repo, "HEAD~1")[..12]
+        )));
+    let note = repo
+        .note(&tree_of(&repo, "HEAD~1"))
+        .expect("a proof for the commit's tree");
+    assert!(note.contains("host: cli"), "{note}");
+    assert_eq!(repo.git(&["status", "--porcelain"]), status);
+    assert_eq!(
+        std::fs::read_to_string(repo.path("a.txt")).unwrap(),
+        "dirty\n"
+    );
+    assert_eq!(leftovers(&repo), (0, 0), "the temporary worktree is gone");
+    repo.prove_it(&["check", "HEAD~1"]).assert().code(0);
+    repo.prove_it(&["check"]).assert().code(1);
+
+    // Proven already: nothing runs again.
+    repo.prove_it(&["run", &first])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("already proven"));
+    let json = json_stdout(&repo.prove_it(&["run", "--json", "HEAD"]).assert().code(0));
+    assert_eq!(json["result"], "proven");
+    assert_eq!(json["tree"], tree_of(&repo, "HEAD"));
+}
+
+#[test]
+fn verify_sh_runs_in_the_checkout_without_the_callers_git_variables() {
+    let repo = TestRepo::with_commit();
+    let seen = repo.home().join("seen");
+    repo.verify_script(&format!(
+        "echo \"dir=${{GIT_DIR:-unset}} index=${{GIT_INDEX_FILE:-unset}} pwd=$(pwd)\" > '{}'\ncat a.txt >> '{}'",
+        seen.display(),
+        seen.display()
+    ));
+    repo.commit_all("verify.sh reports where it runs");
+    repo.write("a.txt", "working state, not the commit\n");
+    let git_dir = repo.path(".git");
+    repo.prove_it(&["run", "HEAD"])
+        .env("GIT_DIR", &git_dir)
+        .env("GIT_WORK_TREE", &repo.root)
+        .env("GIT_INDEX_FILE", git_dir.join("index"))
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(seen).unwrap();
+    assert!(seen.starts_with("dir=unset index=unset pwd="), "{seen}");
+    assert!(seen.contains("/prove-it/worktrees/"), "{seen}");
+    assert!(
+        seen.ends_with("\na\n"),
+        "verify.sh saw the commit's a.txt: {seen}"
+    );
+    assert!(repo.note(&tree_of(&repo, "HEAD")).is_some());
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+#[test]
+fn a_failing_commit_is_not_proven_and_its_worktree_is_removed() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.verify_fails(3);
+    repo.commit_all("broken");
+    repo.prove_it(&["run", "HEAD"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "not proven: verify.sh exit code 3",
+        ));
+    assert!(repo.note(&tree_of(&repo, "HEAD")).is_none());
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+#[test]
+fn a_commit_without_verify_sh_is_not_armed_and_a_range_is_refused() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("no verify.sh");
+    repo.prove_it(&["run", "HEAD"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "not armed: verify.sh does not exist at the root of that commit's tree",
+        ));
+    repo.verify_passes();
+    repo.commit_all("armed");
+    repo.prove_it(&["run", "HEAD~1..HEAD"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is not a single commit"));
+    repo.prove_it(&["run", "no-such-rev"]).assert().code(2);
+    assert_eq!(leftovers(&repo).0, 0);
+}
+
+#[test]
+fn an_interrupted_run_removes_its_worktree() {
+    let repo = TestRepo::with_commit();
+    let started = repo.home().join("started");
+    repo.verify_script(&format!("touch '{}'\nsleep 30", started.display()));
+    repo.commit_all("slow");
+    let mut child = repo
+        .command(assert_cmd::cargo::cargo_bin("git-prove-it"))
+        .args(["run", "HEAD"])
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !started.exists() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "verify.sh never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(1), "interrupted is not proven");
+    assert_eq!(leftovers(&repo), (0, 0));
+}

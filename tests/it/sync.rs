@@ -1,0 +1,144 @@
+//! `git prove-it sync`: proofs reach the remote and other clones, merged by record union.
+
+use predicates::prelude::*;
+
+use crate::check::tree_of;
+use crate::harness::{BareRemote, TestRepo, json_stdout};
+
+/// A remote holding one commit (a.txt and a passing verify.sh) on main, and a clone of it.
+fn remote_and_clone() -> (BareRemote, TestRepo) {
+    let remote = BareRemote::new();
+    let origin = TestRepo::with_commit();
+    origin.publish_to(&remote);
+    let clone = TestRepo::clone_of(&remote);
+    (remote, clone)
+}
+
+#[test]
+fn a_fresh_clone_syncs_and_then_check_passes() {
+    let (remote, alice) = remote_and_clone();
+    alice
+        .prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout("sync: neither origin nor this repository has proofs yet\n");
+    assert!(remote.ref_id("refs/notes/prove-it").is_none());
+    alice.prove_it(&["run"]).assert().code(0);
+    alice
+        .prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout("sync: origin has no proofs yet; pushed our proofs to origin\n");
+    let tree = tree_of(&alice, "HEAD");
+    assert_eq!(
+        remote.note(&tree),
+        alice.note(&tree),
+        "the remote holds the proof"
+    );
+
+    // CI: a fresh clone has no notes; check fails until the proofs are fetched.
+    let ci = TestRepo::clone_of(&remote);
+    ci.prove_it(&["check"]).assert().code(1);
+    let json = json_stdout(&ci.prove_it(&["sync", "--json"]).assert().code(0));
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["fetched"], true);
+    assert_eq!(json["merge"], "fast_forward");
+    assert_eq!(json["pushed"], false, "a clone without proofs only fetches");
+    ci.prove_it(&["check"]).assert().code(0);
+    assert!(
+        ci.git(&["show-ref"])
+            .contains("refs/notes/prove-it-remotes/origin"),
+        "the remote's proofs are kept as fetched"
+    );
+    // Nothing new either way: nothing pushed.
+    ci.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout("sync: nothing new from origin; origin has all our proofs\n");
+}
+
+#[test]
+fn diverged_proofs_merge_without_loss_on_both_clones_and_the_remote() {
+    let (remote, alice) = remote_and_clone();
+    let bob = TestRepo::clone_of(&remote);
+    // Alice proves the shared commit; Bob proves a commit of his own.
+    alice.prove_it(&["run"]).assert().code(0);
+    bob.write("b.txt", "bob\n");
+    bob.commit_all("bob's work");
+    bob.prove_it(&["run"]).assert().code(0);
+    let shared = tree_of(&alice, "HEAD");
+    let bobs = tree_of(&bob, "HEAD");
+
+    alice.prove_it(&["sync"]).assert().code(0);
+    bob.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("merged proofs from origin"))
+        .stdout(predicate::str::contains("pushed our proofs to origin"));
+    alice
+        .prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fetched new proofs from origin"));
+
+    for (who, note) in [
+        ("alice", alice.note(&shared)),
+        ("alice", alice.note(&bobs)),
+        ("bob", bob.note(&shared)),
+        ("bob", bob.note(&bobs)),
+        ("remote", remote.note(&shared)),
+        ("remote", remote.note(&bobs)),
+    ] {
+        assert!(
+            note.is_some_and(|n| n.starts_with("prove-it-record: 1")),
+            "{who} lost a proof"
+        );
+    }
+    // The merge is a commit with both sides as parents, so the push was a fast-forward.
+    let parents = bob.git(&["log", "-1", "--format=%P", "refs/notes/prove-it"]);
+    assert_eq!(parents.split_whitespace().count(), 2);
+    assert_eq!(
+        remote.ref_id("refs/notes/prove-it").unwrap(),
+        alice.git(&["rev-parse", "refs/notes/prove-it"]).trim()
+    );
+}
+
+#[test]
+fn two_proofs_of_the_same_tree_are_both_kept_whole() {
+    let (remote, alice) = remote_and_clone();
+    let bob = TestRepo::clone_of(&remote);
+    alice.prove_it(&["run"]).assert().code(0);
+    // Bob's run of the same tree differs (host identity), so it is another record.
+    bob.prove_it(&["run"])
+        .env("GIT_COMMITTER_NAME", "Bob")
+        .assert()
+        .code(0);
+    alice.prove_it(&["sync"]).assert().code(0);
+    bob.prove_it(&["sync"]).assert().code(0);
+    let note = remote.note(&tree_of(&bob, "HEAD")).unwrap();
+    assert_eq!(note.matches("prove-it-record: 1").count(), 2, "{note}");
+    assert_eq!(note.matches("Signed-off-by: Bob <").count(), 1, "{note}");
+    // Every record survived whole: the note still proves the tree for check.
+    bob.prove_it(&["check"]).assert().code(0);
+}
+
+#[test]
+fn the_default_remote_is_the_upstreams_and_a_missing_one_is_an_error() {
+    let remote = BareRemote::new();
+    let repo = TestRepo::with_commit();
+    repo.git(&["remote", "add", "upstream", remote.path.to_str().unwrap()]);
+    repo.git(&["push", "-q", "--no-verify", "-u", "upstream", "main"]);
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("pushed our proofs to upstream"));
+    assert!(remote.ref_id("refs/notes/prove-it").is_some());
+    repo.prove_it(&["sync", "nowhere"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("error: git ls-remote"))
+        .stderr(predicate::str::contains(
+            "hint: check that 'nowhere' is a remote",
+        ));
+}
