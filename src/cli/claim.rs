@@ -6,6 +6,7 @@ use std::time::Duration;
 use anyhow::Context as _;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
+use super::sources::Sources;
 use crate::claim::{
     self, Claim, Completeness, Job, LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, Outcome,
     Rejected, Request, RoundEntry, Run, Status, Verdict,
@@ -69,18 +70,6 @@ pub(crate) struct Args {
     /// refs/notes/prove-it-claims.
     #[arg(long)]
     record: bool,
-}
-
-/// Reads settings from the process environment and, inside a repository, from git config.
-struct Sources<'a>(Option<&'a Repo>);
-
-impl crate::policy::Sources for Sources<'_> {
-    fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-    fn config(&self, key: &str) -> Option<String> {
-        self.0.and_then(|repo| repo.config_string(key))
-    }
 }
 
 pub(crate) fn run(

@@ -3,6 +3,7 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::sources::Sources;
 use crate::exit;
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 use crate::policy::Policy;
@@ -51,18 +52,6 @@ pub(crate) struct Args {
     host: String,
 }
 
-/// Reads policy from the process environment and the repository's git config.
-pub(super) struct Sources<'a>(pub(super) &'a Repo);
-
-impl crate::policy::Sources for Sources<'_> {
-    fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-    fn config(&self, key: &str) -> Option<String> {
-        self.0.config_string(key)
-    }
-}
-
 pub(crate) fn run(
     args: &Args,
     out: &mut dyn Write,
@@ -70,7 +59,7 @@ pub(crate) fn run(
 ) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
-    let policy = Policy::resolve(args.timeout, &Sources(&repo))?;
+    let policy = Policy::resolve(args.timeout, &Sources::of(&repo))?;
     if let Some(rev) = &args.rev {
         return run_rev(&repo, &policy, args, rev, out);
     }

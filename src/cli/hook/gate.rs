@@ -13,6 +13,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::anchor::Anchor;
+use crate::cli::sources::Sources;
 use crate::gate::{self, AnchorFacts, Decision, Observed, RunFacts, State, Verdict};
 use crate::git::{
     self, ANCHORS_REF, LastAnswer, Notes, PROOFS_REF, Repo, SessionFiles, StateTree, ledger,
@@ -26,18 +27,6 @@ use crate::report::{self, GateContext, Message};
 
 /// What the ledger says was demanded of every turn.
 const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";
-
-/// Reads policy from the hook's environment and the repository's git config.
-struct Sources<'a>(&'a Repo);
-
-impl crate::policy::Sources for Sources<'_> {
-    fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-    fn config(&self, key: &str) -> Option<String> {
-        self.0.config_string(key)
-    }
-}
 
 /// The repository an event's `cwd` is in; `None` when it is in none (nothing to gate).
 fn repository(cwd: &Path) -> anyhow::Result<Option<Repo>> {
@@ -67,7 +56,7 @@ pub(crate) fn session_start(event: &Start) -> anyhow::Result<Message> {
     if !repo.armed().is_armed() {
         return Ok(Message::Silent);
     }
-    let sources = Sources(&repo);
+    let sources = Sources::of(&repo);
     let gate_policy = GatePolicy::resolve(&sources)?;
     let policy = Policy::resolve(None, &sources)?;
     let worktree = worktree(&repo);
@@ -117,7 +106,7 @@ pub(crate) fn stop(host: &str, event: &Stop) -> Message {
         Ok(repo) => repo,
         Err(error) => return report::could_not_check(&format!("{error:#}")),
     };
-    let skip = match GatePolicy::resolve(&NoConfig) {
+    let skip = match GatePolicy::resolve(&Sources::environment()) {
         Ok(policy) => policy.skip,
         Err(error) => return report::could_not_check(&error.to_string()),
     };
@@ -169,11 +158,11 @@ fn gauntlet_round() -> Option<String> {
 }
 
 fn ledger_on(repo: &Repo) -> bool {
-    GatePolicy::resolve(&Sources(repo)).is_ok_and(|policy| policy.ledger)
+    GatePolicy::resolve(&Sources::of(repo)).is_ok_and(|policy| policy.ledger)
 }
 
 fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Result<Message> {
-    let sources = Sources(repo);
+    let sources = Sources::of(repo);
     let gate_policy = GatePolicy::resolve(&sources)?;
     let policy = Policy::resolve(None, &sources)?;
     let armed_now = repo.armed();
@@ -386,18 +375,6 @@ fn from_answer(answer: &LastAnswer) -> Message {
         "silent" => Message::Silent,
         "block" => Message::Block(answer.text.clone()),
         _ => Message::Notice(answer.text.clone()),
-    }
-}
-
-/// No git config: for what only the environment may say (`PROVE_IT_SKIP`).
-struct NoConfig;
-
-impl crate::policy::Sources for NoConfig {
-    fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
-    }
-    fn config(&self, _: &str) -> Option<String> {
-        None
     }
 }
 

@@ -13,7 +13,8 @@ use crate::policy::{self, Policy, PrePush};
 use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
 use crate::standing::classify;
 
-use super::super::run::{CommitRun, Sources, prove_commit};
+use super::super::run::{CommitRun, prove_commit};
+use super::super::sources::Sources;
 
 /// git's own hooks (pre-push).
 #[derive(Debug, clap::Args)]
@@ -70,7 +71,7 @@ fn pre_push(
     let updates = parse_updates(&input)?;
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
-    let mode = policy::pre_push(&Sources(&repo))?;
+    let mode = policy::pre_push(&Sources::of(&repo))?;
     if mode == PrePush::Off {
         return Ok(exit::OK);
     }
@@ -93,7 +94,7 @@ fn pre_push(
     let mut unproven = unproven(&repo, &ids)?;
     let tried = mode == PrePush::Prove && !unproven.is_empty();
     if tried {
-        let policy = Policy::resolve(None, &Sources(&repo))?;
+        let policy = Policy::resolve(None, &Sources::of(&repo))?;
         for commit in unproven.iter().filter(|c| c.status != "not-armed") {
             let info = super::super::run::commit_of(&repo, &commit.commit)?;
             report::commit_heading(&info, err)?;

@@ -1,0 +1,27 @@
+//! Where policy comes from besides flags: the process environment and, inside a repository, its
+//! git config (as git resolves it for that repository).
+
+use crate::git::Repo;
+
+pub(crate) struct Sources<'a>(pub(crate) Option<&'a Repo>);
+
+impl<'a> Sources<'a> {
+    pub(crate) fn of(repo: &'a Repo) -> Self {
+        Sources(Some(repo))
+    }
+
+    /// The environment only: for what git config must not be able to say (`PROVE_IT_SKIP`).
+    pub(crate) fn environment() -> Self {
+        Sources(None)
+    }
+}
+
+impl crate::policy::Sources for Sources<'_> {
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn config(&self, key: &str) -> Option<String> {
+        self.0.and_then(|repo| repo.config_string(key))
+    }
+}
