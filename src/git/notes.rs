@@ -151,43 +151,54 @@ impl<'repo> Notes<'repo> {
                 .write_object(&commit)
                 .map_err(Error::write(format!("a notes commit for {}", self.name)))?
                 .detach();
-            let expected = tip.map_or(PreviousValue::MustNotExist, |tip| {
-                PreviousValue::MustExistAndMatch(gix::refs::Target::Object(tip))
-            });
-            let edit = RefEdit {
-                change: Change::Update {
-                    log: LogChange {
-                        mode: RefLog::AndReference,
-                        force_create_reflog: false,
-                        message: format!("notes: {message}").into(),
-                    },
-                    expected,
-                    new: gix::refs::Target::Object(commit),
-                },
-                name: self
-                    .name
-                    .try_into()
-                    .expect("notes ref names are valid constants"),
-                deref: false,
-            };
-            match self.repo.edit_reference(edit) {
-                Ok(_) => return Ok(true),
-                // Another writer moved the ref, or holds its lock: read again and retry.
-                Err(err) if err.is_conflict() || err.is_retryable() => {
-                    std::thread::sleep(backoff(attempt));
-                }
-                Err(err) => {
-                    return Err(Error::Write {
-                        what: format!("the notes ref {}", self.name),
-                        source: err,
-                    });
-                }
+            // Another writer moved the ref, or holds its lock: read again and retry.
+            if set_ref(self.repo, self.name, commit, tip, message)? {
+                return Ok(true);
             }
+            std::thread::sleep(backoff(attempt));
         }
         Err(Error::RefContention {
             name: self.name.to_string(),
             attempts: MAX_ATTEMPTS,
         })
+    }
+}
+
+/// Point `name` at `new` if it still points at `expected` (or does not exist, for `None`).
+/// Returns `false` when another writer got there first.
+pub(super) fn set_ref(
+    repo: &gix::Repository,
+    name: &str,
+    new: ObjectId,
+    expected: Option<ObjectId>,
+    message: &str,
+) -> Result<bool, Error> {
+    let expected = expected.map_or(PreviousValue::MustNotExist, |tip| {
+        PreviousValue::MustExistAndMatch(gix::refs::Target::Object(tip))
+    });
+    let edit = RefEdit {
+        change: Change::Update {
+            log: LogChange {
+                mode: RefLog::AndReference,
+                force_create_reflog: false,
+                message: format!("notes: {message}").into(),
+            },
+            expected,
+            new: gix::refs::Target::Object(new),
+        },
+        name: name.try_into().map_err(|e| Error::Write {
+            what: format!("the ref {name}"),
+            source: gix::Error::from_error(e),
+        })?,
+        deref: false,
+    };
+    match repo.edit_reference(edit) {
+        Ok(_) => Ok(true),
+        Err(err) if err.is_conflict() || err.is_retryable() => Ok(false),
+        Err(source) => Err(Error::Write {
+            what: format!("the ref {name}"),
+            source,
+        }),
     }
 }
 

@@ -3,10 +3,9 @@
 //! a fast-forward on the remote and no proof is lost whichever side wrote it.
 
 use gix::ObjectId;
-use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
 use super::Error;
-use super::notes::backoff;
+use super::notes::{backoff, set_ref};
 use crate::proof;
 
 /// How often the local ref is re-read and the merge re-applied when another writer moved it.
@@ -203,42 +202,4 @@ fn merge_commit(
         .map_err(Error::write("a notes merge commit"))?
         .detach();
     Ok((commit, Merged::Joined { notes: changed }))
-}
-
-/// Point `name` at `new` if it still points at `expected` (or does not exist, for `None`).
-/// Returns `false` when another writer got there first.
-fn set_ref(
-    repo: &gix::Repository,
-    name: &str,
-    new: ObjectId,
-    expected: Option<ObjectId>,
-    message: &str,
-) -> Result<bool, Error> {
-    let expected = expected.map_or(PreviousValue::MustNotExist, |tip| {
-        PreviousValue::MustExistAndMatch(gix::refs::Target::Object(tip))
-    });
-    let edit = RefEdit {
-        change: Change::Update {
-            log: LogChange {
-                mode: RefLog::AndReference,
-                force_create_reflog: false,
-                message: format!("notes: {message}").into(),
-            },
-            expected,
-            new: gix::refs::Target::Object(new),
-        },
-        name: name.try_into().map_err(|e| Error::Write {
-            what: format!("the ref {name}"),
-            source: gix::Error::from_error(e),
-        })?,
-        deref: false,
-    };
-    match repo.edit_reference(edit) {
-        Ok(_) => Ok(true),
-        Err(err) if err.is_conflict() || err.is_retryable() => Ok(false),
-        Err(source) => Err(Error::Write {
-            what: format!("the ref {name}"),
-            source,
-        }),
-    }
 }
