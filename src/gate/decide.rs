@@ -11,6 +11,7 @@ pub(crate) struct AnchorFacts {
     pub head_tree: Option<ObjectId>,
     pub verify: Option<Script>,
     pub max_blocks: u32,
+    pub timeout_secs: u64,
 }
 
 /// The working state now, when verify.sh is armed.
@@ -61,6 +62,8 @@ pub(crate) struct Observed {
     pub state: Option<State>,
     /// The gate's budget in force now (0 = warn-only).
     pub max_blocks: u32,
+    /// verify.sh's timeout in force now.
+    pub timeout_secs: u64,
     /// Blocks already given in this turn.
     pub blocks: u32,
     pub run: Option<RunFacts>,
@@ -78,17 +81,24 @@ pub(crate) enum Why {
     Disarmed {
         reason: &'static str,
     },
-    /// The budget in force is below the one at session start.
-    Weakened {
-        anchor: u32,
-        now: u32,
-    },
+    /// The policy in force is weaker than at session start.
+    Weakened(Weakened),
     Content {
         message: String,
     },
     StateChanged {
         paths: Vec<String>,
     },
+}
+
+/// How the policy was weakened since the session started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Weakened {
+    /// Fewer blocks per turn (0: warn-only).
+    MaxBlocks { anchor: u32, now: u32 },
+    /// A longer verify.sh timeout: past the host's hook timeout, a hung verify.sh would let the
+    /// turn end without a verdict.
+    Timeout { anchor: u64, now: u64 },
 }
 
 /// Why a turn ends without a word.
@@ -173,10 +183,18 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         };
     }
     if observed.max_blocks < anchor_max {
-        return refuse(Why::Weakened {
+        return refuse(Why::Weakened(Weakened::MaxBlocks {
             anchor: anchor_max,
             now: observed.max_blocks,
-        });
+        }));
+    }
+    if let Some(anchor) = &observed.anchor
+        && observed.timeout_secs > anchor.timeout_secs
+    {
+        return refuse(Why::Weakened(Weakened::Timeout {
+            anchor: anchor.timeout_secs,
+            now: observed.timeout_secs,
+        }));
     }
 
     let (tree, head_tree, verify, proof) = match &observed.state {
@@ -263,6 +281,7 @@ mod tests {
             head_tree: Some(id(2)),
             verify: Some(script(9)),
             max_blocks: 3,
+            timeout_secs: 300,
         }
     }
 
@@ -280,6 +299,7 @@ mod tests {
                 proof: None,
             }),
             max_blocks: 3,
+            timeout_secs: 300,
             blocks: 0,
             run: None,
         }
@@ -383,7 +403,7 @@ mod tests {
         assert_eq!(
             verdict(&o),
             Verdict::Block {
-                why: Why::Weakened { anchor: 3, now: 0 },
+                why: Why::Weakened(Weakened::MaxBlocks { anchor: 3, now: 0 }),
                 attempt: 1,
                 max: 3
             }
@@ -392,6 +412,24 @@ mod tests {
         o.max_blocks = 5;
         o.run = Some(failed());
         assert!(matches!(verdict(&o), Verdict::Block { max: 5, .. }));
+    }
+
+    #[test]
+    fn a_longer_timeout_than_the_anchors_is_refused_and_a_shorter_one_is_not() {
+        let mut o = changed();
+        o.timeout_secs = 100_000;
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Weakened(Weakened::Timeout {
+                    anchor: 300,
+                    now: 100_000
+                }),
+                ..
+            }
+        ));
+        o.timeout_secs = 10;
+        assert_eq!(decide(&o), Decision::Run);
     }
 
     #[test]

@@ -8,6 +8,6 @@ mod decide;
 mod diff;
 
 pub(crate) use decide::{
-    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Why, decide,
+    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Weakened, Why, decide,
 };
 pub(crate) use diff::verify_diff;

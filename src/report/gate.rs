@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Quiet, Verdict, Why};
+use crate::gate::{Quiet, Verdict, Weakened, Why};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
@@ -112,9 +112,10 @@ fn headline(why: &Why) -> String {
         Why::Disarmed { reason } => format!(
             "verify.sh was armed when this session started, and now it {reason}. Restore it."
         ),
-        Why::Weakened { anchor, now } => format!(
-            "the gate's budget was lowered from {anchor} to {now} blocks per turn during this \
-             session (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks). Restore it."
+        Why::Weakened(weakened) => format!(
+            "the gate's policy was weakened during this session: {}. Restore it (policy changes \
+             take effect in new sessions).",
+            weakened_text(weakened)
         ),
         Why::Content { message } => format!("the working state cannot be read: {message}."),
         Why::StateChanged { paths } => format!(
@@ -122,6 +123,18 @@ fn headline(why: &Why) -> String {
              state it tested is not the current one.",
             paths.len(),
             if paths.len() == 1 { "" } else { "s" }
+        ),
+    }
+}
+
+/// What was weakened, as a fragment.
+pub(crate) fn weakened_text(weakened: &Weakened) -> String {
+    match weakened {
+        Weakened::MaxBlocks { anchor, now } => format!(
+            "blocks per turn lowered from {anchor} to {now} (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks)"
+        ),
+        Weakened::Timeout { anchor, now } => format!(
+            "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
         ),
     }
 }

@@ -608,12 +608,26 @@ fn a_weaker_budget_mid_session_is_refused_like_a_disarm() {
     repo.write("b.txt", "new\n");
     repo.git(&["config", "prove-it.maxBlocks", "0"]);
     let block = session.stop(false).block();
-    assert!(block.contains("lowered from 3 to 0"), "{block}");
+    assert!(
+        block.contains("blocks per turn lowered from 3 to 0"),
+        "{block}"
+    );
     let block = Session::new(&repo)
         .env("PROVE_IT_MAX_BLOCKS", "1")
         .stop(true)
         .block();
     assert!(block.contains("lowered from 3 to 1"), "{block}");
+    // A longer timeout is weaker too: past the host's hook timeout, a hung verify.sh would end
+    // the turn without a verdict.
+    repo.git(&["config", "--unset", "prove-it.maxBlocks"]);
+    let block = Session::new(&repo)
+        .env("PROVE_IT_TIMEOUT", "3600")
+        .stop(false)
+        .block();
+    assert!(
+        block.contains("verify.sh timeout raised from 300 s to 3600 s"),
+        "{block}"
+    );
 }
 
 #[test]

@@ -211,6 +211,7 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
             head_tree: a.head_tree,
             verify: a.verify,
             max_blocks: a.max_blocks,
+            timeout_secs: a.timeout_secs,
         }),
         armed_at_head: match head_tree {
             Some(tree) => repo.tree_has_armed_verify(tree)?,
@@ -218,6 +219,7 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
         },
         state: None,
         max_blocks: gate_policy.max_blocks,
+        timeout_secs: policy.timeout.as_secs(),
         blocks,
         run: None,
     };
@@ -403,10 +405,7 @@ fn ledger_actual(why: &gate::Why) -> (Option<i32>, Vec<String>) {
             tail,
         } => (*exit_code, report::summary_lines(tail, exit)),
         Why::Disarmed { reason } => (None, vec![format!("verify.sh {reason}")]),
-        Why::Weakened { anchor, now } => (
-            None,
-            vec![format!("budget lowered from {anchor} to {now} blocks")],
-        ),
+        Why::Weakened(weakened) => (None, vec![report::weakened_text(weakened)]),
         Why::Content { message } => (None, vec![message.clone()]),
         Why::StateChanged { paths } => (
             None,
