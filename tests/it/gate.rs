@@ -427,9 +427,13 @@ fn the_events_cwd_selects_the_repository() {
     session.cwd = repo.path("sub/dir");
     session.start().silent();
     repo.write("b.txt", "new\n");
-    // The hook process runs elsewhere (in another repository); the payload's cwd decides.
+    // The hook process runs elsewhere (in another repository, with git's variables pointing
+    // there); the payload's cwd decides.
     let mut cmd = other.command(cargo_bin("git-prove-it"));
-    cmd.args(["hook", "claude"]);
+    cmd.args(["hook", "claude"])
+        .env("GIT_DIR", other.path(".git"))
+        .env("GIT_WORK_TREE", &other.root)
+        .env("GIT_INDEX_FILE", other.path(".git/index"));
     let out = assert_cmd::Command::from_std(cmd)
         .write_stdin(session.stop_event(false).to_string())
         .output()
@@ -832,4 +836,26 @@ fn the_gate_stands_aside_for_a_claim_gauntlets_rounds() {
     );
     assert_eq!(runs(&counter), 0);
     assert_eq!(repo.git(&["for-each-ref", "refs/notes"]), "");
+}
+
+/// A host started from inside a git hook carries GIT_DIR and the like; verify.sh must run in the
+/// event's repository without them.
+#[test]
+fn verify_sh_does_not_see_the_hosts_git_variables() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.verify_script(&format!(
+        "echo \"${{GIT_DIR-unset}} ${{GIT_INDEX_FILE-unset}} $(git rev-parse --show-toplevel)\" > '{}'",
+        seen.display()
+    ));
+    repo.commit_all("initial");
+    let other = TestRepo::with_commit();
+    repo.write("b.txt", "new\n");
+    let session = Session::new(&repo)
+        .env("GIT_DIR", other.path(".git").to_str().unwrap())
+        .env("GIT_INDEX_FILE", other.path(".git/index").to_str().unwrap());
+    session.stop(false).notice();
+    let seen = std::fs::read_to_string(seen).unwrap();
+    let toplevel = repo.root.canonicalize().unwrap();
+    assert_eq!(seen, format!("unset unset {}\n", toplevel.display()));
 }

@@ -21,7 +21,16 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
-    let message = super::guarded(|| answer(stdin));
+    let message = match super::without_callers_git_env(&["hook", "claude"]) {
+        None => super::guarded(|| answer(stdin)),
+        Some(Ok(status)) if status.success() => return Ok(crate::exit::OK),
+        Some(Ok(status)) => report::could_not_check(&format!(
+            "the hook, run again without the caller's GIT_DIR and the like, ended with {status}"
+        )),
+        Some(Err(error)) => report::could_not_check(&format!(
+            "could not run the hook again without the caller's GIT_DIR and the like: {error}"
+        )),
+    };
     if let Message::Notice(text) | Message::Block(text) = &message {
         // Claude Code shows stderr in its verbose mode and transcript; stdout is the protocol.
         let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());

@@ -48,3 +48,27 @@ fn guarded(answer: impl FnOnce() -> crate::report::Message) -> crate::report::Me
         crate::report::could_not_check(&format!("git-prove-it crashed: {what}"))
     })
 }
+
+/// The event's `cwd` names the repository. A host started with `GIT_DIR`, `GIT_WORK_TREE` or
+/// `GIT_INDEX_FILE` in its environment (from inside a git hook, say) would point git, gix and
+/// verify.sh elsewhere; run this hook again without them, as git does before entering another
+/// repository. `None` when there is nothing to clear; else how the child ended.
+fn without_callers_git_env(args: &[&str]) -> Option<std::io::Result<std::process::ExitStatus>> {
+    let present = crate::git::LOCAL_ENV
+        .iter()
+        .any(|name| std::env::var_os(name).is_some());
+    if !present {
+        return None;
+    }
+    let exe = match std::env::current_exe() {
+        Ok(exe) => exe,
+        Err(error) => return Some(Err(error)),
+    };
+    let mut cmd = std::process::Command::new(exe);
+    cmd.args(args);
+    for name in crate::git::LOCAL_ENV {
+        cmd.env_remove(name);
+    }
+    // stdin, stdout and stderr are inherited: the child reads the event and answers the host.
+    Some(cmd.status())
+}
