@@ -859,3 +859,36 @@ fn verify_sh_does_not_see_the_hosts_git_variables() {
     let toplevel = repo.root.canonicalize().unwrap();
     assert_eq!(seen, format!("unset unset {}\n", toplevel.display()));
 }
+
+/// Unreadable notes are broken infrastructure: the turn ends, loudly, and the ledger says so.
+#[test]
+fn corrupt_notes_end_the_turn_loudly_never_as_a_pass() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo).env("PROVE_IT_LEDGER", "1");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let blob = repo.hash_object("junk\n", true);
+    repo.git(&["update-ref", "refs/notes/prove-it", &blob]);
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.starts_with("prove-it: could not check this turn: could not read the notes commit"),
+        "{notice}"
+    );
+    assert!(
+        notice.ends_with("NOT_PROVEN: this turn ended unverified."),
+        "{notice}"
+    );
+    assert_eq!(runs(&counter), 0);
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let actual = ledger["entries"][0]["actual"][0].as_str().unwrap();
+    assert!(actual.starts_with("could not check: "), "{actual}");
+    // The corrupt anchors ref is no better: the anchor is unreadable, so the gate cannot know.
+    repo.git(&["update-ref", "-d", "refs/notes/prove-it"]);
+    repo.git(&["update-ref", "refs/notes/prove-it-anchors", &blob]);
+    assert!(
+        session
+            .stop(false)
+            .notice()
+            .starts_with("prove-it: could not check this turn")
+    );
+}
