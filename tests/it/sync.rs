@@ -142,3 +142,53 @@ fn the_default_remote_is_the_upstreams_and_a_missing_one_is_an_error() {
             "hint: check that 'nowhere' is a remote",
         ));
 }
+
+/// The remote moves between our fetch and our push (another clone synced meanwhile): the push
+/// is refused as not a fast-forward, and sync fetches, merges and pushes again, losing nothing.
+/// The race is staged deterministically by a reference-transaction hook in Bob's clone, which
+/// runs when `git fetch` updates his remote-tracking notes ref: the first time, Carol syncs.
+#[test]
+fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
+    let (remote, alice) = remote_and_clone();
+    let bob = TestRepo::clone_of(&remote);
+    let carol = TestRepo::clone_of(&remote);
+    alice.prove_it(&["run"]).assert().code(0);
+    alice.prove_it(&["sync"]).assert().code(0);
+    for (who, file) in [(&bob, "b.txt"), (&carol, "c.txt")] {
+        who.write(file, "work\n");
+        who.commit_all("work");
+        who.prove_it(&["run"]).assert().code(0);
+    }
+    let guard = bob.home().join("carol-synced");
+    let hook = bob.path(".git/hooks/reference-transaction");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n\
+             [ \"$1\" = committed ] || exit 0\n\
+             grep -q refs/notes/prove-it-remotes/ || exit 0\n\
+             [ -e '{guard}' ] && exit 0\n\
+             touch '{guard}'\n\
+             cd '{carol}' && env -u GIT_DIR -u GIT_INDEX_FILE -u GIT_WORK_TREE git prove-it sync >/dev/null\n",
+            guard = guard.display(),
+            carol = carol.root.display(),
+        ),
+    )
+    .unwrap();
+    bob.chmod(".git/hooks/reference-transaction", 0o755);
+
+    bob.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("pushed our proofs to origin"));
+    assert!(guard.exists(), "the staged race did not happen");
+    for (who, repo) in [("alice", &alice), ("bob", &bob), ("carol", &carol)] {
+        let tree = tree_of(repo, "HEAD");
+        assert!(
+            remote
+                .note(&tree)
+                .is_some_and(|n| n.starts_with("prove-it-record: 1")),
+            "the remote lost {who}'s proof"
+        );
+    }
+}
