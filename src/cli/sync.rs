@@ -9,7 +9,7 @@ use crate::report::{self, JSON_VERSION, SyncReport};
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
 /// union (no proof is ever lost, whichever side wrote it), and push the result.
 ///
-/// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/<remote>. When
+/// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/REMOTE. When
 /// the remote moved between our fetch and our push, it is fetched and merged again. A clone
 /// without proofs of its own (CI) only fetches. Exit status: 0 done, 2 error.
 #[derive(Debug, clap::Args)]

@@ -244,7 +244,7 @@ impl LogReport {
 }
 
 /// Whether to colour output: `--color=always|never` decide; `auto` colours a terminal unless
-/// `NO_COLOR` is set to something (https://no-color.org).
+/// `NO_COLOR` is set to something (<https://no-color.org>).
 pub(crate) fn use_color(choice: &str, no_color: Option<&str>, terminal: bool) -> bool {
     match choice {
         "always" => true,
