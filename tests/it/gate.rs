@@ -892,3 +892,30 @@ fn corrupt_notes_end_the_turn_loudly_never_as_a_pass() {
             .starts_with("prove-it: could not check this turn")
     );
 }
+
+/// A session in a linked worktree gates that worktree: its own anchor, its own state, and the
+/// proof lands in the shared notes.
+#[test]
+fn a_session_in_a_linked_worktree_gates_that_worktree() {
+    let (repo, counter) = armed(0);
+    let linked = repo.home().join("linked");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        "--detach",
+        linked.to_str().unwrap(),
+    ]);
+    let mut session = Session::new(&repo);
+    session.cwd = linked.clone();
+    session.start().silent();
+    // The main worktree changes; the linked one does not: nothing to gate.
+    repo.write("main-only.txt", "x\n");
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 0);
+    std::fs::write(linked.join("linked-only.txt"), "y\n").unwrap();
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 1);
+    let listed = repo.git(&["notes", "--ref", "prove-it", "list"]);
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+}
