@@ -42,6 +42,9 @@ pub(crate) struct Attempt<'a> {
     pub echo: Option<Box<dyn Write + Send>>,
     /// Raised by a signal: kill verify.sh's process group and give up.
     pub interrupt: Option<&'a AtomicBool>,
+    /// Where the full output goes; `None` for the state directory's last-run.log. Agent sessions
+    /// keep their own, so that two sessions running at once do not write over each other's.
+    pub log: Option<std::path::PathBuf>,
 }
 
 /// What happened when verify.sh ran.
@@ -73,7 +76,10 @@ pub(crate) fn attempt(
     attempt: Attempt<'_>,
     on_tick: &mut dyn FnMut(Duration),
 ) -> Result<Attempted, Error> {
-    let log = repo.state_dir()?.join(git::LAST_RUN_LOG);
+    let log = match attempt.log {
+        Some(log) => log,
+        None => repo.state_dir()?.join(git::LAST_RUN_LOG),
+    };
     let env: Vec<(OsString, OsString)> = [
         ("PROVE_IT", "1".to_string()),
         ("PROVE_IT_TREE", before.id.to_string()),

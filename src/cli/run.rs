@@ -131,6 +131,7 @@ fn prove(
                 .verbose
                 .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
             interrupt: Some(&interrupt),
+            log: None,
         },
         &mut |elapsed| progress.tick(elapsed),
     );

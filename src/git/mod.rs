@@ -23,6 +23,6 @@ pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
 pub(crate) use repo::Repo;
-pub(crate) use session::{LastAnswer, SessionFiles, session_key};
+pub(crate) use session::{LastAnswer, SessionFiles, session_key, session_key_blob};
 pub(crate) use state_tree::StateTree;
 pub(crate) use worktree::LOCAL_ENV;

@@ -14,14 +14,25 @@ use super::{Error, Repo};
 const SESSIONS_DIR: &str = "sessions";
 
 /// The object id an anchor is keyed by and session files are named after: derived from the
-/// session id and the worktree, so a hostile session id can never name a path.
+/// session id and the worktree, so a hostile session id can never name a path. It is the id of
+/// the blob [`session_key_blob`] holds.
 pub(crate) fn session_key(session: &str, worktree: &Path) -> ObjectId {
+    gix::objs::compute_hash(
+        gix::hash::Kind::Sha1,
+        gix::objs::Kind::Blob,
+        &session_key_blob(session, worktree),
+    )
+    .expect("SHA-1 hashing of an in-memory buffer cannot fail")
+}
+
+/// The content of the blob a session's key names. Writing it lets `git cat-file -p <key>` say
+/// whose anchor a note is, and keeps `git notes prune` from dropping anchors as notes on nothing.
+pub(crate) fn session_key_blob(session: &str, worktree: &Path) -> Vec<u8> {
     let mut data = b"prove-it session\0".to_vec();
     data.extend_from_slice(session.as_bytes());
     data.push(0);
     data.extend_from_slice(worktree.as_os_str().as_encoded_bytes());
-    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
-        .expect("SHA-1 hashing of an in-memory buffer cannot fail")
+    data
 }
 
 /// What the gate remembers about a session between stops.
@@ -49,6 +60,7 @@ pub(crate) struct LastAnswer {
 pub(crate) struct SessionFiles {
     state: PathBuf,
     lock: PathBuf,
+    log: PathBuf,
 }
 
 /// Held while the gate decides; released on drop.
@@ -72,7 +84,13 @@ impl SessionFiles {
         Ok(SessionFiles {
             state: dir.join(format!("{key}.json")),
             lock: dir.join(format!("{key}.lock")),
+            log: dir.join(format!("{key}.log")),
         })
+    }
+
+    /// The full output of this session's last verify.sh run.
+    pub(crate) fn log(&self) -> PathBuf {
+        self.log.clone()
     }
 
     /// Wait until no other hook process of this session is deciding, then hold the lock.

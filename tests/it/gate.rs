@@ -181,6 +181,17 @@ fn stop_hook_active_is_not_let_it_through() {
     repo.write("a.txt", "changed\n");
     let reason = session.stop(false).block();
     assert!(reason.contains("attempt 1 of 3"), "{reason}");
+    // The session's full output is in a log of its own, which two sessions never share.
+    let log = reason
+        .lines()
+        .find_map(|line| line.strip_prefix("Full output: "))
+        .expect("the log path");
+    assert!(
+        log.contains("/prove-it/sessions/") && log.ends_with(".log"),
+        "{log}"
+    );
+    let text = std::fs::read_to_string(log).unwrap();
+    assert!(text.contains("test result: 3 failed; 41 passed"), "{text}");
     assert!(session.stop(true).block().contains("attempt 2 of 3"));
     assert!(session.stop(true).block().contains("attempt 3 of 3"));
     let notice = session.stop(true).notice();
@@ -584,6 +595,15 @@ fn session_start_never_overwrites_the_anchor() {
     }
     let after = repo.git(&["notes", "--ref", "prove-it-anchors", "list"]);
     assert_eq!(after.trim(), format!("{note} {key}"));
+    // The key names a blob saying whose anchor it is, so git notes prune keeps the anchor.
+    let owner = repo.git(&["cat-file", "-p", key]);
+    assert!(owner.starts_with("prove-it session\0"), "{owner:?}");
+    repo.git(&["notes", "--ref", "prove-it-anchors", "prune"]);
+    assert_eq!(
+        repo.git(&["notes", "--ref", "prove-it-anchors", "list"])
+            .trim(),
+        format!("{note} {key}")
+    );
 }
 
 #[test]

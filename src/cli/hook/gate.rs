@@ -17,7 +17,7 @@ use crate::cli::sources::Sources;
 use crate::gate::{self, AnchorFacts, Decision, Observed, RunFacts, State, Verdict};
 use crate::git::{
     self, ANCHORS_REF, LastAnswer, Notes, PROOFS_REF, Repo, SessionFiles, StateTree, ledger,
-    session_key,
+    session_key, session_key_blob,
 };
 use crate::hosts::{Start, Stop};
 use crate::policy::{GatePolicy, Policy};
@@ -85,6 +85,11 @@ pub(crate) fn session_start(event: &Start) -> anyhow::Result<Message> {
         verify_text: verify_text(&repo),
     };
     let text = anchor.render();
+    let key_blob = repo
+        .git
+        .write_blob(session_key_blob(&event.session, &worktree))
+        .context("could not write the anchor's key")?;
+    debug_assert_eq!(key_blob.detach(), key);
     anchors.update(
         key,
         &format!("prove-it: anchor for session {}", one_line(&event.session)),
@@ -285,6 +290,7 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
                     timeout: policy.timeout,
                     echo: None,
                     interrupt: Some(&interrupt),
+                    log: Some(files.log()),
                 },
                 &mut |_| {},
             );
