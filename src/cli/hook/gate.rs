@@ -177,14 +177,12 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
     // A repository that is not armed and has no anchor opted out: leave no trace in it.
     let anchor = lookup_anchor(repo, &key)?;
     let head_tree = repo.head_tree()?;
-    if !armed_now.is_armed() && anchor.is_none() {
-        let armed_at_head = match head_tree {
-            Some(tree) => repo.tree_has_armed_verify(tree)?,
-            None => false,
-        };
-        if !armed_at_head {
-            return Ok(Message::Silent);
-        }
+    let armed_at_head = match head_tree {
+        Some(tree) => repo.tree_has_armed_verify(tree)?,
+        None => false,
+    };
+    if !armed_now.is_armed() && anchor.is_none() && !armed_at_head {
+        return Ok(Message::Silent);
     }
 
     let files = SessionFiles::open(repo, &key)?;
@@ -218,10 +216,7 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
             max_blocks: a.max_blocks,
             timeout_secs: a.timeout_secs,
         }),
-        armed_at_head: match head_tree {
-            Some(tree) => repo.tree_has_armed_verify(tree)?,
-            None => false,
-        },
+        armed_at_head,
         state: None,
         max_blocks: gate_policy.max_blocks,
         timeout_secs: policy.timeout.as_secs(),
