@@ -104,15 +104,7 @@ impl<'repo> Notes<'repo> {
         update: impl Fn(&str) -> String,
     ) -> Result<bool, Error> {
         self.state = None;
-        let committer = self
-            .repo
-            .committer()
-            .and_then(Result::ok)
-            .and_then(|sig| sig.to_owned().ok())
-            .ok_or_else(|| Error::Read {
-                what: "the committer identity for the notes commit".into(),
-                source: gix::Error::from_error(std::io::Error::other("no committer identity")),
-            })?;
+        let committer = committer(self.repo)?;
         for attempt in 0..MAX_ATTEMPTS {
             let tip = self.tip()?;
             let root = self.root_tree(tip)?;
@@ -200,6 +192,18 @@ pub(super) fn set_ref(
             source,
         }),
     }
+}
+
+/// Who commits to a notes ref: git's committer identity (`Repo` sets a fallback when none is
+/// configured, so this fails only on a broken configuration).
+pub(super) fn committer(repo: &gix::Repository) -> Result<gix::actor::Signature, Error> {
+    repo.committer()
+        .and_then(Result::ok)
+        .and_then(|sig| sig.to_owned().ok())
+        .ok_or_else(|| Error::Read {
+            what: "the committer identity for the notes commit".into(),
+            source: gix::Error::from_error(std::io::Error::other("no committer identity")),
+        })
 }
 
 /// A jittered, growing pause: writers that collided must not collide again in lockstep.

@@ -5,7 +5,7 @@
 use gix::ObjectId;
 
 use super::Error;
-use super::notes::{backoff, set_ref};
+use super::notes::{backoff, committer, set_ref};
 use crate::proof;
 
 /// How often the local ref is re-read and the merge re-applied when another writer moved it.
@@ -180,14 +180,7 @@ fn merge_commit(
         changed += 1;
     }
     let tree = state.write(repo).map_err(Error::write(what))?;
-    let committer = repo
-        .committer()
-        .and_then(Result::ok)
-        .and_then(|sig| sig.to_owned().ok())
-        .ok_or_else(|| Error::Read {
-            what: "the committer identity for the notes commit".into(),
-            source: gix::Error::from_error(std::io::Error::other("no committer identity")),
-        })?;
+    let committer = committer(repo)?;
     let commit = gix::objs::Commit {
         tree,
         parents: [local, theirs].into_iter().collect(),
