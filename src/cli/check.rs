@@ -39,12 +39,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
-    let revs = if args.revs.is_empty() {
-        vec!["HEAD".to_string()]
-    } else {
-        args.revs.clone()
-    };
-    let selection = repo.select(&revs)?;
+    let selection = repo.select(&args.revs)?;
     let ids = if args.all {
         repo.walk(&selection, None)?
     } else {

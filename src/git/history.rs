@@ -27,8 +27,11 @@ pub(crate) struct CommitInfo {
 
 impl Repo {
     /// Resolve revision arguments (`HEAD`, `main~2`, `a..b`, `a...b`, `^a`, `a^!`, `a^@`) into a
-    /// selection, peeling tags to the commits they name.
+    /// selection, peeling tags to the commits they name. No argument means HEAD, as for git log.
     pub(crate) fn select(&self, specs: &[String]) -> Result<Selection, Error> {
+        if specs.is_empty() {
+            return self.select(&["HEAD".to_string()]);
+        }
         let mut selection = Selection::default();
         for spec in specs {
             let bad = |source| Error::Revision {
