@@ -81,17 +81,11 @@ fn pre_push(
         PrePush::All => {
             let mut hidden = repo.remote_branch_tips(remote)?;
             hidden.extend(updates.iter().filter_map(|u| repo.peeled_commit(u.remote)));
-            repo.walk(
-                &Selection {
-                    tips: tips.clone(),
-                    hidden,
-                },
-                None,
-            )?
+            repo.walk(&Selection { tips, hidden }, None)?
         }
-        PrePush::Tip | PrePush::Prove | PrePush::Off => tips.clone(),
+        PrePush::Tip | PrePush::Prove | PrePush::Off => tips,
     };
-    let mut unproven = unproven(&repo, &ids)?;
+    let mut unproven = unproven_commits(&repo, &ids)?;
     let tried = mode == PrePush::Prove && !unproven.is_empty();
     if tried {
         let policy = Policy::resolve(None, &Sources::of(&repo))?;
@@ -112,7 +106,7 @@ fn pre_push(
                 },
             )?;
         }
-        unproven = self::unproven(&repo, &ids)?;
+        unproven = unproven_commits(&repo, &ids)?;
     }
     if !unproven.is_empty() {
         PushRefusal {
@@ -179,7 +173,10 @@ fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
     tips
 }
 
-fn unproven(repo: &Repo, ids: &[ObjectId]) -> Result<Vec<CommitReport>, crate::cli::Failure> {
+fn unproven_commits(
+    repo: &Repo,
+    ids: &[ObjectId],
+) -> Result<Vec<CommitReport>, crate::cli::Failure> {
     Ok(repo
         .commits_with_notes(ids)?
         .into_iter()
