@@ -64,12 +64,37 @@ pub(crate) fn run(
         return run_rev(&repo, &policy, args, rev, out);
     }
     let (code, report) = prove(&repo, &policy, args, err)?;
-    if args.json {
-        report::json(&report, out)?;
-    } else {
-        report.human(out)?;
-    }
+    print(&report, args.json, out)?;
     Ok(code)
+}
+
+fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+    if json {
+        report::json(report, out)
+    } else {
+        report.human(out)
+    }
+}
+
+/// The report for a tree that already has a valid proof through `verify`, if it has one.
+fn already_proven(
+    repo: &Repo,
+    tree: gix::ObjectId,
+    verify: Option<(gix::ObjectId, u32)>,
+) -> Result<Option<RunReport>, git::Error> {
+    let Some(note) = Notes::new(&repo.git, PROOFS_REF).lookup(&tree)? else {
+        return Ok(None);
+    };
+    Ok(Proofs::from_note(&note, &tree, verify)
+        .best()
+        .map(|record| RunReport {
+            version: JSON_VERSION,
+            outcome: record.outcome.as_str(),
+            tree: Some(tree.to_string()),
+            result: RunResult::AlreadyProven {
+                proof: ProofSummary::from(record),
+            },
+        }))
 }
 
 fn prove(
@@ -100,19 +125,9 @@ fn prove(
         .hint("verify.sh is ignored: remove it from .gitignore or .git/info/exclude"));
     }
     let tree = Some(before.id.to_string());
-    let mut notes = Notes::new(&repo.git, PROOFS_REF);
     if !args.force
-        && let Some(note) = notes.lookup(&before.id)?
-        && let Some(record) = Proofs::from_note(&note, &before.id, before.verify).best()
+        && let Some(report) = already_proven(repo, before.id, before.verify)?
     {
-        let report = RunReport {
-            version: JSON_VERSION,
-            outcome: record.outcome.as_str(),
-            tree,
-            result: RunResult::AlreadyProven {
-                proof: ProofSummary::from(record),
-            },
-        };
         return Ok((exit::OK, report));
     }
 
@@ -251,31 +266,10 @@ fn run_rev(
     } else if args.force {
         None
     } else {
-        let note = Notes::new(&repo.git, PROOFS_REF).lookup(&info.tree)?;
-        note.and_then(|note| {
-            Proofs::from_note(&note, &info.tree, info.verify)
-                .best()
-                .map(|record| {
-                    (
-                        exit::OK,
-                        RunReport {
-                            version: JSON_VERSION,
-                            outcome: record.outcome.as_str(),
-                            tree,
-                            result: RunResult::AlreadyProven {
-                                proof: ProofSummary::from(record),
-                            },
-                        },
-                    )
-                })
-        })
+        already_proven(repo, info.tree, info.verify)?.map(|report| (exit::OK, report))
     };
     if let Some((code, report)) = early {
-        if args.json {
-            report::json(&report, out)?;
-        } else {
-            report.human(out)?;
-        }
+        print(&report, args.json, out)?;
         return Ok(code);
     }
     if !args.json {
