@@ -177,9 +177,12 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
     // A repository that is not armed and has no anchor opted out: leave no trace in it.
     let anchor = lookup_anchor(repo, &key)?;
     let head_tree = repo.head_tree()?;
+    // Only asked when verify.sh is gone and there is no anchor to say it was armed before.
     let armed_at_head = match head_tree {
-        Some(tree) => repo.tree_has_armed_verify(tree)?,
-        None => false,
+        Some(tree) if !armed_now.is_armed() && anchor.is_none() => {
+            repo.tree_has_armed_verify(tree)?
+        }
+        _ => false,
     };
     if !armed_now.is_armed() && anchor.is_none() && !armed_at_head {
         return Ok(Message::Silent);
