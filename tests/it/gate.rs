@@ -939,3 +939,47 @@ fn a_session_in_a_linked_worktree_gates_that_worktree() {
     let listed = repo.git(&["notes", "--ref", "prove-it", "list"]);
     assert_eq!(listed.lines().count(), 1, "{listed}");
 }
+
+/// A policy value that does not parse is the gate's own failure: named, loud, never a pass.
+#[test]
+fn a_bad_policy_value_is_named_and_never_a_pass() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo).env("PROVE_IT_MAX_BLOCKS", "9");
+    let notice = session.start().notice();
+    assert!(
+        notice.starts_with(
+            "prove-it: could not record this session's anchor: PROVE_IT_MAX_BLOCKS must be"
+        ),
+        "{notice}"
+    );
+    repo.write("b.txt", "new\n");
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.starts_with("prove-it: could not check this turn: PROVE_IT_MAX_BLOCKS must be"),
+        "{notice}"
+    );
+    assert!(notice.contains("this turn ended unverified"), "{notice}");
+    assert_eq!(runs(&counter), 0);
+}
+
+#[test]
+fn the_ledger_command_keeps_lines_it_cannot_read() {
+    let (repo, _) = armed(1);
+    let session = Session::new(&repo).env("PROVE_IT_LEDGER", "1");
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    session.stop(false).block();
+    let ledger = repo.path(".git/prove-it/ledger.jsonl");
+    let mut text = std::fs::read_to_string(&ledger).unwrap();
+    text.push_str("not a ledger entry\n");
+    std::fs::write(&ledger, text).unwrap();
+    let json = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    assert_eq!(json["entries"].as_array().unwrap().len(), 1);
+    assert_eq!(json["unreadable"], json!(["not a ledger entry"]));
+    let human = repo.prove_it(&["ledger"]).assert().code(0);
+    let out = String::from_utf8_lossy(&human.get_output().stdout).into_owned();
+    assert!(
+        out.ends_with("unreadable ledger line: not a ledger entry\n"),
+        "{out}"
+    );
+}
