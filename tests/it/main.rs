@@ -2,6 +2,8 @@
 
 mod check;
 mod claim;
+mod claude_e2e;
+mod fake_anthropic;
 mod gate;
 mod harness;
 mod log;

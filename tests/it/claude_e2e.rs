@@ -1,0 +1,306 @@
+//! End to end with the real Claude Code binary against a fake model server on 127.0.0.1.
+//!
+//! Each test runs `claude -p` in a temporary repository wired with `hooks/claude-settings.json`,
+//! so Claude Code itself calls `git prove-it hook claude` at SessionStart and Stop, and reads our
+//! answers. The binary comes from `PROVE_IT_CLAUDE` or `claude` on PATH; without it these tests
+//! skip, saying so on stderr, unless `PROVE_IT_E2E_REQUIRED` is set (as `.ci/run` does).
+
+use std::io::Write as _;
+use std::path::PathBuf;
+use std::process::{Output, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::fake_anthropic::{FakeAnthropic, Reply};
+use serde_json::Value;
+
+use crate::harness::TestRepo;
+
+/// The feedback prefix Claude Code puts before a Stop hook's reason in the model's next turn.
+const FEEDBACK: &str = "Stop hook feedback";
+/// Longer than any scenario needs; a run past it is killed and the test fails.
+const RUN_LIMIT: Duration = Duration::from_secs(240);
+
+fn claude_binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("PROVE_IT_CLAUDE") {
+        return Some(PathBuf::from(path));
+    }
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join("claude"))
+        .find(|candidate| candidate.is_file())
+}
+
+/// The binary, or None after saying why the test is skipped (or failing when CI requires it).
+fn claude_or_skip(test: &str) -> Option<PathBuf> {
+    let found = claude_binary();
+    if found.is_none() {
+        assert!(
+            std::env::var_os("PROVE_IT_E2E_REQUIRED").is_none(),
+            "PROVE_IT_E2E_REQUIRED is set but no Claude Code binary was found \
+             (set PROVE_IT_CLAUDE or put `claude` on PATH)"
+        );
+        // Straight to stderr: the test harness captures print macros of passing tests.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED {test}: no Claude Code binary (set PROVE_IT_CLAUDE or put `claude` on PATH)"
+        );
+    }
+    found
+}
+
+/// A repository with `files` and verify.sh committed, wired to Claude Code by our settings file.
+fn wired_repo(verify: &str, files: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    let settings = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("hooks/claude-settings.json"),
+    )
+    .expect("hooks/claude-settings.json");
+    repo.write(".claude/settings.json", &settings);
+    for (path, content) in files {
+        repo.write(path, content);
+    }
+    repo.verify_script(verify);
+    repo.commit_all("initial");
+    repo
+}
+
+/// Run `claude -p prompt` in the repository against the fake server, bounded by RUN_LIMIT.
+fn run_claude(claude: &PathBuf, repo: &TestRepo, server: &FakeAnthropic, prompt: &str) -> Output {
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let mut cmd = repo.command(claude);
+    cmd.args([
+        "-p",
+        prompt,
+        "--allowedTools",
+        "Bash",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ])
+    .env("ANTHROPIC_BASE_URL", server.base_url())
+    .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+    .env("CLAUDE_CONFIG_DIR", &config)
+    .env("DISABLE_TELEMETRY", "1")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_AUTOUPDATER", "1")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("claude starts");
+    let started = Instant::now();
+    loop {
+        if child.try_wait().expect("wait for claude").is_some() {
+            break;
+        }
+        if started.elapsed() > RUN_LIMIT {
+            let _ = child.kill();
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "claude ran past {RUN_LIMIT:?}; stdout:\n{}\nstderr:\n{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.wait_with_output().expect("claude's output")
+}
+
+fn describe(out: &Output, server: &FakeAnthropic) -> String {
+    let turns: Vec<String> = server
+        .agent_turns()
+        .iter()
+        .map(|turn| turn.last_user_text())
+        .collect();
+    format!(
+        "status {:?}\nstdout:\n{}\nstderr:\n{}\nlast user text of each agent turn:\n{turns:#?}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+/// The events Claude Code streamed (`--output-format stream-json`), one JSON object a line.
+fn events(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// The texts Claude Code showed the user as system messages (a hook's `systemMessage`).
+fn system_messages(out: &Output) -> Vec<String> {
+    events(out)
+        .into_iter()
+        .filter(|event| event["type"] == "system")
+        .filter_map(|event| event["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The run's final result event.
+fn result(out: &Output) -> Value {
+    events(out)
+        .into_iter()
+        .rfind(|event| event["type"] == "result")
+        .expect("a result event")
+}
+
+/// The gate's last answer in each session of the repository, as its turn state records it.
+fn last_answers(repo: &TestRepo) -> Vec<String> {
+    let dir = repo.path(".git/prove-it/sessions");
+    let mut answers = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.path().extension().is_some_and(|ext| ext == "json") {
+            let state: Value =
+                serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
+            answers.push(state["last"]["kind"].as_str().unwrap_or("").to_owned());
+        }
+    }
+    answers
+}
+
+/// How many blocks of the gate the model was shown, by the end of the conversation.
+fn blocks_seen(server: &FakeAnthropic) -> usize {
+    let turns = server.agent_turns();
+    let last = turns
+        .last()
+        .map(|turn| turn.user_text())
+        .unwrap_or_default();
+    last.matches(FEEDBACK).count()
+}
+
+const ANSWER_CHECK: &str = "#!/bin/sh\n\
+    test \"$(cat answer.txt)\" = 4 || { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
+    echo all checks passed\n";
+
+#[test]
+fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
+    let Some(claude) = claude_or_skip("a_failing_change_is_blocked") else {
+        return;
+    };
+    let repo = wired_repo(ANSWER_CHECK, &[("answer.txt", "4\n")]);
+    let server = FakeAnthropic::start(
+        vec![
+            Reply::Bash("echo hello > greeting.txt && echo 5 > answer.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Bash("echo 4 > answer.txt"),
+        ],
+        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
+    );
+    let out = run_claude(&claude, &repo, &server, "add a greeting");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert!(feedback.contains(FEEDBACK), "{context}");
+    assert!(
+        feedback.contains("answer.txt is wrong: expected 4, got 5"),
+        "the model's next request carries verify.sh's failing lines: {context}"
+    );
+    assert_eq!(blocks_seen(&server), 1, "{context}");
+    assert_eq!(result(&out)["is_error"], false, "{context}");
+
+    // The final state is proven, and stock git reads the proof.
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
+    assert!(note.contains(&format!("tree: {state}")), "{note}");
+    assert!(note.contains("host: claude"), "{note}");
+    repo.prove_it(&["status"]).assert().code(0);
+}
+
+#[test]
+fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
+    let Some(claude) = claude_or_skip("an_always_failing_verify_sh") else {
+        return;
+    };
+    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
+    let server = FakeAnthropic::start(
+        vec![Reply::Bash("echo change > change.txt")],
+        Reply::Text("All tests pass."),
+    );
+    let out = run_claude(&claude, &repo, &server, "make a change");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+
+    // The gate's default budget is 3 blocks; Claude Code's own cap of 8 is never reached.
+    assert_eq!(blocks_seen(&server), 3, "{context}");
+    assert_eq!(server.agent_turns().len(), 5, "{context}");
+    for turn in server.agent_turns().iter().skip(2) {
+        assert!(
+            turn.last_user_text().contains("check 42 is broken"),
+            "{context}"
+        );
+    }
+
+    // The yield is loud: the ledger says the turn ended unverified, and no proof was written.
+    let warnings = system_messages(&out);
+    assert!(
+        warnings
+            .iter()
+            .any(|text| text.contains("NOT_PROVEN: this turn ended unverified (after 3 attempts)")),
+        "{context}"
+    );
+    assert_eq!(result(&out)["result"], "All tests pass.", "{context}");
+    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+}
+
+#[test]
+fn a_read_only_prompt_never_runs_verify_sh() {
+    let Some(claude) = claude_or_skip("a_read_only_prompt") else {
+        return;
+    };
+    // verify.sh leaves a mark in HOME, which the hook and verify.sh inherit from the test.
+    let repo = wired_repo(
+        "#!/bin/sh\ntouch \"$HOME/verify-ran\"\n",
+        &[("answer.txt", "4\n")],
+    );
+    let marker = repo.home().join("verify-ran");
+
+    let server = FakeAnthropic::start(vec![], Reply::Text("The answer is 4."));
+    let out = run_claude(&claude, &repo, &server, "what is in answer.txt?");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert_eq!(server.agent_turns().len(), 1, "{context}");
+    // The gate did run at the stop, and answered nothing.
+    assert_eq!(last_answers(&repo), ["silent"], "{context}");
+    assert!(
+        !marker.exists(),
+        "verify.sh ran on a read-only turn: {context}"
+    );
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+}
+
+#[test]
+fn deleting_verify_sh_is_refused_until_it_is_restored() {
+    let Some(claude) = claude_or_skip("deleting_verify_sh") else {
+        return;
+    };
+    let repo = wired_repo("#!/bin/sh\necho fine\n", &[("answer.txt", "4\n")]);
+    let server = FakeAnthropic::start(
+        vec![
+            Reply::Bash("rm verify.sh && echo 5 > answer.txt"),
+            Reply::Text("Done. All tests pass."),
+            Reply::Bash("git checkout -- verify.sh"),
+        ],
+        Reply::Text("Restored verify.sh."),
+    );
+    let out = run_claude(&claude, &repo, &server, "change the answer");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let refusal = turns[2].last_user_text();
+    assert!(refusal.contains(FEEDBACK), "{context}");
+    assert!(
+        refusal.contains("verify.sh was armed when this session started"),
+        "{context}"
+    );
+    assert!(repo.path("verify.sh").is_file(), "{context}");
+    // Restored, the changed state is proven by the verify.sh of the session's start.
+    let state = repo.stock_state_tree().unwrap();
+    assert!(repo.note(&state).is_some(), "{context}");
+}
