@@ -44,6 +44,10 @@ pub(crate) struct TurnState {
     pub blocks: u32,
     /// The last answer given, so that a second hook process waiting on the lock reuses it.
     pub last: Option<LastAnswer>,
+    /// Whether a notice was told to the agent as a last block this turn (for hosts that show
+    /// no notices).
+    #[serde(default)]
+    pub notice_told: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

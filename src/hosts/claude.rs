@@ -6,74 +6,57 @@
 
 use std::path::PathBuf;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 
+use super::fields::{Object, flag, optional_string, string};
 use super::{Event, InputError, Start, Stop};
 use crate::report::Message;
 
-pub(crate) const HOST: &str = "claude";
-
-pub(crate) fn parse(input: &[u8]) -> Result<Event, InputError> {
-    let value: Value = serde_json::from_slice(input).map_err(InputError::NotJson)?;
-    let Value::Object(map) = value else {
-        return Err(InputError::NotJson(serde::de::Error::custom(
-            "expected an object",
-        )));
-    };
-    let name = string(&map, "hook_event_name")?;
+/// Claude Code's events (Codex sends the same shape; see `codex`).
+pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
+    let name = string(map, "hook_event_name")?;
     match name.as_str() {
         "SessionStart" => Ok(Event::Start(Start {
-            session: string(&map, "session_id")?,
-            cwd: PathBuf::from(string(&map, "cwd")?),
-            source: optional_string(&map, "source"),
+            session: string(map, "session_id")?,
+            cwd: PathBuf::from(string(map, "cwd")?),
+            source: optional_string(map, "source"),
         })),
         "Stop" => Ok(Event::Stop(Stop {
-            session: string(&map, "session_id")?,
-            turn: optional_string(&map, "prompt_id"),
-            cwd: PathBuf::from(string(&map, "cwd")?),
-            stop_hook_active: match map.get("stop_hook_active") {
-                None | Some(Value::Null) => false,
-                Some(Value::Bool(active)) => *active,
-                Some(_) => {
-                    return Err(InputError::Field {
-                        field: "stop_hook_active",
-                        expected: "boolean",
-                    });
-                }
-            },
-            claim: optional_string(&map, "last_assistant_message"),
+            session: string(map, "session_id")?,
+            turn: optional_string(map, "prompt_id"),
+            cwd: PathBuf::from(string(map, "cwd")?),
+            stop_hook_active: flag(map, "stop_hook_active")?,
+            claim: optional_string(map, "last_assistant_message"),
+            transcript: None,
         })),
         _ => Ok(Event::Other { name }),
     }
 }
 
-fn string(map: &Map<String, Value>, field: &'static str) -> Result<String, InputError> {
-    match map.get(field) {
-        Some(Value::String(value)) if !value.is_empty() => Ok(value.clone()),
-        _ => Err(InputError::Field {
-            field,
-            expected: "non-empty string",
-        }),
+/// The answer for Claude Code, and for Codex and Gemini, which read the same keys. Codex
+/// rejects keys outside its schema (and then ignores the hook), so nothing else is ever added.
+pub(super) fn answer(message: &Message) -> Option<Value> {
+    match message {
+        Message::Silent => None,
+        Message::Notice(text) => Some(json!({ "systemMessage": text })),
+        Message::Block(reason) => Some(json!({ "decision": "block", "reason": reason })),
     }
-}
-
-fn optional_string(map: &Map<String, Value>, field: &str) -> Option<String> {
-    map.get(field).and_then(Value::as_str).map(str::to_string)
-}
-
-/// The hook's stdout for a message; the exit code is always 0.
-pub(crate) fn render(message: &Message) -> String {
-    let value = match message {
-        Message::Silent => return String::new(),
-        Message::Notice(text) => json!({ "systemMessage": text }),
-        Message::Block(reason) => json!({ "decision": "block", "reason": reason }),
-    };
-    format!("{value}\n")
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hosts::Host;
+
+    fn parse(input: &[u8]) -> Result<Event, InputError> {
+        Host::Claude
+            .parse(input, None)
+            .map(|incoming| incoming.event)
+    }
+
+    fn render(message: &Message) -> String {
+        Host::Claude.render(None, message)
+    }
 
     #[test]
     fn parses_a_stop_event_as_claude_code_sends_it() {
@@ -86,6 +69,7 @@ mod tests {
                 cwd: "/repo".into(),
                 stop_hook_active: false,
                 claim: Some("All tests pass. Ready to merge.".into()),
+                transcript: None,
             })
         );
     }

@@ -31,6 +31,8 @@ pub(crate) struct Stop {
     pub stop_hook_active: bool,
     /// The agent's last message.
     pub claim: Option<String>,
+    /// Where the claim can be read when the event does not carry it (Copilot's transcript).
+    pub transcript: Option<PathBuf>,
 }
 
 /// Why a hook's stdin could not be read as an event.

@@ -106,6 +106,17 @@ pub(crate) fn could_not_check(error: &str) -> Message {
     )))
 }
 
+/// A notice as a block, for a host that shows no notices to the user: the agent is the only
+/// one who can tell them. Given at most once a turn.
+pub(crate) fn notice_for_the_agent(notice: &str) -> String {
+    format!(
+        "{notice}\n\nThis host does not show prove-it's notices to the user, so end your answer \
+         by quoting the notice above to them, plainly. Do not say that the work is done or \
+         verified unless the notice says it was proven. The gate will not block again for it \
+         this turn."
+    )
+}
+
 fn headline(why: &Why) -> String {
     match why {
         Why::Failed { exit, .. } => format!("verify.sh failed ({exit})."),

@@ -23,7 +23,9 @@ pub(crate) use commits::{
     CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
 };
 pub(crate) use failure::render_failure;
-pub(crate) use gate::{Context as GateContext, Message, could_not_check, message, weakened_text};
+pub(crate) use gate::{
+    Context as GateContext, Message, could_not_check, message, notice_for_the_agent, weakened_text,
+};
 pub(crate) use install::InstallReport;
 pub(crate) use ledger::{LedgerReport, summary_lines};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};

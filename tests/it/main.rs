@@ -6,6 +6,7 @@ mod claude_e2e;
 mod fake_anthropic;
 mod gate;
 mod harness;
+mod hosts;
 mod log;
 mod notes;
 mod pre_push;

@@ -19,7 +19,7 @@ use crate::git::{
     self, ANCHORS_REF, LastAnswer, Notes, PROOFS_REF, Repo, SessionFiles, StateTree, ledger,
     session_key, session_key_blob,
 };
-use crate::hosts::{Start, Stop};
+use crate::hosts::{CLAUDE_BLOCK_CAP_ENV, Host, Start, Stop};
 use crate::policy::{GatePolicy, Policy};
 use crate::proof::{Proofs, Script};
 use crate::prove::{self, Attempted};
@@ -105,7 +105,7 @@ pub(crate) fn session_start(event: &Start) -> anyhow::Result<Message> {
 }
 
 /// Stop: may this turn end?
-pub(crate) fn stop(host: &str, event: &Stop) -> Message {
+pub(crate) fn stop(host: Host, event: &Stop) -> Message {
     let started = now_ns();
     let repo = match repository(&event.cwd) {
         Ok(repo) => repo,
@@ -166,7 +166,7 @@ fn ledger_on(repo: &Repo) -> bool {
     GatePolicy::resolve(&Sources::of(repo)).is_ok_and(|policy| policy.ledger)
 }
 
-fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Result<Message> {
+fn stop_in(repo: &Repo, host: Host, event: &Stop, started: u64) -> anyhow::Result<Message> {
     let sources = Sources::of(repo);
     let gate_policy = GatePolicy::resolve(&sources)?;
     let policy = Policy::resolve(None, &sources)?;
@@ -198,12 +198,14 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
     {
         return Ok(from_answer(last));
     }
-    // A fresh stop (not following a block) or a new turn id starts a new budget.
-    let blocks = if event.stop_hook_active && turn_state.turn == event.turn {
-        turn_state.blocks
-    } else {
-        0
-    };
+    // A fresh stop (not following a block) or a new turn id starts a new budget. Hosts without
+    // turn ids send `turn: None` throughout, so for them only the flag tells.
+    let same_turn = event.stop_hook_active && turn_state.turn == event.turn;
+    let blocks = if same_turn { turn_state.blocks } else { 0 };
+    let notice_told = same_turn && turn_state.notice_told;
+    // The policy's budget, kept below the host's own cap on blocks.
+    let claude_cap = std::env::var(CLAUDE_BLOCK_CAP_ENV).ok();
+    let budget = |max_blocks| host.block_budget(max_blocks, claude_cap.as_deref());
     let mut observed = Observed {
         skip: false,
         armed_now: if armed_now.is_armed() {
@@ -216,12 +218,12 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
             state_tree: a.state_tree,
             head_tree: a.head_tree,
             verify: a.verify,
-            max_blocks: a.max_blocks,
+            max_blocks: budget(a.max_blocks),
             timeout_secs: a.timeout_secs,
         }),
         armed_at_head,
         state: None,
-        max_blocks: gate_policy.max_blocks,
+        max_blocks: budget(gate_policy.max_blocks),
         timeout_secs: policy.timeout.as_secs(),
         blocks,
         run: None,
@@ -281,7 +283,7 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
                 repo,
                 before,
                 prove::Attempt {
-                    host,
+                    host: host.name(),
                     session: Some(&event.session),
                     anchor: anchor.as_ref().and_then(|a| a.verify),
                     verify_diff: diff.clone(),
@@ -329,7 +331,7 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
         Some(State::Tree { tree, .. }) => Some(tree.to_string()),
         _ => None,
     };
-    let message = report::message(
+    let mut message = report::message(
         &verdict,
         &GateContext {
             tree: tree.as_deref(),
@@ -350,6 +352,18 @@ fn stop_in(repo: &Repo, host: &str, event: &Stop, started: u64) -> anyhow::Resul
     {
         let (exit_code, actual) = ledger_actual(why);
         append_ledger(repo, host, event, exit_code, actual, 1)?;
+    }
+
+    // Where the host shows no notice, a notice (the turn's end unverified, a bounded proof) is
+    // told to the agent as one last block, once a turn, for it to report; the host's cap
+    // leaves room for it.
+    turn_state.notice_told = notice_told;
+    if let Message::Notice(text) = &message
+        && !host.shows_notices()
+        && !notice_told
+    {
+        message = Message::Block(report::notice_for_the_agent(text));
+        turn_state.notice_told = true;
     }
 
     turn_state.turn = event.turn.clone();
@@ -420,7 +434,7 @@ fn ledger_actual(why: &gate::Why) -> (Option<i32>, Vec<String>) {
 
 fn append_ledger(
     repo: &Repo,
-    host: &str,
+    host: Host,
     event: &Stop,
     exit_code: Option<i32>,
     actual: Vec<String>,
@@ -433,9 +447,12 @@ fn append_ledger(
             .format(&Rfc3339)
             .context("could not format the time")?,
         repo: worktree(repo).display().to_string(),
-        host: host.to_string(),
+        host: host.name().to_string(),
         session: event.session.clone(),
-        claim: event.claim.clone(),
+        claim: event.claim.clone().or_else(|| {
+            let transcript = event.transcript.as_deref()?;
+            crate::hosts::copilot::last_answer(transcript)
+        }),
         evidence_demanded: EVIDENCE_DEMANDED.to_string(),
         exit_code,
         actual,

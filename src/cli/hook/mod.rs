@@ -4,11 +4,13 @@
 //! A hook's stdout and exit code belong to its host's protocol (ADAPTERS.md); nothing here prints
 //! anything else on stdout.
 
-mod claude;
+mod agent;
 mod gate;
 mod git;
 
 use std::io::Write;
+
+use crate::hosts;
 
 /// Entry points for hosts: agent hosts' stop hooks and git's own hooks. Not for people to run;
 /// the installers write these command lines into the hosts' configuration.
@@ -20,7 +22,20 @@ pub(crate) struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Host {
-    Claude(claude::Args),
+    /// Claude Code's hooks (SessionStart, Stop). VS Code's payloads, sent here when VS Code
+    /// reads .claude/settings.json, are answered in VS Code's protocol.
+    Claude(agent::Args),
+    /// Codex CLI's hooks (SessionStart, Stop).
+    Codex(agent::Args),
+    /// Gemini CLI's hooks (SessionStart, AfterAgent).
+    Gemini(agent::Args),
+    /// GitHub Copilot CLI's hooks (sessionStart, agentStop; or the snake_case SessionStart, Stop).
+    Copilot(agent::CopilotArgs),
+    /// Cursor's hooks (sessionStart or beforeSubmitPrompt, stop). Cursor cannot block: a block
+    /// is a follow-up message.
+    Cursor(agent::Args),
+    /// VS Code's agent hooks (SessionStart, Stop).
+    Vscode(agent::Args),
     Git(git::Args),
 }
 
@@ -31,7 +46,14 @@ pub(crate) fn run(
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     match &args.host {
-        Host::Claude(args) => claude::run(args, stdin, out, err),
+        Host::Claude(_) => agent::run(hosts::Host::Claude, None, stdin, out, err),
+        Host::Codex(_) => agent::run(hosts::Host::Codex, None, stdin, out, err),
+        Host::Gemini(_) => agent::run(hosts::Host::Gemini, None, stdin, out, err),
+        Host::Copilot(args) => {
+            agent::run(hosts::Host::Copilot, args.event.as_deref(), stdin, out, err)
+        }
+        Host::Cursor(_) => agent::run(hosts::Host::Cursor, None, stdin, out, err),
+        Host::Vscode(_) => agent::run(hosts::Host::Vscode, None, stdin, out, err),
         Host::Git(args) => git::run(args, stdin, out, err),
     }
 }

@@ -1,0 +1,103 @@
+//! The agent hosts' hooks: one event on stdin, one answer on stdout in the host's protocol.
+
+use std::io::{Read, Write};
+
+use super::gate;
+use crate::hosts::{Event, Host, Incoming, InputError};
+use crate::report::{self, Message};
+
+/// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
+/// protocol. Session starts record the anchor; stops run the gate; other events do nothing.
+/// Exit status is always 0: hosts read blocks and notices from stdout (ADAPTERS.md).
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {}
+
+/// Copilot's camelCase payloads carry no event name: the command line gives it.
+#[derive(Debug, clap::Args)]
+pub(crate) struct CopilotArgs {
+    /// The event, as named in Copilot's hook configuration: sessionStart or agentStop. Not
+    /// needed for payloads that name their event (hook_event_name).
+    pub event: Option<String>,
+}
+
+/// Hook input larger than this is not an event.
+const INPUT_CAP: u64 = 16 * 1024 * 1024;
+
+pub(crate) fn run(
+    host: Host,
+    event_arg: Option<&str>,
+    stdin: &mut dyn Read,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, crate::cli::Failure> {
+    let mut again = vec!["hook", host.name()];
+    again.extend(event_arg);
+    let (dialect, event, message) = match super::without_callers_git_env(&again) {
+        None => answer(host, event_arg, stdin),
+        Some(Ok(status)) if status.success() => return Ok(crate::exit::OK),
+        Some(Ok(status)) => (
+            host,
+            None,
+            report::could_not_check(&format!(
+                "the hook, run again without the caller's GIT_DIR and the like, ended with {status}"
+            )),
+        ),
+        Some(Err(error)) => (
+            host,
+            None,
+            report::could_not_check(&format!(
+                "could not run the hook again without the caller's GIT_DIR and the like: {error}"
+            )),
+        ),
+    };
+    if let Message::Notice(text) | Message::Block(text) = &message {
+        // Hosts show stderr in their verbose modes and logs; stdout is the protocol.
+        let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());
+    }
+    out.write_all(dialect.render(event.as_ref(), &message).as_bytes())?;
+    out.flush()?;
+    Ok(crate::exit::OK)
+}
+
+/// The dialect to answer in, the event when it could be read, and the answer.
+fn answer(
+    host: Host,
+    event_arg: Option<&str>,
+    stdin: &mut dyn Read,
+) -> (Host, Option<Event>, Message) {
+    let mut input = Vec::new();
+    if let Err(error) = stdin.take(INPUT_CAP).read_to_end(&mut input) {
+        return (
+            host,
+            None,
+            report::could_not_check(&chain(&InputError::Read(error))),
+        );
+    }
+    let Incoming { host, event } = match host.parse(&input, event_arg) {
+        Ok(incoming) => incoming,
+        Err(error) => return (host, None, report::could_not_check(&chain(&error))),
+    };
+    let message = super::guarded(|| match &event {
+        Event::Stop(stop) => gate::stop(host, stop),
+        Event::Start(start) => match gate::session_start(start) {
+            Ok(message) => message,
+            Err(error) => Message::Notice(format!(
+                "prove-it: could not record this session's anchor: {error:#}. Stops in this \
+                 session will count as changes."
+            )),
+        },
+        Event::Other { .. } => Message::Silent,
+    });
+    (host, Some(event), message)
+}
+
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}

@@ -1,0 +1,198 @@
+//! GitHub Copilot CLI: hooks in `.github/hooks/*.json` (`{"version":1,"hooks":{...}}`). Its
+//! camelCase payloads (`sessionStart`, `agentStop`) carry no event name, so the hook's command
+//! line names it (`git prove-it hook copilot agentStop`); its snake_case dialect (`Stop`, with
+//! `hook_event_name`) is read as well. There is no turn id and no claim in the payload: the
+//! claim is the last assistant message of the transcript (`transcriptPath`), when readable.
+//! Only a JSON block blocks (exit 2 does not), no notice reliably reaches the user, and Copilot
+//! ends a turn after 8 consecutive blocks.
+
+use std::io::{Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+use serde_json::{Value, json};
+
+use super::fields::{Object, flag, optional_string, string};
+use super::{Event, InputError, Start, Stop};
+use crate::report::Message;
+
+/// The transcript's tail read for the claim: the last message is near the end.
+const TRANSCRIPT_TAIL: u64 = 1024 * 1024;
+
+pub(super) fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError> {
+    if map.contains_key("hook_event_name") {
+        return parse_snake_case(map);
+    }
+    let Some(name) = arg else {
+        return Err(InputError::Field {
+            field: "event name",
+            expected: "command-line argument such as agentStop or sessionStart, since the payload has no hook_event_name",
+        });
+    };
+    match name {
+        "sessionStart" | "SessionStart" => Ok(Event::Start(Start {
+            session: string(map, "sessionId")?,
+            cwd: PathBuf::from(string(map, "cwd")?),
+            source: optional_string(map, "source"),
+        })),
+        "agentStop" | "Stop" => Ok(Event::Stop(Stop {
+            session: string(map, "sessionId")?,
+            turn: None,
+            cwd: PathBuf::from(string(map, "cwd")?),
+            stop_hook_active: flag(map, "stop_hook_active")?,
+            claim: None,
+            transcript: optional_string(map, "transcriptPath").map(PathBuf::from),
+        })),
+        _ => Ok(Event::Other {
+            name: name.to_string(),
+        }),
+    }
+}
+
+fn parse_snake_case(map: &Object) -> Result<Event, InputError> {
+    let name = string(map, "hook_event_name")?;
+    match name.as_str() {
+        "SessionStart" | "sessionStart" => Ok(Event::Start(Start {
+            session: string(map, "session_id")?,
+            cwd: PathBuf::from(string(map, "cwd")?),
+            source: optional_string(map, "source"),
+        })),
+        "Stop" | "agentStop" => Ok(Event::Stop(Stop {
+            session: string(map, "session_id")?,
+            turn: None,
+            cwd: PathBuf::from(string(map, "cwd")?),
+            stop_hook_active: flag(map, "stop_hook_active")?,
+            claim: optional_string(map, "last_assistant_message"),
+            transcript: optional_string(map, "transcript_path").map(PathBuf::from),
+        })),
+        _ => Ok(Event::Other { name }),
+    }
+}
+
+/// Blocks only. Copilot shows no notice: the gate turns its own into one block a turn, and a
+/// notice from outside its count (the gate could not check, say) is a block on a turn's first
+/// stop, for the agent to report; Copilot's cap bounds the rest.
+pub(super) fn answer(event: Option<&Event>, message: &Message) -> Option<Value> {
+    let reason = match message {
+        Message::Block(reason) => reason.clone(),
+        Message::Notice(text) if super::first_stop_or_unread(event) => {
+            crate::report::notice_for_the_agent(text)
+        }
+        Message::Silent | Message::Notice(_) => return None,
+    };
+    Some(json!({ "decision": "block", "reason": reason }))
+}
+
+/// The last assistant message in a Copilot transcript (`events.jsonl`), if it can be read.
+pub(crate) fn last_answer(transcript: &Path) -> Option<String> {
+    let mut file = std::fs::File::open(transcript).ok()?;
+    let length = file.metadata().ok()?.len();
+    file.seek(SeekFrom::Start(length.saturating_sub(TRANSCRIPT_TAIL)))
+        .ok()?;
+    let mut tail = Vec::new();
+    file.take(TRANSCRIPT_TAIL).read_to_end(&mut tail).ok()?;
+    String::from_utf8_lossy(&tail)
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|event| assistant_text(&event))
+}
+
+/// `{"type":"assistant.message","data":{"content":...}}`, or a message with role assistant.
+fn assistant_text(event: &Value) -> Option<String> {
+    let text = if event["type"] == "assistant.message" {
+        &event["data"]["content"]
+    } else if event["role"] == "assistant" {
+        &event["content"]
+    } else {
+        return None;
+    };
+    text.as_str()
+        .filter(|text| !text.trim().is_empty())
+        .map(str::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hosts::Host;
+
+    #[test]
+    fn camel_case_payloads_take_the_event_from_the_command_line() {
+        let stop = br#"{"sessionId":"0447","timestamp":1795978336226,"cwd":"/repo","transcriptPath":"/t/events.jsonl","stopReason":"end_turn","stop_hook_active":false}"#;
+        assert_eq!(
+            Host::Copilot.parse(stop, Some("agentStop")).unwrap().event,
+            Event::Stop(Stop {
+                session: "0447".into(),
+                turn: None,
+                cwd: "/repo".into(),
+                stop_hook_active: false,
+                claim: None,
+                transcript: Some("/t/events.jsonl".into()),
+            })
+        );
+        let start = br#"{"sessionId":"0447","timestamp":1795978336226,"cwd":"/repo","source":"new","initialPrompt":"make a file"}"#;
+        assert!(matches!(
+            Host::Copilot.parse(start, Some("sessionStart")).unwrap().event,
+            Event::Start(Start { ref session, .. }) if session == "0447"
+        ));
+        let error = Host::Copilot.parse(stop, None).unwrap_err().to_string();
+        assert!(error.contains("has no event name"), "{error}");
+    }
+
+    #[test]
+    fn the_snake_case_dialect_names_its_event() {
+        let stop = br#"{"session_id":"0447","cwd":"/repo","hook_event_name":"Stop","stop_hook_active":true}"#;
+        let event = Host::Copilot.parse(stop, None).unwrap().event;
+        assert!(matches!(
+            event,
+            Event::Stop(Stop {
+                stop_hook_active: true,
+                turn: None,
+                ..
+            })
+        ));
+    }
+
+    #[test]
+    fn only_blocks_are_answered() {
+        assert_eq!(
+            Host::Copilot.render(None, &Message::Block("r".into())),
+            "{\"decision\":\"block\",\"reason\":\"r\"}\n"
+        );
+        let first = Host::Copilot.render(None, &Message::Notice("n".into()));
+        assert!(first.contains("quoting the notice above"), "{first}");
+        let after_block = Event::Stop(Stop {
+            session: "s".into(),
+            turn: None,
+            cwd: "/r".into(),
+            stop_hook_active: true,
+            claim: None,
+            transcript: None,
+        });
+        let notice = Message::Notice("n".into());
+        assert_eq!(Host::Copilot.render(Some(&after_block), &notice), "");
+    }
+
+    #[test]
+    fn the_claim_is_the_transcripts_last_assistant_message() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(
+            &path,
+            concat!(
+                r#"{"type":"user.message","data":{"content":"make a file"}}"#,
+                "\n",
+                r#"{"type":"assistant.message","data":{"content":"All tests pass."}}"#,
+                "\n",
+                r#"{"type":"assistant.message","data":{"content":""}}"#,
+                "\n",
+                "not json\n",
+                r#"{"type":"session.idle","data":{}}"#,
+                "\n",
+            ),
+        )
+        .unwrap();
+        assert_eq!(last_answer(&path).as_deref(), Some("All tests pass."));
+        assert_eq!(last_answer(&dir.path().join("missing")), None);
+    }
+}

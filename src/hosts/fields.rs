@@ -1,0 +1,45 @@
+//! Reading the fields of a hook's JSON object, with errors that name the field.
+
+use serde_json::{Map, Value};
+
+use super::InputError;
+
+pub(super) type Object = Map<String, Value>;
+
+/// The input as a JSON object.
+pub(super) fn object(input: &[u8]) -> Result<Object, InputError> {
+    match serde_json::from_slice(input).map_err(InputError::NotJson)? {
+        Value::Object(map) => Ok(map),
+        _ => Err(InputError::NotJson(serde::de::Error::custom(
+            "expected an object",
+        ))),
+    }
+}
+
+/// A field that must be a non-empty string.
+pub(super) fn string(map: &Object, field: &'static str) -> Result<String, InputError> {
+    match map.get(field) {
+        Some(Value::String(value)) if !value.is_empty() => Ok(value.clone()),
+        _ => Err(InputError::Field {
+            field,
+            expected: "non-empty string",
+        }),
+    }
+}
+
+/// A field that is a string when present; null, absent or another type reads as absent.
+pub(super) fn optional_string(map: &Object, field: &str) -> Option<String> {
+    map.get(field).and_then(Value::as_str).map(str::to_string)
+}
+
+/// A boolean flag that may be absent or null (false), but is never of another type.
+pub(super) fn flag(map: &Object, field: &'static str) -> Result<bool, InputError> {
+    match map.get(field) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(value)) => Ok(*value),
+        Some(_) => Err(InputError::Field {
+            field,
+            expected: "boolean",
+        }),
+    }
+}

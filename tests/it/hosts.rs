@@ -1,0 +1,408 @@
+//! Every host adapter through the real binary, fed the payloads each host sends (HOSTS.md), in
+//! real repositories: the budget ends an always-failing turn on every host, each in its own
+//! protocol, and hosts without turn ids or visible notices are handled as documented.
+
+use std::process::Output;
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::{Value, json};
+
+use crate::harness::{TestRepo, json_stdout};
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Host {
+    Claude,
+    Codex,
+    Gemini,
+    Copilot,
+    Cursor,
+    Vscode,
+}
+
+const ALL: [Host; 6] = [
+    Host::Claude,
+    Host::Codex,
+    Host::Gemini,
+    Host::Copilot,
+    Host::Cursor,
+    Host::Vscode,
+];
+
+/// One answer, read in the host's protocol.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Silent,
+    Block(String),
+    Notice(String),
+}
+
+impl Host {
+    fn name(self) -> &'static str {
+        match self {
+            Host::Claude => "claude",
+            Host::Codex => "codex",
+            Host::Gemini => "gemini",
+            Host::Copilot => "copilot",
+            Host::Cursor => "cursor",
+            Host::Vscode => "vscode",
+        }
+    }
+
+    /// Whether the host shows notices; where it does not, the gate's notice is a last block.
+    fn shows_notices(self) -> bool {
+        matches!(self, Host::Claude | Host::Gemini | Host::Vscode)
+    }
+
+    /// The command-line event argument and the payload of a session start.
+    fn start(self, repo: &TestRepo, session: &str) -> (Option<&'static str>, Value) {
+        let cwd = repo.root.display().to_string();
+        match self {
+            Host::Claude | Host::Codex | Host::Gemini => (
+                None,
+                json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
+                       "hook_event_name": "SessionStart", "source": "startup"}),
+            ),
+            Host::Copilot => (
+                Some("sessionStart"),
+                json!({"sessionId": session, "timestamp": 1795978336226u64, "cwd": cwd,
+                       "source": "new", "initialPrompt": "make a file"}),
+            ),
+            Host::Cursor => (
+                None,
+                json!({"conversation_id": session, "generation_id": "g1",
+                       "hook_event_name": "beforeSubmitPrompt", "workspace_roots": [cwd],
+                       "prompt": "make a file"}),
+            ),
+            Host::Vscode => (
+                None,
+                json!({"timestamp": "2026-11-29T10:30:00.000Z", "cwd": cwd, "sessionId": session,
+                       "hookEventName": "SessionStart", "source": "new"}),
+            ),
+        }
+    }
+
+    /// A stop; `after` is the number of blocks already given this turn (the loop flag, or
+    /// Cursor's loop_count).
+    fn stop(self, repo: &TestRepo, session: &str, after: u32) -> (Option<&'static str>, Value) {
+        let cwd = repo.root.display().to_string();
+        let active = after > 0;
+        match self {
+            Host::Claude => (
+                None,
+                json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
+                       "prompt_id": "p1", "permission_mode": "default",
+                       "hook_event_name": "Stop", "stop_hook_active": active,
+                       "last_assistant_message": "All tests pass."}),
+            ),
+            Host::Codex => (
+                None,
+                json!({"session_id": session, "turn_id": "t1", "transcript_path": null,
+                       "cwd": cwd, "hook_event_name": "Stop", "model": "gpt-5.1-codex",
+                       "permission_mode": "bypassPermissions", "stop_hook_active": active,
+                       "last_assistant_message": "All tests pass."}),
+            ),
+            Host::Gemini => (
+                None,
+                json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
+                       "hook_event_name": "AfterAgent", "timestamp": "2026-11-29T18:49:48.461Z",
+                       "prompt": "make a file", "prompt_response": "Made it.\nAll tests pass.",
+                       "stop_hook_active": active}),
+            ),
+            Host::Copilot => (
+                Some("agentStop"),
+                json!({"sessionId": session, "timestamp": 1795978336226u64, "cwd": cwd,
+                       "transcriptPath": repo.home().join("events.jsonl"),
+                       "stopReason": "end_turn", "stop_hook_active": active}),
+            ),
+            Host::Cursor => (
+                None,
+                json!({"conversation_id": session, "generation_id": format!("g{after}"),
+                       "hook_event_name": "stop", "workspace_roots": [cwd],
+                       "status": "completed", "loop_count": after}),
+            ),
+            Host::Vscode => (
+                None,
+                json!({"timestamp": "2026-11-29T10:30:00.000Z", "cwd": cwd, "sessionId": session,
+                       "hookEventName": "Stop", "transcript_path": "/t.json",
+                       "stop_hook_active": active}),
+            ),
+        }
+    }
+
+    /// Read an answer in this host's protocol, asserting it is well-formed.
+    fn read(self, out: &Output) -> Answer {
+        assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
+        let stdout = String::from_utf8(out.stdout.clone()).unwrap();
+        if stdout.is_empty() {
+            return Answer::Silent;
+        }
+        assert!(
+            stdout.ends_with('\n') && stdout.matches('\n').count() == 1,
+            "{stdout:?}"
+        );
+        let json: Value = serde_json::from_str(&stdout).unwrap();
+        let object = json.as_object().unwrap();
+        match self {
+            Host::Claude | Host::Codex | Host::Gemini | Host::Copilot => {
+                if object.contains_key("decision") {
+                    assert_eq!(json["decision"], "block", "{json}");
+                    assert_eq!(object.len(), 2, "only decision and reason: {json}");
+                    Answer::Block(json["reason"].as_str().unwrap().into())
+                } else {
+                    assert_ne!(self, Host::Copilot, "Copilot gets blocks only: {json}");
+                    assert_eq!(object.len(), 1, "{json}");
+                    Answer::Notice(json["systemMessage"].as_str().unwrap().into())
+                }
+            }
+            Host::Cursor => match json.get("followup_message") {
+                Some(reason) => Answer::Block(reason.as_str().unwrap().into()),
+                None if object.is_empty() || json == json!({"continue": true}) => Answer::Silent,
+                None => panic!("Cursor takes a follow-up message or nothing: {json}"),
+            },
+            Host::Vscode => match json.get("hookSpecificOutput") {
+                Some(specific) => {
+                    assert_eq!(specific["hookEventName"], "Stop", "{json}");
+                    assert_eq!(specific["decision"], "block", "{json}");
+                    Answer::Block(specific["reason"].as_str().unwrap().into())
+                }
+                None => Answer::Notice(json["systemMessage"].as_str().unwrap().into()),
+            },
+        }
+    }
+}
+
+fn hook(repo: &TestRepo, host: Host, event: (Option<&str>, Value), env: &[(&str, &str)]) -> Answer {
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.args(["hook", host.name()]).args(event.0);
+    for (key, value) in env {
+        cmd.env(key, value);
+    }
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(event.1.to_string())
+        .output()
+        .unwrap();
+    host.read(&out)
+}
+
+/// A committed repository whose verify.sh always fails, counting its runs.
+fn always_failing() -> (TestRepo, std::path::PathBuf) {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    let counter = repo.home().join("runs");
+    repo.verify_script(&format!(
+        "echo run >> '{}'\necho 'check 42 is broken'\nexit 1",
+        counter.display()
+    ));
+    repo.commit_all("initial");
+    (repo, counter)
+}
+
+/// Stop until the gate stops blocking (at most 20 times); the blocks given and the last answer.
+fn stop_until_let_go(
+    repo: &TestRepo,
+    host: Host,
+    session: &str,
+    env: &[(&str, &str)],
+) -> (Vec<String>, Answer) {
+    let mut blocks = Vec::new();
+    for _ in 0..20 {
+        let after = u32::try_from(blocks.len()).unwrap();
+        match hook(repo, host, host.stop(repo, session, after), env) {
+            Answer::Block(reason) => blocks.push(reason),
+            answer => return (blocks, answer),
+        }
+    }
+    panic!("{host:?}: still blocking after 20 stops: the budget did not end the turn");
+}
+
+#[test]
+fn an_always_failing_verify_sh_ends_the_turn_after_the_budget_on_every_host() {
+    for host in ALL {
+        let (repo, counter) = always_failing();
+        assert_eq!(
+            hook(&repo, host, host.start(&repo, "s1"), &[]),
+            Answer::Silent
+        );
+        repo.write("b.txt", "change\n");
+        let (blocks, last) = stop_until_let_go(&repo, host, "s1", &[]);
+
+        // Three blocks (the default budget), each carrying verify.sh's failing line.
+        for (index, reason) in blocks.iter().take(3).enumerate() {
+            let attempt = format!("attempt {} of 3 for this turn", index + 1);
+            assert!(reason.contains(&attempt), "{host:?}: {reason}");
+            assert!(reason.contains("check 42 is broken"), "{host:?}: {reason}");
+        }
+        if host.shows_notices() {
+            assert_eq!(blocks.len(), 3, "{host:?}: {blocks:#?}");
+            let Answer::Notice(notice) = last else {
+                panic!("{host:?}: the yield must be a notice: {last:?}");
+            };
+            assert!(
+                notice.contains("this turn ended unverified"),
+                "{host:?}: {notice}"
+            );
+        } else {
+            // No notice reaches the user: one last block tells the agent to report it.
+            assert_eq!(blocks.len(), 4, "{host:?}: {blocks:#?}");
+            let told = &blocks[3];
+            assert!(
+                told.contains("this turn ended unverified"),
+                "{host:?}: {told}"
+            );
+            assert!(
+                told.contains("quoting the notice above"),
+                "{host:?}: {told}"
+            );
+            // Then the turn ends (Codex still gets the notice, for its interactive mode).
+            assert!(!matches!(last, Answer::Block(_)), "{host:?}");
+        }
+        let runs = std::fs::read_to_string(&counter).unwrap().lines().count();
+        // The state was never proven, so every stop ran verify.sh again.
+        assert_eq!(runs, blocks.len() + 1, "{host:?}");
+    }
+}
+
+#[test]
+fn a_passing_stop_records_a_proof_naming_the_host() {
+    for host in ALL {
+        let repo = TestRepo::with_commit();
+        assert_eq!(
+            hook(&repo, host, host.start(&repo, "s1"), &[]),
+            Answer::Silent
+        );
+        repo.write("b.txt", "change\n");
+        let answer = hook(&repo, host, host.stop(&repo, "s1", 0), &[]);
+        assert_eq!(answer, Answer::Silent, "{host:?}");
+        let state = repo.stock_state_tree().unwrap();
+        let note = repo.note(&state).expect("a proof");
+        assert!(
+            note.contains(&format!("host: {}\n", host.name())),
+            "{host:?}: {note}"
+        );
+    }
+}
+
+#[test]
+fn claude_codes_own_cap_from_its_environment_keeps_the_budget_below_it() {
+    let (repo, _) = always_failing();
+    repo.git(&["config", "prove-it.maxBlocks", "7"]);
+    let env = [("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3")];
+    hook(&repo, Host::Claude, Host::Claude.start(&repo, "s1"), &env);
+    repo.write("b.txt", "change\n");
+    let (blocks, last) = stop_until_let_go(&repo, Host::Claude, "s1", &env);
+    assert_eq!(blocks.len(), 2, "{blocks:#?}");
+    assert!(matches!(last, Answer::Notice(ref n) if n.contains("ended unverified")));
+}
+
+#[test]
+fn copilots_cap_of_eight_leaves_room_for_the_last_block() {
+    let (repo, _) = always_failing();
+    repo.git(&["config", "prove-it.maxBlocks", "7"]);
+    let host = Host::Copilot;
+    hook(&repo, host, host.start(&repo, "s1"), &[]);
+    repo.write("b.txt", "change\n");
+    let (blocks, last) = stop_until_let_go(&repo, host, "s1", &[]);
+    // 6 of the budget and the one that tells the agent: 7, below Copilot's 8.
+    assert_eq!(blocks.len(), 7, "{blocks:#?}");
+    assert!(blocks[5].contains("attempt 6 of 6"), "{}", blocks[5]);
+    assert_eq!(last, Answer::Silent);
+}
+
+#[test]
+fn hosts_without_turn_ids_start_a_new_budget_on_a_fresh_stop() {
+    for host in [Host::Gemini, Host::Copilot, Host::Cursor, Host::Vscode] {
+        let (repo, _) = always_failing();
+        hook(&repo, host, host.start(&repo, "s1"), &[]);
+        repo.write("b.txt", "change\n");
+        let (first_turn, _) = stop_until_let_go(&repo, host, "s1", &[]);
+        assert!(first_turn.len() >= 3, "{host:?}");
+        // The next turn's first stop does not follow a block: the budget starts again.
+        let answer = hook(&repo, host, host.stop(&repo, "s1", 0), &[]);
+        let Answer::Block(reason) = answer else {
+            panic!("{host:?}: a new turn is gated again: {answer:?}");
+        };
+        assert!(reason.contains("attempt 1 of 3"), "{host:?}: {reason}");
+    }
+}
+
+#[test]
+fn vscode_payloads_sent_to_hook_claude_are_answered_in_vscode_protocol() {
+    let (repo, _) = always_failing();
+    // VS Code reads .claude/settings.json and calls `hook claude` with its own payload.
+    let start = Host::Vscode.start(&repo, "vs1");
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.args(["hook", "claude"]);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(start.1.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(Host::Vscode.read(&out), Answer::Silent);
+    repo.write("b.txt", "change\n");
+    let stop = Host::Vscode.stop(&repo, "vs1", 0);
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.args(["hook", "claude"]);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(stop.1.to_string())
+        .output()
+        .unwrap();
+    let Answer::Block(reason) = Host::Vscode.read(&out) else {
+        panic!("expected VS Code's block: {out:?}");
+    };
+    assert!(reason.contains("check 42 is broken"), "{reason}");
+}
+
+#[test]
+fn malformed_input_is_answered_visibly_in_every_protocol() {
+    for host in ALL {
+        let repo = TestRepo::with_commit();
+        let answer = hook(&repo, host, (None, json!(["not", "an", "object"])), &[]);
+        let text = match answer {
+            Answer::Notice(text) | Answer::Block(text) => text,
+            Answer::Silent => panic!("{host:?}: malformed input passed silently"),
+        };
+        assert!(
+            text.contains("could not check this turn"),
+            "{host:?}: {text}"
+        );
+    }
+}
+
+#[test]
+fn copilots_claim_comes_from_its_transcript_into_the_ledger() {
+    let (repo, _) = always_failing();
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    std::fs::write(
+        repo.home().join("events.jsonl"),
+        concat!(
+            r#"{"type":"user.message","data":{"content":"make a file"}}"#,
+            "\n",
+            r#"{"type":"assistant.message","data":{"content":"Done. All tests pass."}}"#,
+            "\n",
+        ),
+    )
+    .unwrap();
+    hook(&repo, Host::Copilot, Host::Copilot.start(&repo, "s1"), &[]);
+    repo.write("b.txt", "change\n");
+    let answer = hook(
+        &repo,
+        Host::Copilot,
+        Host::Copilot.stop(&repo, "s1", 0),
+        &[],
+    );
+    assert!(matches!(answer, Answer::Block(_)), "{answer:?}");
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let entry = &ledger["entries"][0];
+    assert_eq!(entry["host"], "copilot", "{ledger}");
+    assert_eq!(entry["claim"], "Done. All tests pass.", "{ledger}");
+}
+
+#[test]
+fn copilot_without_an_event_name_says_so() {
+    let repo = TestRepo::with_commit();
+    let (_, payload) = Host::Copilot.stop(&repo, "s1", 0);
+    let answer = hook(&repo, Host::Copilot, (None, payload), &[]);
+    let Answer::Block(text) = answer else {
+        panic!("{answer:?}");
+    };
+    assert!(text.contains("has no event name"), "{text}");
+}
