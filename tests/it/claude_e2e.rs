@@ -66,6 +66,16 @@ fn wired_repo(verify: &str, files: &[(&str, &str)]) -> TestRepo {
 
 /// Run `claude -p prompt` in the repository against the fake server, bounded by RUN_LIMIT.
 fn run_claude(claude: &PathBuf, repo: &TestRepo, server: &FakeAnthropic, prompt: &str) -> Output {
+    run_claude_with(claude, repo, server, prompt, &[])
+}
+
+fn run_claude_with(
+    claude: &PathBuf,
+    repo: &TestRepo,
+    server: &FakeAnthropic,
+    prompt: &str,
+    extra: &[&std::ffi::OsStr],
+) -> Output {
     let config = repo.home().join("claude-config");
     std::fs::create_dir_all(&config).unwrap();
     let mut cmd = repo.command(claude);
@@ -84,6 +94,7 @@ fn run_claude(claude: &PathBuf, repo: &TestRepo, server: &FakeAnthropic, prompt:
     .env("DISABLE_TELEMETRY", "1")
     .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     .env("DISABLE_AUTOUPDATER", "1")
+    .args(extra)
     .stdin(Stdio::null())
     .stdout(Stdio::piped())
     .stderr(Stdio::piped());
@@ -303,4 +314,87 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     // Restored, the changed state is proven by the verify.sh of the session's start.
     let state = repo.stock_state_tree().unwrap();
     assert!(repo.note(&state).is_some(), "{context}");
+}
+
+/// This repository is also a Claude Code plugin: `.claude-plugin/`, `hooks/hooks.json`.
+fn plugin_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+fn the_plugin_wires_the_gate_and_announces_it_once() {
+    let Some(claude) = claude_or_skip("the_plugin_wires_the_gate") else {
+        return;
+    };
+    // No .claude/settings.json: the hooks come from the plugin alone.
+    let repo = TestRepo::new();
+    repo.write("answer.txt", "4\n");
+    repo.verify_script(ANSWER_CHECK);
+    repo.commit_all("initial");
+    let server = FakeAnthropic::start(
+        vec![
+            Reply::Bash("echo 5 > answer.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Bash("echo 4 > answer.txt && echo hi > greeting.txt"),
+        ],
+        Reply::Text("Fixed."),
+    );
+    let dir = plugin_dir();
+    let plugin = ["--plugin-dir".as_ref(), dir.as_os_str()];
+    let out = run_claude_with(&claude, &repo, &server, "change the answer", &plugin);
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert_eq!(blocks_seen(&server), 1, "{context}");
+    assert!(
+        server.agent_turns()[2]
+            .last_user_text()
+            .contains("answer.txt is wrong: expected 4, got 5"),
+        "{context}"
+    );
+    assert!(
+        repo.note(&repo.stock_state_tree().unwrap()).is_some(),
+        "{context}"
+    );
+    // The SessionStart notice shows as the hook's response in the stream.
+    let announced = |out: &Output| {
+        events(out).iter().any(|event| {
+            event["subtype"] == "hook_response"
+                && event["hook_event"] == "SessionStart"
+                && event["output"]
+                    .as_str()
+                    .is_some_and(|text| text.contains("the gate is armed in this repository"))
+        })
+    };
+    assert!(announced(&out), "{context}");
+
+    // A second session in the same repository is not told again.
+    let server = FakeAnthropic::start(vec![], Reply::Text("Nothing to do."));
+    let out = run_claude_with(&claude, &repo, &server, "anything to do?", &plugin);
+    assert!(out.status.success(), "{}", describe(&out, &server));
+    assert!(!announced(&out), "{}", describe(&out, &server));
+}
+
+#[test]
+fn claude_code_validates_the_plugin_and_its_marketplace() {
+    let Some(claude) = claude_or_skip("claude_code_validates_the_plugin") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let config = repo.home().join("claude-config");
+    let out = repo
+        .command(&claude)
+        .args(["plugin", "validate"])
+        .arg(plugin_dir())
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Validation passed"), "{text}");
 }

@@ -406,3 +406,51 @@ fn copilot_without_an_event_name_says_so() {
     };
     assert!(text.contains("has no event name"), "{text}");
 }
+
+#[test]
+fn the_announcement_is_made_once_per_repository() {
+    let repo = TestRepo::with_commit();
+    let start = |session: &str, args: &[&str]| {
+        let mut cmd = repo.command(cargo_bin("git-prove-it"));
+        cmd.args(["hook", "claude"]).args(args);
+        let out = assert_cmd::Command::from_std(cmd)
+            .write_stdin(Host::Claude.start(&repo, session).1.to_string())
+            .output()
+            .unwrap();
+        Host::Claude.read(&out)
+    };
+    assert_eq!(start("s0", &[]), Answer::Silent);
+    let Answer::Notice(notice) = start("s1", &["--announce"]) else {
+        panic!("the first announcing start tells the user");
+    };
+    assert!(
+        notice.contains("the gate is armed in this repository"),
+        "{notice}"
+    );
+    assert_eq!(start("s2", &["--announce"]), Answer::Silent);
+}
+
+#[test]
+fn the_plugins_hooks_are_the_settings_snippets_with_the_announcement() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap()
+    };
+    let plugin = read("hooks/hooks.json");
+    let settings = read("hooks/claude-settings.json");
+    let hook = |config: &Value, event: &str| config["hooks"][event][0]["hooks"][0].clone();
+    assert_eq!(hook(&plugin, "Stop"), hook(&settings, "Stop"));
+    let (start, plain) = (
+        hook(&plugin, "SessionStart"),
+        hook(&settings, "SessionStart"),
+    );
+    assert_eq!(start["timeout"], plain["timeout"]);
+    assert_eq!(
+        start["command"].as_str().unwrap(),
+        format!("{} --announce", plain["command"].as_str().unwrap())
+    );
+    assert_eq!(read(".claude-plugin/plugin.json")["name"], "prove-it");
+    let marketplace = read(".claude-plugin/marketplace.json");
+    assert_eq!(marketplace["plugins"][0]["name"], "prove-it");
+    assert_eq!(marketplace["plugins"][0]["source"], "./");
+}

@@ -10,11 +10,20 @@ use crate::report::{self, Message};
 /// protocol. Session starts record the anchor; stops run the gate; other events do nothing.
 /// Exit status is always 0: hosts read blocks and notices from stdout (ADAPTERS.md).
 #[derive(Debug, clap::Args)]
-pub(crate) struct Args {}
+pub(crate) struct Args {
+    /// At a session start that records an anchor, tell the user that the gate is armed: once
+    /// per repository (the Claude Code plugin's hooks ask for this).
+    #[arg(long)]
+    pub announce: bool,
+}
 
 /// Copilot's camelCase payloads carry no event name: the command line gives it.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CopilotArgs {
+    /// At a session start that records an anchor, tell the user that the gate is armed, once
+    /// per repository.
+    #[arg(long)]
+    pub announce: bool,
     /// The event, as named in Copilot's hook configuration: sessionStart or agentStop. Not
     /// needed for payloads that name their event (hook_event_name).
     pub event: Option<String>,
@@ -26,14 +35,18 @@ const INPUT_CAP: u64 = 16 * 1024 * 1024;
 pub(crate) fn run(
     host: Host,
     event_arg: Option<&str>,
+    announce: bool,
     stdin: &mut dyn Read,
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
     let mut again = vec!["hook", host.name()];
     again.extend(event_arg);
+    if announce {
+        again.push("--announce");
+    }
     let (dialect, event, message) = match super::without_callers_git_env(&again) {
-        None => answer(host, event_arg, stdin),
+        None => answer(host, event_arg, announce, stdin),
         Some(Ok(status)) if status.success() => return Ok(crate::exit::OK),
         Some(Ok(status)) => (
             host,
@@ -63,6 +76,7 @@ pub(crate) fn run(
 fn answer(
     host: Host,
     event_arg: Option<&str>,
+    announce: bool,
     stdin: &mut dyn Read,
 ) -> (Host, Option<Event>, Message) {
     let mut input = Vec::new();
@@ -79,7 +93,7 @@ fn answer(
     };
     let message = super::guarded(|| match &event {
         Event::Stop(stop) => gate::stop(host, stop),
-        Event::Start(start) => match gate::session_start(start) {
+        Event::Start(start) => match gate::session_start(start, announce) {
             Ok(message) => message,
             Err(error) => Message::Notice(format!(
                 "prove-it: could not record this session's anchor: {error:#}. Stops in this \

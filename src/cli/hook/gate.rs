@@ -46,7 +46,7 @@ fn worktree(repo: &Repo) -> PathBuf {
 
 /// SessionStart: record the anchor, unless this session already has one in this worktree
 /// (resume, compact and clear keep the first). Repositories that are not armed get nothing.
-pub(crate) fn session_start(event: &Start) -> anyhow::Result<Message> {
+pub(crate) fn session_start(event: &Start, announce: bool) -> anyhow::Result<Message> {
     if gauntlet_round().is_some() {
         return Ok(Message::Silent);
     }
@@ -101,8 +101,37 @@ pub(crate) fn session_start(event: &Start) -> anyhow::Result<Message> {
             }
         },
     )?;
+    if announce && first_announcement(&repo)? {
+        return Ok(Message::Notice(
+            "prove-it: the gate is armed in this repository: when a turn that changed it ends \
+             on a working state never proven, verify.sh runs, and a failure sends the agent \
+             back (at most 3 times a turn by default). Proofs are git notes under \
+             refs/notes/prove-it; `git prove-it status` shows the current state. This notice \
+             is shown once."
+                .to_string(),
+        ));
+    }
     Ok(Message::Silent)
 }
+
+/// Whether the gate's announcement was never made in this repository; marks it made.
+fn first_announcement(repo: &Repo) -> anyhow::Result<bool> {
+    let marker = repo.state_dir()?.join(ANNOUNCED);
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+    {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(error) => {
+            Err(anyhow::Error::from(error).context(format!("could not write {}", marker.display())))
+        }
+    }
+}
+
+/// The marker of the announcement, in the state directory.
+const ANNOUNCED: &str = "announced";
 
 /// Stop: may this turn end?
 pub(crate) fn stop(host: Host, event: &Stop) -> Message {

@@ -46,14 +46,19 @@ pub(crate) fn run(
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     match &args.host {
-        Host::Claude(_) => agent::run(hosts::Host::Claude, None, stdin, out, err),
-        Host::Codex(_) => agent::run(hosts::Host::Codex, None, stdin, out, err),
-        Host::Gemini(_) => agent::run(hosts::Host::Gemini, None, stdin, out, err),
-        Host::Copilot(args) => {
-            agent::run(hosts::Host::Copilot, args.event.as_deref(), stdin, out, err)
-        }
-        Host::Cursor(_) => agent::run(hosts::Host::Cursor, None, stdin, out, err),
-        Host::Vscode(_) => agent::run(hosts::Host::Vscode, None, stdin, out, err),
+        Host::Copilot(args) => agent::run(
+            hosts::Host::Copilot,
+            args.event.as_deref(),
+            args.announce,
+            stdin,
+            out,
+            err,
+        ),
+        Host::Claude(args) => agent::run(hosts::Host::Claude, None, args.announce, stdin, out, err),
+        Host::Codex(args) => agent::run(hosts::Host::Codex, None, args.announce, stdin, out, err),
+        Host::Gemini(args) => agent::run(hosts::Host::Gemini, None, args.announce, stdin, out, err),
+        Host::Cursor(args) => agent::run(hosts::Host::Cursor, None, args.announce, stdin, out, err),
+        Host::Vscode(args) => agent::run(hosts::Host::Vscode, None, args.announce, stdin, out, err),
         Host::Git(args) => git::run(args, stdin, out, err),
     }
 }
