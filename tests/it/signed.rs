@@ -447,3 +447,90 @@ fn with_signing_on_an_unsigned_proof_is_made_again_signed() {
         .stdout(predicate::str::contains("already proven"))
         .stdout(predicate::str::contains(", signed)"));
 }
+
+/// ssh-agent on a socket in the test's home, killed when dropped.
+struct Agent {
+    child: std::process::Child,
+    socket: PathBuf,
+}
+
+impl Agent {
+    fn start(repo: &TestRepo) -> Agent {
+        let socket = repo.home().join("agent.sock");
+        let child = repo
+            .command("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&socket)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !socket.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "ssh-agent did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Agent { child, socket }
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_literal_public_key_signs_through_ssh_agent_as_git_does() {
+    let repo = TestRepo::with_commit();
+    let (key, public) = keygen(&repo, "alice");
+    sign_with(&repo, &format!("key::{public}"));
+    // Without an agent there is no private key to sign with: an error, nothing recorded.
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("could not sign the proof"));
+    assert_eq!(repo.note(&tree_of(&repo, "HEAD")), None);
+
+    let agent = Agent::start(&repo);
+    let added = repo
+        .command("ssh-add")
+        .arg(&key)
+        .env("SSH_AUTH_SOCK", &agent.socket)
+        .output()
+        .unwrap();
+    assert!(added.status.success(), "ssh-add: {added:?}");
+    // The private key file is gone: only the agent can sign now.
+    std::fs::remove_file(&key).unwrap();
+    repo.prove_it(&["run"])
+        .env("SSH_AUTH_SOCK", &agent.socket)
+        .assert()
+        .code(0);
+    let allowed = allowed_signers(&repo, &[format!("{ALICE} {public}")]);
+    check_signed(&repo, &allowed).code(0);
+}
+
+#[test]
+fn run_rev_signs_the_proof_of_a_commit_too() {
+    let repo = TestRepo::with_commit();
+    let (key, public) = keygen(&repo, "alice");
+    sign_with(&repo, key.to_str().unwrap());
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    repo.prove_it(&["run", "HEAD~1"]).assert().code(0);
+    let allowed = allowed_signers(&repo, &[format!("{ALICE} {public}")]);
+    repo.prove_it(&[
+        "check",
+        "--require-signed",
+        "--allowed-signers",
+        &allowed,
+        "HEAD~1",
+    ])
+    .assert()
+    .code(0);
+}
