@@ -15,7 +15,7 @@ use crate::standing::classify;
 /// malformed, hand-written or do not match the commit's tree or verify.sh are shown as invalid,
 /// never as proven.
 ///
-/// Each proof also shows its signature: good signature by <principal>, unsigned, BAD signature,
+/// Each proof also shows its signature: good signature by PRINCIPAL, unsigned, BAD signature,
 /// unknown signer, or tree mismatch for a record copied from another tree. Signatures are
 /// checked against --allowed-signers, else git config prove-it.allowedSigners, else
 /// gpg.ssh.allowedSignersFile; with none of them, a signed proof shows as not verified.
