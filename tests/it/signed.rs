@@ -13,7 +13,7 @@ const ALICE: &str = "alice@example.com";
 
 /// A fresh ed25519 key pair without a passphrase in the test's home: the private key's path and
 /// the public key line.
-fn keygen(repo: &TestRepo, name: &str) -> (PathBuf, String) {
+pub fn keygen(repo: &TestRepo, name: &str) -> (PathBuf, String) {
     let path = repo.home().join(name);
     let out = repo
         .command("ssh-keygen")
@@ -27,7 +27,7 @@ fn keygen(repo: &TestRepo, name: &str) -> (PathBuf, String) {
 }
 
 /// Sign proofs with `key`, as git's own settings for SSH commit signing say.
-fn sign_with(repo: &TestRepo, key: &str) {
+pub fn sign_with(repo: &TestRepo, key: &str) {
     repo.git(&["config", "prove-it.sign", "true"]);
     repo.git(&["config", "gpg.format", "ssh"]);
     repo.git(&["config", "user.signingKey", key]);
