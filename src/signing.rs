@@ -1,11 +1,11 @@
 //! SSH signatures over proof records, made and checked by `ssh-keygen -Y`, as git itself signs
 //! commits with `gpg.format = ssh` (issue 10).
 //!
-//! Besides verify.sh (`verify.rs`) and git for fetch and push, ssh-keygen is the one program the
-//! project runs: the rule admits it because SSH signatures are exactly what git and the people
-//! reviewing its history already trust, and re-implementing them would be a second, weaker copy.
-//! This module spawns ssh-keygen and nothing else; it never prints and never touches the
-//! repository. What to sign with and check against comes from git config, resolved by callers.
+//! Shelling out to ssh-keygen is deliberate and allowed by the project's rules: it is what git
+//! itself runs for `gpg.format = ssh`, so proofs are signed and checked exactly as the same
+//! people's commits are, with the same keys, agent and allowed signers files; a reimplementation
+//! would be a second, weaker copy. This module spawns ssh-keygen (or `gpg.ssh.program`) and
+//! nothing else; it never prints and never touches the repository.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -198,7 +198,14 @@ pub(crate) struct Verifier {
 impl Verifier {
     /// A verifier for `allowed_signers`, which must be readable.
     pub(crate) fn new(config: Config<'_>, allowed_signers: PathBuf) -> Result<Verifier, Error> {
-        if let Err(source) = std::fs::File::open(&allowed_signers) {
+        let readable = std::fs::File::open(&allowed_signers).and_then(|file| {
+            if file.metadata()?.is_file() {
+                Ok(())
+            } else {
+                Err(std::io::Error::other("not a file"))
+            }
+        });
+        if let Err(source) = readable {
             return Err(Error::AllowedSigners {
                 path: allowed_signers,
                 source,

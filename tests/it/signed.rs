@@ -336,6 +336,10 @@ fn require_signed_needs_a_readable_allowed_signers_file() {
         .stderr(predicate::str::contains(
             "error: the allowed signers file nope cannot be read",
         ));
+    repo.prove_it(&["check", "--require-signed", "--allowed-signers", "."])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("caused by: not a file"));
     // --allowed-signers means nothing without --require-signed.
     repo.prove_it(&["check", "--allowed-signers", "nope"])
         .assert()
