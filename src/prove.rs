@@ -84,7 +84,15 @@ pub(crate) fn attempt(
     // Every proof is recorded here, so this is where signing is decided: asked for and
     // impossible is an error, never an unsigned proof.
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let signer = Signer::from_config(&|key| repo.config_string(key), home.as_deref())?;
+    let signer =
+        Signer::from_config(&|key| repo.config_string(key), home.as_deref())?.map(|signer| {
+            // Only a person at `git prove-it run` can answer a passphrase prompt.
+            if attempt.host == "cli" {
+                signer
+            } else {
+                signer.without_prompt()
+            }
+        });
     let log = match attempt.log {
         Some(log) => log,
         None => repo.state_dir()?.join(git::LAST_RUN_LOG),

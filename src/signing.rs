@@ -94,6 +94,8 @@ pub(crate) type Config<'a> = &'a dyn Fn(&str) -> Option<String>;
 pub(crate) struct Signer {
     program: String,
     key: Key,
+    /// Whether ssh-keygen may ask for a passphrase on the terminal.
+    prompt: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -141,7 +143,22 @@ impl Signer {
             Key::File(path)
         };
         let program = program(config)?;
-        Ok(Some(Signer { program, key }))
+        Ok(Some(Signer {
+            program,
+            key,
+            prompt: true,
+        }))
+    }
+
+    /// Never ask for a passphrase: in a hook, nobody answers, and a prompt on the terminal the
+    /// agent runs in would hang its stop until the host's timeout. ssh-keygen is made to ask a
+    /// program that fails instead, so a key that needs a passphrase and is not in ssh-agent is a
+    /// quick error.
+    pub(crate) fn without_prompt(self) -> Signer {
+        Signer {
+            prompt: false,
+            ..self
+        }
     }
 
     /// Sign `bytes` in the proof namespace; the armored signature, ending in a newline.
@@ -154,15 +171,7 @@ impl Signer {
                 (literal.path(), true)
             }
         };
-        let mut command = Command::new(&self.program);
-        command
-            .args(["-Y", "sign", "-n", NAMESPACE, "-f"])
-            .arg(path);
-        // As git does: a key given only as a public key must come from ssh-agent.
-        if agent_only {
-            command.arg("-U");
-        }
-        let output = run(&self.program, &mut command, bytes)?;
+        let output = run(&self.program, &mut self.command(path, agent_only), bytes)?;
         let armor = String::from_utf8_lossy(&output.stdout).into_owned();
         if !output.status.success() || !armor.starts_with("-----BEGIN SSH SIGNATURE-----") {
             return Err(Error::SignFailed {
@@ -171,6 +180,23 @@ impl Signer {
             });
         }
         Ok(armor)
+    }
+}
+
+impl Signer {
+    fn command(&self, key: &Path, agent_only: bool) -> Command {
+        let mut command = Command::new(&self.program);
+        command.args(["-Y", "sign", "-n", NAMESPACE, "-f"]).arg(key);
+        // As git does: a key given only as a public key must come from ssh-agent.
+        if agent_only {
+            command.arg("-U");
+        }
+        if !self.prompt {
+            command
+                .env("SSH_ASKPASS_REQUIRE", "force")
+                .env("SSH_ASKPASS", "false");
+        }
+        command
     }
 }
 
@@ -485,6 +511,31 @@ mod tests {
             Some(PathBuf::from("/home/x/.ssh/allowed_signers"))
         );
         assert_eq!(allowed_signers(None, &config(&[]), home, workdir), None);
+    }
+
+    #[test]
+    fn without_prompt_ssh_keygen_asks_a_program_that_fails_not_the_terminal() {
+        let signer = Signer {
+            program: "ssh-keygen".into(),
+            key: Key::File("k".into()),
+            prompt: true,
+        };
+        let envs = |c: &Command| {
+            c.get_envs()
+                .map(|(k, v)| (k.to_owned(), v.map(ToOwned::to_owned)))
+                .collect::<Vec<_>>()
+        };
+        assert!(envs(&signer.command(Path::new("k"), false)).is_empty());
+        let quiet = signer.without_prompt().command(Path::new("k"), true);
+        assert_eq!(
+            envs(&quiet),
+            [
+                ("SSH_ASKPASS".into(), Some("false".into())),
+                ("SSH_ASKPASS_REQUIRE".into(), Some("force".into())),
+            ]
+        );
+        let args: Vec<_> = quiet.get_args().collect();
+        assert_eq!(args, ["-Y", "sign", "-n", NAMESPACE, "-f", "k", "-U"]);
     }
 
     #[test]
