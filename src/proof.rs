@@ -14,6 +14,9 @@ const MAGIC_KEY: &str = "prove-it-record";
 pub(crate) const VERSION: u32 = 1;
 const SIGNED_OFF_BY: &str = "Signed-off-by";
 const VERIFY_DIFF: &str = "verify-diff";
+/// Each line of an armored SSH signature, after the record it signs. Readers that do not know
+/// the key ignore it, as they ignore any unknown key, so a signed record is still version 1.
+const SSH_SIGNATURE: &str = "ssh-signature";
 
 /// How a proof came about: through the verify.sh of the session's start, or an edited one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -73,6 +76,20 @@ pub(crate) struct Record {
     /// The unified diff of verify.sh against the session's anchor, when it was edited.
     pub verify_diff: Option<String>,
     pub signed_off_by: String,
+    /// The SSH signature that follows the record in the note, if it was signed.
+    pub signature: Option<Signature>,
+}
+
+/// An SSH signature over a record, as the note carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Signature {
+    /// The armored signature, `-----BEGIN SSH SIGNATURE-----` to `-----END SSH SIGNATURE-----`,
+    /// each line ending in a newline, as `ssh-keygen -Y sign` prints it.
+    pub armor: String,
+    /// The record's canonical bytes, which the signature signs: every line of the record before
+    /// its first `ssh-signature:` line, exactly as the note holds them, each ending in a newline.
+    /// They include `tree:`, so a signed record cannot be moved to another tree unnoticed.
+    pub signed: String,
 }
 
 /// Why a record in a note cannot be trusted.
@@ -82,7 +99,7 @@ pub(crate) enum Problem {
     UnsupportedVersion(String),
     #[error("malformed record: {0}")]
     Malformed(String),
-    #[error("record is for tree {recorded}, but is attached to {key}")]
+    #[error("tree mismatch: record is for tree {recorded}, but is attached to {key}")]
     TreeMismatch { recorded: ObjectId, key: ObjectId },
     #[error("record ran verify.sh {recorded}, but this tree's verify.sh is {actual}")]
     VerifyMismatch { recorded: Script, actual: String },
@@ -123,8 +140,15 @@ impl Proofs {
 
     /// The proof to show: a plain PROVEN over one through an edited verify.sh, then the newest.
     pub(crate) fn best(&self) -> Option<&Record> {
+        self.best_where(false)
+    }
+
+    /// The best proof, among signed ones only when `signed_only` (signing is on: an unsigned
+    /// proof is then made again, signed). Signatures are not checked here.
+    pub(crate) fn best_where(&self, signed_only: bool) -> Option<&Record> {
         self.valid
             .iter()
+            .filter(|r| !signed_only || r.signature.is_some())
             .max_by_key(|r| (r.outcome == Outcome::Proven, r.time))
     }
 }
@@ -137,8 +161,21 @@ pub(crate) struct Invalid {
 }
 
 impl Record {
-    /// Render the record as the note text stores it, ending in a newline.
+    /// Render the record as the note text stores it, ending in a newline: its canonical bytes,
+    /// then its signature lines when it is signed.
     pub(crate) fn render(&self) -> String {
+        let mut out = self.canonical();
+        if let Some(signature) = &self.signature {
+            for line in signature.armor.lines() {
+                // A String cannot fail to take a write.
+                let _ = writeln!(out, "{SSH_SIGNATURE}: {line}");
+            }
+        }
+        out
+    }
+
+    /// The bytes a signature over this record signs: the record without signature lines.
+    pub(crate) fn canonical(&self) -> String {
         let mut out = String::new();
         let none = "none".to_string();
         let time = self
@@ -228,7 +265,44 @@ fn split_records(note: &str) -> Vec<String> {
     records
 }
 
+/// Split a record's text into its canonical bytes and its signature, if it has one. The
+/// signature lines must end the record: a key after them would not be covered by it.
+fn split_signature(text: &str) -> Result<(&str, Option<Signature>), Problem> {
+    let prefix = format!("{SSH_SIGNATURE}:");
+    let mut start = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        if line.starts_with(&prefix) {
+            start = Some(offset);
+            break;
+        }
+        offset += line.len();
+    }
+    let Some(start) = start else {
+        return Ok((text, None));
+    };
+    let mut armor = String::new();
+    for line in text[start..].lines() {
+        let Some(value) = line.strip_prefix(&prefix) else {
+            return Err(Problem::Malformed(format!(
+                "`{SSH_SIGNATURE}` lines must end the record, but {line:?} follows them"
+            )));
+        };
+        armor.push_str(value.trim());
+        armor.push('\n');
+    }
+    let signed = &text[..start];
+    Ok((
+        signed,
+        Some(Signature {
+            armor,
+            signed: signed.to_string(),
+        }),
+    ))
+}
+
 fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
+    let (text, signature) = split_signature(text)?;
     let mut lines = text.lines().peekable();
     let first = lines.next().unwrap_or_default();
     match first.split_once(':') {
@@ -281,7 +355,9 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
             return Err(Problem::Malformed(format!("`{name}` appears twice")));
         }
     }
-    fields.into_record(key)
+    let mut record = fields.into_record(key)?;
+    record.signature = signature;
+    Ok(record)
 }
 
 #[derive(Default)]
@@ -379,6 +455,7 @@ impl Fields {
             identity_missing: self.identity.as_deref() == Some("missing"),
             verify_diff: self.verify_diff,
             signed_off_by: required(self.signed_off_by, SIGNED_OFF_BY)?,
+            signature: None,
         })
     }
 }
@@ -430,6 +507,7 @@ mod tests {
             identity_missing: false,
             verify_diff: None,
             signed_off_by: "A U Thor <author@example.com>".into(),
+            signature: None,
         }
     }
 
@@ -616,5 +694,88 @@ mod tests {
         assert!(record.identity_missing);
         assert_eq!(record.head, None);
         assert_eq!(record.render(), text);
+    }
+
+    const ARMOR: &str = "-----BEGIN SSH SIGNATURE-----\nU1NIU0lHAAAAAQ\nAAAAMZ2l0LXBy==\n-----END SSH SIGNATURE-----\n";
+
+    fn signed() -> Record {
+        let mut record = sample();
+        record.signature = Some(Signature {
+            armor: ARMOR.into(),
+            signed: record.canonical(),
+        });
+        record
+    }
+
+    #[test]
+    fn a_signature_follows_the_record_one_armored_line_per_key() {
+        let text = signed().render();
+        let (canonical, lines) = text.split_at(sample().render().len());
+        assert_eq!(
+            canonical,
+            sample().render(),
+            "the signed bytes are the unsigned record"
+        );
+        assert_eq!(
+            lines,
+            "ssh-signature: -----BEGIN SSH SIGNATURE-----\n\
+             ssh-signature: U1NIU0lHAAAAAQ\n\
+             ssh-signature: AAAAMZ2l0LXBy==\n\
+             ssh-signature: -----END SSH SIGNATURE-----\n"
+        );
+        assert_eq!(parse_note(&text, &id(TREE)), vec![Ok(signed())]);
+    }
+
+    #[test]
+    fn the_signed_bytes_are_the_record_as_stored_not_as_rendered_again() {
+        // A key this build does not know is part of what was signed: dropping or changing it
+        // must break the signature, so the bytes come from the note, not from the fields.
+        let text = signed()
+            .render()
+            .replace("host: cli\n", "host: cli\nfuture-key: x\n");
+        let parsed = parse_note(&text, &id(TREE));
+        let Ok(record) = &parsed[0] else {
+            panic!("{parsed:?}")
+        };
+        let signature = record.signature.as_ref().unwrap();
+        assert!(signature.signed.contains("future-key: x\n"));
+        assert!(
+            signature
+                .signed
+                .ends_with("Signed-off-by: A U Thor <author@example.com>\n")
+        );
+        assert_eq!(signature.armor, ARMOR);
+    }
+
+    #[test]
+    fn a_key_after_the_signature_is_refused_as_it_is_not_signed() {
+        let text = format!("{}outcome: PROVEN\n", signed().render());
+        let parsed = parse_note(&text, &id(TREE));
+        assert!(
+            matches!(&parsed[0], Err(Invalid { problem: Problem::Malformed(m), .. }) if m.contains("must end the record")),
+            "{parsed:?}"
+        );
+    }
+
+    #[test]
+    fn merging_keeps_a_record_and_its_signature_together() {
+        let mut other = sample();
+        other.host = "claude".into();
+        let merged = merge(&signed().render(), &append(&other.render(), &signed()));
+        assert_eq!(
+            parse_note(&merged, &id(TREE)),
+            vec![Ok(signed()), Ok(other)]
+        );
+    }
+
+    #[test]
+    fn a_signed_record_copied_to_another_tree_is_a_tree_mismatch() {
+        let other = id("0000000000000000000000000000000000000001");
+        let parsed = parse_note(&signed().render(), &other);
+        assert!(matches!(
+            &parsed[0],
+            Err(Invalid { problem: problem @ Problem::TreeMismatch { .. }, .. })
+                if problem.to_string().starts_with("tree mismatch: ")
+        ));
     }
 }

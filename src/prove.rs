@@ -12,7 +12,8 @@ use std::time::Duration;
 use time::OffsetDateTime;
 
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
-use crate::proof::{self, Outcome, Record, Script};
+use crate::proof::{self, Outcome, Record, Script, Signature};
+use crate::signing::{self, Signer};
 use crate::verify;
 
 /// How many lines of a failing run's output are kept for the person or agent.
@@ -26,6 +27,9 @@ pub(crate) enum Error {
     Verify(#[from] verify::Error),
     #[error(transparent)]
     Git(#[from] git::Error),
+    /// `prove-it.sign` is on and the proof could not be signed: nothing was recorded.
+    #[error("could not sign the proof; nothing was recorded")]
+    Sign(#[from] signing::Error),
 }
 
 /// Everything about one attempt that is not the repository or the state tree.
@@ -69,13 +73,26 @@ pub(crate) enum Attempted {
 }
 
 /// Run verify.sh on `before` (the state tree computed just now, which must hold verify.sh) and
-/// record a proof if it exits 0 and leaves the state as it found it.
+/// record a proof if it exits 0 and leaves the state as it found it. With `prove-it.sign` on,
+/// the proof is signed, and a signer that cannot work is an error before verify.sh runs.
 pub(crate) fn attempt(
     repo: &Repo,
     before: &StateTree,
     attempt: Attempt<'_>,
     on_tick: &mut dyn FnMut(Duration),
 ) -> Result<Attempted, Error> {
+    // Every proof is recorded here, so this is where signing is decided: asked for and
+    // impossible is an error, never an unsigned proof.
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let signer =
+        Signer::from_config(&|key| repo.config_string(key), home.as_deref())?.map(|signer| {
+            // Only a person at `git prove-it run` can answer a passphrase prompt.
+            if attempt.host == "cli" {
+                signer
+            } else {
+                signer.without_prompt()
+            }
+        });
     let log = match attempt.log {
         Some(log) => log,
         None => repo.state_dir()?.join(git::LAST_RUN_LOG),
@@ -159,6 +176,20 @@ pub(crate) fn attempt(
         identity_missing: identity.missing,
         verify_diff: if edited { attempt.verify_diff } else { None },
         signed_off_by: identity.display.clone(),
+        signature: None,
+    };
+    let record = match signer {
+        None => record,
+        Some(signer) => {
+            let signed = record.canonical();
+            Record {
+                signature: Some(Signature {
+                    armor: signer.sign(&signed)?,
+                    signed,
+                }),
+                ..record
+            }
+        }
     };
     Notes::new(&repo.git, PROOFS_REF).update(
         after.id,

@@ -2,7 +2,7 @@
 //! `check`, `log` and the pre-push hook. It never touches the repository.
 
 use crate::git::CommitInfo;
-use crate::proof::{Invalid, Outcome, Proofs, Record};
+use crate::proof::{Invalid, Outcome, Problem, Proofs, Record};
 
 /// Where one commit stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,6 +25,46 @@ pub(crate) struct Checked {
     pub commit: CommitInfo,
     pub standing: Standing,
     pub invalid: Vec<Invalid>,
+    /// Every record that proves the commit, the one to show first.
+    pub valid: Vec<Record>,
+    /// The signature of the proof shown, or why there is none to trust; `None` without records.
+    pub signature: Option<SignatureStatus>,
+}
+
+/// What the signature of a commit's proof says (SPEC.md, "Signed proofs").
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "status", rename_all = "kebab-case")]
+pub(crate) enum SignatureStatus {
+    /// Made by `principal` of the allowed signers file.
+    Good {
+        principal: String,
+        key: Option<String>,
+    },
+    /// The record or its signature was altered after signing.
+    Bad,
+    /// A sound signature by a key the allowed signers file does not allow.
+    UnknownSigner { key: Option<String> },
+    /// The proof carries no signature.
+    Unsigned,
+    /// Signed, but not checked: no allowed signers file was given or configured.
+    NotVerified,
+    /// No record proves the commit, and one was copied from another tree's note.
+    TreeMismatch,
+}
+
+impl SignatureStatus {
+    pub(crate) fn is_good(&self) -> bool {
+        matches!(self, SignatureStatus::Good { .. })
+    }
+
+    /// Before any check: whether `record` is signed at all.
+    fn unchecked(record: &Record) -> Self {
+        if record.signature.is_some() {
+            SignatureStatus::NotVerified
+        } else {
+            SignatureStatus::Unsigned
+        }
+    }
 }
 
 impl Standing {
@@ -61,18 +101,65 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> Checked {
     let proofs = note.map_or_else(Proofs::default, |note| {
         Proofs::from_note(note, &commit.tree, commit.verify)
     });
-    let standing = match proofs.best() {
-        Some(record) if record.outcome == Outcome::Proven => Standing::Proven(record.clone()),
-        Some(record) => Standing::ProvenEdited(record.clone()),
+    let mut valid = proofs.valid.clone();
+    // Best first: a plain PROVEN over one through an edited verify.sh, then the newest.
+    valid.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
+    let standing = match valid.first() {
+        Some(record) => standing_of(record),
         None if commit.verify.is_none() => Standing::NotArmed,
         None if proofs.invalid.is_empty() => Standing::Unproven,
         None => Standing::Invalid,
+    };
+    let copied = proofs
+        .invalid
+        .iter()
+        .any(|i| matches!(i.problem, Problem::TreeMismatch { .. }));
+    let signature = match valid.first() {
+        Some(record) => Some(SignatureStatus::unchecked(record)),
+        None if copied => Some(SignatureStatus::TreeMismatch),
+        None => None,
     };
     Checked {
         commit,
         standing,
         invalid: proofs.invalid,
+        valid,
+        signature,
     }
+}
+
+fn standing_of(record: &Record) -> Standing {
+    if record.outcome == Outcome::Proven {
+        Standing::Proven(record.clone())
+    } else {
+        Standing::ProvenEdited(record.clone())
+    }
+}
+
+/// Check the signatures of `checked`'s proofs with `verify`, best proof first, until one is
+/// good: that one becomes the proof shown. When none is, the best proof stays, with what its
+/// signature said. Unsigned records are not given to `verify`.
+pub(crate) fn check_signatures<E>(
+    checked: &mut Checked,
+    verify: &mut dyn FnMut(&Record) -> Result<SignatureStatus, E>,
+) -> Result<(), E> {
+    let mut first = None;
+    for record in &checked.valid {
+        let status = match record.signature {
+            Some(_) => verify(record)?,
+            None => SignatureStatus::Unsigned,
+        };
+        if status.is_good() {
+            checked.standing = standing_of(record);
+            checked.signature = Some(status);
+            return Ok(());
+        }
+        first.get_or_insert(status);
+    }
+    if first.is_some() {
+        checked.signature = first;
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -115,6 +202,7 @@ mod tests {
             identity_missing: false,
             verify_diff: None,
             signed_off_by: "A <a@example.com>".into(),
+            signature: None,
         }
     }
 
@@ -178,5 +266,63 @@ mod tests {
         let checked = classify(commit(armed()), Some(&note));
         assert!(matches!(checked.standing, Standing::Proven(_)));
         assert_eq!(checked.invalid.len(), 1);
+    }
+
+    fn signed(mut record: Record) -> Record {
+        record.signature = Some(crate::proof::Signature {
+            armor: "-----BEGIN SSH SIGNATURE-----\n-----END SSH SIGNATURE-----\n".into(),
+            signed: record.canonical(),
+        });
+        record
+    }
+
+    #[test]
+    fn without_a_check_a_proof_is_unsigned_or_signed_but_not_verified() {
+        let plain = record(Outcome::Proven, id(2), id(3));
+        let checked = classify(commit(armed()), Some(&plain.render()));
+        assert_eq!(checked.signature, Some(SignatureStatus::Unsigned));
+        let checked = classify(commit(armed()), Some(&signed(plain).render()));
+        assert_eq!(checked.signature, Some(SignatureStatus::NotVerified));
+        assert_eq!(classify(commit(armed()), None).signature, None);
+    }
+
+    #[test]
+    fn a_record_copied_from_another_tree_is_a_tree_mismatch() {
+        let copied = signed(record(Outcome::Proven, id(9), id(3))).render();
+        let checked = classify(commit(armed()), Some(&copied));
+        assert_eq!(checked.standing, Standing::Invalid);
+        assert_eq!(checked.signature, Some(SignatureStatus::TreeMismatch));
+    }
+
+    #[test]
+    fn the_first_proof_with_a_good_signature_is_the_one_shown() {
+        let newest_unsigned = {
+            let mut r = record(Outcome::Proven, id(2), id(3));
+            r.time += time::Duration::hours(1);
+            r
+        };
+        let older_signed = signed(record(Outcome::Proven, id(2), id(3)));
+        let note = format!("{}\n{}", newest_unsigned.render(), older_signed.render());
+        let mut checked = classify(commit(armed()), Some(&note));
+        assert_eq!(checked.standing, Standing::Proven(newest_unsigned.clone()));
+        let good = SignatureStatus::Good {
+            principal: "a@example.com".into(),
+            key: None,
+        };
+        let mut calls = 0;
+        check_signatures::<()>(&mut checked, &mut |_| {
+            calls += 1;
+            Ok(good.clone())
+        })
+        .unwrap();
+        assert_eq!(calls, 1, "unsigned records are not checked");
+        assert_eq!(checked.standing, Standing::Proven(older_signed.clone()));
+        assert_eq!(checked.signature, Some(good));
+
+        // None good: the best proof stays, with its own status.
+        let mut checked = classify(commit(armed()), Some(&note));
+        check_signatures::<()>(&mut checked, &mut |_| Ok(SignatureStatus::Bad)).unwrap();
+        assert_eq!(checked.standing, Standing::Proven(newest_unsigned));
+        assert_eq!(checked.signature, Some(SignatureStatus::Unsigned));
     }
 }

@@ -1,4 +1,5 @@
 use std::io::Write;
+use std::path::PathBuf;
 
 use anyhow::Context as _;
 
@@ -13,6 +14,10 @@ use crate::standing::classify;
 /// one for that tree, written by a run of the verify.sh that tree holds. Hand-written, malformed
 /// or mismatched records never count. Proofs live in notes, which clones do not fetch: run
 /// 'git prove-it sync' (or fetch refs/notes/prove-it) first.
+///
+/// With --require-signed, a proof counts only with a good SSH signature by a signer of the
+/// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,
+/// unknown signers and records copied from another tree do not.
 ///
 /// Exit status: 0 every commit is proven, 1 some commit is not (each is listed), 2 usage or
 /// repository error.
@@ -31,6 +36,15 @@ pub(crate) struct Args {
     #[arg(long)]
     strict: bool,
 
+    /// Count only proofs with a good signature by an allowed signer.
+    #[arg(long)]
+    require_signed: bool,
+
+    /// The allowed signers file for --require-signed [default: git config
+    /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root].
+    #[arg(long, value_name = "FILE", requires = "require_signed")]
+    allowed_signers: Option<PathBuf>,
+
     /// Print the result as one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -48,17 +62,38 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         tips.retain(|id| seen.insert(*id));
         tips
     };
-    let commits: Vec<CommitReport> = repo
-        .commits_with_notes(&ids)?
-        .into_iter()
-        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), args.strict))
-        .collect();
+    // Signatures are checked only when they are required: each costs a few ssh-keygen runs.
+    let verifier = if args.require_signed {
+        let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
+        Some(verifier.ok_or_else(|| {
+            super::Failure::from(anyhow::anyhow!(
+                "--require-signed needs an allowed signers file, and none is given or configured"
+            ))
+            .hint("commit one and name it: git config prove-it.allowedSigners .github/allowed_signers")
+            .hint("or pass it: git prove-it check --require-signed --allowed-signers FILE")
+        })?)
+    } else {
+        None
+    };
+    let mut commits = Vec::new();
+    for (info, note) in repo.commits_with_notes(&ids)? {
+        let mut checked = classify(info, note.as_deref());
+        if let Some(verifier) = &verifier {
+            super::signers::check(&mut checked, verifier)?;
+        }
+        commits.push(CommitReport::new(
+            &checked,
+            args.strict,
+            args.require_signed,
+        ));
+    }
     let proven = commits.iter().all(|c| c.proven);
     let report = CheckReport {
         version: JSON_VERSION,
         outcome: if proven { "PROVEN" } else { "NOT_PROVEN" },
         proven,
         strict: args.strict,
+        require_signed: args.require_signed,
         commits,
     };
     if args.json {

@@ -1,4 +1,5 @@
 use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
 
 use anyhow::Context as _;
 
@@ -10,8 +11,14 @@ use crate::standing::classify;
 ///
 /// Each commit is proven, proven through an edited verify.sh (proven-edited), unproven, not
 /// armed (its tree has no verify.sh), or invalid (the problem is named); for a proof, the line
-/// says who signed it off, when, how long verify.sh ran, and on which host. Records that are malformed, hand-written or do not match the commit's tree or verify.sh are
-/// shown as invalid, never as proven.
+/// says who signed it off, when, how long verify.sh ran, and on which host. Records that are
+/// malformed, hand-written or do not match the commit's tree or verify.sh are shown as invalid,
+/// never as proven.
+///
+/// Each proof also shows its signature: good signature by PRINCIPAL, unsigned, BAD signature,
+/// unknown signer, or tree mismatch for a record copied from another tree. Signatures are
+/// checked against --allowed-signers, else git config prove-it.allowedSigners, else
+/// gpg.ssh.allowedSignersFile; with none of them, a signed proof shows as not verified.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Commits to list: a revision or range, as git log takes them [default: HEAD].
@@ -25,6 +32,11 @@ pub(crate) struct Args {
     /// Show the diff of verify.sh that a proof through an edited verify.sh carries.
     #[arg(short = 'p', long = "patch")]
     patch: bool,
+
+    /// Check signatures against this allowed signers file [default: git config
+    /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root].
+    #[arg(long, value_name = "FILE")]
+    allowed_signers: Option<PathBuf>,
 
     /// Print the list as one JSON object on stdout.
     #[arg(long)]
@@ -40,11 +52,15 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let repo = Repo::discover(&cwd)?;
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
-    let commits: Vec<CommitReport> = repo
-        .commits_with_notes(&ids)?
-        .into_iter()
-        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), false))
-        .collect();
+    let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
+    let mut commits = Vec::new();
+    for (info, note) in repo.commits_with_notes(&ids)? {
+        let mut checked = classify(info, note.as_deref());
+        if let Some(verifier) = &verifier {
+            super::signers::check(&mut checked, verifier)?;
+        }
+        commits.push(CommitReport::new(&checked, false, false));
+    }
     let report = LogReport {
         version: JSON_VERSION,
         commits,

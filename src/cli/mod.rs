@@ -12,6 +12,7 @@ mod install;
 mod ledger;
 mod log;
 pub(crate) mod run;
+mod signers;
 mod sources;
 mod status;
 mod sync;

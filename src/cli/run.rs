@@ -76,7 +76,8 @@ fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result
     }
 }
 
-/// The report for a tree that already has a valid proof through `verify`, if it has one.
+/// The report for a tree that already has a valid proof through `verify`, if it has one (a
+/// signed one when signing is on).
 fn already_proven(
     repo: &Repo,
     tree: gix::ObjectId,
@@ -85,8 +86,9 @@ fn already_proven(
     let Some(note) = Notes::new(&repo.git, PROOFS_REF).lookup(&tree)? else {
         return Ok(None);
     };
+    let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
     Ok(Proofs::from_note(&note, &tree, verify)
-        .best()
+        .best_where(signed_only)
         .map(|record| RunReport {
             version: JSON_VERSION,
             outcome: record.outcome.as_str(),
@@ -153,6 +155,10 @@ fn prove(
     let attempted = match attempted {
         Ok(attempted) => attempted,
         Err(prove::Error::Git(error)) => return Err(content_hint(error)),
+        Err(prove::Error::Sign(error)) => {
+            let hint = error.hint();
+            return Err(super::Failure::from(prove::Error::Sign(error)).hint(hint));
+        }
         Err(error @ prove::Error::Verify(_)) => {
             return Err(super::Failure::from(error)
                 .hint("verify.sh must be executable and start with a line such as #!/bin/sh"));

@@ -4,7 +4,7 @@ use serde::Serialize;
 
 use super::ProofSummary;
 use crate::git::CommitInfo;
-use crate::standing::Checked;
+use crate::standing::{Checked, SignatureStatus};
 
 /// One commit as `check`, `log` and the pre-push hook report it.
 #[derive(Debug, Clone, Serialize)]
@@ -21,17 +21,29 @@ pub(crate) struct CommitReport {
     pub invalid: Vec<String>,
     /// The diff of verify.sh the proof carries, when it was edited during the session.
     pub verify_diff: Option<String>,
+    /// What the proof's signature says (`status`: good, bad, unknown-signer, unsigned,
+    /// not-verified, tree-mismatch), or null when no record is attached.
+    pub signature: Option<SignatureStatus>,
+    /// Whether only a proof with a good signature counts.
+    #[serde(skip)]
+    require_signed: bool,
 }
 
 impl CommitReport {
-    pub(crate) fn new(checked: &Checked, strict: bool) -> Self {
+    /// `require_signed` counts a proof only with a good signature (`check --require-signed`).
+    pub(crate) fn new(checked: &Checked, strict: bool, require_signed: bool) -> Self {
         let record = checked.standing.record();
         CommitReport {
             commit: checked.commit.id.to_string(),
             tree: checked.commit.tree.to_string(),
             subject: checked.commit.subject.clone(),
             status: checked.standing.label(),
-            proven: checked.standing.is_proven(strict),
+            proven: checked.standing.is_proven(strict)
+                && (!require_signed
+                    || checked
+                        .signature
+                        .as_ref()
+                        .is_some_and(SignatureStatus::is_good)),
             proof: record.map(ProofSummary::from),
             invalid: checked
                 .invalid
@@ -39,7 +51,18 @@ impl CommitReport {
                 .map(|invalid| invalid.problem.to_string())
                 .collect(),
             verify_diff: record.and_then(|r| r.verify_diff.clone()),
+            signature: checked.signature.clone(),
+            require_signed,
         }
+    }
+
+    /// Whether a good signature is required and the proof does not have one.
+    fn lacks_signature(&self) -> bool {
+        self.require_signed
+            && !self
+                .signature
+                .as_ref()
+                .is_some_and(SignatureStatus::is_good)
     }
 
     fn short(&self) -> &str {
@@ -49,6 +72,12 @@ impl CommitReport {
     /// Why it does not count as proven, as a fragment for a list.
     fn why_not(&self) -> String {
         match self.status {
+            "proven" | "proven-edited" if self.lacks_signature() => format!(
+                "{} (--require-signed)",
+                self.signature
+                    .as_ref()
+                    .map_or("unsigned".to_string(), describe)
+            ),
             "proven-edited" => "proven only through an edited verify.sh (--strict)".to_string(),
             "not-armed" => "not armed: its tree has no verify.sh".to_string(),
             "invalid" => format!(
@@ -79,6 +108,7 @@ pub(crate) struct CheckReport {
     pub outcome: &'static str,
     pub proven: bool,
     pub strict: bool,
+    pub require_signed: bool,
     pub commits: Vec<CommitReport>,
 }
 
@@ -204,11 +234,15 @@ impl LogReport {
                         ""
                     };
                     format!(
-                        "  ({}{missing}, {}, {}, host {}{edited})",
+                        "  ({}{missing}, {}, {}, host {}{edited}, {})",
                         proof.signed_off_by,
                         proof.time,
                         super::seconds(proof.duration_ms),
-                        proof.host
+                        proof.host,
+                        commit
+                            .signature
+                            .as_ref()
+                            .map_or_else(|| "unsigned".to_string(), describe)
                     )
                 }
                 (None, "invalid") => format!(
@@ -240,6 +274,19 @@ impl LogReport {
             }
         }
         Ok(())
+    }
+}
+
+/// A signature's status as `log` and `check` print it.
+pub(crate) fn describe(status: &SignatureStatus) -> String {
+    match status {
+        SignatureStatus::Good { principal, .. } => format!("good signature by {principal}"),
+        SignatureStatus::Bad => "BAD signature".to_string(),
+        SignatureStatus::UnknownSigner { key: Some(key) } => format!("unknown signer: {key}"),
+        SignatureStatus::UnknownSigner { key: None } => "unknown signer".to_string(),
+        SignatureStatus::Unsigned => "unsigned".to_string(),
+        SignatureStatus::NotVerified => "signed, not verified: no allowed signers".to_string(),
+        SignatureStatus::TreeMismatch => "tree mismatch".to_string(),
     }
 }
 
@@ -277,6 +324,8 @@ mod tests {
             proof: None,
             invalid: vec!["malformed record: `time` is missing".into()],
             verify_diff: Some("-old\n+new\n".into()),
+            signature: None,
+            require_signed: false,
         }
     }
 
@@ -287,6 +336,7 @@ mod tests {
             outcome: "NOT_PROVEN",
             proven: false,
             strict: false,
+            require_signed: false,
             commits: vec![report("invalid", false), report("unproven", false)],
         };
         let mut out = Vec::new();

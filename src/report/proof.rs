@@ -13,6 +13,8 @@ pub(crate) struct ProofSummary {
     pub session: Option<String>,
     pub duration_ms: u64,
     pub verify_edited: bool,
+    /// Whether the record carries an SSH signature (checked or not).
+    pub signed: bool,
 }
 
 impl From<&Record> for ProofSummary {
@@ -29,6 +31,7 @@ impl From<&Record> for ProofSummary {
             session: record.session.clone(),
             duration_ms: record.duration_ms,
             verify_edited: record.verify_diff.is_some(),
+            signed: record.signature.is_some(),
         }
     }
 }
@@ -41,8 +44,9 @@ impl ProofSummary {
         } else {
             ""
         };
+        let signed = if self.signed { ", signed" } else { "" };
         format!(
-            "by {} at {} (host {}, {}{missing})",
+            "by {} at {} (host {}, {}{missing}{signed})",
             self.signed_off_by,
             self.time,
             self.host,

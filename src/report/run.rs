@@ -66,8 +66,13 @@ impl RunReport {
                 )?;
                 writeln!(
                     out,
-                    "recorded in {proofs_ref}, signed off by {}",
-                    proof.signed_off_by
+                    "recorded in {proofs_ref}, signed off by {}{}",
+                    proof.signed_off_by,
+                    if proof.signed {
+                        ", with an SSH signature"
+                    } else {
+                        ""
+                    }
                 )?;
             }
             RunResult::Failed {

@@ -354,6 +354,59 @@ fn a_passing_run_records_a_proof_for_the_session() {
 }
 
 #[test]
+fn signing_asked_for_and_impossible_ends_the_turn_loudly_without_a_proof() {
+    // Issue 10: prove-it.sign with no usable key must never leave an unsigned proof behind.
+    let (repo, counter) = armed(0);
+    repo.git(&["config", "prove-it.sign", "true"]);
+    repo.git(&["config", "gpg.format", "ssh"]);
+    repo.git(&["config", "user.signingKey", "/nonexistent/key"]);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    let notice = session.stop(false).notice();
+    assert!(
+        notice.starts_with("prove-it: could not check this turn: could not sign the proof")
+            && notice.contains("/nonexistent/key does not exist")
+            && notice.contains("this turn ended unverified"),
+        "{notice}"
+    );
+    assert_eq!(
+        runs(&counter),
+        0,
+        "nothing runs when no proof could be signed"
+    );
+    assert_eq!(repo.note(&repo.stock_state_tree().unwrap()), None);
+}
+
+#[test]
+fn with_signing_on_the_gate_signs_and_does_not_settle_for_an_unsigned_proof() {
+    let (repo, counter) = armed(0);
+    let session = Session::new(&repo);
+    session.start().silent();
+    repo.write("b.txt", "new\n");
+    // Proven unsigned first (signing was off), then signing is turned on.
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(runs(&counter), 1);
+    let (key, _) = crate::signed::keygen(&repo, "alice");
+    crate::signed::sign_with(&repo, key.to_str().unwrap());
+    session.stop(false).silent();
+    assert_eq!(
+        runs(&counter),
+        2,
+        "an unsigned proof does not count while signing is on"
+    );
+    let note = repo.note(&repo.stock_state_tree().unwrap()).unwrap();
+    assert!(note.contains("host: claude\n"), "{note}");
+    assert!(
+        note.contains("ssh-signature: -----BEGIN SSH SIGNATURE-----"),
+        "{note}"
+    );
+    // The signed proof settles the next stop without a run.
+    session.stop(false).silent();
+    assert_eq!(runs(&counter), 2);
+}
+
+#[test]
 fn ignored_files_do_not_count() {
     let (repo, counter) = armed(1);
     repo.write(".gitignore", "target/\n");

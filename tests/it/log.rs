@@ -54,7 +54,7 @@ fn each_commit_shows_where_it_stands_and_who_proved_it_plain_when_piped() {
     );
     assert!(lines[3].contains("first line is not `prove-it-record: 1`"));
     assert!(lines[4].contains(&format!("({NAME} <{EMAIL}>, ")));
-    assert!(lines[4].ends_with(", host cli)"), "{}", lines[4]);
+    assert!(lines[4].ends_with(", host cli, unsigned)"), "{}", lines[4]);
 }
 
 #[test]

@@ -12,6 +12,7 @@ mod notes;
 mod pre_push;
 mod run;
 mod run_rev;
+mod signed;
 mod state_tree;
 mod status;
 mod sync;

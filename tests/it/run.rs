@@ -373,7 +373,7 @@ fn a_record_for_another_tree_is_not_trusted_and_a_real_run_adds_beside_it() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "ignored:    record is for tree 4b825dc",
+            "ignored:    tree mismatch: record is for tree 4b825dc",
         ));
     repo.prove_it(&["run"])
         .assert()

@@ -261,9 +261,11 @@ fn stop_in(repo: &Repo, host: Host, event: &Stop, started: u64) -> anyhow::Resul
     if armed_now.is_armed() {
         observed.state = Some(match StateTree::compute(&repo.git, false) {
             Ok(state) => {
+                // With signing on, an unsigned proof is made again, signed (SPEC.md 3.1).
+                let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
                 let proof = match Notes::new(&repo.git, PROOFS_REF).lookup(&state.id)? {
                     Some(note) => Proofs::from_note(&note, &state.id, state.verify)
-                        .best()
+                        .best_where(signed_only)
                         .map(|record| record.outcome),
                     None => None,
                 };
@@ -345,6 +347,9 @@ fn stop_in(repo: &Repo, host: Host, event: &Stop, started: u64) -> anyhow::Resul
                 Err(prove::Error::Git(error)) if error.is_worktree_content() => {
                     RunFacts::ContentError(format!("{:#}", anyhow::Error::from(error)))
                 }
+                // Signing asked for and impossible ends the turn loudly, never with a proof
+                // left unsigned.
+                Err(error @ prove::Error::Sign(_)) => return Err(error.into()),
                 Err(error) => {
                     return Err(anyhow::Error::from(error).context("could not run verify.sh"));
                 }

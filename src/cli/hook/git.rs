@@ -180,7 +180,7 @@ fn unproven_commits(
     Ok(repo
         .commits_with_notes(ids)?
         .into_iter()
-        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), false))
+        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), false, false))
         .filter(|report| !report.proven)
         .collect())
 }

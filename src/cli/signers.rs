@@ -1,0 +1,45 @@
+//! Checking proof signatures for `check` and `log`: which allowed signers file, and each
+//! commit's signatures checked against it.
+
+use std::path::{Path, PathBuf};
+
+use crate::git::Repo;
+use crate::signing::{self, Verifier};
+use crate::standing::{Checked, SignatureStatus, check_signatures};
+
+/// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
+/// `gpg.ssh.allowedSignersFile`; `None` when none is given or configured. A named file that
+/// cannot be read is an error.
+pub(crate) fn verifier(
+    repo: &Repo,
+    flag: Option<&Path>,
+) -> Result<Option<Verifier>, super::Failure> {
+    let config = |key: &str| repo.config_string(key);
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let Some(path) = signing::allowed_signers(flag, &config, home.as_deref(), repo.workdir())
+    else {
+        return Ok(None);
+    };
+    Verifier::new(&config, path).map(Some).map_err(failure)
+}
+
+/// Check the signatures of a commit's proofs, best first, until one is good.
+pub(crate) fn check(checked: &mut Checked, verifier: &Verifier) -> Result<(), super::Failure> {
+    check_signatures(checked, &mut |record| {
+        let signature = record
+            .signature
+            .as_ref()
+            .expect("only signed records are checked");
+        Ok(match verifier.check(signature, record.time)? {
+            signing::Checked::Good { principal, key } => SignatureStatus::Good { principal, key },
+            signing::Checked::Bad => SignatureStatus::Bad,
+            signing::Checked::UnknownSigner { key } => SignatureStatus::UnknownSigner { key },
+        })
+    })
+    .map_err(failure)
+}
+
+fn failure(error: signing::Error) -> super::Failure {
+    let hint = error.hint();
+    super::Failure::from(error).hint(hint)
+}
