@@ -14,5 +14,6 @@ pub(crate) mod policy;
 pub(crate) mod proof;
 pub(crate) mod prove;
 pub(crate) mod report;
+pub(crate) mod setup;
 pub(crate) mod standing;
 pub(crate) mod verify;

@@ -1,6 +1,6 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, check, claim, hook, install, ledger, log, run, status, sync};
+use super::{Failure, check, claim, hook, init, install, ledger, log, run, status, sync};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -22,6 +22,7 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Init(init::Args),
     Run(run::Args),
     Status(status::Args),
     Check(check::Args),
@@ -39,6 +40,7 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
     // Not locked: verify.sh's output is streamed to stderr from another thread with --verbose.
     let mut err = std::io::stderr();
     match cli.command {
+        Command::Init(args) => init::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
         Command::Run(args) => run::run(&args, &mut out, &mut err),
         Command::Status(args) => status::run(&args, &mut out),
         Command::Ledger(args) => ledger::run(&args, &mut out),

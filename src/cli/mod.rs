@@ -8,6 +8,7 @@ mod check;
 mod claim;
 mod failure;
 mod hook;
+mod init;
 mod install;
 mod ledger;
 mod log;

@@ -7,6 +7,7 @@ mod claim;
 mod commits;
 mod failure;
 mod gate;
+mod init;
 mod install;
 mod ledger;
 mod pre_push;
@@ -24,6 +25,7 @@ pub(crate) use commits::{
 };
 pub(crate) use failure::render_failure;
 pub(crate) use gate::{Context as GateContext, Message, could_not_check, message, weakened_text};
+pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::InstallReport;
 pub(crate) use ledger::{LedgerReport, summary_lines};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};

@@ -4,6 +4,7 @@ mod check;
 mod claim;
 mod gate;
 mod harness;
+mod init;
 mod log;
 mod notes;
 mod pre_push;
