@@ -6,10 +6,12 @@
 mod app;
 mod check;
 mod claim;
+mod completions;
 mod failure;
 mod hook;
 mod init;
 mod install;
+mod install_man;
 mod ledger;
 mod log;
 pub(crate) mod run;

@@ -26,7 +26,7 @@ pub(crate) use commits::{
 pub(crate) use failure::render_failure;
 pub(crate) use gate::{Context as GateContext, Message, could_not_check, message, weakened_text};
 pub(crate) use init::{DemoResult, InitReport, Step};
-pub(crate) use install::InstallReport;
+pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use ledger::{LedgerReport, summary_lines};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;

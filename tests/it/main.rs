@@ -6,6 +6,7 @@ mod gate;
 mod harness;
 mod init;
 mod log;
+mod manuals;
 mod notes;
 mod pre_push;
 mod run;
