@@ -1,8 +1,8 @@
 use clap::{Parser, Subcommand};
 
 use super::{
-    Failure, check, claim, completions, hook, init, install, install_man, ledger, log, run, status,
-    sync,
+    Failure, check, claim, completions, doctor, hook, init, install, install_man, ledger, log, run,
+    status, sync,
 };
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
@@ -31,6 +31,7 @@ enum Command {
     Check(check::Args),
     Log(log::Args),
     Sync(sync::Args),
+    Doctor(doctor::Args),
     Install(install::Args),
     InstallMan(install_man::Args),
     Completions(completions::Args),
@@ -54,6 +55,7 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
         Command::Check(args) => check::run(&args, &mut out),
         Command::Log(args) => log::run(&args, &mut out),
         Command::Sync(args) => sync::run(&args, &mut out),
+        Command::Doctor(args) => doctor::run(&args, &mut out),
         Command::Install(args) => install::run(&args, &mut out),
         Command::InstallMan(args) => install_man::run(&args, &mut out),
         Command::Completions(args) => completions::run(&args, &mut out),

@@ -7,6 +7,7 @@ mod app;
 mod check;
 mod claim;
 mod completions;
+mod doctor;
 mod failure;
 mod hook;
 mod init;

@@ -5,6 +5,7 @@
 
 mod claim;
 mod commits;
+mod doctor;
 mod failure;
 mod gate;
 mod init;
@@ -23,6 +24,7 @@ pub(crate) use claim::{
 pub(crate) use commits::{
     CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
 };
+pub(crate) use doctor::{DoctorReport, Finding, Health};
 pub(crate) use failure::render_failure;
 pub(crate) use gate::{Context as GateContext, Message, could_not_check, message, weakened_text};
 pub(crate) use init::{DemoResult, InitReport, Step};

@@ -123,6 +123,33 @@ impl Host {
         Ok(Wired { text, added })
     }
 
+    /// Per event: the timeout of our hook in `config`, `None` when it is not wired there.
+    pub(crate) fn wired_timeouts(
+        self,
+        config: &str,
+    ) -> Result<Vec<(HookEntry, Option<u64>)>, Error> {
+        let root: Value = serde_json::from_str(config).map_err(Error::Json)?;
+        let hooks = root.get("hooks");
+        Ok(self
+            .entries()
+            .iter()
+            .map(|entry| {
+                let ours = hooks
+                    .and_then(|hooks| hooks.get(entry.event))
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|group| group.get("hooks")?.as_array())
+                    .flatten()
+                    .find(|hook| self.is_ours(hook));
+                // Claude Code's default hook timeout is 600 s.
+                let timeout =
+                    ours.map(|hook| hook.get("timeout").and_then(Value::as_u64).unwrap_or(600));
+                (*entry, timeout)
+            })
+            .collect())
+    }
+
     fn group_has_ours(self, group: &Value) -> bool {
         group
             .get("hooks")
@@ -200,6 +227,10 @@ mod tests {
             {"type": "command", "command": "git-prove-it  hook claude", "timeout": 1200}]}]}}"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
         assert_eq!(wired.added, ["SessionStart"]);
+        let timeouts = Host::Claude.wired_timeouts(&wired.text).unwrap();
+        assert_eq!(timeouts[0].1, Some(60));
+        assert_eq!(timeouts[1].1, Some(1200));
+        assert_eq!(Host::Claude.wired_timeouts("{}").unwrap()[1].1, None);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod check;
 mod claim;
+mod doctor;
 mod gate;
 mod harness;
 mod init;
