@@ -15,5 +15,6 @@ pub(crate) mod proof;
 pub(crate) mod prove;
 pub(crate) mod report;
 pub(crate) mod signing;
+pub(crate) mod setup;
 pub(crate) mod standing;
 pub(crate) mod verify;

@@ -1,6 +1,9 @@
 use clap::{Parser, Subcommand};
 
-use super::{Failure, check, claim, hook, install, ledger, log, run, status, sync};
+use super::{
+    Failure, check, claim, completions, doctor, hook, init, install, install_man, ledger, log, run,
+    status, sync,
+};
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
 /// notes keyed by the tree of the working state.
@@ -22,12 +25,16 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    Init(init::Args),
     Run(run::Args),
     Status(status::Args),
     Check(check::Args),
     Log(log::Args),
     Sync(sync::Args),
+    Doctor(doctor::Args),
     Install(install::Args),
+    InstallMan(install_man::Args),
+    Completions(completions::Args),
     Ledger(ledger::Args),
     Claim(claim::Args),
     Hook(hook::Args),
@@ -39,6 +46,7 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
     // Not locked: verify.sh's output is streamed to stderr from another thread with --verbose.
     let mut err = std::io::stderr();
     match cli.command {
+        Command::Init(args) => init::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
         Command::Run(args) => run::run(&args, &mut out, &mut err),
         Command::Status(args) => status::run(&args, &mut out),
         Command::Ledger(args) => ledger::run(&args, &mut out),
@@ -47,7 +55,10 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
         Command::Check(args) => check::run(&args, &mut out),
         Command::Log(args) => log::run(&args, &mut out),
         Command::Sync(args) => sync::run(&args, &mut out),
+        Command::Doctor(args) => doctor::run(&args, &mut out),
         Command::Install(args) => install::run(&args, &mut out),
+        Command::InstallMan(args) => install_man::run(&args, &mut out),
+        Command::Completions(args) => completions::run(&args, &mut out),
     }
 }
 
@@ -62,36 +73,12 @@ mod tests {
         Cli::command().debug_assert();
     }
 
-    /// Every man page, generated from the clap definitions: git-prove-it(1) and one page per
-    /// subcommand (git-prove-it-run(1), ...), as `git help prove-it` and `man git-prove-it-run`
-    /// expect them.
-    fn man_pages() -> Vec<(String, Vec<u8>)> {
-        let root = Cli::command().name("git-prove-it");
-        let mut pages = Vec::new();
-        let mut page = Vec::new();
-        clap_mangen::Man::new(root.clone())
-            .render(&mut page)
-            .unwrap();
-        pages.push(("git-prove-it.1".to_string(), page));
-        for sub in root.get_subcommands() {
-            let name: &'static str =
-                Box::leak(format!("git-prove-it-{}", sub.get_name()).into_boxed_str());
-            let usage = format!("git prove-it {}", sub.get_name());
-            let mut page = Vec::new();
-            clap_mangen::Man::new(sub.clone().name(name).bin_name(usage))
-                .render(&mut page)
-                .unwrap();
-            pages.push((format!("{name}.1"), page));
-        }
-        pages
-    }
-
     /// The committed man pages must match the clap definitions. Regenerate them with
     /// `PROVE_IT_BLESS=1 cargo test man_pages`.
     #[test]
     fn man_pages_are_not_stale() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("man");
-        for (name, page) in man_pages() {
+        for (name, page) in super::super::install_man::man_pages().unwrap() {
             let path = dir.join(&name);
             if std::env::var_os("PROVE_IT_BLESS").is_some() {
                 std::fs::create_dir_all(&dir).unwrap();

@@ -9,7 +9,7 @@ use crate::git::Repo;
 use crate::report::InstallReport;
 
 /// The pre-push hook we install: it hands over to 'git prove-it hook git pre-push'.
-const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
+pub(super) const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
 
 /// Wire git-prove-it into a program that calls it.
 ///
@@ -51,7 +51,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
 
 /// Where git looks for hooks: `core.hooksPath` (relative to the worktree root, where git runs
 /// hooks, and with `~/` for the home directory), else `hooks/` in the common git dir.
-fn hooks_dir(repo: &Repo) -> PathBuf {
+pub(super) fn hooks_dir(repo: &Repo) -> PathBuf {
     match repo.config_string("core.hooksPath") {
         Some(path) if !path.is_empty() => {
             let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
@@ -66,7 +66,7 @@ fn hooks_dir(repo: &Repo) -> PathBuf {
 
 /// Write `content` as an executable hook at `path`. Returns whether it was already there; a
 /// different hook at `path` is an error, never overwritten.
-fn install(path: &Path, content: &str) -> Result<bool, super::Failure> {
+pub(super) fn install(path: &Path, content: &str) -> Result<bool, super::Failure> {
     match std::fs::read(path) {
         Ok(existing) if existing == content.as_bytes() => return Ok(true),
         Ok(_) => {

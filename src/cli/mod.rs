@@ -6,9 +6,13 @@
 mod app;
 mod check;
 mod claim;
+mod completions;
+mod doctor;
 mod failure;
 mod hook;
+mod init;
 mod install;
+mod install_man;
 mod ledger;
 mod log;
 pub(crate) mod run;

@@ -133,7 +133,6 @@ pub(crate) enum Decision {
     Verdict(Verdict),
 }
 
-#[cfg(test)]
 impl Verdict {
     /// The outcome in the shared vocabulary (the table in SPEC.md, pinned by these tests).
     pub(crate) fn outcome(&self) -> &'static str {

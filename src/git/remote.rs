@@ -82,7 +82,7 @@ impl Repo {
     }
 
     /// The commit the remote's proofs ref points at, or `None` when it has none.
-    fn remote_proofs_tip(&self, remote: &str) -> Result<Option<ObjectId>, Error> {
+    pub(crate) fn remote_proofs_tip(&self, remote: &str) -> Result<Option<ObjectId>, Error> {
         // Asked first rather than fetched blindly: a fetch of a missing ref fails, and telling
         // that failure from others would mean parsing git's (translated) messages.
         let listed = self.run_git(&["ls-remote", "--", remote, PROOFS_REF])?;

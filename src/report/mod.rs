@@ -5,8 +5,10 @@
 
 mod claim;
 mod commits;
+mod doctor;
 mod failure;
 mod gate;
+mod init;
 mod install;
 mod ledger;
 mod pre_push;
@@ -22,11 +24,13 @@ pub(crate) use claim::{
 pub(crate) use commits::{
     CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
 };
+pub(crate) use doctor::{DoctorReport, Finding, Health};
 pub(crate) use failure::render_failure;
 pub(crate) use gate::{
     Context as GateContext, Message, could_not_check, message, notice_for_the_agent, weakened_text,
 };
-pub(crate) use install::InstallReport;
+pub(crate) use init::{DemoResult, InitReport, Step};
+pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use ledger::{LedgerReport, summary_lines};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;

@@ -3,11 +3,14 @@
 mod check;
 mod claim;
 mod claude_e2e;
+mod doctor;
 mod fake_anthropic;
 mod gate;
 mod harness;
 mod hosts;
+mod init;
 mod log;
+mod manuals;
 mod notes;
 mod pre_push;
 mod run;

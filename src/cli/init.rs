@@ -1,0 +1,313 @@
+use std::io::{BufRead, IsTerminal as _, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+
+use super::install;
+use super::sources::Sources;
+use crate::exit;
+use crate::git::Repo;
+use crate::policy::{GatePolicy, Policy};
+use crate::report::{DemoResult, InitReport, Step};
+use crate::setup::{Host, demo, stack};
+
+/// The git config `init` sets so that stock `git notes merge` keeps every proof record whole.
+pub(crate) const MERGE_STRATEGY: &str = "notes.prove-it.mergeStrategy";
+
+/// Set a repository up: write verify.sh, wire agent hosts and git, then show the gate at work.
+///
+/// Detects the stack at the worktree root (Cargo, npm/pnpm/yarn/bun, Python with pytest or uv,
+/// Go, Make, Gradle, Maven) and writes a verify.sh with one active check (git diff --check,
+/// which passes on day one) and the stack's usual checks as comments, to enable one at a time
+/// after seeing each fail once. An existing verify.sh is kept unless --force. Each --host gets
+/// the gate's hooks merged into its project settings (every other key and hook is kept);
+/// --pre-push installs git's pre-push hook. notes.prove-it.mergeStrategy is set to union.
+///
+/// Then a demonstration: verify.sh runs on the working state, and a copy of it with `exit 1`
+/// appended (in a temporary directory) runs too, and the gate's answer to each is shown. Nothing
+/// is recorded and the repository is not changed by it. Running init twice changes nothing.
+///
+/// On a terminal, init asks before changing anything; elsewhere it needs --yes. Exit status: 0
+/// set up, verify.sh passed and its failing copy was refused; 1 verify.sh did not pass (or its
+/// copy was not refused); 2 usage or repository error, nothing changed; 3 verify.sh is not armed.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// Wire this agent host's hooks to the gate (repeatable).
+    #[arg(long = "host", value_enum, value_name = "HOST")]
+    hosts: Vec<Host>,
+
+    /// Install git's pre-push hook too (as 'git prove-it install pre-push').
+    #[arg(long)]
+    pre_push: bool,
+
+    /// Do not ask: set up as the flags say (for scripts and agents).
+    #[arg(short = 'y', long)]
+    yes: bool,
+
+    /// Overwrite an existing verify.sh.
+    #[arg(short, long)]
+    force: bool,
+
+    /// Skip the demonstration.
+    #[arg(long)]
+    no_demo: bool,
+}
+
+pub(crate) fn run(
+    args: &Args,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, super::Failure> {
+    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let repo = Repo::discover(&cwd)?;
+    let interactive = !args.yes && std::io::stdin().is_terminal();
+    let stacks = stack::detect(repo.workdir());
+
+    let mut hosts = args.hosts.clone();
+    hosts.dedup();
+    if interactive && hosts.is_empty() {
+        let host = Host::Claude;
+        let seen = repo.workdir().join(".claude").is_dir();
+        let question = format!("Wire {} ({})?", host.title(), host.config_path());
+        if ask(&question, seen, input, err)? {
+            hosts.push(host);
+        }
+    }
+
+    // Everything is planned and checked before anything is written, so that a malformed
+    // settings file or a foreign hook changes nothing.
+    let steps = plan(&repo, &stacks, &hosts, args)?;
+    let changes = steps.iter().any(Step::changes);
+    if changes && !args.yes {
+        InitReport::plan(&steps, err)?;
+        if !interactive {
+            return Err(super::Failure::from(anyhow::anyhow!(
+                "stdin is not a terminal, so init cannot ask: nothing was changed"
+            ))
+            .hint(
+                "run 'git prove-it init --yes' (with the same flags) to set up as listed above",
+            ));
+        }
+        if !ask("Proceed?", true, input, err)? {
+            writeln!(err, "nothing was changed")?;
+            return Ok(exit::OK);
+        }
+    }
+    for step in &steps {
+        act(&repo, step)?;
+    }
+
+    let demo = if args.no_demo {
+        DemoResult::Skipped
+    } else {
+        let armed = repo.armed();
+        if armed.is_armed() {
+            let sources = Sources::of(&repo);
+            let timeout = Policy::resolve(None, &sources)?.timeout;
+            let max_blocks = GatePolicy::resolve(&sources)?.max_blocks;
+            let interrupt = super::run::interrupt_flag()?;
+            let settings = demo::Settings {
+                timeout,
+                max_blocks,
+                interrupt: Some(&interrupt),
+            };
+            DemoResult::Ran(demo::run(&repo, &settings)?)
+        } else {
+            DemoResult::NotArmed(armed.reason())
+        }
+    };
+    let report = InitReport {
+        stacks,
+        steps,
+        demo,
+    };
+    report.human(out)?;
+    Ok(match &report.demo {
+        DemoResult::Skipped => exit::OK,
+        DemoResult::NotArmed(_) => exit::NOT_ARMED,
+        DemoResult::Ran(demo) if demo.verify.passed && !demo.copy.passed => exit::OK,
+        DemoResult::Ran(_) => exit::NOT_PROVEN,
+    })
+}
+
+fn plan(
+    repo: &Repo,
+    stacks: &[stack::Stack],
+    hosts: &[Host],
+    args: &Args,
+) -> Result<Vec<Step>, super::Failure> {
+    let root = repo.workdir();
+    let mut steps = Vec::new();
+    let verify = repo.verify_path();
+    let exists = std::fs::symlink_metadata(&verify).is_ok();
+    let text = stack::verify_script(stacks);
+    let same = std::fs::read_to_string(&verify).is_ok_and(|current| current == text);
+    steps.push(if exists && (same || !args.force) {
+        Step::VerifyKept {
+            armed: repo.armed().reason(),
+        }
+    } else {
+        Step::WriteVerify {
+            text,
+            checks: stacks.iter().map(|s| s.checks.len()).sum(),
+            overwrite: exists,
+        }
+    });
+    for &host in hosts {
+        let path = root.join(host.config_path());
+        let existing = read_optional(&path)?;
+        let wired = host.wire(existing.as_deref()).map_err(|error| {
+            super::Failure::from(anyhow::Error::new(error).context(format!(
+                "could not wire {}: {} cannot be read as settings",
+                host.title(),
+                path.display()
+            )))
+            .hint("fix the file (or move it away) and run init again; nothing was changed")
+        })?;
+        steps.push(Step::Wire {
+            host,
+            path,
+            wired,
+            created: existing.is_none(),
+        });
+    }
+    if args.pre_push {
+        let path = install::hooks_dir(repo).join("pre-push");
+        let existing = read_optional(&path)?;
+        if existing
+            .as_deref()
+            .is_some_and(|text| text != install::PRE_PUSH)
+        {
+            return Err(super::Failure::from(anyhow::anyhow!(
+                "{} already exists and is not ours; nothing was changed",
+                path.display()
+            ))
+            .hint("move it away and run init again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\""));
+        }
+        steps.push(Step::PrePush {
+            path,
+            already: existing.is_some(),
+        });
+    }
+    steps.push(Step::MergeStrategy {
+        already: repo
+            .config_string(MERGE_STRATEGY)
+            .is_some_and(|value| value == "union"),
+    });
+    Ok(steps)
+}
+
+fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
+    match step {
+        Step::VerifyKept { .. } | Step::PrePush { already: true, .. } => {}
+        Step::MergeStrategy { already: true } => {}
+        Step::WriteVerify { text, .. } => write_file(&repo.verify_path(), text, 0o755)?,
+        Step::Wire { path, wired, .. } => {
+            if !wired.added.is_empty() {
+                write_file(path, &wired.text, 0o644)?;
+            }
+        }
+        Step::PrePush { path, .. } => {
+            install::install(path, install::PRE_PUSH)?;
+        }
+        Step::MergeStrategy { already: false } => {
+            // gix writes no config files; git does, under its own lock, as `git config` would.
+            let output = std::process::Command::new("git")
+                .args(["config", "--local", MERGE_STRATEGY, "union"])
+                .current_dir(repo.workdir())
+                .stdin(std::process::Stdio::null())
+                .output()
+                .context("could not run git config")?;
+            if !output.status.success() {
+                return Err(anyhow::anyhow!(
+                    "git config {MERGE_STRATEGY} union failed: {}",
+                    String::from_utf8_lossy(&output.stderr).trim()
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A file's text, or `None` when it does not exist.
+fn read_optional(path: &Path) -> Result<Option<String>, super::Failure> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(anyhow::Error::from(e)
+            .context(format!("could not read {}", path.display()))
+            .into()),
+    }
+}
+
+/// Write `text` to `path` through a temporary file and a rename, so that a settings file is
+/// never left half written. A link is followed: the file it leads to is replaced. A file that
+/// exists keeps its permissions; a new one gets `mode`.
+fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), super::Failure> {
+    let target: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
+    let dir = target.parent().expect("a file has a directory");
+    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    let permissions = std::fs::metadata(&target)
+        .map(|meta| meta.permissions())
+        .unwrap_or_else(|_| std::fs::Permissions::from_mode(mode));
+    let name = target
+        .file_name()
+        .expect("a file has a name")
+        .to_string_lossy();
+    let tmp = dir.join(format!(".{name}.prove-it-{}", std::process::id()));
+    let written = std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::set_permissions(&tmp, permissions))
+        .and_then(|()| std::fs::rename(&tmp, &target));
+    if let Err(error) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(anyhow::Error::from(error)
+            .context(format!("could not write {}", target.display()))
+            .into());
+    }
+    Ok(())
+}
+
+/// Ask a yes/no question on stderr and read the answer; an empty answer is `default`.
+fn ask(
+    question: &str,
+    default: bool,
+    input: &mut dyn BufRead,
+    err: &mut dyn Write,
+) -> Result<bool, super::Failure> {
+    let choices = if default { "[Y/n]" } else { "[y/N]" };
+    loop {
+        write!(err, "{question} {choices} ")?;
+        err.flush()?;
+        let mut answer = String::new();
+        if input.read_line(&mut answer)? == 0 {
+            return Ok(false);
+        }
+        match answer.trim().to_ascii_lowercase().as_str() {
+            "" => return Ok(default),
+            "y" | "yes" => return Ok(true),
+            "n" | "no" => return Ok(false),
+            _ => {}
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ask_takes_the_default_and_repeats_on_nonsense() {
+        let mut err = Vec::new();
+        assert!(ask("Go?", true, &mut "\n".as_bytes(), &mut err).unwrap());
+        assert!(!ask("Go?", false, &mut "\n".as_bytes(), &mut err).unwrap());
+        assert!(ask("Go?", false, &mut "maybe\nyes\n".as_bytes(), &mut err).unwrap());
+        assert!(!ask("Go?", true, &mut "".as_bytes(), &mut err).unwrap());
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "Go? [Y/n] Go? [y/N] Go? [y/N] Go? [y/N] Go? [Y/n] "
+        );
+    }
+}

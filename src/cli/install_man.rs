@@ -1,0 +1,95 @@
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use clap::CommandFactory as _;
+
+use crate::exit;
+use crate::report::InstallManReport;
+
+/// Install the manual pages, so that `git prove-it --help` and `git help prove-it` open them.
+///
+/// Writes git-prove-it(1) and one page per subcommand (git-prove-it-run(1), ...), generated
+/// from this build's command-line definitions, into DIR/man1. The default DIR,
+/// $XDG_DATA_HOME/man or ~/.local/share/man, is on man-db's search path whenever ~/.local/bin
+/// is on PATH; otherwise install-man says what to add to MANPATH. Exit status: 0 installed, 2
+/// error.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The man directory to install into (the pages go into its man1 subdirectory)
+    /// [default: $XDG_DATA_HOME/man, else ~/.local/share/man].
+    #[arg(long, value_name = "DIR")]
+    dir: Option<PathBuf>,
+}
+
+pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
+    let dir = match &args.dir {
+        Some(dir) => dir.clone(),
+        None => default_dir().ok_or_else(|| {
+            super::Failure::from(anyhow::anyhow!(
+                "no per-user man directory: neither XDG_DATA_HOME nor HOME is set"
+            ))
+            .hint("name one: git prove-it install-man --dir DIR")
+        })?,
+    };
+    let man1 = dir.join("man1");
+    std::fs::create_dir_all(&man1)
+        .with_context(|| format!("could not create {}", man1.display()))?;
+    let pages = man_pages().context("could not render the man pages")?;
+    for (name, page) in &pages {
+        let path = man1.join(name);
+        std::fs::write(&path, page)
+            .with_context(|| format!("could not write {}", path.display()))?;
+    }
+    InstallManReport {
+        pages: pages.len(),
+        dir: man1,
+        found: man_page_location(),
+    }
+    .human(out)?;
+    Ok(exit::OK)
+}
+
+/// The per-user man directory: `$XDG_DATA_HOME/man`, else `~/.local/share/man`.
+pub(crate) fn default_dir() -> Option<PathBuf> {
+    match std::env::var_os("XDG_DATA_HOME") {
+        Some(data) if Path::new(&data).is_absolute() => Some(Path::new(&data).join("man")),
+        _ => std::env::var_os("HOME")
+            .filter(|home| !home.is_empty())
+            .map(|home| Path::new(&home).join(".local/share/man")),
+    }
+}
+
+/// Where `man` finds git-prove-it(1), the page `git help prove-it` opens; `None` when it does
+/// not, or there is no `man`.
+pub(crate) fn man_page_location() -> Option<PathBuf> {
+    let output = std::process::Command::new("man")
+        .args(["-w", "git-prove-it"])
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
+    (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+}
+
+/// Every man page, generated from the clap definitions: git-prove-it(1) and one page per
+/// subcommand (git-prove-it-run(1), ...), as `git help prove-it` and `man git-prove-it-run`
+/// expect them. The committed `man/` directory holds the same pages.
+pub(crate) fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
+    let root = super::Cli::command().name("git-prove-it");
+    let mut pages = Vec::new();
+    let mut page = Vec::new();
+    clap_mangen::Man::new(root.clone()).render(&mut page)?;
+    pages.push(("git-prove-it.1".to_string(), page));
+    for sub in root.get_subcommands() {
+        // clap names commands with 'static strings; this runs once per process.
+        let name: &'static str =
+            Box::leak(format!("git-prove-it-{}", sub.get_name()).into_boxed_str());
+        let usage = format!("git prove-it {}", sub.get_name());
+        let mut page = Vec::new();
+        clap_mangen::Man::new(sub.clone().name(name).bin_name(usage)).render(&mut page)?;
+        pages.push((format!("{name}.1"), page));
+    }
+    Ok(pages)
+}

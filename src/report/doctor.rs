@@ -1,0 +1,68 @@
+use std::io::{self, Write};
+
+use serde::Serialize;
+
+/// How one check of `git prove-it doctor` came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Health {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One line of `git prove-it doctor`: what was checked, and how to fix it when it is not ok.
+#[derive(Debug, Serialize)]
+pub(crate) struct Finding {
+    pub status: Health,
+    pub what: String,
+    pub fix: Option<String>,
+}
+
+/// Everything `git prove-it doctor` found.
+#[derive(Debug, Serialize)]
+pub(crate) struct DoctorReport {
+    pub version: u32,
+    /// No check failed.
+    pub ok: bool,
+    /// Records put back by `--restore`.
+    pub restored: usize,
+    pub checks: Vec<Finding>,
+}
+
+impl DoctorReport {
+    pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        if self.restored > 0 {
+            writeln!(
+                out,
+                "restored {} overwritten proof note{} into refs/notes/prove-it",
+                self.restored,
+                if self.restored == 1 { "" } else { "s" }
+            )?;
+        }
+        for finding in &self.checks {
+            let status = match finding.status {
+                Health::Ok => "ok",
+                Health::Warn => "warn",
+                Health::Fail => "FAIL",
+            };
+            writeln!(out, "{status:<4}  {}", finding.what)?;
+            if let Some(fix) = &finding.fix {
+                writeln!(out, "      fix: {fix}")?;
+            }
+        }
+        let failed = self
+            .checks
+            .iter()
+            .filter(|f| f.status == Health::Fail)
+            .count();
+        if failed > 0 {
+            writeln!(
+                out,
+                "{failed} problem{} to fix",
+                if failed == 1 { "" } else { "s" }
+            )?;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,249 @@
+//! `init`'s demonstration: verify.sh runs on the working state and the gate's decision about it
+//! is shown; then a copy of verify.sh with `exit 1` appended runs on the same state and the gate
+//! refuses it. Both runs are real; nothing is recorded.
+//!
+//! The repository is left as it was: no proof, no anchor, no run log, no objects (the state tree
+//! is computed without writing), and the copy lives in a temporary directory outside it. It never
+//! prints; the report renders what it returns.
+
+use std::ffi::OsString;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use crate::gate::{self, AnchorFacts, Decision, Observed, RunFacts, State};
+use crate::git::{self, Repo, StateTree};
+use crate::proof::{Outcome, Script};
+use crate::report::{self, Message};
+use crate::verify;
+
+/// The lines appended to the copy: the second is the `exit 1` that must make the gate refuse.
+pub(crate) const APPENDED: &str = "echo 'prove-it init: exit 1 appended to a copy of verify.sh, to see the gate refuse it' >&2\nexit 1\n";
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error(transparent)]
+    Git(#[from] git::Error),
+    #[error(transparent)]
+    Verify(#[from] verify::Error),
+    #[error("could not prepare the demonstration's copy of verify.sh in {path}")]
+    Copy {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One run of the demonstration and what the gate made of it.
+#[derive(Debug)]
+pub(crate) struct Shown {
+    /// "exit code 0", "timed out after 300 s", ...
+    pub exit: String,
+    pub passed: bool,
+    pub duration_ms: u64,
+    /// The outcome the gate gave (PROVEN, DISPROVEN, ...).
+    pub outcome: &'static str,
+    /// What the gate would tell the agent (a block) or the user (a notice); nothing when silent.
+    pub message: Message,
+}
+
+#[derive(Debug)]
+pub(crate) struct Demo {
+    pub tree: String,
+    /// verify.sh itself.
+    pub verify: Shown,
+    /// The copy with `exit 1` appended.
+    pub copy: Shown,
+}
+
+/// The policy the gate would apply.
+pub(crate) struct Settings<'a> {
+    pub timeout: Duration,
+    pub max_blocks: u32,
+    pub interrupt: Option<&'a AtomicBool>,
+}
+
+/// Run the demonstration on the working state of `repo`, whose verify.sh must be armed.
+pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
+    let before = StateTree::compute(&repo.git, false)?;
+    let head_tree = repo.head_tree()?;
+    let verify = before.verify.map(|(blob, mode)| Script { blob, mode });
+    let tree = before.id.to_string();
+
+    let ran = execute(repo, &repo.verify_path(), &tree, settings)?;
+    let facts = if ran.passed() {
+        // As the gate does: a run that changed the state it tested proves nothing.
+        let after = StateTree::compute(&repo.git, false)?;
+        if after.id == before.id {
+            RunFacts::Passed(Outcome::Proven)
+        } else {
+            RunFacts::StateChanged {
+                paths: before.changed_paths(&after),
+            }
+        }
+    } else {
+        failed(&ran, settings.timeout)
+    };
+    let verify_shown = judge(&ran, facts, &before, head_tree, verify, &tree, settings);
+
+    let dir = TempDir::new()?;
+    let copy_path = dir.path.join("verify.sh");
+    let mut text = std::fs::read_to_string(repo.verify_path()).map_err(|source| Error::Copy {
+        path: repo.verify_path(),
+        source,
+    })?;
+    if !text.is_empty() && !text.ends_with('\n') {
+        text.push('\n');
+    }
+    text.push_str(APPENDED);
+    std::fs::write(&copy_path, text)
+        .and_then(|()| std::fs::set_permissions(&copy_path, PermissionsExt::from_mode(0o700)))
+        .map_err(|source| Error::Copy {
+            path: copy_path.clone(),
+            source,
+        })?;
+    let ran = execute(repo, &copy_path, &tree, settings)?;
+    let facts = if ran.passed() {
+        // The copy passed despite `exit 1`: verify.sh ends before its last line. Say so, as the
+        // gate would have let such a turn end.
+        RunFacts::Passed(Outcome::Proven)
+    } else {
+        failed(&ran, settings.timeout)
+    };
+    let copy_shown = judge(&ran, facts, &before, head_tree, verify, &tree, settings);
+    drop(dir);
+
+    Ok(Demo {
+        tree,
+        verify: verify_shown,
+        copy: copy_shown,
+    })
+}
+
+/// Run `program` from the worktree root as the gate would (section 5), without a log file.
+fn execute(
+    repo: &Repo,
+    program: &Path,
+    tree: &str,
+    settings: &Settings<'_>,
+) -> Result<verify::Outcome, Error> {
+    let env: Vec<(OsString, OsString)> = [
+        ("PROVE_IT", "1"),
+        ("PROVE_IT_TREE", tree),
+        ("PROVE_IT_HOST", "cli"),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.into(), v.into()))
+    .collect();
+    Ok(verify::run(
+        verify::Request {
+            program,
+            workdir: repo.workdir(),
+            env: &env,
+            timeout: settings.timeout,
+            log_path: None,
+            log_cap: 0,
+            tail_lines: crate::prove::TAIL_LINES,
+            echo: None,
+            interrupt: settings.interrupt,
+        },
+        &mut |_| {},
+    )?)
+}
+
+fn failed(ran: &verify::Outcome, timeout: Duration) -> RunFacts {
+    RunFacts::Failed {
+        exit: ran.exit.describe(timeout),
+        exit_code: match ran.exit {
+            verify::Exit::Code(code) => Some(code),
+            _ => None,
+        },
+        tail: ran.tail.clone(),
+    }
+}
+
+/// The gate's decision on a run, as at the first stop of a session that changed the working
+/// state: the anchor holds this verify.sh and HEAD, and a state other than this one.
+fn judge(
+    ran: &verify::Outcome,
+    facts: RunFacts,
+    state: &StateTree,
+    head_tree: Option<gix::ObjectId>,
+    verify: Option<Script>,
+    tree: &str,
+    settings: &Settings<'_>,
+) -> Shown {
+    let timeout_secs = settings.timeout.as_secs();
+    let observed = Observed {
+        skip: false,
+        armed_now: Ok(()),
+        anchor: Some(AnchorFacts {
+            armed: true,
+            state_tree: None,
+            head_tree,
+            verify,
+            max_blocks: settings.max_blocks,
+            timeout_secs,
+        }),
+        armed_at_head: true,
+        state: Some(State::Tree {
+            tree: state.id,
+            head_tree,
+            verify,
+            // The demonstration runs whatever proofs exist: it shows the gate deciding on a run.
+            proof: None,
+        }),
+        max_blocks: settings.max_blocks,
+        timeout_secs,
+        blocks: 0,
+        run: Some(facts),
+    };
+    let verdict = match gate::decide(&observed) {
+        Decision::Verdict(verdict) => verdict,
+        Decision::Run => unreachable!("the run's result is part of what was observed"),
+    };
+    let message = report::message(
+        &verdict,
+        &report::GateContext {
+            tree: Some(tree),
+            ..report::GateContext::default()
+        },
+    );
+    Shown {
+        exit: ran.exit.describe(settings.timeout),
+        passed: ran.passed(),
+        duration_ms: crate::prove::millis(ran.duration),
+        outcome: verdict.outcome(),
+        message,
+    }
+}
+
+/// A private directory under the system's temporary directory, removed when dropped.
+struct TempDir {
+    path: PathBuf,
+}
+
+impl TempDir {
+    fn new() -> Result<TempDir, Error> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let path =
+            std::env::temp_dir().join(format!("git-prove-it-demo-{}-{nanos}", std::process::id()));
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&path)
+            .map_err(|source| Error::Copy {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(TempDir { path })
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
+}

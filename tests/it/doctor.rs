@@ -1,0 +1,229 @@
+//! `git prove-it doctor`: one line per check, a fix for each that is not ok, and exit 1 when
+//! something is broken.
+
+use predicates::prelude::*;
+
+use crate::check::tree_of;
+use crate::harness::{BareRemote, NAME, TestRepo, json_stdout};
+
+fn set_up() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--host",
+        "claude",
+        "--pre-push",
+        "--no-demo",
+    ])
+    .assert()
+    .code(0);
+    repo
+}
+
+#[test]
+fn a_bare_repository_without_verify_sh_is_broken_and_says_how_to_fix_it() {
+    let repo = TestRepo::new();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  verify.sh does not exist at the worktree root: nothing is gated\n      fix: git prove-it init\n",
+        ))
+        .stdout(predicate::str::contains(
+            "warn  no pre-push hook: unproven commits can be pushed",
+        ))
+        .stdout(predicate::str::contains("      fix: git prove-it install pre-push\n"))
+        .stdout(predicate::str::contains("ok    refs/notes/prove-it: no proofs yet\n"))
+        .stdout(predicate::str::contains("ok    no remote: proofs stay in this clone\n"))
+        .stdout(predicate::str::contains("1 problem to fix\n"));
+    repo.verify_passes();
+    repo.chmod("verify.sh", 0o644);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  verify.sh is not executable by its owner: nothing is gated\n      fix: chmod u+x verify.sh\n",
+        ));
+}
+
+#[test]
+fn after_init_everything_that_matters_is_ok() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("ok    verify.sh is armed\n"))
+        .stdout(predicate::str::contains(
+            "ok    Claude Code: the gate's hooks are wired in .claude/settings.json\n",
+        ))
+        .stdout(predicate::str::contains(
+            "ok    the pre-push hook is installed at ",
+        ))
+        .stdout(predicate::str::contains(format!(
+            "ok    proofs are signed off by {NAME} <"
+        )))
+        .stdout(predicate::str::contains("ok    git-prove-it is on PATH: "))
+        .stdout(predicate::str::contains("problem").not());
+}
+
+#[test]
+fn claude_trust_is_read_from_its_state_file() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("warn  Claude Code: "))
+        .stdout(predicate::str::contains(
+            "does not record trusting this folder",
+        ));
+    let root = repo.root.canonicalize().unwrap();
+    let state = serde_json::json!({
+        "projects": { root.parent().unwrap().to_str().unwrap(): { "hasTrustDialogAccepted": true } }
+    });
+    std::fs::write(repo.home().join(".claude.json"), state.to_string()).unwrap();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ok    Claude Code: this folder is trusted, so its project hooks run\n",
+        ));
+}
+
+#[test]
+fn claude_settings_without_the_gate_or_with_too_short_a_timeout_fail() {
+    let repo = set_up();
+    repo.write(
+        ".claude/settings.json",
+        r#"{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "./notify.sh"}]}]}}"#,
+    );
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  Claude Code: the gate's SessionStart and Stop hooks are not wired in .claude/settings.json\n      fix: git prove-it init --host claude\n",
+        ));
+    repo.prove_it(&["init", "--yes", "--host", "claude", "--no-demo"])
+        .assert()
+        .code(0);
+    repo.git(&["config", "prove-it.timeout", "1200"]);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  Claude Code: the Stop hook's timeout (900 s) does not exceed verify.sh's (1200 s)",
+        ));
+    repo.write(".claude/settings.json", "{ nope");
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  Claude Code: .claude/settings.json cannot be read (it is not valid JSON: ",
+        ));
+}
+
+/// Stock `git notes add -f` replaces a note wholesale and does no compare-and-swap (DESIGN
+/// section 10): the reflog still holds the proof it dropped, and doctor finds and restores it.
+#[test]
+fn a_proof_overwritten_by_stock_git_notes_add_is_found_and_restored() {
+    let repo = set_up();
+    repo.commit_all("set up");
+    repo.prove_it(&["run"]).assert().code(0);
+    let tree = tree_of(&repo, "HEAD");
+    let proof = repo.note(&tree).unwrap();
+    repo.git(&[
+        "notes",
+        "--ref",
+        "prove-it",
+        "add",
+        "-f",
+        "-m",
+        "looks fine to me",
+        &tree,
+    ]);
+    repo.prove_it(&["check"]).assert().code(1);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  1 proof note lost records to updates not made by git-prove-it (notes: Notes added by 'git notes add')",
+        ))
+        .stdout(predicate::str::contains("      fix: git prove-it doctor --restore\n"));
+
+    repo.prove_it(&["doctor", "--restore"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "restored 1 overwritten proof note into refs/notes/prove-it\n",
+        ))
+        .stdout(predicate::str::contains(
+            "ok    no proof records dropped by other writers",
+        ));
+    let note = repo.note(&tree).unwrap();
+    assert!(note.contains("looks fine to me"), "{note}");
+    assert!(note.contains(proof.trim()), "{note}");
+    repo.prove_it(&["check"]).assert().code(0);
+    // Restoring is itself an update of ours, and twice is once.
+    repo.prove_it(&["doctor", "--restore"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("restored").not());
+}
+
+#[test]
+fn the_remote_without_proofs_is_a_warning_until_sync() {
+    let remote = BareRemote::new();
+    let repo = set_up();
+    repo.publish_to(&remote);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  origin has no refs/notes/prove-it: CI and other clones cannot see any proof\n      fix: git prove-it sync origin\n",
+        ));
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["sync"]).assert().code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ok    origin has refs/notes/prove-it\n",
+        ));
+}
+
+#[test]
+fn a_missing_identity_is_a_warning_with_the_fix() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .env_remove("GIT_COMMITTER_NAME")
+        .env_remove("GIT_COMMITTER_EMAIL")
+        .env_remove("GIT_AUTHOR_NAME")
+        .env_remove("GIT_AUTHOR_EMAIL")
+        .env("EMAIL", "")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  no git identity: proofs are signed off by git-prove-it <git-prove-it@localhost>",
+        ))
+        .stdout(predicate::str::contains(
+            "      fix: git config --global user.name",
+        ));
+}
+
+#[test]
+fn json_lists_every_check_with_its_status_and_fix() {
+    let repo = TestRepo::new();
+    let assert = repo.prove_it(&["doctor", "--json"]).assert().code(1);
+    let json = json_stdout(&assert);
+    assert_eq!(json["version"], 1);
+    assert_eq!(json["ok"], false);
+    let checks = json["checks"].as_array().unwrap();
+    assert_eq!(checks[0]["status"], "fail");
+    assert_eq!(checks[0]["fix"], "git prove-it init");
+    assert!(checks.iter().all(|c| {
+        ["ok", "warn", "fail"].contains(&c["status"].as_str().unwrap())
+            && (c["status"] == "ok") == c["fix"].is_null()
+    }));
+}

@@ -1,0 +1,412 @@
+//! `git prove-it init`: stack detection, the verify.sh it writes, host wiring, and the
+//! demonstration, which must leave the repository exactly as it found it.
+
+use std::collections::BTreeMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+
+use predicates::prelude::*;
+
+use crate::harness::TestRepo;
+
+/// Every file under `dir` (the .git directory included) with its mode and content.
+fn snapshot(dir: &Path) -> BTreeMap<String, (u32, Vec<u8>)> {
+    let mut files = BTreeMap::new();
+    let mut stack = vec![dir.to_owned()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let meta = std::fs::symlink_metadata(&path).unwrap();
+            if meta.is_dir() {
+                stack.push(path);
+            } else {
+                let content = if meta.file_type().is_symlink() {
+                    std::fs::read_link(&path)
+                        .unwrap()
+                        .into_os_string()
+                        .into_encoded_bytes()
+                } else {
+                    std::fs::read(&path).unwrap()
+                };
+                let rel = path.strip_prefix(dir.ancestors().last().unwrap()).unwrap();
+                files.insert(
+                    rel.display().to_string(),
+                    (meta.permissions().mode(), content),
+                );
+            }
+        }
+    }
+    files
+}
+
+/// The lines of verify.sh that run something (neither comments nor blank).
+fn active_lines(repo: &TestRepo) -> Vec<String> {
+    std::fs::read_to_string(repo.path("verify.sh"))
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty() && !line.starts_with('#'))
+        .map(str::to_string)
+        .collect()
+}
+
+#[track_caller]
+fn assert_demo_shown(stdout: &str) {
+    for needle in [
+        "verify.sh: exit code 0 in ",
+        ": PROVEN, the gate lets the turn end",
+        "a copy of verify.sh with 'exit 1' appended: exit code 1 in ",
+        ": DISPROVEN, the gate sends the agent back with:",
+        "    | prove-it: DISPROVEN (attempt 1 of 3 for this turn): verify.sh failed (exit code 1).",
+        "is a violation, not a fix",
+        "PROVE_IT_SKIP=1",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} not in:\n{stdout}");
+    }
+}
+
+/// A sample project: file names and contents at its root.
+type Files = &'static [(&'static str, &'static str)];
+
+#[test]
+fn each_stack_gets_its_checks_commented_and_one_active_check_that_passes() {
+    let cases: &[(Files, &str, &str)] = &[
+        (
+            &[("Cargo.toml", "[package]\nname = \"x\"\n")],
+            "stack: Rust (Cargo.toml)",
+            "# cargo test --quiet",
+        ),
+        (
+            &[(
+                "package.json",
+                r#"{"scripts": {"test": "jest", "lint": "eslint ."}}"#,
+            )],
+            "stack: Node (npm) (package.json)",
+            "# npm run lint",
+        ),
+        (
+            &[
+                ("package.json", r#"{"scripts": {"test": "vitest"}}"#),
+                ("pnpm-lock.yaml", ""),
+            ],
+            "stack: Node (pnpm) (pnpm-lock.yaml)",
+            "# pnpm test",
+        ),
+        (
+            &[("package.json", "{}"), ("yarn.lock", "")],
+            "stack: Node (yarn) (yarn.lock)",
+            "# yarn test",
+        ),
+        (
+            &[("package.json", "{}"), ("bun.lock", "")],
+            "stack: Node (bun) (bun.lock)",
+            "# bun run test",
+        ),
+        (
+            &[("pyproject.toml", "[project]\n")],
+            "stack: Python (pyproject.toml)",
+            "# python -m pytest -q",
+        ),
+        (
+            &[("pyproject.toml", "[project]\n"), ("uv.lock", "")],
+            "stack: Python (uv) (uv.lock)",
+            "# uv run pytest -q",
+        ),
+        (
+            &[("go.mod", "module x\n")],
+            "stack: Go (go.mod)",
+            "# go test ./...",
+        ),
+        (
+            &[("Makefile", "test:\n\ttrue\n")],
+            "stack: Make (Makefile)",
+            "# make test",
+        ),
+        (
+            &[("build.gradle.kts", ""), ("gradlew", "")],
+            "stack: Gradle (build.gradle.kts)",
+            "# ./gradlew --quiet check",
+        ),
+        (
+            &[("pom.xml", "<project/>\n")],
+            "stack: Maven (pom.xml)",
+            "# mvn --quiet verify",
+        ),
+        (
+            &[("notes.txt", "hello\n")],
+            "stack: none recognised at the worktree root",
+            "# make test",
+        ),
+    ];
+    for (files, stack_line, check) in cases {
+        let repo = TestRepo::new();
+        for (name, content) in *files {
+            repo.write(name, content);
+        }
+        let assert = repo.prove_it(&["init", "--yes"]).assert().code(0);
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+        assert!(
+            stdout.contains(stack_line),
+            "{stack_line:?} not in:\n{stdout}"
+        );
+        let script = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
+        assert!(
+            script.contains(&format!("\n{check}\n")),
+            "{check:?} not in:\n{script}"
+        );
+        assert_eq!(
+            active_lines(&repo),
+            [
+                "set -eu",
+                "base=$(git rev-parse -q --verify HEAD || git hash-object -t tree /dev/null)",
+                "git diff --check \"$base\"",
+            ]
+        );
+        assert_demo_shown(&stdout);
+        // The day-one verify.sh proves the new repository (unborn HEAD) for real.
+        repo.prove_it(&["run"]).assert().code(0);
+    }
+}
+
+#[test]
+fn several_stacks_are_all_listed() {
+    let repo = TestRepo::new();
+    repo.write("Cargo.toml", "[package]\n");
+    repo.write("package.json", "{}");
+    repo.write("Makefile", "check:\n\ttrue\n");
+    repo.prove_it(&["init", "--yes"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "stack: Rust (Cargo.toml)\nstack: Node (npm) (package.json)\nstack: Make (Makefile)\n",
+        ));
+}
+
+/// The day-one check looks at what changed since the last commit, so a whitespace error there
+/// is caught, and the demonstration says verify.sh does not pass yet.
+#[test]
+fn the_active_check_catches_whitespace_errors_since_the_last_commit() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "fine\n");
+    repo.commit_all("initial");
+    repo.prove_it(&["init", "--yes"]).assert().code(0);
+    repo.write("a.txt", "trailing space \n");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("trailing whitespace"));
+    repo.prove_it(&["init", "--yes"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("verify.sh: exit code 2"))
+        .stdout(predicate::str::contains(
+            "hint: verify.sh does not pass yet",
+        ));
+}
+
+#[test]
+fn the_demonstration_changes_nothing_and_records_nothing() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.prove_it(&["init", "--yes", "--host", "claude", "--pre-push"])
+        .assert()
+        .code(0);
+    assert!(
+        !repo.git(&["for-each-ref"]).contains("refs/notes/"),
+        "the first init recorded something"
+    );
+    assert!(!repo.path(".git/prove-it").exists(), "no state directory");
+
+    // The second run has nothing to set up: everything it does is the demonstration.
+    let before = snapshot(&repo.root);
+    let assert = repo
+        .prove_it(&["init", "--yes", "--host", "claude", "--pre-push"])
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert_demo_shown(&stdout);
+    assert!(stdout.contains("kept verify.sh as it is (it is armed; --force overwrites it)"));
+    assert!(stdout.contains("already wired: Claude Code in "));
+    assert!(stdout.contains("already installed: the pre-push hook at "));
+    assert!(stdout.contains("already set: notes.prove-it.mergeStrategy = union"));
+    let after = snapshot(&repo.root);
+    assert_eq!(
+        before.keys().collect::<Vec<_>>(),
+        after.keys().collect::<Vec<_>>(),
+        "files appeared or vanished"
+    );
+    for (path, content) in &before {
+        assert!(after[path] == *content, "{path} changed");
+    }
+    assert!(!repo.git(&["for-each-ref"]).contains("refs/notes/"));
+}
+
+#[test]
+fn init_sets_the_union_merge_strategy_and_installs_the_pre_push_hook() {
+    let repo = TestRepo::with_commit();
+    repo.remove("verify.sh");
+    repo.prove_it(&["init", "--yes", "--pre-push"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("installed the pre-push hook at "))
+        .stdout(predicate::str::contains(
+            "set notes.prove-it.mergeStrategy = union",
+        ));
+    assert_eq!(
+        repo.git(&["config", "notes.prove-it.mergeStrategy"]),
+        "union\n"
+    );
+    let hook = std::fs::read_to_string(repo.path(".git/hooks/pre-push")).unwrap();
+    assert!(hook.contains("exec git prove-it hook git pre-push"));
+}
+
+#[test]
+fn an_existing_verify_sh_is_kept_unless_forced() {
+    let repo = TestRepo::new();
+    repo.write("Cargo.toml", "");
+    repo.verify_script("echo mine");
+    repo.prove_it(&["init", "--yes"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("kept verify.sh as it is"));
+    assert_eq!(
+        std::fs::read_to_string(repo.path("verify.sh")).unwrap(),
+        "#!/bin/sh\necho mine\n"
+    );
+    repo.prove_it(&["init", "--yes", "--force"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "overwrote verify.sh: one active check",
+        ));
+    assert!(
+        std::fs::read_to_string(repo.path("verify.sh"))
+            .unwrap()
+            .contains("# cargo test --quiet")
+    );
+}
+
+#[test]
+fn claude_settings_are_merged_keeping_every_other_key_and_hook() {
+    let repo = TestRepo::new();
+    let existing = r#"{
+  "permissions": { "allow": ["Bash(cargo test:*)"] },
+  "hooks": {
+    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "./guard.sh" }] }],
+    "Stop": [{ "hooks": [{ "type": "command", "command": "./notify.sh", "timeout": 5 }] }]
+  },
+  "model": "opus"
+}
+"#;
+    repo.write(".claude/settings.json", existing);
+    repo.prove_it(&["init", "--yes", "--host", "claude"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "wired Claude Code: SessionStart and Stop hooks merged into ",
+        ));
+    let text = std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap();
+    let merged: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let keys: Vec<&String> = merged.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["permissions", "hooks", "model"], "{text}");
+    assert_eq!(merged["permissions"]["allow"][0], "Bash(cargo test:*)");
+    assert_eq!(merged["model"], "opus");
+    let hooks = &merged["hooks"];
+    assert_eq!(hooks["PreToolUse"][0]["hooks"][0]["command"], "./guard.sh");
+    assert_eq!(hooks["Stop"][0]["hooks"][0]["command"], "./notify.sh");
+    assert_eq!(
+        hooks["Stop"][1]["hooks"][0]["command"],
+        "git prove-it hook claude"
+    );
+    assert_eq!(hooks["Stop"][1]["hooks"][0]["timeout"], 900);
+    assert_eq!(
+        hooks["SessionStart"][0]["hooks"][0]["command"],
+        "git prove-it hook claude"
+    );
+    assert_eq!(hooks["SessionStart"][0]["hooks"][0]["timeout"], 60);
+
+    // Twice is once.
+    repo.prove_it(&["init", "--yes", "--host", "claude"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("already wired: Claude Code"));
+    assert_eq!(
+        std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap(),
+        text
+    );
+}
+
+#[test]
+fn malformed_settings_are_an_error_that_changes_nothing() {
+    let repo = TestRepo::new();
+    repo.write(".claude/settings.json", "{ \"hooks\": { \"Stop\": [ }\n");
+    repo.prove_it(&["init", "--yes", "--host", "claude"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: could not wire Claude Code: ",
+        ))
+        .stderr(predicate::str::contains("cannot be read as settings"))
+        .stderr(predicate::str::contains("caused by: it is not valid JSON"))
+        .stderr(predicate::str::contains("nothing was changed"));
+    assert!(!repo.path("verify.sh").exists());
+    assert_eq!(
+        std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap(),
+        "{ \"hooks\": { \"Stop\": [ }\n"
+    );
+    assert!(
+        repo.git_output(&["config", "notes.prove-it.mergeStrategy"])
+            .stdout
+            .is_empty()
+    );
+}
+
+#[test]
+fn without_a_terminal_init_asks_for_yes_and_changes_nothing() {
+    let repo = TestRepo::new();
+    repo.prove_it(&["init", "--host", "claude"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("git prove-it init will:"))
+        .stderr(predicate::str::contains(
+            "  - write verify.sh with one active check",
+        ))
+        .stderr(predicate::str::contains(
+            "  - add the gate's SessionStart and Stop hooks for Claude Code to ",
+        ))
+        .stderr(predicate::str::contains(
+            "hint: run 'git prove-it init --yes'",
+        ));
+    assert!(!repo.path("verify.sh").exists());
+    assert!(!repo.path(".claude").exists());
+}
+
+/// A verify.sh that exits before its last line would pass whatever is appended to it: the
+/// demonstration shows that instead of pretending the gate refused.
+#[test]
+fn a_verify_sh_that_ignores_its_last_lines_is_shown_as_such() {
+    let repo = TestRepo::new();
+    repo.verify_script("exit 0");
+    repo.prove_it(&["init", "--yes"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "a copy of verify.sh with 'exit 1' appended: exit code 0 in ",
+        ))
+        .stdout(predicate::str::contains("hint: the copy passed although"));
+}
+
+#[test]
+fn a_verify_sh_that_is_not_armed_is_reported() {
+    let repo = TestRepo::new();
+    repo.write("verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.prove_it(&["init", "--yes"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "kept verify.sh as it is (it is not executable by its owner; --force overwrites it)",
+        ))
+        .stdout(predicate::str::contains(
+            "no demonstration: verify.sh is not executable by its owner",
+        ));
+}
