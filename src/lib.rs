@@ -14,7 +14,7 @@ pub(crate) mod policy;
 pub(crate) mod proof;
 pub(crate) mod prove;
 pub(crate) mod report;
-pub(crate) mod signing;
 pub(crate) mod setup;
+pub(crate) mod signing;
 pub(crate) mod standing;
 pub(crate) mod verify;

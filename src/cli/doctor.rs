@@ -12,7 +12,7 @@ use crate::git::{self, PROOFS_REF, Repo};
 use crate::policy::Policy;
 use crate::report::{self, DoctorReport, Finding, Health, JSON_VERSION};
 use crate::setup::Host;
-use crate::setup::host::Error as HostError;
+use crate::setup::host::{Error as HostError, Wiring};
 
 /// Check the set-up and say how to fix what is not right.
 ///
@@ -119,7 +119,7 @@ fn verify_sh(repo: &Repo, checks: &mut Vec<Finding>) {
 
 fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
     let timeout = Policy::resolve(None, &Sources::of(repo)).map(|p| p.timeout.as_secs());
-    for host in [Host::Claude] {
+    for host in HOSTS {
         let path = repo.workdir().join(host.config_path());
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -138,7 +138,7 @@ fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
             Ok(wired) => {
                 let missing: Vec<&str> = wired
                     .iter()
-                    .filter(|(_, timeout)| timeout.is_none())
+                    .filter(|(_, wiring)| *wiring == Wiring::Missing)
                     .map(|(entry, _)| entry.event)
                     .collect();
                 if !missing.is_empty() {
@@ -155,8 +155,11 @@ fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
                 }
                 let stop = wired
                     .iter()
-                    .find(|(entry, _)| entry.event == "Stop")
-                    .and_then(|(_, timeout)| *timeout);
+                    .find(|(entry, _)| entry.stop)
+                    .and_then(|(_, wiring)| match wiring {
+                        Wiring::Wired(timeout) => *timeout,
+                        Wiring::Missing => None,
+                    });
                 match (stop, &timeout) {
                     (Some(stop), Ok(verify)) if stop <= *verify => checks.push(fail(
                         format!(
@@ -174,16 +177,24 @@ fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
                         host.title()
                     ))),
                 }
-                checks.push(trust(host, repo.workdir()));
+                checks.extend(trust(host, repo.workdir()));
             }
         }
     }
 }
 
+/// Every host whose project configuration doctor reads.
+const HOSTS: [Host; 6] = [
+    Host::Claude,
+    Host::Codex,
+    Host::Gemini,
+    Host::Copilot,
+    Host::Cursor,
+    Host::Vscode,
+];
+
 fn host_flag(host: Host) -> &'static str {
-    match host {
-        Host::Claude => "claude",
-    }
+    host.name()
 }
 
 fn describe(error: &HostError) -> String {
@@ -193,27 +204,64 @@ fn describe(error: &HostError) -> String {
     }
 }
 
-/// Whether the host is likely to run this folder's project hooks. Claude Code asks once per
-/// folder, in an interactive session, whether to trust it, and records the answer as
-/// `projects.<path>.hasTrustDialogAccepted` in `~/.claude.json` (`$CLAUDE_CONFIG_DIR/.claude.json`
-/// when set); trusting a folder trusts what is below it. `claude -p` runs project hooks without
-/// asking.
-fn trust(host: Host, workdir: &Path) -> Finding {
-    let Host::Claude = host;
-    let file = match std::env::var_os("CLAUDE_CONFIG_DIR") {
-        Some(dir) => PathBuf::from(dir).join(".claude.json"),
-        None => match std::env::var_os("HOME") {
-            Some(home) => PathBuf::from(home).join(".claude.json"),
-            None => PathBuf::from(".claude.json"),
-        },
-    };
-    let state: Option<serde_json::Value> = std::fs::read_to_string(&file)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok());
+/// Whether the host is likely to run this folder's project hooks, where it asks for trust and
+/// records it somewhere this can read; None for hosts that do not ask.
+fn trust(host: Host, workdir: &Path) -> Option<Finding> {
     let workdir = workdir
         .canonicalize()
         .unwrap_or_else(|_| workdir.to_owned());
-    let trusted = state
+    let step = host.trust_step()?;
+    let (trusted, record) = match host {
+        Host::Claude => claude_trusts(&workdir),
+        Host::Gemini => gemini_trusts(&workdir),
+        Host::Copilot => copilot_trusts(&workdir),
+        // Codex keeps its hook trust where this cannot read it, and says nothing when it skips
+        // untrusted hooks: the step is all doctor can give.
+        Host::Codex => {
+            return Some(warn(
+                "Codex CLI: whether Codex trusts this repository's hooks cannot be checked from here; untrusted hooks are skipped silently",
+                step,
+            ));
+        }
+        Host::Cursor | Host::Vscode => return None,
+    };
+    Some(if trusted {
+        ok(format!(
+            "{}: this folder is trusted, so its project hooks run",
+            host.title()
+        ))
+    } else {
+        warn(
+            format!(
+                "{}: {record} does not record trusting this folder, so its project hooks likely do not run",
+                host.title()
+            ),
+            step,
+        )
+    })
+}
+
+fn home() -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
+}
+
+fn read_json(file: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+}
+
+fn env_true(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| matches!(value.trim(), "1" | "true" | "yes"))
+}
+
+/// Claude Code asks once per folder, in an interactive session, whether to trust it, and records
+/// the answer as `projects.<path>.hasTrustDialogAccepted` in `~/.claude.json`
+/// (`$CLAUDE_CONFIG_DIR/.claude.json` when set); trusting a folder trusts what is below it.
+/// `claude -p` runs project hooks without asking.
+fn claude_trusts(workdir: &Path) -> (bool, String) {
+    let file = std::env::var_os("CLAUDE_CONFIG_DIR")
+        .map_or_else(home, PathBuf::from)
+        .join(".claude.json");
+    let trusted = read_json(&file)
         .as_ref()
         .and_then(|state| state.get("projects"))
         .is_some_and(|projects| {
@@ -225,17 +273,53 @@ fn trust(host: Host, workdir: &Path) -> Finding {
                     == Some(true)
             })
         });
-    if trusted {
-        ok("Claude Code: this folder is trusted, so its project hooks run")
-    } else {
-        warn(
-            format!(
-                "Claude Code: {} does not record trusting this folder; interactive sessions run project hooks only once it is trusted (claude -p runs them anyway)",
-                file.display()
-            ),
-            "start claude in this folder once and accept the trust dialog",
-        )
-    }
+    (trusted, file.display().to_string())
+}
+
+/// Gemini CLI records trusted folders in `~/.gemini/trustedFolders.json` (under
+/// `$GEMINI_CLI_HOME` when set) as `{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}`;
+/// `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace of a headless run.
+fn gemini_trusts(workdir: &Path) -> (bool, String) {
+    let file = std::env::var_os("GEMINI_CLI_HOME")
+        .map_or_else(home, PathBuf::from)
+        .join(".gemini/trustedFolders.json");
+    let trusted = env_true("GEMINI_CLI_TRUST_WORKSPACE")
+        || read_json(&file)
+            .as_ref()
+            .and_then(serde_json::Value::as_object)
+            .is_some_and(|folders| {
+                folders.iter().any(|(path, rule)| {
+                    let path = Path::new(path);
+                    match rule.as_str() {
+                        Some("TRUST_FOLDER") => workdir.starts_with(path),
+                        Some("TRUST_PARENT") => {
+                            path.parent().is_some_and(|p| workdir.starts_with(p))
+                        }
+                        _ => false,
+                    }
+                })
+            });
+    (trusted, file.display().to_string())
+}
+
+/// Copilot CLI records trusted folders as `trusted_folders` in `~/.copilot/config.json` (under
+/// `$COPILOT_HOME` when set); `COPILOT_ALLOW_ALL=true` trusts everything.
+fn copilot_trusts(workdir: &Path) -> (bool, String) {
+    let file = std::env::var_os("COPILOT_HOME")
+        .map_or_else(|| home().join(".copilot"), PathBuf::from)
+        .join("config.json");
+    let trusted = env_true("COPILOT_ALLOW_ALL")
+        || read_json(&file)
+            .as_ref()
+            .and_then(|config| config.get("trusted_folders"))
+            .and_then(serde_json::Value::as_array)
+            .is_some_and(|folders| {
+                folders
+                    .iter()
+                    .filter_map(serde_json::Value::as_str)
+                    .any(|folder| workdir.starts_with(folder))
+            });
+    (trusted, file.display().to_string())
 }
 
 /// Hosts run `git prove-it`, which git finds as `git-prove-it` on PATH.

@@ -65,8 +65,12 @@ pub(crate) fn run(
     let interactive = !args.yes && std::io::stdin().is_terminal();
     let stacks = stack::detect(repo.workdir());
 
-    let mut hosts = args.hosts.clone();
-    hosts.dedup();
+    let mut hosts = Vec::new();
+    for host in &args.hosts {
+        if !hosts.contains(host) {
+            hosts.push(*host);
+        }
+    }
     if interactive && hosts.is_empty() {
         let host = Host::Claude;
         let seen = repo.workdir().join(".claude").is_dir();

@@ -19,11 +19,17 @@ use crate::report::Message;
 /// An agent host, as its hook protocol (its dialect) identifies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Host {
+    /// Claude Code: .claude/settings.json
     Claude,
+    /// Codex CLI: .codex/hooks.json
     Codex,
+    /// Gemini CLI: .gemini/settings.json
     Gemini,
+    /// GitHub Copilot CLI: .github/hooks/prove-it-copilot.json
     Copilot,
+    /// Cursor: .cursor/hooks.json (follow-up messages; Cursor cannot block)
     Cursor,
+    /// VS Code agent hooks: .github/hooks/prove-it-vscode.json
     Vscode,
 }
 

@@ -157,6 +157,11 @@ impl InitReport {
                     if *already { "already set:" } else { "set" }
                 )?,
             }
+            if let Step::Wire { host, .. } = step
+                && let Some(trust) = host.trust_step()
+            {
+                writeln!(out, "  trust: {trust}")?;
+            }
         }
         match &self.demo {
             DemoResult::Skipped => {}

@@ -1,24 +1,48 @@
 //! Wiring an agent host's hooks to the gate: where each host keeps its project configuration, and
 //! how our hook entries are merged into it without dropping anything that is already there.
 //!
-//! Pure: text in, text out. `cli/init.rs` reads and writes the files. A new host (issue 7) adds
-//! a variant, its configuration path and its hook entries.
+//! Pure: text in, text out. `cli/init.rs` reads and writes the files. The hosts are
+//! `crate::hosts::Host`; ADAPTERS.md shows each configuration this writes.
 
 use serde_json::{Map, Value, json};
 
-/// An agent host `init --host` can wire.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub(crate) enum Host {
-    /// Claude Code: SessionStart and Stop hooks in .claude/settings.json.
-    Claude,
-}
+pub(crate) use crate::hosts::Host;
 
 /// One hook entry the gate needs in a host's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HookEntry {
     pub event: &'static str,
-    /// In the host's unit (seconds for Claude Code).
-    pub timeout: u64,
+    /// The command line the host runs.
+    pub command: &'static str,
+    /// In the host's unit (seconds; milliseconds for Gemini); None where the host has no
+    /// timeout setting.
+    pub timeout: Option<u64>,
+    /// Whether this is the end-of-turn hook, whose timeout must exceed verify.sh's.
+    pub stop: bool,
+}
+
+/// How a host's configuration file lists hooks under `"hooks"."<event>"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Layout {
+    /// Claude Code's shape: `[{"hooks": [{"type": "command", "command": C, "timeout": T}]}]`.
+    Grouped { timeout_key: &'static str },
+    /// A flat list of hooks: `[{..., <command_key>: C, <timeout_key>: T}]`, with `"version": 1`
+    /// at the top where the host wants it.
+    Flat {
+        typed: bool,
+        command_key: &'static str,
+        timeout_key: Option<&'static str>,
+        version: bool,
+    },
+}
+
+/// Whether our hook is wired for an entry, and with which timeout.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wiring {
+    Missing,
+    /// Wired; the timeout in seconds (the host's default when the entry sets none), None when
+    /// the host has no timeout setting.
+    Wired(Option<u64>),
 }
 
 /// What merging our entries into a configuration gave.
@@ -41,11 +65,31 @@ pub(crate) enum Error {
     },
 }
 
+/// The session-start hook's timeout and the stop hook's, in seconds: the stop hook's must exceed
+/// verify.sh's (300 s by default), since hosts ignore a hook that times out, which would end the
+/// turn without a verdict.
+const START_TIMEOUT: u64 = 60;
+const STOP_TIMEOUT: u64 = 900;
+
+const fn entry(event: &'static str, command: &'static str, timeout: u64, stop: bool) -> HookEntry {
+    HookEntry {
+        event,
+        command,
+        timeout: Some(timeout),
+        stop,
+    }
+}
+
 impl Host {
     /// The host's name for people.
     pub(crate) fn title(self) -> &'static str {
         match self {
             Host::Claude => "Claude Code",
+            Host::Codex => "Codex CLI",
+            Host::Gemini => "Gemini CLI",
+            Host::Copilot => "Copilot CLI",
+            Host::Cursor => "Cursor",
+            Host::Vscode => "VS Code",
         }
     }
 
@@ -53,30 +97,161 @@ impl Host {
     pub(crate) fn config_path(self) -> &'static str {
         match self {
             Host::Claude => ".claude/settings.json",
+            Host::Codex => ".codex/hooks.json",
+            Host::Gemini => ".gemini/settings.json",
+            Host::Copilot => ".github/hooks/prove-it-copilot.json",
+            Host::Cursor => ".cursor/hooks.json",
+            Host::Vscode => ".github/hooks/prove-it-vscode.json",
         }
     }
 
-    /// The command line the host runs, as hooks/claude-settings.json has it.
-    pub(crate) fn command(self) -> &'static str {
+    fn layout(self) -> Layout {
         match self {
-            Host::Claude => "git prove-it hook claude",
+            Host::Claude | Host::Codex | Host::Gemini => Layout::Grouped {
+                timeout_key: "timeout",
+            },
+            Host::Copilot => Layout::Flat {
+                typed: true,
+                command_key: "bash",
+                timeout_key: Some("timeoutSec"),
+                version: true,
+            },
+            Host::Cursor => Layout::Flat {
+                typed: false,
+                command_key: "command",
+                timeout_key: None,
+                version: true,
+            },
+            Host::Vscode => Layout::Flat {
+                typed: true,
+                command_key: "command",
+                timeout_key: Some("timeout"),
+                version: false,
+            },
         }
     }
 
-    /// The entries the gate needs. The Stop hook's timeout must exceed verify.sh's (300 s by
-    /// default): Claude Code ignores a hook that times out, which would end the turn unverified.
+    /// Milliseconds per unit of the host's timeouts (Gemini counts in milliseconds).
+    fn timeout_unit_ms(self) -> u64 {
+        if self == Host::Gemini { 1 } else { 1000 }
+    }
+
+    /// The host's timeout for a hook that sets none, in seconds.
+    fn default_timeout(self) -> Option<u64> {
+        match self {
+            Host::Claude | Host::Codex => Some(600),
+            Host::Gemini => Some(60),
+            Host::Vscode => Some(30),
+            Host::Copilot | Host::Cursor => None,
+        }
+    }
+
+    /// The entries the gate needs, in the host's units.
     pub(crate) fn entries(self) -> &'static [HookEntry] {
+        const CLAUDE: &str = "git prove-it hook claude";
+        const CODEX: &str = "git prove-it hook codex";
+        const GEMINI: &str = "git prove-it hook gemini";
+        const VSCODE: &str = "git prove-it hook vscode";
+        const CURSOR: &str = "git prove-it hook cursor";
+        const CLAUDE_ENTRIES: [HookEntry; 2] = [
+            entry("SessionStart", CLAUDE, START_TIMEOUT, false),
+            entry("Stop", CLAUDE, STOP_TIMEOUT, true),
+        ];
+        const CODEX_ENTRIES: [HookEntry; 2] = [
+            entry("SessionStart", CODEX, START_TIMEOUT, false),
+            entry("Stop", CODEX, STOP_TIMEOUT, true),
+        ];
+        const GEMINI_ENTRIES: [HookEntry; 2] = [
+            entry("SessionStart", GEMINI, START_TIMEOUT * 1000, false),
+            entry("AfterAgent", GEMINI, STOP_TIMEOUT * 1000, true),
+        ];
+        const COPILOT_ENTRIES: [HookEntry; 2] = [
+            entry(
+                "sessionStart",
+                "git prove-it hook copilot sessionStart",
+                START_TIMEOUT,
+                false,
+            ),
+            entry(
+                "agentStop",
+                "git prove-it hook copilot agentStop",
+                STOP_TIMEOUT,
+                true,
+            ),
+        ];
+        const CURSOR_ENTRIES: [HookEntry; 2] = [
+            HookEntry {
+                event: "beforeSubmitPrompt",
+                command: CURSOR,
+                timeout: None,
+                stop: false,
+            },
+            HookEntry {
+                event: "stop",
+                command: CURSOR,
+                timeout: None,
+                stop: true,
+            },
+        ];
+        const VSCODE_ENTRIES: [HookEntry; 2] = [
+            entry("SessionStart", VSCODE, START_TIMEOUT, false),
+            entry("Stop", VSCODE, STOP_TIMEOUT, true),
+        ];
         match self {
-            Host::Claude => &[
-                HookEntry {
-                    event: "SessionStart",
-                    timeout: 60,
-                },
-                HookEntry {
-                    event: "Stop",
-                    timeout: 900,
-                },
-            ],
+            Host::Claude => &CLAUDE_ENTRIES,
+            Host::Codex => &CODEX_ENTRIES,
+            Host::Gemini => &GEMINI_ENTRIES,
+            Host::Copilot => &COPILOT_ENTRIES,
+            Host::Cursor => &CURSOR_ENTRIES,
+            Host::Vscode => &VSCODE_ENTRIES,
+        }
+    }
+
+    /// What the user must do before the host runs a repository's hooks, if anything.
+    pub(crate) fn trust_step(self) -> Option<&'static str> {
+        match self {
+            Host::Claude => Some(
+                "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",
+            ),
+            Host::Codex => Some(
+                "Codex skips hooks it does not trust, silently: approve this repository's hooks in interactive codex (codex exec: --dangerously-bypass-hook-trust)",
+            ),
+            Host::Gemini => Some(
+                "Gemini CLI loads a repository's hooks only in a trusted folder: run /trust in gemini here (headless: GEMINI_CLI_TRUST_WORKSPACE=true)",
+            ),
+            Host::Copilot => Some(
+                "Copilot CLI loads repository hooks only in a trusted folder: start copilot here and trust the folder (headless: COPILOT_ALLOW_ALL=true)",
+            ),
+            Host::Cursor | Host::Vscode => None,
+        }
+    }
+
+    /// The hook object for one entry, in the host's layout.
+    fn hook(self, entry: &HookEntry) -> Value {
+        match self.layout() {
+            Layout::Grouped { timeout_key } => {
+                let mut hook = json!({ "type": "command", "command": entry.command });
+                if let Some(timeout) = entry.timeout {
+                    hook[timeout_key] = json!(timeout);
+                }
+                json!({ "hooks": [hook] })
+            }
+            Layout::Flat {
+                typed,
+                command_key,
+                timeout_key,
+                ..
+            } => {
+                let mut hook = Map::new();
+                if typed {
+                    hook.insert("type".into(), json!("command"));
+                }
+                hook.insert(command_key.into(), json!(entry.command));
+                if let (Some(key), Some(timeout)) = (timeout_key, entry.timeout) {
+                    hook.insert(key.into(), json!(timeout));
+                }
+                Value::Object(hook)
+            }
         }
     }
 
@@ -93,6 +268,9 @@ impl Host {
         let root_map = root
             .as_object_mut()
             .ok_or_else(|| shape("the file", "object"))?;
+        if let Layout::Flat { version: true, .. } = self.layout() {
+            root_map.entry("version").or_insert(json!(1));
+        }
         let hooks = root_map
             .entry("hooks")
             .or_insert_with(|| Value::Object(Map::new()))
@@ -105,12 +283,10 @@ impl Host {
                 .or_insert_with(|| Value::Array(Vec::new()))
                 .as_array_mut()
                 .ok_or_else(|| shape(&format!("\"hooks\".\"{}\"", entry.event), "array"))?;
-            if list.iter().any(|group| self.group_has_ours(group)) {
+            if self.find(list, entry).is_some() {
                 continue;
             }
-            list.push(json!({
-                "hooks": [{ "type": "command", "command": self.command(), "timeout": entry.timeout }]
-            }));
+            list.push(self.hook(entry));
             added.push(entry.event);
         }
         let text = if added.is_empty() {
@@ -123,49 +299,61 @@ impl Host {
         Ok(Wired { text, added })
     }
 
-    /// Per event: the timeout of our hook in `config`, `None` when it is not wired there.
-    pub(crate) fn wired_timeouts(
-        self,
-        config: &str,
-    ) -> Result<Vec<(HookEntry, Option<u64>)>, Error> {
+    /// Per entry: whether our hook is wired in `config`, with its timeout in seconds.
+    pub(crate) fn wired_timeouts(self, config: &str) -> Result<Vec<(HookEntry, Wiring)>, Error> {
         let root: Value = serde_json::from_str(config).map_err(Error::Json)?;
         let hooks = root.get("hooks");
         Ok(self
             .entries()
             .iter()
             .map(|entry| {
-                let ours = hooks
+                let list = hooks
                     .and_then(|hooks| hooks.get(entry.event))
                     .and_then(Value::as_array)
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|group| group.get("hooks")?.as_array())
-                    .flatten()
-                    .find(|hook| self.is_ours(hook));
-                // Claude Code's default hook timeout is 600 s.
-                let timeout =
-                    ours.map(|hook| hook.get("timeout").and_then(Value::as_u64).unwrap_or(600));
-                (*entry, timeout)
+                    .map(Vec::as_slice)
+                    .unwrap_or_default();
+                let wiring = match self.find(list, entry) {
+                    None => Wiring::Missing,
+                    Some(hook) => {
+                        let key = match self.layout() {
+                            Layout::Grouped { timeout_key } => Some(timeout_key),
+                            Layout::Flat { timeout_key, .. } => timeout_key,
+                        };
+                        let set = key
+                            .and_then(|key| hook.get(key))
+                            .and_then(Value::as_u64)
+                            .map(|timeout| timeout * self.timeout_unit_ms() / 1000);
+                        Wiring::Wired(set.or(self.default_timeout()))
+                    }
+                };
+                (*entry, wiring)
             })
             .collect())
     }
 
-    fn group_has_ours(self, group: &Value) -> bool {
-        group
-            .get("hooks")
-            .and_then(Value::as_array)
-            .is_some_and(|hooks| hooks.iter().any(|hook| self.is_ours(hook)))
+    /// Our hook for `entry` in an event's list, if it is there.
+    fn find<'a>(self, list: &'a [Value], entry: &HookEntry) -> Option<&'a Value> {
+        match self.layout() {
+            Layout::Grouped { .. } => list
+                .iter()
+                .filter_map(|group| group.get("hooks")?.as_array())
+                .flatten()
+                .find(|hook| is_ours(hook.get("command"), entry.command)),
+            Layout::Flat { command_key, .. } => list
+                .iter()
+                .find(|hook| is_ours(hook.get(command_key), entry.command)),
+        }
     }
+}
 
-    /// A hook running our command, however it is spaced (or called as `git-prove-it`).
-    fn is_ours(self, hook: &Value) -> bool {
-        let Some(command) = hook.get("command").and_then(Value::as_str) else {
-            return false;
-        };
-        let words: Vec<&str> = command.split_whitespace().collect();
-        let ours: Vec<&str> = self.command().split_whitespace().collect();
-        words == ours || (words.first() == Some(&"git-prove-it") && words[1..] == ours[2..])
-    }
+/// A hook running our command, however it is spaced (or called as `git-prove-it`).
+fn is_ours(command: Option<&Value>, ours: &str) -> bool {
+    let Some(command) = command.and_then(Value::as_str) else {
+        return false;
+    };
+    let words: Vec<&str> = command.split_whitespace().collect();
+    let ours: Vec<&str> = ours.split_whitespace().collect();
+    words == ours || (words.first() == Some(&"git-prove-it") && words[1..] == ours[2..])
 }
 
 fn shape(what: &str, expected: &'static str) -> Error {
@@ -228,9 +416,12 @@ mod tests {
         let wired = Host::Claude.wire(Some(existing)).unwrap();
         assert_eq!(wired.added, ["SessionStart"]);
         let timeouts = Host::Claude.wired_timeouts(&wired.text).unwrap();
-        assert_eq!(timeouts[0].1, Some(60));
-        assert_eq!(timeouts[1].1, Some(1200));
-        assert_eq!(Host::Claude.wired_timeouts("{}").unwrap()[1].1, None);
+        assert_eq!(timeouts[0].1, Wiring::Wired(Some(60)));
+        assert_eq!(timeouts[1].1, Wiring::Wired(Some(1200)));
+        assert_eq!(
+            Host::Claude.wired_timeouts("{}").unwrap()[1].1,
+            Wiring::Missing
+        );
     }
 
     #[test]
@@ -247,5 +438,72 @@ mod tests {
             .wire(Some(r#"{"hooks": {"Stop": {}}}"#))
             .unwrap_err();
         assert_eq!(err.to_string(), "\"hooks\".\"Stop\" is not a JSON array");
+    }
+}
+
+#[cfg(test)]
+mod every_host {
+    use super::*;
+
+    const ALL: [Host; 6] = [
+        Host::Claude,
+        Host::Codex,
+        Host::Gemini,
+        Host::Copilot,
+        Host::Cursor,
+        Host::Vscode,
+    ];
+
+    /// The first JSON block of the host's section in ADAPTERS.md.
+    fn documented(host: Host) -> Value {
+        let doc = include_str!("../../ADAPTERS.md");
+        let section = doc
+            .split("\n## ")
+            .find(|section| section.starts_with(host.title()))
+            .unwrap_or_else(|| panic!("ADAPTERS.md has no section for {}", host.title()));
+        let block = section
+            .split("```json\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .unwrap_or_else(|| panic!("no JSON snippet for {}", host.title()));
+        serde_json::from_str(block).unwrap()
+    }
+
+    #[test]
+    fn each_host_is_wired_as_adapters_md_documents_it() {
+        for host in ALL {
+            let wired = host.wire(None).unwrap();
+            let ours: Value = serde_json::from_str(&wired.text).unwrap();
+            assert_eq!(ours, documented(host), "{}", host.title());
+            let again = host.wire(Some(&wired.text)).unwrap();
+            assert!(again.added.is_empty(), "{}", host.title());
+        }
+    }
+
+    #[test]
+    fn each_stop_hook_outlasts_verify_sh_in_the_hosts_own_unit() {
+        for host in ALL {
+            let wired = host.wire(None).unwrap();
+            let timeouts = host.wired_timeouts(&wired.text).unwrap();
+            let stop = timeouts.iter().find(|(entry, _)| entry.stop).unwrap();
+            match host {
+                Host::Cursor => assert_eq!(stop.1, Wiring::Wired(None)),
+                _ => assert_eq!(stop.1, Wiring::Wired(Some(900)), "{}", host.title()),
+            }
+        }
+        let gemini = Host::Gemini.wire(None).unwrap().text;
+        assert!(gemini.contains("900000"), "milliseconds: {gemini}");
+    }
+
+    #[test]
+    fn flat_layouts_keep_other_hooks_and_add_the_version() {
+        let existing = r#"{"hooks": {"agentStop": [{"type": "command", "bash": "./notify.sh"}]}}"#;
+        let wired = Host::Copilot.wire(Some(existing)).unwrap();
+        let value: Value = serde_json::from_str(&wired.text).unwrap();
+        assert_eq!(value["version"], 1);
+        let stop = value["hooks"]["agentStop"].as_array().unwrap();
+        assert_eq!(stop[0]["bash"], "./notify.sh");
+        assert_eq!(stop[1]["bash"], "git prove-it hook copilot agentStop");
+        assert_eq!(stop[1]["timeoutSec"], 900);
     }
 }

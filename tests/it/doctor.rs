@@ -227,3 +227,41 @@ fn json_lists_every_check_with_its_status_and_fix() {
             && (c["status"] == "ok") == c["fix"].is_null()
     }));
 }
+
+#[test]
+fn gemini_and_copilot_trust_are_read_from_their_files() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    let init = [
+        "init",
+        "--yes",
+        "--no-demo",
+        "--host",
+        "gemini",
+        "--host",
+        "copilot",
+    ];
+    repo.prove_it(&init).assert().code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains("warn  Gemini CLI: "))
+        .stdout(predicate::str::contains("warn  Copilot CLI: "));
+    let root = repo.root.canonicalize().unwrap();
+    let gemini = repo.home().join(".gemini");
+    std::fs::create_dir_all(&gemini).unwrap();
+    let folders = serde_json::json!({ root.to_str().unwrap(): "TRUST_FOLDER" });
+    std::fs::write(gemini.join("trustedFolders.json"), folders.to_string()).unwrap();
+    let copilot = repo.home().join(".copilot");
+    std::fs::create_dir_all(&copilot).unwrap();
+    let config = serde_json::json!({ "trusted_folders": [root.parent().unwrap()] });
+    std::fs::write(copilot.join("config.json"), config.to_string()).unwrap();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    Gemini CLI: this folder is trusted, so its project hooks run\n",
+        ))
+        .stdout(predicate::str::contains(
+            "ok    Copilot CLI: this folder is trusted, so its project hooks run\n",
+        ));
+}

@@ -410,3 +410,126 @@ fn a_verify_sh_that_is_not_armed_is_reported() {
             "no demonstration: verify.sh is not executable by its owner",
         ));
 }
+
+/// The stop hook's command as `init` wrote it in a host's configuration, and its timeout.
+fn stop_command(config: &serde_json::Value, event: &str) -> (String, Option<u64>) {
+    let entry = &config["hooks"][event].as_array().unwrap()[0];
+    // Claude Code's shape nests hooks in a group; the others list them directly.
+    let hook = entry.get("hooks").map_or(entry, |hooks| &hooks[0]);
+    let command = hook
+        .get("command")
+        .or_else(|| hook.get("bash"))
+        .and_then(serde_json::Value::as_str)
+        .unwrap()
+        .to_string();
+    let timeout = hook
+        .get("timeout")
+        .or_else(|| hook.get("timeoutSec"))
+        .and_then(serde_json::Value::as_u64);
+    (command, timeout)
+}
+
+#[test]
+fn every_host_is_wired_where_it_looks_and_its_command_runs_the_gate() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.verify_script("echo 'check 7 failed'\nexit 1");
+    repo.commit_all("initial");
+    let mut args = vec!["init", "--yes", "--no-demo"];
+    for host in ["claude", "codex", "gemini", "copilot", "cursor", "vscode"] {
+        args.extend(["--host", host]);
+    }
+    repo.prove_it(&args)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "trust: Codex skips hooks it does not trust, silently",
+        ))
+        .stdout(predicate::str::contains(
+            "trust: Gemini CLI loads a repository's hooks only in a trusted folder",
+        ));
+    let before = snapshot(&repo.root);
+    repo.prove_it(&args)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("already wired: Cursor in "));
+    assert_eq!(before, snapshot(&repo.root), "init twice changes nothing");
+
+    let cwd = repo.root.display().to_string();
+    for (path, event, timeout, payload) in [
+        (
+            ".codex/hooks.json",
+            "Stop",
+            Some(900),
+            serde_json::json!({"session_id": "s", "turn_id": "t", "cwd": cwd,
+                "hook_event_name": "Stop", "stop_hook_active": false}),
+        ),
+        (
+            ".gemini/settings.json",
+            "AfterAgent",
+            Some(900_000),
+            serde_json::json!({"session_id": "s", "cwd": cwd, "hook_event_name": "AfterAgent",
+                "prompt_response": "done", "stop_hook_active": false}),
+        ),
+        (
+            ".github/hooks/prove-it-copilot.json",
+            "agentStop",
+            Some(900),
+            serde_json::json!({"sessionId": "s", "timestamp": 1, "cwd": cwd,
+                "stopReason": "end_turn", "stop_hook_active": false}),
+        ),
+        (
+            ".cursor/hooks.json",
+            "stop",
+            None,
+            serde_json::json!({"conversation_id": "s", "hook_event_name": "stop",
+                "workspace_roots": [cwd], "status": "completed", "loop_count": 0}),
+        ),
+        (
+            ".github/hooks/prove-it-vscode.json",
+            "Stop",
+            Some(900),
+            serde_json::json!({"sessionId": "s", "cwd": cwd, "hookEventName": "Stop",
+                "stop_hook_active": false}),
+        ),
+    ] {
+        let config: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(repo.path(path)).unwrap()).unwrap();
+        let (command, wired_timeout) = stop_command(&config, event);
+        assert_eq!(wired_timeout, timeout, "{path}");
+        // Run the command line as the host would, through a shell, in a changed repository.
+        repo.write("b.txt", &format!("{path}\n"));
+        let out = repo
+            .command("sh")
+            .args(["-c", &command])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .and_then(|mut child| {
+                use std::io::Write as _;
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(payload.to_string().as_bytes())?;
+                child.wait_with_output()
+            })
+            .unwrap();
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(out.status.success(), "{path}: {stdout}");
+        assert!(
+            stdout.contains("check 7 failed") && stdout.contains("attempt 1 of 3"),
+            "{path}: the wired command blocks with verify.sh's output: {stdout}"
+        );
+    }
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    Gemini CLI: the gate's hooks are wired in .gemini/settings.json\n",
+        ))
+        .stdout(predicate::str::contains(
+            "ok    Cursor: the gate's hooks are wired in .cursor/hooks.json\n",
+        ))
+        .stdout(predicate::str::contains("warn  Copilot CLI: "))
+        .stdout(predicate::str::contains("likely do not run"));
+}
