@@ -119,7 +119,7 @@ fn verify_sh(repo: &Repo, checks: &mut Vec<Finding>) {
 
 fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
     let timeout = Policy::resolve(None, &Sources::of(repo)).map(|p| p.timeout.as_secs());
-    for host in HOSTS {
+    for host in Host::ALL {
         let path = repo.workdir().join(host.config_path());
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
@@ -182,16 +182,6 @@ fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
         }
     }
 }
-
-/// Every host whose project configuration doctor reads.
-const HOSTS: [Host; 6] = [
-    Host::Claude,
-    Host::Codex,
-    Host::Gemini,
-    Host::Copilot,
-    Host::Cursor,
-    Host::Vscode,
-];
 
 fn host_flag(host: Host) -> &'static str {
     host.name()
@@ -405,7 +395,10 @@ fn proofs(repo: &Repo, checks: &mut Vec<Finding>) {
         None => ok(format!("{PROOFS_REF}: no proofs yet")),
         Some(Ok(notes)) => ok(format!("{PROOFS_REF}: {} proven trees", notes.len())),
         Some(Err(error)) => fail(
-            format!("{PROOFS_REF} cannot be read: {}", chain(&error)),
+            format!(
+                "{PROOFS_REF} cannot be read: {}",
+                crate::report::error_chain(&error)
+            ),
             "git fsck, then fetch the proofs again: git prove-it sync",
         ),
     });
@@ -436,7 +429,7 @@ fn proofs(repo: &Repo, checks: &mut Vec<Finding>) {
             )
         }
         Err(error) => warn(
-            format!("the reflog of {PROOFS_REF} cannot be read: {}", chain(&error)),
+            format!("the reflog of {PROOFS_REF} cannot be read: {}", crate::report::error_chain(&error)),
             "git reflog show refs/notes/prove-it",
         ),
     });
@@ -457,7 +450,10 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
             format!("git prove-it sync {remote}"),
         ),
         Err(error) => warn(
-            format!("could not ask {remote} for its proofs: {}", chain(&error)),
+            format!(
+                "could not ask {remote} for its proofs: {}",
+                crate::report::error_chain(&error)
+            ),
             format!("git ls-remote {remote} {PROOFS_REF}"),
         ),
     });
@@ -471,15 +467,4 @@ fn man_page(checks: &mut Vec<Finding>) {
             "git prove-it install-man",
         ),
     });
-}
-
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

@@ -4,31 +4,23 @@
 //! not continue the turn is `{"systemMessage":...}`. Plain SessionStart stdout would be added to
 //! the model's context, so stdout is empty or one JSON object, always. See ADAPTERS.md.
 
-use std::path::PathBuf;
-
 use serde_json::{Value, json};
 
-use super::fields::{Object, flag, optional_string, string};
-use super::{Event, InputError, Start, Stop};
+use super::fields::{Object, snake_start, snake_stop, string};
+use super::{Event, InputError};
 use crate::report::Message;
 
-/// Claude Code's events (Codex sends the same shape; see `codex`).
+/// Claude Code's events.
 pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
+    parse_shape(map, "prompt_id")
+}
+
+/// Events in Claude Code's shape, whose turn id is in the field `turn` (Codex's differs).
+pub(super) fn parse_shape(map: &Object, turn: &str) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
-        "SessionStart" => Ok(Event::Start(Start {
-            session: string(map, "session_id")?,
-            cwd: PathBuf::from(string(map, "cwd")?),
-            source: optional_string(map, "source"),
-        })),
-        "Stop" => Ok(Event::Stop(Stop {
-            session: string(map, "session_id")?,
-            turn: optional_string(map, "prompt_id"),
-            cwd: PathBuf::from(string(map, "cwd")?),
-            stop_hook_active: flag(map, "stop_hook_active")?,
-            claim: optional_string(map, "last_assistant_message"),
-            transcript: None,
-        })),
+        "SessionStart" => snake_start(map),
+        "Stop" => Ok(Event::Stop(snake_stop(map, Some(turn))?)),
         _ => Ok(Event::Other { name }),
     }
 }
@@ -46,7 +38,7 @@ pub(super) fn answer(message: &Message) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosts::Host;
+    use crate::hosts::{Host, Start, Stop};
 
     fn parse(input: &[u8]) -> Result<Event, InputError> {
         Host::Claude

@@ -3,29 +3,11 @@
 //! `last_assistant_message` and `transcript_path` may be null. It reads the same answer keys
 //! (`claude::answer`) and rejects any others. It has no cap on consecutive blocks.
 
-use std::path::PathBuf;
-
-use super::fields::{Object, flag, optional_string, string};
-use super::{Event, InputError, Start, Stop};
+use super::fields::Object;
+use super::{Event, InputError};
 
 pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
-    let name = string(map, "hook_event_name")?;
-    match name.as_str() {
-        "SessionStart" => Ok(Event::Start(Start {
-            session: string(map, "session_id")?,
-            cwd: PathBuf::from(string(map, "cwd")?),
-            source: optional_string(map, "source"),
-        })),
-        "Stop" => Ok(Event::Stop(Stop {
-            session: string(map, "session_id")?,
-            turn: optional_string(map, "turn_id"),
-            cwd: PathBuf::from(string(map, "cwd")?),
-            stop_hook_active: flag(map, "stop_hook_active")?,
-            claim: optional_string(map, "last_assistant_message"),
-            transcript: None,
-        })),
-        _ => Ok(Event::Other { name }),
-    }
+    super::claude::parse_shape(map, "turn_id")
 }
 
 #[cfg(test)]

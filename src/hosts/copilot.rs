@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-use super::fields::{Object, flag, optional_string, string};
+use super::fields::{Object, flag, optional_string, snake_start, snake_stop, string};
 use super::{Event, InputError, Start, Stop};
 use crate::report::Message;
 
@@ -51,18 +51,10 @@ pub(super) fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError
 fn parse_snake_case(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
-        "SessionStart" | "sessionStart" => Ok(Event::Start(Start {
-            session: string(map, "session_id")?,
-            cwd: PathBuf::from(string(map, "cwd")?),
-            source: optional_string(map, "source"),
-        })),
+        "SessionStart" | "sessionStart" => snake_start(map),
         "Stop" | "agentStop" => Ok(Event::Stop(Stop {
-            session: string(map, "session_id")?,
-            turn: None,
-            cwd: PathBuf::from(string(map, "cwd")?),
-            stop_hook_active: flag(map, "stop_hook_active")?,
-            claim: optional_string(map, "last_assistant_message"),
             transcript: optional_string(map, "transcript_path").map(PathBuf::from),
+            ..snake_stop(map, None)?
         })),
         _ => Ok(Event::Other { name }),
     }

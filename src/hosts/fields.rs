@@ -1,8 +1,10 @@
 //! Reading the fields of a hook's JSON object, with errors that name the field.
 
+use std::path::PathBuf;
+
 use serde_json::{Map, Value};
 
-use super::InputError;
+use super::{Event, InputError, Start, Stop};
 
 pub(super) type Object = Map<String, Value>;
 
@@ -42,4 +44,26 @@ pub(super) fn flag(map: &Object, field: &'static str) -> Result<bool, InputError
             expected: "boolean",
         }),
     }
+}
+
+/// A session start in Claude Code's field names, which Codex and Gemini share.
+pub(super) fn snake_start(map: &Object) -> Result<Event, InputError> {
+    Ok(Event::Start(Start {
+        session: string(map, "session_id")?,
+        cwd: PathBuf::from(string(map, "cwd")?),
+        source: optional_string(map, "source"),
+    }))
+}
+
+/// A stop in Claude Code's field names, which Codex, Gemini and Copilot's snake_case dialect
+/// share; `turn` names the field of the turn id, where the host sends one.
+pub(super) fn snake_stop(map: &Object, turn: Option<&str>) -> Result<Stop, InputError> {
+    Ok(Stop {
+        session: string(map, "session_id")?,
+        turn: turn.and_then(|field| optional_string(map, field)),
+        cwd: PathBuf::from(string(map, "cwd")?),
+        stop_hook_active: flag(map, "stop_hook_active")?,
+        claim: optional_string(map, "last_assistant_message"),
+        transcript: None,
+    })
 }

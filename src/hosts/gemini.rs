@@ -4,27 +4,17 @@
 //! user turn); `systemMessage` is shown as a warning. It has no cap on consecutive blocks, and its
 //! hook timeouts are in milliseconds.
 
-use std::path::PathBuf;
-
-use super::fields::{Object, flag, optional_string, string};
-use super::{Event, InputError, Start, Stop};
+use super::fields::{Object, optional_string, snake_start, snake_stop, string};
+use super::{Event, InputError, Stop};
 
 pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
-        "SessionStart" => Ok(Event::Start(Start {
-            session: string(map, "session_id")?,
-            cwd: PathBuf::from(string(map, "cwd")?),
-            source: optional_string(map, "source"),
-        })),
+        "SessionStart" => snake_start(map),
+        // No turn id: a stop that does not follow a block starts a new turn.
         "AfterAgent" => Ok(Event::Stop(Stop {
-            session: string(map, "session_id")?,
-            // No turn id: a stop that does not follow a block starts a new turn.
-            turn: None,
-            cwd: PathBuf::from(string(map, "cwd")?),
-            stop_hook_active: flag(map, "stop_hook_active")?,
             claim: optional_string(map, "prompt_response").map(|all| last_answer(&all)),
-            transcript: None,
+            ..snake_stop(map, None)?
         })),
         _ => Ok(Event::Other { name }),
     }

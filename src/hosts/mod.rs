@@ -37,6 +37,15 @@ pub(crate) enum Host {
 pub(crate) const CLAUDE_BLOCK_CAP_ENV: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 
 impl Host {
+    pub(crate) const ALL: [Host; 6] = [
+        Host::Claude,
+        Host::Codex,
+        Host::Gemini,
+        Host::Copilot,
+        Host::Cursor,
+        Host::Vscode,
+    ];
+
     /// The name in `git prove-it hook <name>`, in proofs and in the ledger.
     pub(crate) fn name(self) -> &'static str {
         match self {

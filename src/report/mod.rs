@@ -25,7 +25,7 @@ pub(crate) use commits::{
     CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
 };
 pub(crate) use doctor::{DoctorReport, Finding, Health};
-pub(crate) use failure::render_failure;
+pub(crate) use failure::{error_chain, render_failure};
 pub(crate) use gate::{
     Context as GateContext, Message, could_not_check, message, notice_for_the_agent, weakened_text,
 };

@@ -445,15 +445,6 @@ mod tests {
 mod every_host {
     use super::*;
 
-    const ALL: [Host; 6] = [
-        Host::Claude,
-        Host::Codex,
-        Host::Gemini,
-        Host::Copilot,
-        Host::Cursor,
-        Host::Vscode,
-    ];
-
     /// The first JSON block of the host's section in ADAPTERS.md.
     fn documented(host: Host) -> Value {
         let doc = include_str!("../../ADAPTERS.md");
@@ -471,7 +462,7 @@ mod every_host {
 
     #[test]
     fn each_host_is_wired_as_adapters_md_documents_it() {
-        for host in ALL {
+        for host in Host::ALL {
             let wired = host.wire(None).unwrap();
             let ours: Value = serde_json::from_str(&wired.text).unwrap();
             assert_eq!(ours, documented(host), "{}", host.title());
@@ -482,7 +473,7 @@ mod every_host {
 
     #[test]
     fn each_stop_hook_outlasts_verify_sh_in_the_hosts_own_unit() {
-        for host in ALL {
+        for host in Host::ALL {
             let wired = host.wire(None).unwrap();
             let timeouts = host.wired_timeouts(&wired.text).unwrap();
             let stop = timeouts.iter().find(|(entry, _)| entry.stop).unwrap();

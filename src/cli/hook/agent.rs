@@ -84,12 +84,18 @@ fn answer(
         return (
             host,
             None,
-            report::could_not_check(&chain(&InputError::Read(error))),
+            report::could_not_check(&report::error_chain(&InputError::Read(error))),
         );
     }
     let Incoming { host, event } = match host.parse(&input, event_arg) {
         Ok(incoming) => incoming,
-        Err(error) => return (host, None, report::could_not_check(&chain(&error))),
+        Err(error) => {
+            return (
+                host,
+                None,
+                report::could_not_check(&report::error_chain(&error)),
+            );
+        }
     };
     let message = super::guarded(|| match &event {
         Event::Stop(stop) => gate::stop(host, stop),
@@ -103,15 +109,4 @@ fn answer(
         Event::Other { .. } => Message::Silent,
     });
     (host, Some(event), message)
-}
-
-fn chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
