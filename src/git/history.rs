@@ -113,8 +113,14 @@ impl Repo {
     /// A commit's tree, subject and verify.sh.
     pub(crate) fn commit_info(&self, id: ObjectId) -> Result<CommitInfo, Error> {
         let what = || format!("the commit {id}");
-        let commit = self.git.find_commit(id).map_err(Error::read(what()))?;
-        let tree = commit.tree_id().map_err(Error::read(what()))?.detach();
+        let commit = self
+            .git
+            .find_commit(id)
+            .map_err(|e| Error::read(what())(e))?;
+        let tree = commit
+            .tree_id()
+            .map_err(|e| Error::read(what())(e))?
+            .detach();
         let subject = commit
             .message()
             .map(|message| message.summary().to_string())
@@ -136,7 +142,7 @@ impl Repo {
         let tree = self
             .git
             .find_tree(tree)
-            .map_err(Error::read(format!("the tree {tree}")))?;
+            .map_err(|e| Error::read(format!("the tree {tree}"))(e))?;
         Ok(tree
             .find_entry(name)
             .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value()))))

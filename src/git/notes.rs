@@ -72,10 +72,10 @@ impl<'repo> Notes<'repo> {
         let Some(Some(state)) = self.state.as_mut() else {
             return Ok(None);
         };
-        let Some(note) = state.get(object, self.repo).map_err(Error::read(format!(
-            "the note for {object} in {}",
-            self.name
-        )))?
+        // Error texts are formatted only on error: check and log look up thousands of notes.
+        let Some(note) = state
+            .get(object, self.repo)
+            .map_err(|e| Error::read(format!("the note for {object} in {}", self.name))(e))?
         else {
             return Ok(None);
         };
@@ -86,7 +86,7 @@ impl<'repo> Notes<'repo> {
         let blob = self
             .repo
             .find_blob(note)
-            .map_err(Error::read(format!("the note {note} for {object}")))?;
+            .map_err(|e| Error::read(format!("the note {note} for {object}"))(e))?;
         String::from_utf8(blob.data.clone()).map_err(|_| Error::NoteNotText {
             note,
             tree: object.to_owned(),

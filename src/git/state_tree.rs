@@ -80,7 +80,10 @@ impl StateTree {
         };
 
         let groups = path_groups(&index);
-        let slots = context.classify_all(&index, &groups);
+        // The directory walk for untracked files runs on this thread while the index entries
+        // are checked on others: both are mostly system calls, and neither needs the other.
+        let (slots, untracked) = context.classify_all(&index, &groups, || untracked(repo, &index));
+        let untracked = untracked?;
 
         let mut pipeline = checkin_pipeline(repo, &index)?;
         let mut hasher = Hasher {
@@ -135,7 +138,7 @@ impl StateTree {
             }
         }
 
-        for (path, kind) in untracked(repo, &index)? {
+        for (path, kind) in untracked {
             use gix::dir::entry::Kind;
             let abs = workdir.join(to_path(&path));
             let item = match kind {
@@ -241,18 +244,26 @@ struct Context<'a> {
 }
 
 impl Context<'_> {
-    /// Decide every group's slot, on several threads for large indexes: the time goes to lstat.
-    fn classify_all(&self, index: &gix::index::State, groups: &[Group]) -> Vec<Slot> {
+    /// Decide every group's slot, on several threads for large indexes (the time goes to
+    /// lstat), and meanwhile run `alongside` on the calling thread.
+    fn classify_all<R>(
+        &self,
+        index: &gix::index::State,
+        groups: &[Group],
+        alongside: impl FnOnce() -> R,
+    ) -> (Vec<Slot>, R) {
         // Each run of groups is classified in order, sharing its cache of verified directories.
         let classify_run = |run: &[Group]| {
             let mut dirs = Vec::new();
+            let mut leaf = LeafDir::default();
             run.iter()
-                .map(|g| self.classify(index, g, &mut dirs))
+                .map(|g| self.classify(index, g, &mut dirs, &mut leaf))
                 .collect::<Vec<_>>()
         };
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
         if groups.len() < PARALLEL_THRESHOLD || threads == 1 {
-            return classify_run(groups);
+            let slots = classify_run(groups);
+            return (slots, alongside());
         }
         let chunk = groups.len().div_ceil(threads);
         std::thread::scope(|scope| {
@@ -260,16 +271,24 @@ impl Context<'_> {
                 .chunks(chunk)
                 .map(|run| scope.spawn(move || classify_run(run)))
                 .collect();
-            handles
+            let other = alongside();
+            let slots = handles
                 .into_iter()
                 .flat_map(|h| h.join().expect("classifying index entries does not panic"))
-                .collect()
+                .collect();
+            (slots, other)
         })
     }
 
     /// `dirs` is the last directory known to be reached without a symlink, shared by the calls
     /// of one thread: index entries come sorted, so neighbours share their leading directories.
-    fn classify(&self, index: &gix::index::State, group: &Group, dirs: &mut Vec<u8>) -> Slot {
+    fn classify(
+        &self,
+        index: &gix::index::State,
+        group: &Group,
+        dirs: &mut Vec<u8>,
+        leaf: &mut LeafDir,
+    ) -> Slot {
         let entries = &index.entries()[group.start..group.start + group.len];
         let entry = &entries[0];
         let conflicted = entries.iter().any(|e| e.stage_raw() != 0);
@@ -281,11 +300,10 @@ impl Context<'_> {
         {
             return Slot::Keep;
         }
-        let path = self.workdir.join(to_path(entry.path(index)));
         if self.has_symlink_leading_path(entry.path(index), dirs) {
             return Slot::Gone;
         }
-        let Ok(meta) = gix::index::fs::Metadata::from_path_no_follow(&path) else {
+        let Some(meta) = leaf.lstat(self.workdir, entry.path(index)) else {
             return Slot::Gone;
         };
         // As git's `check_removed`: a directory keeps a gitlink (checked out or not), and turns a
@@ -295,7 +313,10 @@ impl Context<'_> {
         if meta.is_dir() {
             let gitlink = !conflicted
                 && (entry.mode == Mode::COMMIT
-                    || std::fs::symlink_metadata(path.join(".git")).is_ok());
+                    || std::fs::symlink_metadata(
+                        self.workdir.join(to_path(entry.path(index))).join(".git"),
+                    )
+                    .is_ok());
             return if gitlink { Slot::Gitlink } else { Slot::Gone };
         }
         if !(meta.is_file() || meta.is_symlink()) {
@@ -319,9 +340,7 @@ impl Context<'_> {
         {
             return Slot::Hash { mode, as_link };
         }
-        let Ok(stat) = gix::index::entry::Stat::from_fs(&meta) else {
-            return Slot::Hash { mode, as_link };
-        };
+        let stat = meta.index_stat();
         // Racily clean entries (modified in the same second the index was written) cannot be
         // trusted by their stat data, as in git's racy-git handling.
         if entry.stat.matches(&stat, self.stat_options)
@@ -370,11 +389,7 @@ impl Context<'_> {
 /// execute bit only, and the index's mode where the filesystem cannot be trusted
 /// (`core.fileMode=false`, `core.symlinks=false`). The flag says whether the content is a link
 /// target rather than file data to filter.
-fn mode_from_disk(
-    meta: &gix::index::fs::Metadata,
-    known: Option<Mode>,
-    ctx: &Context<'_>,
-) -> (u32, bool) {
+fn mode_from_disk(meta: &DiskStat, known: Option<Mode>, ctx: &Context<'_>) -> (u32, bool) {
     if meta.is_symlink() {
         return (MODE_SYMLINK, true);
     }
@@ -436,11 +451,102 @@ fn index_mode(mode: Mode) -> u32 {
     }
 }
 
-fn lstat(path: &Path) -> Result<gix::index::fs::Metadata, Error> {
-    gix::index::fs::Metadata::from_path_no_follow(path).map_err(|source| Error::Unreadable {
-        path: path.to_owned(),
-        source,
-    })
+fn lstat(path: &Path) -> Result<DiskStat, Error> {
+    rustix::fs::lstat(path)
+        .map(DiskStat)
+        .map_err(|source| Error::Unreadable {
+            path: path.to_owned(),
+            source: source.into(),
+        })
+}
+
+/// What `lstat` says about a path, read as git reads it.
+struct DiskStat(rustix::fs::Stat);
+
+impl DiskStat {
+    fn kind(&self) -> rustix::fs::FileType {
+        rustix::fs::FileType::from_raw_mode(self.0.st_mode)
+    }
+
+    fn is_dir(&self) -> bool {
+        self.kind() == rustix::fs::FileType::Directory
+    }
+
+    fn is_file(&self) -> bool {
+        self.kind() == rustix::fs::FileType::RegularFile
+    }
+
+    fn is_symlink(&self) -> bool {
+        self.kind() == rustix::fs::FileType::Symlink
+    }
+
+    /// git counts a file as executable by its owner's bit only.
+    fn is_executable(&self) -> bool {
+        self.is_file() && self.0.st_mode & 0o100 != 0
+    }
+
+    /// The stat data as the index stores it (`gix::index::entry::Stat::from_fs`, without
+    /// going through `std::fs::Metadata`): 32-bit fields truncated as git truncates them.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "the index keeps 32 bits of these fields, as git does"
+    )]
+    fn index_stat(&self) -> gix::index::entry::Stat {
+        use gix::index::entry::stat::Time;
+        let time = |secs: i64, nsecs: i64| {
+            if secs < 0 || !(0..1_000_000_000).contains(&nsecs) {
+                Time::default()
+            } else {
+                Time {
+                    secs: secs as u32,
+                    nsecs: nsecs as u32,
+                }
+            }
+        };
+        gix::index::entry::Stat {
+            mtime: time(self.0.st_mtime, self.0.st_mtime_nsec as i64),
+            ctime: time(self.0.st_ctime, self.0.st_ctime_nsec as i64),
+            dev: self.0.st_dev as u32,
+            ino: self.0.st_ino as u32,
+            uid: self.0.st_uid,
+            gid: self.0.st_gid,
+            size: self.0.st_size as u32,
+        }
+    }
+}
+
+/// The directory of the last path stat'ed on this thread, held open: index entries come sorted,
+/// so most paths share it, and `fstatat` on the file name alone spares the kernel the walk of
+/// every leading component (the bulk of a cache-hit's time on a large worktree).
+#[derive(Default)]
+struct LeafDir {
+    dir: Option<(Vec<u8>, Option<rustix::fd::OwnedFd>)>,
+}
+
+impl LeafDir {
+    /// `lstat` of the repository-relative `path`; `None` when it does not exist or cannot be
+    /// read, as for `symlink_metadata`.
+    fn lstat(&mut self, workdir: &Path, path: &BStr) -> Option<DiskStat> {
+        use rustix::fs::{AtFlags, Mode as FsMode, OFlags};
+        let (dir, name): (&[u8], &[u8]) = match path.rfind_byte(b'/') {
+            Some(slash) => (&path[..slash], &path[slash + 1..]),
+            None => (&[], path),
+        };
+        if self.dir.as_ref().is_none_or(|(open, _)| open != dir) {
+            let fd = rustix::fs::open(
+                workdir.join(to_path(dir)),
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                FsMode::empty(),
+            )
+            .ok();
+            self.dir = Some((dir.to_vec(), fd));
+        }
+        let (_, fd) = self.dir.as_ref()?;
+        rustix::fs::statat(fd.as_ref()?, to_path(name), AtFlags::SYMLINK_NOFOLLOW)
+            .ok()
+            .map(DiskStat)
+    }
 }
 
 /// The commit a submodule or nested repository has checked out: `None` when there is no

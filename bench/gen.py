@@ -1,0 +1,178 @@
+#!/usr/bin/env python3
+"""Generate the benchmark's repositories with git fast-import: no downloads, deterministic.
+
+    gen.py repo DIR FILES            a repository of FILES files in nested directories, checked out
+    gen.py dirty DIR                 100 modified, 100 deleted and 1000 untracked files in DIR
+    gen.py notes DIR COUNT           COUNT notes on random ids in refs/notes/prove-it, in git's
+                                     two-level fanout (ab/cd/...), as git lays out 100k notes
+    gen.py history DIR COMMITS       COMMITS commits on a small tree, each tree with a proof
+                                     (one-level fanout, ab/..., as git lays out 10k notes)
+
+Every repository's verify.sh exits with $BENCH_VERIFY_EXIT, 1 by default: a measured stop that
+missed the cache would run it and block, which the benchmark checks never happens.
+"""
+
+import os
+import random
+import subprocess
+import sys
+
+VERIFY = b'#!/bin/sh\nexit "${BENCH_VERIFY_EXIT:-1}"\n'
+IDENT = "Bench <bench@example.com>"
+# Files per leaf directory; leaf directories nest three levels deep (d1/d2/d3/fN.txt).
+PER_DIR = 50
+
+
+def git(repo, *args, stdin=None, capture=False):
+    env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", TZ="UTC", LC_ALL="C")
+    result = subprocess.run(
+        ["git", "-C", repo, *args],
+        input=stdin,
+        stdout=subprocess.PIPE if capture else subprocess.DEVNULL,
+        env=env,
+        check=True,
+    )
+    return result.stdout
+
+
+def path_of(i):
+    leaf = i // PER_DIR
+    return f"d{leaf // 100:03}/d{(leaf // 10) % 10}/d{leaf % 10}/f{i % PER_DIR:02}.txt"
+
+
+def content(i):
+    return f"file {i}\n{'x' * (i % 200)}\n".encode()
+
+
+def data(out, payload):
+    out.append(b"data %d\n" % len(payload))
+    out.append(payload)
+    out.append(b"\n")
+
+
+def init(repo):
+    os.makedirs(repo, exist_ok=True)
+    git(repo, "init", "-q", "-b", "main")
+    for key, value in [
+        ("user.name", "Bench"),
+        ("user.email", "bench@example.com"),
+        ("gc.auto", "0"),
+        ("core.untrackedCache", "false"),
+        ("core.fsmonitor", "false"),
+    ]:
+        git(repo, "config", key, value)
+
+
+def checkout(repo):
+    git(repo, "checkout", "-q", "-f", "main")
+    # A fresh checkout leaves entries "racily clean" (written in the second the index was):
+    # git and we would both rehash them. Wait a second and rewrite the index, as any later
+    # `git status` or `git add` would, so the repository looks like one in everyday use.
+    subprocess.run(["sleep", "1.1"], check=True)
+    git(repo, "read-tree", "main")
+    git(repo, "update-index", "-q", "--refresh")
+
+
+def repo_cmd(repo, files):
+    init(repo)
+    out = [b"commit refs/heads/main\n", b"committer %s 1700000000 +0000\n" % IDENT.encode()]
+    data(out, b"the benchmark's files\n")
+    out.append(b"M 100755 inline verify.sh\n")
+    data(out, VERIFY)
+    for i in range(files):
+        out.append(b"M 100644 inline %s\n" % path_of(i).encode())
+        data(out, content(i))
+    out.append(b"\n")
+    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
+    checkout(repo)
+
+
+def dirty_cmd(repo):
+    files = int(git(repo, "ls-files", capture=True).count(b"\n")) - 1
+    rng = random.Random(9)
+    chosen = rng.sample(range(files), 200)
+    for i in chosen[:100]:
+        with open(os.path.join(repo, path_of(i)), "ab") as f:
+            f.write(b"modified\n")
+    for i in chosen[100:]:
+        os.unlink(os.path.join(repo, path_of(i)))
+    for n in range(1000):
+        # Half next to tracked files, half in new directories.
+        if n % 2:
+            path = os.path.join(repo, os.path.dirname(path_of(rng.randrange(files))), f"new{n}.txt")
+        else:
+            path = os.path.join(repo, "untracked", f"u{n // 100}", f"new{n}.txt")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(b"untracked %d\n" % n)
+
+
+def notes_cmd(repo, count):
+    rng = random.Random(100_000)
+    parent = git(repo, "for-each-ref", "--format=%(objectname)", "refs/notes/prove-it", capture=True)
+    out = [b"commit refs/notes/prove-it\n", b"committer %s 1700000000 +0000\n" % IDENT.encode()]
+    data(out, b"the benchmark's notes\n")
+    if parent.strip():
+        out.append(b"from %s\n" % parent.strip())
+    blob = git(repo, "hash-object", "-w", "--stdin", stdin=b"a note on some other tree\n", capture=True).strip()
+    for _ in range(count):
+        key = "%040x" % rng.getrandbits(160)
+        out.append(b"M 100644 %s %s/%s/%s\n" % (blob, key[:2].encode(), key[2:4].encode(), key[4:].encode()))
+    out.append(b"\n")
+    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
+
+
+def history_cmd(repo, commits):
+    init(repo)
+    files = 100
+    out = []
+    for c in range(commits):
+        out.append(b"commit refs/heads/main\nmark :%d\n" % (c + 1))
+        out.append(b"committer %s %d +0000\n" % (IDENT.encode(), 1700000000 + c))
+        data(out, b"commit %d\n" % c)
+        if c == 0:
+            out.append(b"M 100755 inline verify.sh\n")
+            data(out, VERIFY)
+            for i in range(files):
+                out.append(b"M 100644 inline %s\n" % path_of(i).encode())
+                data(out, content(i))
+        else:
+            out.append(b"M 100644 inline %s\n" % path_of(c % files).encode())
+            data(out, b"revision %d\n" % c)
+        out.append(b"\n")
+    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
+    checkout(repo)
+
+    verify = git(repo, "rev-parse", "main:verify.sh", capture=True).strip().decode()
+    pairs = git(repo, "log", "--format=%H %T", "main", capture=True).decode().split()
+    out = [b"commit refs/notes/prove-it\n", b"committer %s 1700000000 +0000\n" % IDENT.encode()]
+    data(out, b"the benchmark's proofs\n")
+    for commit, tree in zip(pairs[::2], pairs[1::2]):
+        record = (
+            "prove-it-record: 1\noutcome: PROVEN\n"
+            f"tree: {tree}\nhead: {commit}\nverify: {verify} 100755\nverify-anchor: none\n"
+            "exit-code: 0\nduration-ms: 5\ntime: 2026-11-29T18:52:16Z\nhost: cli\n"
+            f"session: none\ntool: git-prove-it 0.1.0\nSigned-off-by: {IDENT}\n"
+        )
+        out.append(b"M 100644 inline %s/%s\n" % (tree[:2].encode(), tree[2:].encode()))
+        data(out, record.encode())
+    out.append(b"\n")
+    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
+
+
+def main():
+    command, repo, *rest = sys.argv[1:]
+    if command == "repo":
+        repo_cmd(repo, int(rest[0]))
+    elif command == "dirty":
+        dirty_cmd(repo)
+    elif command == "notes":
+        notes_cmd(repo, int(rest[0]))
+    elif command == "history":
+        history_cmd(repo, int(rest[0]))
+    else:
+        sys.exit(f"unknown command {command}")
+
+
+if __name__ == "__main__":
+    main()
