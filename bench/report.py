@@ -84,6 +84,11 @@ print("|---|---|---|---|---|")
 for name in ("git prove-it check --all", "git prove-it log"):
     ratio = median(r[name]) / median(base)
     print(f"| `{name}` | {cell(r[name])} | {cell(base)} | {ratio:.2f}× | {verdict(ratio <= 2.0, name + ' within 2x of git log')} ≤2× |")
+floor = r["git cat-file --batch, the same objects"]
+print(f"| floor: stock `git cat-file --batch` reading the same commits, root trees and notes | {cell(floor)} | {cell(base)} | {median(floor) / median(base):.2f}× | - |")
+print()
+for name in ("git prove-it check --all", "git prove-it log"):
+    print(f"`{name}` is at {median(r[name]) / median(floor):.2f}× of that floor.")
 print()
 
 print(f"### 4. Peak memory (RSS) at {files(big)} files")

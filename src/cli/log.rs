@@ -54,8 +54,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let ids = repo.walk(&selection, args.max_count)?;
     let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
     let mut commits = Vec::new();
-    for (info, note) in repo.commits_with_notes(&ids)? {
-        let mut checked = classify(info, note.as_deref());
+    for mut checked in
+        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?
+    {
         if let Some(verifier) = &verifier {
             super::signers::check(&mut checked, verifier)?;
         }

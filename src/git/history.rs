@@ -112,61 +112,90 @@ impl Repo {
 
     /// A commit's tree, subject and verify.sh.
     pub(crate) fn commit_info(&self, id: ObjectId) -> Result<CommitInfo, Error> {
-        let what = || format!("the commit {id}");
-        let commit = self
-            .git
-            .find_commit(id)
-            .map_err(|e| Error::read(what())(e))?;
-        let tree = commit
-            .tree_id()
-            .map_err(|e| Error::read(what())(e))?
-            .detach();
-        let subject = commit
-            .message()
-            .map(|message| message.summary().to_string())
-            .unwrap_or_default();
-        Ok(CommitInfo {
-            id,
-            tree,
-            subject,
-            verify: self.root_entry(tree, VERIFY_SCRIPT)?,
-        })
+        commit_info(&self.git, id)
     }
+}
 
-    /// The blob id and mode of the entry `name` at the root of `tree`, if it is there.
-    pub(crate) fn root_entry(
-        &self,
-        tree: ObjectId,
-        name: &str,
-    ) -> Result<Option<(ObjectId, u32)>, Error> {
-        let tree = self
-            .git
-            .find_tree(tree)
-            .map_err(|e| Error::read(format!("the tree {tree}"))(e))?;
-        Ok(tree
-            .find_entry(name)
-            .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value()))))
-    }
+fn commit_info(git: &gix::Repository, id: ObjectId) -> Result<CommitInfo, Error> {
+    let what = || format!("the commit {id}");
+    let commit = git.find_commit(id).map_err(|e| Error::read(what())(e))?;
+    let tree = commit
+        .tree_id()
+        .map_err(|e| Error::read(what())(e))?
+        .detach();
+    let subject = commit
+        .message()
+        .map(|message| message.summary().to_string())
+        .unwrap_or_default();
+    let verify = git
+        .find_tree(tree)
+        .map_err(|e| Error::read(format!("the tree {tree}"))(e))?
+        .find_entry(VERIFY_SCRIPT)
+        .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value())));
+    Ok(CommitInfo {
+        id,
+        tree,
+        subject,
+        verify,
+    })
 }
 
 impl Repo {
-    /// Each commit with the proofs note of its tree, read from one view of the notes ref.
-    pub(crate) fn commits_with_notes(
+    /// Each commit with the proofs note of its tree, read from one view of the notes ref and
+    /// turned into a `T` by `each`, in the order of `ids`. Long lists are split over the
+    /// machine's cores: reading three objects a commit (the commit, its root tree and the
+    /// note) is most of what `check` and `log` cost.
+    pub(crate) fn commits_with_notes<T: Send>(
         &self,
         ids: &[ObjectId],
-    ) -> Result<Vec<(CommitInfo, Option<String>)>, Error> {
-        // One `Notes` for all: it keeps the fanout levels it opened, so lookups stay cheap over
-        // thousands of commits.
-        let mut notes = super::Notes::new(&self.git, super::PROOFS_REF);
-        ids.iter()
-            .map(|&id| {
-                let info = self.commit_info(id)?;
-                let note = notes.lookup(&info.tree)?;
-                Ok((info, note))
-            })
-            .collect()
+        each: impl Fn(CommitInfo, Option<String>) -> T + Sync,
+    ) -> Result<Vec<T>, Error> {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, std::num::NonZero::get)
+            .min(ids.len().div_ceil(PER_THREAD_AT_LEAST));
+        if threads <= 1 {
+            return with_notes(&self.git, ids, &each);
+        }
+        let chunk = ids.len().div_ceil(threads);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = ids
+                .chunks(chunk)
+                .map(|ids| {
+                    // A handle of its own per thread: gix repositories are Send, not Sync.
+                    let git = self.git.clone();
+                    let each = &each;
+                    scope.spawn(move || with_notes(&git, ids, each))
+                })
+                .collect();
+            let mut all = Vec::with_capacity(ids.len());
+            for worker in workers {
+                all.extend(worker.join().expect("a history worker does not panic")?);
+            }
+            Ok(all)
+        })
     }
 }
+
+/// `commits_with_notes` on one thread.
+fn with_notes<T>(
+    git: &gix::Repository,
+    ids: &[ObjectId],
+    each: &impl Fn(CommitInfo, Option<String>) -> T,
+) -> Result<Vec<T>, Error> {
+    // One `Notes` for all: it keeps the fanout levels it opened, so lookups stay cheap over
+    // thousands of commits.
+    let mut notes = super::Notes::new(git, super::PROOFS_REF);
+    ids.iter()
+        .map(|&id| {
+            let info = commit_info(git, id)?;
+            let note = notes.lookup(&info.tree)?;
+            Ok(each(info, note))
+        })
+        .collect()
+}
+
+/// Below this many commits a thread costs more than it saves.
+const PER_THREAD_AT_LEAST: usize = 500;
 
 impl Repo {
     /// The commit `id` is or points at (through tags), or `None` when it is something else or

@@ -234,3 +234,70 @@ fn a_proof_survives_amend_and_rebase() {
     );
     repo.prove_it(&["check"]).assert().code(0);
 }
+
+/// Long histories are read on several threads: the verdicts and their order must be those of
+/// one thread, whichever half of the split a commit falls in.
+#[test]
+fn a_long_history_is_checked_in_git_logs_order_whatever_the_threads() {
+    let repo = TestRepo::with_commit();
+    // 1200 more commits with fast-import: all keep the first tree but two, which add b.txt.
+    let mut stream = String::new();
+    for n in 1..=1200 {
+        let file = match n {
+            300 | 1000 => "M 100644 inline b.txt\ndata 2\nb\n".to_string(),
+            301 | 1001 => "D b.txt\n".to_string(),
+            _ => String::new(),
+        };
+        let subject = format!("c{n}");
+        // The first continues main; fast-import chains the others itself.
+        let from = if n == 1 {
+            "from refs/heads/main^0\n"
+        } else {
+            ""
+        };
+        stream.push_str(&format!(
+            "commit refs/heads/main\ncommitter A U Thor <author@example.com> {} +0000\ndata {}\n{subject}\n{from}{file}\n",
+            1_790_000_000 + n,
+            subject.len()
+        ));
+    }
+    let mut import = repo.command("git");
+    import.args(["fast-import", "--quiet"]);
+    let out = assert_cmd::Command::from_std(import)
+        .write_stdin(stream)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    repo.git(&["reset", "-q", "--hard", "main"]);
+    // One proof covers every commit of the first tree.
+    repo.prove_it(&["run"]).assert().code(0);
+
+    let check = json_stdout(
+        &repo
+            .prove_it(&["check", "--all", "--json"])
+            .assert()
+            .code(1),
+    );
+    let commits = check["commits"].as_array().unwrap();
+    let order: Vec<&str> = commits
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap())
+        .collect();
+    let git_order = repo.git(&["log", "--format=%H"]);
+    assert_eq!(order, git_order.lines().collect::<Vec<_>>());
+    let unproven: Vec<&str> = commits
+        .iter()
+        .filter(|c| c["proven"] == false)
+        .map(|c| c["subject"].as_str().unwrap())
+        .collect();
+    assert_eq!(unproven, ["c1000", "c300"]);
+
+    let log = json_stdout(&repo.prove_it(&["log", "--json"]).assert().code(0));
+    let logged: Vec<&str> = log["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["commit"].as_str().unwrap())
+        .collect();
+    assert_eq!(logged, order);
+}

@@ -178,9 +178,10 @@ fn unproven_commits(
     ids: &[ObjectId],
 ) -> Result<Vec<CommitReport>, crate::cli::Failure> {
     Ok(repo
-        .commits_with_notes(ids)?
+        .commits_with_notes(ids, |info, note| {
+            CommitReport::new(&classify(info, note.as_deref()), false, false)
+        })?
         .into_iter()
-        .map(|(info, note)| CommitReport::new(&classify(info, note.as_deref()), false, false))
         .filter(|report| !report.proven)
         .collect())
 }
