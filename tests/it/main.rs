@@ -3,6 +3,7 @@
 mod check;
 mod claim;
 mod claude_e2e;
+mod crash;
 mod doctor;
 mod fake_anthropic;
 mod gate;
