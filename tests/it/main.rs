@@ -8,6 +8,7 @@ mod doctor;
 mod fake_anthropic;
 mod gate;
 mod harness;
+mod hostile;
 mod hosts;
 mod init;
 mod log;
