@@ -14,6 +14,7 @@ mod init;
 mod log;
 mod manuals;
 mod notes;
+mod odd_states;
 mod pre_push;
 mod run;
 mod run_rev;
