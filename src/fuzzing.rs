@@ -318,6 +318,11 @@ mod tests {
                     .as_bytes(),
             );
         }
+        // Regressions: trailing carriage returns split differently once merged (the second
+        // found by cargo fuzz, after the property test had found the first).
+        proof_record(b"Sign\r");
+        proof_record(b"2\n\nJ\n\n\n2om\r\r\r\r\r\r");
+        proof_record(b"a\r\r\n\r\n\r");
         let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
         for seed in NOTE_SEEDS {
             proof_record(seed.as_bytes());

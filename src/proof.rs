@@ -225,9 +225,13 @@ impl Record {
     }
 }
 
-/// Keep a value on its line: a newline inside a value would forge a key.
+/// Keep a value on its line and off the terminal's controls: a newline inside a value would
+/// forge a key, and a carriage return or an escape sequence could rewrite what `log` shows.
 fn one_line(value: &str) -> String {
-    value.replace(['\n', '\r'], " ")
+    value
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Split a note into its records and parse each, checking it against the tree it is attached to.
@@ -249,9 +253,10 @@ pub(crate) fn split_records(note: &str) -> Vec<String> {
     let mut records = Vec::new();
     let mut current = String::new();
     for line in note.lines() {
-        // `lines` drops the `\r` of `\r\n` but keeps one that ends the text; dropping it too
-        // makes splitting a split record a no-op, so merging merged notes adds nothing.
-        let line = line.strip_suffix('\r').unwrap_or(line);
+        // `lines` drops the `\r` of a final `\r\n` only, and keeps those that end the text;
+        // dropping every trailing `\r` makes splitting a split record a no-op, so merging
+        // merged notes adds nothing.
+        let line = line.trim_end_matches('\r');
         if line.trim().is_empty() && !line.starts_with(' ') {
             if !current.trim().is_empty() {
                 records.push(std::mem::take(&mut current));
@@ -354,6 +359,12 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
             SIGNED_OFF_BY => &mut fields.signed_off_by,
             _ => continue,
         };
+        // Writers never put one there: "Mallory\rAlice" would show as Alice on a terminal.
+        if value.chars().any(char::is_control) {
+            return Err(Problem::Malformed(format!(
+                "`{name}` holds a control character, which could disguise it on a terminal"
+            )));
+        }
         if slot.replace(value.to_string()).is_some() {
             return Err(Problem::Malformed(format!("`{name}` appears twice")));
         }
@@ -701,6 +712,25 @@ mod tests {
                 "{time}: {parsed:?}"
             );
         }
+    }
+
+    /// Regression (found by cargo fuzz): a carriage return inside a hand-written value was
+    /// kept, so `Signed-off-by: Mallory\rAlice <a@example.com>` printed as Alice on a terminal.
+    #[test]
+    fn a_control_character_in_a_value_is_malformed_and_never_written() {
+        let text = sample().render().replace("A U Thor", "Mallory\rA U Thor");
+        let parsed = parse_note(&text, &id(TREE));
+        assert!(
+            matches!(&parsed[0], Err(Invalid { problem: Problem::Malformed(m), .. }) if m.contains("control character")),
+            "{parsed:?}"
+        );
+        let record = Record {
+            session: Some("s\u{1b}[2Jx\ty".into()),
+            ..sample()
+        };
+        let text = record.render();
+        assert!(text.contains("\nsession: s [2Jx y\n"), "{text}");
+        assert!(parse_note(&text, &id(TREE))[0].is_ok());
     }
 
     #[test]
