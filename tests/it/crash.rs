@@ -365,3 +365,55 @@ fn parallel_writers_in_worktrees_and_a_racing_sync_lose_nothing() {
         "the remote holds every proof"
     );
 }
+
+/// `sync` killed at random moments (the process, as a terminal's or a CI runner's SIGKILL
+/// would; the git it started runs on, as git's own children do): no proof is lost locally or
+/// on the remote, and the next `sync` completes.
+#[test]
+fn kill_9_of_sync_loses_nothing_and_the_next_sync_completes() {
+    const TRIALS: u64 = 12;
+    let remote = BareRemote::new();
+    let repo = TestRepo::with_commit();
+    repo.publish_to(&remote);
+    repo.prove_it(&["run"]).assert().code(0);
+    let timed = Instant::now();
+    repo.prove_it(&["sync", "origin"]).assert().code(0);
+    let span_us = u64::try_from(timed.elapsed().as_micros()).unwrap() * 5 / 4;
+    let mut rng = Rng(0xD1B5_4A32_D192_ED03);
+    let mut known = all_notes(&repo);
+    for trial in 0..TRIALS {
+        repo.write("state.txt", &format!("sync trial {trial}\n"));
+        repo.prove_it(&["run"]).assert().code(0);
+        known.extend(all_notes(&repo));
+        let mut child = repo
+            .command(cargo_bin("git-prove-it"))
+            .args(["sync", "origin"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_micros(rng.below(span_us)));
+        let _ = child.kill();
+        let _ = child.wait();
+        let what = format!("sync trial {trial}");
+        assert_sound(&repo, &known, &what);
+        repo.prove_it(&["sync", "origin"])
+            .timeout(Duration::from_secs(30))
+            .assert()
+            .code(0);
+        assert_sound(&repo, &known, &format!("{what}, then synced"));
+    }
+    let mut git = Command::new("git");
+    hermetic(&mut git, remote.path.parent().unwrap());
+    let listed = git
+        .arg("--git-dir")
+        .arg(&remote.path)
+        .args(["notes", "--ref", "prove-it", "list"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&listed.stdout).lines().count(),
+        known.len(),
+        "the remote holds every proof"
+    );
+}
