@@ -116,6 +116,7 @@ fn a_hundred_megabytes_of_output_keep_memory_bounded_and_the_reason_short() {
     assert!(one < two, "{reason}");
     assert!(reason.contains("exit code 1"), "{reason}");
     // Generous: the binary itself needs a few MiB; keeping the output would need 100.
+    assert!(peak_kib > 0, "the hook's memory was never sampled");
     assert!(
         peak_kib < 64 * 1024,
         "the hook's peak memory was {peak_kib} KiB for 100 MB of output"
