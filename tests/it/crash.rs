@@ -3,7 +3,7 @@
 //! that died. The promise: the notes ref always points at a valid commit, `git fsck` is clean,
 //! no earlier proof is lost, and nothing left behind blocks the next run.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::process::CommandExt as _;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant, SystemTime};
@@ -145,8 +145,9 @@ fn event(repo: &TestRepo, name: &str, prompt: &str) -> Vec<u8> {
     .into_bytes()
 }
 
-/// Dozens of SIGKILLs at moments spread over a whole run, of `run` and of the stop hook in
-/// turn; after each, the repository is sound and the next run proves without a stale lock.
+/// Dozens of SIGKILLs at moments spread over a whole run, of `run`, the stop hook and the
+/// session-start hook in turn; after each, the repository is sound (anchors included) and the
+/// next run proves without a stale lock.
 #[test]
 fn kill_9_at_random_moments_loses_nothing_and_blocks_nothing() {
     const TRIALS: u64 = 36;
@@ -177,27 +178,47 @@ fn kill_9_at_random_moments_loses_nothing_and_blocks_nothing() {
     let span_us = u64::try_from(timed.elapsed().as_micros()).unwrap() * 5 / 4;
     known.extend(all_notes(&repo));
 
+    let mut anchors = BTreeSet::new();
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let mut finished_before_the_kill = 0;
     for trial in 0..TRIALS {
         repo.write("state.txt", &format!("trial {trial}\n"));
-        let hook = trial % 2 == 1;
-        let mut child = if hook {
-            let stop = event(&repo, "Stop", &format!("prompt-{trial}"));
-            spawn_in_group(&repo, &["hook", "claude"], Some(&stop))
-        } else {
-            spawn_in_group(&repo, &["run"], None)
+        // In turn: `run`, the stop hook (verify.sh and a proof), a session start (an anchor).
+        let (kind, mut child) = match trial % 3 {
+            0 => ("run", spawn_in_group(&repo, &["run"], None)),
+            1 => {
+                let stop = event(&repo, "Stop", &format!("prompt-{trial}"));
+                (
+                    "stop hook",
+                    spawn_in_group(&repo, &["hook", "claude"], Some(&stop)),
+                )
+            }
+            _ => {
+                let start = json!({
+                    "session_id": format!("session-{trial}"),
+                    "cwd": repo.root,
+                    "hook_event_name": "SessionStart",
+                })
+                .to_string();
+                let child = spawn_in_group(&repo, &["hook", "claude"], Some(start.as_bytes()));
+                ("session start", child)
+            }
         };
         std::thread::sleep(Duration::from_micros(rng.below(span_us)));
         if child.try_wait().unwrap().is_some() {
             finished_before_the_kill += 1;
         }
         kill_group(&mut child);
-        let what = format!(
-            "trial {trial} ({}, killed at random)",
-            if hook { "hook" } else { "run" }
-        );
+        let what = format!("trial {trial} ({kind}, killed at random)");
         assert_sound(&repo, &known, &what);
+        // The anchors ref, written since the first session start, names a commit too, and
+        // keeps every anchor it had.
+        let anchors_ref = "refs/notes/prove-it-anchors^{commit}";
+        repo.git(&["rev-parse", "--verify", "-q", anchors_ref]);
+        let listed = repo.git(&["notes", "--ref", "prove-it-anchors", "list"]);
+        let now: BTreeSet<String> = listed.lines().map(str::to_string).collect();
+        assert!(anchors.is_subset(&now), "{what}: an anchor was lost");
+        anchors = now;
         // Nothing the killed process left behind stops the next one.
         repo.prove_it(&["run"])
             .timeout(Duration::from_secs(20))
