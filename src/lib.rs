@@ -7,6 +7,9 @@ pub(crate) mod anchor;
 pub(crate) mod claim;
 pub mod cli;
 pub mod exit;
+#[cfg(any(test, feature = "fuzzing"))]
+#[doc(hidden)]
+pub mod fuzzing;
 pub(crate) mod gate;
 pub(crate) mod git;
 pub(crate) mod hosts;

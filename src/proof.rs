@@ -225,9 +225,13 @@ impl Record {
     }
 }
 
-/// Keep a value on its line: a newline inside a value would forge a key.
+/// Keep a value on its line and off the terminal's controls: a newline inside a value would
+/// forge a key, and a carriage return or an escape sequence could rewrite what `log` shows.
 fn one_line(value: &str) -> String {
-    value.replace(['\n', '\r'], " ")
+    value
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect()
 }
 
 /// Split a note into its records and parse each, checking it against the tree it is attached to.
@@ -245,10 +249,14 @@ pub(crate) fn parse_note(note: &str, key: &gix::oid) -> Vec<Result<Record, Inval
 
 /// The records of a note as text, each without its separating blank line. Text that is only
 /// whitespace is not a record.
-fn split_records(note: &str) -> Vec<String> {
+pub(crate) fn split_records(note: &str) -> Vec<String> {
     let mut records = Vec::new();
     let mut current = String::new();
     for line in note.lines() {
+        // `lines` drops the `\r` of a final `\r\n` only, and keeps those that end the text;
+        // dropping every trailing `\r` makes splitting a split record a no-op, so merging
+        // merged notes adds nothing.
+        let line = line.trim_end_matches('\r');
         if line.trim().is_empty() && !line.starts_with(' ') {
             if !current.trim().is_empty() {
                 records.push(std::mem::take(&mut current));
@@ -351,6 +359,12 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
             SIGNED_OFF_BY => &mut fields.signed_off_by,
             _ => continue,
         };
+        // Writers never put one there: "Mallory\rAlice" would show as Alice on a terminal.
+        if value.chars().any(char::is_control) {
+            return Err(Problem::Malformed(format!(
+                "`{name}` holds a control character, which could disguise it on a terminal"
+            )));
+        }
         if slot.replace(value.to_string()).is_some() {
             return Err(Problem::Malformed(format!("`{name}` appears twice")));
         }
@@ -430,6 +444,14 @@ impl Fields {
         let time = required(self.time, "time")?;
         let time = OffsetDateTime::parse(&time, &Rfc3339)
             .map_err(|_| Problem::Malformed(format!("time {time:?} is not RFC 3339")))?;
+        // In UTC the year may leave RFC 3339's 0000 to 9999 ("0000-01-01T00:00:00+01:00"), and
+        // such a time could not be rendered or shown again.
+        let time = time
+            .checked_to_offset(time::UtcOffset::UTC)
+            .filter(|utc| (0..=9999).contains(&utc.year()))
+            .ok_or_else(|| {
+                Problem::Malformed(format!("time {time} is out of RFC 3339's range in UTC"))
+            })?;
         let duration_ms = match self.duration_ms {
             Some(d) => d
                 .parse()
@@ -672,6 +694,43 @@ mod tests {
             Proofs::from_note(&note, &id(TREE), verify).best(),
             Some(&new)
         );
+    }
+
+    /// Regression (found by the property test): a hand-written time whose UTC year leaves
+    /// 0000..=9999 parsed, then panicked when the record was rendered for display (`status`,
+    /// `check` and `log` render records that do not match the tree's verify.sh).
+    #[test]
+    fn a_time_out_of_range_in_utc_is_malformed_not_a_panic() {
+        for time in ["0000-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"] {
+            let text = sample()
+                .render()
+                .replace("2026-11-29T12:00:00Z", time)
+                .replace("2026-11-29T18:52:16Z", time);
+            let parsed = parse_note(&text, &id(TREE));
+            assert!(
+                matches!(&parsed[0], Err(Invalid { problem: Problem::Malformed(m), .. }) if m.contains("out of")),
+                "{time}: {parsed:?}"
+            );
+        }
+    }
+
+    /// Regression (found by cargo fuzz): a carriage return inside a hand-written value was
+    /// kept, so `Signed-off-by: Mallory\rAlice <a@example.com>` printed as Alice on a terminal.
+    #[test]
+    fn a_control_character_in_a_value_is_malformed_and_never_written() {
+        let text = sample().render().replace("A U Thor", "Mallory\rA U Thor");
+        let parsed = parse_note(&text, &id(TREE));
+        assert!(
+            matches!(&parsed[0], Err(Invalid { problem: Problem::Malformed(m), .. }) if m.contains("control character")),
+            "{parsed:?}"
+        );
+        let record = Record {
+            session: Some("s\u{1b}[2Jx\ty".into()),
+            ..sample()
+        };
+        let text = record.render();
+        assert!(text.contains("\nsession: s [2Jx y\n"), "{text}");
+        assert!(parse_note(&text, &id(TREE))[0].is_ok());
     }
 
     #[test]

@@ -236,8 +236,11 @@ pub(crate) fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
 /// Errors caused by the worktree's content are the repository's to fix; say how.
 fn content_hint(error: git::Error) -> super::Failure {
     let content = error.is_worktree_content();
+    let locked = matches!(error, git::Error::RefLocked { .. });
     let failure = super::Failure::from(error);
-    if content {
+    if locked {
+        failure.hint("if no git command is running, remove the lock file and run again")
+    } else if content {
         failure.hint("fix or remove the path named above; git add -A would fail on it too")
     } else {
         failure

@@ -35,6 +35,11 @@ pub(crate) enum Error {
     EmbeddedRepositoryWithoutCommit { path: String },
     #[error("could not update {name}: it kept changing under us after {attempts} attempts")]
     RefContention { name: String, attempts: u32 },
+    #[error(
+        "could not update {name}: its lock {} is held by another process (a git command still running, or one that was killed)",
+        .lock.display()
+    )]
+    RefLocked { name: String, lock: PathBuf },
     #[error("could not create {path}")]
     StateDir {
         path: PathBuf,

@@ -11,6 +11,12 @@ use super::Error;
 /// How often an update is retried when another writer moved the ref between our read and write.
 const MAX_ATTEMPTS: u32 = 64;
 
+/// A ref's lock older than this was left by a writer that died (SIGKILL, a crash, a power
+/// cut): git and we hold a ref's lock for milliseconds, and git gives up waiting for one after
+/// 100 ms by default. The retries of an update last longer than this (each waits up to 100 ms
+/// for the lock), so the run after a crash waits the dead writer's lock out instead of failing.
+const STALE_LOCK: Duration = Duration::from_secs(5);
+
 /// One notes ref of one repository.
 pub(crate) struct Notes<'repo> {
     repo: &'repo gix::Repository,
@@ -149,10 +155,46 @@ impl<'repo> Notes<'repo> {
             }
             std::thread::sleep(backoff(attempt));
         }
-        Err(Error::RefContention {
-            name: self.name.to_string(),
-            attempts: MAX_ATTEMPTS,
-        })
+        Err(contention(self.repo, self.name, MAX_ATTEMPTS))
+    }
+}
+
+/// The error for an update that kept failing: the ref's lock when one is still there (held by a
+/// live writer, or left too recently to call stale), else the writers that kept moving it.
+pub(super) fn contention(repo: &gix::Repository, name: &str, attempts: u32) -> Error {
+    let lock = lock_path(repo, name);
+    if lock.exists() {
+        Error::RefLocked {
+            name: name.to_string(),
+            lock,
+        }
+    } else {
+        Error::RefContention {
+            name: name.to_string(),
+            attempts,
+        }
+    }
+}
+
+/// Where git and gix lock a shared ref such as a notes ref: `<ref>.lock` in the common dir.
+fn lock_path(repo: &gix::Repository, name: &str) -> std::path::PathBuf {
+    repo.common_dir().join(format!("{name}.lock"))
+}
+
+/// Remove the lock of `name` when a writer that died left it behind (older than
+/// [`STALE_LOCK`]); a lock a live writer holds is never touched. Git itself never breaks a
+/// lock and asks a person to; the ref's value is checked by compare-and-swap either way, so
+/// breaking a dead writer's lock cannot lose an update.
+fn break_stale_lock(repo: &gix::Repository, name: &str) {
+    let lock = lock_path(repo, name);
+    let stale = std::fs::symlink_metadata(&lock)
+        .and_then(|meta| meta.modified())
+        .ok()
+        .and_then(|modified| modified.elapsed().ok())
+        .is_some_and(|age| age >= STALE_LOCK);
+    if stale {
+        // Failing to remove it leaves it for the error that names it.
+        let _ = std::fs::remove_file(&lock);
     }
 }
 
@@ -186,7 +228,10 @@ pub(super) fn set_ref(
     };
     match repo.edit_reference(edit) {
         Ok(_) => Ok(true),
-        Err(err) if err.is_conflict() || err.is_retryable() => Ok(false),
+        Err(err) if err.is_conflict() || err.is_retryable() => {
+            break_stale_lock(repo, name);
+            Ok(false)
+        }
         Err(source) => Err(Error::Write {
             what: format!("the ref {name}"),
             source,

@@ -5,7 +5,7 @@
 use gix::ObjectId;
 
 use super::Error;
-use super::notes::{backoff, committer, set_ref};
+use super::notes::{backoff, committer, contention, set_ref};
 use crate::proof;
 
 /// How often the local ref is re-read and the merge re-applied when another writer moved it.
@@ -140,10 +140,7 @@ pub(crate) fn merge_into(
         }
         std::thread::sleep(backoff(attempt));
     }
-    Err(Error::RefContention {
-        name: ours.to_string(),
-        attempts: MAX_ATTEMPTS,
-    })
+    Err(contention(repo, ours, MAX_ATTEMPTS))
 }
 
 /// A commit with parents `local` and `theirs` whose notes tree holds, for each annotated object,

@@ -264,6 +264,19 @@ impl LogReport {
                 && let Some(diff) = &commit.verify_diff
             {
                 for line in diff.lines() {
+                    // The diff is stored in a note anyone can write: its control characters
+                    // (a carriage return, an escape sequence) must not rewrite the screen.
+                    let line: String = line
+                        .chars()
+                        .map(|c| {
+                            if c.is_control() && c != '\t' {
+                                '\u{fffd}'
+                            } else {
+                                c
+                            }
+                        })
+                        .collect();
+                    let line = line.as_str();
                     let colour = match line.as_bytes().first() {
                         Some(b'+') if !line.starts_with("+++") => GREEN,
                         Some(b'-') if !line.starts_with("---") => RED,
@@ -380,5 +393,31 @@ mod tests {
         let painted = String::from_utf8(painted).unwrap();
         assert!(painted.contains(&format!("{RED}invalid")));
         assert!(!painted.contains("+new"));
+    }
+
+    /// A hand-written verify-diff cannot paint over the screen: its controls are shown as U+FFFD.
+    #[test]
+    fn a_stored_diff_cannot_carry_terminal_controls_to_the_screen() {
+        let mut commit = report("proven-edited", true);
+        commit.verify_diff = Some("+ok\r+forged\u{1b}[2J\tkept tab\n".into());
+        let log = LogReport {
+            version: 1,
+            commits: vec![commit],
+        };
+        let mut out = Vec::new();
+        log.human(
+            LogStyle {
+                color: false,
+                patch: true,
+            },
+            &mut out,
+        )
+        .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(!out.contains('\x1b') && !out.contains('\r'), "{out:?}");
+        assert!(
+            out.contains("    +ok\u{fffd}+forged\u{fffd}[2J\tkept tab\n"),
+            "{out:?}"
+        );
     }
 }

@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use crate::harness::{TestRepo, json_stdout};
 
 #[derive(Debug, Clone, Copy, PartialEq)]
-enum Host {
+pub enum Host {
     Claude,
     Codex,
     Gemini,
@@ -19,7 +19,7 @@ enum Host {
     Vscode,
 }
 
-const ALL: [Host; 6] = [
+pub const ALL: [Host; 6] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
@@ -30,14 +30,14 @@ const ALL: [Host; 6] = [
 
 /// One answer, read in the host's protocol.
 #[derive(Debug, PartialEq)]
-enum Answer {
+pub enum Answer {
     Silent,
     Block(String),
     Notice(String),
 }
 
 impl Host {
-    fn name(self) -> &'static str {
+    pub fn name(self) -> &'static str {
         match self {
             Host::Claude => "claude",
             Host::Codex => "codex",
@@ -83,7 +83,7 @@ impl Host {
 
     /// A stop; `after` is the number of blocks already given this turn (the loop flag, or
     /// Cursor's loop_count).
-    fn stop(self, repo: &TestRepo, session: &str, after: u32) -> (Option<&'static str>, Value) {
+    pub fn stop(self, repo: &TestRepo, session: &str, after: u32) -> (Option<&'static str>, Value) {
         let cwd = repo.root.display().to_string();
         let active = after > 0;
         match self {
@@ -130,7 +130,7 @@ impl Host {
     }
 
     /// Read an answer in this host's protocol, asserting it is well-formed.
-    fn read(self, out: &Output) -> Answer {
+    pub fn read(self, out: &Output) -> Answer {
         assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
         let stdout = String::from_utf8(out.stdout.clone()).unwrap();
         if stdout.is_empty() {
@@ -171,7 +171,12 @@ impl Host {
     }
 }
 
-fn hook(repo: &TestRepo, host: Host, event: (Option<&str>, Value), env: &[(&str, &str)]) -> Answer {
+pub fn hook(
+    repo: &TestRepo,
+    host: Host,
+    event: (Option<&str>, Value),
+    env: &[(&str, &str)],
+) -> Answer {
     let mut cmd = repo.command(cargo_bin("git-prove-it"));
     cmd.args(["hook", host.name()]).args(event.0);
     for (key, value) in env {
