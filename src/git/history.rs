@@ -117,26 +117,12 @@ impl Repo {
 }
 
 fn commit_info(git: &gix::Repository, id: ObjectId) -> Result<CommitInfo, Error> {
-    let what = || format!("the commit {id}");
-    let commit = git.find_commit(id).map_err(|e| Error::read(what())(e))?;
-    let tree = commit
-        .tree_id()
-        .map_err(|e| Error::read(what())(e))?
-        .detach();
-    let subject = commit
-        .message()
-        .map(|message| message.summary().to_string())
-        .unwrap_or_default();
-    let verify = git
-        .find_tree(tree)
-        .map_err(|e| Error::read(format!("the tree {tree}"))(e))?
-        .find_entry(VERIFY_SCRIPT)
-        .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value())));
+    let head = commit_head(git, id)?;
     Ok(CommitInfo {
+        verify: root_verify(git, head.tree)?,
         id,
-        tree,
-        subject,
-        verify,
+        tree: head.tree,
+        subject: head.subject,
     })
 }
 
@@ -150,21 +136,28 @@ impl Repo {
         ids: &[ObjectId],
         each: impl Fn(CommitInfo, Option<String>) -> T + Sync,
     ) -> Result<Vec<T>, Error> {
+        // The commits first, here: the walk that listed them has just read them through this
+        // handle's object cache. The threads then read only root trees and notes.
+        let commits = ids
+            .iter()
+            .map(|&id| commit_head(&self.git, id))
+            .collect::<Result<Vec<_>, _>>()?;
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .min(ids.len().div_ceil(PER_THREAD_AT_LEAST));
         if threads <= 1 {
-            return with_notes(&self.git, ids, &each);
+            return with_notes(&self.git, commits, &each);
         }
         let chunk = ids.len().div_ceil(threads);
+        let mut commits = commits.into_iter();
         std::thread::scope(|scope| {
-            let workers: Vec<_> = ids
-                .chunks(chunk)
-                .map(|ids| {
+            let workers: Vec<_> = (0..threads)
+                .map(|_| {
+                    let part: Vec<Head> = commits.by_ref().take(chunk).collect();
                     // A handle of its own per thread: gix repositories are Send, not Sync.
                     let git = self.git.clone();
                     let each = &each;
-                    scope.spawn(move || with_notes(&git, ids, each))
+                    scope.spawn(move || with_notes(&git, part, each))
                 })
                 .collect();
             let mut all = Vec::with_capacity(ids.len());
@@ -176,18 +169,54 @@ impl Repo {
     }
 }
 
-/// `commits_with_notes` on one thread.
+/// A commit's id, tree and subject: what the commit object itself says.
+struct Head {
+    id: ObjectId,
+    tree: ObjectId,
+    subject: String,
+}
+
+fn commit_head(git: &gix::Repository, id: ObjectId) -> Result<Head, Error> {
+    let what = || format!("the commit {id}");
+    let commit = git.find_commit(id).map_err(|e| Error::read(what())(e))?;
+    let tree = commit
+        .tree_id()
+        .map_err(|e| Error::read(what())(e))?
+        .detach();
+    let subject = commit
+        .message()
+        .map(|message| message.summary().to_string())
+        .unwrap_or_default();
+    Ok(Head { id, tree, subject })
+}
+
+/// The verify.sh at the root of `tree`, if it has one.
+fn root_verify(git: &gix::Repository, tree: ObjectId) -> Result<Option<(ObjectId, u32)>, Error> {
+    Ok(git
+        .find_tree(tree)
+        .map_err(|e| Error::read(format!("the tree {tree}"))(e))?
+        .find_entry(VERIFY_SCRIPT)
+        .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value()))))
+}
+
+/// `commits_with_notes` on one thread, from the commits' heads.
 fn with_notes<T>(
     git: &gix::Repository,
-    ids: &[ObjectId],
+    commits: Vec<Head>,
     each: &impl Fn(CommitInfo, Option<String>) -> T,
 ) -> Result<Vec<T>, Error> {
     // One `Notes` for all: it keeps the fanout levels it opened, so lookups stay cheap over
     // thousands of commits.
     let mut notes = super::Notes::new(git, super::PROOFS_REF);
-    ids.iter()
-        .map(|&id| {
-            let info = commit_info(git, id)?;
+    commits
+        .into_iter()
+        .map(|head| {
+            let info = CommitInfo {
+                verify: root_verify(git, head.tree)?,
+                id: head.id,
+                tree: head.tree,
+                subject: head.subject,
+            };
             let note = notes.lookup(&info.tree)?;
             Ok(each(info, note))
         })
