@@ -103,6 +103,19 @@ impl BareRemote {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
+
+    /// How many objects carry a note in the remote's refs/notes/prove-it, by stock git.
+    pub fn note_count(&self) -> usize {
+        let mut cmd = Command::new("git");
+        hermetic(&mut cmd, &self.path);
+        let out = cmd
+            .arg("--git-dir")
+            .arg(&self.path)
+            .args(["notes", "--ref", "prove-it", "list"])
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).lines().count()
+    }
 }
 
 impl TestRepo {
@@ -333,6 +346,24 @@ impl TestRepo {
             .success()
             .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
     }
+}
+
+/// A repository with a submodule at `sub`, committed; the source repository is returned so
+/// it lives as long as the test.
+pub fn with_submodule() -> (TestRepo, TestRepo) {
+    let source = TestRepo::with_commit();
+    let repo = TestRepo::with_commit();
+    repo.git(&[
+        "-c",
+        "protocol.file.allow=always",
+        "submodule",
+        "add",
+        "-q",
+        source.root.to_str().unwrap(),
+        "sub",
+    ]);
+    repo.commit_all("add submodule");
+    (repo, source)
 }
 
 /// The JSON object a command printed on stdout.

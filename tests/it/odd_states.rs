@@ -10,7 +10,7 @@ use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::check::tree_of;
-use crate::harness::{TestRepo, hermetic, json_stdout};
+use crate::harness::{TestRepo, hermetic, json_stdout, with_submodule};
 
 /// One Claude Code event for session `session` in `cwd`.
 fn event(cwd: &Path, session: &str, name: &str) -> String {
@@ -131,18 +131,7 @@ fn linked_worktrees_share_proofs_and_keep_anchors_apart() {
 
 #[test]
 fn a_submodule_is_proven_by_the_commit_it_has_checked_out() {
-    let source = TestRepo::with_commit();
-    let repo = TestRepo::with_commit();
-    repo.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        source.root.to_str().unwrap(),
-        "sub",
-    ]);
-    repo.commit_all("add submodule");
+    let (repo, _source) = with_submodule();
     let tree = repo.assert_state_tree_matches_git();
     assert_eq!(tree, tree_of(&repo, "HEAD"));
     repo.prove_it(&["run"]).assert().code(0);

@@ -7,7 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::time::{Duration, SystemTime};
 
-use crate::harness::TestRepo;
+use crate::harness::{TestRepo, with_submodule};
 
 const EMPTY_TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
 
@@ -430,24 +430,6 @@ fn intent_to_add_entries() {
         mode_in(&repo, &tree, "planned-exec.sh").as_deref(),
         Some("100755")
     );
-}
-
-/// A repository with a submodule at `sub`, committed; the source repository is returned so
-/// it lives as long as the test.
-fn with_submodule() -> (TestRepo, TestRepo) {
-    let source = TestRepo::with_commit();
-    let repo = TestRepo::with_commit();
-    repo.git(&[
-        "-c",
-        "protocol.file.allow=always",
-        "submodule",
-        "add",
-        "-q",
-        source.root.to_str().unwrap(),
-        "sub",
-    ]);
-    repo.commit_all("add submodule");
-    (repo, source)
 }
 
 // A submodule is recorded by the commit it has checked out, not by its files.
