@@ -436,12 +436,16 @@ fn every_host_is_wired_where_it_looks_and_its_command_runs_the_gate() {
     repo.verify_script("echo 'check 7 failed'\nexit 1");
     repo.commit_all("initial");
     let mut args = vec!["init", "--yes", "--no-demo"];
-    for host in ["claude", "codex", "gemini", "copilot", "cursor", "vscode"] {
+    // claude twice: a host named again is wired once.
+    for host in [
+        "claude", "codex", "gemini", "copilot", "cursor", "vscode", "claude",
+    ] {
         args.extend(["--host", host]);
     }
     repo.prove_it(&args)
         .assert()
         .code(0)
+        .stdout(predicate::str::contains("wired Claude Code: ").count(1))
         .stdout(predicate::str::contains(
             "trust: Codex skips hooks it does not trust, silently",
         ))
@@ -499,21 +503,11 @@ fn every_host_is_wired_where_it_looks_and_its_command_runs_the_gate() {
         assert_eq!(wired_timeout, timeout, "{path}");
         // Run the command line as the host would, through a shell, in a changed repository.
         repo.write("b.txt", &format!("{path}\n"));
-        let out = repo
-            .command("sh")
-            .args(["-c", &command])
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .spawn()
-            .and_then(|mut child| {
-                use std::io::Write as _;
-                child
-                    .stdin
-                    .take()
-                    .unwrap()
-                    .write_all(payload.to_string().as_bytes())?;
-                child.wait_with_output()
-            })
+        let mut shell = repo.command("sh");
+        shell.args(["-c", &command]);
+        let out = assert_cmd::Command::from_std(shell)
+            .write_stdin(payload.to_string())
+            .output()
             .unwrap();
         let stdout = String::from_utf8(out.stdout).unwrap();
         assert!(out.status.success(), "{path}: {stdout}");
