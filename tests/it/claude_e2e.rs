@@ -5,14 +5,15 @@
 //! answers. The binary comes from `PROVE_IT_CLAUDE` or `claude` on PATH; without it these tests
 //! skip, saying so on stderr, unless `PROVE_IT_E2E_REQUIRED` is set (as `.ci/run` does).
 
-use std::io::Write as _;
-use std::path::PathBuf;
-use std::process::{Output, Stdio};
-use std::time::{Duration, Instant};
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::Duration;
 
-use crate::fake_anthropic::{FakeAnthropic, Reply};
 use serde_json::Value;
 
+use crate::e2e::{CLAUDE, describe, run_bounded};
+use crate::fake_model::anthropic::Anthropic;
+use crate::fake_model::{FakeModel, Reply};
 use crate::harness::TestRepo;
 
 /// The feedback prefix Claude Code puts before a Stop hook's reason in the model's next turn.
@@ -20,32 +21,8 @@ const FEEDBACK: &str = "Stop hook feedback";
 /// Longer than any scenario needs; a run past it is killed and the test fails.
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
-fn claude_binary() -> Option<PathBuf> {
-    if let Some(path) = std::env::var_os("PROVE_IT_CLAUDE") {
-        return Some(PathBuf::from(path));
-    }
-    let path = std::env::var_os("PATH")?;
-    std::env::split_paths(&path)
-        .map(|dir| dir.join("claude"))
-        .find(|candidate| candidate.is_file())
-}
-
-/// The binary, or None after saying why the test is skipped (or failing when CI requires it).
-fn claude_or_skip(test: &str) -> Option<PathBuf> {
-    let found = claude_binary();
-    if found.is_none() {
-        assert!(
-            std::env::var_os("PROVE_IT_E2E_REQUIRED").is_none(),
-            "PROVE_IT_E2E_REQUIRED is set but no Claude Code binary was found \
-             (set PROVE_IT_CLAUDE or put `claude` on PATH)"
-        );
-        // Straight to stderr: the test harness captures print macros of passing tests.
-        let _ = writeln!(
-            std::io::stderr(),
-            "SKIPPED {test}: no Claude Code binary (set PROVE_IT_CLAUDE or put `claude` on PATH)"
-        );
-    }
-    found
+fn start(turns: Vec<Reply>, then: Reply) -> FakeModel {
+    FakeModel::start(Anthropic, turns, then)
 }
 
 /// A repository with `files` and verify.sh committed, wired to Claude Code by our settings file.
@@ -65,14 +42,14 @@ fn wired_repo(verify: &str, files: &[(&str, &str)]) -> TestRepo {
 }
 
 /// Run `claude -p prompt` in the repository against the fake server, bounded by RUN_LIMIT.
-fn run_claude(claude: &PathBuf, repo: &TestRepo, server: &FakeAnthropic, prompt: &str) -> Output {
+fn run_claude(claude: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
     run_claude_with(claude, repo, server, prompt, &[])
 }
 
 fn run_claude_with(
-    claude: &PathBuf,
+    claude: &Path,
     repo: &TestRepo,
-    server: &FakeAnthropic,
+    server: &FakeModel,
     prompt: &str,
     extra: &[&std::ffi::OsStr],
 ) -> Output {
@@ -94,42 +71,8 @@ fn run_claude_with(
     .env("DISABLE_TELEMETRY", "1")
     .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
     .env("DISABLE_AUTOUPDATER", "1")
-    .args(extra)
-    .stdin(Stdio::null())
-    .stdout(Stdio::piped())
-    .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("claude starts");
-    let started = Instant::now();
-    loop {
-        if child.try_wait().expect("wait for claude").is_some() {
-            break;
-        }
-        if started.elapsed() > RUN_LIMIT {
-            let _ = child.kill();
-            let out = child.wait_with_output().unwrap();
-            panic!(
-                "claude ran past {RUN_LIMIT:?}; stdout:\n{}\nstderr:\n{}",
-                String::from_utf8_lossy(&out.stdout),
-                String::from_utf8_lossy(&out.stderr)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    child.wait_with_output().expect("claude's output")
-}
-
-fn describe(out: &Output, server: &FakeAnthropic) -> String {
-    let turns: Vec<String> = server
-        .agent_turns()
-        .iter()
-        .map(|turn| turn.last_user_text())
-        .collect();
-    format!(
-        "status {:?}\nstdout:\n{}\nstderr:\n{}\nlast user text of each agent turn:\n{turns:#?}",
-        out.status,
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    )
+    .args(extra);
+    run_bounded(cmd, RUN_LIMIT)
 }
 
 /// The events Claude Code streamed (`--output-format stream-json`), one JSON object a line.
@@ -172,7 +115,7 @@ fn last_answers(repo: &TestRepo) -> Vec<String> {
 }
 
 /// How many blocks of the gate the model was shown, by the end of the conversation.
-fn blocks_seen(server: &FakeAnthropic) -> usize {
+fn blocks_seen(server: &FakeModel) -> usize {
     let turns = server.agent_turns();
     let last = turns
         .last()
@@ -187,15 +130,15 @@ const ANSWER_CHECK: &str = "#!/bin/sh\n\
 
 #[test]
 fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
-    let Some(claude) = claude_or_skip("a_failing_change_is_blocked") else {
+    let Some(claude) = CLAUDE.or_skip("a_failing_change_is_blocked") else {
         return;
     };
     let repo = wired_repo(ANSWER_CHECK, &[("answer.txt", "4\n")]);
-    let server = FakeAnthropic::start(
+    let server = start(
         vec![
-            Reply::Bash("echo hello > greeting.txt && echo 5 > answer.txt"),
+            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
             Reply::Text("All tests pass."),
-            Reply::Bash("echo 4 > answer.txt"),
+            Reply::Shell("echo 4 > answer.txt"),
         ],
         Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
     );
@@ -224,12 +167,12 @@ fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
 
 #[test]
 fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
-    let Some(claude) = claude_or_skip("an_always_failing_verify_sh") else {
+    let Some(claude) = CLAUDE.or_skip("an_always_failing_verify_sh") else {
         return;
     };
     let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
-    let server = FakeAnthropic::start(
-        vec![Reply::Bash("echo change > change.txt")],
+    let server = start(
+        vec![Reply::Shell("echo change > change.txt")],
         Reply::Text("All tests pass."),
     );
     let out = run_claude(&claude, &repo, &server, "make a change");
@@ -260,7 +203,7 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
 
 #[test]
 fn a_read_only_prompt_never_runs_verify_sh() {
-    let Some(claude) = claude_or_skip("a_read_only_prompt") else {
+    let Some(claude) = CLAUDE.or_skip("a_read_only_prompt") else {
         return;
     };
     // verify.sh leaves a mark in HOME, which the hook and verify.sh inherit from the test.
@@ -270,7 +213,7 @@ fn a_read_only_prompt_never_runs_verify_sh() {
     );
     let marker = repo.home().join("verify-ran");
 
-    let server = FakeAnthropic::start(vec![], Reply::Text("The answer is 4."));
+    let server = start(vec![], Reply::Text("The answer is 4."));
     let out = run_claude(&claude, &repo, &server, "what is in answer.txt?");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -286,15 +229,15 @@ fn a_read_only_prompt_never_runs_verify_sh() {
 
 #[test]
 fn deleting_verify_sh_is_refused_until_it_is_restored() {
-    let Some(claude) = claude_or_skip("deleting_verify_sh") else {
+    let Some(claude) = CLAUDE.or_skip("deleting_verify_sh") else {
         return;
     };
     let repo = wired_repo("#!/bin/sh\necho fine\n", &[("answer.txt", "4\n")]);
-    let server = FakeAnthropic::start(
+    let server = start(
         vec![
-            Reply::Bash("rm verify.sh && echo 5 > answer.txt"),
+            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
             Reply::Text("Done. All tests pass."),
-            Reply::Bash("git checkout -- verify.sh"),
+            Reply::Shell("git checkout -- verify.sh"),
         ],
         Reply::Text("Restored verify.sh."),
     );
@@ -323,7 +266,7 @@ fn plugin_dir() -> PathBuf {
 
 #[test]
 fn the_plugin_wires_the_gate_and_announces_it_once() {
-    let Some(claude) = claude_or_skip("the_plugin_wires_the_gate") else {
+    let Some(claude) = CLAUDE.or_skip("the_plugin_wires_the_gate") else {
         return;
     };
     // No .claude/settings.json: the hooks come from the plugin alone.
@@ -331,11 +274,11 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
     repo.write("answer.txt", "4\n");
     repo.verify_script(ANSWER_CHECK);
     repo.commit_all("initial");
-    let server = FakeAnthropic::start(
+    let server = start(
         vec![
-            Reply::Bash("echo 5 > answer.txt"),
+            Reply::Shell("echo 5 > answer.txt"),
             Reply::Text("All tests pass."),
-            Reply::Bash("echo 4 > answer.txt && echo hi > greeting.txt"),
+            Reply::Shell("echo 4 > answer.txt && echo hi > greeting.txt"),
         ],
         Reply::Text("Fixed."),
     );
@@ -368,7 +311,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
     assert!(announced(&out), "{context}");
 
     // A second session in the same repository is not told again.
-    let server = FakeAnthropic::start(vec![], Reply::Text("Nothing to do."));
+    let server = start(vec![], Reply::Text("Nothing to do."));
     let out = run_claude_with(&claude, &repo, &server, "anything to do?", &plugin);
     assert!(out.status.success(), "{}", describe(&out, &server));
     assert!(!announced(&out), "{}", describe(&out, &server));
@@ -376,7 +319,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
 
 #[test]
 fn claude_code_validates_the_plugin_and_its_marketplace() {
-    let Some(claude) = claude_or_skip("claude_code_validates_the_plugin") else {
+    let Some(claude) = CLAUDE.or_skip("claude_code_validates_the_plugin") else {
         return;
     };
     let repo = TestRepo::new();

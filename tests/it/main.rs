@@ -3,10 +3,14 @@
 mod check;
 mod claim;
 mod claude_e2e;
+mod codex_e2e;
+mod copilot_e2e;
 mod crash;
 mod doctor;
-mod fake_anthropic;
+mod e2e;
+mod fake_model;
 mod gate;
+mod gemini_e2e;
 mod harness;
 mod hostile;
 mod hosts;

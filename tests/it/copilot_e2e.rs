@@ -1,0 +1,1 @@
+//! End to end with the real Copilot CLI binary against a fake Chat Completions API on 127.0.0.1.

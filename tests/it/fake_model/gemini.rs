@@ -1,0 +1,1 @@
+//! The Gemini API, as Gemini CLI calls it: `POST /v1beta/models/<model>:streamGenerateContent`.
