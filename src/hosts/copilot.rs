@@ -10,6 +10,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
+use time::OffsetDateTime;
+use time::format_description::well_known::Rfc3339;
 
 use super::fields::{Object, flag, optional_string, snake_start, snake_stop, string};
 use super::{Event, InputError, Start, Stop};
@@ -74,19 +76,33 @@ pub(super) fn answer(event: Option<&Event>, message: &Message) -> Option<Value> 
     Some(json!({ "decision": "block", "reason": reason }))
 }
 
-/// The last assistant message in a Copilot transcript (`events.jsonl`), if it can be read.
-pub(crate) fn last_answer(transcript: &Path) -> Option<String> {
+/// The last assistant message in a Copilot transcript (`events.jsonl`), if it can be read and
+/// was written after `after` (the gate's previous answer in this session, in ns since the
+/// epoch). Copilot writes the file lazily: at a stop its newest message may not be there yet,
+/// and an older one found in its place belongs to an earlier turn, so it is no claim.
+pub(crate) fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
     let mut file = std::fs::File::open(transcript).ok()?;
     let length = file.metadata().ok()?.len();
     file.seek(SeekFrom::Start(length.saturating_sub(TRANSCRIPT_TAIL)))
         .ok()?;
     let mut tail = Vec::new();
     file.take(TRANSCRIPT_TAIL).read_to_end(&mut tail).ok()?;
-    String::from_utf8_lossy(&tail)
+    let (text, written) = String::from_utf8_lossy(&tail)
         .lines()
         .rev()
         .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find_map(|event| assistant_text(&event))
+        .find_map(|event| Some((assistant_text(&event)?, written_ns(&event))))?;
+    match after {
+        Some(after) if written.is_none_or(|written| written <= after) => None,
+        _ => Some(text),
+    }
+}
+
+/// An event's `timestamp` (RFC 3339, as Copilot writes it), in ns since the epoch.
+fn written_ns(event: &Value) -> Option<u64> {
+    let stamp = event["timestamp"].as_str()?;
+    let time = OffsetDateTime::parse(stamp, &Rfc3339).ok()?;
+    u64::try_from(time.unix_timestamp_nanos()).ok()
 }
 
 /// `{"type":"assistant.message","data":{"content":...}}`, or a message with role assistant.
@@ -184,7 +200,37 @@ mod tests {
             ),
         )
         .unwrap();
-        assert_eq!(last_answer(&path).as_deref(), Some("All tests pass."));
-        assert_eq!(last_answer(&dir.path().join("missing")), None);
+        assert_eq!(last_answer(&path, None).as_deref(), Some("All tests pass."));
+        assert_eq!(last_answer(&dir.path().join("missing"), None), None);
+    }
+
+    /// Two events as Copilot CLI 1.0.102 wrote them (ids shortened), with the turn's claim.
+    const OBSERVED: &str = concat!(
+        r#"{"type":"assistant.message","data":{"messageId":"1a39","model":"gpt-4.1","content":"All tests pass.","toolRequests":[],"turnId":"1"},"id":"da5c","timestamp":"2026-11-30T00:54:25.538Z","parentId":"9c99"}"#,
+        "\n",
+        r#"{"type":"hook.start","data":{"hookType":"agentStop","input":{"sessionId":"158b","stopReason":"end_turn","stop_hook_active":false}},"id":"5742","timestamp":"2026-11-30T00:54:25.541Z","parentId":"c326"}"#,
+        "\n",
+    );
+
+    #[test]
+    fn a_claim_older_than_the_previous_answer_belongs_to_an_earlier_turn() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, OBSERVED).unwrap();
+        // 2026-11-30T00:54:25.538Z in ns since the epoch.
+        let written: u64 = 1_796_000_065_538_000_000;
+        let claim = |after| last_answer(&path, after);
+        assert_eq!(claim(None).as_deref(), Some("All tests pass."));
+        assert_eq!(claim(Some(written - 1)).as_deref(), Some("All tests pass."));
+        assert_eq!(claim(Some(written)), None);
+        assert_eq!(claim(Some(written + 1_000_000_000)), None);
+        // Without a timestamp a message cannot be placed after anything.
+        std::fs::write(
+            &path,
+            r#"{"type":"assistant.message","data":{"content":"x"}}"#,
+        )
+        .unwrap();
+        assert_eq!(claim(None).as_deref(), Some("x"));
+        assert_eq!(claim(Some(1)), None);
     }
 }

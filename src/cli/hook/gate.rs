@@ -159,7 +159,7 @@ pub(crate) fn stop(host: Host, event: &Stop) -> Message {
             && ledger_on(repo)
         {
             let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
-            if let Err(error) = append_ledger(repo, host, event, None, actual, 1) {
+            if let Err(error) = append_ledger(repo, host, event, None, actual, None) {
                 return report::could_not_check(&format!("{error:#}"));
             }
         }
@@ -177,7 +177,7 @@ pub(crate) fn stop(host: Host, event: &Stop) -> Message {
                 // The failure is reported below either way; a ledger that cannot be written
                 // adds nothing the user could act on.
                 let actual = vec![format!("could not check: {text}")];
-                let _ = append_ledger(&repo, host, event, None, actual, 1);
+                let _ = append_ledger(&repo, host, event, None, actual, None);
             }
             report::could_not_check(&text)
         }
@@ -385,7 +385,8 @@ fn stop_in(repo: &Repo, host: Host, event: &Stop, started: u64) -> anyhow::Resul
         && let Some((why, 1)) = refusal
     {
         let (exit_code, actual) = ledger_actual(why);
-        append_ledger(repo, host, event, exit_code, actual, 1)?;
+        let previous = turn_state.last.as_ref().map(|last| last.at_ns);
+        append_ledger(repo, host, event, exit_code, actual, previous)?;
     }
 
     // Where the host shows no notice, a notice (the turn's end unverified, a bounded proof) is
@@ -472,7 +473,9 @@ fn append_ledger(
     event: &Stop,
     exit_code: Option<i32>,
     actual: Vec<String>,
-    attempt: u32,
+    // The gate's previous answer in this session (ns since the epoch): a transcript message
+    // older than it is no claim of this turn's.
+    previous_answer: Option<u64>,
 ) -> anyhow::Result<()> {
     let entry = ledger::Entry {
         ts: OffsetDateTime::now_utc()
@@ -485,12 +488,12 @@ fn append_ledger(
         session: event.session.clone(),
         claim: event.claim.clone().or_else(|| {
             let transcript = event.transcript.as_deref()?;
-            crate::hosts::copilot::last_answer(transcript)
+            crate::hosts::copilot::last_answer(transcript, previous_answer)
         }),
         evidence_demanded: EVIDENCE_DEMANDED.to_string(),
         exit_code,
         actual,
-        attempt,
+        attempt: 1,
     };
     ledger::append(repo, &entry)?;
     Ok(())
