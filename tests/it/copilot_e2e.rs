@@ -1,1 +1,285 @@
 //! End to end with the real Copilot CLI binary against a fake Chat Completions API on 127.0.0.1.
+//!
+//! Each test wires a temporary repository with `git prove-it init --host copilot` and runs
+//! `copilot -p` in it, offline (`COPILOT_OFFLINE`, a bring-your-own-key provider pointing at the
+//! fake server), trusted through `COPILOT_ALLOW_ALL`, so Copilot itself calls
+//! `git prove-it hook copilot sessionStart|agentStop` and acts on our answers. See `crate::e2e`
+//! for where the binary comes from and when these tests skip.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::e2e::{COPILOT, describe, run_bounded};
+use crate::fake_model::chat::Chat;
+use crate::fake_model::{FakeModel, Reply};
+use crate::harness::{TestRepo, json_stdout};
+
+/// Longer than any scenario needs (each takes about a second); a run past it fails the test.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+/// The head of every block the gate gives.
+const BLOCK: &str = "prove-it: DISPROVEN (attempt ";
+
+const ANSWER_CHECK: &str = "test \"$(cat answer.txt)\" = 4 || \
+    { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
+    echo all checks passed";
+
+/// Copilot unpacks its 235 MB package into `XDG_CACHE_HOME` on its first run: once for the
+/// whole test run (and kept in Cargo's target directory for the next), not once a test.
+fn package_cache(copilot: &Path) -> &'static Path {
+    static CACHE: OnceLock<PathBuf> = OnceLock::new();
+    CACHE.get_or_init(|| {
+        let cache = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("copilot-cache");
+        let home = tempfile::tempdir().unwrap();
+        let out = Command::new(copilot)
+            .arg("--version")
+            .env("XDG_CACHE_HOME", &cache)
+            .env("COPILOT_HOME", home.path())
+            .output()
+            .expect("copilot --version runs");
+        assert!(out.status.success(), "copilot --version: {out:?}");
+        cache
+    })
+}
+
+/// A repository with answer.txt and `verify` committed, then wired by `init --host copilot`.
+fn wired_repo(verify: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("answer.txt", "4\n");
+    repo.verify_script(verify);
+    repo.prove_it(&["init", "--yes", "--no-demo", "--host", "copilot"])
+        .assert()
+        .success();
+    assert!(repo.path(".github/hooks/prove-it-copilot.json").is_file());
+    repo.commit_all("initial, wired for Copilot CLI");
+    repo
+}
+
+/// Run `copilot -p prompt` in the repository against the fake server, bounded by RUN_LIMIT.
+fn run_copilot(copilot: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
+    let home = repo.home().join("copilot-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = repo.command(copilot);
+    cmd.args(["-p", prompt, "--allow-all-tools", "--no-auto-update"])
+        .args(["--output-format", "json"])
+        .env("COPILOT_OFFLINE", "true")
+        .env(
+            "COPILOT_PROVIDER_BASE_URL",
+            format!("{}/v1", server.base_url()),
+        )
+        .env("COPILOT_PROVIDER_TYPE", "openai")
+        .env("COPILOT_PROVIDER_API_KEY", "sk-fake-key-for-tests")
+        .env("COPILOT_PROVIDER_WIRE_API", "completions")
+        .env("COPILOT_MODEL", "gpt-4.1")
+        .env("COPILOT_HOME", &home)
+        .env("XDG_CACHE_HOME", package_cache(copilot))
+        .env("COPILOT_ALLOW_ALL", "true");
+    run_bounded(cmd, RUN_LIMIT)
+}
+
+/// The events Copilot printed (`--output-format json`), one JSON object a line.
+fn events(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// The user messages of the session (the prompt, then each block of the gate, raw).
+fn user_messages(out: &Output) -> Vec<String> {
+    events(out)
+        .iter()
+        .filter(|event| event["type"] == "user.message")
+        .filter_map(|event| event["data"]["content"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// The messages of the user side in the model's last request that are blocks of the gate.
+fn blocks_seen(server: &FakeModel) -> Vec<String> {
+    let turns = server.agent_turns();
+    let last = turns.last().map(|turn| turn.user_texts.clone());
+    last.unwrap_or_default()
+        .into_iter()
+        .filter(|text| text.contains("prove-it: "))
+        .collect()
+}
+
+#[test]
+fn copilot_blocks_a_failing_change_shows_the_model_why_and_proves_the_fix() {
+    let Some(copilot) = COPILOT.or_skip("copilot_blocks_a_failing_change") else {
+        return;
+    };
+    let repo = wired_repo(ANSWER_CHECK);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    let server = FakeModel::start(
+        Chat,
+        vec![
+            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Shell("echo 4 > answer.txt"),
+        ],
+        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
+    );
+    let out = run_copilot(&copilot, &repo, &server, "add a greeting");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+
+    // The claim ended the turn; the block came back as the model's next user message.
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert!(feedback.contains(&format!("{BLOCK}1 of 3")), "{context}");
+    assert!(
+        feedback.contains("answer.txt is wrong: expected 4, got 5"),
+        "the model's next request carries verify.sh's failing lines: {context}"
+    );
+    assert_eq!(blocks_seen(&server).len(), 1, "{context}");
+
+    // The final state is proven, and stock git reads the proof.
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
+    assert!(note.contains(&format!("tree: {state}")), "{note}");
+    assert!(note.contains("host: copilot"), "{note}");
+    repo.prove_it(&["status"]).assert().code(0);
+
+    // The block is in the ledger, with the claim when Copilot had written it to its transcript
+    // (`events.jsonl`) by then: Copilot 1.0.102 writes that file lazily, so at the stop the
+    // claim is there in some runs and not yet in others. Never another message in its place.
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let entries = ledger["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{ledger}");
+    assert_eq!(entries[0]["host"], "copilot", "{ledger}");
+    assert_eq!(entries[0]["exit_code"], 1, "{ledger}");
+    let claim = &entries[0]["claim"];
+    assert!(claim.is_null() || claim == "All tests pass.", "{ledger}");
+    // The transcript Copilot wrote has the shape the adapter reads.
+    let answers: Vec<String> = transcript(&repo)
+        .iter()
+        .filter(|event| event["type"] == "assistant.message")
+        .filter_map(|event| event["data"]["content"].as_str().map(str::to_owned))
+        .filter(|content| !content.is_empty())
+        .collect();
+    assert_eq!(
+        answers,
+        [
+            "All tests pass.",
+            "Fixed: answer.txt is 4 again, verify.sh passes."
+        ],
+        "{context}"
+    );
+}
+
+/// The events of the (only) session Copilot recorded under its home.
+fn transcript(repo: &TestRepo) -> Vec<Value> {
+    let sessions = repo.home().join("copilot-home/session-state");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(&sessions).unwrap().flatten() {
+        let events = entry.path().join("events.jsonl");
+        if let Ok(text) = std::fs::read_to_string(&events) {
+            found.extend(
+                text.lines()
+                    .filter_map(|line| serde_json::from_str(line).ok()),
+            );
+        }
+    }
+    found
+}
+
+#[test]
+fn copilot_ends_an_always_failing_turn_by_the_budget_and_the_agent_is_told() {
+    let Some(copilot) = COPILOT.or_skip("copilot_ends_an_always_failing_turn") else {
+        return;
+    };
+    let repo = wired_repo("echo 'check 42 is broken'\nexit 1");
+    let server = FakeModel::start(
+        Chat,
+        vec![Reply::Shell("echo change > change.txt")],
+        Reply::Text("All tests pass."),
+    );
+    let out = run_copilot(&copilot, &repo, &server, "make a change");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+
+    // Three blocks, then one last block carrying the NOT_PROVEN notice (Copilot shows the user
+    // no notice of a hook), then the turn ends: 5 stops, well below Copilot's own cap of 8.
+    let blocks = blocks_seen(&server);
+    assert_eq!(blocks.len(), 4, "{context}");
+    for (n, block) in blocks[..3].iter().enumerate() {
+        assert!(
+            block.contains(&format!("{BLOCK}{} of 3", n + 1)),
+            "{context}"
+        );
+        assert!(block.contains("check 42 is broken"), "{context}");
+    }
+    assert!(
+        blocks[3].contains("NOT_PROVEN: this turn ended unverified (after 3 attempts)"),
+        "{context}"
+    );
+    assert!(blocks[3].contains("quoting the notice above"), "{context}");
+    assert_eq!(server.agent_turns().len(), 6, "{context}");
+    // Copilot's own record of the session shows the same five user messages: prompt and blocks.
+    assert_eq!(user_messages(&out).len(), 5, "{context}");
+    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+}
+
+#[test]
+fn copilot_runs_nothing_on_a_read_only_prompt() {
+    let Some(copilot) = COPILOT.or_skip("copilot_runs_nothing_on_a_read_only_prompt") else {
+        return;
+    };
+    // verify.sh leaves a mark in HOME, which the hook and verify.sh inherit from the test.
+    let repo = wired_repo("touch \"$HOME/verify-ran\"");
+    let server = FakeModel::start(
+        Chat,
+        vec![Reply::Shell("cat answer.txt")],
+        Reply::Text("The answer is 4."),
+    );
+    let out = run_copilot(&copilot, &repo, &server, "what is in answer.txt?");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
+    assert!(blocks_seen(&server).is_empty(), "{context}");
+    assert!(
+        !repo.home().join("verify-ran").exists(),
+        "verify.sh ran on a read-only turn: {context}"
+    );
+    // The gate did answer the stop (its turn state says so), and the tree is untouched.
+    assert!(repo.path(".git/prove-it/sessions").is_dir(), "{context}");
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+}
+
+#[test]
+fn copilot_is_refused_a_deleted_verify_sh_until_it_is_restored() {
+    let Some(copilot) = COPILOT.or_skip("copilot_is_refused_a_deleted_verify_sh") else {
+        return;
+    };
+    let repo = wired_repo("echo fine");
+    let server = FakeModel::start(
+        Chat,
+        vec![
+            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
+            Reply::Text("Done. All tests pass."),
+            Reply::Shell("git checkout -- verify.sh"),
+        ],
+        Reply::Text("Restored verify.sh."),
+    );
+    let out = run_copilot(&copilot, &repo, &server, "change the answer");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    assert!(
+        turns[2]
+            .last_user_text()
+            .contains("verify.sh was armed when this session started"),
+        "{context}"
+    );
+    assert!(repo.path("verify.sh").is_file(), "{context}");
+    assert!(
+        repo.note(&repo.stock_state_tree().unwrap()).is_some(),
+        "{context}"
+    );
+}

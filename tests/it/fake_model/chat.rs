@@ -1,1 +1,94 @@
 //! The OpenAI Chat Completions API, as Copilot CLI calls it offline: `POST /v1/chat/completions`.
+//!
+//! Requests that offer `tools` are the agent's turns; others get a short plain answer. A shell
+//! call is a `tool_calls` entry naming the `bash` function. `GET /v1/models` lists one model.
+
+use serde_json::{Value, json};
+
+use super::{Api, Reply, Response, call_id, collect_text};
+
+pub struct Chat;
+
+impl Api for Chat {
+    fn is_agent_turn(&self, _method: &str, _path: &str, body: &Value) -> bool {
+        body["tools"].as_array().is_some_and(|t| !t.is_empty())
+    }
+
+    fn user_texts(&self, body: &Value) -> Vec<String> {
+        let messages = body["messages"].as_array().into_iter().flatten();
+        messages
+            .filter(|message| message["role"] == "user" || message["role"] == "tool")
+            .map(|message| {
+                let mut text = String::new();
+                collect_text(&message["content"], &mut text);
+                text
+            })
+            .collect()
+    }
+
+    fn respond(&self, method: &str, path: &str, body: &Value, reply: Option<&Reply>) -> Response {
+        let model = body["model"].as_str().unwrap_or("gpt-4.1");
+        match (method, path) {
+            ("GET", "/v1/models") => Response::json(&json!({"object": "list", "data": [
+                {"id": model, "object": "model", "created": 0, "owned_by": "fake"}]})),
+            ("POST", "/v1/chat/completions") => {
+                let reply = reply.unwrap_or(&Reply::Text("ok"));
+                if body["stream"] == true {
+                    stream(model, reply)
+                } else {
+                    Response::json(&completion(model, reply))
+                }
+            }
+            _ => Response::not_found(
+                &json!({"error": {"message": "fake server", "type": "invalid_request_error"}}),
+            ),
+        }
+    }
+}
+
+/// The assistant message and its finish reason.
+fn message(reply: &Reply) -> (Value, &'static str) {
+    match reply {
+        Reply::Shell(command) => {
+            let arguments = json!({"command": command, "description": "run a command",
+                                   "mode": "sync", "initial_wait": 30});
+            let call = json!({"id": call_id("call_fake"), "type": "function",
+                              "function": {"name": "bash", "arguments": arguments.to_string()}});
+            (
+                json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+                "tool_calls",
+            )
+        }
+        Reply::Text(text) => (json!({"role": "assistant", "content": text}), "stop"),
+    }
+}
+
+fn usage() -> Value {
+    json!({"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20})
+}
+
+fn completion(model: &str, reply: &Reply) -> Value {
+    let (message, finish) = message(reply);
+    json!({"id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": model,
+           "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+           "usage": usage()})
+}
+
+/// The same completion as chunks, then `data: [DONE]`.
+fn stream(model: &str, reply: &Reply) -> Response {
+    let (mut message, finish) = message(reply);
+    if let Some(calls) = message["tool_calls"].as_array_mut() {
+        for (index, call) in calls.iter_mut().enumerate() {
+            call["index"] = json!(index);
+        }
+    }
+    let chunk = |delta: Value, finish: Value| {
+        json!({"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": 0,
+               "model": model, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+    };
+    let mut last = chunk(json!({}), json!(finish));
+    last["usage"] = usage();
+    let mut response = Response::events(&[chunk(message, Value::Null), last], false);
+    response.body.push_str("data: [DONE]\n\n");
+    response
+}
