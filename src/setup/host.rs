@@ -214,7 +214,7 @@ impl Host {
                 "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",
             ),
             Host::Codex => Some(
-                "Codex skips hooks it does not trust, silently: approve this repository's hooks in interactive codex (codex exec: --dangerously-bypass-hook-trust)",
+                "Codex skips hooks it does not trust, silently, and reads .codex/ only in a trusted project: trust this folder and approve its hooks in interactive codex (codex exec: --trust, and --dangerously-bypass-hook-trust)",
             ),
             Host::Gemini => Some(
                 "Gemini CLI loads a repository's hooks only in a trusted folder: run /trust in gemini here (headless: GEMINI_CLI_TRUST_WORKSPACE=true)",
@@ -484,6 +484,17 @@ mod every_host {
         }
         let gemini = Host::Gemini.wire(None).unwrap().text;
         assert!(gemini.contains("900000"), "milliseconds: {gemini}");
+    }
+
+    #[test]
+    fn codex_trust_step_names_both_trusts_codex_exec_needs() {
+        // Codex 0.171.0 reads a repository's .codex/ (hooks.json included) only in a trusted
+        // project, and runs the hooks in `codex exec` only with the hook-trust bypass: the
+        // bypass alone runs nothing (tests/it/codex_e2e.rs runs the real binary).
+        let step = Host::Codex.trust_step().unwrap();
+        assert!(step.contains("--trust"), "{step}");
+        assert!(step.contains("--dangerously-bypass-hook-trust"), "{step}");
+        assert!(step.contains("trusted project"), "{step}");
     }
 
     #[test]
