@@ -204,6 +204,47 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
 }
 
 #[test]
+fn the_budget_holds_when_the_agent_acts_between_blocks() {
+    let Some(gemini) = GEMINI.or_skip("the_budget_holds_when_the_agent_acts_between_blocks") else {
+        return;
+    };
+    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
+    // After each block the agent runs a command, then claims again: Gemini CLI then sends
+    // `stop_hook_active: false`, as at a turn's first stop. Distinct commands, so that Gemini's
+    // own loop detection (five identical calls) plays no part.
+    let server = start(
+        vec![
+            Reply::Shell("echo 1 >> change.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Shell("echo 2 >> change.txt"),
+            Reply::Text("Fixed, all tests pass."),
+            Reply::Shell("echo 3 >> change.txt"),
+            Reply::Text("Fixed again, all tests pass."),
+            Reply::Shell("echo 4 >> change.txt"),
+        ],
+        Reply::Text("Surely fixed now."),
+    );
+    let out = run_gemini(&gemini, &repo, &server, "make a change");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+
+    // Still one turn: three blocks, attempts 1 to 3, then the turn ends unverified.
+    assert_eq!(blocks_seen(&server), 3, "{context}");
+    assert_eq!(server.agent_turns().len(), 8, "{context}");
+    let last = server.agent_turns().last().unwrap().user_text();
+    for attempt in 1..=3 {
+        let block = format!("{BLOCK} {attempt} of 3 for this turn)");
+        assert!(last.contains(&block), "{context}");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("NOT_PROVEN: this turn ended unverified (after 3 attempts)"),
+        "{context}"
+    );
+    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+}
+
+#[test]
 fn a_read_only_prompt_never_runs_verify_sh() {
     let Some(gemini) = GEMINI.or_skip("a_read_only_prompt") else {
         return;
