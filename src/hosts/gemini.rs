@@ -3,6 +3,14 @@
 //! `prompt_response`. A block is `{"decision":"block","reason":...}` (the reason becomes the next
 //! user turn); `systemMessage` is shown as a warning. It has no cap on consecutive blocks, and its
 //! hook timeouts are in milliseconds.
+//!
+//! `stop_hook_active` is true only for a stop that follows a block with no tool call in between:
+//! once the agent runs a tool after a block, the next stop says `false` again (Gemini CLI 0.61.0),
+//! and a budget counted by that flag would start over at every such stop, never ending the turn.
+//! So the turn is named here instead: by its `prompt` and the first line of its cumulative
+//! `prompt_response`, which both stay the same through the turn, block loop and tool calls
+//! included, and every stop is read as possibly continuing the counted turn. A new prompt, or a
+//! new turn's first answer, is a new turn id and a new budget.
 
 use super::fields::{Object, optional_string, snake_start, snake_stop, string};
 use super::{Event, InputError, Stop};
@@ -11,13 +19,34 @@ pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
         "SessionStart" => snake_start(map),
-        // No turn id: a stop that does not follow a block starts a new turn.
-        "AfterAgent" => Ok(Event::Stop(Stop {
-            claim: optional_string(map, "prompt_response").map(|all| last_answer(&all)),
-            ..snake_stop(map, None)?
-        })),
+        "AfterAgent" => {
+            let response = optional_string(map, "prompt_response");
+            let prompt = optional_string(map, "prompt").unwrap_or_default();
+            Ok(Event::Stop(Stop {
+                turn: Some(turn_id(&prompt, response.as_deref().unwrap_or(""))),
+                // The turn id tells whether this stop continues the counted turn.
+                stop_hook_active: true,
+                claim: response.map(|all| last_answer(&all)),
+                ..snake_stop(map, None)?
+            }))
+        }
         _ => Ok(Event::Other { name }),
     }
+}
+
+/// The turn's name: a digest of its prompt and the first non-empty line of its answers so far.
+fn turn_id(prompt: &str, response: &str) -> String {
+    let first = response
+        .lines()
+        .find(|line| !line.trim().is_empty())
+        .unwrap_or("");
+    let mut data = b"prove-it gemini turn\0".to_vec();
+    data.extend_from_slice(prompt.as_bytes());
+    data.push(0);
+    data.extend_from_slice(first.as_bytes());
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, &data)
+        .expect("SHA-1 hashing of an in-memory buffer cannot fail")
+        .to_string()
 }
 
 /// The last answer of the cumulative `prompt_response`: its last non-empty line. Answers are
@@ -35,20 +64,63 @@ fn last_answer(all: &str) -> String {
 mod tests {
     use crate::hosts::{Event, Host, Start, Stop};
 
+    fn stop(prompt: &str, response: &str, active: bool) -> Stop {
+        let input = serde_json::json!({"session_id": "cc95",
+            "transcript_path": "/t/session.jsonl", "cwd": "/repo",
+            "hook_event_name": "AfterAgent", "timestamp": "2026-11-29T18:49:48.461Z",
+            "prompt": prompt, "prompt_response": response, "stop_hook_active": active});
+        match Host::Gemini
+            .parse(input.to_string().as_bytes(), None)
+            .unwrap()
+            .event
+        {
+            Event::Stop(stop) => stop,
+            other => panic!("not a stop: {other:?}"),
+        }
+    }
+
     #[test]
-    fn parses_after_agent_as_a_turnless_stop_claiming_the_last_answer() {
+    fn parses_after_agent_as_a_stop_claiming_the_last_answer() {
         let input = br#"{"session_id":"cc95","transcript_path":"/t/session.jsonl","cwd":"/repo","hook_event_name":"AfterAgent","timestamp":"2026-11-29T18:49:48.461Z","prompt":"make a file","prompt_response":"I made the file.\nAll tests pass.\n","stop_hook_active":false}"#;
+        let Event::Stop(stop) = Host::Gemini.parse(input, None).unwrap().event else {
+            panic!("AfterAgent is a stop");
+        };
         assert_eq!(
-            Host::Gemini.parse(input, None).unwrap().event,
-            Event::Stop(Stop {
+            stop,
+            Stop {
                 session: "cc95".into(),
-                turn: None,
+                turn: stop.turn.clone(),
                 cwd: "/repo".into(),
-                stop_hook_active: false,
+                stop_hook_active: true,
                 claim: Some("All tests pass.".into()),
                 transcript: None,
-            })
+            }
         );
+        assert_eq!(stop.turn.unwrap().len(), 40);
+    }
+
+    #[test]
+    fn a_turn_keeps_its_id_through_blocks_and_tool_calls() {
+        // As Gemini CLI 0.61.0 sent them: a block, a tool call, and the flag is false again.
+        let first = stop("make a file", "All tests pass.", false);
+        let after_block = stop("make a file", "All tests pass.\nStill done.", true);
+        let after_a_tool = stop("make a file", "All tests pass.\nStill done.\nFixed.", false);
+        assert_eq!(first.turn, after_block.turn);
+        assert_eq!(first.turn, after_a_tool.turn);
+        assert!(after_a_tool.stop_hook_active);
+        assert_eq!(after_a_tool.claim.as_deref(), Some("Fixed."));
+        // A new prompt, or a new first answer to the same prompt, is a new turn.
+        assert_ne!(
+            first.turn,
+            stop("make another", "All tests pass.", false).turn
+        );
+        assert_ne!(first.turn, stop("make a file", "Done.", false).turn);
+        // Leading blank lines do not change the name; a missing response is a turn too.
+        assert_eq!(
+            first.turn,
+            stop("make a file", "\nAll tests pass.", false).turn
+        );
+        assert!(stop("make a file", "", false).turn.is_some());
     }
 
     #[test]
