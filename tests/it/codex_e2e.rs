@@ -250,6 +250,40 @@ fn an_always_failing_verify_sh_ends_the_turn_by_the_budget_with_a_last_block() {
 }
 
 #[test]
+fn the_budget_holds_when_the_agent_acts_between_blocks() {
+    let Some(codex) = CODEX.or_skip("codex_e2e::the_budget_holds_when_the_agent_acts") else {
+        return;
+    };
+    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
+    // After each block the agent runs a command, then claims again: still one turn.
+    let server = start(
+        vec![
+            Reply::Shell("echo 1 >> change.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Shell("echo 2 >> change.txt"),
+            Reply::Text("Fixed, all tests pass."),
+            Reply::Shell("echo 3 >> change.txt"),
+            Reply::Text("Fixed again, all tests pass."),
+            Reply::Shell("echo 4 >> change.txt"),
+        ],
+        Reply::Text("Surely fixed now."),
+    );
+    let out = run_codex(&codex, &repo, &server, "make a change");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    let seen = final_user_text(&server);
+    for attempt in 1..=3 {
+        assert_eq!(
+            seen.matches(&format!("{BLOCK} {attempt} of 3")).count(),
+            1,
+            "{context}"
+        );
+    }
+    assert_eq!(seen.matches(YIELD).count(), 1, "{context}");
+    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+}
+
+#[test]
 fn a_read_only_prompt_never_runs_verify_sh() {
     let Some(codex) = CODEX.or_skip("codex_e2e::a_read_only_prompt") else {
         return;

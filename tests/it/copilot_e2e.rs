@@ -226,6 +226,44 @@ fn copilot_ends_an_always_failing_turn_by_the_budget_and_the_agent_is_told() {
 }
 
 #[test]
+fn copilot_keeps_the_budget_when_the_agent_acts_between_blocks() {
+    let Some(copilot) = COPILOT.or_skip("copilot_keeps_the_budget_when_the_agent_acts") else {
+        return;
+    };
+    let repo = wired_repo("echo 'check 42 is broken'\nexit 1");
+    // After each block the agent runs a command, then claims again: still one turn.
+    let server = FakeModel::start(
+        Chat,
+        vec![
+            Reply::Shell("echo 1 >> change.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Shell("echo 2 >> change.txt"),
+            Reply::Text("Fixed, all tests pass."),
+            Reply::Shell("echo 3 >> change.txt"),
+            Reply::Text("Fixed again, all tests pass."),
+            Reply::Shell("echo 4 >> change.txt"),
+        ],
+        Reply::Text("Surely fixed now."),
+    );
+    let out = run_copilot(&copilot, &repo, &server, "make a change");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    let blocks = blocks_seen(&server);
+    assert_eq!(blocks.len(), 4, "{context}");
+    for (n, block) in blocks[..3].iter().enumerate() {
+        assert!(
+            block.contains(&format!("{BLOCK}{} of 3", n + 1)),
+            "{context}"
+        );
+    }
+    assert!(
+        blocks[3].contains("NOT_PROVEN: this turn ended unverified"),
+        "{context}"
+    );
+    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+}
+
+#[test]
 fn copilot_runs_nothing_on_a_read_only_prompt() {
     let Some(copilot) = COPILOT.or_skip("copilot_runs_nothing_on_a_read_only_prompt") else {
         return;
