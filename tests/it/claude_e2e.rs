@@ -11,9 +11,12 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::e2e::{CLAUDE, describe, run_bounded};
+use crate::e2e::{
+    self, ALWAYS_FAILING, ANSWER, ANSWER_CHECK, ANSWER_WRONG, CLAUDE, MARKS_HOME, REFUSED_DELETION,
+    YIELD, describe, json_lines, last_answers, run_bounded,
+};
 use crate::fake_model::anthropic::Anthropic;
-use crate::fake_model::{FakeModel, Reply};
+use crate::fake_model::{FakeModel, Reply, Script};
 use crate::harness::TestRepo;
 
 /// The feedback prefix Claude Code puts before a Stop hook's reason in the model's next turn.
@@ -21,8 +24,8 @@ const FEEDBACK: &str = "Stop hook feedback";
 /// Longer than any scenario needs; a run past it is killed and the test fails.
 const RUN_LIMIT: Duration = Duration::from_secs(240);
 
-fn start(turns: Vec<Reply>, then: Reply) -> FakeModel {
-    FakeModel::start(Anthropic, turns, then)
+fn start(script: Script) -> FakeModel {
+    FakeModel::start(Anthropic, script)
 }
 
 /// A repository with `files` and verify.sh committed, wired to Claude Code by our settings file.
@@ -75,17 +78,9 @@ fn run_claude_with(
     run_bounded(cmd, RUN_LIMIT)
 }
 
-/// The events Claude Code streamed (`--output-format stream-json`), one JSON object a line.
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
-}
-
 /// The texts Claude Code showed the user as system messages (a hook's `systemMessage`).
 fn system_messages(out: &Output) -> Vec<String> {
-    events(out)
+    json_lines(out)
         .into_iter()
         .filter(|event| event["type"] == "system")
         .filter_map(|event| event["content"].as_str().map(str::to_owned))
@@ -94,54 +89,24 @@ fn system_messages(out: &Output) -> Vec<String> {
 
 /// The run's final result event.
 fn result(out: &Output) -> Value {
-    events(out)
+    json_lines(out)
         .into_iter()
         .rfind(|event| event["type"] == "result")
         .expect("a result event")
 }
 
-/// The gate's last answer in each session of the repository, as its turn state records it.
-fn last_answers(repo: &TestRepo) -> Vec<String> {
-    let dir = repo.path(".git/prove-it/sessions");
-    let mut answers = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if entry.path().extension().is_some_and(|ext| ext == "json") {
-            let state: Value =
-                serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
-            answers.push(state["last"]["kind"].as_str().unwrap_or("").to_owned());
-        }
-    }
-    answers
-}
-
 /// How many blocks of the gate the model was shown, by the end of the conversation.
 fn blocks_seen(server: &FakeModel) -> usize {
-    let turns = server.agent_turns();
-    let last = turns
-        .last()
-        .map(|turn| turn.user_text())
-        .unwrap_or_default();
-    last.matches(FEEDBACK).count()
+    server.final_user_text().matches(FEEDBACK).count()
 }
-
-const ANSWER_CHECK: &str = "#!/bin/sh\n\
-    test \"$(cat answer.txt)\" = 4 || { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
-    echo all checks passed\n";
 
 #[test]
 fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
     let Some(claude) = CLAUDE.or_skip("a_failing_change_is_blocked") else {
         return;
     };
-    let repo = wired_repo(ANSWER_CHECK, &[("answer.txt", "4\n")]);
-    let server = start(
-        vec![
-            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 4 > answer.txt"),
-        ],
-        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
-    );
+    let repo = wired_repo(ANSWER_CHECK, ANSWER);
+    let server = start(e2e::failing_change());
     let out = run_claude(&claude, &repo, &server, "add a greeting");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -151,18 +116,13 @@ fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
     let feedback = turns[2].last_user_text();
     assert!(feedback.contains(FEEDBACK), "{context}");
     assert!(
-        feedback.contains("answer.txt is wrong: expected 4, got 5"),
+        feedback.contains(ANSWER_WRONG),
         "the model's next request carries verify.sh's failing lines: {context}"
     );
     assert_eq!(blocks_seen(&server), 1, "{context}");
     assert_eq!(result(&out)["is_error"], false, "{context}");
 
-    // The final state is proven, and stock git reads the proof.
-    let state = repo.stock_state_tree().unwrap();
-    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
-    assert!(note.contains(&format!("tree: {state}")), "{note}");
-    assert!(note.contains("host: claude"), "{note}");
-    repo.prove_it(&["status"]).assert().code(0);
+    e2e::assert_proven_by(&repo, &CLAUDE);
 }
 
 #[test]
@@ -170,11 +130,8 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
     let Some(claude) = CLAUDE.or_skip("an_always_failing_verify_sh") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
-    let server = start(
-        vec![Reply::Shell("echo change > change.txt")],
-        Reply::Text("All tests pass."),
-    );
+    let repo = wired_repo(ALWAYS_FAILING, &[]);
+    let server = start(e2e::always_claiming());
     let out = run_claude(&claude, &repo, &server, "make a change");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -192,9 +149,7 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
     // The yield is loud: the ledger says the turn ended unverified, and no proof was written.
     let warnings = system_messages(&out);
     assert!(
-        warnings
-            .iter()
-            .any(|text| text.contains("NOT_PROVEN: this turn ended unverified (after 3 attempts)")),
+        warnings.iter().any(|text| text.contains(YIELD)),
         "{context}"
     );
     assert_eq!(result(&out)["result"], "All tests pass.", "{context}");
@@ -207,24 +162,16 @@ fn a_read_only_prompt_never_runs_verify_sh() {
         return;
     };
     // verify.sh leaves a mark in HOME, which the hook and verify.sh inherit from the test.
-    let repo = wired_repo(
-        "#!/bin/sh\ntouch \"$HOME/verify-ran\"\n",
-        &[("answer.txt", "4\n")],
-    );
-    let marker = repo.home().join("verify-ran");
-
-    let server = start(vec![], Reply::Text("The answer is 4."));
+    let repo = wired_repo(MARKS_HOME, ANSWER);
+    let server = start(e2e::read_only());
     let out = run_claude(&claude, &repo, &server, "what is in answer.txt?");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
-    assert_eq!(server.agent_turns().len(), 1, "{context}");
+    // One command that changes nothing, then the answer.
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
     // The gate did run at the stop, and answered nothing.
     assert_eq!(last_answers(&repo), ["silent"], "{context}");
-    assert!(
-        !marker.exists(),
-        "verify.sh ran on a read-only turn: {context}"
-    );
-    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+    e2e::assert_nothing_ran(&repo, &context);
 }
 
 #[test]
@@ -232,15 +179,8 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     let Some(claude) = CLAUDE.or_skip("deleting_verify_sh") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho fine\n", &[("answer.txt", "4\n")]);
-    let server = start(
-        vec![
-            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
-            Reply::Text("Done. All tests pass."),
-            Reply::Shell("git checkout -- verify.sh"),
-        ],
-        Reply::Text("Restored verify.sh."),
-    );
+    let repo = wired_repo("echo fine", ANSWER);
+    let server = start(e2e::deleting_verify_sh());
     let out = run_claude(&claude, &repo, &server, "change the answer");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -249,10 +189,7 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     assert_eq!(turns.len(), 4, "{context}");
     let refusal = turns[2].last_user_text();
     assert!(refusal.contains(FEEDBACK), "{context}");
-    assert!(
-        refusal.contains("verify.sh was armed when this session started"),
-        "{context}"
-    );
+    assert!(refusal.contains(REFUSED_DELETION), "{context}");
     assert!(repo.path("verify.sh").is_file(), "{context}");
     // Restored, the changed state is proven by the verify.sh of the session's start.
     let state = repo.stock_state_tree().unwrap();
@@ -274,14 +211,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
     repo.write("answer.txt", "4\n");
     repo.verify_script(ANSWER_CHECK);
     repo.commit_all("initial");
-    let server = start(
-        vec![
-            Reply::Shell("echo 5 > answer.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 4 > answer.txt && echo hi > greeting.txt"),
-        ],
-        Reply::Text("Fixed."),
-    );
+    let server = start(e2e::failing_change());
     let dir = plugin_dir();
     let plugin = ["--plugin-dir".as_ref(), dir.as_os_str()];
     let out = run_claude_with(&claude, &repo, &server, "change the answer", &plugin);
@@ -291,7 +221,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
     assert!(
         server.agent_turns()[2]
             .last_user_text()
-            .contains("answer.txt is wrong: expected 4, got 5"),
+            .contains(ANSWER_WRONG),
         "{context}"
     );
     assert!(
@@ -300,7 +230,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
     );
     // The SessionStart notice shows as the hook's response in the stream.
     let announced = |out: &Output| {
-        events(out).iter().any(|event| {
+        json_lines(out).iter().any(|event| {
             event["subtype"] == "hook_response"
                 && event["hook_event"] == "SessionStart"
                 && event["output"]
@@ -311,7 +241,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
     assert!(announced(&out), "{context}");
 
     // A second session in the same repository is not told again.
-    let server = start(vec![], Reply::Text("Nothing to do."));
+    let server = start(Script::new(vec![], Reply::Text("Nothing to do.")));
     let out = run_claude_with(&claude, &repo, &server, "anything to do?", &plugin);
     assert!(out.status.success(), "{}", describe(&out, &server));
     assert!(!announced(&out), "{}", describe(&out, &server));

@@ -13,41 +13,23 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use serde_json::Value;
-
-use crate::e2e::{CODEX, describe, run_bounded};
+use crate::e2e::{
+    self, ALWAYS_FAILING, ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, CODEX, MARKS_HOME,
+    REFUSED_DELETION, YIELD, describe, json_lines, last_answers, run_bounded,
+};
 use crate::fake_model::responses::Responses;
-use crate::fake_model::{FakeModel, Reply};
+use crate::fake_model::{FakeModel, Script};
 use crate::harness::TestRepo;
 
 /// How Codex hands a Stop hook's reason to the model: a user message in this tag.
 const FEEDBACK: &str = "<hook_prompt";
-/// The gate's block, once per attempt.
-const BLOCK: &str = "prove-it: DISPROVEN (attempt";
-/// The gate's yield at the end of its budget.
-const YIELD: &str = "prove-it: NOT_PROVEN: this turn ended unverified (after 3 attempts)";
 /// Codex has no cap on blocks: a run past this was not ended by the gate's budget, and fails.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The variable that holds the fake server's key (`env_key` in the provider's config).
 const KEY_VAR: &str = "PROVE_IT_FAKE_OPENAI_KEY";
 
-fn start(turns: Vec<Reply>, then: Reply) -> FakeModel {
-    FakeModel::start(Responses, turns, then)
-}
-
-/// A repository with `files` and verify.sh, wired to Codex by `init --host codex`, committed.
-fn wired_repo(verify: &str, files: &[(&str, &str)]) -> TestRepo {
-    let repo = TestRepo::new();
-    for (path, content) in files {
-        repo.write(path, content);
-    }
-    repo.verify_script(verify);
-    repo.prove_it(&["init", "--yes", "--no-demo", "--host", "codex"])
-        .assert()
-        .success();
-    assert!(repo.path(".codex/hooks.json").is_file());
-    repo.commit_all("initial");
-    repo
+fn start(script: Script) -> FakeModel {
+    FakeModel::start(Responses, script)
 }
 
 /// A `CODEX_HOME` of the run's own: the fake provider, no network at start, no approvals, and
@@ -99,17 +81,9 @@ fn run_codex(codex: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) ->
     run_bounded(cmd, RUN_LIMIT)
 }
 
-/// The events Codex printed (`--json`), one JSON object a line.
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
-}
-
 /// What the agent said, message by message, as `codex exec` shows it.
 fn agent_messages(out: &Output) -> Vec<String> {
-    events(out)
+    json_lines(out)
         .into_iter()
         .filter(|event| {
             event["type"] == "item.completed" && event["item"]["type"] == "agent_message"
@@ -118,47 +92,13 @@ fn agent_messages(out: &Output) -> Vec<String> {
         .collect()
 }
 
-/// The gate's last answer in each session of the repository, as its turn state records it.
-fn last_answers(repo: &TestRepo) -> Vec<String> {
-    let dir = repo.path(".git/prove-it/sessions");
-    let mut answers = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if entry.path().extension().is_some_and(|ext| ext == "json") {
-            let state: Value =
-                serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
-            answers.push(state["last"]["kind"].as_str().unwrap_or("").to_owned());
-        }
-    }
-    answers
-}
-
-/// The conversation's user side at its end: every user message and tool output, joined.
-fn final_user_text(server: &FakeModel) -> String {
-    let turns = server.agent_turns();
-    turns
-        .last()
-        .map(|turn| turn.user_text())
-        .unwrap_or_default()
-}
-
-const ANSWER_CHECK: &str = "#!/bin/sh\n\
-    test \"$(cat answer.txt)\" = 4 || { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
-    echo all checks passed\n";
-
 #[test]
 fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
     let Some(codex) = CODEX.or_skip("codex_e2e::a_failing_change_is_blocked") else {
         return;
     };
-    let repo = wired_repo(ANSWER_CHECK, &[("answer.txt", "4\n")]);
-    let server = start(
-        vec![
-            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 4 > answer.txt"),
-        ],
-        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
-    );
+    let repo = e2e::wired_by_init(&CODEX, ANSWER_CHECK, ANSWER);
+    let server = start(e2e::failing_change());
     let out = run_codex(&codex, &repo, &server, "add a greeting");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -178,15 +118,15 @@ fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
     assert!(feedback.contains(FEEDBACK), "{context}");
     // Codex names the hook that answered: the one init wired in the repository.
     assert!(
-        feedback.contains("/.codex/hooks.json\">prove-it: DISPROVEN (attempt 1 of 3"),
+        feedback.contains(&format!("/.codex/hooks.json\">{BLOCK}1 of 3")),
         "{context}"
     );
     assert!(
-        feedback.contains("answer.txt is wrong: expected 4, got 5"),
+        feedback.contains(ANSWER_WRONG),
         "the model's next request carries verify.sh's failing lines: {context}"
     );
     assert_eq!(
-        final_user_text(&server).matches(FEEDBACK).count(),
+        server.final_user_text().matches(FEEDBACK).count(),
         1,
         "{context}"
     );
@@ -196,12 +136,7 @@ fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
         "{context}"
     );
 
-    // The final state is proven, and stock git reads the proof.
-    let state = repo.stock_state_tree().unwrap();
-    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
-    assert!(note.contains(&format!("tree: {state}")), "{note}");
-    assert!(note.contains("host: codex"), "{note}");
-    repo.prove_it(&["status"]).assert().code(0);
+    e2e::assert_proven_by(&repo, &CODEX);
 }
 
 #[test]
@@ -209,11 +144,8 @@ fn an_always_failing_verify_sh_ends_the_turn_by_the_budget_with_a_last_block() {
     let Some(codex) = CODEX.or_skip("codex_e2e::an_always_failing_verify_sh") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
-    let server = start(
-        vec![Reply::Shell("echo change > change.txt")],
-        Reply::Text("All tests pass."),
-    );
+    let repo = e2e::wired_by_init(&CODEX, ALWAYS_FAILING, &[]);
+    let server = start(e2e::always_claiming());
     // Codex has no cap of its own: only the gate's budget ends this run before RUN_LIMIT.
     let out = run_codex(&codex, &repo, &server, "make a change");
     let context = describe(&out, &server);
@@ -221,7 +153,7 @@ fn an_always_failing_verify_sh_ends_the_turn_by_the_budget_with_a_last_block() {
 
     // The default budget's 3 blocks, then one last block: `codex exec` shows no systemMessage,
     // so the yield's notice goes to the agent, asking it to quote the notice to the user.
-    let seen = final_user_text(&server);
+    let seen = server.final_user_text();
     assert_eq!(seen.matches(FEEDBACK).count(), 4, "{context}");
     assert_eq!(seen.matches(BLOCK).count(), 3, "{context}");
     assert_eq!(seen.matches(YIELD).count(), 1, "{context}");
@@ -254,27 +186,16 @@ fn the_budget_holds_when_the_agent_acts_between_blocks() {
     let Some(codex) = CODEX.or_skip("codex_e2e::the_budget_holds_when_the_agent_acts") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
+    let repo = e2e::wired_by_init(&CODEX, ALWAYS_FAILING, &[]);
     // After each block the agent runs a command, then claims again: still one turn.
-    let server = start(
-        vec![
-            Reply::Shell("echo 1 >> change.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 2 >> change.txt"),
-            Reply::Text("Fixed, all tests pass."),
-            Reply::Shell("echo 3 >> change.txt"),
-            Reply::Text("Fixed again, all tests pass."),
-            Reply::Shell("echo 4 >> change.txt"),
-        ],
-        Reply::Text("Surely fixed now."),
-    );
+    let server = start(e2e::acting_between_blocks());
     let out = run_codex(&codex, &repo, &server, "make a change");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
-    let seen = final_user_text(&server);
+    let seen = server.final_user_text();
     for attempt in 1..=3 {
         assert_eq!(
-            seen.matches(&format!("{BLOCK} {attempt} of 3")).count(),
+            seen.matches(&format!("{BLOCK}{attempt} of 3")).count(),
             1,
             "{context}"
         );
@@ -289,24 +210,16 @@ fn a_read_only_prompt_never_runs_verify_sh() {
         return;
     };
     // verify.sh leaves a mark in HOME, which Codex, the hook and verify.sh inherit from the test.
-    let repo = wired_repo(
-        "#!/bin/sh\ntouch \"$HOME/verify-ran\"\n",
-        &[("answer.txt", "4\n")],
-    );
-    let marker = repo.home().join("verify-ran");
-
-    let server = start(vec![], Reply::Text("The answer is 4."));
+    let repo = e2e::wired_by_init(&CODEX, MARKS_HOME, ANSWER);
+    let server = start(e2e::read_only());
     let out = run_codex(&codex, &repo, &server, "what is in answer.txt?");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
-    assert_eq!(server.agent_turns().len(), 1, "{context}");
+    // One command that changes nothing, then the answer.
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
     // The gate did run at the stop, and answered nothing.
     assert_eq!(last_answers(&repo), ["silent"], "{context}");
-    assert!(
-        !marker.exists(),
-        "verify.sh ran on a read-only turn: {context}"
-    );
-    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+    e2e::assert_nothing_ran(&repo, &context);
 }
 
 #[test]
@@ -314,15 +227,8 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     let Some(codex) = CODEX.or_skip("codex_e2e::deleting_verify_sh") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho fine\n", &[("answer.txt", "4\n")]);
-    let server = start(
-        vec![
-            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
-            Reply::Text("Done. All tests pass."),
-            Reply::Shell("git checkout -- verify.sh"),
-        ],
-        Reply::Text("Restored verify.sh."),
-    );
+    let repo = e2e::wired_by_init(&CODEX, "echo fine", ANSWER);
+    let server = start(e2e::deleting_verify_sh());
     let out = run_codex(&codex, &repo, &server, "change the answer");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -331,10 +237,7 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     assert_eq!(turns.len(), 4, "{context}");
     let refusal = turns[2].last_user_text();
     assert!(refusal.contains(FEEDBACK), "{context}");
-    assert!(
-        refusal.contains("verify.sh was armed when this session started"),
-        "{context}"
-    );
+    assert!(refusal.contains(REFUSED_DELETION), "{context}");
     assert!(repo.path("verify.sh").is_file(), "{context}");
     // Restored, the changed state is proven by the verify.sh of the session's start.
     let state = repo.stock_state_tree().unwrap();

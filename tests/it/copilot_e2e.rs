@@ -13,20 +13,16 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::e2e::{COPILOT, describe, run_bounded};
+use crate::e2e::{
+    self, ALWAYS_FAILING, ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, COPILOT, MARKS_HOME,
+    REFUSED_DELETION, YIELD, describe, json_lines, last_answers, run_bounded,
+};
 use crate::fake_model::chat::Chat;
-use crate::fake_model::{FakeModel, Reply};
+use crate::fake_model::{FakeModel, Script};
 use crate::harness::{TestRepo, json_stdout};
 
 /// Longer than any scenario needs (each takes about a second); a run past it fails the test.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
-/// The head of every block the gate gives.
-const BLOCK: &str = "prove-it: DISPROVEN (attempt ";
-
-const ANSWER_CHECK: &str = "test \"$(cat answer.txt)\" = 4 || \
-    { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
-    echo all checks passed";
-
 /// Copilot unpacks its 235 MB package into `XDG_CACHE_HOME` on its first run: once for the
 /// whole test run (and kept in Cargo's target directory for the next), not once a test.
 fn package_cache(copilot: &Path) -> &'static Path {
@@ -45,17 +41,8 @@ fn package_cache(copilot: &Path) -> &'static Path {
     })
 }
 
-/// A repository with answer.txt and `verify` committed, then wired by `init --host copilot`.
-fn wired_repo(verify: &str) -> TestRepo {
-    let repo = TestRepo::new();
-    repo.write("answer.txt", "4\n");
-    repo.verify_script(verify);
-    repo.prove_it(&["init", "--yes", "--no-demo", "--host", "copilot"])
-        .assert()
-        .success();
-    assert!(repo.path(".github/hooks/prove-it-copilot.json").is_file());
-    repo.commit_all("initial, wired for Copilot CLI");
-    repo
+fn start(script: Script) -> FakeModel {
+    FakeModel::start(Chat, script)
 }
 
 /// Run `copilot -p prompt` in the repository against the fake server, bounded by RUN_LIMIT.
@@ -80,17 +67,9 @@ fn run_copilot(copilot: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str
     run_bounded(cmd, RUN_LIMIT)
 }
 
-/// The events Copilot printed (`--output-format json`), one JSON object a line.
-fn events(out: &Output) -> Vec<Value> {
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str(line).ok())
-        .collect()
-}
-
 /// The user messages of the session (the prompt, then each block of the gate, raw).
 fn user_messages(out: &Output) -> Vec<String> {
-    events(out)
+    json_lines(out)
         .iter()
         .filter(|event| event["type"] == "user.message")
         .filter_map(|event| event["data"]["content"].as_str().map(str::to_owned))
@@ -112,17 +91,9 @@ fn copilot_blocks_a_failing_change_shows_the_model_why_and_proves_the_fix() {
     let Some(copilot) = COPILOT.or_skip("copilot_blocks_a_failing_change") else {
         return;
     };
-    let repo = wired_repo(ANSWER_CHECK);
+    let repo = e2e::wired_by_init(&COPILOT, ANSWER_CHECK, ANSWER);
     repo.git(&["config", "prove-it.ledger", "true"]);
-    let server = FakeModel::start(
-        Chat,
-        vec![
-            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 4 > answer.txt"),
-        ],
-        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
-    );
+    let server = start(e2e::failing_change());
     let out = run_copilot(&copilot, &repo, &server, "add a greeting");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -133,17 +104,12 @@ fn copilot_blocks_a_failing_change_shows_the_model_why_and_proves_the_fix() {
     let feedback = turns[2].last_user_text();
     assert!(feedback.contains(&format!("{BLOCK}1 of 3")), "{context}");
     assert!(
-        feedback.contains("answer.txt is wrong: expected 4, got 5"),
+        feedback.contains(ANSWER_WRONG),
         "the model's next request carries verify.sh's failing lines: {context}"
     );
     assert_eq!(blocks_seen(&server).len(), 1, "{context}");
 
-    // The final state is proven, and stock git reads the proof.
-    let state = repo.stock_state_tree().unwrap();
-    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
-    assert!(note.contains(&format!("tree: {state}")), "{note}");
-    assert!(note.contains("host: copilot"), "{note}");
-    repo.prove_it(&["status"]).assert().code(0);
+    e2e::assert_proven_by(&repo, &COPILOT);
 
     // The block is in the ledger, with the claim when Copilot had written it to its transcript
     // (`events.jsonl`) by then: Copilot 1.0.102 writes that file lazily, so at the stop the
@@ -193,12 +159,8 @@ fn copilot_ends_an_always_failing_turn_by_the_budget_and_the_agent_is_told() {
     let Some(copilot) = COPILOT.or_skip("copilot_ends_an_always_failing_turn") else {
         return;
     };
-    let repo = wired_repo("echo 'check 42 is broken'\nexit 1");
-    let server = FakeModel::start(
-        Chat,
-        vec![Reply::Shell("echo change > change.txt")],
-        Reply::Text("All tests pass."),
-    );
+    let repo = e2e::wired_by_init(&COPILOT, ALWAYS_FAILING, &[]);
+    let server = start(e2e::always_claiming());
     let out = run_copilot(&copilot, &repo, &server, "make a change");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -214,10 +176,7 @@ fn copilot_ends_an_always_failing_turn_by_the_budget_and_the_agent_is_told() {
         );
         assert!(block.contains("check 42 is broken"), "{context}");
     }
-    assert!(
-        blocks[3].contains("NOT_PROVEN: this turn ended unverified (after 3 attempts)"),
-        "{context}"
-    );
+    assert!(blocks[3].contains(YIELD), "{context}");
     assert!(blocks[3].contains("quoting the notice above"), "{context}");
     assert_eq!(server.agent_turns().len(), 6, "{context}");
     // Copilot's own record of the session shows the same five user messages: prompt and blocks.
@@ -230,21 +189,9 @@ fn copilot_keeps_the_budget_when_the_agent_acts_between_blocks() {
     let Some(copilot) = COPILOT.or_skip("copilot_keeps_the_budget_when_the_agent_acts") else {
         return;
     };
-    let repo = wired_repo("echo 'check 42 is broken'\nexit 1");
+    let repo = e2e::wired_by_init(&COPILOT, ALWAYS_FAILING, &[]);
     // After each block the agent runs a command, then claims again: still one turn.
-    let server = FakeModel::start(
-        Chat,
-        vec![
-            Reply::Shell("echo 1 >> change.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 2 >> change.txt"),
-            Reply::Text("Fixed, all tests pass."),
-            Reply::Shell("echo 3 >> change.txt"),
-            Reply::Text("Fixed again, all tests pass."),
-            Reply::Shell("echo 4 >> change.txt"),
-        ],
-        Reply::Text("Surely fixed now."),
-    );
+    let server = start(e2e::acting_between_blocks());
     let out = run_copilot(&copilot, &repo, &server, "make a change");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -256,10 +203,7 @@ fn copilot_keeps_the_budget_when_the_agent_acts_between_blocks() {
             "{context}"
         );
     }
-    assert!(
-        blocks[3].contains("NOT_PROVEN: this turn ended unverified"),
-        "{context}"
-    );
+    assert!(blocks[3].contains(YIELD), "{context}");
     assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
 }
 
@@ -269,24 +213,16 @@ fn copilot_runs_nothing_on_a_read_only_prompt() {
         return;
     };
     // verify.sh leaves a mark in HOME, which the hook and verify.sh inherit from the test.
-    let repo = wired_repo("touch \"$HOME/verify-ran\"");
-    let server = FakeModel::start(
-        Chat,
-        vec![Reply::Shell("cat answer.txt")],
-        Reply::Text("The answer is 4."),
-    );
+    let repo = e2e::wired_by_init(&COPILOT, MARKS_HOME, ANSWER);
+    let server = start(e2e::read_only());
     let out = run_copilot(&copilot, &repo, &server, "what is in answer.txt?");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
     assert_eq!(server.agent_turns().len(), 2, "{context}");
     assert!(blocks_seen(&server).is_empty(), "{context}");
-    assert!(
-        !repo.home().join("verify-ran").exists(),
-        "verify.sh ran on a read-only turn: {context}"
-    );
-    // The gate did answer the stop (its turn state says so), and the tree is untouched.
-    assert!(repo.path(".git/prove-it/sessions").is_dir(), "{context}");
-    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+    // The gate did answer the stop, silently.
+    assert_eq!(last_answers(&repo), ["silent"], "{context}");
+    e2e::assert_nothing_ran(&repo, &context);
 }
 
 #[test]
@@ -294,25 +230,15 @@ fn copilot_is_refused_a_deleted_verify_sh_until_it_is_restored() {
     let Some(copilot) = COPILOT.or_skip("copilot_is_refused_a_deleted_verify_sh") else {
         return;
     };
-    let repo = wired_repo("echo fine");
-    let server = FakeModel::start(
-        Chat,
-        vec![
-            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
-            Reply::Text("Done. All tests pass."),
-            Reply::Shell("git checkout -- verify.sh"),
-        ],
-        Reply::Text("Restored verify.sh."),
-    );
+    let repo = e2e::wired_by_init(&COPILOT, "echo fine", ANSWER);
+    let server = start(e2e::deleting_verify_sh());
     let out = run_copilot(&copilot, &repo, &server, "change the answer");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
     let turns = server.agent_turns();
     assert_eq!(turns.len(), 4, "{context}");
     assert!(
-        turns[2]
-            .last_user_text()
-            .contains("verify.sh was armed when this session started"),
+        turns[2].last_user_text().contains(REFUSED_DELETION),
         "{context}"
     );
     assert!(repo.path("verify.sh").is_file(), "{context}");

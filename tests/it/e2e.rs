@@ -12,6 +12,11 @@ use std::path::PathBuf;
 use std::process::{Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use serde_json::Value;
+
+use crate::fake_model::{Reply, Script};
+use crate::harness::TestRepo;
+
 /// A host the end-to-end tests drive.
 #[derive(Debug, Clone, Copy)]
 pub struct Host {
@@ -23,6 +28,8 @@ pub struct Host {
     pub env: &'static str,
     /// Its product name, for messages.
     pub product: &'static str,
+    /// The file `git prove-it init --host <name>` wires.
+    pub wiring: &'static str,
 }
 
 pub const CLAUDE: Host = Host {
@@ -30,24 +37,28 @@ pub const CLAUDE: Host = Host {
     binary: "claude",
     env: "PROVE_IT_CLAUDE",
     product: "Claude Code",
+    wiring: ".claude/settings.json",
 };
 pub const CODEX: Host = Host {
     name: "codex",
     binary: "codex",
     env: "PROVE_IT_CODEX",
     product: "Codex CLI",
+    wiring: ".codex/hooks.json",
 };
 pub const GEMINI: Host = Host {
     name: "gemini",
     binary: "gemini",
     env: "PROVE_IT_GEMINI",
     product: "Gemini CLI",
+    wiring: ".gemini/settings.json",
 };
 pub const COPILOT: Host = Host {
     name: "copilot",
     binary: "copilot",
     env: "PROVE_IT_COPILOT",
     product: "Copilot CLI",
+    wiring: ".github/hooks/prove-it-copilot.json",
 };
 
 impl Host {
@@ -159,3 +170,146 @@ pub fn describe(out: &Output, server: &crate::fake_model::FakeModel) -> String {
         server.describe()
     )
 }
+
+/// A repository with `files` and verify.sh (`#!/bin/sh` and `verify`), wired to `host` by
+/// `git prove-it init --host`, committed.
+pub fn wired_by_init(host: &Host, verify: &str, files: &[(&str, &str)]) -> TestRepo {
+    let repo = TestRepo::new();
+    for (path, content) in files {
+        repo.write(path, content);
+    }
+    repo.verify_script(verify);
+    repo.prove_it(&["init", "--yes", "--no-demo", "--host", host.name])
+        .assert()
+        .success();
+    assert!(
+        repo.path(host.wiring).is_file(),
+        "init wrote {}",
+        host.wiring
+    );
+    repo.commit_all("initial, wired by init");
+    repo
+}
+
+/// A host's output in JSON lines (`stream-json`, `--json`...): each line that parses.
+pub fn json_lines(out: &Output) -> Vec<Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect()
+}
+
+/// The gate's last answer in each session of the repository, as its turn state records it:
+/// `silent`, `notice` or `block`.
+pub fn last_answers(repo: &TestRepo) -> Vec<String> {
+    let dir = repo.path(".git/prove-it/sessions");
+    let mut answers = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        if entry.path().extension().is_some_and(|ext| ext == "json") {
+            let state: Value =
+                serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
+            answers.push(state["last"]["kind"].as_str().unwrap_or("").to_owned());
+        }
+    }
+    answers
+}
+
+/// The working state is proven by `host`'s stop hook, and stock git reads the proof.
+pub fn assert_proven_by(repo: &TestRepo, host: &Host) {
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
+    assert!(note.contains(&format!("tree: {state}")), "{note}");
+    assert!(note.contains(&format!("host: {}", host.name)), "{note}");
+    repo.prove_it(&["status"]).assert().code(0);
+}
+
+/// After a read-only turn: verify.sh (MARKS_HOME) never ran and the worktree is as committed.
+pub fn assert_nothing_ran(repo: &TestRepo, context: &str) {
+    assert!(
+        !repo.home().join("verify-ran").exists(),
+        "verify.sh ran on a read-only turn: {context}"
+    );
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+}
+
+// The scenarios every host runs: their verify.sh and the model's script.
+
+/// The head of every block of the gate (then "N of M for this turn)").
+pub const BLOCK: &str = "prove-it: DISPROVEN (attempt ";
+/// The notice that ends an always-failing turn by the default budget.
+pub const YIELD: &str = "prove-it: NOT_PROVEN: this turn ended unverified (after 3 attempts)";
+
+/// verify.sh of the failing change: answer.txt (committed as 4) must say 4.
+pub const ANSWER_CHECK: &str = "test \"$(cat answer.txt)\" = 4 || \
+    { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
+    echo all checks passed";
+/// What ANSWER_CHECK says of the failing change.
+pub const ANSWER_WRONG: &str = "answer.txt is wrong: expected 4, got 5";
+/// The files ANSWER_CHECK checks.
+pub const ANSWER: &[(&str, &str)] = &[("answer.txt", "4\n")];
+
+/// A verify.sh that never passes.
+pub const ALWAYS_FAILING: &str = "echo 'check 42 is broken'\nexit 1";
+
+/// A verify.sh that leaves a mark in HOME (which the host, the hook and verify.sh inherit).
+pub const MARKS_HOME: &str = "touch \"$HOME/verify-ran\"";
+
+/// A change that breaks ANSWER_CHECK, a claim, then the fix and a claim.
+pub fn failing_change() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Shell("echo 4 > answer.txt"),
+        ],
+        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
+    )
+}
+
+/// A change, then the same claim at every stop.
+pub fn always_claiming() -> Script {
+    Script::new(
+        vec![Reply::Shell("echo change > change.txt")],
+        Reply::Text("All tests pass."),
+    )
+}
+
+/// A change and a claim, then after every block another change (each its own command, so no
+/// host's loop detection plays a part) and another claim.
+pub fn acting_between_blocks() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo 1 >> change.txt"),
+            Reply::Text("All tests pass."),
+            Reply::Shell("echo 2 >> change.txt"),
+            Reply::Text("Fixed, all tests pass."),
+            Reply::Shell("echo 3 >> change.txt"),
+            Reply::Text("Fixed again, all tests pass."),
+            Reply::Shell("echo 4 >> change.txt"),
+        ],
+        Reply::Text("Surely fixed now."),
+    )
+}
+
+/// A command that changes nothing, then an answer.
+pub fn read_only() -> Script {
+    Script::new(
+        vec![Reply::Shell("cat answer.txt")],
+        Reply::Text("The answer is 4."),
+    )
+}
+
+/// verify.sh deleted with a change and a claim, then restored.
+pub fn deleting_verify_sh() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
+            Reply::Text("Done. All tests pass."),
+            Reply::Shell("git checkout -- verify.sh"),
+        ],
+        Reply::Text("Restored verify.sh."),
+    )
+}
+
+/// How the gate refuses a deleted verify.sh.
+pub const REFUSED_DELETION: &str = "verify.sh was armed when this session started";

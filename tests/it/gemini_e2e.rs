@@ -12,34 +12,20 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::e2e::{GEMINI, describe, run_bounded};
+use crate::e2e::{
+    self, ALWAYS_FAILING, ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, GEMINI, MARKS_HOME,
+    REFUSED_DELETION, YIELD, describe, last_answers, run_bounded,
+};
 use crate::fake_model::gemini::Gemini;
-use crate::fake_model::{FakeModel, Reply};
+use crate::fake_model::{FakeModel, Script};
 use crate::harness::TestRepo;
 
-/// How the gate's block starts; Gemini CLI sends the reason raw as the next user turn.
-const BLOCK: &str = "prove-it: DISPROVEN (attempt";
 /// Gemini CLI has no cap on blocks: a run the gate's budget did not end is killed past this,
 /// and the test fails. The scenarios take a few seconds.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 
-fn start(turns: Vec<Reply>, then: Reply) -> FakeModel {
-    FakeModel::start(Gemini, turns, then)
-}
-
-/// A repository with `files` and verify.sh committed, wired to Gemini CLI by `init`.
-fn wired_repo(verify: &str, files: &[(&str, &str)]) -> TestRepo {
-    let repo = TestRepo::new();
-    for (path, content) in files {
-        repo.write(path, content);
-    }
-    repo.verify_script(verify);
-    repo.prove_it(&["init", "--yes", "--no-demo", "--host", "gemini"])
-        .assert()
-        .success();
-    assert!(repo.path(".gemini/settings.json").is_file());
-    repo.commit_all("initial");
-    repo
+fn start(script: Script) -> FakeModel {
+    FakeModel::start(Gemini, script)
 }
 
 /// Run `gemini -p prompt` in the repository against the fake server, bounded by RUN_LIMIT.
@@ -78,48 +64,18 @@ fn warnings(out: &Output) -> Vec<String> {
         .collect()
 }
 
-/// The gate's last answer in each session of the repository, as its turn state records it.
-fn last_answers(repo: &TestRepo) -> Vec<String> {
-    let dir = repo.path(".git/prove-it/sessions");
-    let mut answers = Vec::new();
-    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
-        if entry.path().extension().is_some_and(|ext| ext == "json") {
-            let state: Value =
-                serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
-            answers.push(state["last"]["kind"].as_str().unwrap_or("").to_owned());
-        }
-    }
-    answers
-}
-
 /// How many blocks of the gate the model was shown, by the end of the conversation.
 fn blocks_seen(server: &FakeModel) -> usize {
-    let turns = server.agent_turns();
-    let last = turns
-        .last()
-        .map(|turn| turn.user_text())
-        .unwrap_or_default();
-    last.matches(BLOCK).count()
+    server.final_user_text().matches(BLOCK).count()
 }
-
-const ANSWER_CHECK: &str = "#!/bin/sh\n\
-    test \"$(cat answer.txt)\" = 4 || { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
-    echo all checks passed\n";
 
 #[test]
 fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
     let Some(gemini) = GEMINI.or_skip("a_failing_change_is_blocked") else {
         return;
     };
-    let repo = wired_repo(ANSWER_CHECK, &[("answer.txt", "4\n")]);
-    let server = start(
-        vec![
-            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 4 > answer.txt"),
-        ],
-        Reply::Text("Fixed: answer.txt is 4 again, verify.sh passes."),
-    );
+    let repo = e2e::wired_by_init(&GEMINI, ANSWER_CHECK, ANSWER);
+    let server = start(e2e::failing_change());
     let out = run_gemini(&gemini, &repo, &server, "add a greeting");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -138,7 +94,7 @@ fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
     let feedback = turns[2].last_user_text();
     assert!(feedback.starts_with(BLOCK), "{context}");
     assert!(
-        feedback.contains("answer.txt is wrong: expected 4, got 5"),
+        feedback.contains(ANSWER_WRONG),
         "the model's next request carries verify.sh's failing lines: {context}"
     );
     assert_eq!(blocks_seen(&server), 1, "{context}");
@@ -156,12 +112,7 @@ fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
         "{context}"
     );
 
-    // The final state is proven, and stock git reads the proof.
-    let state = repo.stock_state_tree().unwrap();
-    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
-    assert!(note.contains(&format!("tree: {state}")), "{note}");
-    assert!(note.contains("host: gemini"), "{note}");
-    repo.prove_it(&["status"]).assert().code(0);
+    e2e::assert_proven_by(&repo, &GEMINI);
 }
 
 #[test]
@@ -169,11 +120,8 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
     let Some(gemini) = GEMINI.or_skip("an_always_failing_verify_sh") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
-    let server = start(
-        vec![Reply::Shell("echo change > change.txt")],
-        Reply::Text("All tests pass."),
-    );
+    let repo = e2e::wired_by_init(&GEMINI, ALWAYS_FAILING, &[]);
+    let server = start(e2e::always_claiming());
     // Gemini CLI has no cap of its own: only the gate's budget ends this run in time.
     let out = run_gemini(&gemini, &repo, &server, "make a change");
     let context = describe(&out, &server);
@@ -208,22 +156,11 @@ fn the_budget_holds_when_the_agent_acts_between_blocks() {
     let Some(gemini) = GEMINI.or_skip("the_budget_holds_when_the_agent_acts_between_blocks") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho 'check 42 is broken'\nexit 1\n", &[]);
+    let repo = e2e::wired_by_init(&GEMINI, ALWAYS_FAILING, &[]);
     // After each block the agent runs a command, then claims again: Gemini CLI then sends
     // `stop_hook_active: false`, as at a turn's first stop. Distinct commands, so that Gemini's
     // own loop detection (five identical calls) plays no part.
-    let server = start(
-        vec![
-            Reply::Shell("echo 1 >> change.txt"),
-            Reply::Text("All tests pass."),
-            Reply::Shell("echo 2 >> change.txt"),
-            Reply::Text("Fixed, all tests pass."),
-            Reply::Shell("echo 3 >> change.txt"),
-            Reply::Text("Fixed again, all tests pass."),
-            Reply::Shell("echo 4 >> change.txt"),
-        ],
-        Reply::Text("Surely fixed now."),
-    );
+    let server = start(e2e::acting_between_blocks());
     let out = run_gemini(&gemini, &repo, &server, "make a change");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -233,14 +170,11 @@ fn the_budget_holds_when_the_agent_acts_between_blocks() {
     assert_eq!(server.agent_turns().len(), 8, "{context}");
     let last = server.agent_turns().last().unwrap().user_text();
     for attempt in 1..=3 {
-        let block = format!("{BLOCK} {attempt} of 3 for this turn)");
+        let block = format!("{BLOCK}{attempt} of 3 for this turn)");
         assert!(last.contains(&block), "{context}");
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        stderr.contains("NOT_PROVEN: this turn ended unverified (after 3 attempts)"),
-        "{context}"
-    );
+    assert!(stderr.contains(YIELD), "{context}");
     assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
 }
 
@@ -250,25 +184,17 @@ fn a_read_only_prompt_never_runs_verify_sh() {
         return;
     };
     // verify.sh leaves a mark in HOME, which the hook and verify.sh inherit from the test.
-    let repo = wired_repo(
-        "#!/bin/sh\ntouch \"$HOME/verify-ran\"\n",
-        &[("answer.txt", "4\n")],
-    );
-    let marker = repo.home().join("verify-ran");
-
-    let server = start(vec![], Reply::Text("The answer is 4."));
+    let repo = e2e::wired_by_init(&GEMINI, MARKS_HOME, ANSWER);
+    let server = start(e2e::read_only());
     let out = run_gemini(&gemini, &repo, &server, "what is in answer.txt?");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
-    assert_eq!(server.agent_turns().len(), 1, "{context}");
+    // One command that changes nothing, then the answer.
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
     // The gate did run at the stop, and answered nothing.
     assert_eq!(last_answers(&repo), ["silent"], "{context}");
     assert!(warnings(&out).is_empty(), "{context}");
-    assert!(
-        !marker.exists(),
-        "verify.sh ran on a read-only turn: {context}"
-    );
-    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+    e2e::assert_nothing_ran(&repo, &context);
 }
 
 #[test]
@@ -276,15 +202,8 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     let Some(gemini) = GEMINI.or_skip("deleting_verify_sh") else {
         return;
     };
-    let repo = wired_repo("#!/bin/sh\necho fine\n", &[("answer.txt", "4\n")]);
-    let server = start(
-        vec![
-            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
-            Reply::Text("Done. All tests pass."),
-            Reply::Shell("git checkout -- verify.sh"),
-        ],
-        Reply::Text("Restored verify.sh."),
-    );
+    let repo = e2e::wired_by_init(&GEMINI, "echo fine", ANSWER);
+    let server = start(e2e::deleting_verify_sh());
     let out = run_gemini(&gemini, &repo, &server, "change the answer");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
@@ -292,10 +211,7 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     let turns = server.agent_turns();
     assert_eq!(turns.len(), 4, "{context}");
     let refusal = turns[2].last_user_text();
-    assert!(
-        refusal.contains("verify.sh was armed when this session started"),
-        "{context}"
-    );
+    assert!(refusal.contains(REFUSED_DELETION), "{context}");
     assert!(repo.path("verify.sh").is_file(), "{context}");
     // Restored, the changed state is proven by the verify.sh of the session's start.
     let state = repo.stock_state_tree().unwrap();

@@ -104,13 +104,23 @@ pub trait Api: Send + Sync + 'static {
     fn respond(&self, method: &str, path: &str, body: &Value, reply: Option<&Reply>) -> Response;
 }
 
-struct Script {
+/// What the model answers to the agent's turns: `turns` in order, then `then` for every turn
+/// after them.
+pub struct Script {
     turns: Vec<Reply>,
     then: Reply,
     next: usize,
 }
 
 impl Script {
+    pub fn new(turns: Vec<Reply>, then: Reply) -> Self {
+        Script {
+            turns,
+            then,
+            next: 0,
+        }
+    }
+
     fn next(&mut self) -> Reply {
         let reply = self.turns.get(self.next).unwrap_or(&self.then).clone();
         self.next += 1;
@@ -126,17 +136,13 @@ pub struct FakeModel {
 }
 
 impl FakeModel {
-    /// Serve `turns` to the agent's turns in order, then `then` for every turn after them.
-    pub fn start(api: impl Api, turns: Vec<Reply>, then: Reply) -> Self {
+    /// Serve `script` to the agent's turns through `api`.
+    pub fn start(api: impl Api, script: Script) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind a loopback port");
         let port = listener.local_addr().unwrap().port();
         let log = Arc::new(Mutex::new(Vec::new()));
         let stop = Arc::new(AtomicBool::new(false));
-        let script = Arc::new(Mutex::new(Script {
-            turns,
-            then,
-            next: 0,
-        }));
+        let script = Arc::new(Mutex::new(script));
         let api: Arc<dyn Api> = Arc::new(api);
         let accept = {
             let (log, stop) = (log.clone(), stop.clone());
@@ -172,6 +178,13 @@ impl FakeModel {
             .into_iter()
             .filter(|request| request.agent_turn)
             .collect()
+    }
+
+    /// The user side of the conversation as the model last saw it: every user message, tool
+    /// result and hook feedback of the last agent turn, joined.
+    pub fn final_user_text(&self) -> String {
+        let turns = self.agent_turns();
+        turns.last().map(Request::user_text).unwrap_or_default()
     }
 
     /// Every request, a line each, with the user side's last message: for failure messages.
