@@ -205,11 +205,19 @@ fn trust(host: Host, workdir: &Path) -> Option<Finding> {
         Host::Claude => claude_trusts(&workdir),
         Host::Gemini => gemini_trusts(&workdir),
         Host::Copilot => copilot_trusts(&workdir),
-        // Codex keeps its hook trust where this cannot read it, and says nothing when it skips
-        // untrusted hooks: the step is all doctor can give.
+        // Codex needs two trusts: the project's (readable, in its config.toml) before it reads
+        // .codex/ at all, and the hooks' own approval, kept where this cannot read it. Untrusted
+        // hooks are skipped silently, so even a trusted project is only a warning.
         Host::Codex => {
+            let (trusted, record) = codex_trusts(&workdir);
             return Some(warn(
-                "Codex CLI: whether Codex trusts this repository's hooks cannot be checked from here; untrusted hooks are skipped silently",
+                if trusted {
+                    "Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked from here; unapproved hooks are skipped silently".to_string()
+                } else {
+                    format!(
+                        "Codex CLI: {record} does not record trusting this project, so Codex does not read its .codex/hooks.json"
+                    )
+                },
                 step,
             ));
         }
@@ -263,6 +271,38 @@ fn claude_trusts(workdir: &Path) -> (bool, String) {
                     == Some(true)
             })
         });
+    (trusted, file.display().to_string())
+}
+
+/// Codex CLI records a trusted project in `~/.codex/config.toml` (`$CODEX_HOME/config.toml`
+/// when set) as a table `[projects."<path>"]` holding `trust_level = "trusted"`, written by its
+/// trust prompt or `codex exec --trust`. Read line by line, in the shape Codex writes, rather
+/// than with a TOML parser for this one key; a project below a trusted one counts as trusted.
+fn codex_trusts(workdir: &Path) -> (bool, String) {
+    let file = std::env::var_os("CODEX_HOME")
+        .map_or_else(|| home().join(".codex"), PathBuf::from)
+        .join("config.toml");
+    let text = std::fs::read_to_string(&file).unwrap_or_default();
+    let mut project: Option<&str> = None;
+    let mut trusted = false;
+    for line in text.lines().map(str::trim) {
+        if line.starts_with('[') {
+            project = line
+                .strip_prefix("[projects.")
+                .and_then(|rest| rest.strip_suffix(']'))
+                .and_then(|key| {
+                    let quoted = |q: char| key.strip_prefix(q)?.strip_suffix(q);
+                    quoted('"').or_else(|| quoted('\''))
+                });
+        } else if let Some(path) = project
+            && workdir.starts_with(path)
+            && let Some((key, value)) = line.split_once('=')
+            && key.trim() == "trust_level"
+            && value.trim() == "\"trusted\""
+        {
+            trusted = true;
+        }
+    }
     (trusted, file.display().to_string())
 }
 

@@ -32,9 +32,18 @@ fn start(script: Script) -> FakeModel {
     FakeModel::start(Responses, script)
 }
 
+/// How a run trusts the repository, without which Codex ignores its `.codex/hooks.json`.
+#[derive(Clone, Copy, PartialEq)]
+enum Trust {
+    /// Recorded in the run's `config.toml` beforehand, as Codex's trust prompt records it.
+    Recorded,
+    /// By `codex exec --trust`, which records it itself.
+    Flag,
+}
+
 /// A `CODEX_HOME` of the run's own: the fake provider, no network at start, no approvals, and
-/// the repository trusted (else Codex ignores its `.codex/hooks.json`).
-fn codex_home(repo: &TestRepo, server: &FakeModel) -> std::path::PathBuf {
+/// the repository's trust recorded when `trust` says so.
+fn codex_home(repo: &TestRepo, server: &FakeModel, trust: Trust) -> std::path::PathBuf {
     let home = repo.home().join("codex-home");
     std::fs::create_dir_all(&home).unwrap();
     let project = std::fs::canonicalize(&repo.root).unwrap();
@@ -55,29 +64,42 @@ env_key = "{KEY_VAR}"
 plugins = false
 remote_plugin = false
 apps = false
-
-[projects.{:?}]
-trust_level = "trusted"
 "#,
         server.base_url(),
-        project.to_str().expect("a UTF-8 temp path"),
     );
+    let trusted = format!(
+        "\n[projects.{:?}]\ntrust_level = \"trusted\"\n",
+        project.to_str().expect("a UTF-8 temp path")
+    );
+    let config = if trust == Trust::Recorded {
+        config + &trusted
+    } else {
+        config
+    };
     std::fs::write(home.join("config.toml"), config).unwrap();
     home
 }
 
 /// Run `codex exec prompt` in the repository against the fake server, bounded by RUN_LIMIT.
 fn run_codex(codex: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
+    run_codex_trusting(codex, repo, server, prompt, Trust::Recorded)
+}
+
+fn run_codex_trusting(
+    codex: &Path,
+    repo: &TestRepo,
+    server: &FakeModel,
+    prompt: &str,
+    trust: Trust,
+) -> Output {
     let mut cmd = repo.command(codex);
-    cmd.args([
-        "exec",
-        "--json",
-        "--skip-git-repo-check",
-        "--dangerously-bypass-hook-trust",
-        prompt,
-    ])
-    .env("CODEX_HOME", codex_home(repo, server))
-    .env(KEY_VAR, "sk-fake-key-for-tests");
+    cmd.args(["exec", "--json", "--skip-git-repo-check"]);
+    if trust == Trust::Flag {
+        cmd.arg("--trust");
+    }
+    cmd.args(["--dangerously-bypass-hook-trust", prompt])
+        .env("CODEX_HOME", codex_home(repo, server, trust))
+        .env(KEY_VAR, "sk-fake-key-for-tests");
     run_bounded(cmd, RUN_LIMIT)
 }
 
@@ -242,4 +264,43 @@ fn deleting_verify_sh_is_refused_until_it_is_restored() {
     // Restored, the changed state is proven by the verify.sh of the session's start.
     let state = repo.stock_state_tree().unwrap();
     assert!(repo.note(&state).is_some(), "{context}");
+}
+
+#[test]
+fn doctor_reads_the_project_trust_codex_records() {
+    let Some(codex) = CODEX.or_skip("codex_e2e::doctor_reads_the_project_trust") else {
+        return;
+    };
+    let repo = e2e::wired_by_init(&CODEX, "echo fine", ANSWER);
+    let server = start(e2e::read_only());
+    let doctor = |repo: &TestRepo| {
+        let out = repo
+            .prove_it(&["doctor"])
+            .env("CODEX_HOME", repo.home().join("codex-home"))
+            .output()
+            .unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    codex_home(&repo, &server, Trust::Flag);
+    let before = doctor(&repo);
+    assert!(
+        before.contains("does not record trusting this project"),
+        "{before}"
+    );
+    // Codex records the trust itself, and then reads .codex/hooks.json: the gate answered.
+    let out = run_codex_trusting(
+        &codex,
+        &repo,
+        &server,
+        "what is in answer.txt?",
+        Trust::Flag,
+    );
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert_eq!(last_answers(&repo), ["silent"], "{context}");
+    let after = doctor(&repo);
+    assert!(
+        after.contains("warn  Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked"),
+        "{after}\n{context}"
+    );
 }

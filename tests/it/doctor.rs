@@ -265,3 +265,41 @@ fn gemini_and_copilot_trust_are_read_from_their_files() {
             "ok    Copilot CLI: this folder is trusted, so its project hooks run\n",
         ));
 }
+
+#[test]
+fn codex_project_trust_is_read_from_its_config() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.prove_it(&["init", "--yes", "--no-demo", "--host", "codex"])
+        .assert()
+        .code(0);
+    repo.prove_it(&["doctor"]).assert().stdout(predicate::str::contains(
+        "/.codex/config.toml does not record trusting this project, so Codex does not read its .codex/hooks.json",
+    ));
+    // Another project trusted, and this one's parent not: still untrusted.
+    let codex = repo.home().join(".codex");
+    std::fs::create_dir_all(&codex).unwrap();
+    let root = repo.root.canonicalize().unwrap();
+    let config = format!(
+        "model = \"x\"\n\n[projects.\"/elsewhere\"]\ntrust_level = \"trusted\"\n\n[projects.{:?}]\ntrust_level = \"untrusted\"\n",
+        root.to_str().unwrap()
+    );
+    std::fs::write(codex.join("config.toml"), config).unwrap();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "does not record trusting this project",
+        ));
+    // The parent trusted, in the shape Codex writes: the project is, its hooks still unknown.
+    let config = format!(
+        "[projects.{:?}]\ntrust_level = \"trusted\"\n\n[features]\napps = false\n",
+        root.parent().unwrap().to_str().unwrap()
+    );
+    std::fs::write(codex.join("config.toml"), config).unwrap();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "warn  Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked from here",
+        ));
+}
