@@ -21,9 +21,9 @@ use crate::setup::host::{Error as HostError, Wiring};
 /// likely trusts this folder); git-prove-it on PATH; the pre-push hook; the git identity proofs
 /// are signed off by; the proofs ref and its merge strategy; proof records dropped by other
 /// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the remote
-/// has the proofs (asked with git ls-remote, which may use the network); whether `git help
-/// prove-it` finds the man page. Exit status: 0 nothing failed (warnings allowed), 1 something
-/// is broken, 2 error.
+/// has the proofs (asked with git ls-remote, which may use the network; given up after 10 s);
+/// whether `git help prove-it` finds the man page. Exit status: 0 nothing failed (warnings
+/// allowed), 1 something is broken, 2 error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Print the checks as one JSON object on stdout.
@@ -475,6 +475,9 @@ fn proofs(repo: &Repo, checks: &mut Vec<Finding>) {
     });
 }
 
+/// How long doctor waits for the remote to list its proofs.
+const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// The remote's proofs, asked with `git ls-remote`: gix cannot talk to every remote git can
 /// (credential helpers, ssh configuration), and sync already relies on git for the same.
 fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
@@ -483,7 +486,8 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
         return;
     }
     let remote = repo.default_remote();
-    checks.push(match repo.remote_proofs_tip(&remote) {
+    let answer = repo.remote_proofs_tip_within(&remote, REMOTE_TIMEOUT);
+    checks.push(match answer {
         Ok(Some(_)) => ok(format!("{remote} has {PROOFS_REF}")),
         Ok(None) => warn(
             format!("{remote} has no {PROOFS_REF}: CI and other clones cannot see any proof"),

@@ -73,6 +73,8 @@ pub(crate) enum Error {
     },
     #[error("git {command} failed: {stderr}")]
     GitFailed { command: String, stderr: String },
+    #[error("git {command} gave no answer within {seconds} s")]
+    GitTimedOut { command: String, seconds: u64 },
     #[error("could not clean up the temporary worktree {path}")]
     WorktreeCleanup {
         path: PathBuf,

@@ -3,7 +3,12 @@
 //! gix can neither fetch over every transport git supports nor push at all, so this module runs
 //! `git` itself for the network; everything else (the merge, the ref updates) happens here.
 
-use std::process::Command;
+use std::io::Read;
+use std::os::unix::process::CommandExt;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, kill_process_group};
 
 use gix::ObjectId;
 
@@ -86,11 +91,69 @@ impl Repo {
         // Asked first rather than fetched blindly: a fetch of a missing ref fails, and telling
         // that failure from others would mean parsing git's (translated) messages.
         let listed = self.run_git(&["ls-remote", "--", remote, PROOFS_REF])?;
-        Ok(listed
-            .lines()
-            .filter_map(|line| line.split_once('\t'))
-            .find(|(_, name)| *name == PROOFS_REF)
-            .and_then(|(id, _)| ObjectId::from_hex(id.as_bytes()).ok()))
+        Ok(proofs_tip(&listed))
+    }
+
+    /// The same question, given up after `limit`, and never asking for credentials: for
+    /// `doctor`, which must not hang on an unreachable remote or wait for a password. The git
+    /// process and whatever it started (ssh, a credential helper) are killed as one group.
+    pub(crate) fn remote_proofs_tip_within(
+        &self,
+        remote: &str,
+        limit: Duration,
+    ) -> Result<Option<ObjectId>, Error> {
+        let args = ["ls-remote", "--", remote, PROOFS_REF];
+        let spawn_error = |source| Error::GitSpawn {
+            command: args.join(" "),
+            source,
+        };
+        let mut child = Command::new("git")
+            .args(args)
+            .current_dir(self.workdir())
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .spawn()
+            .map_err(spawn_error)?;
+        // Drained on threads, so that a full pipe never stalls git; after a kill they end when
+        // the last process of the group is gone.
+        let drain = |mut pipe: Box<dyn Read + Send>| {
+            std::thread::spawn(move || {
+                let mut data = Vec::new();
+                let _ = pipe.read_to_end(&mut data);
+                data
+            })
+        };
+        let stdout = drain(Box::new(child.stdout.take().expect("piped")));
+        let stderr = drain(Box::new(child.stderr.take().expect("piped")));
+        let deadline = Instant::now() + limit;
+        let status = loop {
+            if let Some(status) = child.try_wait().map_err(spawn_error)? {
+                break status;
+            }
+            if Instant::now() >= deadline {
+                if let Some(group) = Pid::from_raw(child.id() as i32) {
+                    let _ = kill_process_group(group, Signal::KILL);
+                }
+                let _ = child.wait();
+                return Err(Error::GitTimedOut {
+                    command: args.join(" "),
+                    seconds: limit.as_secs(),
+                });
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        };
+        let output = std::process::Output {
+            status,
+            stdout: stdout.join().unwrap_or_default(),
+            stderr: stderr.join().unwrap_or_default(),
+        };
+        if !output.status.success() {
+            return Err(failed(&args, &output));
+        }
+        Ok(proofs_tip(&String::from_utf8_lossy(&output.stdout)))
     }
 
     /// Fetch the remote's proofs, merge them into ours by record union, and push the result
@@ -152,6 +215,15 @@ impl Repo {
             attempts: MAX_PUSH_ATTEMPTS,
         })
     }
+}
+
+/// The proofs ref's commit in `git ls-remote` output.
+fn proofs_tip(listed: &str) -> Option<ObjectId> {
+    listed
+        .lines()
+        .filter_map(|line| line.split_once('\t'))
+        .find(|(_, name)| *name == PROOFS_REF)
+        .and_then(|(id, _)| ObjectId::from_hex(id.as_bytes()).ok())
 }
 
 fn failed(args: &[&str], output: &std::process::Output) -> Error {

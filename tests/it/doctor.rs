@@ -303,3 +303,34 @@ fn codex_project_trust_is_read_from_its_config() {
             "warn  Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked from here",
         ));
 }
+
+#[test]
+fn an_unreachable_remote_is_given_up_on_and_everything_it_started_is_ended() {
+    let repo = set_up();
+    // An ssh "transport" that records its pid, then hangs like an unanswered connection.
+    let pid_file = repo.home().join("ssh.pid");
+    let ssh = repo.home_script(
+        "hanging-ssh",
+        &format!("echo $$ > {}\nexec sleep 300", pid_file.display()),
+    );
+    repo.git(&["remote", "add", "origin", "ssh://prove-it.invalid/repo.git"]);
+    let out = repo
+        .prove_it(&["doctor"])
+        .env("GIT_SSH_COMMAND", &ssh)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("warn  could not ask origin for its proofs: git ls-remote -- origin refs/notes/prove-it gave no answer within 10 s"),
+        "{stdout}"
+    );
+    // The hanging transport was killed with git, not left behind (a zombie awaiting its
+    // reaper is dead).
+    let pid = std::fs::read_to_string(&pid_file).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+    let state = stat.rsplit_once(") ").map(|(_, rest)| &rest[..1]);
+    assert!(
+        matches!(state, None | Some("Z" | "X")),
+        "the ssh transport {pid} outlived doctor: {stat}"
+    );
+}
