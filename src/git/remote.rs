@@ -57,7 +57,7 @@ impl Repo {
     fn git_output(&self, args: &[&str]) -> Result<std::process::Output, Error> {
         Command::new("git")
             .args(args)
-            .current_dir(self.workdir())
+            .current_dir(self.workdir()?)
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|source| Error::GitSpawn {
