@@ -55,9 +55,12 @@ impl Repo {
     }
 
     fn git_output(&self, args: &[&str]) -> Result<std::process::Output, Error> {
-        Command::new("git")
-            .args(args)
-            .current_dir(self.workdir()?)
+        let mut git = Command::new("git");
+        // A bare repository git finds as we did: from our directory, with our environment.
+        if let Ok(root) = self.workdir() {
+            git.current_dir(root);
+        }
+        git.args(args)
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|source| Error::GitSpawn {

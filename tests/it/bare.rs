@@ -1,4 +1,4 @@
-//! `check` and `log` in bare repositories: CI mirrors and servers have no worktree, and
+//! `check`, `log` and `sync` in bare repositories: CI mirrors and servers have no worktree, and
 //! these commands need only commits, trees and notes, so they answer there exactly as in a clone.
 
 use std::path::{Path, PathBuf};
@@ -6,7 +6,7 @@ use std::process::Output;
 
 use predicates::prelude::*;
 
-use crate::harness::{TestRepo, json_stdout};
+use crate::harness::{BareRemote, TestRepo, json_stdout};
 use crate::log::history;
 use crate::signed::{keygen, sign_with};
 
@@ -272,4 +272,32 @@ fn a_relative_allowed_signers_path_resolves_in_a_bare_repository_as_git_resolves
     std::fs::write(bare.join("ours"), format!("ours {public}\n")).unwrap();
     config("prove-it.allowedSigners", "ours");
     assert_eq!(our_principal(&repo, &bare, &bare), "ours");
+}
+
+/// `git clone --bare` fetches no notes: `sync` fetches the proofs there as in a clone.
+#[test]
+fn sync_fetches_proofs_into_a_bare_clone() {
+    let remote = BareRemote::new();
+    let repo = TestRepo::with_commit();
+    repo.publish_to(&remote);
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["sync"]).assert().code(0);
+    let bare = repo.home().join("ci.git");
+    repo.git(&[
+        "clone",
+        "-q",
+        "--bare",
+        remote.path.to_str().unwrap(),
+        bare.to_str().unwrap(),
+    ]);
+    let in_bare = |args: &[&str]| {
+        let mut cmd = repo.prove_it(args);
+        cmd.current_dir(&bare);
+        cmd
+    };
+    in_bare(&["check"]).assert().code(1);
+    let json = json_stdout(&in_bare(&["sync", "--json"]).assert().code(0));
+    assert_eq!(json["fetched"], true);
+    assert_eq!(json["pushed"], false);
+    in_bare(&["check"]).assert().code(0);
 }

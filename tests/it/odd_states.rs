@@ -335,7 +335,7 @@ fn a_read_only_object_database_fails_to_record_loudly() {
 
 /// Bare repositories have no working state, and outside a repository there is nothing: clear
 /// errors from the commands that prove or set up (SPEC.md section 7), silence from the hooks
-/// (nothing to gate). `check` and `log` need no worktree and work (tests/it/bare.rs).
+/// (nothing to gate). `check`, `log` and `sync` need no worktree and work (tests/it/bare.rs).
 #[test]
 fn bare_repositories_and_non_repositories_get_clear_messages() {
     let repo = TestRepo::with_commit();
