@@ -55,7 +55,18 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover_history(&cwd)?;
-    let selection = repo.select(&args.revs)?;
+    let selection = repo.select(&args.revs).map_err(|error| {
+        let failure = super::Failure::from(error);
+        // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
+        // only by GIT_OBJECT_DIRECTORY, which gix does not read.
+        if std::env::var_os("GIT_QUARANTINE_PATH").is_some() {
+            failure.hint(
+                "a push's new commits are out of reach in a pre-receive or update hook (git's quarantine): check them in a post-receive hook or in CI",
+            )
+        } else {
+            failure
+        }
+    })?;
     let ids = if args.all {
         repo.walk(&selection, None)?
     } else {

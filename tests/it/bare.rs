@@ -301,3 +301,38 @@ fn sync_fetches_proofs_into_a_bare_clone() {
     assert_eq!(json["pushed"], false);
     in_bare(&["check"]).assert().code(0);
 }
+
+/// A server's hooks run in its bare git dir. In post-receive the pushed commits are in place and
+/// `check` answers; in pre-receive git keeps them in a quarantine directory that gix does not
+/// read (GIT_OBJECT_DIRECTORY), so `check` fails with a hint saying where it works instead of a
+/// bare "object not found".
+#[test]
+fn a_servers_hooks_check_pushes_after_receive_and_say_why_not_before() {
+    let server = BareRemote::new();
+    let log = server.path.join("hook.log");
+    let hook = |name: &str| {
+        let path = server.path.join("hooks").join(name);
+        let body = format!(
+            "#!/bin/sh\nwhile read old new ref; do\n  case $ref in refs/heads/*) git prove-it check \"$new\" >>{log} 2>&1; echo \"{name} exit $?\" >>{log};; esac\ndone\nexit 0\n",
+            log = log.display()
+        );
+        std::fs::write(&path, body).unwrap();
+        std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o755))
+            .unwrap();
+    };
+    hook("pre-receive");
+    hook("post-receive");
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.git(&["remote", "add", "origin", server.path.to_str().unwrap()]);
+    repo.git(&["push", "-q", "--no-verify", "origin", "refs/notes/prove-it"]);
+    repo.git(&["push", "-q", "--no-verify", "origin", "main"]);
+    let seen = std::fs::read_to_string(&log).unwrap();
+    assert!(seen.contains("pre-receive exit 2"), "{seen}");
+    assert!(
+        seen.contains("hint: a push's new commits are out of reach in a pre-receive"),
+        "{seen}"
+    );
+    assert!(seen.contains("post-receive exit 0"), "{seen}");
+    assert!(seen.contains("proven: "), "{seen}");
+}
