@@ -14,7 +14,7 @@ use crate::standing::classify;
 /// one for that tree, written by a run of the verify.sh that tree holds. Hand-written, malformed
 /// or mismatched records never count. Proofs live in notes, which clones do not fetch: run
 /// 'git prove-it sync' (or fetch refs/notes/prove-it) first. It reads only commits, trees and
-/// notes, so it works in a bare repository too: a mirror, or a server's pre-receive hook.
+/// notes, so it works in a bare repository too: a mirror, or a server's post-receive hook.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,

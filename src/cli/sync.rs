@@ -11,7 +11,7 @@ use crate::report::{self, JSON_VERSION, SyncReport};
 ///
 /// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/REMOTE. When
 /// the remote moved between our fetch and our push, it is fetched and merged again. A clone
-/// without proofs of its own (CI, a bare mirror included) only fetches. Exit status: 0 done, 2
+/// without proofs of its own (CI, a bare clone included) only fetches. Exit status: 0 done, 2
 /// error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
