@@ -105,7 +105,7 @@ pub(crate) fn attempt(
     .into_iter()
     .map(|(k, v)| (k.into(), v.into()))
     .collect();
-    let program = repo.verify_path();
+    let program = repo.verify_path()?;
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = OffsetDateTime::now_utc()
         .replace_nanosecond(0)
@@ -113,7 +113,7 @@ pub(crate) fn attempt(
     let outcome = verify::run(
         verify::Request {
             program: &program,
-            workdir: repo.workdir(),
+            workdir: repo.workdir()?,
             env: &env,
             timeout: attempt.timeout,
             log_path: Some(&log),

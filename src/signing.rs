@@ -296,13 +296,14 @@ impl Verifier {
 }
 
 /// The allowed signers file to check against: `--allowed-signers`, else `prove-it.allowedSigners`,
-/// else `gpg.ssh.allowedSignersFile`. Config paths may start with `~/` and are relative to the
-/// worktree root, so that a file committed to the repository can be named as it is in the tree.
+/// else `gpg.ssh.allowedSignersFile`. Config paths may start with `~/` and are relative to
+/// `base`: the worktree root, so that a file committed to the repository can be named as it is in
+/// the tree, or in a bare repository the current directory, as for git (`cli::signers`).
 pub(crate) fn allowed_signers(
     flag: Option<&Path>,
     config: Config<'_>,
     home: Option<&Path>,
-    workdir: &Path,
+    base: &Path,
 ) -> Option<PathBuf> {
     if let Some(path) = flag {
         return Some(path.to_owned());
@@ -310,7 +311,7 @@ pub(crate) fn allowed_signers(
     [ALLOWED_SIGNERS_CONFIG, GIT_ALLOWED_SIGNERS_CONFIG]
         .iter()
         .find_map(|key| config(key).filter(|v| !v.trim().is_empty()))
-        .map(|value| workdir.join(expand_home(value.trim(), home)))
+        .map(|value| base.join(expand_home(value.trim(), home)))
 }
 
 /// Run `command` with `input` on stdin and collect what it prints.

@@ -13,7 +13,8 @@ use crate::standing::classify;
 /// A commit is proven when the note on its tree under refs/notes/prove-it holds a valid record:
 /// one for that tree, written by a run of the verify.sh that tree holds. Hand-written, malformed
 /// or mismatched records never count. Proofs live in notes, which clones do not fetch: run
-/// 'git prove-it sync' (or fetch refs/notes/prove-it) first.
+/// 'git prove-it sync' (or fetch refs/notes/prove-it) first. It reads only commits, trees and
+/// notes, so it works in a bare repository too: a mirror, or a server's post-receive hook.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,
@@ -41,7 +42,8 @@ pub(crate) struct Args {
     require_signed: bool,
 
     /// The allowed signers file for --require-signed [default: git config
-    /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root].
+    /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root, or in
+    /// a bare repository to the current directory].
     #[arg(long, value_name = "FILE", requires = "require_signed")]
     allowed_signers: Option<PathBuf>,
 
@@ -52,8 +54,19 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
-    let selection = repo.select(&args.revs)?;
+    let repo = Repo::discover_history(&cwd)?;
+    let selection = repo.select(&args.revs).map_err(|error| {
+        let failure = super::Failure::from(error);
+        // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
+        // only by GIT_OBJECT_DIRECTORY, which gix does not read.
+        if std::env::var_os("GIT_QUARANTINE_PATH").is_some() {
+            failure.hint(
+                "a push's new commits are out of reach in a pre-receive or update hook (git's quarantine): check them in a post-receive hook or in CI",
+            )
+        } else {
+            failure
+        }
+    })?;
     let ids = if args.all {
         repo.walk(&selection, None)?
     } else {

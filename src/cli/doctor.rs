@@ -47,11 +47,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             }
         }
     }
+    let workdir = repo.workdir()?;
     let mut checks = Vec::new();
-    verify_sh(&repo, &mut checks);
-    hosts(&repo, &mut checks);
+    verify_sh(repo.armed()?, &mut checks);
+    hosts(&repo, workdir, &mut checks);
     on_path(&mut checks);
-    pre_push(&repo, &mut checks);
+    pre_push(&install::hooks_dir(&repo)?, &mut checks);
     identity(&repo, &mut checks);
     proofs(&repo, &mut checks);
     remote(&repo, &mut checks);
@@ -98,8 +99,7 @@ fn fail(what: impl Into<String>, fix: impl Into<String>) -> Finding {
     }
 }
 
-fn verify_sh(repo: &Repo, checks: &mut Vec<Finding>) {
-    let armed = repo.armed();
+fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
     checks.push(match armed {
         git::Armed::Yes => ok("verify.sh is armed"),
         git::Armed::Missing => fail(
@@ -117,10 +117,10 @@ fn verify_sh(repo: &Repo, checks: &mut Vec<Finding>) {
     });
 }
 
-fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
+fn hosts(repo: &Repo, workdir: &Path, checks: &mut Vec<Finding>) {
     let timeout = Policy::resolve(None, &Sources::of(repo)).map(|p| p.timeout.as_secs());
     for host in Host::ALL {
-        let path = repo.workdir().join(host.config_path());
+        let path = workdir.join(host.config_path());
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
@@ -177,7 +177,7 @@ fn hosts(repo: &Repo, checks: &mut Vec<Finding>) {
                         host.title()
                     ))),
                 }
-                checks.extend(trust(host, repo.workdir()));
+                checks.extend(trust(host, workdir));
             }
         }
     }
@@ -371,8 +371,8 @@ fn on_path(checks: &mut Vec<Finding>) {
     });
 }
 
-fn pre_push(repo: &Repo, checks: &mut Vec<Finding>) {
-    let path = install::hooks_dir(repo).join("pre-push");
+fn pre_push(hooks_dir: &Path, checks: &mut Vec<Finding>) {
+    let path = hooks_dir.join("pre-push");
     checks.push(match std::fs::read_to_string(&path) {
         Ok(text) if text == install::PRE_PUSH => {
             ok(format!("the pre-push hook is installed at {}", path.display()))

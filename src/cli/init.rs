@@ -63,7 +63,7 @@ pub(crate) fn run(
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
     let interactive = !args.yes && std::io::stdin().is_terminal();
-    let stacks = stack::detect(repo.workdir());
+    let stacks = stack::detect(repo.workdir()?);
 
     let mut hosts = Vec::new();
     for host in &args.hosts {
@@ -73,7 +73,7 @@ pub(crate) fn run(
     }
     if interactive && hosts.is_empty() {
         let host = Host::Claude;
-        let seen = repo.workdir().join(".claude").is_dir();
+        let seen = repo.workdir()?.join(".claude").is_dir();
         let question = format!("Wire {} ({})?", host.title(), host.config_path());
         if ask(&question, seen, input, err)? {
             hosts.push(host);
@@ -106,7 +106,7 @@ pub(crate) fn run(
     let demo = if args.no_demo {
         DemoResult::Skipped
     } else {
-        let armed = repo.armed();
+        let armed = repo.armed()?;
         if armed.is_armed() {
             let sources = Sources::of(&repo);
             let timeout = Policy::resolve(None, &sources)?.timeout;
@@ -142,15 +142,15 @@ fn plan(
     hosts: &[Host],
     args: &Args,
 ) -> Result<Vec<Step>, super::Failure> {
-    let root = repo.workdir();
+    let root = repo.workdir()?;
     let mut steps = Vec::new();
-    let verify = repo.verify_path();
+    let verify = repo.verify_path()?;
     let exists = std::fs::symlink_metadata(&verify).is_ok();
     let text = stack::verify_script(stacks);
     let same = std::fs::read_to_string(&verify).is_ok_and(|current| current == text);
     steps.push(if exists && (same || !args.force) {
         Step::VerifyKept {
-            armed: repo.armed().reason(),
+            armed: repo.armed()?.reason(),
         }
     } else {
         Step::WriteVerify {
@@ -178,7 +178,7 @@ fn plan(
         });
     }
     if args.pre_push {
-        let path = install::hooks_dir(repo).join("pre-push");
+        let path = install::hooks_dir(repo)?.join("pre-push");
         let existing = read_optional(&path)?;
         if existing
             .as_deref()
@@ -207,7 +207,7 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
     match step {
         Step::VerifyKept { .. } | Step::PrePush { already: true, .. } => {}
         Step::MergeStrategy { already: true } => {}
-        Step::WriteVerify { text, .. } => write_file(&repo.verify_path(), text, 0o755)?,
+        Step::WriteVerify { text, .. } => write_file(&repo.verify_path()?, text, 0o755)?,
         Step::Wire { path, wired, .. } => {
             if !wired.added.is_empty() {
                 write_file(path, &wired.text, 0o644)?;
@@ -220,7 +220,7 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
             // gix writes no config files; git does, under its own lock, as `git config` would.
             let output = std::process::Command::new("git")
                 .args(["config", "--local", MERGE_STRATEGY, "union"])
-                .current_dir(repo.workdir())
+                .current_dir(repo.workdir()?)
                 .stdin(std::process::Stdio::null())
                 .output()
                 .context("could not run git config")?;

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::Repo;
+use crate::git::{self, Repo};
 use crate::report::InstallReport;
 
 /// The pre-push hook we install: it hands over to 'git prove-it hook git pre-push'.
@@ -36,7 +36,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let repo = Repo::discover(&cwd)?;
     match args.target {
         Target::PrePush => {
-            let path = hooks_dir(&repo).join("pre-push");
+            let path = hooks_dir(&repo)?.join("pre-push");
             let already = install(&path, PRE_PUSH)?;
             InstallReport {
                 what: "the pre-push hook",
@@ -51,17 +51,17 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
 
 /// Where git looks for hooks: `core.hooksPath` (relative to the worktree root, where git runs
 /// hooks, and with `~/` for the home directory), else `hooks/` in the common git dir.
-pub(super) fn hooks_dir(repo: &Repo) -> PathBuf {
-    match repo.config_string("core.hooksPath") {
+pub(super) fn hooks_dir(repo: &Repo) -> Result<PathBuf, git::Error> {
+    Ok(match repo.config_string("core.hooksPath") {
         Some(path) if !path.is_empty() => {
             let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
                 (Some(rest), Some(home)) => Path::new(&home).join(rest),
                 _ => PathBuf::from(path),
             };
-            repo.workdir().join(path)
+            repo.workdir()?.join(path)
         }
         _ => repo.git.common_dir().join("hooks"),
-    }
+    })
 }
 
 /// Write `content` as an executable hook at `path`. Returns whether it was already there; a

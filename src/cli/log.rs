@@ -19,6 +19,8 @@ use crate::standing::classify;
 /// unknown signer, or tree mismatch for a record copied from another tree. Signatures are
 /// checked against --allowed-signers, else git config prove-it.allowedSigners, else
 /// gpg.ssh.allowedSignersFile; with none of them, a signed proof shows as not verified.
+///
+/// It reads only commits, trees and notes, so it works in a bare repository too.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Commits to list: a revision or range, as git log takes them [default: HEAD].
@@ -34,7 +36,8 @@ pub(crate) struct Args {
     patch: bool,
 
     /// Check signatures against this allowed signers file [default: git config
-    /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root].
+    /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root, or in
+    /// a bare repository to the current directory].
     #[arg(long, value_name = "FILE")]
     allowed_signers: Option<PathBuf>,
 
@@ -49,7 +52,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
+    let repo = Repo::discover_history(&cwd)?;
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
     let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;

@@ -105,7 +105,7 @@ fn prove(
     args: &Args,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
-    let armed = repo.armed();
+    let armed = repo.armed()?;
     if !armed.is_armed() {
         let report = RunReport {
             version: JSON_VERSION,

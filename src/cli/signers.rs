@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context as _;
+
 use crate::git::Repo;
 use crate::signing::{self, Verifier};
 use crate::standing::{Checked, SignatureStatus, check_signatures};
@@ -16,11 +18,23 @@ pub(crate) fn verifier(
 ) -> Result<Option<Verifier>, super::Failure> {
     let config = |key: &str| repo.config_string(key);
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let Some(path) = signing::allowed_signers(flag, &config, home.as_deref(), repo.workdir())
-    else {
+    let base = config_base(repo)?;
+    let Some(path) = signing::allowed_signers(flag, &config, home.as_deref(), &base) else {
         return Ok(None);
     };
     Verifier::new(&config, path).map(Some).map_err(failure)
+}
+
+/// The directory a relative allowed signers path in git config is taken from: where git itself
+/// runs for this repository, since git hands `gpg.ssh.allowedSignersFile` to ssh-keygen as it
+/// is. That is the worktree root (git moves there from a subdirectory) or, in a bare
+/// repository, the current directory: git stays where it was started, and runs a server's
+/// hooks in the git dir.
+fn config_base(repo: &Repo) -> anyhow::Result<PathBuf> {
+    match repo.workdir() {
+        Ok(root) => Ok(root.to_owned()),
+        Err(_bare) => std::env::current_dir().context("could not read the current directory"),
+    }
 }
 
 /// Check the signatures of a commit's proofs, best first, until one is good.

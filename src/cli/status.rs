@@ -21,7 +21,7 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
-    let armed = repo.armed();
+    let armed = repo.armed()?;
     let state = StateTree::compute(&repo.git, false)?;
     let mut notes = Notes::new(&repo.git, PROOFS_REF);
     let proofs = match notes.lookup(&state.id)? {

@@ -11,7 +11,8 @@ use crate::report::{self, JSON_VERSION, SyncReport};
 ///
 /// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/REMOTE. When
 /// the remote moved between our fetch and our push, it is fetched and merged again. A clone
-/// without proofs of its own (CI) only fetches. Exit status: 0 done, 2 error.
+/// without proofs of its own (CI, a bare clone included) only fetches. Exit status: 0 done, 2
+/// error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The remote to sync with [default: the current branch's upstream remote, else origin].
@@ -24,7 +25,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
+    let repo = Repo::discover_history(&cwd)?;
     let remote = args.remote.clone().unwrap_or_else(|| repo.default_remote());
     let synced = repo.sync_proofs(&remote).map_err(|e| {
         super::Failure::from(e).hint(format!(

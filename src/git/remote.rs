@@ -59,10 +59,19 @@ impl Repo {
         }
     }
 
+    /// `git` for this repository: run from the worktree root, or in a bare repository from our
+    /// own directory with our environment, where git finds it as we did.
+    fn git_command(&self) -> Command {
+        let mut git = Command::new("git");
+        if let Ok(root) = self.workdir() {
+            git.current_dir(root);
+        }
+        git
+    }
+
     fn git_output(&self, args: &[&str]) -> Result<std::process::Output, Error> {
-        Command::new("git")
+        self.git_command()
             .args(args)
-            .current_dir(self.workdir())
             .stdin(std::process::Stdio::null())
             .output()
             .map_err(|source| Error::GitSpawn {
@@ -107,9 +116,9 @@ impl Repo {
             command: args.join(" "),
             source,
         };
-        let mut child = Command::new("git")
+        let mut child = self
+            .git_command()
             .args(args)
-            .current_dir(self.workdir())
             .env("GIT_TERMINAL_PROMPT", "0")
             .stdin(Stdio::null())
             .stdout(Stdio::piped())

@@ -10,10 +10,13 @@ use super::names::{STATE_DIR, VERIFY_SCRIPT};
 const FALLBACK_NAME: &str = "git-prove-it";
 const FALLBACK_EMAIL: &str = "git-prove-it@localhost";
 
-/// A repository with a working tree, opened once per process.
+/// A repository, opened once per process: with a working tree for the commands that prove or
+/// set up (`Repo::discover`), or possibly bare for those that only read history, the commits,
+/// trees and notes (`Repo::discover_history`: `check` and `log`).
 pub(crate) struct Repo {
     pub(crate) git: gix::Repository,
-    workdir: PathBuf,
+    /// The worktree root; `None` in a bare repository.
+    workdir: Option<PathBuf>,
     identity: Identity,
 }
 
@@ -56,8 +59,16 @@ impl Armed {
 }
 
 impl Repo {
-    /// Open the repository containing `dir`, honouring `GIT_DIR` and `GIT_WORK_TREE` as git does.
+    /// Open the repository containing `dir` with its working tree, honouring `GIT_DIR` and
+    /// `GIT_WORK_TREE` as git does. A bare repository is refused here, before anything is done.
     pub(crate) fn discover(dir: &Path) -> Result<Repo, Error> {
+        Self::discover_history(dir)?.with_worktree()
+    }
+
+    /// Open the repository containing `dir`, bare or not, honouring `GIT_DIR` and
+    /// `GIT_WORK_TREE` as git does: for commands that read only commits, trees and notes, as CI
+    /// does in a mirror or a server's repository.
+    pub(crate) fn discover_history(dir: &Path) -> Result<Repo, Error> {
         let git = gix::ThreadSafeRepository::discover_with_environment_overrides(dir).map_err(
             |source| Error::NotARepository {
                 path: dir.to_owned(),
@@ -75,7 +86,7 @@ impl Repo {
                 path: dir.to_owned(),
                 source: gix::Error::from_error(source),
             })?;
-        Self::from_git(git.to_thread_local())
+        Self::from_git(git.to_thread_local())?.with_worktree()
     }
 
     /// Open the linked worktree of this repository at `dir`, without the caller's `GIT_DIR`,
@@ -90,7 +101,8 @@ impl Repo {
             let base = proxy.base().map_err(Error::read(what()))?;
             if base.canonicalize().is_ok_and(|base| base == wanted) {
                 // gix opens linked worktrees without repository-local environment overrides.
-                return Self::from_git(proxy.into_repo().map_err(Error::read(what()))?);
+                return Self::from_git(proxy.into_repo().map_err(Error::read(what()))?)?
+                    .with_worktree();
             }
         }
         Err(Error::Read {
@@ -99,13 +111,14 @@ impl Repo {
         })
     }
 
+    /// This repository, or the `Bare` error when it has no working tree.
+    fn with_worktree(self) -> Result<Repo, Error> {
+        self.workdir()?;
+        Ok(self)
+    }
+
     fn from_git(mut git: gix::Repository) -> Result<Repo, Error> {
-        let workdir = git
-            .workdir()
-            .ok_or_else(|| Error::Bare {
-                path: git.git_dir().to_owned(),
-            })?
-            .to_owned();
+        let workdir = git.workdir().map(Path::to_owned);
         let identity = match git.committer() {
             Some(Ok(sig)) => Identity {
                 display: format!("{} <{}>", sig.name, sig.email),
@@ -130,16 +143,20 @@ impl Repo {
         })
     }
 
-    pub(crate) fn workdir(&self) -> &Path {
-        &self.workdir
+    /// The worktree root; the `Bare` error in a bare repository, which only `discover_history`
+    /// opens.
+    pub(crate) fn workdir(&self) -> Result<&Path, Error> {
+        self.workdir.as_deref().ok_or_else(|| Error::Bare {
+            path: self.git.git_dir().to_owned(),
+        })
     }
 
     pub(crate) fn identity(&self) -> &Identity {
         &self.identity
     }
 
-    pub(crate) fn verify_path(&self) -> PathBuf {
-        self.workdir.join(VERIFY_SCRIPT)
+    pub(crate) fn verify_path(&self) -> Result<PathBuf, Error> {
+        Ok(self.workdir()?.join(VERIFY_SCRIPT))
     }
 
     /// The commit HEAD points at, or `None` on an unborn branch.
@@ -194,31 +211,32 @@ impl Repo {
 
     /// Whether verify.sh is armed: a regular file at the worktree root, or a link resolving to
     /// one inside the worktree, with the owner's execute bit.
-    pub(crate) fn armed(&self) -> Armed {
-        let path = self.verify_path();
+    pub(crate) fn armed(&self) -> Result<Armed, Error> {
+        let workdir = self.workdir()?;
+        let path = workdir.join(VERIFY_SCRIPT);
         let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return Armed::Missing;
+            return Ok(Armed::Missing);
         };
         let meta = if meta.file_type().is_symlink() {
-            let (Ok(target), Ok(root)) = (path.canonicalize(), self.workdir.canonicalize()) else {
-                return Armed::DanglingLink;
+            let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
+                return Ok(Armed::DanglingLink);
             };
             if !target.starts_with(&root) {
-                return Armed::LinkLeadsOutside;
+                return Ok(Armed::LinkLeadsOutside);
             }
             match std::fs::metadata(&target) {
                 Ok(meta) => meta,
-                Err(_) => return Armed::DanglingLink,
+                Err(_) => return Ok(Armed::DanglingLink),
             }
         } else {
             meta
         };
-        if !meta.is_file() {
+        Ok(if !meta.is_file() {
             Armed::NotAFile
         } else if meta.permissions().mode() & 0o100 == 0 {
             Armed::NotExecutable
         } else {
             Armed::Yes
-        }
+        })
     }
 }

@@ -71,7 +71,8 @@ pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
     let verify = before.verify.map(|(blob, mode)| Script { blob, mode });
     let tree = before.id.to_string();
 
-    let ran = execute(repo, &repo.verify_path(), &tree, settings)?;
+    let verify_path = repo.verify_path()?;
+    let ran = execute(repo, &verify_path, &tree, settings)?;
     let facts = if ran.passed() {
         // As the gate does: a run that changed the state it tested proves nothing.
         let after = StateTree::compute(&repo.git, false)?;
@@ -89,8 +90,8 @@ pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
 
     let dir = TempDir::new()?;
     let copy_path = dir.path.join("verify.sh");
-    let mut text = std::fs::read_to_string(repo.verify_path()).map_err(|source| Error::Copy {
-        path: repo.verify_path(),
+    let mut text = std::fs::read_to_string(&verify_path).map_err(|source| Error::Copy {
+        path: verify_path.clone(),
         source,
     })?;
     if !text.is_empty() && !text.ends_with('\n') {
@@ -139,7 +140,7 @@ fn execute(
     Ok(verify::run(
         verify::Request {
             program,
-            workdir: repo.workdir(),
+            workdir: repo.workdir()?,
             env: &env,
             timeout: settings.timeout,
             log_path: None,

@@ -6,7 +6,7 @@ use crate::check::{bounded_record, hand_write_note, short, tree_of};
 use crate::harness::{EMAIL, NAME, TestRepo, json_stdout};
 
 /// main: initial (proven), hand-written note, malformed record, no verify.sh, unproven.
-fn history() -> TestRepo {
+pub fn history() -> TestRepo {
     let repo = TestRepo::with_commit();
     repo.prove_it(&["run"]).assert().code(0);
     repo.write("b.txt", "b\n");

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, real temporary repositories, real git.
 
+mod bare;
 mod check;
 mod claim;
 mod claude_e2e;

@@ -334,21 +334,52 @@ fn a_read_only_object_database_fails_to_record_loudly() {
 }
 
 /// Bare repositories have no working state, and outside a repository there is nothing: clear
-/// errors from the commands (SPEC.md section 7), silence from the hook (nothing to gate).
+/// errors from the commands that prove or set up (SPEC.md section 7), silence from the hooks
+/// (nothing to gate). `check`, `log` and `sync` need no worktree and work (tests/it/bare.rs).
 #[test]
 fn bare_repositories_and_non_repositories_get_clear_messages() {
     let repo = TestRepo::with_commit();
     repo.prove_it(&["run"]).assert().code(0);
     let bare = repo.home().join("bare.git");
-    repo.git(&["clone", "-q", "--bare", ".", bare.to_str().unwrap()]);
-    for args in [&["run"][..], &["status"], &["check"], &["log"]] {
+    repo.git(&["clone", "-q", "--mirror", ".", bare.to_str().unwrap()]);
+    let worktree_commands: [&[&str]; 7] = [
+        &["run"],
+        &["run", "HEAD"],
+        &["status"],
+        &["init", "--yes"],
+        &["doctor"],
+        &["install", "pre-push"],
+        &["claim", "--record", "it works"],
+    ];
+    for args in worktree_commands {
         repo.prove_it(args)
             .current_dir(&bare)
             .assert()
             .code(2)
+            .stdout("")
             .stderr(predicate::str::contains("is a bare repository"));
     }
+    // Nothing was written where there is nothing to prove.
+    assert!(!bare.join("prove-it").exists());
+    assert!(!bare.join("hooks/pre-push").exists());
+    repo.prove_it(&["hook", "git", "pre-push", "origin"])
+        .current_dir(&bare)
+        .write_stdin("")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("is a bare repository"));
+    assert_eq!(hook(&repo, &bare, "s", "SessionStart"), None);
     assert_eq!(hook(&repo, &bare, "s", "Stop"), None);
+    // The mirror has the proofs, and CI can check them there.
+    repo.prove_it(&["check"])
+        .current_dir(&bare)
+        .assert()
+        .code(0);
+    repo.prove_it(&["log"])
+        .current_dir(&bare)
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("proven"));
 
     let elsewhere = repo.home().join("plain");
     std::fs::create_dir_all(&elsewhere).unwrap();

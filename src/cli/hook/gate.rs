@@ -38,10 +38,9 @@ fn repository(cwd: &Path) -> anyhow::Result<Option<Repo>> {
 }
 
 /// The worktree as one stable path, so a session's key does not depend on how it was spelled.
-fn worktree(repo: &Repo) -> PathBuf {
-    repo.workdir()
-        .canonicalize()
-        .unwrap_or_else(|_| repo.workdir().to_owned())
+fn worktree(repo: &Repo) -> Result<PathBuf, git::Error> {
+    let root = repo.workdir()?;
+    Ok(root.canonicalize().unwrap_or_else(|_| root.to_owned()))
 }
 
 /// SessionStart: record the anchor, unless this session already has one in this worktree
@@ -53,13 +52,13 @@ pub(crate) fn session_start(event: &Start, announce: bool) -> anyhow::Result<Mes
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Message::Silent);
     };
-    if !repo.armed().is_armed() {
+    if !repo.armed()?.is_armed() {
         return Ok(Message::Silent);
     }
     let sources = Sources::of(&repo);
     let gate_policy = GatePolicy::resolve(&sources)?;
     let policy = Policy::resolve(None, &sources)?;
-    let worktree = worktree(&repo);
+    let worktree = worktree(&repo)?;
     let key = session_key(&event.session, &worktree);
     let mut anchors = Notes::new(&repo.git, ANCHORS_REF);
     if anchors.lookup(&key)?.is_some() {
@@ -199,8 +198,8 @@ fn stop_in(repo: &Repo, host: Host, event: &Stop, started: u64) -> anyhow::Resul
     let sources = Sources::of(repo);
     let gate_policy = GatePolicy::resolve(&sources)?;
     let policy = Policy::resolve(None, &sources)?;
-    let armed_now = repo.armed();
-    let worktree = worktree(repo);
+    let armed_now = repo.armed()?;
+    let worktree = worktree(repo)?;
     let key = session_key(&event.session, &worktree);
 
     // A repository that is not armed and has no anchor opted out: leave no trace in it.
@@ -444,7 +443,7 @@ fn lookup_anchor(repo: &Repo, key: &ObjectId) -> anyhow::Result<Option<Anchor>> 
 
 /// verify.sh's text as it is on disk (through a link), for diffs; `None` when unreadable.
 fn verify_text(repo: &Repo) -> Option<String> {
-    std::fs::read(repo.verify_path())
+    std::fs::read(repo.verify_path().ok()?)
         .ok()
         .map(|data| String::from_utf8_lossy(&data).into_owned())
 }
@@ -483,7 +482,7 @@ fn append_ledger(
             .expect("0 is a valid nanosecond")
             .format(&Rfc3339)
             .context("could not format the time")?,
-        repo: worktree(repo).display().to_string(),
+        repo: worktree(repo)?.display().to_string(),
         host: host.name().to_string(),
         session: event.session.clone(),
         claim: event.claim.clone().or_else(|| {
