@@ -7,6 +7,8 @@
                                      two-level fanout (ab/cd/...), as git lays out 100k notes
     gen.py history DIR COMMITS       COMMITS commits on a small tree, each tree with a proof
                                      (one-level fanout, ab/..., as git lays out 10k notes)
+    gen.py signed DIR COMMITS KEY    the same history, each proof signed with the SSH key KEY
+                                     (ssh-keygen -Y sign, as `prove-it.sign` signs them)
 
 Every repository's verify.sh exits with $BENCH_VERIFY_EXIT, 1 by default: a measured stop that
 missed the cache would run it and block, which the benchmark checks never happens.
@@ -122,7 +124,18 @@ def notes_cmd(repo, count):
     git(repo, "fast-import", "--quiet", stdin=b"".join(out))
 
 
-def history_cmd(repo, commits):
+def sign(record, key):
+    """The record followed by its signature lines, as `prove-it.sign` writes them."""
+    armor = subprocess.run(
+        ["ssh-keygen", "-q", "-Y", "sign", "-n", "git-prove-it", "-f", key],
+        input=record.encode(),
+        stdout=subprocess.PIPE,
+        check=True,
+    ).stdout.decode()
+    return record + "".join(f"ssh-signature: {line}\n" for line in armor.splitlines())
+
+
+def history_cmd(repo, commits, key=None):
     init(repo)
     files = 100
     out = []
@@ -154,6 +167,8 @@ def history_cmd(repo, commits):
             "exit-code: 0\nduration-ms: 5\ntime: 2026-11-29T18:52:16Z\nhost: cli\n"
             f"session: none\ntool: git-prove-it 0.1.0\nSigned-off-by: {IDENT}\n"
         )
+        if key is not None:
+            record = sign(record, key)
         out.append(b"M 100644 inline %s/%s\n" % (tree[:2].encode(), tree[2:].encode()))
         data(out, record.encode())
     out.append(b"\n")
@@ -170,6 +185,8 @@ def main():
         notes_cmd(repo, int(rest[0]))
     elif command == "history":
         history_cmd(repo, int(rest[0]))
+    elif command == "signed":
+        history_cmd(repo, int(rest[0]), rest[1])
     else:
         sys.exit(f"unknown command {command}")
 

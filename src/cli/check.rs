@@ -88,19 +88,15 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     } else {
         None
     };
-    let mut commits = Vec::new();
-    for mut checked in
-        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?
-    {
-        if let Some(verifier) = &verifier {
-            super::signers::check(&mut checked, verifier)?;
-        }
-        commits.push(CommitReport::new(
-            &checked,
-            args.strict,
-            args.require_signed,
-        ));
+    let mut checked =
+        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?;
+    if let Some(verifier) = &verifier {
+        super::signers::check_all(&mut checked, verifier)?;
     }
+    let commits: Vec<_> = checked
+        .into_iter()
+        .map(|checked| CommitReport::new(&checked, args.strict, args.require_signed))
+        .collect();
     let proven = commits.iter().all(|c| c.proven);
     let report = CheckReport {
         version: JSON_VERSION,

@@ -56,15 +56,15 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
     let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
-    let mut commits = Vec::new();
-    for mut checked in
-        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?
-    {
-        if let Some(verifier) = &verifier {
-            super::signers::check(&mut checked, verifier)?;
-        }
-        commits.push(CommitReport::new(&checked, false, false));
+    let mut checked =
+        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?;
+    if let Some(verifier) = &verifier {
+        super::signers::check_all(&mut checked, verifier)?;
     }
+    let commits: Vec<_> = checked
+        .into_iter()
+        .map(|checked| CommitReport::new(&checked, false, false))
+        .collect();
     let report = LogReport {
         version: JSON_VERSION,
         commits,

@@ -2,6 +2,8 @@
 //! commit's signatures checked against it.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, PoisonError};
 
 use anyhow::Context as _;
 
@@ -37,8 +39,57 @@ fn config_base(repo: &Repo) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Check the signatures of every commit's proofs, each commit in its place. Each proof costs
+/// an ssh-keygen run or two of a few milliseconds, independent of the others, so they run on
+/// every core: worker threads take the next commit from one queue (commits differ in how many
+/// proofs they hold), and nothing is held beyond the commits themselves. On failure, the error
+/// is the first failing commit's among those checked, as one thread would have reported it.
+pub(crate) fn check_all(
+    commits: &mut [Checked],
+    verifier: &Verifier,
+) -> Result<(), super::Failure> {
+    let signed = commits
+        .iter()
+        .filter(|c| c.valid.iter().any(|r| r.signature.is_some()))
+        .count();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(signed);
+    if threads <= 1 {
+        return commits.iter_mut().try_for_each(|c| check(c, verifier));
+    }
+    let queue = Mutex::new(commits.iter_mut().enumerate());
+    let failed = AtomicBool::new(false);
+    let failures = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(|| {
+                    while !failed.load(Ordering::Relaxed) {
+                        // A panic elsewhere leaves the queue usable: it only hands out commits.
+                        let next = queue.lock().unwrap_or_else(PoisonError::into_inner).next();
+                        let (index, checked) = next?;
+                        if let Err(failure) = check(checked, verifier) {
+                            failed.store(true, Ordering::Relaxed);
+                            return Some((index, failure));
+                        }
+                    }
+                    None
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .filter_map(|worker| worker.join().expect("a signature worker does not panic"))
+            .collect::<Vec<_>>()
+    });
+    match failures.into_iter().min_by_key(|(index, _)| *index) {
+        Some((_, failure)) => Err(failure),
+        None => Ok(()),
+    }
+}
+
 /// Check the signatures of a commit's proofs, best first, until one is good.
-pub(crate) fn check(checked: &mut Checked, verifier: &Verifier) -> Result<(), super::Failure> {
+fn check(checked: &mut Checked, verifier: &Verifier) -> Result<(), super::Failure> {
     check_signatures(checked, &mut |record| {
         let signature = record
             .signature

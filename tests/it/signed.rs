@@ -538,3 +538,229 @@ fn run_rev_signs_the_proof_of_a_commit_too() {
     .assert()
     .code(0);
 }
+
+/// One commit of `many_signed_proofs_each_keep_their_own_status_in_order`: how its proof is made.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Kind {
+    Good,
+    Unsigned,
+    Tampered,
+    NotAllowed,
+    Expired,
+    OtherNamespace,
+    /// Its key is on two lines, bob's first: the one case where find-principals is asked.
+    ListedTwice,
+    Wildcard,
+    Copied,
+    /// A tampered record beside an older good one: the good one is shown.
+    TamperedThenGood,
+}
+
+impl Kind {
+    const ALL: [Kind; 10] = [
+        Kind::Good,
+        Kind::Unsigned,
+        Kind::Tampered,
+        Kind::NotAllowed,
+        Kind::Expired,
+        Kind::OtherNamespace,
+        Kind::ListedTwice,
+        Kind::Wildcard,
+        Kind::Copied,
+        Kind::TamperedThenGood,
+    ];
+
+    /// The signature's status in `--json`, and its principal when good.
+    fn expected(self) -> (&'static str, Option<&'static str>) {
+        match self {
+            Kind::Good | Kind::TamperedThenGood => ("good", Some(ALICE)),
+            Kind::Unsigned => ("unsigned", None),
+            Kind::Tampered => ("bad", None),
+            Kind::NotAllowed | Kind::Expired | Kind::OtherNamespace => ("unknown-signer", None),
+            Kind::ListedTwice => ("good", Some("bob@example.com")),
+            Kind::Wildcard => ("good", Some("*@wild.example.com")),
+            Kind::Copied => ("tree-mismatch", None),
+        }
+    }
+
+    /// What `log` says of it, at the end of its line.
+    fn logged(self) -> String {
+        match self.expected() {
+            ("good", Some(principal)) => format!(", good signature by {principal})"),
+            ("unsigned", _) => ", unsigned)".to_string(),
+            ("bad", _) => ", BAD signature)".to_string(),
+            ("unknown-signer", _) => ", unknown signer: ED25519 key SHA256:".to_string(),
+            _ => "(not a valid record: tree mismatch: ".to_string(),
+        }
+    }
+}
+
+/// Replace the last `from` in `text`: tampers with the newest record of a note only.
+fn replace_last(text: &str, from: &str, to: &str) -> String {
+    let at = text.rfind(from).unwrap();
+    format!("{}{to}{}", &text[..at], &text[at + from.len()..])
+}
+
+/// `check` and `log` check signatures on every core: each commit of a long mixed history keeps
+/// its own status, in order, and skipping find-principals where its answer is certain changes
+/// nothing (compared with a program that is asked everything), while sparing it.
+#[test]
+fn many_signed_proofs_each_keep_their_own_status_in_order() {
+    let repo = TestRepo::with_commit();
+    let key = |name| {
+        let (path, public) = keygen(&repo, name);
+        (path.to_str().unwrap().to_string(), public)
+    };
+    let (alice, alice_public) = key("alice");
+    let (mallory, _) = key("mallory");
+    let (old, old_public) = key("old");
+    let (git_only, git_only_public) = key("git-only");
+    let (twice, twice_public) = key("twice");
+    let (wild, wild_public) = key("wild");
+    let allowed = allowed_signers(
+        &repo,
+        &[
+            format!("{ALICE} {alice_public}"),
+            format!("old@example.com valid-before=\"20000101\" {old_public}"),
+            format!("git@example.com namespaces=\"git\" {git_only_public}"),
+            format!("bob@example.com {twice_public}"),
+            format!("carol@example.com {twice_public}"),
+            format!("*@wild.example.com {wild_public}"),
+        ],
+    );
+    sign_with(&repo, &alice);
+    repo.prove_it(&["run"]).assert().code(0);
+    let first_record = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    let mut kinds = vec![(
+        repo.git(&["rev-parse", "HEAD"]).trim().to_string(),
+        Kind::Good,
+    )];
+    for (n, kind) in Kind::ALL.iter().cycle().take(30).enumerate() {
+        repo.write("n.txt", &format!("{n}\n"));
+        let commit = repo.commit_all(&format!("commit {n}"));
+        let tree = tree_of(&repo, "HEAD");
+        let signer = match kind {
+            Kind::NotAllowed => &mallory,
+            Kind::Expired => &old,
+            Kind::OtherNamespace => &git_only,
+            Kind::ListedTwice => &twice,
+            Kind::Wildcard => &wild,
+            _ => &alice,
+        };
+        sign_with(&repo, signer);
+        repo.git(&[
+            "config",
+            "prove-it.sign",
+            &(*kind != Kind::Unsigned).to_string(),
+        ]);
+        match kind {
+            Kind::Copied => hand_write_note(&repo, &tree, &first_record),
+            Kind::Tampered => {
+                repo.prove_it(&["run"]).assert().code(0);
+                let note = repo.note(&tree).unwrap();
+                hand_write_note(&repo, &tree, &note.replace("host: cli", "host: ci"));
+            }
+            Kind::TamperedThenGood => {
+                repo.prove_it(&["run"]).assert().code(0);
+                // A second record, a second later, so that it is the newest and checked first.
+                std::thread::sleep(std::time::Duration::from_millis(1100));
+                repo.prove_it(&["run", "--force"]).assert().code(0);
+                let note = repo.note(&tree).unwrap();
+                assert_eq!(note.matches("prove-it-record: 1").count(), 2, "{note}");
+                hand_write_note(&repo, &tree, &replace_last(&note, "host: cli", "host: ci"));
+            }
+            _ => {
+                repo.prove_it(&["run"]).assert().code(0);
+            }
+        }
+        kinds.push((commit, *kind));
+    }
+    kinds.reverse();
+    let order: Vec<String> = repo
+        .git(&["rev-list", "HEAD"])
+        .lines()
+        .map(String::from)
+        .collect();
+    assert_eq!(
+        order,
+        kinds.iter().map(|(c, _)| c.clone()).collect::<Vec<_>>()
+    );
+
+    // ssh-keygen runs counted by -Y operation, through a program named ssh-keygen (so that the
+    // shortcut applies) or named otherwise (so that find-principals is asked for every proof).
+    let log = repo.home().join("ssh-keygen-runs");
+    let counting = format!("echo \"$2\" >> '{}'\nexec ssh-keygen \"$@\"", log.display());
+    std::fs::create_dir_all(repo.home().join("counting")).unwrap();
+    let shortcut = repo.home_script("counting/ssh-keygen", &counting);
+    let asking = repo.home_script("ask-everything", &counting);
+    let check = |program: &std::path::Path| {
+        repo.git(&["config", "gpg.ssh.program", program.to_str().unwrap()]);
+        let _ = std::fs::remove_file(&log);
+        let json = json_stdout(
+            &repo
+                .prove_it(&[
+                    "check",
+                    "--all",
+                    "--require-signed",
+                    "--json",
+                    "--allowed-signers",
+                    &allowed,
+                ])
+                .assert()
+                .code(1),
+        );
+        let runs = std::fs::read_to_string(&log).unwrap();
+        let finds = runs.lines().filter(|op| *op == "find-principals").count();
+        (json, finds)
+    };
+    let (json, finds) = check(&shortcut);
+    let commits = json["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), kinds.len());
+    for ((commit, kind), report) in kinds.iter().zip(commits) {
+        let (status, principal) = kind.expected();
+        assert_eq!(report["commit"], commit.as_str(), "{kind:?}");
+        assert_eq!(report["signature"]["status"], status, "{kind:?}: {report}");
+        assert_eq!(
+            report["signature"]["principal"].as_str(),
+            principal,
+            "{kind:?}"
+        );
+        assert_eq!(report["proven"], status == "good", "{kind:?}");
+    }
+    let signed = kinds
+        .iter()
+        .filter(|(_, k)| *k != Kind::Unsigned && *k != Kind::Copied)
+        .count();
+    let twice = kinds
+        .iter()
+        .filter(|(_, k)| *k == Kind::ListedTwice)
+        .count();
+    assert_eq!(
+        finds, twice,
+        "find-principals is asked only for the key listed twice"
+    );
+    let (asked, asked_finds) = check(&asking);
+    assert_eq!(
+        asked, json,
+        "asking find-principals every time says the same"
+    );
+    // TamperedThenGood checks two records, the tampered one first.
+    let records = signed
+        + kinds
+            .iter()
+            .filter(|(_, k)| *k == Kind::TamperedThenGood)
+            .count();
+    assert_eq!(asked_finds, records);
+
+    let out = repo
+        .prove_it(&["log", "--color", "never", "--allowed-signers", &allowed])
+        .assert()
+        .code(0);
+    let out = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), kinds.len(), "{out}");
+    for ((commit, kind), line) in kinds.iter().zip(&lines) {
+        assert!(line.starts_with(&commit[..7]), "{kind:?}: {line}");
+        assert!(line.contains(&kind.logged()), "{kind:?}: {line}");
+    }
+}
