@@ -6,7 +6,6 @@ use anyhow::Context as _;
 use crate::exit;
 use crate::git::Repo;
 use crate::report::{self, CheckReport, CommitReport, JSON_VERSION};
-use crate::standing::classify;
 
 /// Check that commits are proven: CI's command. Runs nothing.
 ///
@@ -88,12 +87,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     } else {
         None
     };
-    let mut checked =
-        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?;
-    if let Some(verifier) = &verifier {
-        super::signers::check_all(&mut checked, verifier)?;
-    }
-    let commits: Vec<_> = checked
+    let commits: Vec<_> = super::signers::standings(&repo, &ids, verifier.as_ref())?
         .into_iter()
         .map(|checked| CommitReport::new(&checked, args.strict, args.require_signed))
         .collect();

@@ -5,7 +5,6 @@ use anyhow::Context as _;
 
 use crate::git::Repo;
 use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle};
-use crate::standing::classify;
 
 /// List commits as 'git log --oneline' does, with a proof column.
 ///
@@ -56,12 +55,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
     let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
-    let mut checked =
-        repo.commits_with_notes(&ids, |info, note| classify(info, note.as_deref()))?;
-    if let Some(verifier) = &verifier {
-        super::signers::check_all(&mut checked, verifier)?;
-    }
-    let commits: Vec<_> = checked
+    let commits: Vec<_> = super::signers::standings(&repo, &ids, verifier.as_ref())?
         .into_iter()
         .map(|checked| CommitReport::new(&checked, false, false))
         .collect();

@@ -9,7 +9,7 @@ use anyhow::Context as _;
 
 use crate::git::Repo;
 use crate::signing::{self, Verifier};
-use crate::standing::{Checked, SignatureStatus, check_signatures};
+use crate::standing::{Checked, SignatureStatus, check_signatures, classify};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
 /// `gpg.ssh.allowedSignersFile`; `None` when none is given or configured. A named file that
@@ -39,15 +39,26 @@ fn config_base(repo: &Repo) -> anyhow::Result<PathBuf> {
     }
 }
 
+/// Each commit's proofs, classified, with their signatures checked when there is a verifier:
+/// what `check` and `log` report on.
+pub(crate) fn standings(
+    repo: &Repo,
+    ids: &[gix::ObjectId],
+    verifier: Option<&Verifier>,
+) -> Result<Vec<Checked>, super::Failure> {
+    let mut checked = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;
+    if let Some(verifier) = verifier {
+        check_all(&mut checked, verifier)?;
+    }
+    Ok(checked)
+}
+
 /// Check the signatures of every commit's proofs, each commit in its place. Each proof costs
 /// an ssh-keygen run or two of a few milliseconds, independent of the others, so they run on
 /// every core: worker threads take the next commit from one queue (commits differ in how many
 /// proofs they hold), and nothing is held beyond the commits themselves. On failure, the error
 /// is the first failing commit's among those checked, as one thread would have reported it.
-pub(crate) fn check_all(
-    commits: &mut [Checked],
-    verifier: &Verifier,
-) -> Result<(), super::Failure> {
+fn check_all(commits: &mut [Checked], verifier: &Verifier) -> Result<(), super::Failure> {
     let signed = commits
         .iter()
         .filter(|c| c.valid.iter().any(|r| r.signature.is_some()))
