@@ -169,7 +169,7 @@ impl Repo {
     /// when the remote lacks some of ours. Retried when the remote moved before our push.
     pub(crate) fn sync_proofs(&self, remote: &str) -> Result<Synced, Error> {
         let tracking = tracking_ref(remote);
-        for _ in 0..MAX_PUSH_ATTEMPTS {
+        for attempt in 1..=MAX_PUSH_ATTEMPTS {
             let remote_tip = self.remote_proofs_tip(remote)?;
             let mut merged = Merged::UpToDate;
             if let Some(tip) = remote_tip {
@@ -215,8 +215,15 @@ impl Repo {
             if output.status.success() {
                 return Ok(synced(true));
             }
-            if !rejected(&String::from_utf8_lossy(&output.stdout)) {
-                return Err(failed(&args, &output));
+            match refusal(&String::from_utf8_lossy(&output.stdout)) {
+                Refusal::Moved => {}
+                // Another writer was updating the remote's proofs at that very moment: give it
+                // a moment to finish. On the last attempt, git's own words say what is in the
+                // way (a lock left on the remote, say).
+                Refusal::Busy if attempt < MAX_PUSH_ATTEMPTS => {
+                    std::thread::sleep(std::time::Duration::from_millis(100 * u64::from(attempt)));
+                }
+                Refusal::Busy | Refusal::Final => return Err(failed(&args, &output)),
             }
         }
         Err(Error::RefContention {
@@ -242,14 +249,36 @@ fn failed(args: &[&str], output: &std::process::Output) -> Error {
     }
 }
 
-/// Whether a failed push was refused because the remote's ref moved (not a fast-forward), which
-/// a new fetch and merge fixes, rather than failing for another reason.
-fn rejected(output: &str) -> bool {
+/// Why a push of the proofs was refused, as far as a retry is concerned.
+#[derive(Debug, PartialEq, Eq)]
+enum Refusal {
+    /// The remote's ref moved (not a fast-forward): a new fetch and merge fixes it.
+    Moved,
+    /// The remote could not update its ref: it moved between the push's start and its update,
+    /// or its lock was held, both the mark of another writer at the same moment. A new fetch
+    /// and merge, a moment later, fixes it.
+    Busy,
+    /// Anything else, a remote hook's refusal among them: final.
+    Final,
+}
+
+fn refusal(output: &str) -> Refusal {
     // `git push --porcelain` prints `!<TAB><refspec><TAB>[rejected] (fetch first)` for a ref
-    // that moved; a remote hook's refusal says `[remote rejected]` and is final.
-    output
-        .lines()
-        .any(|line| line.starts_with('!') && line.contains("[rejected]"))
+    // that moved, and `[remote rejected] (<reason>)` for the remote's refusals, where the
+    // reason is receive-pack's own, untranslated: `failed to update ref` when its ref update
+    // failed, `pre-receive hook declined` and the like when a hook refused.
+    let refused = output.lines().filter(|line| line.starts_with('!'));
+    let mut answer = Refusal::Final;
+    for line in refused {
+        if line.contains("[rejected]") {
+            answer = Refusal::Moved;
+        } else if line.contains("[remote rejected] (failed to update ref)") {
+            answer = Refusal::Busy;
+        } else {
+            return Refusal::Final;
+        }
+    }
+    answer
 }
 
 #[cfg(test)]
@@ -267,12 +296,14 @@ mod tests {
     }
 
     #[test]
-    fn only_a_moved_ref_is_worth_another_fetch_and_merge() {
+    fn a_moved_or_busy_ref_is_worth_another_fetch_and_merge_and_a_refusal_is_not() {
         let moved = "To ../remote.git\n!\trefs/notes/prove-it:refs/notes/prove-it\t[rejected] (fetch first)\nDone\n";
-        assert!(rejected(moved));
+        assert_eq!(refusal(moved), Refusal::Moved);
+        let busy = "To ../remote.git\n!\trefs/notes/prove-it:refs/notes/prove-it\t[remote rejected] (failed to update ref)\nDone\n";
+        assert_eq!(refusal(busy), Refusal::Busy);
         let declined =
             "!\trefs/notes/prove-it:refs/notes/prove-it\t[remote rejected] (hook declined)\n";
-        assert!(!rejected(declined));
-        assert!(!rejected(""));
+        assert_eq!(refusal(declined), Refusal::Final);
+        assert_eq!(refusal(""), Refusal::Final);
     }
 }

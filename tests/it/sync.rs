@@ -1,5 +1,7 @@
 //! `git prove-it sync`: proofs reach the remote and other clones, merged by record union.
 
+use std::os::unix::fs::PermissionsExt as _;
+
 use predicates::prelude::*;
 
 use crate::check::tree_of;
@@ -176,6 +178,58 @@ fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
     )
     .unwrap();
     bob.chmod(".git/hooks/reference-transaction", 0o755);
+
+    bob.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("pushed our proofs to origin"));
+    assert!(guard.exists(), "the staged race did not happen");
+    for (who, repo) in [("alice", &alice), ("bob", &bob), ("carol", &carol)] {
+        let tree = tree_of(repo, "HEAD");
+        assert!(
+            remote
+                .note(&tree)
+                .is_some_and(|n| n.starts_with("prove-it-record: 1")),
+            "the remote lost {who}'s proof"
+        );
+    }
+}
+
+/// Another clone pushes its proofs while ours is being received: the remote's ref moves between
+/// our push's start and its update, and the remote answers `[remote rejected] (failed to
+/// update ref)` (git: "cannot lock ref ... is at X but expected Y"). That is another writer at
+/// the same moment, not a refusal: sync fetches, merges and pushes again, losing nothing.
+/// Staged deterministically by the remote's pre-receive hook: the first time, Carol syncs.
+#[test]
+fn a_remote_busy_with_another_writer_is_fetched_and_merged_again() {
+    let (remote, alice) = remote_and_clone();
+    let bob = TestRepo::clone_of(&remote);
+    let carol = TestRepo::clone_of(&remote);
+    alice.prove_it(&["run"]).assert().code(0);
+    alice.prove_it(&["sync"]).assert().code(0);
+    for (who, file) in [(&bob, "b.txt"), (&carol, "c.txt")] {
+        who.write(file, "work\n");
+        who.commit_all("work");
+        who.prove_it(&["run"]).assert().code(0);
+    }
+    let guard = bob.home().join("carol-synced");
+    let hook = remote.path.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\n\
+             cat >/dev/null\n\
+             [ -e '{guard}' ] && exit 0\n\
+             touch '{guard}'\n\
+             cd '{carol}' && env -u GIT_DIR -u GIT_QUARANTINE_PATH -u GIT_OBJECT_DIRECTORY \
+             -u GIT_ALTERNATE_OBJECT_DIRECTORIES -u GIT_PUSH_OPTION_COUNT \
+             git prove-it sync >/dev/null\n",
+            guard = guard.display(),
+            carol = carol.root.display(),
+        ),
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
 
     bob.prove_it(&["sync"])
         .assert()
