@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::fake_model::{Reply, Script};
+use crate::fake_model::{FakeModel, Reply, Script};
 use crate::harness::TestRepo;
 
 /// A host the end-to-end tests drive.
@@ -161,7 +161,7 @@ pub fn run_bounded(mut cmd: Command, limit: Duration) -> Output {
 }
 
 /// A host's run, its status, output and the model's view, for a failure message.
-pub fn describe(out: &Output, server: &crate::fake_model::FakeModel) -> String {
+pub fn describe(out: &Output, server: &FakeModel) -> String {
     format!(
         "status {:?}\nstdout:\n{}\nstderr:\n{}\nrequests:\n{}",
         out.status,
@@ -223,8 +223,17 @@ pub fn assert_proven_by(repo: &TestRepo, host: &Host) {
     repo.prove_it(&["status"]).assert().code(0);
 }
 
+/// After the read-only script: the model was asked twice (one command that changes nothing,
+/// then the answer), the gate answered the stop silently, verify.sh (MARKS_HOME) never ran, and
+/// the worktree is as committed.
+pub fn assert_read_only_turn(repo: &TestRepo, server: &FakeModel, context: &str) {
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
+    assert_eq!(last_answers(repo), ["silent"], "{context}");
+    assert_nothing_ran(repo, context);
+}
+
 /// After a read-only turn: verify.sh (MARKS_HOME) never ran and the worktree is as committed.
-pub fn assert_nothing_ran(repo: &TestRepo, context: &str) {
+fn assert_nothing_ran(repo: &TestRepo, context: &str) {
     assert!(
         !repo.home().join("verify-ran").exists(),
         "verify.sh ran on a read-only turn: {context}"

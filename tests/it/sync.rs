@@ -145,12 +145,8 @@ fn the_default_remote_is_the_upstreams_and_a_missing_one_is_an_error() {
         ));
 }
 
-/// The remote moves between our fetch and our push (another clone synced meanwhile): the push
-/// is refused as not a fast-forward, and sync fetches, merges and pushes again, losing nothing.
-/// The race is staged deterministically by a reference-transaction hook in Bob's clone, which
-/// runs when `git fetch` updates his remote-tracking notes ref: the first time, Carol syncs.
-#[test]
-fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
+/// A remote where Alice's proof is, and Bob and Carol, each with a new commit proven locally.
+fn three_clones_proving() -> (BareRemote, TestRepo, TestRepo, TestRepo) {
     let (remote, alice) = remote_and_clone();
     let bob = TestRepo::clone_of(&remote);
     let carol = TestRepo::clone_of(&remote);
@@ -161,6 +157,31 @@ fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
         who.commit_all("work");
         who.prove_it(&["run"]).assert().code(0);
     }
+    (remote, alice, bob, carol)
+}
+
+fn assert_remote_has_all_proofs<const N: usize>(
+    remote: &BareRemote,
+    clones: [(&str, &TestRepo); N],
+) {
+    for (who, repo) in clones {
+        let tree = tree_of(repo, "HEAD");
+        assert!(
+            remote
+                .note(&tree)
+                .is_some_and(|n| n.starts_with("prove-it-record: 1")),
+            "the remote lost {who}'s proof"
+        );
+    }
+}
+
+/// The remote moves between our fetch and our push (another clone synced meanwhile): the push
+/// is refused as not a fast-forward, and sync fetches, merges and pushes again, losing nothing.
+/// The race is staged deterministically by a reference-transaction hook in Bob's clone, which
+/// runs when `git fetch` updates his remote-tracking notes ref: the first time, Carol syncs.
+#[test]
+fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
+    let (remote, alice, bob, carol) = three_clones_proving();
     let guard = bob.home().join("carol-synced");
     let hook = bob.path(".git/hooks/reference-transaction");
     std::fs::write(
@@ -184,15 +205,10 @@ fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
         .code(0)
         .stdout(predicate::str::contains("pushed our proofs to origin"));
     assert!(guard.exists(), "the staged race did not happen");
-    for (who, repo) in [("alice", &alice), ("bob", &bob), ("carol", &carol)] {
-        let tree = tree_of(repo, "HEAD");
-        assert!(
-            remote
-                .note(&tree)
-                .is_some_and(|n| n.starts_with("prove-it-record: 1")),
-            "the remote lost {who}'s proof"
-        );
-    }
+    assert_remote_has_all_proofs(
+        &remote,
+        [("alice", &alice), ("bob", &bob), ("carol", &carol)],
+    );
 }
 
 /// Another clone pushes its proofs while ours is being received: the remote's ref moves between
@@ -202,16 +218,7 @@ fn a_remote_that_moved_before_our_push_is_fetched_and_merged_again() {
 /// Staged deterministically by the remote's pre-receive hook: the first time, Carol syncs.
 #[test]
 fn a_remote_busy_with_another_writer_is_fetched_and_merged_again() {
-    let (remote, alice) = remote_and_clone();
-    let bob = TestRepo::clone_of(&remote);
-    let carol = TestRepo::clone_of(&remote);
-    alice.prove_it(&["run"]).assert().code(0);
-    alice.prove_it(&["sync"]).assert().code(0);
-    for (who, file) in [(&bob, "b.txt"), (&carol, "c.txt")] {
-        who.write(file, "work\n");
-        who.commit_all("work");
-        who.prove_it(&["run"]).assert().code(0);
-    }
+    let (remote, alice, bob, carol) = three_clones_proving();
     let guard = bob.home().join("carol-synced");
     let hook = remote.path.join("hooks/pre-receive");
     std::fs::write(
@@ -236,13 +243,8 @@ fn a_remote_busy_with_another_writer_is_fetched_and_merged_again() {
         .code(0)
         .stdout(predicate::str::contains("pushed our proofs to origin"));
     assert!(guard.exists(), "the staged race did not happen");
-    for (who, repo) in [("alice", &alice), ("bob", &bob), ("carol", &carol)] {
-        let tree = tree_of(repo, "HEAD");
-        assert!(
-            remote
-                .note(&tree)
-                .is_some_and(|n| n.starts_with("prove-it-record: 1")),
-            "the remote lost {who}'s proof"
-        );
-    }
+    assert_remote_has_all_proofs(
+        &remote,
+        [("alice", &alice), ("bob", &bob), ("carol", &carol)],
+    );
 }
