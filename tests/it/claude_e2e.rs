@@ -153,7 +153,7 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
         "{context}"
     );
     assert_eq!(result(&out)["result"], "All tests pass.", "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    e2e::assert_unproven(&repo);
 }
 
 #[test]

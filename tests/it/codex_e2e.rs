@@ -200,7 +200,7 @@ fn an_always_failing_verify_sh_ends_the_turn_by_the_budget_with_a_last_block() {
         "{context}"
     );
     assert_eq!(last_answers(&repo), ["notice"], "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    e2e::assert_unproven(&repo);
 }
 
 #[test]
@@ -223,7 +223,7 @@ fn the_budget_holds_when_the_agent_acts_between_blocks() {
         );
     }
     assert_eq!(seen.matches(YIELD).count(), 1, "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    e2e::assert_unproven(&repo);
 }
 
 #[test]

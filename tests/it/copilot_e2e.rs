@@ -154,6 +154,23 @@ fn transcript(repo: &TestRepo) -> Vec<Value> {
     found
 }
 
+/// An always-failing verify.sh's turn as the model saw it: three blocks, then one last block
+/// carrying the NOT_PROVEN notice (Copilot shows the user no notice of a hook), then the turn
+/// ended: 5 stops, well below Copilot's own cap of 8.
+fn assert_three_blocks_then_the_last(server: &FakeModel, context: &str) {
+    let blocks = blocks_seen(server);
+    assert_eq!(blocks.len(), 4, "{context}");
+    for (n, block) in blocks[..3].iter().enumerate() {
+        assert!(
+            block.contains(&format!("{BLOCK}{} of 3", n + 1)),
+            "{context}"
+        );
+        assert!(block.contains("check 42 is broken"), "{context}");
+    }
+    assert!(blocks[3].contains(YIELD), "{context}");
+    assert!(blocks[3].contains("quoting the notice above"), "{context}");
+}
+
 #[test]
 fn copilot_ends_an_always_failing_turn_by_the_budget_and_the_agent_is_told() {
     let Some(copilot) = COPILOT.or_skip("copilot_ends_an_always_failing_turn") else {
@@ -165,23 +182,11 @@ fn copilot_ends_an_always_failing_turn_by_the_budget_and_the_agent_is_told() {
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
 
-    // Three blocks, then one last block carrying the NOT_PROVEN notice (Copilot shows the user
-    // no notice of a hook), then the turn ends: 5 stops, well below Copilot's own cap of 8.
-    let blocks = blocks_seen(&server);
-    assert_eq!(blocks.len(), 4, "{context}");
-    for (n, block) in blocks[..3].iter().enumerate() {
-        assert!(
-            block.contains(&format!("{BLOCK}{} of 3", n + 1)),
-            "{context}"
-        );
-        assert!(block.contains("check 42 is broken"), "{context}");
-    }
-    assert!(blocks[3].contains(YIELD), "{context}");
-    assert!(blocks[3].contains("quoting the notice above"), "{context}");
+    assert_three_blocks_then_the_last(&server, &context);
     assert_eq!(server.agent_turns().len(), 6, "{context}");
     // Copilot's own record of the session shows the same five user messages: prompt and blocks.
     assert_eq!(user_messages(&out).len(), 5, "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    e2e::assert_unproven(&repo);
 }
 
 #[test]
@@ -195,16 +200,8 @@ fn copilot_keeps_the_budget_when_the_agent_acts_between_blocks() {
     let out = run_copilot(&copilot, &repo, &server, "make a change");
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
-    let blocks = blocks_seen(&server);
-    assert_eq!(blocks.len(), 4, "{context}");
-    for (n, block) in blocks[..3].iter().enumerate() {
-        assert!(
-            block.contains(&format!("{BLOCK}{} of 3", n + 1)),
-            "{context}"
-        );
-    }
-    assert!(blocks[3].contains(YIELD), "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    assert_three_blocks_then_the_last(&server, &context);
+    e2e::assert_unproven(&repo);
 }
 
 #[test]

@@ -223,6 +223,12 @@ pub fn assert_proven_by(repo: &TestRepo, host: &Host) {
     repo.prove_it(&["status"]).assert().code(0);
 }
 
+/// The working state was not proven (after an always-failing verify.sh).
+pub fn assert_unproven(repo: &TestRepo) {
+    let state = repo.stock_state_tree().unwrap();
+    assert!(repo.note(&state).is_none(), "{state} was proven");
+}
+
 /// After the read-only script: the model was asked twice (one command that changes nothing,
 /// then the answer), the gate answered the stop silently, verify.sh (MARKS_HOME) never ran, and
 /// the worktree is as committed.

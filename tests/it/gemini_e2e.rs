@@ -148,7 +148,7 @@ fn an_always_failing_verify_sh_ends_the_turn_unverified_within_the_budget() {
         "{context}"
     );
     assert_eq!(last_answers(&repo), ["notice"], "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    e2e::assert_unproven(&repo);
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn the_budget_holds_when_the_agent_acts_between_blocks() {
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(stderr.contains(YIELD), "{context}");
-    assert!(repo.note(&repo.stock_state_tree().unwrap()).is_none());
+    e2e::assert_unproven(&repo);
 }
 
 #[test]
