@@ -5,25 +5,17 @@
 
 use serde_json::{Value, json};
 
-use super::{Api, Reply, Response, call_id, collect_text};
+use super::{Api, Reply, Response, call_id, message_texts, offers_tools};
 
 pub struct Anthropic;
 
 impl Api for Anthropic {
     fn is_agent_turn(&self, _method: &str, _path: &str, body: &Value) -> bool {
-        body["tools"].as_array().is_some_and(|t| !t.is_empty())
+        offers_tools(body)
     }
 
     fn user_texts(&self, body: &Value) -> Vec<String> {
-        let messages = body["messages"].as_array().into_iter().flatten();
-        messages
-            .filter(|message| message["role"] == "user")
-            .map(|message| {
-                let mut text = String::new();
-                collect_text(&message["content"], &mut text);
-                text
-            })
-            .collect()
+        message_texts(body, &["user"])
     }
 
     fn respond(&self, method: &str, path: &str, body: &Value, reply: Option<&Reply>) -> Response {

@@ -9,14 +9,13 @@
 
 use serde_json::{Value, json};
 
-use super::{Api, Reply, Response, collect_text};
+use super::{Api, Reply, Response, collect_text, offers_tools};
 
 pub struct Gemini;
 
 impl Api for Gemini {
     fn is_agent_turn(&self, _method: &str, path: &str, body: &Value) -> bool {
-        path.ends_with(":streamGenerateContent")
-            && body["tools"].as_array().is_some_and(|t| !t.is_empty())
+        path.ends_with(":streamGenerateContent") && offers_tools(body)
     }
 
     /// Each user `content` in order: its text parts and its function responses' outputs. The

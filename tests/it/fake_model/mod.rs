@@ -230,6 +230,28 @@ pub fn call_id(prefix: &str) -> String {
     format!("{prefix}{:04}", NEXT.fetch_add(1, Ordering::SeqCst))
 }
 
+/// Whether the request offers the model tools: in every API, what tells an agent's turn from a
+/// side request (a title, a classification).
+pub fn offers_tools(body: &Value) -> bool {
+    body["tools"]
+        .as_array()
+        .is_some_and(|tools| !tools.is_empty())
+}
+
+/// The texts of the `messages` whose role is one of `roles`, a message each (the Anthropic and
+/// Chat Completions shapes).
+pub fn message_texts(body: &Value, roles: &[&str]) -> Vec<String> {
+    let messages = body["messages"].as_array().into_iter().flatten();
+    messages
+        .filter(|message| roles.iter().any(|role| message["role"] == *role))
+        .map(|message| {
+            let mut text = String::new();
+            collect_text(&message["content"], &mut text);
+            text
+        })
+        .collect()
+}
+
 /// Every string under `value`'s `text`, `content` and `output` keys (or `value` itself), a line
 /// each: the text of a message in any of the APIs' shapes.
 pub fn collect_text(value: &Value, out: &mut String) {

@@ -8,15 +8,13 @@
 
 use serde_json::{Value, json};
 
-use super::{Api, Reply, Response, call_id, collect_text};
+use super::{Api, Reply, Response, call_id, collect_text, offers_tools};
 
 pub struct Responses;
 
 impl Api for Responses {
     fn is_agent_turn(&self, method: &str, path: &str, body: &Value) -> bool {
-        method == "POST"
-            && path == "/v1/responses"
-            && body["tools"].as_array().is_some_and(|t| !t.is_empty())
+        method == "POST" && path == "/v1/responses" && offers_tools(body)
     }
 
     fn user_texts(&self, body: &Value) -> Vec<String> {
