@@ -406,6 +406,59 @@ fn copilots_claim_comes_from_its_transcript_into_the_ledger() {
     assert_eq!(entry["claim"], "Done. All tests pass.", "{ledger}");
 }
 
+/// Copilot writes its transcript lazily: at a later turn's stop, the newest assistant message
+/// there may be an earlier turn's. One written before the gate's previous answer in the
+/// session is no claim of this turn's; one written after it is.
+#[test]
+fn copilots_claim_is_never_an_earlier_turns_message() {
+    let (repo, _) = always_failing();
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    let transcript = repo.home().join("events.jsonl");
+    let message = |text: &str, at: &str| {
+        format!(
+            "{{\"type\":\"assistant.message\",\"data\":{{\"content\":\"{text}\"}},\"timestamp\":\"{at}\"}}\n"
+        )
+    };
+    std::fs::write(
+        &transcript,
+        message("First claim.", "2020-01-01T00:00:00.000Z"),
+    )
+    .unwrap();
+    hook(&repo, Host::Copilot, Host::Copilot.start(&repo, "s1"), &[]);
+    repo.write("b.txt", "change\n");
+    // Each stop with stop_hook_active false is a new turn's first stop: a block and a ledger line.
+    let stop = || {
+        hook(
+            &repo,
+            Host::Copilot,
+            Host::Copilot.stop(&repo, "s1", 0),
+            &[],
+        )
+    };
+    assert!(matches!(stop(), Answer::Block(_)));
+    assert!(matches!(stop(), Answer::Block(_)));
+    let mut text = std::fs::read_to_string(&transcript).unwrap();
+    text.push_str(&message("Second claim.", "2099-01-01T00:00:00.000Z"));
+    std::fs::write(&transcript, text).unwrap();
+    assert!(matches!(stop(), Answer::Block(_)));
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let claims: Vec<&Value> = ledger["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| &entry["claim"])
+        .collect();
+    assert_eq!(
+        claims,
+        [
+            &json!("First claim."),
+            &Value::Null,
+            &json!("Second claim.")
+        ],
+        "{ledger}"
+    );
+}
+
 #[test]
 fn copilot_without_an_event_name_says_so() {
     let repo = TestRepo::with_commit();
