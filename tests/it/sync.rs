@@ -248,3 +248,25 @@ fn a_remote_busy_with_another_writer_is_fetched_and_merged_again() {
         [("alice", &alice), ("bob", &bob), ("carol", &carol)],
     );
 }
+
+/// A lock on the remote's proofs that never clears (left by a killed writer) is retried like a
+/// busy remote, then reported in git's own words, not as contention of ours.
+#[test]
+fn a_remote_lock_that_never_clears_ends_in_gits_own_words() {
+    let (remote, alice) = remote_and_clone();
+    alice.prove_it(&["run"]).assert().code(0);
+    std::fs::create_dir_all(remote.path.join("refs/notes")).unwrap();
+    std::fs::write(remote.path.join("refs/notes/prove-it.lock"), "").unwrap();
+    alice
+        .prove_it(&["sync"])
+        .assert()
+        .code(2)
+        .stderr(
+            predicate::str::contains("[remote rejected]").or(predicate::str::contains(
+                "cannot lock ref 'refs/notes/prove-it'",
+            )),
+        )
+        .stderr(predicate::str::contains("File exists"))
+        .stderr(predicate::str::contains("kept changing under us").not());
+    assert_eq!(remote.note_count(), 0);
+}
