@@ -11,9 +11,10 @@
 
 use clap::ValueEnum as _;
 
+use crate::gate::Message;
 use crate::hosts::{Event, Host, Incoming};
 use crate::proof::{self, Proofs};
-use crate::report::{self, Message};
+use crate::report;
 
 /// The event names a hook's command line may carry (only Copilot's hook reads one).
 const EVENT_ARGS: [Option<&str>; 4] = [None, Some("agentStop"), Some("sessionStart"), Some("x")];

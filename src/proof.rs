@@ -9,6 +9,8 @@ use gix::ObjectId;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+pub(crate) use crate::outcome::Outcome;
+
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
 pub(crate) const VERSION: u32 = 1;
@@ -17,32 +19,6 @@ const VERIFY_DIFF: &str = "verify-diff";
 /// Each line of an armored SSH signature, after the record it signs. Readers that do not know
 /// the key ignore it, as they ignore any unknown key, so a signed record is still version 1.
 const SSH_SIGNATURE: &str = "ssh-signature";
-
-/// How a proof came about: through the verify.sh of the session's start, or an edited one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-pub(crate) enum Outcome {
-    #[serde(rename = "PROVEN")]
-    Proven,
-    #[serde(rename = "BOUNDED_CLAIM_SURVIVES")]
-    BoundedClaimSurvives,
-}
-
-impl Outcome {
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Proven => "PROVEN",
-            Outcome::BoundedClaimSurvives => "BOUNDED_CLAIM_SURVIVES",
-        }
-    }
-
-    fn parse(value: &str) -> Option<Self> {
-        match value {
-            "PROVEN" => Some(Outcome::Proven),
-            "BOUNDED_CLAIM_SURVIVES" => Some(Outcome::BoundedClaimSurvives),
-            _ => None,
-        }
-    }
-}
 
 /// A verify.sh as git stores it: its blob and its tree entry mode.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -424,6 +400,7 @@ impl Fields {
     fn into_record(self, key: &gix::oid) -> Result<Record, Problem> {
         let outcome = required(self.outcome, "outcome")?;
         let outcome = Outcome::parse(&outcome)
+            .filter(|outcome| outcome.is_proof())
             .ok_or_else(|| Problem::Malformed(format!("outcome {outcome:?} is not a proof")))?;
         let tree = object_id(&required(self.tree, "tree")?, "tree")?;
         if tree != key {

@@ -11,39 +11,7 @@ use super::packet::{
 };
 use super::rounds::Run;
 
-/// The five outcomes the oracle chooses from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Outcome {
-    Proven,
-    Disproven,
-    NotProven,
-    InsufficientEvidence,
-    BoundedClaimSurvives,
-}
-
-impl Outcome {
-    pub(crate) const ALL: [Outcome; 5] = [
-        Outcome::Proven,
-        Outcome::Disproven,
-        Outcome::NotProven,
-        Outcome::InsufficientEvidence,
-        Outcome::BoundedClaimSurvives,
-    ];
-
-    pub(crate) fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Proven => "PROVEN",
-            Outcome::Disproven => "DISPROVEN",
-            Outcome::NotProven => "NOT_PROVEN",
-            Outcome::InsufficientEvidence => "INSUFFICIENT_EVIDENCE",
-            Outcome::BoundedClaimSurvives => "BOUNDED_CLAIM_SURVIVES",
-        }
-    }
-
-    fn parse(text: &str) -> Option<Outcome> {
-        Outcome::ALL.into_iter().find(|o| o.as_str() == text)
-    }
-}
+pub(crate) use crate::outcome::Outcome;
 
 /// The title line of every `final_response`.
 pub(crate) const TITLE: &str = "Prove It — Parallel Subagent Gauntlet";

@@ -1,3 +1,4 @@
+use crate::outcome::Outcome;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -94,7 +95,11 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let proven = commits.iter().all(|c| c.proven);
     let report = CheckReport {
         version: JSON_VERSION,
-        outcome: if proven { "PROVEN" } else { "NOT_PROVEN" },
+        outcome: if proven {
+            Outcome::Proven
+        } else {
+            Outcome::NotProven
+        },
         proven,
         strict: args.strict,
         require_signed: args.require_signed,

@@ -1,3 +1,4 @@
+use crate::outcome::Outcome;
 use std::io::Write;
 use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
@@ -91,7 +92,7 @@ fn already_proven(
         .best_where(signed_only)
         .map(|record| RunReport {
             version: JSON_VERSION,
-            outcome: record.outcome.as_str(),
+            outcome: record.outcome,
             tree: Some(tree.to_string()),
             result: RunResult::AlreadyProven {
                 proof: ProofSummary::from(record),
@@ -109,7 +110,7 @@ fn prove(
     if !armed.is_armed() {
         let report = RunReport {
             version: JSON_VERSION,
-            outcome: "INSUFFICIENT_EVIDENCE",
+            outcome: Outcome::InsufficientEvidence,
             tree: None,
             result: RunResult::NotArmed {
                 reason: armed.reason(),
@@ -182,7 +183,7 @@ fn prove(
             log,
         } => RunReport {
             version: JSON_VERSION,
-            outcome: "DISPROVEN",
+            outcome: Outcome::Disproven,
             tree,
             result: RunResult::Failed {
                 exit,
@@ -199,7 +200,7 @@ fn prove(
             changed_paths,
         } => RunReport {
             version: JSON_VERSION,
-            outcome: "DISPROVEN",
+            outcome: Outcome::Disproven,
             tree,
             result: RunResult::StateChanged {
                 duration_ms,
@@ -210,7 +211,7 @@ fn prove(
         Attempted::Proven(record) => {
             let report = RunReport {
                 version: JSON_VERSION,
-                outcome: record.outcome.as_str(),
+                outcome: record.outcome,
                 tree,
                 result: RunResult::Proven {
                     proof: ProofSummary::from(&record),
@@ -265,7 +266,7 @@ fn run_rev(
             exit::NOT_ARMED,
             RunReport {
                 version: JSON_VERSION,
-                outcome: "INSUFFICIENT_EVIDENCE",
+                outcome: Outcome::InsufficientEvidence,
                 tree,
                 result: RunResult::NotArmed {
                     reason: NOT_IN_COMMIT,

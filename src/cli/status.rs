@@ -1,5 +1,6 @@
 use std::io::Write;
 
+use crate::outcome::Outcome;
 use anyhow::Context as _;
 
 use crate::exit;
@@ -30,9 +31,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     };
     let best = proofs.best();
     let (outcome, code) = match (armed.is_armed(), best) {
-        (false, _) => ("INSUFFICIENT_EVIDENCE", exit::NOT_ARMED),
-        (true, Some(record)) => (record.outcome.as_str(), exit::OK),
-        (true, None) => ("NOT_PROVEN", exit::NOT_PROVEN),
+        (false, _) => (Outcome::InsufficientEvidence, exit::NOT_ARMED),
+        (true, Some(record)) => (record.outcome, exit::OK),
+        (true, None) => (Outcome::NotProven, exit::NOT_PROVEN),
     };
     let report = StatusReport {
         version: JSON_VERSION,

@@ -135,13 +135,13 @@ pub(crate) enum Decision {
 
 impl Verdict {
     /// The outcome in the shared vocabulary (the table in SPEC.md, pinned by these tests).
-    pub(crate) fn outcome(&self) -> &'static str {
+    pub(crate) fn outcome(&self) -> Outcome {
         match self {
-            Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => "INSUFFICIENT_EVIDENCE",
-            Verdict::Quiet(Quiet::Proven) => "PROVEN",
-            Verdict::Bounded => "BOUNDED_CLAIM_SURVIVES",
-            Verdict::Block { .. } => "DISPROVEN",
-            Verdict::Yield { .. } | Verdict::Skipped => "NOT_PROVEN",
+            Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Outcome::InsufficientEvidence,
+            Verdict::Quiet(Quiet::Proven) => Outcome::Proven,
+            Verdict::Bounded => Outcome::BoundedClaimSurvives,
+            Verdict::Block { .. } => Outcome::Disproven,
+            Verdict::Yield { .. } | Verdict::Skipped => Outcome::NotProven,
         }
     }
 }
@@ -341,7 +341,7 @@ mod tests {
         o.skip = true;
         o.run = Some(failed());
         assert_eq!(verdict(&o), Verdict::Skipped);
-        assert_eq!(Verdict::Skipped.outcome(), "NOT_PROVEN");
+        assert_eq!(Verdict::Skipped.outcome(), Outcome::NotProven);
     }
 
     #[test]
@@ -354,7 +354,7 @@ mod tests {
         });
         o.state = None;
         assert_eq!(verdict(&o), Verdict::Quiet(Quiet::NotArmed));
-        assert_eq!(verdict(&o).outcome(), "INSUFFICIENT_EVIDENCE");
+        assert_eq!(verdict(&o).outcome(), Outcome::InsufficientEvidence);
         o.anchor = None;
         o.armed_at_head = false;
         assert_eq!(verdict(&o), Verdict::Quiet(Quiet::NotArmed));
@@ -462,7 +462,7 @@ mod tests {
     fn an_existing_proof_ends_the_turn_without_running() {
         let o = with_state(changed(), |_, _, _, proof| *proof = Some(Outcome::Proven));
         assert_eq!(verdict(&o), Verdict::Quiet(Quiet::Proven));
-        assert_eq!(verdict(&o).outcome(), "PROVEN");
+        assert_eq!(verdict(&o).outcome(), Outcome::Proven);
     }
 
     #[test]
@@ -507,7 +507,7 @@ mod tests {
                 max: 3
             }
         ));
-        assert_eq!(yielded.outcome(), "NOT_PROVEN");
+        assert_eq!(yielded.outcome(), Outcome::NotProven);
     }
 
     #[test]

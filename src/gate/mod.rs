@@ -6,8 +6,10 @@
 
 mod decide;
 mod diff;
+mod message;
 
 pub(crate) use decide::{
     AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Weakened, Why, decide,
 };
 pub(crate) use diff::verify_diff;
+pub(crate) use message::Message;

@@ -8,7 +8,7 @@ use serde_json::{Value, json};
 
 use super::fields::{Object, snake_start, snake_stop, string};
 use super::{Event, InputError};
-use crate::report::Message;
+use crate::gate::Message;
 
 /// Claude Code's events.
 pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {

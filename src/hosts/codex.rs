@@ -12,8 +12,8 @@ pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
 
 #[cfg(test)]
 mod tests {
+    use crate::gate::Message;
     use crate::hosts::{Event, Host, Stop};
-    use crate::report::Message;
 
     #[test]
     fn parses_codex_stop_with_its_turn_id_and_a_null_claim() {

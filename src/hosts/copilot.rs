@@ -15,7 +15,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::fields::{Object, flag, optional_string, snake_start, snake_stop, string};
 use super::{Event, InputError, Start, Stop};
-use crate::report::Message;
+use crate::gate::Message;
 
 /// The transcript's tail read for the claim: the last message is near the end.
 const TRANSCRIPT_TAIL: u64 = 1024 * 1024;

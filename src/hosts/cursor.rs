@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::fields::{Object, optional_string, string};
 use super::{Event, InputError, Start, Stop};
-use crate::report::Message;
+use crate::gate::Message;
 
 pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;

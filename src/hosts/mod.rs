@@ -14,7 +14,7 @@ mod vscode;
 
 pub(crate) use event::{Event, InputError, Start, Stop};
 
-use crate::report::Message;
+use crate::gate::Message;
 
 /// An agent host, as its hook protocol (its dialect) identifies it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

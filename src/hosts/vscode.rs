@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::fields::{Object, flag, optional_string, string};
 use super::{Event, InputError, Start, Stop};
-use crate::report::Message;
+use crate::gate::Message;
 
 /// Whether a payload is VS Code's rather than Claude Code's.
 pub(super) fn speaks(map: &Object) -> bool {

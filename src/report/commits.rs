@@ -1,5 +1,6 @@
 use std::io::{self, Write};
 
+use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
@@ -105,7 +106,7 @@ pub(crate) fn commit_heading(commit: &CommitInfo, out: &mut dyn Write) -> io::Re
 pub(crate) struct CheckReport {
     pub version: u32,
     /// PROVEN when every commit is, else NOT_PROVEN.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     pub proven: bool,
     pub strict: bool,
     pub require_signed: bool,
@@ -346,7 +347,7 @@ mod tests {
     fn check_lists_each_unproven_commit_by_short_hash_and_subject_with_hints() {
         let check = CheckReport {
             version: 1,
-            outcome: "NOT_PROVEN",
+            outcome: Outcome::NotProven,
             proven: false,
             strict: false,
             require_signed: false,

@@ -3,23 +3,12 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Quiet, Verdict, Weakened, Why};
+use crate::gate::{Message, Quiet, Verdict, Weakened, Why};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
 /// One output line is cut at this many characters, so twenty lines always fit.
 const LINE_CAP: usize = 300;
-
-/// What a verdict says, host-neutral.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Message {
-    /// Nothing to say: the turn ends.
-    Silent,
-    /// A user-visible notice; the turn ends.
-    Notice(String),
-    /// Send the agent back with this reason.
-    Block(String),
-}
 
 /// What the words need besides the verdict.
 #[derive(Debug, Default)]

@@ -5,7 +5,7 @@ use crate::setup::demo::{Demo, Shown};
 use crate::setup::host::Wired;
 use crate::setup::{Host, Stack, stack};
 
-use super::Message;
+use crate::gate::Message;
 
 /// One thing `init` does, or found already done.
 #[derive(Debug)]

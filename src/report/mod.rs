@@ -27,7 +27,7 @@ pub(crate) use commits::{
 pub(crate) use doctor::{DoctorReport, Finding, Health};
 pub(crate) use failure::{error_chain, render_failure};
 pub(crate) use gate::{
-    Context as GateContext, Message, could_not_check, message, notice_for_the_agent, weakened_text,
+    Context as GateContext, could_not_check, message, notice_for_the_agent, weakened_text,
 };
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};

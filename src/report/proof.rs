@@ -1,11 +1,12 @@
 use serde::Serialize;
 
+use crate::outcome::Outcome;
 use crate::proof::Record;
 
 /// What a reader needs to know about one proof.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct ProofSummary {
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     pub signed_off_by: String,
     pub identity_missing: bool,
     pub time: String,
@@ -20,7 +21,7 @@ pub(crate) struct ProofSummary {
 impl From<&Record> for ProofSummary {
     fn from(record: &Record) -> Self {
         ProofSummary {
-            outcome: record.outcome.as_str(),
+            outcome: record.outcome,
             signed_off_by: record.signed_off_by.clone(),
             identity_missing: record.identity_missing,
             time: record

@@ -1,5 +1,6 @@
 use std::io::{self, Write};
 
+use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::{ProofSummary, seconds, short};
@@ -9,7 +10,7 @@ use super::{ProofSummary, seconds, short};
 pub(crate) struct RunReport {
     pub version: u32,
     /// The verdict vocabulary shared by every command: PROVEN, DISPROVEN, INSUFFICIENT_EVIDENCE.
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     pub tree: Option<String>,
     #[serde(flatten)]
     pub result: RunResult,

@@ -1,5 +1,6 @@
 use std::io::{self, Write};
 
+use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
@@ -8,7 +9,7 @@ use super::ProofSummary;
 #[derive(Debug, Serialize)]
 pub(crate) struct StatusReport {
     pub version: u32,
-    pub outcome: &'static str,
+    pub outcome: Outcome,
     pub armed: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub not_armed_reason: Option<&'static str>,

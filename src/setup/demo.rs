@@ -12,10 +12,11 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use crate::gate::Message;
 use crate::gate::{self, AnchorFacts, Decision, Observed, RunFacts, State};
 use crate::git::{self, Repo, StateTree};
 use crate::proof::{Outcome, Script};
-use crate::report::{self, Message};
+use crate::report;
 use crate::verify;
 
 /// The lines appended to the copy: the second is the `exit 1` that must make the gate refuse.
@@ -43,7 +44,7 @@ pub(crate) struct Shown {
     pub passed: bool,
     pub duration_ms: u64,
     /// The outcome the gate gave (PROVEN, DISPROVEN, ...).
-    pub outcome: &'static str,
+    pub outcome: crate::outcome::Outcome,
     /// What the gate would tell the agent (a block) or the user (a notice); nothing when silent.
     pub message: Message,
 }

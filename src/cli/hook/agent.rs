@@ -3,8 +3,9 @@
 use std::io::{Read, Write};
 
 use super::gate;
+use crate::gate::Message;
 use crate::hosts::{Event, Host, Incoming, InputError};
-use crate::report::{self, Message};
+use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
 /// protocol. Session starts record the anchor; stops run the gate; other events do nothing.

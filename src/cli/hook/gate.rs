@@ -14,6 +14,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::anchor::Anchor;
 use crate::cli::sources::Sources;
+use crate::gate::Message;
 use crate::gate::{self, AnchorFacts, Decision, Observed, RunFacts, State, Verdict};
 use crate::git::{
     self, ANCHORS_REF, LastAnswer, Notes, PROOFS_REF, Repo, SessionFiles, StateTree, ledger,
@@ -23,7 +24,7 @@ use crate::hosts::{CLAUDE_BLOCK_CAP_ENV, Host, Start, Stop};
 use crate::policy::{GatePolicy, Policy};
 use crate::proof::{Proofs, Script};
 use crate::prove::{self, Attempted};
-use crate::report::{self, GateContext, Message};
+use crate::report::{self, GateContext};
 
 /// What the ledger says was demanded of every turn.
 const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";

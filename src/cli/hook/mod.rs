@@ -65,7 +65,7 @@ pub(crate) fn run(
 
 /// Run `answer`, turning a panic into a loud "could not check" rather than a crash a host would
 /// read as a pass.
-fn guarded(answer: impl FnOnce() -> crate::report::Message) -> crate::report::Message {
+fn guarded(answer: impl FnOnce() -> crate::gate::Message) -> crate::gate::Message {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
