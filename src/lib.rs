@@ -3,9 +3,9 @@
 //!
 //! The library exists for the binary and its tests; everything but the CLI entry is crate-private.
 
-pub(crate) mod anchor;
 pub(crate) mod claim;
 pub mod cli;
+pub(crate) mod context;
 pub mod exit;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -13,6 +13,7 @@ pub mod fuzzing;
 pub(crate) mod gate;
 pub(crate) mod git;
 pub(crate) mod hosts;
+pub(crate) mod lookup;
 pub(crate) mod outcome;
 pub(crate) mod policy;
 pub(crate) mod proof;

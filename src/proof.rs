@@ -114,18 +114,20 @@ impl Proofs {
         proofs
     }
 
-    /// The proof to show: a plain PROVEN over one through an edited verify.sh, then the newest.
-    pub(crate) fn best(&self) -> Option<&Record> {
-        self.best_where(false)
+    /// The valid records, best first: a plain PROVEN over one through an edited verify.sh, then
+    /// the newest. The one ranking every command shows and spares runs by.
+    pub(crate) fn ranked(&self) -> Vec<&Record> {
+        let mut ranked: Vec<&Record> = self.valid.iter().collect();
+        ranked.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
+        ranked
     }
 
     /// The best proof, among signed ones only when `signed_only` (signing is on: an unsigned
     /// proof is then made again, signed). Signatures are not checked here.
     pub(crate) fn best_where(&self, signed_only: bool) -> Option<&Record> {
-        self.valid
-            .iter()
-            .filter(|r| !signed_only || r.signature.is_some())
-            .max_by_key(|r| (r.outcome == Outcome::Proven, r.time))
+        self.ranked()
+            .into_iter()
+            .find(|r| !signed_only || r.signature.is_some())
     }
 }
 
@@ -640,7 +642,7 @@ mod tests {
         let record = sample();
         let ran = Some((record.verify.blob, record.verify.mode));
         let proofs = Proofs::from_note(&record.render(), &id(TREE), ran);
-        assert_eq!(proofs.best(), Some(&record));
+        assert_eq!(proofs.best_where(false), Some(&record));
         for other in [
             None,
             Some((record.verify.blob, 0o100644)),
@@ -668,7 +670,7 @@ mod tests {
             .fold(String::new(), |n, r| append(&n, r));
         let verify = Some((old.verify.blob, old.verify.mode));
         assert_eq!(
-            Proofs::from_note(&note, &id(TREE), verify).best(),
+            Proofs::from_note(&note, &id(TREE), verify).best_where(false),
             Some(&new)
         );
     }

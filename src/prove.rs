@@ -9,8 +9,7 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use time::OffsetDateTime;
-
+use crate::context::Clock;
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 use crate::proof::{self, Outcome, Record, Script, Signature};
 use crate::signing::{self, Signer};
@@ -49,6 +48,8 @@ pub(crate) struct Attempt<'a> {
     /// Where the full output goes; `None` for the state directory's last-run.log. Agent sessions
     /// keep their own, so that two sessions running at once do not write over each other's.
     pub log: Option<std::path::PathBuf>,
+    /// The record's `time:`.
+    pub clock: Clock,
 }
 
 /// What happened when verify.sh ran.
@@ -107,9 +108,7 @@ pub(crate) fn attempt(
     .collect();
     let program = repo.verify_path()?;
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
-    let started = OffsetDateTime::now_utc()
-        .replace_nanosecond(0)
-        .expect("0 is a valid nanosecond");
+    let started = attempt.clock.now_seconds();
     let outcome = verify::run(
         verify::Request {
             program: &program,

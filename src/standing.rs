@@ -101,9 +101,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> Checked {
     let proofs = note.map_or_else(Proofs::default, |note| {
         Proofs::from_note(note, &commit.tree, commit.verify)
     });
-    let mut valid = proofs.valid.clone();
-    // Best first: a plain PROVEN over one through an edited verify.sh, then the newest.
-    valid.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
+    let valid: Vec<Record> = proofs.ranked().into_iter().cloned().collect();
     let standing = match valid.first() {
         Some(record) => standing_of(record),
         None if commit.verify.is_none() => Standing::NotArmed,

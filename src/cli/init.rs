@@ -117,7 +117,7 @@ pub(crate) fn run(
                 max_blocks,
                 interrupt: Some(&interrupt),
             };
-            DemoResult::Ran(demo::run(&repo, &settings)?)
+            DemoResult::Ran(Box::new(demo::run(&repo, &settings)?))
         } else {
             DemoResult::NotArmed(armed.reason())
         }

@@ -4,11 +4,11 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use super::sources::Sources;
+use crate::context::Context;
 use crate::exit;
-use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
+use crate::git::{self, PROOFS_REF, Repo, StateTree};
+use crate::lookup::lookup_proof;
 use crate::policy::Policy;
-use crate::proof::Proofs;
 use crate::prove::{self, Attempted};
 use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult};
 use anyhow::Context as _;
@@ -59,12 +59,12 @@ pub(crate) fn run(
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
-    let policy = Policy::resolve(args.timeout, &Sources::of(&repo))?;
+    let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
+    let policy = ctx.policy.clone()?;
     if let Some(rev) = &args.rev {
-        return run_rev(&repo, &policy, args, rev, out);
+        return run_rev(&ctx, &policy, args, rev, out);
     }
-    let (code, report) = prove(&repo, &policy, args, err)?;
+    let (code, report) = prove(&ctx, &policy, args, err)?;
     print(&report, args.json, out)?;
     Ok(code)
 }
@@ -80,32 +80,28 @@ fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result
 /// The report for a tree that already has a valid proof through `verify`, if it has one (a
 /// signed one when signing is on).
 fn already_proven(
-    repo: &Repo,
+    ctx: &Context,
     tree: gix::ObjectId,
     verify: Option<(gix::ObjectId, u32)>,
 ) -> Result<Option<RunReport>, git::Error> {
-    let Some(note) = Notes::new(&repo.git, PROOFS_REF).lookup(&tree)? else {
-        return Ok(None);
-    };
-    let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
-    Ok(Proofs::from_note(&note, &tree, verify)
-        .best_where(signed_only)
-        .map(|record| RunReport {
-            version: JSON_VERSION,
-            outcome: record.outcome,
-            tree: Some(tree.to_string()),
-            result: RunResult::AlreadyProven {
-                proof: ProofSummary::from(record),
-            },
-        }))
+    let found = lookup_proof(&ctx.repo, tree, verify, ctx.signed_only)?;
+    Ok(found.best.map(|record| RunReport {
+        version: JSON_VERSION,
+        outcome: record.outcome,
+        tree: Some(tree.to_string()),
+        result: RunResult::AlreadyProven {
+            proof: ProofSummary::from(&record),
+        },
+    }))
 }
 
 fn prove(
-    repo: &Repo,
+    ctx: &Context,
     policy: &Policy,
     args: &Args,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
+    let repo = &ctx.repo;
     let armed = repo.armed()?;
     if !armed.is_armed() {
         let report = RunReport {
@@ -129,7 +125,7 @@ fn prove(
     }
     let tree = Some(before.id.to_string());
     if !args.force
-        && let Some(report) = already_proven(repo, before.id, before.verify)?
+        && let Some(report) = already_proven(ctx, before.id, before.verify)?
     {
         return Ok((exit::OK, report));
     }
@@ -150,6 +146,7 @@ fn prove(
                 .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
             interrupt: Some(&interrupt),
             log: None,
+            clock: ctx.clock,
         },
         &mut |elapsed| progress.tick(elapsed),
     );
@@ -253,12 +250,13 @@ const NOT_IN_COMMIT: &str = "does not exist at the root of that commit's tree";
 
 /// `run <rev>`: report a commit that is already proven or not armed, else prove it.
 fn run_rev(
-    repo: &Repo,
+    ctx: &Context,
     policy: &Policy,
     args: &Args,
     rev: &str,
     out: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
+    let repo = &ctx.repo;
     let info = commit_of(repo, rev)?;
     let tree = Some(info.tree.to_string());
     let early = if info.verify.is_none() {
@@ -276,7 +274,7 @@ fn run_rev(
     } else if args.force {
         None
     } else {
-        already_proven(repo, info.tree, info.verify)?.map(|report| (exit::OK, report))
+        already_proven(ctx, info.tree, info.verify)?.map(|report| (exit::OK, report))
     };
     if let Some((code, report)) = early {
         print(&report, args.json, out)?;

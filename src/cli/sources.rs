@@ -9,11 +9,6 @@ impl<'a> Sources<'a> {
     pub(crate) fn of(repo: &'a Repo) -> Self {
         Sources(Some(repo))
     }
-
-    /// The environment only: for what git config must not be able to say (`PROVE_IT_SKIP`).
-    pub(crate) fn environment() -> Self {
-        Sources(None)
-    }
 }
 
 impl crate::policy::Sources for Sources<'_> {

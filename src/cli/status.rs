@@ -4,8 +4,8 @@ use crate::outcome::Outcome;
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::{Notes, PROOFS_REF, Repo, StateTree};
-use crate::proof::Proofs;
+use crate::git::{Repo, StateTree};
+use crate::lookup::lookup_proof;
 use crate::report::{self, JSON_VERSION, ProofSummary, StatusReport};
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
@@ -24,12 +24,10 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let repo = Repo::discover(&cwd)?;
     let armed = repo.armed()?;
     let state = StateTree::compute(&repo.git, false)?;
-    let mut notes = Notes::new(&repo.git, PROOFS_REF);
-    let proofs = match notes.lookup(&state.id)? {
-        Some(note) => Proofs::from_note(&note, &state.id, state.verify),
-        None => Proofs::default(),
-    };
-    let best = proofs.best();
+    // The proof `run` and the gate would accept: with signing on, a signed one.
+    let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
+    let found = lookup_proof(&repo, state.id, state.verify, signed_only)?;
+    let best = found.best.as_ref();
     let (outcome, code) = match (armed.is_armed(), best) {
         (false, _) => (Outcome::InsufficientEvidence, exit::NOT_ARMED),
         (true, Some(record)) => (record.outcome, exit::OK),
@@ -44,10 +42,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         head: repo.head_commit()?.map(|id| id.to_string()),
         proven: best.is_some(),
         proof: best.map(ProofSummary::from),
-        invalid: proofs
+        invalid: found
             .invalid
             .iter()
             .map(|i| i.problem.to_string())
+            .chain((found.unsigned_passed_over > 0).then(|| {
+                "an unsigned proof, which does not count while prove-it.sign is on".to_string()
+            }))
             .collect(),
     };
     if args.json {

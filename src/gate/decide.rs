@@ -1,4 +1,7 @@
+use std::borrow::Cow;
+
 use gix::ObjectId;
+use serde::{Deserialize, Serialize};
 
 use crate::proof::{Outcome, Script};
 
@@ -70,7 +73,7 @@ pub(crate) struct Observed {
 }
 
 /// Why a turn may not end as proven.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Why {
     Failed {
         exit: String,
@@ -79,7 +82,8 @@ pub(crate) enum Why {
     },
     /// Armed at session start, not now.
     Disarmed {
-        reason: &'static str,
+        /// Why verify.sh is not armed, reading after "verify.sh ".
+        reason: Cow<'static, str>,
     },
     /// The policy in force is weaker than at session start.
     Weakened(Weakened),
@@ -92,7 +96,7 @@ pub(crate) enum Why {
 }
 
 /// How the policy was weakened since the session started.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Weakened {
     /// Fewer blocks per turn (0: warn-only).
     MaxBlocks { anchor: u32, now: u32 },
@@ -101,8 +105,24 @@ pub(crate) enum Weakened {
     Timeout { anchor: u64, now: u64 },
 }
 
+/// What was weakened, as a fragment: in the gate's words and in the ledger.
+impl std::fmt::Display for Weakened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Weakened::MaxBlocks { anchor, now } => write!(
+                f,
+                "blocks per turn lowered from {anchor} to {now} (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks)"
+            ),
+            Weakened::Timeout { anchor, now } => write!(
+                f,
+                "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
+            ),
+        }
+    }
+}
+
 /// Why a turn ends without a word.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Quiet {
     /// verify.sh is not armed and was not at session start: the repository opted out.
     NotArmed,
@@ -112,7 +132,7 @@ pub(crate) enum Quiet {
     Proven,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Verdict {
     /// The turn ends; nothing needs saying.
     Quiet(Quiet),
@@ -176,7 +196,9 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             None => observed.armed_at_head,
         };
         return if armed_at_start {
-            refuse(Why::Disarmed { reason })
+            refuse(Why::Disarmed {
+                reason: reason.into(),
+            })
         } else {
             Done(Verdict::Quiet(Quiet::NotArmed))
         };
@@ -370,7 +392,7 @@ mod tests {
             verdict(&o),
             Verdict::Block {
                 why: Why::Disarmed {
-                    reason: "is not executable by its owner"
+                    reason: "is not executable by its owner".into()
                 },
                 attempt: 2,
                 max: 3

@@ -1,15 +1,29 @@
-//! The gate's decision at an agent's stop: observed facts and policy in, a verdict out.
+//! The gate at an agent's stop, as one pipeline: `observe` gathers facts (armed, anchor, state
+//! tree, proof, turn state), `decide` turns them into a verdict (pure; DESIGN section 4 is the
+//! contract, every branch table-tested), `act` runs verify.sh when asked, records, counts and
+//! writes the ledger, and `turn` is the state saved between stops, as data. `pipeline` runs
+//! them in order for a hook; `report` words the reply and `hosts` deliver it.
 //!
-//! Pure: nothing here touches git, files, processes or stdio (DESIGN section 4 is the contract,
-//! and every branch is table-tested below `decide`). The hook commands observe, call `decide`,
-//! act on `Decision::Run`, call it again with the run's result, and render the verdict.
+//! The gate never prints, never parses a host's payload and never names a host: what it needs
+//! of one is `HostRules`.
 
+mod act;
+mod anchor;
 mod decide;
 mod diff;
+mod error;
+mod host;
+mod ledger;
 mod message;
+mod observe;
+mod pipeline;
+mod turn;
 
 pub(crate) use decide::{
-    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Weakened, Why, decide,
+    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Why, decide,
 };
-pub(crate) use diff::verify_diff;
+pub(crate) use error::error_chain;
+pub(crate) use host::HostRules;
 pub(crate) use message::Message;
+pub(crate) use pipeline::{Reply, session_start, stop};
+pub(crate) use turn::{Answer, Facts};

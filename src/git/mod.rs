@@ -24,6 +24,6 @@ pub(crate) use notes::Notes;
 pub(crate) use notes_sync::{Merged, all_notes};
 pub(crate) use remote::Synced;
 pub(crate) use repo::{Armed, Repo};
-pub(crate) use session::{LastAnswer, SessionFiles, session_key, session_key_blob};
+pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_tree::StateTree;
 pub(crate) use worktree::LOCAL_ENV;

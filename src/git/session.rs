@@ -35,31 +35,6 @@ pub(crate) fn session_key_blob(session: &str, worktree: &Path) -> Vec<u8> {
     data
 }
 
-/// What the gate remembers about a session between stops.
-#[derive(Debug, Default, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct TurnState {
-    /// The host's turn id the count belongs to, when the host sends one.
-    pub turn: Option<String>,
-    /// Blocks already given in this turn.
-    pub blocks: u32,
-    /// The last answer given, so that a second hook process waiting on the lock reuses it.
-    pub last: Option<LastAnswer>,
-    /// Whether a notice was told to the agent as a last block this turn (for hosts that show
-    /// no notices).
-    #[serde(default)]
-    pub notice_told: bool,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub(crate) struct LastAnswer {
-    /// When it was given, in nanoseconds since the Unix epoch.
-    pub at_ns: u64,
-    pub turn: Option<String>,
-    /// silent, notice or block.
-    pub kind: String,
-    pub text: String,
-}
-
 /// One session's files in one worktree.
 pub(crate) struct SessionFiles {
     state: PathBuf,
@@ -115,16 +90,14 @@ impl SessionFiles {
         Ok(SessionLock { _file: file })
     }
 
-    /// The remembered state; a missing or unreadable file starts afresh, which only ever makes
-    /// the gate stricter (a fresh budget), never lets a turn through.
-    pub(crate) fn load(&self) -> TurnState {
-        std::fs::read(&self.state)
-            .ok()
-            .and_then(|data| serde_json::from_slice(&data).ok())
-            .unwrap_or_default()
+    /// The saved turn state's bytes; `None` when there are none or they cannot be read, which
+    /// the gate takes as a fresh start.
+    pub(crate) fn load(&self) -> Option<Vec<u8>> {
+        std::fs::read(&self.state).ok()
     }
 
-    pub(crate) fn store(&self, state: &TurnState) -> Result<(), Error> {
+    /// Replace the saved turn state, atomically.
+    pub(crate) fn store(&self, data: &[u8]) -> Result<(), Error> {
         let io = |source| Error::StateFile {
             path: self.state.clone(),
             source,
@@ -132,7 +105,6 @@ impl SessionFiles {
         let tmp = self
             .state
             .with_extension(format!("json.{}", std::process::id()));
-        let data = serde_json::to_vec(state).expect("the turn state serialises");
         let mut file = OpenOptions::new()
             .create(true)
             .truncate(true)
@@ -140,7 +112,7 @@ impl SessionFiles {
             .mode(0o600)
             .open(&tmp)
             .map_err(io)?;
-        file.write_all(&data).map_err(io)?;
+        file.write_all(data).map_err(io)?;
         drop(file);
         std::fs::rename(&tmp, &self.state).map_err(io)
     }

@@ -18,14 +18,4 @@ pub(crate) fn render_failure(
     Ok(())
 }
 
-/// An error and its causes on one line, `: `-separated, for messages that must stay one line.
-pub(crate) fn error_chain(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
-}
+pub(crate) use crate::gate::error_chain;

@@ -3,32 +3,19 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Message, Quiet, Verdict, Weakened, Why};
+use crate::gate::{Answer, Facts, Message, Quiet, Reply, Verdict, Why};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
 /// One output line is cut at this many characters, so twenty lines always fit.
 const LINE_CAP: usize = 300;
 
-/// What the words need besides the verdict.
-#[derive(Debug, Default)]
-pub(crate) struct Context<'a> {
-    /// The state tree the verdict is about.
-    pub tree: Option<&'a str>,
-    /// Where the full output of the last run is.
-    pub log: Option<&'a str>,
-    /// verify.sh's diff since the session started, when it was edited.
-    pub diff: Option<&'a str>,
-    /// No anchor was found for this session.
-    pub anchor_missing: bool,
-}
-
 const ANCHOR_MISSING: &str = "No session-start anchor was found for this session (the SessionStart \
 hook is not wired, or verify.sh was not armed when the session started), so the session was \
 treated as having changed the repository.";
 
-pub(crate) fn message(verdict: &Verdict, ctx: &Context<'_>) -> Message {
-    let tree = ctx.tree.map(super::short).unwrap_or("?");
+pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
+    let tree = ctx.tree.as_deref().map(super::short).unwrap_or("?");
     match verdict {
         Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Message::Silent,
         Verdict::Quiet(Quiet::Proven) if ctx.anchor_missing => Message::Notice(format!(
@@ -41,7 +28,11 @@ pub(crate) fn message(verdict: &Verdict, ctx: &Context<'_>) -> Message {
                  {tree}), but verify.sh was edited during this session, so the proof holds only \
                  for the edited checks. Review the edit:\n"
             );
-            text.push_str(ctx.diff.unwrap_or("(the diff is not available)\n"));
+            text.push_str(
+                ctx.diff
+                    .as_deref()
+                    .unwrap_or("(the diff is not available)\n"),
+            );
             Message::Notice(cap(text))
         }
         Verdict::Skipped => Message::Notice(
@@ -88,6 +79,40 @@ pub(crate) fn message(verdict: &Verdict, ctx: &Context<'_>) -> Message {
     }
 }
 
+/// The words of an answer the gate gave: its verdict's message, or, for a host that shows no
+/// notices, the notice told to the agent as one last block.
+pub(crate) fn answer(answer: &Answer) -> Message {
+    match message(&answer.verdict, &answer.facts) {
+        Message::Notice(text) if answer.to_the_agent => Message::Block(notice_for_the_agent(&text)),
+        message => message,
+    }
+}
+
+/// The words of any reply of the gate's, host-neutral.
+pub(crate) fn reply(reply: &Reply) -> Message {
+    match reply {
+        Reply::Silent => Message::Silent,
+        Reply::Announce => Message::Notice(
+            "prove-it: the gate is armed in this repository: when a turn that changed it ends \
+             on a working state never proven, verify.sh runs, and a failure sends the agent \
+             back (at most 3 times a turn by default). Proofs are git notes under \
+             refs/notes/prove-it; `git prove-it status` shows the current state. This notice \
+             is shown once."
+                .to_string(),
+        ),
+        Reply::StandAside { round } => Message::Notice(format!(
+            "prove-it: standing aside: this agent runs round {round} of a git prove-it claim \
+             gauntlet (PROVE_IT_ROUND is set), whose turns are not gated."
+        )),
+        Reply::Answer(decided) => answer(decided),
+        Reply::AnchorNotRecorded(error) => Message::Notice(format!(
+            "prove-it: could not record this session's anchor: {error}. Stops in this \
+             session will count as changes."
+        )),
+        Reply::CouldNotCheck(error) => could_not_check(error),
+    }
+}
+
 /// The gate could not decide; say so loudly, never as a pass.
 pub(crate) fn could_not_check(error: &str) -> Message {
     Message::Notice(cap(format!(
@@ -115,7 +140,7 @@ fn headline(why: &Why) -> String {
         Why::Weakened(weakened) => format!(
             "the gate's policy was weakened during this session: {}. Restore it (policy changes \
              take effect in new sessions).",
-            weakened_text(weakened)
+            weakened
         ),
         Why::Content { message } => format!("the working state cannot be read: {message}."),
         Why::StateChanged { paths } => format!(
@@ -127,19 +152,7 @@ fn headline(why: &Why) -> String {
     }
 }
 
-/// What was weakened, as a fragment.
-pub(crate) fn weakened_text(weakened: &Weakened) -> String {
-    match weakened {
-        Weakened::MaxBlocks { anchor, now } => format!(
-            "blocks per turn lowered from {anchor} to {now} (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks)"
-        ),
-        Weakened::Timeout { anchor, now } => format!(
-            "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
-        ),
-    }
-}
-
-fn details(text: &mut String, why: &Why, tree: &str, ctx: &Context<'_>) {
+fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts) {
     match why {
         Why::Failed {
             exit_code, tail, ..
@@ -157,7 +170,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Context<'_>) {
             for line in tail {
                 let _ = writeln!(text, "    {}", cut_line(line));
             }
-            if let Some(log) = ctx.log {
+            if let Some(log) = &ctx.log {
                 let _ = writeln!(text, "Full output: {log}");
             }
         }
@@ -181,7 +194,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Context<'_>) {
             );
         }
         Why::Disarmed { .. } | Why::Weakened { .. } => {
-            if let Some(diff) = ctx.diff {
+            if let Some(diff) = &ctx.diff {
                 let _ = writeln!(text, "verify.sh since the session started:\n{diff}");
             }
         }
@@ -235,10 +248,10 @@ mod tests {
             attempt: 2,
             max: 3,
         };
-        let ctx = Context {
-            tree: Some("0123456789abcdef0123"),
-            log: Some("/repo/.git/prove-it/last-run.log"),
-            ..Context::default()
+        let ctx = Facts {
+            tree: Some("0123456789abcdef0123".into()),
+            log: Some("/repo/.git/prove-it/last-run.log".into()),
+            ..Facts::default()
         };
         let Message::Block(reason) = message(&verdict, &ctx) else {
             panic!("a block")
@@ -263,7 +276,7 @@ mod tests {
             why: failed(vec!["boom".into()]),
             max: 3,
         };
-        let Message::Notice(text) = message(&verdict, &Context::default()) else {
+        let Message::Notice(text) = message(&verdict, &Facts::default()) else {
             panic!("a notice")
         };
         assert!(
@@ -283,15 +296,15 @@ mod tests {
             attempt: 1,
             max: 3,
         };
-        let Message::Block(reason) = message(&verdict, &Context::default()) else {
+        let Message::Block(reason) = message(&verdict, &Facts::default()) else {
             panic!("a block")
         };
         assert!(reason.contains("... and 4980 more"), "{reason}");
         let tail = (0..20).map(|_| "x".repeat(10_000)).collect();
         let diff = "+exit 0\n".repeat(3000);
-        let ctx = Context {
-            diff: Some(&diff),
-            ..Context::default()
+        let ctx = Facts {
+            diff: Some(diff),
+            ..Facts::default()
         };
         let verdict = Verdict::Block {
             why: failed(tail),
@@ -305,7 +318,7 @@ mod tests {
         assert!(reason.contains("PROVE_IT_SKIP=1"));
         let verdict = Verdict::Block {
             why: Why::Disarmed {
-                reason: "is not a regular file",
+                reason: "is not a regular file".into(),
             },
             attempt: 1,
             max: 3,
@@ -321,20 +334,70 @@ mod tests {
     #[test]
     fn quiet_verdicts_say_nothing_unless_the_anchor_was_missing() {
         assert_eq!(
-            message(&Verdict::Quiet(Quiet::Unchanged), &Context::default()),
+            message(&Verdict::Quiet(Quiet::Unchanged), &Facts::default()),
             Message::Silent
         );
         assert_eq!(
-            message(&Verdict::Quiet(Quiet::Proven), &Context::default()),
+            message(&Verdict::Quiet(Quiet::Proven), &Facts::default()),
             Message::Silent
         );
-        let ctx = Context {
+        let ctx = Facts {
             anchor_missing: true,
-            ..Context::default()
+            ..Facts::default()
         };
         assert!(matches!(
             message(&Verdict::Quiet(Quiet::Proven), &ctx),
             Message::Notice(text) if text.contains("No session-start anchor")
         ));
+    }
+
+    /// The gate decides which answers are notices (to tell them to the agent where a host shows
+    /// none); the words here must agree with it for every verdict.
+    #[test]
+    fn the_gate_and_the_words_agree_on_which_verdicts_are_notices() {
+        let why = || failed(vec!["boom".into()]);
+        let verdicts = [
+            Verdict::Quiet(Quiet::NotArmed),
+            Verdict::Quiet(Quiet::Unchanged),
+            Verdict::Quiet(Quiet::Proven),
+            Verdict::Bounded,
+            Verdict::Skipped,
+            Verdict::Block {
+                why: why(),
+                attempt: 1,
+                max: 3,
+            },
+            Verdict::Yield { why: why(), max: 3 },
+        ];
+        for anchor_missing in [false, true] {
+            let facts = Facts {
+                anchor_missing,
+                ..Facts::default()
+            };
+            for verdict in &verdicts {
+                assert_eq!(
+                    matches!(message(verdict, &facts), Message::Notice(_)),
+                    Answer::is_notice(verdict, &facts),
+                    "{verdict:?} with anchor_missing {anchor_missing}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn a_notice_for_the_agent_is_one_last_block_carrying_it() {
+        let answer = Answer {
+            verdict: Verdict::Yield {
+                why: failed(vec!["boom".into()]),
+                max: 3,
+            },
+            facts: Facts::default(),
+            to_the_agent: true,
+        };
+        let Message::Block(text) = super::answer(&answer) else {
+            panic!("a block")
+        };
+        assert!(text.starts_with("prove-it: NOT_PROVEN: this turn ended unverified"));
+        assert!(text.contains("quoting the notice above"), "{text}");
     }
 }

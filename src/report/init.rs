@@ -50,7 +50,7 @@ impl Step {
 /// What the demonstration came to.
 #[derive(Debug)]
 pub(crate) enum DemoResult {
-    Ran(Demo),
+    Ran(Box<Demo>),
     /// verify.sh is not armed, so there was nothing to run; the reason reads after "verify.sh ".
     NotArmed(&'static str),
     Skipped,
@@ -207,7 +207,8 @@ fn render_demo(demo: &Demo, out: &mut dyn Write) -> io::Result<()> {
 }
 
 fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
-    let answer = match &shown.message {
+    let message = super::gate::answer(&shown.answer);
+    let answer = match &message {
         Message::Silent => "the gate lets the turn end",
         Message::Block(_) => "the gate sends the agent back with:",
         Message::Notice(_) => "the turn ends with the notice:",
@@ -219,7 +220,7 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
         super::seconds(shown.duration_ms),
         shown.outcome
     )?;
-    if let Message::Block(text) | Message::Notice(text) = &shown.message {
+    if let Message::Block(text) | Message::Notice(text) = &message {
         for line in text.lines() {
             if line.is_empty() {
                 writeln!(out, "    |")?;

@@ -1,42 +1,10 @@
-//! The ledger as `git prove-it ledger` prints it, and the summary lines a ledger entry keeps.
+//! The ledger as `git prove-it ledger` prints it.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 
 use crate::git::ledger::Entry;
-
-/// How many summary lines an entry keeps.
-const SUMMARY_LINES: usize = 3;
-
-/// The line(s) of verify.sh's output that say how it went ("3 failed, 41 passed"): lines with a
-/// number and a test-runner word; else the last line; else how it exited.
-pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
-    const WORDS: [&str; 11] = [
-        "passed", "failed", "failures", "failure", "errors", "error", "skipped", "ok", "pass",
-        "fail", "warnings",
-    ];
-    let summaries: Vec<String> = tail
-        .iter()
-        .map(|line| line.trim())
-        .filter(|line| {
-            let lower = line.to_ascii_lowercase();
-            line.chars().any(|c| c.is_ascii_digit())
-                && lower
-                    .split(|c: char| !c.is_ascii_alphabetic())
-                    .any(|word| WORDS.contains(&word))
-        })
-        .map(str::to_string)
-        .collect();
-    if !summaries.is_empty() {
-        let skip = summaries.len().saturating_sub(SUMMARY_LINES);
-        return summaries.into_iter().skip(skip).collect();
-    }
-    match tail.iter().rev().map(|l| l.trim()).find(|l| !l.is_empty()) {
-        Some(last) => vec![last.to_string()],
-        None => vec![exit.to_string()],
-    }
-}
 
 #[derive(Debug, Serialize)]
 pub(crate) struct LedgerReport {
@@ -85,41 +53,5 @@ fn one_line(text: &str, cap: usize) -> String {
         let mut cut: String = flat.chars().take(cap).collect();
         cut.push_str(" [...]");
         cut
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn lines(text: &str) -> Vec<String> {
-        text.lines().map(str::to_string).collect()
-    }
-
-    #[test]
-    fn picks_the_test_runners_summary() {
-        let tail = lines(
-            "running 44 tests\ntest a ... FAILED\n\ntest result: FAILED. 41 passed; 3 failed\nerror: test failed",
-        );
-        assert_eq!(
-            summary_lines(&tail, "exit code 101"),
-            vec!["test result: FAILED. 41 passed; 3 failed"]
-        );
-        assert_eq!(
-            summary_lines(&lines("= 3 failed, 41 passed in 2.1s ="), "exit code 1"),
-            vec!["= 3 failed, 41 passed in 2.1s ="]
-        );
-    }
-
-    #[test]
-    fn falls_back_to_the_last_line_then_the_exit() {
-        assert_eq!(
-            summary_lines(&lines("lint problems\nbad style here\n"), "exit code 1"),
-            vec!["bad style here"]
-        );
-        assert_eq!(
-            summary_lines(&[], "timed out after 5 s"),
-            vec!["timed out after 5 s"]
-        );
     }
 }

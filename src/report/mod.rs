@@ -26,12 +26,10 @@ pub(crate) use commits::{
 };
 pub(crate) use doctor::{DoctorReport, Finding, Health};
 pub(crate) use failure::{error_chain, render_failure};
-pub(crate) use gate::{
-    Context as GateContext, could_not_check, message, notice_for_the_agent, weakened_text,
-};
+pub(crate) use gate::{could_not_check, notice_for_the_agent, reply};
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
-pub(crate) use ledger::{LedgerReport, summary_lines};
+pub(crate) use ledger::LedgerReport;
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;

@@ -12,11 +12,9 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::gate::Message;
-use crate::gate::{self, AnchorFacts, Decision, Observed, RunFacts, State};
+use crate::gate::{self, AnchorFacts, Answer, Decision, Facts, Observed, RunFacts, State};
 use crate::git::{self, Repo, StateTree};
 use crate::proof::{Outcome, Script};
-use crate::report;
 use crate::verify;
 
 /// The lines appended to the copy: the second is the `exit 1` that must make the gate refuse.
@@ -45,8 +43,8 @@ pub(crate) struct Shown {
     pub duration_ms: u64,
     /// The outcome the gate gave (PROVEN, DISPROVEN, ...).
     pub outcome: crate::outcome::Outcome,
-    /// What the gate would tell the agent (a block) or the user (a notice); nothing when silent.
-    pub message: Message,
+    /// What the gate would answer: a block for the agent, a notice for the user, or nothing.
+    pub answer: Answer,
 }
 
 #[derive(Debug)]
@@ -205,19 +203,20 @@ fn judge(
         Decision::Verdict(verdict) => verdict,
         Decision::Run => unreachable!("the run's result is part of what was observed"),
     };
-    let message = report::message(
-        &verdict,
-        &report::GateContext {
-            tree: Some(tree),
-            ..report::GateContext::default()
-        },
-    );
+    let outcome = verdict.outcome();
     Shown {
         exit: ran.exit.describe(settings.timeout),
         passed: ran.passed(),
         duration_ms: crate::prove::millis(ran.duration),
-        outcome: verdict.outcome(),
-        message,
+        outcome,
+        answer: Answer {
+            verdict,
+            facts: Facts {
+                tree: Some(tree.to_string()),
+                ..Facts::default()
+            },
+            to_the_agent: false,
+        },
     }
 }
 

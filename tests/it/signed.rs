@@ -452,6 +452,33 @@ fn with_signing_on_an_unsigned_proof_is_made_again_signed() {
         .stdout(predicate::str::contains(", signed)"));
 }
 
+/// Issue 18: `status` looked proofs up by its own rule and said PROVEN for an unsigned proof
+/// that `run` and the gate, with signing on, do not count. One lookup now answers all three.
+#[test]
+fn with_signing_on_status_does_not_count_an_unsigned_proof_that_run_would_redo() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["status"]).assert().code(0);
+    let (key, _) = keygen(&repo, "alice");
+    sign_with(&repo, key.to_str().unwrap());
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("proof:      none"))
+        .stdout(predicate::str::contains(
+            "ignored:    an unsigned proof, which does not count while prove-it.sign is on",
+        ));
+    let status = json_stdout(&repo.prove_it(&["status", "--json"]).assert().code(1));
+    assert_eq!(status["outcome"], "NOT_PROVEN", "{status}");
+    assert_eq!(status["proven"], false, "{status}");
+    // What status said is what run does: verify.sh runs again, and signs.
+    repo.prove_it(&["run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("with an SSH signature"));
+    repo.prove_it(&["status"]).assert().code(0);
+}
+
 /// ssh-agent on a socket in the test's home, killed when dropped.
 struct Agent {
     child: std::process::Child,

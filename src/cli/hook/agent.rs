@@ -2,9 +2,8 @@
 
 use std::io::{Read, Write};
 
-use super::gate;
-use crate::gate::Message;
-use crate::hosts::{Event, Host, Incoming, InputError};
+use crate::gate::{self, HostRules, Message};
+use crate::hosts::{self, CLAUDE_BLOCK_CAP_ENV, Event, Host, Incoming, InputError, Stop};
 use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
@@ -98,16 +97,49 @@ fn answer(
             );
         }
     };
-    let message = super::guarded(|| match &event {
-        Event::Stop(stop) => gate::stop(host, stop),
-        Event::Start(start) => match gate::session_start(start, announce) {
-            Ok(message) => message,
-            Err(error) => Message::Notice(format!(
-                "prove-it: could not record this session's anchor: {error:#}. Stops in this \
-                 session will count as changes."
-            )),
-        },
-        Event::Other { .. } => Message::Silent,
+    let message = super::guarded(|| {
+        report::reply(&match &event {
+            Event::Stop(stop) => gate::stop(&Rules::of(host), stop),
+            Event::Start(start) => gate::session_start(start, announce),
+            Event::Other { .. } => gate::Reply::Silent,
+        })
     });
     (host, Some(event), message)
+}
+
+/// A host's rules for the gate, with the host's own settings read from the environment once.
+struct Rules {
+    host: Host,
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, Claude Code's own cap on consecutive blocks.
+    claude_cap: Option<String>,
+}
+
+impl Rules {
+    fn of(host: Host) -> Rules {
+        Rules {
+            host,
+            claude_cap: std::env::var(CLAUDE_BLOCK_CAP_ENV).ok(),
+        }
+    }
+}
+
+impl HostRules for Rules {
+    fn name(&self) -> &'static str {
+        self.host.name()
+    }
+
+    fn block_budget(&self, policy: u32) -> u32 {
+        self.host.block_budget(policy, self.claude_cap.as_deref())
+    }
+
+    fn shows_notices(&self) -> bool {
+        self.host.shows_notices()
+    }
+
+    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
+        stop.claim.clone().or_else(|| {
+            let transcript = stop.transcript.as_deref()?;
+            hosts::copilot::last_answer(transcript, previous_answer_ns)
+        })
+    }
 }

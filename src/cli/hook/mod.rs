@@ -5,7 +5,6 @@
 //! anything else on stdout.
 
 mod agent;
-mod gate;
 mod git;
 
 use std::io::Write;

@@ -1,0 +1,155 @@
+//! Acting on a stop: run verify.sh when the decision says so, then keep the count, write the
+//! ledger and save the turn state. Nothing here decides; `decide` is asked again with what the
+//! run showed.
+
+use super::decide::{Decision, RunFacts, State, Verdict, decide};
+use super::error::{Error, error_chain};
+use super::host::HostRules;
+use super::ledger::{append_ledger, ledger_actual};
+use super::observe::Seen;
+use super::turn::{Answer, Facts, LastAnswer};
+use crate::context::Context;
+use crate::hosts::Stop;
+use crate::prove::{self, Attempted};
+
+/// Decide on what was seen, running verify.sh if the decision asks for it; the verdict and
+/// where the run's full output is, when it failed.
+pub(crate) fn verdict(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    seen: &mut Seen,
+) -> Result<(Verdict, Option<String>), Error> {
+    match decide(&seen.observed) {
+        Decision::Verdict(verdict) => Ok((verdict, None)),
+        Decision::Run => {
+            let (run, log) = run(ctx, host, event, seen)?;
+            seen.observed.run = Some(run);
+            match decide(&seen.observed) {
+                Decision::Verdict(verdict) => Ok((verdict, log)),
+                Decision::Run => unreachable!("a run's result always decides"),
+            }
+        }
+    }
+}
+
+/// Run verify.sh on the state seen, recording a proof if it passes.
+fn run(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    seen: &Seen,
+) -> Result<(RunFacts, Option<String>), Error> {
+    let before = seen
+        .state
+        .as_ref()
+        .expect("a run is decided only on a computed state tree");
+    if before.verify.is_none() {
+        return Err(Error::VerifyNotInState);
+    }
+    let interrupt = crate::cli::run::interrupt_flag().map_err(Error::Interrupt)?;
+    let attempted = prove::attempt(
+        &ctx.repo,
+        before,
+        prove::Attempt {
+            host: host.name(),
+            session: Some(&event.session),
+            anchor: seen.anchor.as_ref().and_then(|a| a.verify),
+            verify_diff: seen.diff.clone(),
+            timeout: ctx.policy.clone()?.timeout,
+            echo: None,
+            interrupt: Some(&interrupt),
+            log: Some(seen.files.log()),
+            clock: ctx.clock,
+        },
+        &mut |_| {},
+    );
+    Ok(match attempted {
+        Ok(Attempted::Proven(record)) => (RunFacts::Passed(record.outcome), None),
+        Ok(Attempted::Failed {
+            exit,
+            exit_code,
+            tail,
+            log,
+            ..
+        }) => (
+            RunFacts::Failed {
+                exit,
+                exit_code,
+                tail,
+            },
+            Some(log.display().to_string()),
+        ),
+        Ok(Attempted::StateChanged { changed_paths, .. }) => (
+            RunFacts::StateChanged {
+                paths: changed_paths,
+            },
+            None,
+        ),
+        Err(prove::Error::Git(error)) if error.is_worktree_content() => {
+            (RunFacts::ContentError(error_chain(&error)), None)
+        }
+        Err(error) => return Err(error.into()),
+    })
+}
+
+/// Count the verdict, write the ledger on a turn's first refusal, and save the turn state; the
+/// answer to give.
+pub(crate) fn record(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    mut seen: Seen,
+    verdict: Verdict,
+    log: Option<String>,
+) -> Result<Answer, Error> {
+    let gate_policy = ctx.gate.clone()?;
+    let blocks = seen.observed.blocks;
+    // The first refusal of a turn goes into the ledger: a block, or a yield in warn-only mode.
+    let refusal = match &verdict {
+        Verdict::Block { why, attempt, .. } => Some((why, *attempt)),
+        Verdict::Yield { why, .. } if blocks == 0 => Some((why, 1)),
+        _ => None,
+    };
+    if gate_policy.ledger
+        && let Some((why, 1)) = refusal
+    {
+        let (exit_code, actual) = ledger_actual(why);
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        append_ledger(ctx, host, event, exit_code, actual, previous)?;
+    }
+
+    let facts = Facts {
+        tree: match &seen.observed.state {
+            Some(State::Tree { tree, .. }) => Some(tree.to_string()),
+            _ => None,
+        },
+        log,
+        diff: seen.diff.take(),
+        anchor_missing: seen.anchor.is_none(),
+    };
+    // Where the host shows no notice, a notice (the turn's end unverified, a bounded proof) is
+    // told to the agent as one last block, once a turn, for it to report; the host's cap
+    // leaves room for it.
+    let to_the_agent =
+        Answer::is_notice(&verdict, &facts) && !host.shows_notices() && !seen.turn.notice_told;
+    let turn = &mut seen.turn;
+    turn.notice_told |= to_the_agent;
+    turn.turn = event.turn.clone();
+    turn.blocks = match verdict {
+        Verdict::Block { attempt, .. } => attempt,
+        _ => blocks,
+    };
+    let answer = Answer {
+        verdict,
+        facts,
+        to_the_agent,
+    };
+    turn.last = Some(LastAnswer {
+        at_ns: ctx.clock.now_ns(),
+        turn: event.turn.clone(),
+        answer: answer.clone(),
+    });
+    seen.files.store(&turn.to_bytes())?;
+    Ok(answer)
+}

@@ -1,0 +1,19 @@
+//! What the gate needs to know of the host whose turn it gates. `hosts` implements it; the gate
+//! never names a host.
+
+use crate::hosts::Stop;
+
+/// A host's rules, as far as the gate goes.
+pub(crate) trait HostRules {
+    /// The name in `git prove-it hook <name>`, in proofs (`host:`) and in the ledger.
+    fn name(&self) -> &'static str;
+    /// The blocks the gate may give in one turn under a policy of `policy` blocks, kept below
+    /// the host's own cap.
+    fn block_budget(&self, policy: u32) -> u32;
+    /// Whether the host shows a hook's notice to the user; where it does not, the gate tells it
+    /// to the agent as one last block.
+    fn shows_notices(&self) -> bool;
+    /// The agent's last message, for the ledger; `previous_answer_ns` is when the gate last
+    /// answered this session, so that an older message is not taken as this turn's claim.
+    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String>;
+}

@@ -1,0 +1,221 @@
+//! One stop, end to end: resolve the context, observe, decide (running verify.sh if asked),
+//! act, and hand back a reply as data. Session starts record the anchor. The agent hosts'
+//! hooks call these two functions and nothing else of the gate.
+//!
+//! Every path ends in a reply: a failure of the gate itself becomes a loud "could not check
+//! this turn", never a quiet pass.
+
+use std::path::Path;
+
+use super::act;
+use super::anchor::Anchor;
+use super::decide::Verdict;
+use super::error::{Error, error_chain};
+use super::host::HostRules;
+use super::ledger::append_ledger;
+use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
+use super::turn::{Answer, Facts};
+use crate::context::{Clock, Context, Sources};
+use crate::git::{self, ANCHORS_REF, Notes, Repo, StateTree, session_key, session_key_blob};
+use crate::hosts::{Start, Stop};
+use crate::policy::GatePolicy;
+use crate::proof::Script;
+
+/// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
+/// the host's protocol.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Reply {
+    /// Nothing to say: outside a repository, an opted-out one, or a session start.
+    Silent,
+    /// A session start in a repository where the gate was never announced: say it is armed.
+    Announce,
+    /// A lens or oracle run of `git prove-it claim`: its stops are not a user's turns.
+    StandAside { round: String },
+    /// The gate decided.
+    Answer(Answer),
+    /// The session's anchor could not be recorded; its stops will count as changes.
+    AnchorNotRecorded(String),
+    /// The gate could not decide: the turn ends unverified, loudly.
+    CouldNotCheck(String),
+}
+
+/// The repository an event's `cwd` is in; `None` when it is in none (nothing to gate).
+fn repository(cwd: &Path) -> Result<Option<Repo>, git::Error> {
+    match Repo::discover_at(cwd) {
+        Ok(repo) => Ok(Some(repo)),
+        Err(git::Error::NotARepository { .. } | git::Error::Bare { .. }) => Ok(None),
+        Err(error) => Err(error),
+    }
+}
+
+/// `PROVE_IT_ROUND`, set by `git prove-it claim` for the agent runs of its rounds.
+fn gauntlet_round() -> Option<String> {
+    std::env::var(crate::claim::ROUND_ENV)
+        .ok()
+        .filter(|round| !round.trim().is_empty())
+        .map(|round| one_line(&round))
+}
+
+/// SessionStart: record the anchor, unless this session already has one in this worktree
+/// (resume, compact and clear keep the first). Repositories that are not armed get nothing.
+pub(crate) fn session_start(event: &Start, announce: bool) -> Reply {
+    match start(event, announce) {
+        Ok(reply) => reply,
+        Err(error) => Reply::AnchorNotRecorded(error_chain(&error)),
+    }
+}
+
+fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
+    if gauntlet_round().is_some() {
+        return Ok(Reply::Silent);
+    }
+    let Some(repo) = repository(&event.cwd)? else {
+        return Ok(Reply::Silent);
+    };
+    if !repo.armed()?.is_armed() {
+        return Ok(Reply::Silent);
+    }
+    let ctx = Context::resolve(repo, None);
+    let gate_policy = ctx.gate.clone()?;
+    let policy = ctx.policy.clone()?;
+    let repo = &ctx.repo;
+    let worktree = worktree(repo)?;
+    let key = session_key(&event.session, &worktree);
+    if lookup_anchor(repo, &key)?.is_some() {
+        return Ok(Reply::Silent);
+    }
+    // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
+    // session then counts as a change, and the content error is reported there.
+    let state = StateTree::compute(&repo.git, false).ok();
+    let anchor = Anchor {
+        session: event.session.clone(),
+        worktree: worktree.display().to_string(),
+        time: ctx.clock.now_seconds(),
+        state_tree: state.as_ref().map(|s| s.id),
+        head_tree: repo.head_tree()?,
+        verify: state
+            .as_ref()
+            .and_then(|s| s.verify)
+            .map(|(blob, mode)| Script { blob, mode }),
+        max_blocks: gate_policy.max_blocks,
+        timeout_secs: policy.timeout.as_secs(),
+        verify_text: verify_text(repo),
+    };
+    let text = anchor.render();
+    let key_blob = repo
+        .git
+        .write_blob(session_key_blob(&event.session, &worktree))
+        .map_err(|error| Error::AnchorKey(Box::new(error)))?;
+    debug_assert_eq!(key_blob.detach(), key);
+    Notes::new(&repo.git, ANCHORS_REF).update(
+        key,
+        &format!("prove-it: anchor for session {}", one_line(&event.session)),
+        |existing| {
+            if existing.is_empty() {
+                text.clone()
+            } else {
+                existing.to_string()
+            }
+        },
+    )?;
+    if announce && first_announcement(repo)? {
+        return Ok(Reply::Announce);
+    }
+    Ok(Reply::Silent)
+}
+
+/// Whether the gate's announcement was never made in this repository; marks it made.
+fn first_announcement(repo: &Repo) -> Result<bool, git::Error> {
+    let marker = repo.state_dir()?.join(ANNOUNCED);
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&marker)
+    {
+        Ok(_) => Ok(true),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(source) => Err(git::Error::StateFile {
+            path: marker,
+            source,
+        }),
+    }
+}
+
+/// The marker of the announcement, in the state directory.
+const ANNOUNCED: &str = "announced";
+
+/// Stop: may this turn end?
+pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
+    let started_ns = Clock::system().now_ns();
+    let repo = match repository(&event.cwd) {
+        Ok(repo) => repo,
+        Err(error) => return Reply::CouldNotCheck(error_chain(&error)),
+    };
+    // The one read of the environment alone: skipping is a person's act, never git config's.
+    let skip = match GatePolicy::resolve(&Sources::environment()) {
+        Ok(policy) => policy.skip,
+        Err(error) => return Reply::CouldNotCheck(error.to_string()),
+    };
+    // A lens or oracle run of `git prove-it claim` edits nothing it must prove; its stops are
+    // not turns of the user's. Stand aside, visibly.
+    if let Some(round) = gauntlet_round() {
+        return Reply::StandAside { round };
+    }
+    let ctx = repo.map(|repo| Context::resolve(repo, None));
+    let ledger_on = |ctx: &Context| ctx.gate.as_ref().is_ok_and(|policy| policy.ledger);
+    // Rule 1: a person's deliberate bypass ends the turn, visibly.
+    if skip {
+        if let Some(ctx) = &ctx
+            && ledger_on(ctx)
+        {
+            let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
+            if let Err(error) = append_ledger(ctx, host, event, None, actual, None) {
+                return Reply::CouldNotCheck(error_chain(&error));
+            }
+        }
+        return Reply::Answer(Answer {
+            verdict: Verdict::Skipped,
+            facts: Facts::default(),
+            to_the_agent: false,
+        });
+    }
+    // Rule 2: outside a repository there is nothing to gate.
+    let Some(ctx) = ctx else {
+        return Reply::Silent;
+    };
+    match gate(&ctx, host, event, started_ns) {
+        Ok(reply) => reply,
+        Err(error) => {
+            let text = error_chain(&error);
+            if ledger_on(&ctx) {
+                // The failure is reported below either way; a ledger that cannot be written
+                // adds nothing the user could act on.
+                let actual = vec![format!("could not check: {text}")];
+                let _ = append_ledger(&ctx, host, event, None, actual, None);
+            }
+            Reply::CouldNotCheck(text)
+        }
+    }
+}
+
+/// Observe, decide and act on one stop in a repository.
+fn gate(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    started_ns: u64,
+) -> Result<Reply, Error> {
+    let mut seen = match observe::stop(ctx, host, event, started_ns)? {
+        Observation::OptedOut => return Ok(Reply::Silent),
+        Observation::Answered(answer) => return Ok(Reply::Answer(answer)),
+        Observation::Stop(seen) => *seen,
+    };
+    let (verdict, log) = act::verdict(ctx, host, event, &mut seen)?;
+    Ok(Reply::Answer(act::record(
+        ctx, host, event, seen, verdict, log,
+    )?))
+}
+
+fn one_line(value: &str) -> String {
+    value.replace(['\n', '\r'], " ")
+}
