@@ -2,7 +2,8 @@
 //! tree, proof, turn state), `decide` turns them into a verdict (pure; DESIGN section 4 is the
 //! contract, every branch table-tested), `act` runs verify.sh when asked, records, counts and
 //! writes the ledger, and `turn` is the state saved between stops, as data. `pipeline` runs
-//! them in order for a hook; `report` words the reply and `hosts` deliver it.
+//! them in order for an agent host's hook; `report` words the reply and `hosts` deliver it.
+//! `push` is the same pipeline at git's pre-push hook, over the pushed commits.
 //!
 //! The gate never prints, never parses a host's payload and never names a host: what it needs
 //! of one is `HostRules`.
@@ -17,6 +18,7 @@ mod ledger;
 mod message;
 mod observe;
 mod pipeline;
+mod push;
 mod turn;
 
 pub(crate) use decide::{
@@ -26,4 +28,5 @@ pub(crate) use error::error_chain;
 pub(crate) use host::HostRules;
 pub(crate) use message::Message;
 pub(crate) use pipeline::{Reply, session_start, stop};
+pub(crate) use push::{Update, push};
 pub(crate) use turn::{Answer, Facts};

@@ -5,7 +5,7 @@
 //! anything else on stdout.
 
 mod agent;
-mod git;
+mod pre_push;
 
 use std::io::Write;
 
@@ -35,7 +35,7 @@ enum Host {
     Cursor(agent::Args),
     /// VS Code's agent hooks (SessionStart, Stop).
     Vscode(agent::Args),
-    Git(git::Args),
+    Git(pre_push::Args),
 }
 
 pub(crate) fn run(
@@ -58,7 +58,7 @@ pub(crate) fn run(
         Host::Gemini(args) => agent::run(hosts::Host::Gemini, None, args.announce, stdin, out, err),
         Host::Cursor(args) => agent::run(hosts::Host::Cursor, None, args.announce, stdin, out, err),
         Host::Vscode(args) => agent::run(hosts::Host::Vscode, None, args.announce, stdin, out, err),
-        Host::Git(args) => git::run(args, stdin, out, err),
+        Host::Git(args) => pre_push::run(args, stdin, out, err),
     }
 }
 

@@ -1,20 +1,21 @@
-//! git's own hooks. Protocol (githooks(5)): git runs `pre-push <remote> <url>` with one line per
-//! ref on stdin, `<local ref> <local sha> <remote ref> <remote sha>`; a non-zero exit refuses the
-//! whole push, and whatever the hook prints on stderr is shown to the person pushing.
+//! `git prove-it hook git pre-push`: git's pre-push hook. Protocol (githooks(5)): git runs
+//! `pre-push <remote> <url>` with one line per ref on stdin, `<local ref> <local sha> <remote ref>
+//! <remote sha>`; a non-zero exit refuses the whole push, and whatever the hook prints on stderr
+//! is shown to the person pushing. This file parses that and calls `gate::push`.
 
 use std::io::{Read, Write};
 
 use anyhow::Context as _;
 use gix::ObjectId;
 
+use crate::context::{Context, Sources};
 use crate::exit;
-use crate::git::{Repo, Selection};
-use crate::policy::{self, Policy, PrePush};
+use crate::gate::{self, Update};
+use crate::git::Repo;
+use crate::policy::{self, PrePush};
 use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
-use crate::standing::classify;
 
 use super::super::run::{CommitRun, prove_commit};
-use super::super::sources::Sources;
 
 /// git's own hooks (pre-push).
 #[derive(Debug, clap::Args)]
@@ -40,14 +41,6 @@ enum Event {
     },
 }
 
-/// One line of the pre-push hook's input.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct Update {
-    local_ref: String,
-    local: ObjectId,
-    remote: ObjectId,
-}
-
 pub(crate) fn run(
     args: &Args,
     stdin: &mut dyn Read,
@@ -70,52 +63,42 @@ fn pre_push(
         .context("could not read the refs being pushed from stdin")?;
     let updates = parse_updates(&input)?;
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
-    let mode = policy::pre_push(&Sources::of(&repo))?;
-    if mode == PrePush::Off {
-        return Ok(exit::OK);
-    }
-
-    let tips = pushed_tips(&repo, &updates);
-    let ids = match mode {
-        PrePush::All => {
-            let mut hidden = repo.remote_branch_tips(remote)?;
-            hidden.extend(updates.iter().filter_map(|u| repo.peeled_commit(u.remote)));
-            repo.walk(&Selection { tips, hidden }, None)?
-        }
-        PrePush::Tip | PrePush::Prove | PrePush::Off => tips,
-    };
-    let mut unproven = unproven_commits(&repo, &ids)?;
-    let tried = mode == PrePush::Prove && !unproven.is_empty();
-    if tried {
-        let policy = Policy::resolve(None, &Sources::of(&repo))?;
-        for commit in unproven.iter().filter(|c| c.status != "not-armed") {
-            let info = super::super::run::commit_of(&repo, &commit.commit)?;
-            report::commit_heading(&info, err)?;
-            // Its verdict is read back from the notes below; a failure was already reported.
-            prove_commit(
-                &repo,
-                &info,
-                &CommitRun {
-                    host: "pre-push",
-                    timeout: policy.timeout,
-                    verbose: false,
-                    json: false,
-                    force: false,
-                    report_to_stderr: true,
-                },
-            )?;
-        }
-        unproven = unproven_commits(&repo, &ids)?;
-    }
-    if !unproven.is_empty() {
+    let ctx = Context::resolve(Repo::discover(&cwd)?, None);
+    let repo = &ctx.repo;
+    let mode = policy::pre_push(&Sources::of(repo))?;
+    let refused = gate::push(repo, mode, remote, &updates, &mut |commit| {
+        let info = repo.commit_info(commit)?;
+        report::commit_heading(&info, err)?;
+        // Its verdict is read back from the notes; a failure was already reported.
+        prove_commit(
+            repo,
+            &info,
+            &CommitRun {
+                host: "pre-push",
+                timeout: ctx.policy.clone()?.timeout,
+                verbose: false,
+                json: false,
+                force: false,
+                report_to_stderr: true,
+            },
+        )?;
+        Ok::<(), crate::cli::Failure>(())
+    })?;
+    if let Some(refused) = refused {
         PushRefusal {
             remote: remote.to_string(),
-            unproven,
-            tried,
+            unproven: refused
+                .unproven
+                .iter()
+                .map(|checked| CommitReport::new(checked, false, false))
+                .collect(),
+            tried: refused.tried,
         }
         .human(err)?;
         return Ok(exit::NOT_PROVEN);
+    }
+    if mode == PrePush::Off {
+        return Ok(exit::OK);
     }
 
     // The push goes on: send the proofs with it. Failing to is worth a warning, not a refusal:
@@ -154,36 +137,6 @@ fn parse_updates(input: &str) -> Result<Vec<Update>, crate::cli::Failure> {
             })
         })
         .collect()
-}
-
-/// The commits at the tips being pushed. Deletions (an all-zero local id) are never checked,
-/// nor are notes refs (proofs themselves) or tags of things that are not commits.
-fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
-    let mut tips = Vec::new();
-    for update in updates {
-        if update.local.is_null() || update.local_ref.starts_with("refs/notes/") {
-            continue;
-        }
-        if let Some(commit) = repo.peeled_commit(update.local)
-            && !tips.contains(&commit)
-        {
-            tips.push(commit);
-        }
-    }
-    tips
-}
-
-fn unproven_commits(
-    repo: &Repo,
-    ids: &[ObjectId],
-) -> Result<Vec<CommitReport>, crate::cli::Failure> {
-    Ok(repo
-        .commits_with_notes(ids, |info, note| {
-            CommitReport::new(&classify(info, note.as_deref()), false, false)
-        })?
-        .into_iter()
-        .filter(|report| !report.proven)
-        .collect())
 }
 
 #[cfg(test)]

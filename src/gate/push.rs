@@ -1,0 +1,175 @@
+//! The gate at a push (git's pre-push hook), the same pipeline as at an agent's stop: observe
+//! where the pushed commits stand, decide (pure: let the push go on, refuse it, or prove the
+//! commits first), act by proving them, and decide again on what the notes then say.
+
+use gix::ObjectId;
+
+use crate::git::{self, Repo, Selection};
+use crate::policy::PrePush;
+use crate::standing::{Checked, Standing, classify};
+
+/// One ref the push updates, as git's pre-push protocol gives it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Update {
+    pub local_ref: String,
+    pub local: ObjectId,
+    pub remote: ObjectId,
+}
+
+/// What to do with a push, given the commits of it that are not proven.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PushDecision {
+    /// Every commit that must be proven is: the push goes on.
+    Allow,
+    /// Prove these commits (`prove-it.prePush = prove`), then decide again.
+    Prove(Vec<ObjectId>),
+    /// Refuse the push; `tried` when the commits could not be proven.
+    Refuse { tried: bool },
+}
+
+/// May the push go on? `unproven` are the pushed commits that must be proven and are not;
+/// `tried` says whether the hook already tried to prove them. A commit whose tree holds no
+/// verify.sh cannot be proven, so it is never tried.
+pub(crate) fn decide_push(mode: PrePush, unproven: &[Checked], tried: bool) -> PushDecision {
+    if mode == PrePush::Off || unproven.is_empty() {
+        return PushDecision::Allow;
+    }
+    if mode == PrePush::Prove && !tried {
+        return PushDecision::Prove(
+            unproven
+                .iter()
+                .filter(|checked| checked.standing != Standing::NotArmed)
+                .map(|checked| checked.commit.id)
+                .collect(),
+        );
+    }
+    PushDecision::Refuse { tried }
+}
+
+/// The push refused: the commits that are not proven, and whether proving them was tried.
+pub(crate) struct Refused {
+    pub unproven: Vec<Checked>,
+    pub tried: bool,
+}
+
+/// Gate a push to `remote` of `updates` under `mode`: `None` when it may go on. `prove` proves
+/// one commit (in a temporary worktree) when the policy says to; its failures were reported by
+/// it, and what counts is what the notes say afterwards.
+pub(crate) fn push<E: From<git::Error>>(
+    repo: &Repo,
+    mode: PrePush,
+    remote: &str,
+    updates: &[Update],
+    prove: &mut dyn FnMut(ObjectId) -> Result<(), E>,
+) -> Result<Option<Refused>, E> {
+    if mode == PrePush::Off {
+        return Ok(None);
+    }
+    let ids = must_be_proven(repo, mode, remote, updates)?;
+    let mut tried = false;
+    loop {
+        let unproven = unproven(repo, &ids)?;
+        match decide_push(mode, &unproven, tried) {
+            PushDecision::Allow => return Ok(None),
+            PushDecision::Refuse { tried } => return Ok(Some(Refused { unproven, tried })),
+            PushDecision::Prove(commits) => {
+                for commit in commits {
+                    prove(commit)?;
+                }
+                tried = true;
+            }
+        }
+    }
+}
+
+/// The commits the policy requires to be proven: the pushed tips, or (`all`) every commit the
+/// remote does not have yet.
+fn must_be_proven(
+    repo: &Repo,
+    mode: PrePush,
+    remote: &str,
+    updates: &[Update],
+) -> Result<Vec<ObjectId>, git::Error> {
+    let tips = pushed_tips(repo, updates);
+    match mode {
+        PrePush::All => {
+            let mut hidden = repo.remote_branch_tips(remote)?;
+            hidden.extend(updates.iter().filter_map(|u| repo.peeled_commit(u.remote)));
+            repo.walk(&Selection { tips, hidden }, None)
+        }
+        PrePush::Tip | PrePush::Prove | PrePush::Off => Ok(tips),
+    }
+}
+
+/// The commits at the tips being pushed. Deletions (an all-zero local id) are never checked,
+/// nor are notes refs (proofs themselves) or tags of things that are not commits.
+fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
+    let mut tips = Vec::new();
+    for update in updates {
+        if update.local.is_null() || update.local_ref.starts_with("refs/notes/") {
+            continue;
+        }
+        if let Some(commit) = repo.peeled_commit(update.local)
+            && !tips.contains(&commit)
+        {
+            tips.push(commit);
+        }
+    }
+    tips
+}
+
+/// Where each of `ids` stands, keeping those that are not proven.
+fn unproven(repo: &Repo, ids: &[ObjectId]) -> Result<Vec<Checked>, git::Error> {
+    Ok(repo
+        .commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?
+        .into_iter()
+        .filter(|checked| !checked.standing.is_proven(false))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::git::CommitInfo;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    fn checked(n: u8, armed: bool) -> Checked {
+        classify(
+            CommitInfo {
+                id: id(n),
+                tree: id(n + 100),
+                subject: format!("commit {n}"),
+                verify: armed.then(|| (id(200), 0o100755)),
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn a_push_decides_by_the_policy_and_the_commits_standing() {
+        use PushDecision::*;
+        let none: &[Checked] = &[];
+        let two = [checked(1, true), checked(2, false)];
+        let table = [
+            // (mode, unproven, tried, decision)
+            (PrePush::Tip, none, false, Allow),
+            (PrePush::Tip, &two[..], false, Refuse { tried: false }),
+            (PrePush::All, &two[..], false, Refuse { tried: false }),
+            (PrePush::Off, &two[..], false, Allow),
+            // Proving skips a commit without verify.sh: nothing could prove it.
+            (PrePush::Prove, &two[..], false, Prove(vec![id(1)])),
+            (PrePush::Prove, &two[..], true, Refuse { tried: true }),
+            (PrePush::Prove, none, true, Allow),
+        ];
+        for (mode, unproven, tried, want) in table {
+            assert_eq!(
+                decide_push(mode, unproven, tried),
+                want,
+                "{mode:?} tried {tried}"
+            );
+        }
+    }
+}
