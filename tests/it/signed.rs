@@ -398,9 +398,14 @@ fn a_retired_key_still_verifies_the_proofs_it_made_before_it_was_retired() {
         .to_string();
     let proven_at =
         time::OffsetDateTime::parse(&time, &time::format_description::well_known::Rfc3339).unwrap();
-    // Retired one second after that proof, and now is later still.
+    // Retired one second after that proof; the proofs below are made three seconds later, by
+    // the clock of the debug build (no sleeping).
     let retired = proven_at + time::Duration::seconds(1);
-    std::thread::sleep(std::time::Duration::from_millis(2100));
+    let later = |args: &[&str]| {
+        let mut cmd = repo.prove_it(args);
+        cmd.env("PROVE_IT_TEST_CLOCK_OFFSET", "3");
+        cmd
+    };
     let stamp = format!(
         "{:04}{:02}{:02}{:02}{:02}{:02}Z",
         retired.year(),
@@ -423,12 +428,12 @@ fn a_retired_key_still_verifies_the_proofs_it_made_before_it_was_retired() {
     // A new proof signed with the retired key is refused; one with the new key passes.
     repo.write("b.txt", "b\n");
     repo.commit_all("second");
-    repo.prove_it(&["run"]).assert().code(0);
+    later(&["run"]).assert().code(0);
     check_signed(&repo, &allowed)
         .code(1)
         .stdout(predicate::str::contains("unknown signer"));
     sign_with(&repo, new.to_str().unwrap());
-    repo.prove_it(&["run", "--force"]).assert().code(0);
+    later(&["run", "--force"]).assert().code(0);
     check_signed(&repo, &allowed).code(0);
 }
 
@@ -689,9 +694,12 @@ fn many_signed_proofs_each_keep_their_own_status_in_order() {
             }
             Kind::TamperedThenGood => {
                 repo.prove_it(&["run"]).assert().code(0);
-                // A second record, a second later, so that it is the newest and checked first.
-                std::thread::sleep(std::time::Duration::from_millis(1100));
-                repo.prove_it(&["run", "--force"]).assert().code(0);
+                // A second record, two seconds later by the debug build's clock, so that it is
+                // the newest and checked first.
+                repo.prove_it(&["run", "--force"])
+                    .env("PROVE_IT_TEST_CLOCK_OFFSET", "2")
+                    .assert()
+                    .code(0);
                 let note = repo.note(&tree).unwrap();
                 assert_eq!(note.matches("prove-it-record: 1").count(), 2, "{note}");
                 hand_write_note(&repo, &tree, &replace_last(&note, "host: cli", "host: ci"));
