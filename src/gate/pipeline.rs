@@ -219,3 +219,158 @@ fn gate(
 fn one_line(value: &str) -> String {
     value.replace(['\n', '\r'], " ")
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+    use std::process::Command;
+
+    use super::*;
+    use crate::gate::{Quiet, Why};
+
+    /// A host without a cap that shows no notices, as Codex does.
+    struct NoNotices;
+
+    impl HostRules for NoNotices {
+        fn name(&self) -> &'static str {
+            "test"
+        }
+        fn block_budget(&self, policy: u32) -> u32 {
+            policy
+        }
+        fn shows_notices(&self) -> bool {
+            false
+        }
+        fn claim(&self, stop: &Stop, _: Option<u64>) -> Option<String> {
+            stop.claim.clone()
+        }
+    }
+
+    /// A repository in a temporary directory with one commit of `files`.
+    fn repo(files: &[(&str, &str, u32)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        let git = |args: &[&str]| {
+            let out = Command::new("git")
+                .args(["-c", "user.name=T", "-c", "user.email=t@example.com"])
+                .args(args)
+                .current_dir(dir.path())
+                .env("GIT_CONFIG_NOSYSTEM", "1")
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "git {args:?}: {out:?}");
+        };
+        git(&["init", "-q"]);
+        for (name, text, mode) in files {
+            let path = dir.path().join(name);
+            std::fs::write(&path, text).unwrap();
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(*mode))
+                .unwrap();
+        }
+        git(&["add", "-A"]);
+        git(&["commit", "-q", "-m", "initial"]);
+        dir
+    }
+
+    fn start(dir: &Path) -> Start {
+        Start {
+            session: "s1".into(),
+            cwd: dir.to_path_buf(),
+            source: None,
+        }
+    }
+
+    fn stop_event(dir: &Path, active: bool) -> Stop {
+        Stop {
+            session: "s1".into(),
+            turn: None,
+            cwd: dir.to_path_buf(),
+            stop_hook_active: active,
+            claim: Some("all tests pass".into()),
+            transcript: None,
+        }
+    }
+
+    fn answer(reply: Reply) -> Answer {
+        match reply {
+            Reply::Answer(answer) => answer,
+            other => panic!("not an answer: {other:?}"),
+        }
+    }
+
+    fn state_dir(dir: &Path) -> PathBuf {
+        dir.join(".git").join("prove-it")
+    }
+
+    #[test]
+    fn a_repository_without_verify_sh_is_left_without_a_trace() {
+        let dir = repo(&[("a.txt", "a\n", 0o644)]);
+        assert_eq!(session_start(&start(dir.path()), false), Reply::Silent);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        assert_eq!(
+            stop(&NoNotices, &stop_event(dir.path(), false)),
+            Reply::Silent
+        );
+        assert!(!state_dir(dir.path()).exists());
+    }
+
+    #[test]
+    fn an_unchanged_session_ends_quietly_and_runs_nothing() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 1\n", 0o755)]);
+        assert_eq!(session_start(&start(dir.path()), false), Reply::Silent);
+        let answer = answer(stop(&NoNotices, &stop_event(dir.path(), false)));
+        assert_eq!(answer.verdict, Verdict::Quiet(Quiet::Unchanged));
+        assert!(!answer.to_the_agent);
+    }
+
+    /// The saved turn state is the verdict and its facts, so a second hook process for the same
+    /// stop gives the same answer without reading rendered text back.
+    #[test]
+    fn a_failing_change_blocks_and_the_saved_turn_is_the_verdict_as_data() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\necho 1 failed\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let first = answer(stop(&NoNotices, &stop_event(dir.path(), false)));
+        let Verdict::Block { why, attempt, max } = &first.verdict else {
+            panic!("a block: {first:?}")
+        };
+        assert_eq!((*attempt, *max), (1, 3));
+        assert!(
+            matches!(why, Why::Failed { exit_code: Some(1), tail, .. } if tail == &["1 failed"])
+        );
+        assert!(first.facts.log.is_some() && first.facts.tree.is_some());
+
+        let sessions = state_dir(dir.path()).join("sessions");
+        let saved = std::fs::read_dir(&sessions)
+            .unwrap()
+            .map(|entry| entry.unwrap().path())
+            .find(|path| path.extension().is_some_and(|e| e == "json"))
+            .unwrap();
+        let turn = super::super::turn::TurnState::from_bytes(Some(&std::fs::read(saved).unwrap()));
+        assert_eq!(turn.blocks, 1);
+        assert_eq!(turn.last.unwrap().answer, first);
+    }
+
+    /// Where the host shows no notices, the turn's end unverified is told to the agent as one
+    /// last block, once.
+    #[test]
+    fn a_spent_budget_is_told_to_the_agent_once_where_notices_are_not_shown() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let first = answer(stop(&NoNotices, &stop_event(dir.path(), false)));
+        assert!(matches!(first.verdict, Verdict::Block { attempt: 1, .. }));
+        for attempt in 2..=3 {
+            let next = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+            assert!(
+                matches!(next.verdict, Verdict::Block { attempt: a, .. } if a == attempt),
+                "{next:?}"
+            );
+        }
+        let spent = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+        assert!(matches!(spent.verdict, Verdict::Yield { max: 3, .. }));
+        assert!(spent.to_the_agent, "told to the agent as a last block");
+        let again = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+        assert!(matches!(again.verdict, Verdict::Yield { .. }));
+        assert!(!again.to_the_agent, "only once a turn");
+    }
+}
