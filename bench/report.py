@@ -65,6 +65,25 @@ print()
 print("dirty: 100 modified, 100 deleted and 1000 untracked files.")
 print()
 
+baseline_file = os.path.join(json_dir, "baseline")
+if os.path.exists(baseline_file):
+    rev = open(baseline_file).read().strip()
+    print(f"### 1b. The same cache-hit hook, this build beside the baseline {rev}")
+    print()
+    print("Both binaries called directly (no `git` dispatch), in the same hyperfine run as section 1.")
+    print()
+    print("| files | state | this build | baseline | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    for n in sizes:
+        for kind in ("clean", "dirty"):
+            r = load(f"hook-{n}-{kind}")
+            now, before = r["this build"], r["baseline"]
+            ratio = median(now) / median(before)
+            # No slower than before, within the run-to-run noise of whole processes (5%).
+            target = verdict(ratio <= 1.05, f"{files(n)} {kind}: no slower than the baseline") + " ≤1.05× baseline"
+            print(f"| {files(n)} | {kind} | {cell(now)} | {cell(before)} | {ratio:.2f}× | {target} |")
+    print()
+
 r = load("notes")
 one, many = r["hook, 1 proof"], r["hook, 100k proofs"]
 added = median(many) - median(one)
