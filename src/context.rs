@@ -24,7 +24,7 @@ impl Context {
     /// Resolve the policy for `repo` from a flag, else the environment, else its git config.
     /// A value that cannot be read is kept as its error, for whoever needs that value.
     pub(crate) fn resolve(repo: Repo, timeout_flag: Option<u64>) -> Context {
-        let sources = Sources::of(&repo);
+        let sources = Settings::of(&repo);
         let policy = Policy::resolve(timeout_flag, &sources);
         let gate = GatePolicy::resolve(&sources);
         let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
@@ -38,22 +38,22 @@ impl Context {
     }
 }
 
-/// Where policy values come from besides flags: the process environment and, inside a
-/// repository, its git config (as git resolves it for that repository).
-pub(crate) struct Sources<'a>(Option<&'a Repo>);
+/// Where policy values are read besides flags (a `policy::Sources`): the process environment
+/// and, inside a repository, its git config (as git resolves it for that repository).
+pub(crate) struct Settings<'a>(Option<&'a Repo>);
 
-impl<'a> Sources<'a> {
+impl<'a> Settings<'a> {
     pub(crate) fn of(repo: &'a Repo) -> Self {
-        Sources(Some(repo))
+        Settings(Some(repo))
     }
 
     /// The environment only: for what git config must not be able to say (`PROVE_IT_SKIP`).
     pub(crate) fn environment() -> Self {
-        Sources(None)
+        Settings(None)
     }
 }
 
-impl policy::Sources for Sources<'_> {
+impl policy::Sources for Settings<'_> {
     fn env(&self, name: &str) -> Option<String> {
         std::env::var(name).ok()
     }

@@ -15,7 +15,7 @@ use super::host::HostRules;
 use super::ledger::append_ledger;
 use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
 use super::turn::{Answer, Facts};
-use crate::context::{Clock, Context, Sources};
+use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Notes, Repo, StateTree, session_key, session_key_blob};
 use crate::hosts::{Start, Stop};
 use crate::policy::GatePolicy;
@@ -152,7 +152,7 @@ pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
         Err(error) => return Reply::CouldNotCheck(error_chain(&error)),
     };
     // The one read of the environment alone: skipping is a person's act, never git config's.
-    let skip = match GatePolicy::resolve(&Sources::environment()) {
+    let skip = match GatePolicy::resolve(&Settings::environment()) {
         Ok(policy) => policy.skip,
         Err(error) => return Reply::CouldNotCheck(error.to_string()),
     };

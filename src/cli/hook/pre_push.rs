@@ -8,7 +8,7 @@ use std::io::{Read, Write};
 use anyhow::Context as _;
 use gix::ObjectId;
 
-use crate::context::{Context, Sources};
+use crate::context::{Context, Settings};
 use crate::exit;
 use crate::gate::{self, Update};
 use crate::git::Repo;
@@ -65,7 +65,7 @@ fn pre_push(
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let repo = &ctx.repo;
-    let mode = policy::pre_push(&Sources::of(repo))?;
+    let mode = policy::pre_push(&Settings::of(repo))?;
     let refused = gate::push(repo, mode, remote, &updates, &mut |commit| {
         let info = repo.commit_info(commit)?;
         report::commit_heading(&info, err)?;
