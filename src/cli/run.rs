@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use super::sources::Sources;
 use crate::exit;
-use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
+use crate::git::{self, PROOFS_REF, Repo};
 use crate::policy::Policy;
 use crate::proof::Proofs;
 use crate::prove::{self, Attempted};
@@ -81,10 +81,10 @@ fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result
 /// signed one when signing is on).
 fn already_proven(
     repo: &Repo,
-    tree: gix::ObjectId,
-    verify: Option<(gix::ObjectId, u32)>,
+    tree: git::ObjectId,
+    verify: Option<(git::ObjectId, u32)>,
 ) -> Result<Option<RunReport>, git::Error> {
-    let Some(note) = Notes::new(&repo.git, PROOFS_REF).lookup(&tree)? else {
+    let Some(note) = repo.notes(PROOFS_REF).lookup(&tree)? else {
         return Ok(None);
     };
     let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
@@ -119,7 +119,7 @@ fn prove(
         return Ok((exit::NOT_ARMED, report));
     }
 
-    let before = StateTree::compute(&repo.git, false).map_err(content_hint)?;
+    let before = repo.state_tree(false).map_err(content_hint)?;
     if before.verify.is_none() {
         // A proof names the verify.sh it ran, so one that is not part of the state cannot prove it.
         return Err(super::Failure::from(anyhow::anyhow!(
@@ -283,7 +283,7 @@ fn run_rev(
         return Ok(code);
     }
     if !args.json {
-        report::commit_heading(&info, out)?;
+        report::commit_heading(&info.id.to_string(), &info.subject, out)?;
     }
     out.flush()?;
     prove_commit(
@@ -339,7 +339,7 @@ pub(crate) fn prove_commit(
     let worktree = repo.add_temp_worktree(commit.id)?;
     let checked_out = repo
         .open_linked_worktree(worktree.path())
-        .and_then(|wt| StateTree::compute(&wt.git, false));
+        .and_then(|wt| wt.state_tree(false));
     match checked_out {
         Ok(state) if state.id == commit.tree => {}
         Ok(state) => {

@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::{Notes, PROOFS_REF, Repo, StateTree};
+use crate::git::{PROOFS_REF, Repo};
 use crate::proof::Proofs;
 use crate::report::{self, JSON_VERSION, ProofSummary, StatusReport};
 
@@ -23,8 +23,8 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
     let armed = repo.armed()?;
-    let state = StateTree::compute(&repo.git, false)?;
-    let mut notes = Notes::new(&repo.git, PROOFS_REF);
+    let state = repo.state_tree(false)?;
+    let mut notes = repo.notes(PROOFS_REF);
     let proofs = match notes.lookup(&state.id)? {
         Some(note) => Proofs::from_note(&note, &state.id, state.verify),
         None => Proofs::default(),

@@ -4,8 +4,6 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::git::ledger::Entry;
-
 /// How many summary lines an entry keeps.
 const SUMMARY_LINES: usize = 3;
 
@@ -38,10 +36,27 @@ pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
     }
 }
 
+/// One ledger line as `ledger` shows it, field for field as the ledger stores it (its JSON is
+/// the ledger's own).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct LedgerEntry {
+    pub ts: String,
+    pub repo: String,
+    pub host: String,
+    pub session: String,
+    /// The agent's last message: what it claimed when it tried to end the turn.
+    pub claim: Option<String>,
+    pub evidence_demanded: String,
+    pub exit_code: Option<i32>,
+    /// The summary line(s) seen in verify.sh's output, or what happened instead.
+    pub actual: Vec<String>,
+    pub attempt: u32,
+}
+
 #[derive(Debug, Serialize)]
 pub(crate) struct LedgerReport {
     pub version: u32,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<LedgerEntry>,
     /// Lines that are not ledger entries, kept verbatim.
     pub unreadable: Vec<String>,
 }

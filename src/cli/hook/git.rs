@@ -91,7 +91,7 @@ fn pre_push(
         let policy = Policy::resolve(None, &Sources::of(&repo))?;
         for commit in unproven.iter().filter(|c| c.status != "not-armed") {
             let info = super::super::run::commit_of(&repo, &commit.commit)?;
-            report::commit_heading(&info, err)?;
+            report::commit_heading(&info.id.to_string(), &info.subject, err)?;
             // Its verdict is read back from the notes below; a failure was already reported.
             prove_commit(
                 &repo,

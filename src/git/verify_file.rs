@@ -1,0 +1,84 @@
+//! verify.sh in the working tree: where it is, whether it is armed, and its bytes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use super::names::VERIFY_SCRIPT;
+use super::{Error, Repo};
+
+/// Whether verify.sh can prove anything, and if not, why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Armed {
+    Yes,
+    Missing,
+    NotExecutable,
+    NotAFile,
+    LinkLeadsOutside,
+    DanglingLink,
+}
+
+impl Armed {
+    pub(crate) fn is_armed(&self) -> bool {
+        *self == Armed::Yes
+    }
+
+    /// Why verify.sh is not armed, as a fragment that reads after "verify.sh ".
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Armed::Yes => "is armed",
+            Armed::Missing => "does not exist at the worktree root",
+            Armed::NotExecutable => "is not executable by its owner",
+            Armed::NotAFile => "is not a regular file",
+            Armed::LinkLeadsOutside => "is a link leading outside the worktree",
+            Armed::DanglingLink => "is a link to nothing",
+        }
+    }
+}
+
+impl Repo {
+    pub(crate) fn verify_path(&self) -> Result<PathBuf, Error> {
+        Ok(self.workdir()?.join(VERIFY_SCRIPT))
+    }
+
+    /// verify.sh's bytes as they are on disk, read through a link as a shell would run it;
+    /// `None` when there is no verify.sh at the worktree root.
+    pub(crate) fn read_verify(&self) -> Result<Option<Vec<u8>>, Error> {
+        let path = self.verify_path()?;
+        match std::fs::read(&path) {
+            Ok(data) => Ok(Some(data)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(Error::Unreadable { path, source }),
+        }
+    }
+
+    /// Whether verify.sh is armed: a regular file at the worktree root, or a link resolving to
+    /// one inside the worktree, with the owner's execute bit.
+    pub(crate) fn armed(&self) -> Result<Armed, Error> {
+        let workdir = self.workdir()?;
+        let path = workdir.join(VERIFY_SCRIPT);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(Armed::Missing);
+        };
+        let meta = if meta.file_type().is_symlink() {
+            let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
+                return Ok(Armed::DanglingLink);
+            };
+            if !target.starts_with(&root) {
+                return Ok(Armed::LinkLeadsOutside);
+            }
+            match std::fs::metadata(&target) {
+                Ok(meta) => meta,
+                Err(_) => return Ok(Armed::DanglingLink),
+            }
+        } else {
+            meta
+        };
+        Ok(if !meta.is_file() {
+            Armed::NotAFile
+        } else if meta.permissions().mode() & 0o100 == 0 {
+            Armed::NotExecutable
+        } else {
+            Armed::Yes
+        })
+    }
+}
