@@ -82,3 +82,36 @@ impl Repo {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::git_repo;
+
+    #[test]
+    fn verify_sh_is_read_through_a_link_and_missing_is_none() {
+        let (dir, repo) = git_repo();
+        assert_eq!(repo.read_verify().unwrap(), None);
+        std::fs::create_dir(dir.path().join("ci")).unwrap();
+        std::fs::write(dir.path().join("ci/check.sh"), b"#!/bin/sh\nexit 0\n").unwrap();
+        std::os::unix::fs::symlink("ci/check.sh", dir.path().join("verify.sh")).unwrap();
+        assert_eq!(
+            repo.read_verify().unwrap().as_deref(),
+            Some(&b"#!/bin/sh\nexit 0\n"[..])
+        );
+        std::fs::remove_file(dir.path().join("ci/check.sh")).unwrap();
+        assert_eq!(
+            repo.read_verify().unwrap(),
+            None,
+            "a dangling link reads as none"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_verify_sh_is_an_error_about_the_working_tree() {
+        let (dir, repo) = git_repo();
+        std::fs::create_dir(dir.path().join("verify.sh")).unwrap();
+        let error = repo.read_verify().unwrap_err();
+        assert!(error.is_worktree_content(), "{error:?}");
+        assert!(error.to_string().contains("verify.sh"), "{error}");
+    }
+}
