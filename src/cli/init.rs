@@ -187,7 +187,9 @@ fn plan(
                     "{} already exists and is not ours; nothing was changed",
                     path.display()
                 ))
-                .hint("move it away and run init again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\""),
+                .hint(
+                    "move it away and run init again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
+                ),
                 error => error.into(),
             })?;
         steps.push(Step::PrePush {

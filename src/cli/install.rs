@@ -61,7 +61,9 @@ pub(super) fn hooks_dir(repo: &Repo) -> Result<PathBuf, git::Error> {
 pub(super) fn install_pre_push(repo: &Repo) -> Result<git::Hook, super::Failure> {
     repo.install_hook(PRE_PUSH_HOOK, PRE_PUSH)
         .map_err(|error| match error {
-            git::Error::HookNotOurs { .. } => super::Failure::from(error).hint("move it away and run 'git prove-it install pre-push' again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\""),
+            git::Error::HookNotOurs { .. } => super::Failure::from(error).hint(
+                "move it away and run 'git prove-it install pre-push' again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
+            ),
             error => error.into(),
         })
 }
