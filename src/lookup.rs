@@ -28,7 +28,7 @@ pub(crate) fn lookup_proof(
     verify: Option<(ObjectId, u32)>,
     signed_only: bool,
 ) -> Result<Found, git::Error> {
-    let Some(note) = git::Notes::new(&repo.git, PROOFS_REF).lookup(&tree)? else {
+    let Some(note) = repo.notes(PROOFS_REF).lookup(&tree)? else {
         return Ok(Found::default());
     };
     let proofs = Proofs::from_note(&note, &tree, verify);

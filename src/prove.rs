@@ -10,7 +10,7 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::context::Clock;
-use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
+use crate::git::{self, PROOFS_REF, Repo, StateTree};
 use crate::proof::{self, Outcome, Record, Script, Signature};
 use crate::signing::{self, Signer};
 use crate::verify;
@@ -68,7 +68,7 @@ pub(crate) enum Attempted {
     /// verify.sh passed but the working state after the run is not the one it tested.
     StateChanged {
         duration_ms: u64,
-        after: gix::ObjectId,
+        after: git::ObjectId,
         changed_paths: Vec<String>,
     },
 }
@@ -96,7 +96,7 @@ pub(crate) fn attempt(
         });
     let log = match attempt.log {
         Some(log) => log,
-        None => repo.state_dir()?.join(git::LAST_RUN_LOG),
+        None => repo.last_run_log()?,
     };
     let env: Vec<(OsString, OsString)> = [
         ("PROVE_IT", "1".to_string()),
@@ -141,7 +141,7 @@ pub(crate) fn attempt(
     }
 
     // The proof must be for the state that was tested: if verify.sh changed it, record nothing.
-    let after = StateTree::compute(&repo.git, true)?;
+    let after = repo.state_tree(true)?;
     if after.id != before.id {
         return Ok(Attempted::StateChanged {
             duration_ms,
@@ -190,7 +190,7 @@ pub(crate) fn attempt(
             }
         }
     };
-    Notes::new(&repo.git, PROOFS_REF).update(
+    repo.notes(PROOFS_REF).update(
         after.id,
         &format!("prove-it: proof for tree {}", after.id),
         |existing| proof::append(existing, &record),

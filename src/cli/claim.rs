@@ -12,7 +12,7 @@ use crate::claim::{
     Rejected, Request, RoundEntry, Run, Status, Verdict,
 };
 use crate::exit;
-use crate::git::{CLAIMS_REF, Notes, Repo, StateTree};
+use crate::git::{CLAIMS_REF, Repo, StateTree};
 use crate::report::{
     self, ClaimProgress, ClaimReport, ClaimText, JSON_VERSION, Recorded, RequiresSubagentsReport,
     RoundLine,
@@ -105,7 +105,7 @@ pub(crate) fn run(
 
     // The state the claim is judged on, taken before any round could change it.
     let before = match (&repo, args.record) {
-        (Some(repo), true) => Some(StateTree::compute(&repo.git, true)?),
+        (Some(repo), true) => Some(repo.state_tree(true)?),
         _ => None,
     };
 
@@ -255,7 +255,7 @@ fn record(
     verdict: &Verdict,
     report: &mut ClaimReport,
 ) -> Result<(), super::Failure> {
-    let after = StateTree::compute(&repo.git, false)?;
+    let after = repo.state_tree(false)?;
     if after.id != before.id {
         report.not_recorded = Some(format!(
             "the working state changed while the gauntlet ran (state tree {} became {})",
@@ -265,7 +265,7 @@ fn record(
     }
     let text = serde_json::to_string_pretty(&verdict.packet)
         .context("could not write the oracle packet")?;
-    Notes::new(&repo.git, CLAIMS_REF).update(
+    repo.notes(CLAIMS_REF).update(
         before.id,
         &format!(
             "prove-it: claim verdict {} for tree {}",

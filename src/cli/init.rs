@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use super::install;
 use super::sources::Sources;
 use crate::exit;
-use crate::git::Repo;
+use crate::git::{self, Repo};
 use crate::policy::{GatePolicy, Policy};
 use crate::report::{DemoResult, InitReport, Step};
 use crate::setup::{Host, demo, stack};
@@ -147,7 +147,9 @@ fn plan(
     let verify = repo.verify_path()?;
     let exists = std::fs::symlink_metadata(&verify).is_ok();
     let text = stack::verify_script(stacks);
-    let same = std::fs::read_to_string(&verify).is_ok_and(|current| current == text);
+    let same = repo
+        .read_verify()
+        .is_ok_and(|current| current.is_some_and(|current| current == text.as_bytes()));
     steps.push(if exists && (same || !args.force) {
         Step::VerifyKept {
             armed: repo.armed()?.reason(),
@@ -178,21 +180,21 @@ fn plan(
         });
     }
     if args.pre_push {
-        let path = install::hooks_dir(repo)?.join("pre-push");
-        let existing = read_optional(&path)?;
-        if existing
-            .as_deref()
-            .is_some_and(|text| text != install::PRE_PUSH)
-        {
-            return Err(super::Failure::from(anyhow::anyhow!(
-                "{} already exists and is not ours; nothing was changed",
-                path.display()
-            ))
-            .hint("move it away and run init again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\""));
-        }
+        let hook = repo
+            .find_hook(install::PRE_PUSH_HOOK, install::PRE_PUSH)
+            .map_err(|error| match error {
+                git::Error::HookNotOurs { path } => super::Failure::from(anyhow::anyhow!(
+                    "{} already exists and is not ours; nothing was changed",
+                    path.display()
+                ))
+                .hint(
+                    "move it away and run init again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
+                ),
+                error => error.into(),
+            })?;
         steps.push(Step::PrePush {
-            path,
-            already: existing.is_some(),
+            path: hook.path,
+            already: hook.already,
         });
     }
     steps.push(Step::MergeStrategy {
@@ -213,25 +215,10 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
                 write_file(path, &wired.text, 0o644)?;
             }
         }
-        Step::PrePush { path, .. } => {
-            install::install(path, install::PRE_PUSH)?;
+        Step::PrePush { .. } => {
+            install::install_pre_push(repo)?;
         }
-        Step::MergeStrategy { already: false } => {
-            // gix writes no config files; git does, under its own lock, as `git config` would.
-            let output = std::process::Command::new("git")
-                .args(["config", "--local", MERGE_STRATEGY, "union"])
-                .current_dir(repo.workdir()?)
-                .stdin(std::process::Stdio::null())
-                .output()
-                .context("could not run git config")?;
-            if !output.status.success() {
-                return Err(anyhow::anyhow!(
-                    "git config {MERGE_STRATEGY} union failed: {}",
-                    String::from_utf8_lossy(&output.stderr).trim()
-                )
-                .into());
-            }
-        }
+        Step::MergeStrategy { already: false } => repo.set_config(MERGE_STRATEGY, "union")?,
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use crate::context::Context;
 use crate::exit;
-use crate::git::{self, PROOFS_REF, Repo, StateTree};
+use crate::git::{self, PROOFS_REF, Repo};
 use crate::lookup::lookup_proof;
 use crate::policy::Policy;
 use crate::prove::{self, Attempted};
@@ -115,7 +115,7 @@ fn prove(
         return Ok((exit::NOT_ARMED, report));
     }
 
-    let before = StateTree::compute(&repo.git, false).map_err(content_hint)?;
+    let before = repo.state_tree(false).map_err(content_hint)?;
     if before.verify.is_none() {
         // A proof names the verify.sh it ran, so one that is not part of the state cannot prove it.
         return Err(super::Failure::from(anyhow::anyhow!(
@@ -281,7 +281,7 @@ fn run_rev(
         return Ok(code);
     }
     if !args.json {
-        report::commit_heading(&info, out)?;
+        report::commit_heading(&info.id.to_string(), &info.subject, out)?;
     }
     out.flush()?;
     prove_commit(
@@ -337,7 +337,7 @@ pub(crate) fn prove_commit(
     let worktree = repo.add_temp_worktree(commit.id)?;
     let checked_out = repo
         .open_linked_worktree(worktree.path())
-        .and_then(|wt| StateTree::compute(&wt.git, false));
+        .and_then(|wt| wt.state_tree(false));
     match checked_out {
         Ok(state) if state.id == commit.tree => {}
         Ok(state) => {

@@ -7,7 +7,7 @@ use std::sync::{Mutex, PoisonError};
 
 use anyhow::Context as _;
 
-use crate::git::Repo;
+use crate::git::{self, Repo};
 use crate::signing::{self, Verifier};
 use crate::standing::{Checked, SignatureStatus, check_signatures, classify};
 
@@ -43,7 +43,7 @@ fn config_base(repo: &Repo) -> anyhow::Result<PathBuf> {
 /// what `check` and `log` report on.
 pub(crate) fn standings(
     repo: &Repo,
-    ids: &[gix::ObjectId],
+    ids: &[git::ObjectId],
     verifier: Option<&Verifier>,
 ) -> Result<Vec<Checked>, super::Failure> {
     let mut checked = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;

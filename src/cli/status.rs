@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::{Repo, StateTree};
+use crate::git::Repo;
 use crate::lookup::lookup_proof;
 use crate::report::{self, JSON_VERSION, ProofSummary, StatusReport};
 
@@ -23,7 +23,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover(&cwd)?;
     let armed = repo.armed()?;
-    let state = StateTree::compute(&repo.git, false)?;
+    let state = repo.state_tree(false)?;
     // The proof `run` and the gate would accept: with signing on, a signed one.
     let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
     let found = lookup_proof(&repo, state.id, state.verify, signed_only)?;

@@ -3,7 +3,7 @@ use std::io::Write;
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::Repo;
+use crate::git::{Merged, Repo, Synced};
 use crate::report::{self, JSON_VERSION, SyncReport};
 
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
@@ -39,4 +39,23 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         report.human(out)?;
     }
     Ok(exit::OK)
+}
+
+impl SyncReport {
+    /// The report of what [`Repo::sync_proofs`] did: the renderer knows no repository types.
+    pub(crate) fn new(version: u32, synced: &Synced) -> Self {
+        let (merge, notes_merged) = match synced.merged {
+            Merged::UpToDate => ("up_to_date", 0),
+            Merged::FastForward => ("fast_forward", 0),
+            Merged::Joined { notes } => ("merged", notes),
+        };
+        SyncReport {
+            version,
+            remote: synced.remote.clone(),
+            fetched: synced.fetched,
+            merge,
+            notes_merged,
+            pushed: synced.pushed,
+        }
+    }
 }

@@ -4,12 +4,12 @@
 
 use super::decide::{Decision, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
+use super::event::Stop;
 use super::host::HostRules;
 use super::ledger::{append_ledger, ledger_actual};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
-use crate::hosts::Stop;
 use crate::prove::{self, Attempted};
 
 /// Decide on what was seen, running verify.sh if the decision asks for it; the verdict and

@@ -23,7 +23,7 @@ pub(crate) enum Error {
     #[error("could not run verify.sh")]
     Run(#[source] prove::Error),
     #[error("could not write the anchor's key")]
-    AnchorKey(#[source] Box<dyn std::error::Error + Send + Sync>),
+    AnchorKey(#[source] git::Error),
 }
 
 impl From<prove::Error> for Error {

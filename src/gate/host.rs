@@ -1,7 +1,7 @@
 //! What the gate needs to know of the host whose turn it gates. `hosts` implements it; the gate
 //! never names a host.
 
-use crate::hosts::Stop;
+use super::event::Stop;
 
 /// A host's rules, as far as the gate goes.
 pub(crate) trait HostRules {

@@ -5,11 +5,11 @@ use time::format_description::well_known::Rfc3339;
 
 use super::decide::Why;
 use super::error::Error;
+use super::event::Stop;
 use super::host::HostRules;
 use super::observe::worktree;
 use crate::context::Context;
 use crate::git::ledger;
-use crate::hosts::Stop;
 
 /// What the ledger says was demanded of every turn.
 const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";

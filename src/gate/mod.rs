@@ -13,6 +13,7 @@ mod anchor;
 mod decide;
 mod diff;
 mod error;
+mod event;
 mod host;
 mod ledger;
 mod message;
@@ -25,6 +26,7 @@ pub(crate) use decide::{
     AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Why, decide,
 };
 pub(crate) use error::error_chain;
+pub(crate) use event::{Start, Stop};
 pub(crate) use host::HostRules;
 pub(crate) use message::Message;
 pub(crate) use pipeline::{Reply, session_start, stop};

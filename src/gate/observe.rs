@@ -10,11 +10,11 @@ use super::anchor::Anchor;
 use super::decide::{AnchorFacts, Observed, State};
 use super::diff::verify_diff;
 use super::error::{Error, error_chain};
+use super::event::Stop;
 use super::host::HostRules;
 use super::turn::{Answer, TurnState};
 use crate::context::Context;
-use crate::git::{self, ANCHORS_REF, Notes, Repo, SessionFiles, StateTree, session_key};
-use crate::hosts::Stop;
+use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::lookup::lookup_proof;
 use crate::proof::Script;
 
@@ -113,7 +113,7 @@ pub(crate) fn stop(
     };
     let mut state = None;
     if armed_now.is_armed() {
-        observed.state = Some(match StateTree::compute(&repo.git, false) {
+        observed.state = Some(match repo.state_tree(false) {
             Ok(tree) => {
                 let facts = State::Tree {
                     tree: tree.id,
@@ -159,7 +159,7 @@ pub(crate) fn stop(
 /// The session's anchor; one that does not parse is treated as missing (which only makes the
 /// gate stricter: no anchor means changed).
 pub(crate) fn lookup_anchor(repo: &Repo, key: &ObjectId) -> Result<Option<Anchor>, Error> {
-    let Some(text) = Notes::new(&repo.git, ANCHORS_REF).lookup(key)? else {
+    let Some(text) = repo.notes(ANCHORS_REF).lookup(key)? else {
         return Ok(None);
     };
     Ok(Anchor::parse(&text).ok())
@@ -167,7 +167,8 @@ pub(crate) fn lookup_anchor(repo: &Repo, key: &ObjectId) -> Result<Option<Anchor
 
 /// verify.sh's text as it is on disk (through a link), for diffs; `None` when unreadable.
 pub(crate) fn verify_text(repo: &Repo) -> Option<String> {
-    std::fs::read(repo.verify_path().ok()?)
+    repo.read_verify()
         .ok()
+        .flatten()
         .map(|data| String::from_utf8_lossy(&data).into_owned())
 }

@@ -11,13 +11,13 @@ use super::act;
 use super::anchor::Anchor;
 use super::decide::Verdict;
 use super::error::{Error, error_chain};
+use super::event::{Start, Stop};
 use super::host::HostRules;
 use super::ledger::append_ledger;
 use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
 use super::turn::{Answer, Facts};
 use crate::context::{Clock, Context, Settings};
-use crate::git::{self, ANCHORS_REF, Notes, Repo, StateTree, session_key, session_key_blob};
-use crate::hosts::{Start, Stop};
+use crate::git::{self, ANCHORS_REF, Repo, session_key, session_key_blob};
 use crate::policy::GatePolicy;
 use crate::proof::Script;
 
@@ -86,7 +86,7 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
     }
     // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
     // session then counts as a change, and the content error is reported there.
-    let state = StateTree::compute(&repo.git, false).ok();
+    let state = repo.state_tree(false).ok();
     let anchor = Anchor {
         session: event.session.clone(),
         worktree: worktree.display().to_string(),
@@ -103,11 +103,10 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
     };
     let text = anchor.render();
     let key_blob = repo
-        .git
         .write_blob(session_key_blob(&event.session, &worktree))
-        .map_err(|error| Error::AnchorKey(Box::new(error)))?;
-    debug_assert_eq!(key_blob.detach(), key);
-    Notes::new(&repo.git, ANCHORS_REF).update(
+        .map_err(Error::AnchorKey)?;
+    debug_assert_eq!(key_blob, key);
+    repo.notes(ANCHORS_REF).update(
         key,
         &format!("prove-it: anchor for session {}", one_line(&event.session)),
         |existing| {
@@ -118,31 +117,11 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
             }
         },
     )?;
-    if announce && first_announcement(repo)? {
+    if announce && repo.mark_announced()? {
         return Ok(Reply::Announce);
     }
     Ok(Reply::Silent)
 }
-
-/// Whether the gate's announcement was never made in this repository; marks it made.
-fn first_announcement(repo: &Repo) -> Result<bool, git::Error> {
-    let marker = repo.state_dir()?.join(ANNOUNCED);
-    match std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(&marker)
-    {
-        Ok(_) => Ok(true),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-        Err(source) => Err(git::Error::StateFile {
-            path: marker,
-            source,
-        }),
-    }
-}
-
-/// The marker of the announcement, in the state directory.
-const ANNOUNCED: &str = "announced";
 
 /// Stop: may this turn end?
 pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {

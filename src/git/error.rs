@@ -33,6 +33,12 @@ pub(crate) enum Error {
         "'{path}' is a git repository with no commit checked out; git refuses to add it, and so do we"
     )]
     EmbeddedRepositoryWithoutCommit { path: String },
+    #[error("the ref {name} does not lead to an object")]
+    RefUnpeelable {
+        name: String,
+        #[source]
+        source: gix::Error,
+    },
     #[error("could not update {name}: it kept changing under us after {attempts} attempts")]
     RefContention { name: String, attempts: u32 },
     #[error(
@@ -51,6 +57,39 @@ pub(crate) enum Error {
         path: PathBuf,
         #[source]
         source: std::io::Error,
+    },
+    #[error("could not read {path}")]
+    ReadFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not write {path}")]
+    WriteFile {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not create {path}")]
+    CreateDir {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("could not make {path} executable")]
+    MakeExecutable {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} already exists and is not ours; it was left as it is")]
+    HookNotOurs { path: PathBuf },
+    #[error("could not set {key} in {path}")]
+    ConfigWrite {
+        key: String,
+        path: PathBuf,
+        #[source]
+        source: gix::Error,
     },
     #[error("the note {note} attached to {tree} is not text")]
     NoteNotText {

@@ -1,11 +1,15 @@
-//! The only place that touches the repository: discovery, the state tree, the notes store,
-//! session files and the ledger under the state directory.
+//! The only place that touches the repository: discovery, git config (read and written), the
+//! state tree, the notes store, the hooks directory, verify.sh on disk, and the state directory
+//! with its files (run logs, the ledger, session files, the announcement marker).
 //!
 //! Nothing here prints, spawns verify.sh or decides anything; it observes and records. It never
-//! takes `index.lock` and never writes the user's index.
+//! takes `index.lock` and never writes the user's index. It stores and loads note texts without
+//! knowing their format: how two notes merge is the caller's to say.
 
+mod config;
 mod error;
 mod history;
+mod hooks;
 pub(crate) mod ledger;
 mod names;
 mod notes;
@@ -14,16 +18,24 @@ mod reflog;
 mod remote;
 mod repo;
 mod session;
+mod state_dir;
 mod state_tree;
+#[cfg(test)]
+mod test_repo;
+mod verify_file;
 mod worktree;
 
 pub(crate) use error::Error;
+/// An object id, as every type in `git/` names commits, trees and blobs.
+pub(crate) use gix::ObjectId;
 pub(crate) use history::{CommitInfo, Selection};
-pub(crate) use names::{ANCHORS_REF, CLAIMS_REF, LAST_RUN_LOG, PROOFS_REF};
+pub(crate) use hooks::Hook;
+pub(crate) use names::{ANCHORS_REF, CLAIMS_REF, PROOFS_REF};
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::{Merged, all_notes};
 pub(crate) use remote::Synced;
-pub(crate) use repo::{Armed, Repo};
+pub(crate) use repo::Repo;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_tree::StateTree;
+pub(crate) use verify_file::Armed;
 pub(crate) use worktree::LOCAL_ENV;

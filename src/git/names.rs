@@ -15,6 +15,9 @@ pub(crate) const STATE_DIR: &str = "prove-it";
 /// The full output of the last verify.sh run, under [`STATE_DIR`].
 pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
 
+/// The marker, under [`STATE_DIR`], that the gate's announcement was made in this repository.
+pub(crate) const ANNOUNCED: &str = "announced";
+
 /// Validated oracle packets of `git prove-it claim --record`, keyed by state tree id.
 pub(crate) const CLAIMS_REF: &str = "refs/notes/prove-it-claims";
 

@@ -6,7 +6,8 @@ use std::time::Duration;
 use gix::ObjectId;
 use gix::refs::transaction::{Change, LogChange, PreviousValue, RefEdit, RefLog};
 
-use super::Error;
+use super::names::PROOFS_REF;
+use super::{Error, Repo};
 
 /// How often an update is retried when another writer moved the ref between our read and write.
 const MAX_ATTEMPTS: u32 = 64;
@@ -23,6 +24,49 @@ pub(crate) struct Notes<'repo> {
     name: &'static str,
     /// The notes tree as last read, kept so that repeated lookups open each fanout level once.
     state: Option<Option<gix::note::plumbing::State>>,
+}
+
+impl Repo {
+    /// The notes ref `name` of this repository, as a store of texts keyed by object id.
+    pub(crate) fn notes(&self, name: &'static str) -> Notes<'_> {
+        Notes::new(&self.git, name)
+    }
+
+    /// The commit the proofs ref points at, or `None` when no proof was ever recorded. A ref
+    /// that cannot be found is the `Read` error; one that leads nowhere, `RefUnpeelable`.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the gate and doctor call it once they are migrated (issue 18)"
+        )
+    )]
+    pub(crate) fn proofs_tip(&self) -> Result<Option<ObjectId>, Error> {
+        let Some(mut reference) = self
+            .git
+            .try_find_reference(PROOFS_REF)
+            .map_err(Error::read(format!("the ref {PROOFS_REF}")))?
+        else {
+            return Ok(None);
+        };
+        let id = reference.peel_to_id().map_err(|e| Error::RefUnpeelable {
+            name: PROOFS_REF.to_string(),
+            source: gix::Error::from_error(e),
+        })?;
+        Ok(Some(id.detach()))
+    }
+
+    /// Every note of the notes commit `commit`, as (annotated object, note blob).
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the gate and doctor call it once they are migrated (issue 18)"
+        )
+    )]
+    pub(crate) fn all_notes(&self, commit: ObjectId) -> Result<Vec<(ObjectId, ObjectId)>, Error> {
+        super::notes_sync::all_notes(&self.git, commit)
+    }
 }
 
 impl<'repo> Notes<'repo> {
@@ -257,4 +301,49 @@ pub(super) fn backoff(attempt: u32) -> Duration {
     let jitter = RandomState::new().hash_one((attempt, std::process::id())) % 1000;
     let base_us = 500u64 << attempt.min(6);
     Duration::from_micros(base_us + jitter * base_us / 1000)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::{git_repo, run};
+    use super::*;
+
+    #[test]
+    fn the_proofs_tip_is_where_git_sees_the_ref_and_its_notes_are_listed() {
+        let (dir, repo) = git_repo();
+        assert_eq!(repo.proofs_tip().unwrap(), None);
+        let key = repo.write_blob(b"annotated\n").unwrap();
+        repo.notes(PROOFS_REF)
+            .update(key, "prove-it: a test note", |_| "a record".to_string())
+            .unwrap();
+        let tip = repo.proofs_tip().unwrap().expect("a proof was recorded");
+        assert_eq!(
+            format!("{tip}\n"),
+            run(dir.path(), &["rev-parse", PROOFS_REF])
+        );
+        let notes = repo.all_notes(tip).unwrap();
+        assert_eq!(notes.len(), 1);
+        assert_eq!(notes[0].0, key);
+        assert_eq!(
+            run(
+                dir.path(),
+                &["notes", "--ref", PROOFS_REF, "show", &key.to_string()]
+            ),
+            "a record"
+        );
+    }
+
+    #[test]
+    fn a_proofs_ref_leading_nowhere_is_told_apart_from_none() {
+        let (dir, repo) = git_repo();
+        let refs = dir.path().join(".git/refs/notes");
+        std::fs::create_dir_all(&refs).unwrap();
+        std::fs::write(
+            refs.join("prove-it"),
+            "1111111111111111111111111111111111111111\n",
+        )
+        .unwrap();
+        let error = repo.proofs_tip().unwrap_err();
+        assert!(matches!(error, Error::RefUnpeelable { .. }), "{error:?}");
+    }
 }

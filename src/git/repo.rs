@@ -1,10 +1,9 @@
-use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;
 
 use super::Error;
-use super::names::{STATE_DIR, VERIFY_SCRIPT};
+use super::names::VERIFY_SCRIPT;
 
 /// Who signs off a proof when git has no identity configured.
 const FALLBACK_NAME: &str = "git-prove-it";
@@ -14,6 +13,7 @@ const FALLBACK_EMAIL: &str = "git-prove-it@localhost";
 /// set up (`Repo::discover`), or possibly bare for those that only read history, the commits,
 /// trees and notes (`Repo::discover_history`: `check` and `log`).
 pub(crate) struct Repo {
+    // Made private once the gate and doctor use the methods above (issue 18).
     pub(crate) git: gix::Repository,
     /// The worktree root; `None` in a bare repository.
     workdir: Option<PathBuf>,
@@ -27,35 +27,6 @@ pub(crate) struct Identity {
     pub display: String,
     /// No identity was configured, so `display` is the fallback.
     pub missing: bool,
-}
-
-/// Whether verify.sh can prove anything, and if not, why not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Armed {
-    Yes,
-    Missing,
-    NotExecutable,
-    NotAFile,
-    LinkLeadsOutside,
-    DanglingLink,
-}
-
-impl Armed {
-    pub(crate) fn is_armed(&self) -> bool {
-        *self == Armed::Yes
-    }
-
-    /// Why verify.sh is not armed, as a fragment that reads after "verify.sh ".
-    pub(crate) fn reason(&self) -> &'static str {
-        match self {
-            Armed::Yes => "is armed",
-            Armed::Missing => "does not exist at the worktree root",
-            Armed::NotExecutable => "is not executable by its owner",
-            Armed::NotAFile => "is not a regular file",
-            Armed::LinkLeadsOutside => "is a link leading outside the worktree",
-            Armed::DanglingLink => "is a link to nothing",
-        }
-    }
 }
 
 impl Repo {
@@ -155,10 +126,6 @@ impl Repo {
         &self.identity
     }
 
-    pub(crate) fn verify_path(&self) -> Result<PathBuf, Error> {
-        Ok(self.workdir()?.join(VERIFY_SCRIPT))
-    }
-
     /// The commit HEAD points at, or `None` on an unborn branch.
     pub(crate) fn head_commit(&self) -> Result<Option<ObjectId>, Error> {
         let head = self.git.head().map_err(Error::read("HEAD"))?;
@@ -185,58 +152,54 @@ impl Repo {
         Ok(entry.is_some_and(|mode| mode.is_executable() || mode.is_link()))
     }
 
-    /// A string from git config, as git would resolve it for this repository.
-    pub(crate) fn config_string(&self, key: &str) -> Option<String> {
+    /// Write `data` to the object database as a blob and return its id.
+    pub(crate) fn write_blob(&self, data: impl AsRef<[u8]>) -> Result<ObjectId, Error> {
+        Ok(self
+            .git
+            .write_blob(data)
+            .map_err(Error::write("a blob"))?
+            .detach())
+    }
+
+    /// The names of the configured remotes, sorted.
+    #[cfg_attr(
+        not(test),
+        expect(
+            dead_code,
+            reason = "the gate and doctor call it once they are migrated (issue 18)"
+        )
+    )]
+    pub(crate) fn remote_names(&self) -> Vec<String> {
         self.git
-            .config_snapshot()
-            .string(key)
-            .map(|v| v.to_string())
+            .remote_names()
+            .into_iter()
+            .map(|name| name.to_string())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::{git_repo, run};
+
+    #[test]
+    fn a_blob_is_written_as_git_hashes_it() {
+        let (dir, repo) = git_repo();
+        let id = repo.write_blob(b"some bytes\n").unwrap();
+        std::fs::write(dir.path().join("f"), b"some bytes\n").unwrap();
+        assert_eq!(format!("{id}\n"), run(dir.path(), &["hash-object", "f"]));
+        assert_eq!(
+            run(dir.path(), &["cat-file", "-p", &id.to_string()]),
+            "some bytes\n"
+        );
     }
 
-    /// The directory for local, never shared state, created 0700 on first use.
-    pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
-        let path = self.git.common_dir().join(STATE_DIR);
-        if !path.is_dir() {
-            std::fs::DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(&path)
-                .map_err(|source| Error::StateDir {
-                    path: path.clone(),
-                    source,
-                })?;
-        }
-        Ok(path)
-    }
-
-    /// Whether verify.sh is armed: a regular file at the worktree root, or a link resolving to
-    /// one inside the worktree, with the owner's execute bit.
-    pub(crate) fn armed(&self) -> Result<Armed, Error> {
-        let workdir = self.workdir()?;
-        let path = workdir.join(VERIFY_SCRIPT);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            return Ok(Armed::Missing);
-        };
-        let meta = if meta.file_type().is_symlink() {
-            let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
-                return Ok(Armed::DanglingLink);
-            };
-            if !target.starts_with(&root) {
-                return Ok(Armed::LinkLeadsOutside);
-            }
-            match std::fs::metadata(&target) {
-                Ok(meta) => meta,
-                Err(_) => return Ok(Armed::DanglingLink),
-            }
-        } else {
-            meta
-        };
-        Ok(if !meta.is_file() {
-            Armed::NotAFile
-        } else if meta.permissions().mode() & 0o100 == 0 {
-            Armed::NotExecutable
-        } else {
-            Armed::Yes
-        })
+    #[test]
+    fn remotes_are_listed_by_name() {
+        let (dir, _) = git_repo();
+        run(dir.path(), &["remote", "add", "upstream", "../elsewhere"]);
+        run(dir.path(), &["remote", "add", "origin", "../there"]);
+        let repo = super::Repo::discover_at(dir.path()).unwrap();
+        assert_eq!(repo.remote_names(), ["origin", "upstream"]);
     }
 }

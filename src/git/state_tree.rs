@@ -17,8 +17,8 @@ use gix::bstr::{BStr, BString, ByteSlice};
 use gix::index::entry::{Flags, Mode};
 use gix::objs::Write as _;
 
-use super::Error;
 use super::names::VERIFY_SCRIPT;
+use super::{Error, Repo};
 
 /// Tree entry modes as git writes them.
 const MODE_TREE: u32 = 0o040000;
@@ -58,6 +58,15 @@ enum Slot {
     Hash { mode: u32, as_link: bool },
     /// A directory that is (or is to be recorded as) a submodule: its checked-out commit decides.
     Gitlink,
+}
+
+impl Repo {
+    /// The state tree of the worktree: the tree `git add -A` would stage, computed without
+    /// touching the index. With `persist`, every blob and tree is also written to the object
+    /// database, so the id can be annotated and checked out later.
+    pub(crate) fn state_tree(&self, persist: bool) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, persist)
+    }
 }
 
 impl StateTree {

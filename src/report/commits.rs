@@ -4,7 +4,6 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
-use crate::git::CommitInfo;
 use crate::standing::{Checked, SignatureStatus};
 
 /// One commit as `check`, `log` and the pre-push hook report it.
@@ -90,14 +89,13 @@ impl CommitReport {
     }
 }
 
-/// The line `run <rev>` prints before proving a commit, naming it as `git log --oneline` does.
-pub(crate) fn commit_heading(commit: &CommitInfo, out: &mut dyn Write) -> io::Result<()> {
-    let id = commit.id.to_string();
+/// The line `run <rev>` prints before proving a commit (its full id and its subject), naming it
+/// as `git log --oneline` does.
+pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io::Result<()> {
     writeln!(
         out,
-        "commit {} {}: checking it out in a temporary worktree",
-        &id[..7],
-        commit.subject
+        "commit {} {subject}: checking it out in a temporary worktree",
+        &id[..id.len().min(7)]
     )
 }
 

@@ -4,12 +4,27 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::git::ledger::Entry;
+/// One ledger line as `ledger` shows it, field for field as the ledger stores it (its JSON is
+/// the ledger's own).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct LedgerEntry {
+    pub ts: String,
+    pub repo: String,
+    pub host: String,
+    pub session: String,
+    /// The agent's last message: what it claimed when it tried to end the turn.
+    pub claim: Option<String>,
+    pub evidence_demanded: String,
+    pub exit_code: Option<i32>,
+    /// The summary line(s) seen in verify.sh's output, or what happened instead.
+    pub actual: Vec<String>,
+    pub attempt: u32,
+}
 
 #[derive(Debug, Serialize)]
 pub(crate) struct LedgerReport {
     pub version: u32,
-    pub entries: Vec<Entry>,
+    pub entries: Vec<LedgerEntry>,
     /// Lines that are not ledger entries, kept verbatim.
     pub unreadable: Vec<String>,
 }

@@ -1,7 +1,9 @@
 //! Human and JSON rendering of what the commands found; nothing else in the crate prints.
 //!
 //! Every function here takes the writer it prints to, so tests and callers decide where output
-//! goes. Human text and JSON are rendered from the same values.
+//! goes. Human text and JSON are rendered from the same values. Renderers take plain values
+//! (their own structs, filled by the `cli/` command that calls them) and never name the
+//! repository's types (`git/`) or the commands (`cli/`).
 
 mod claim;
 mod commits;
@@ -29,7 +31,7 @@ pub(crate) use failure::{error_chain, render_failure};
 pub(crate) use gate::{could_not_check, notice_for_the_agent, reply};
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
-pub(crate) use ledger::LedgerReport;
+pub(crate) use ledger::{LedgerEntry, LedgerReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;

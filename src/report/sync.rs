@@ -2,9 +2,8 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::git::{Merged, Synced};
-
-/// What `git prove-it sync` (and the pre-push hook, sending proofs along) did.
+/// What `git prove-it sync` (and the pre-push hook, sending proofs along) did; `cli/sync.rs`
+/// fills it from what the repository reports.
 #[derive(Debug, Serialize)]
 pub(crate) struct SyncReport {
     pub version: u32,
@@ -20,22 +19,6 @@ pub(crate) struct SyncReport {
 }
 
 impl SyncReport {
-    pub(crate) fn new(version: u32, synced: &Synced) -> Self {
-        let (merge, notes_merged) = match synced.merged {
-            Merged::UpToDate => ("up_to_date", 0),
-            Merged::FastForward => ("fast_forward", 0),
-            Merged::Joined { notes } => ("merged", notes),
-        };
-        SyncReport {
-            version,
-            remote: synced.remote.clone(),
-            fetched: synced.fetched,
-            merge,
-            notes_merged,
-            pushed: synced.pushed,
-        }
-    }
-
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let remote = &self.remote;
         if !self.fetched && !self.pushed {

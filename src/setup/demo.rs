@@ -65,7 +65,7 @@ pub(crate) struct Settings<'a> {
 
 /// Run the demonstration on the working state of `repo`, whose verify.sh must be armed.
 pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
-    let before = StateTree::compute(&repo.git, false)?;
+    let before = repo.state_tree(false)?;
     let head_tree = repo.head_tree()?;
     let verify = before.verify.map(|(blob, mode)| Script { blob, mode });
     let tree = before.id.to_string();
@@ -74,7 +74,7 @@ pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
     let ran = execute(repo, &verify_path, &tree, settings)?;
     let facts = if ran.passed() {
         // As the gate does: a run that changed the state it tested proves nothing.
-        let after = StateTree::compute(&repo.git, false)?;
+        let after = repo.state_tree(false)?;
         if after.id == before.id {
             RunFacts::Passed(Outcome::Proven)
         } else {
@@ -89,10 +89,7 @@ pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
 
     let dir = TempDir::new()?;
     let copy_path = dir.path.join("verify.sh");
-    let mut text = std::fs::read_to_string(&verify_path).map_err(|source| Error::Copy {
-        path: verify_path.clone(),
-        source,
-    })?;
+    let mut text = verify_text(repo, &verify_path)?;
     if !text.is_empty() && !text.ends_with('\n') {
         text.push('\n');
     }
@@ -118,6 +115,28 @@ pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
         tree,
         verify: verify_shown,
         copy: copy_shown,
+    })
+}
+
+/// verify.sh's text, to copy. It just ran, so it is there; reading it can still fail (it is
+/// not text, say), which is an error about the copy, as reading it in place always was.
+fn verify_text(repo: &Repo, path: &Path) -> Result<String, Error> {
+    let copy = |source| Error::Copy {
+        path: path.to_owned(),
+        source,
+    };
+    let data = match repo.read_verify() {
+        Ok(Some(data)) => data,
+        Ok(None) => return Err(copy(rustix::io::Errno::NOENT.into())),
+        Err(git::Error::Unreadable { source, .. }) => return Err(copy(source)),
+        Err(error) => return Err(error.into()),
+    };
+    // In the words `std::fs::read_to_string` has for it.
+    String::from_utf8(data).map_err(|_| {
+        copy(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            "stream did not contain valid UTF-8",
+        ))
     })
 }
 
@@ -169,7 +188,7 @@ fn judge(
     ran: &verify::Outcome,
     facts: RunFacts,
     state: &StateTree,
-    head_tree: Option<gix::ObjectId>,
+    head_tree: Option<git::ObjectId>,
     verify: Option<Script>,
     tree: &str,
     settings: &Settings<'_>,

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, real temporary repositories, real git.
 
+mod architecture;
 mod bare;
 mod check;
 mod claim;

@@ -68,7 +68,7 @@ fn pre_push(
     let mode = policy::pre_push(&Settings::of(repo))?;
     let refused = gate::push(repo, mode, remote, &updates, &mut |commit| {
         let info = repo.commit_info(commit)?;
-        report::commit_heading(&info, err)?;
+        report::commit_heading(&info.id.to_string(), &info.subject, err)?;
         // Its verdict is read back from the notes; a failure was already reported.
         prove_commit(
             repo,

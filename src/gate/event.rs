@@ -1,0 +1,27 @@
+//! The events the gate acts on, host-neutral: every host adapter parses its payloads into these.
+
+use std::path::PathBuf;
+
+/// An agent session started, resumed, was compacted or cleared.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Start {
+    pub session: String,
+    pub cwd: PathBuf,
+    /// startup, resume, clear, compact, fork, as the host says.
+    pub source: Option<String>,
+}
+
+/// The agent tries to end its turn.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Stop {
+    pub session: String,
+    /// The host's id for the turn, when it sends one; the same through a block loop.
+    pub turn: Option<String>,
+    pub cwd: PathBuf,
+    /// Set by hosts on every stop that follows a block. Not "let it through": see DESIGN 4.9.
+    pub stop_hook_active: bool,
+    /// The agent's last message.
+    pub claim: Option<String>,
+    /// Where the claim can be read when the event does not carry it (Copilot's transcript).
+    pub transcript: Option<PathBuf>,
+}

@@ -1,0 +1,117 @@
+//! verify.sh in the working tree: where it is, whether it is armed, and its bytes.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+
+use super::names::VERIFY_SCRIPT;
+use super::{Error, Repo};
+
+/// Whether verify.sh can prove anything, and if not, why not.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Armed {
+    Yes,
+    Missing,
+    NotExecutable,
+    NotAFile,
+    LinkLeadsOutside,
+    DanglingLink,
+}
+
+impl Armed {
+    pub(crate) fn is_armed(&self) -> bool {
+        *self == Armed::Yes
+    }
+
+    /// Why verify.sh is not armed, as a fragment that reads after "verify.sh ".
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Armed::Yes => "is armed",
+            Armed::Missing => "does not exist at the worktree root",
+            Armed::NotExecutable => "is not executable by its owner",
+            Armed::NotAFile => "is not a regular file",
+            Armed::LinkLeadsOutside => "is a link leading outside the worktree",
+            Armed::DanglingLink => "is a link to nothing",
+        }
+    }
+}
+
+impl Repo {
+    pub(crate) fn verify_path(&self) -> Result<PathBuf, Error> {
+        Ok(self.workdir()?.join(VERIFY_SCRIPT))
+    }
+
+    /// verify.sh's bytes as they are on disk, read through a link as a shell would run it;
+    /// `None` when there is no verify.sh at the worktree root.
+    pub(crate) fn read_verify(&self) -> Result<Option<Vec<u8>>, Error> {
+        let path = self.verify_path()?;
+        match std::fs::read(&path) {
+            Ok(data) => Ok(Some(data)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(Error::Unreadable { path, source }),
+        }
+    }
+
+    /// Whether verify.sh is armed: a regular file at the worktree root, or a link resolving to
+    /// one inside the worktree, with the owner's execute bit.
+    pub(crate) fn armed(&self) -> Result<Armed, Error> {
+        let workdir = self.workdir()?;
+        let path = workdir.join(VERIFY_SCRIPT);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            return Ok(Armed::Missing);
+        };
+        let meta = if meta.file_type().is_symlink() {
+            let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
+                return Ok(Armed::DanglingLink);
+            };
+            if !target.starts_with(&root) {
+                return Ok(Armed::LinkLeadsOutside);
+            }
+            match std::fs::metadata(&target) {
+                Ok(meta) => meta,
+                Err(_) => return Ok(Armed::DanglingLink),
+            }
+        } else {
+            meta
+        };
+        Ok(if !meta.is_file() {
+            Armed::NotAFile
+        } else if meta.permissions().mode() & 0o100 == 0 {
+            Armed::NotExecutable
+        } else {
+            Armed::Yes
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::git_repo;
+
+    #[test]
+    fn verify_sh_is_read_through_a_link_and_missing_is_none() {
+        let (dir, repo) = git_repo();
+        assert_eq!(repo.read_verify().unwrap(), None);
+        std::fs::create_dir(dir.path().join("ci")).unwrap();
+        std::fs::write(dir.path().join("ci/check.sh"), b"#!/bin/sh\nexit 0\n").unwrap();
+        std::os::unix::fs::symlink("ci/check.sh", dir.path().join("verify.sh")).unwrap();
+        assert_eq!(
+            repo.read_verify().unwrap().as_deref(),
+            Some(&b"#!/bin/sh\nexit 0\n"[..])
+        );
+        std::fs::remove_file(dir.path().join("ci/check.sh")).unwrap();
+        assert_eq!(
+            repo.read_verify().unwrap(),
+            None,
+            "a dangling link reads as none"
+        );
+    }
+
+    #[test]
+    fn an_unreadable_verify_sh_is_an_error_about_the_working_tree() {
+        let (dir, repo) = git_repo();
+        std::fs::create_dir(dir.path().join("verify.sh")).unwrap();
+        let error = repo.read_verify().unwrap_err();
+        assert!(error.is_worktree_content(), "{error:?}");
+        assert!(error.to_string().contains("verify.sh"), "{error}");
+    }
+}

@@ -1,0 +1,458 @@
+//! Dependencies between the crate's top-level modules point one way (issue 18): every
+//! `crate::<module>` a file under `src/` names, in `use` lines and in paths, is checked against
+//! the table of forbidden directions below. A failure names the file, the line and the rule.
+
+use std::collections::BTreeSet;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+/// Which files a rule is about.
+#[derive(Debug, Clone, Copy)]
+enum From {
+    /// The files of one top-level module (`src/git.rs`, `src/git/**`).
+    Module(&'static str),
+    /// Every module but this one.
+    AllBut(&'static str),
+}
+
+/// What a rule forbids those files to name.
+#[derive(Debug, Clone, Copy)]
+enum Names {
+    /// Any module but these (and their own).
+    Only(&'static [&'static str]),
+    /// These modules.
+    Never(&'static [&'static str]),
+}
+
+struct Rule {
+    from: From,
+    names: Names,
+    /// Why the direction matters, for whoever breaks it.
+    reason: &'static str,
+    /// Not enforced yet, and why: files others are rewriting still break it. Switch it on (set
+    /// `None`) once they are merged.
+    pending: Option<&'static str>,
+}
+
+const RULES: &[Rule] = &[
+    Rule {
+        from: From::Module("git"),
+        // `proof` is the pending rule below.
+        names: Names::Only(&["outcome", "exit", "process", "proof"]),
+        reason: "git/ is the bottom layer: it stores and loads what the layers above decide, and names nothing above it (gate, hosts, report, cli, claim, setup, signing, verify; proof only while the next rule is pending)",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("git"),
+        names: Names::Never(&["proof"]),
+        reason: "git/ stores and loads note texts without knowing the record format: how two notes merge is passed in by the caller, from proof",
+        pending: Some(
+            "the entry points git/remote.rs (moving onto the process supervisor) and cli/doctor.rs (being rewritten) call still fill in proof::merge: git/notes_sync.rs merge_into, git/reflog.rs overwritten_proofs and restore; remove them once sync_proofs and doctor pass the merge",
+        ),
+    },
+    Rule {
+        from: From::Module("report"),
+        names: Names::Never(&["git", "cli"]),
+        reason: "renderers take plain values filled by the command that calls them, never the repository's types, and never call back into the commands",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("hosts"),
+        names: Names::Never(&["git", "cli"]),
+        reason: "a host adapter parses its host's payloads and answers in its protocol; it never touches the repository or the commands",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("hosts"),
+        names: Names::Never(&["report"]),
+        reason: "a host renders the gate's answer in its own protocol; report/ renders for a terminal",
+        pending: Some(
+            "hosts/copilot.rs and hosts/cursor.rs still call report::notice_for_the_agent; hosts/ is being rewritten into one module per host (issue 18)",
+        ),
+    },
+    Rule {
+        from: From::Module("gate"),
+        names: Names::Never(&["cli", "report", "hosts"]),
+        reason: "the gate decides and acts on values; the commands call it, hosts and report render its answer",
+        pending: None,
+    },
+    Rule {
+        from: From::AllBut("cli"),
+        names: Names::Never(&["cli"]),
+        reason: "cli/ is the top: it parses arguments, calls the layers below and hands their values to the renderers; nothing below calls back up",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("proof"),
+        names: Names::Only(&["outcome"]),
+        reason: "the proof record is a versioned format with one parser and one renderer; it knows nothing of where records are stored or shown",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("verify"),
+        names: Names::Never(&["cli", "report", "hosts", "gate", "git"]),
+        reason: "verify.rs is verify.sh's contract (how it runs, what it is told); the gate and run call it, it calls neither",
+        pending: None,
+    },
+];
+
+/// One `crate::<module>` a file names.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Import {
+    line: usize,
+    module: String,
+}
+
+impl Rule {
+    fn applies_to(&self, module: &str) -> bool {
+        match self.from {
+            From::Module(m) => module == m,
+            From::AllBut(m) => module != m,
+        }
+    }
+
+    fn forbids(&self, from: &str, named: &str) -> bool {
+        if named == from {
+            return false;
+        }
+        match self.names {
+            Names::Only(allowed) => !allowed.contains(&named),
+            Names::Never(forbidden) => forbidden.contains(&named),
+        }
+    }
+
+    fn describe(&self) -> String {
+        let from = match self.from {
+            From::Module(m) => format!("`{m}`"),
+            From::AllBut(m) => format!("nothing but `{m}`"),
+        };
+        match self.names {
+            Names::Only(allowed) => format!("{from} may name only {}", allowed.join(", ")),
+            Names::Never(forbidden) => format!("{from} never names {}", forbidden.join(", ")),
+        }
+    }
+}
+
+/// Every `.rs` file under `dir`, sorted.
+fn sources(dir: &Path, files: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).expect("src/ is readable") {
+        let path = entry.expect("a directory entry").path();
+        if path.is_dir() {
+            sources(&path, files);
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+}
+
+/// The module path of a file relative to `src/`: `git/x.rs` is `[git, x]`, `git/mod.rs` is
+/// `[git]`, `proof.rs` is `[proof]`; the crate roots are `[]`.
+fn module_path(relative: &Path) -> Vec<String> {
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|part| part.to_string_lossy().into_owned())
+        .collect();
+    let last = parts.pop().expect("a file name");
+    let stem = last.trim_end_matches(".rs");
+    if !matches!(stem, "mod" | "lib" | "main") {
+        parts.push(stem.to_string());
+    }
+    parts
+}
+
+/// The top-level modules `text` (a file at module path `path`) names through `crate::` or
+/// through `super::` chains that leave its module, with their lines. Comments, strings and
+/// character literals are skipped; inline `mod name { .. }` blocks count for `super::`.
+fn imports(text: &str, path: &[String]) -> Vec<Import> {
+    let bytes = text.as_bytes();
+    let mut found = Vec::new();
+    let mut line = 1;
+    let mut i = 0;
+    // Inline modules we are inside, with the brace depth at which each closes.
+    let mut inline: Vec<usize> = Vec::new();
+    let mut depth = 0usize;
+    let is_ident = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
+    let ident_at = |at: usize| -> (String, usize) {
+        let end = (at..bytes.len())
+            .find(|&j| !is_ident(bytes[j]))
+            .unwrap_or(bytes.len());
+        (text[at..end].to_string(), end)
+    };
+    while i < bytes.len() {
+        let rest = &bytes[i..];
+        match bytes[i] {
+            b'\n' => line += 1,
+            b'/' if rest.starts_with(b"//") => {
+                while i < bytes.len() && bytes[i] != b'\n' {
+                    i += 1;
+                }
+                continue;
+            }
+            b'/' if rest.starts_with(b"/*") => {
+                let end = text[i + 2..]
+                    .find("*/")
+                    .map_or(bytes.len(), |e| i + 2 + e + 2);
+                line += text[i..end].matches('\n').count();
+                i = end;
+                continue;
+            }
+            b'r' if (rest.starts_with(b"r\"") || rest.starts_with(b"r#")) && {
+                // `r"..."` or `br"..."`, not the end of an identifier.
+                let before = |k: usize| i < k || !is_ident(bytes[i - k]);
+                before(1) || (bytes[i - 1] == b'b' && before(2))
+            } =>
+            {
+                let hashes = rest[1..].iter().take_while(|&&b| b == b'#').count();
+                if rest.get(1 + hashes) == Some(&b'"') {
+                    let close = format!("\"{}", "#".repeat(hashes));
+                    let start = i + 2 + hashes;
+                    let end = text[start..]
+                        .find(&close)
+                        .map_or(bytes.len(), |e| start + e + close.len());
+                    line += text[i..end].matches('\n').count();
+                    i = end;
+                    continue;
+                }
+            }
+            b'"' => {
+                i += 1;
+                while i < bytes.len() && bytes[i] != b'"' {
+                    if bytes[i] == b'\\' {
+                        i += 1;
+                    }
+                    if bytes.get(i) == Some(&b'\n') {
+                        line += 1;
+                    }
+                    i += 1;
+                }
+                i += 1;
+                continue;
+            }
+            // A character literal ('a', '\n', '"'), not a lifetime ('a).
+            b'\'' => {
+                let len = if rest.get(1) == Some(&b'\\') {
+                    // The escaped character, then the closing quote: '\n', '\'', '\u{1b}'.
+                    rest.get(3..)
+                        .and_then(|tail| tail.iter().position(|&b| b == b'\''))
+                        .map(|p| p + 4)
+                } else {
+                    let ch = text[i + 1..].chars().next().map_or(1, char::len_utf8);
+                    (rest.get(1 + ch) == Some(&b'\'')).then_some(ch + 2)
+                };
+                if let Some(len) = len {
+                    i += len;
+                    continue;
+                }
+            }
+            b'{' => depth += 1,
+            b'}' => {
+                depth = depth.saturating_sub(1);
+                if inline.last() == Some(&depth) {
+                    inline.pop();
+                }
+            }
+            b'm' if rest.starts_with(b"mod ") && (i == 0 || !is_ident(bytes[i - 1])) => {
+                let (_, end) = ident_at(i + 4);
+                let after = text[end..].trim_start();
+                if after.starts_with('{') {
+                    inline.push(depth);
+                }
+            }
+            b'c' if rest.starts_with(b"crate::") && (i == 0 || !is_ident(bytes[i - 1])) => {
+                let at = i + "crate::".len();
+                found.extend(named_at(text, at, line));
+                i = at;
+                continue;
+            }
+            b's' if rest.starts_with(b"super::") && (i == 0 || !is_ident(bytes[i - 1])) => {
+                let mut at = i;
+                let mut ups = 0;
+                while text[at..].starts_with("super::") {
+                    ups += 1;
+                    at += "super::".len();
+                }
+                // The module we are in is the file's, plus the inline modules around us: a
+                // `super` chain as long as that reaches the crate root, and the next name is a
+                // top-level module; a shorter one stays inside the file's own top module.
+                if ups == path.len() + inline.len() {
+                    found.extend(named_at(text, at, line));
+                }
+                i = at;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    found
+}
+
+/// The top-level modules named right after a `crate::` at `at`: one, or each item of a
+/// `{..}` group.
+fn named_at(text: &str, at: usize, line: usize) -> Vec<Import> {
+    let rest = &text[at..];
+    let ident = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    if let Some(group) = rest.strip_prefix('{') {
+        let mut names = Vec::new();
+        let mut nesting = 0;
+        let mut item_start = true;
+        let mut offset_line = line;
+        for (k, c) in group.char_indices() {
+            match c {
+                '{' => nesting += 1,
+                '}' if nesting == 0 => break,
+                '}' => nesting -= 1,
+                ',' if nesting == 0 => item_start = true,
+                '\n' => offset_line += 1,
+                c if c.is_whitespace() => {}
+                _ if item_start => {
+                    item_start = false;
+                    let name = ident(&group[k..]);
+                    if !name.is_empty() && name != "self" {
+                        names.push(Import {
+                            line: offset_line,
+                            module: name,
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        names
+    } else {
+        let name = ident(rest);
+        if name.is_empty() {
+            Vec::new()
+        } else {
+            vec![Import { line, module: name }]
+        }
+    }
+}
+
+/// Every import in `src/` that breaks a rule, as `file:line: message`, for enforced and for
+/// pending rules.
+fn breaches(root: &Path) -> (Vec<String>, Vec<(usize, String)>) {
+    let src = root.join("src");
+    let mut files = Vec::new();
+    sources(&src, &mut files);
+    let tops: BTreeSet<String> = files
+        .iter()
+        .filter_map(|file| {
+            module_path(file.strip_prefix(&src).unwrap())
+                .first()
+                .cloned()
+        })
+        .collect();
+    let mut enforced = Vec::new();
+    let mut pending = Vec::new();
+    for file in &files {
+        let relative = file.strip_prefix(&src).unwrap();
+        let path = module_path(relative);
+        let Some(from) = path.first() else {
+            continue;
+        };
+        let text = std::fs::read_to_string(file).expect("a source file is text");
+        for import in imports(&text, &path) {
+            if !tops.contains(&import.module) {
+                continue;
+            }
+            for (index, rule) in RULES.iter().enumerate() {
+                if rule.applies_to(from) && rule.forbids(from, &import.module) {
+                    let breach = format!(
+                        "src/{}:{}: `{from}` names `crate::{}`, which breaks the rule \"{}\": {}",
+                        relative.display(),
+                        import.line,
+                        import.module,
+                        rule.describe(),
+                        rule.reason
+                    );
+                    if rule.pending.is_some() {
+                        pending.push((index, breach));
+                    } else {
+                        enforced.push(breach);
+                    }
+                }
+            }
+        }
+    }
+    (enforced, pending)
+}
+
+#[test]
+fn dependencies_between_top_level_modules_point_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let (enforced, pending) = breaches(root);
+    let mut report = String::new();
+    for (index, rule) in RULES.iter().enumerate() {
+        let Some(why) = rule.pending else {
+            continue;
+        };
+        let count = pending.iter().filter(|(i, _)| *i == index).count();
+        if count == 0 {
+            writeln!(
+                report,
+                "pending rule now holds, switch it on: {}",
+                rule.describe()
+            )
+            .unwrap();
+        } else {
+            writeln!(
+                report,
+                "pending rule, not enforced ({why}): {}, broken {count} times:",
+                rule.describe()
+            )
+            .unwrap();
+        }
+    }
+    for (_, breach) in &pending {
+        writeln!(report, "  pending: {breach}").unwrap();
+    }
+    eprint!("{report}");
+    assert!(
+        enforced.is_empty(),
+        "{} import(s) break the direction of dependencies:\n{}",
+        enforced.len(),
+        enforced.join("\n")
+    );
+}
+
+/// The table must catch what it is for: a renderer naming the repository, in every form a
+/// path can take, and nothing in comments or strings.
+#[test]
+fn the_scanner_finds_every_form_of_a_crate_path_and_skips_comments_and_strings() {
+    let path = ["report".to_string(), "sync".to_string()];
+    let text = "use crate::git::Synced;\n\
+                use crate::{\n    outcome::Outcome,\n    cli::Failure,\n    self,\n};\n\
+                // crate::hosts in a comment\n\
+                /* crate::gate\n in a block */\n\
+                let s = \"crate::setup in a string\";\n\
+                let r = r#\"crate::claim \"raw\"\"#;\n\
+                let c = '\"'; let t: &'static str = crate::proof::VERSION;\n\
+                fn f() { super::super::signing::x(); super::json(); }\n\
+                mod tests { use super::super::verify; use super::*; }\n";
+    let named: Vec<(usize, String)> = imports(text, &path)
+        .into_iter()
+        .map(|import| (import.line, import.module))
+        .collect();
+    let expected = [
+        (1, "git"),
+        (3, "outcome"),
+        (4, "cli"),
+        (12, "proof"),
+        (13, "signing"),
+    ];
+    assert_eq!(
+        named,
+        expected.map(|(line, module)| (line, module.to_string())),
+        "`super::super::verify` inside `mod tests` of report/sync.rs is report::verify, not a top module"
+    );
+    let rule = &RULES[2];
+    assert!(rule.applies_to("report") && rule.forbids("report", "git"));
+    assert!(!rule.forbids("report", "outcome"));
+    assert!(RULES[0].forbids("git", "gate") && !RULES[0].forbids("git", "outcome"));
+}
