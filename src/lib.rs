@@ -15,6 +15,7 @@ pub(crate) mod git;
 pub(crate) mod hosts;
 pub(crate) mod outcome;
 pub(crate) mod policy;
+pub(crate) mod process;
 pub(crate) mod proof;
 pub(crate) mod prove;
 pub(crate) mod report;

@@ -9,10 +9,10 @@
 
 use std::io::{Read as _, Write as _};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use time::OffsetDateTime;
 
+use crate::process::{self, Finished, Stdin};
 use crate::proof::Signature;
 
 /// The namespace of every proof signature (`-n`), so that no signature made for something else
@@ -171,9 +171,9 @@ impl Signer {
                 (literal.path(), true)
             }
         };
-        let output = run(&self.program, &mut self.command(path, agent_only), bytes)?;
+        let output = run(&self.program, self.command(path, agent_only), bytes)?;
         let armor = String::from_utf8_lossy(&output.stdout).into_owned();
-        if !output.status.success() || !armor.starts_with("-----BEGIN SSH SIGNATURE-----") {
+        if !output.success() || !armor.starts_with("-----BEGIN SSH SIGNATURE-----") {
             return Err(Error::SignFailed {
                 program: self.program.clone(),
                 stderr: last_line(&output.stderr),
@@ -184,15 +184,16 @@ impl Signer {
 }
 
 impl Signer {
-    fn command(&self, key: &Path, agent_only: bool) -> Command {
-        let mut command = Command::new(&self.program);
-        command.args(["-Y", "sign", "-n", NAMESPACE, "-f"]).arg(key);
+    fn command(&self, key: &Path, agent_only: bool) -> process::Request<'static> {
+        let mut command = process::Request::new(&self.program)
+            .args(["-Y", "sign", "-n", NAMESPACE, "-f"])
+            .arg(key);
         // As git does: a key given only as a public key must come from ssh-agent.
         if agent_only {
-            command.arg("-U");
+            command = command.arg("-U");
         }
         if !self.prompt {
-            command
+            command = command
                 .env("SSH_ASKPASS_REQUIRE", "force")
                 .env("SSH_ASKPASS", "false");
         }
@@ -280,13 +281,13 @@ impl Verifier {
         let principals = if let Some(principals) = shortcut {
             principals
         } else {
-            let mut find = Command::new(&self.program);
-            find.args(["-Y", "find-principals", "-O", &at, "-s"])
+            let find = process::Request::new(&self.program)
+                .args(["-Y", "find-principals", "-O", &at, "-s"])
                 .arg(sig.path())
                 .arg("-f")
                 .arg(&self.allowed_signers);
-            let found = run(&self.program, &mut find, "")?;
-            if found.status.success() {
+            let found = run(&self.program, find, "")?;
+            if found.success() {
                 String::from_utf8_lossy(&found.stdout)
                     .lines()
                     .map(str::trim)
@@ -298,16 +299,15 @@ impl Verifier {
             }
         };
         for principal in &principals {
-            let mut verify = Command::new(&self.program);
-            verify
+            let verify = process::Request::new(&self.program)
                 .args([
                     "-Y", "verify", "-O", &at, "-n", NAMESPACE, "-I", principal, "-f",
                 ])
                 .arg(&self.allowed_signers)
                 .arg("-s")
                 .arg(sig.path());
-            let verified = run(&self.program, &mut verify, &signature.signed)?;
-            if verified.status.success() {
+            let verified = run(&self.program, verify, &signature.signed)?;
+            if verified.success() {
                 return Ok(Checked::Good {
                     principal: principal.clone(),
                     key: key_of(&verified.stdout),
@@ -316,12 +316,11 @@ impl Verifier {
         }
         // No allowed principal verified it: a sound signature is an unknown signer (a key not
         // listed, or not for this namespace or time); anything else was altered.
-        let mut novalidate = Command::new(&self.program);
-        novalidate
+        let novalidate = process::Request::new(&self.program)
             .args(["-Y", "check-novalidate", "-n", NAMESPACE, "-s"])
             .arg(sig.path());
-        let checked = run(&self.program, &mut novalidate, &signature.signed)?;
-        Ok(if checked.status.success() {
+        let checked = run(&self.program, novalidate, &signature.signed)?;
+        Ok(if checked.success() {
             Checked::UnknownSigner {
                 key: key_of(&checked.stdout),
             }
@@ -517,28 +516,16 @@ pub(crate) fn allowed_signers(
         .map(|value| base.join(expand_home(value.trim(), home)))
 }
 
-/// Run `command` with `input` on stdin and collect what it prints.
-fn run(program: &str, command: &mut Command, input: &str) -> Result<std::process::Output, Error> {
-    let spawn = |source| Error::Spawn {
-        program: program.to_string(),
-        source,
-    };
-    let mut child = command
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(spawn)?;
-    let mut stdin = child.stdin.take().expect("stdin is piped");
-    // ssh-keygen may exit before reading everything (a key it cannot load): a closed pipe then
-    // is not our error, its exit status says what happened.
-    let written = stdin.write_all(input.as_bytes());
-    drop(stdin);
-    let output = child.wait_with_output().map_err(spawn)?;
-    match written {
-        Err(error) if error.kind() != std::io::ErrorKind::BrokenPipe => Err(spawn(error)),
-        _ => Ok(output),
-    }
+/// Run `command` with `input` on stdin and collect what it prints. ssh-keygen may exit before
+/// reading everything (a key it cannot load): its exit status then says what happened.
+fn run(program: &str, command: process::Request<'_>, input: &str) -> Result<Finished, Error> {
+    command
+        .stdin(Stdin::Bytes(input.as_bytes().to_vec()))
+        .run()
+        .map_err(|error| Error::Spawn {
+            program: program.to_string(),
+            source: error.into_source(),
+        })
 }
 
 /// `ssh-keygen` unless `gpg.ssh.program` names another, which must be found before anything runs.
@@ -724,11 +711,7 @@ mod tests {
             key: Key::File("k".into()),
             prompt: true,
         };
-        let envs = |c: &Command| {
-            c.get_envs()
-                .map(|(k, v)| (k.to_owned(), v.map(ToOwned::to_owned)))
-                .collect::<Vec<_>>()
-        };
+        let envs = |c: &process::Request<'_>| c.get_envs();
         assert!(envs(&signer.command(Path::new("k"), false)).is_empty());
         let quiet = signer.without_prompt().command(Path::new("k"), true);
         assert_eq!(

@@ -218,16 +218,16 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
         }
         Step::MergeStrategy { already: false } => {
             // gix writes no config files; git does, under its own lock, as `git config` would.
-            let output = std::process::Command::new("git")
+            let output = crate::process::Request::new("git")
                 .args(["config", "--local", MERGE_STRATEGY, "union"])
                 .current_dir(repo.workdir()?)
-                .stdin(std::process::Stdio::null())
-                .output()
+                .run()
+                .map_err(crate::process::Error::into_source)
                 .context("could not run git config")?;
-            if !output.status.success() {
+            if !output.success() {
                 return Err(anyhow::anyhow!(
                     "git config {MERGE_STRATEGY} union failed: {}",
-                    String::from_utf8_lossy(&output.stderr).trim()
+                    output.stderr_text()
                 )
                 .into());
             }

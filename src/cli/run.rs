@@ -362,59 +362,41 @@ pub(crate) fn prove_commit(
         worktree.remove()?;
         return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
     }
-    let mut cmd = std::process::Command::new(
-        std::env::current_exe().context("could not find the git-prove-it executable")?,
-    );
-    cmd.arg("run")
+    let exe = std::env::current_exe().context("could not find the git-prove-it executable")?;
+    let mut cmd = crate::process::Request::new(exe)
+        .arg("run")
         .args(["--host", how.host])
         .args(["--timeout", &how.timeout.as_secs().to_string()])
         .current_dir(worktree.path())
-        .stdin(std::process::Stdio::null());
-    if how.report_to_stderr {
-        use std::os::fd::AsFd as _;
-        let stderr = std::io::stderr().as_fd().try_clone_to_owned()?;
-        cmd.stdout(stderr);
-    }
+        .stdout(if how.report_to_stderr {
+            crate::process::Stream::ToStderr
+        } else {
+            crate::process::Stream::Inherit
+        })
+        .stderr(crate::process::Stream::Inherit)
+        // When we are asked to stop, the request is passed on (SIGTERM) and the child waited
+        // for, so the worktree is removed only once nothing runs in it.
+        .forward_interrupt(&interrupt);
     for (flag, on) in [
         ("--verbose", how.verbose),
         ("--json", how.json),
         ("--force", how.force),
     ] {
         if on {
-            cmd.arg(flag);
+            cmd = cmd.arg(flag);
         }
     }
     for name in git::LOCAL_ENV {
-        cmd.env_remove(name);
+        cmd = cmd.env_remove(name);
     }
-    let status = match cmd.spawn() {
-        Ok(mut child) => wait_forwarding(&mut child, &interrupt),
-        Err(error) => Err(error),
-    };
+    let status = cmd
+        .run()
+        .map(|finished| finished.status)
+        .map_err(crate::process::Error::into_source);
     worktree.remove()?;
     let status = status.context("could not run git-prove-it in the temporary worktree")?;
     Ok(status
         .code()
         .and_then(|code| u8::try_from(code).ok())
         .unwrap_or(exit::ERROR))
-}
-
-/// Wait for `child`; when we are asked to stop, pass the request on (SIGTERM) and keep waiting,
-/// so the worktree is removed only once nothing runs in it.
-fn wait_forwarding(
-    child: &mut std::process::Child,
-    interrupt: &AtomicBool,
-) -> std::io::Result<std::process::ExitStatus> {
-    let mut forwarded = false;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if !forwarded && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
-            forwarded = true;
-            let pid = rustix::process::Pid::from_child(child);
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

@@ -129,7 +129,7 @@ fn execute(
     program: &Path,
     tree: &str,
     settings: &Settings<'_>,
-) -> Result<verify::Outcome, Error> {
+) -> Result<verify::Ran, Error> {
     let env: Vec<(OsString, OsString)> = [
         ("PROVE_IT", "1"),
         ("PROVE_IT_TREE", tree),
@@ -154,7 +154,7 @@ fn execute(
     )?)
 }
 
-fn failed(ran: &verify::Outcome, timeout: Duration) -> RunFacts {
+fn failed(ran: &verify::Ran, timeout: Duration) -> RunFacts {
     RunFacts::Failed {
         exit: ran.exit.describe(timeout),
         exit_code: match ran.exit {
@@ -168,7 +168,7 @@ fn failed(ran: &verify::Outcome, timeout: Duration) -> RunFacts {
 /// The gate's decision on a run, as at the first stop of a session that changed the working
 /// state: the anchor holds this verify.sh and HEAD, and a state other than this one.
 fn judge(
-    ran: &verify::Outcome,
+    ran: &verify::Ran,
     facts: RunFacts,
     state: &StateTree,
     head_tree: Option<gix::ObjectId>,
