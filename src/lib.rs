@@ -16,6 +16,7 @@ pub(crate) mod hosts;
 pub(crate) mod lookup;
 pub(crate) mod outcome;
 pub(crate) mod policy;
+pub(crate) mod process;
 pub(crate) mod proof;
 pub(crate) mod prove;
 pub(crate) mod report;

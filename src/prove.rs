@@ -4,7 +4,6 @@
 //! Shared by `git prove-it run`, the agent hooks and the pre-push hook, so every proof is made
 //! the same way. It never prints: progress goes through `on_tick`, results are values.
 
-use std::ffi::OsString;
 use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
@@ -17,8 +16,6 @@ use crate::verify;
 
 /// How many lines of a failing run's output are kept for the person or agent.
 pub(crate) const TAIL_LINES: usize = 20;
-/// The run log keeps at most this much of verify.sh's output.
-const LOG_CAP: u64 = 8 * 1024 * 1024;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
@@ -98,14 +95,7 @@ pub(crate) fn attempt(
         Some(log) => log,
         None => repo.last_run_log()?,
     };
-    let env: Vec<(OsString, OsString)> = [
-        ("PROVE_IT", "1".to_string()),
-        ("PROVE_IT_TREE", before.id.to_string()),
-        ("PROVE_IT_HOST", attempt.host.to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.into(), v.into()))
-    .collect();
+    let env = verify::env(&before.id.to_string(), attempt.host);
     let program = repo.verify_path()?;
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
@@ -116,7 +106,7 @@ pub(crate) fn attempt(
             env: &env,
             timeout: attempt.timeout,
             log_path: Some(&log),
-            log_cap: LOG_CAP,
+            log_cap: verify::LOG_CAP,
             tail_lines: TAIL_LINES,
             echo: attempt.echo,
             interrupt: attempt.interrupt,

@@ -1,30 +1,26 @@
 //! Running the agent command: once per round, through `sh -c`, with the assignment on stdin and
 //! the packet read from stdout, all through pipes so that nothing is written to disk.
 //!
-//! Each run sits in its own process group. At the timeout, on an interrupt, and as soon as the
-//! command itself exits, the whole group is killed, so that no run leaves anything behind.
+//! Each run sits in its own process group (`crate::process`). At the timeout, on an interrupt,
+//! and as soon as the command itself exits, the whole group is killed, so that no run leaves
+//! anything behind.
 
-use std::io::{self, Read, Write};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::io;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, PoisonError};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
+use crate::process::{self, Exit, Stdin, Stream};
 
 use super::packet::OUTPUT_CAP;
 
-/// How much of the end of stderr is kept, to say why a run failed.
 /// Tells an agent run which round it is; git-prove-it's own hooks stand aside when it is set.
 pub(crate) const ROUND_ENV: &str = "PROVE_IT_ROUND";
 
+/// How much of the end of stderr is kept, to say why a run failed.
 const STDERR_TAIL: usize = 4096;
-/// How often a run is polled for its exit.
-const POLL_INTERVAL: Duration = Duration::from_millis(20);
 /// How long to wait for the end of the output once the run's process group is gone. Only a
 /// process that left the group (a daemon) can hold the pipe longer, and it must not hold us.
 const EOF_GRACE: Duration = Duration::from_millis(250);
@@ -95,140 +91,42 @@ pub(crate) fn run_all(request: &Request<'_>, jobs: &[Job], on_done: &mut dyn FnM
 /// Run one job to its end, its timeout or an interrupt.
 pub(crate) fn run(request: &Request<'_>, job: &Job) -> Run {
     let start = Instant::now();
-    let mut command = Command::new("sh");
-    command
+    let mut command = process::Request::new("sh")
         .arg("-c")
         .arg(request.command)
         .current_dir(request.workdir)
         .env(ROUND_ENV, format!("{:02}", job.round))
         .env("PROVE_IT_ROUND_NAME", &job.name)
         .env("PROVE_IT_PACKET_ROLE", job.role)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let mut child = match command.spawn() {
-        Ok(child) => child,
-        Err(error) => {
-            return Run {
-                ended: Ended::NotStarted(error),
-                stdout: Vec::new(),
-                stdout_cut: false,
-                stderr_tail: String::new(),
-                duration: start.elapsed(),
-            };
-        }
-    };
-    let stdin = child.stdin.take().expect("stdin is piped");
-    let stdout = child.stdout.take().expect("stdout is piped");
-    let stderr = child.stderr.take().expect("stderr is piped");
-    let input = job.input.clone();
-    // A command that never reads its stdin must not block us: write from a thread, and ignore
-    // the broken pipe it gets when the command exits without reading.
-    thread::spawn(move || {
-        let mut stdin = stdin;
-        let _ = stdin.write_all(&input);
-    });
-    let out = Capture::start(stdout, OUTPUT_CAP, false);
-    let err = Capture::start(stderr, STDERR_TAIL, true);
-
-    let ended = wait(&mut child, request.timeout, request.interrupt, start);
-    let duration = start.elapsed();
-    let (stdout, stdout_cut) = out.finish();
-    let (stderr, _) = err.finish();
-    Run {
-        ended,
-        stdout,
-        stdout_cut,
-        stderr_tail: String::from_utf8_lossy(&stderr).into_owned(),
-        duration,
+        .stdin(Stdin::Bytes(job.input.clone()))
+        .stdout(Stream::Head(OUTPUT_CAP))
+        .stderr(Stream::Tail(STDERR_TAIL))
+        .timeout(request.timeout)
+        .kill_group_on_exit()
+        .eof_grace(EOF_GRACE);
+    if let Some(flag) = request.interrupt {
+        command = command.interrupt(flag);
     }
-}
-
-/// Wait for the run, killing its whole process group when it exits, times out or is
-/// interrupted. The group is killed before the shell is reaped, while its id cannot be reused.
-fn wait(
-    child: &mut Child,
-    timeout: Duration,
-    interrupt: Option<&AtomicBool>,
-    start: Instant,
-) -> Ended {
-    let pid = Pid::from_child(child);
-    let end = |child: &mut Child, ended: Option<Ended>| {
-        let _ = kill_process_group(pid, Signal::KILL);
-        match (child.wait(), ended) {
-            (_, Some(ended)) => ended,
-            (Ok(status), None) => match (status.code(), status.signal()) {
-                (Some(code), _) => Ended::Exited(code),
-                (None, Some(signal)) => Ended::Signal(signal),
-                (None, None) => Ended::Exited(-1),
+    match command.run() {
+        Ok(finished) => Run {
+            ended: match finished.exit {
+                Exit::Code(code) => Ended::Exited(code),
+                Exit::Signal(signal) => Ended::Signal(signal),
+                Exit::TimedOut => Ended::TimedOut(request.timeout),
+                Exit::Interrupted => Ended::Interrupted,
             },
-            (Err(error), None) => Ended::NotStarted(error),
-        }
-    };
-    loop {
-        let options = WaitIdOptions::EXITED | WaitIdOptions::NOHANG | WaitIdOptions::NOWAIT;
-        match waitid(WaitId::Pid(pid), options) {
-            // It exited and stays a zombie until `child.wait()` reaps it after the kill.
-            Ok(Some(_)) => return end(child, None),
-            Ok(None) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => return end(child, None),
-        }
-        let elapsed = start.elapsed();
-        if elapsed >= timeout {
-            return end(child, Some(Ended::TimedOut(timeout)));
-        }
-        if interrupt.is_some_and(|flag| flag.load(Ordering::Relaxed)) {
-            return end(child, Some(Ended::Interrupted));
-        }
-        thread::sleep(POLL_INTERVAL.min(timeout - elapsed));
-    }
-}
-
-/// A pipe read to its end on a thread: the first `cap` bytes, or with `tail` the last ones.
-struct Capture {
-    data: Arc<Mutex<(Vec<u8>, bool)>>,
-    done: mpsc::Receiver<()>,
-}
-
-impl Capture {
-    fn start(mut pipe: impl Read + Send + 'static, cap: usize, tail: bool) -> Capture {
-        let data = Arc::new(Mutex::new((Vec::new(), false)));
-        let shared = Arc::clone(&data);
-        let (sender, done) = mpsc::channel();
-        thread::spawn(move || {
-            let mut buffer = vec![0; 64 * 1024];
-            loop {
-                match pipe.read(&mut buffer) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        let mut guard = shared.lock().unwrap_or_else(PoisonError::into_inner);
-                        let (kept, cut) = &mut *guard;
-                        kept.extend_from_slice(&buffer[..n]);
-                        if kept.len() > cap {
-                            *cut = true;
-                            if tail {
-                                kept.drain(..kept.len() - cap);
-                            } else {
-                                kept.truncate(cap);
-                            }
-                        }
-                    }
-                    Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
-                    Err(_) => break,
-                }
-            }
-            let _ = sender.send(());
-        });
-        Capture { data, done }
-    }
-
-    /// What was read, once the pipe closed or the grace period passed.
-    fn finish(self) -> (Vec<u8>, bool) {
-        let _ = self.done.recv_timeout(EOF_GRACE);
-        let mut guard = self.data.lock().unwrap_or_else(PoisonError::into_inner);
-        std::mem::take(&mut *guard)
+            stdout: finished.stdout,
+            stdout_cut: finished.stdout_cut,
+            stderr_tail: String::from_utf8_lossy(&finished.stderr).into_owned(),
+            duration: finished.duration,
+        },
+        Err(error) => Run {
+            ended: Ended::NotStarted(error.into_source()),
+            stdout: Vec::new(),
+            stdout_cut: false,
+            stderr_tail: String::new(),
+            duration: start.elapsed(),
+        },
     }
 }
 

@@ -111,7 +111,7 @@ pub(crate) fn run(
             let sources = Sources::of(&repo);
             let timeout = Policy::resolve(None, &sources)?.timeout;
             let max_blocks = GatePolicy::resolve(&sources)?.max_blocks;
-            let interrupt = super::run::interrupt_flag()?;
+            let interrupt = crate::process::interrupt_flag()?;
             let settings = demo::Settings {
                 timeout,
                 max_blocks,

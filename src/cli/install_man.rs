@@ -5,6 +5,7 @@ use anyhow::Context as _;
 use clap::CommandFactory as _;
 
 use crate::exit;
+use crate::process;
 use crate::report::InstallManReport;
 
 /// Install the manual pages, so that `git prove-it --help` and `git help prove-it` open them.
@@ -63,14 +64,13 @@ pub(crate) fn default_dir() -> Option<PathBuf> {
 /// Where `man` finds git-prove-it(1), the page `git help prove-it` opens; `None` when it does
 /// not, or there is no `man`.
 pub(crate) fn man_page_location() -> Option<PathBuf> {
-    let output = std::process::Command::new("man")
+    let output = process::Request::new("man")
         .args(["-w", "git-prove-it"])
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
+        .stderr(process::Stream::Null)
+        .run()
         .ok()?;
     let path = String::from_utf8_lossy(&output.stdout).trim().to_string();
-    (output.status.success() && !path.is_empty()).then(|| PathBuf::from(path))
+    (output.success() && !path.is_empty()).then(|| PathBuf::from(path))
 }
 
 /// Every man page, generated from the clap definitions: git-prove-it(1) and one page per

@@ -1,7 +1,5 @@
 use crate::outcome::Outcome;
 use std::io::Write;
-use std::sync::Arc;
-use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use crate::context::Context;
@@ -12,7 +10,6 @@ use crate::policy::Policy;
 use crate::prove::{self, Attempted};
 use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult};
 use anyhow::Context as _;
-use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 /// Prove the working state: run verify.sh unless a proof for this exact state already exists,
 /// and record a proof when it exits 0.
@@ -130,7 +127,7 @@ fn prove(
         return Ok((exit::OK, report));
     }
 
-    let interrupt = interrupt_flag()?;
+    let interrupt = crate::process::interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
     let attempted = prove::attempt(
         repo,
@@ -219,16 +216,6 @@ fn prove(
         }
     };
     Ok((exit::NOT_PROVEN, report))
-}
-
-/// A flag raised by Ctrl-C, SIGTERM or SIGHUP while verify.sh runs, so that its process group
-/// is killed rather than left running after we are gone.
-pub(crate) fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
-    let flag = Arc::new(AtomicBool::new(false));
-    for signal in [SIGINT, SIGTERM, SIGHUP] {
-        signal_hook::flag::register(signal, Arc::clone(&flag))?;
-    }
-    Ok(flag)
 }
 
 /// Errors caused by the worktree's content are the repository's to fix; say how.
@@ -333,7 +320,7 @@ pub(crate) fn prove_commit(
     commit: &git::CommitInfo,
     how: &CommitRun<'_>,
 ) -> Result<u8, super::Failure> {
-    let interrupt = interrupt_flag()?;
+    let interrupt = crate::process::interrupt_flag()?;
     let worktree = repo.add_temp_worktree(commit.id)?;
     let checked_out = repo
         .open_linked_worktree(worktree.path())
@@ -360,59 +347,41 @@ pub(crate) fn prove_commit(
         worktree.remove()?;
         return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
     }
-    let mut cmd = std::process::Command::new(
-        std::env::current_exe().context("could not find the git-prove-it executable")?,
-    );
-    cmd.arg("run")
+    let exe = std::env::current_exe().context("could not find the git-prove-it executable")?;
+    let mut cmd = crate::process::Request::new(exe)
+        .arg("run")
         .args(["--host", how.host])
         .args(["--timeout", &how.timeout.as_secs().to_string()])
         .current_dir(worktree.path())
-        .stdin(std::process::Stdio::null());
-    if how.report_to_stderr {
-        use std::os::fd::AsFd as _;
-        let stderr = std::io::stderr().as_fd().try_clone_to_owned()?;
-        cmd.stdout(stderr);
-    }
+        .stdout(if how.report_to_stderr {
+            crate::process::Stream::ToStderr
+        } else {
+            crate::process::Stream::Inherit
+        })
+        .stderr(crate::process::Stream::Inherit)
+        // When we are asked to stop, the request is passed on (SIGTERM) and the child waited
+        // for, so the worktree is removed only once nothing runs in it.
+        .forward_interrupt(&interrupt);
     for (flag, on) in [
         ("--verbose", how.verbose),
         ("--json", how.json),
         ("--force", how.force),
     ] {
         if on {
-            cmd.arg(flag);
+            cmd = cmd.arg(flag);
         }
     }
     for name in git::LOCAL_ENV {
-        cmd.env_remove(name);
+        cmd = cmd.env_remove(name);
     }
-    let status = match cmd.spawn() {
-        Ok(mut child) => wait_forwarding(&mut child, &interrupt),
-        Err(error) => Err(error),
-    };
+    let status = cmd
+        .run()
+        .map(|finished| finished.status)
+        .map_err(crate::process::Error::into_source);
     worktree.remove()?;
     let status = status.context("could not run git-prove-it in the temporary worktree")?;
     Ok(status
         .code()
         .and_then(|code| u8::try_from(code).ok())
         .unwrap_or(exit::ERROR))
-}
-
-/// Wait for `child`; when we are asked to stop, pass the request on (SIGTERM) and keep waiting,
-/// so the worktree is removed only once nothing runs in it.
-fn wait_forwarding(
-    child: &mut std::process::Child,
-    interrupt: &AtomicBool,
-) -> std::io::Result<std::process::ExitStatus> {
-    let mut forwarded = false;
-    loop {
-        if let Some(status) = child.try_wait()? {
-            return Ok(status);
-        }
-        if !forwarded && interrupt.load(std::sync::atomic::Ordering::SeqCst) {
-            forwarded = true;
-            let pid = rustix::process::Pid::from_child(child);
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }

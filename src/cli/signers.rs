@@ -107,9 +107,13 @@ fn check(checked: &mut Checked, verifier: &Verifier) -> Result<(), super::Failur
             .as_ref()
             .expect("only signed records are checked");
         Ok(match verifier.check(signature, record.time)? {
-            signing::Checked::Good { principal, key } => SignatureStatus::Good { principal, key },
-            signing::Checked::Bad => SignatureStatus::Bad,
-            signing::Checked::UnknownSigner { key } => SignatureStatus::UnknownSigner { key },
+            signing::SignatureCheck::Good { principal, key } => {
+                SignatureStatus::Good { principal, key }
+            }
+            signing::SignatureCheck::Bad => SignatureStatus::Bad,
+            signing::SignatureCheck::UnknownSigner { key } => {
+                SignatureStatus::UnknownSigner { key }
+            }
         })
     })
     .map_err(failure)

@@ -47,7 +47,7 @@ fn run(
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
     }
-    let interrupt = crate::cli::run::interrupt_flag().map_err(Error::Interrupt)?;
+    let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
     let attempted = prove::attempt(
         &ctx.repo,
         before,

@@ -3,14 +3,11 @@
 //! gix can neither fetch over every transport git supports nor push at all, so this module runs
 //! `git` itself for the network; everything else (the merge, the ref updates) happens here.
 
-use std::io::Read;
-use std::os::unix::process::CommandExt;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
-
-use rustix::process::{Pid, Signal, kill_process_group};
+use std::time::Duration;
 
 use gix::ObjectId;
+
+use crate::process::{self, Exit, Finished};
 
 use super::names::{PROOFS_REF, REMOTE_PROOFS_PREFIX};
 use super::notes_sync::{Merged, merge_into, ref_tip};
@@ -19,6 +16,10 @@ use super::{Error, Repo};
 /// How often fetch, merge and push are retried when the remote's proofs moved between our fetch
 /// and our push.
 const MAX_PUSH_ATTEMPTS: u32 = 4;
+
+/// How long `remote_proofs_tip_within` waits for the end of git's output once git is gone: a
+/// process that left git's group (an ssh control master) may hold the pipes for ever.
+const EOF_GRACE: Duration = Duration::from_millis(250);
 
 /// What `sync` did.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -52,32 +53,28 @@ impl Repo {
     /// Run git in this repository and return its stdout, or its stderr as the error.
     fn run_git(&self, args: &[&str]) -> Result<String, Error> {
         let output = self.git_output(args)?;
-        if output.status.success() {
+        if output.success() {
             Ok(String::from_utf8_lossy(&output.stdout).into_owned())
         } else {
             Err(failed(args, &output))
         }
     }
 
-    /// `git` for this repository: run from the worktree root, or in a bare repository from our
-    /// own directory with our environment, where git finds it as we did.
-    fn git_command(&self) -> Command {
-        let mut git = Command::new("git");
-        if let Ok(root) = self.workdir() {
-            git.current_dir(root);
+    /// `git` for this repository, stdin from `/dev/null`: run from the worktree root, or in a
+    /// bare repository from our own directory with our environment, where git finds it as we
+    /// did.
+    fn git_command(&self, args: &[&str]) -> process::Request<'static> {
+        let git = process::Request::new("git").args(args);
+        match self.workdir() {
+            Ok(root) => git.current_dir(root),
+            Err(_) => git,
         }
-        git
     }
 
-    fn git_output(&self, args: &[&str]) -> Result<std::process::Output, Error> {
-        self.git_command()
-            .args(args)
-            .stdin(std::process::Stdio::null())
-            .output()
-            .map_err(|source| Error::GitSpawn {
-                command: args.join(" "),
-                source,
-            })
+    fn git_output(&self, args: &[&str]) -> Result<Finished, Error> {
+        self.git_command(args)
+            .run()
+            .map_err(|error| spawn_failed(args, error))
     }
 
     /// The remote to sync with when none is named: the current branch's upstream remote, else
@@ -112,54 +109,20 @@ impl Repo {
         limit: Duration,
     ) -> Result<Option<ObjectId>, Error> {
         let args = ["ls-remote", "--", remote, PROOFS_REF];
-        let spawn_error = |source| Error::GitSpawn {
-            command: args.join(" "),
-            source,
-        };
-        let mut child = self
-            .git_command()
-            .args(args)
+        let output = self
+            .git_command(&args)
             .env("GIT_TERMINAL_PROMPT", "0")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .spawn()
-            .map_err(spawn_error)?;
-        // Drained on threads, so that a full pipe never stalls git; after a kill they end when
-        // the last process of the group is gone.
-        let drain = |mut pipe: Box<dyn Read + Send>| {
-            std::thread::spawn(move || {
-                let mut data = Vec::new();
-                let _ = pipe.read_to_end(&mut data);
-                data
-            })
-        };
-        let stdout = drain(Box::new(child.stdout.take().expect("piped")));
-        let stderr = drain(Box::new(child.stderr.take().expect("piped")));
-        let deadline = Instant::now() + limit;
-        let status = loop {
-            if let Some(status) = child.try_wait().map_err(spawn_error)? {
-                break status;
-            }
-            if Instant::now() >= deadline {
-                if let Some(group) = Pid::from_raw(child.id() as i32) {
-                    let _ = kill_process_group(group, Signal::KILL);
-                }
-                let _ = child.wait();
-                return Err(Error::GitTimedOut {
-                    command: args.join(" "),
-                    seconds: limit.as_secs(),
-                });
-            }
-            std::thread::sleep(Duration::from_millis(20));
-        };
-        let output = std::process::Output {
-            status,
-            stdout: stdout.join().unwrap_or_default(),
-            stderr: stderr.join().unwrap_or_default(),
-        };
-        if !output.status.success() {
+            .timeout(limit)
+            .eof_grace(EOF_GRACE)
+            .run()
+            .map_err(|error| spawn_failed(&args, error))?;
+        if output.exit == Exit::TimedOut {
+            return Err(Error::GitTimedOut {
+                command: args.join(" "),
+                seconds: limit.as_secs(),
+            });
+        }
+        if !output.success() {
             return Err(failed(&args, &output));
         }
         Ok(proofs_tip(&String::from_utf8_lossy(&output.stdout)))
@@ -212,7 +175,7 @@ impl Repo {
                 &refspec,
             ];
             let output = self.git_output(&args)?;
-            if output.status.success() {
+            if output.success() {
                 return Ok(synced(true));
             }
             match refusal(&String::from_utf8_lossy(&output.stdout)) {
@@ -221,7 +184,7 @@ impl Repo {
                 // a moment to finish. On the last attempt, git's own words say what is in the
                 // way (a lock left on the remote, say).
                 Refusal::Busy if attempt < MAX_PUSH_ATTEMPTS => {
-                    std::thread::sleep(std::time::Duration::from_millis(100 * u64::from(attempt)));
+                    std::thread::sleep(Duration::from_millis(100 * u64::from(attempt)));
                 }
                 Refusal::Busy | Refusal::Final => return Err(failed(&args, &output)),
             }
@@ -242,10 +205,17 @@ fn proofs_tip(listed: &str) -> Option<ObjectId> {
         .and_then(|(id, _)| ObjectId::from_hex(id.as_bytes()).ok())
 }
 
-fn failed(args: &[&str], output: &std::process::Output) -> Error {
+fn failed(args: &[&str], output: &Finished) -> Error {
     Error::GitFailed {
         command: args.join(" "),
-        stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+        stderr: output.stderr_text(),
+    }
+}
+
+fn spawn_failed(args: &[&str], error: process::Error) -> Error {
+    Error::GitSpawn {
+        command: args.join(" "),
+        source: error.into_source(),
     }
 }
 

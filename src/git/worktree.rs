@@ -2,9 +2,10 @@
 //! state. gix cannot add or remove linked worktrees, so this module runs `git worktree` for that.
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use gix::ObjectId;
+
+use crate::process;
 
 use super::names::WORKTREES_DIR;
 use super::{Error, Repo};
@@ -37,28 +38,29 @@ pub(crate) struct TempWorktree {
     removed: bool,
 }
 
-/// `git` with the caller's repository-locating variables cleared, pointed at `git_dir`.
-fn git(git_dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
-    for name in LOCAL_ENV {
-        cmd.env_remove(name);
-    }
-    cmd.arg("--git-dir").arg(git_dir);
-    cmd.stdin(std::process::Stdio::null());
-    cmd
+/// `git` with the caller's repository-locating variables cleared, pointed at `git_dir`, stdin
+/// from `/dev/null`.
+fn git(git_dir: &Path) -> process::Request<'static> {
+    LOCAL_ENV
+        .iter()
+        .fold(process::Request::new("git"), |git, name| {
+            git.env_remove(name)
+        })
+        .arg("--git-dir")
+        .arg(git_dir)
 }
 
-fn run(mut cmd: Command, what: &str) -> Result<(), Error> {
-    let output = cmd.output().map_err(|source| Error::GitSpawn {
+fn run(git: process::Request<'_>, what: &str) -> Result<(), Error> {
+    let output = git.run().map_err(|error| Error::GitSpawn {
         command: what.to_string(),
-        source,
+        source: error.into_source(),
     })?;
-    if output.status.success() {
+    if output.success() {
         Ok(())
     } else {
         Err(Error::GitFailed {
             command: what.to_string(),
-            stderr: String::from_utf8_lossy(&output.stderr).trim().to_string(),
+            stderr: output.stderr_text(),
         })
     }
 }
@@ -81,8 +83,8 @@ impl Repo {
         );
         let path = parent.join(name);
         let git_dir = self.git.git_dir().to_owned();
-        let mut cmd = git(&git_dir);
-        cmd.args(["worktree", "add", "--detach", "--quiet"])
+        let cmd = git(&git_dir)
+            .args(["worktree", "add", "--detach", "--quiet"])
             .arg(&path)
             .arg(commit.to_string());
         let worktree = TempWorktree {
@@ -108,8 +110,8 @@ impl TempWorktree {
     }
 
     fn cleanup(&self) -> Result<(), Error> {
-        let mut cmd = git(&self.git_dir);
-        cmd.args(["worktree", "remove", "--force", "--force"])
+        let cmd = git(&self.git_dir)
+            .args(["worktree", "remove", "--force", "--force"])
             .arg(&self.path);
         if run(cmd, "worktree remove").is_ok() && !self.path.exists() {
             return Ok(());
@@ -122,9 +124,10 @@ impl TempWorktree {
                 source,
             })?;
         }
-        let mut cmd = git(&self.git_dir);
-        cmd.args(["worktree", "prune"]);
-        run(cmd, "worktree prune")
+        run(
+            git(&self.git_dir).args(["worktree", "prune"]),
+            "worktree prune",
+        )
     }
 }
 

@@ -146,7 +146,7 @@ fn execute(
     program: &Path,
     tree: &str,
     settings: &Settings<'_>,
-) -> Result<verify::Outcome, Error> {
+) -> Result<verify::Ran, Error> {
     let env: Vec<(OsString, OsString)> = [
         ("PROVE_IT", "1"),
         ("PROVE_IT_TREE", tree),
@@ -171,7 +171,7 @@ fn execute(
     )?)
 }
 
-fn failed(ran: &verify::Outcome, timeout: Duration) -> RunFacts {
+fn failed(ran: &verify::Ran, timeout: Duration) -> RunFacts {
     RunFacts::Failed {
         exit: ran.exit.describe(timeout),
         exit_code: match ran.exit {
@@ -185,7 +185,7 @@ fn failed(ran: &verify::Outcome, timeout: Duration) -> RunFacts {
 /// The gate's decision on a run, as at the first stop of a session that changed the working
 /// state: the anchor holds this verify.sh and HEAD, and a state other than this one.
 fn judge(
-    ran: &verify::Outcome,
+    ran: &verify::Ran,
     facts: RunFacts,
     state: &StateTree,
     head_tree: Option<git::ObjectId>,

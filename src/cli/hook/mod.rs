@@ -90,11 +90,18 @@ fn without_callers_git_env(args: &[&str]) -> Option<std::io::Result<std::process
         Ok(exe) => exe,
         Err(error) => return Some(Err(error)),
     };
-    let mut cmd = std::process::Command::new(exe);
-    cmd.args(args);
-    for name in crate::git::LOCAL_ENV {
-        cmd.env_remove(name);
-    }
     // stdin, stdout and stderr are inherited: the child reads the event and answers the host.
-    Some(cmd.status())
+    let cmd = crate::process::Request::new(exe)
+        .args(args)
+        .stdin(crate::process::Stdin::Inherit)
+        .stdout(crate::process::Stream::Inherit)
+        .stderr(crate::process::Stream::Inherit);
+    let cmd = crate::git::LOCAL_ENV
+        .iter()
+        .fold(cmd, |cmd, name| cmd.env_remove(name));
+    Some(
+        cmd.run()
+            .map(|finished| finished.status)
+            .map_err(crate::process::Error::into_source),
+    )
 }

@@ -1,0 +1,23 @@
+//! The one supervisor of child processes: every program git-prove-it starts (verify.sh, the
+//! claim rounds' agent command, ssh-keygen, git, `man`, itself) is started here.
+//!
+//! It owns what running a child safely takes: its own process group when it may have to be
+//! killed, feeding its stdin, bounded capture of its output (combined stdout and stderr as a
+//! line tail, a capped log and a raw echo, or each stream kept apart), the timeout, the reaction
+//! to an interrupt, the kill of the whole group, and the reading of the exit status. It never
+//! prints and never decides what a run means: callers read the `Finished` value.
+
+mod capture;
+mod exit;
+mod interrupt;
+mod request;
+mod supervise;
+
+#[cfg(test)]
+pub(crate) use capture::LINE_CAP;
+pub(crate) use exit::Exit;
+pub(crate) use interrupt::interrupt_flag;
+pub(crate) use request::{Combined, Request, Stdin, Stream};
+pub(crate) use supervise::{Error, Finished};
+#[cfg(test)]
+pub(crate) mod testing;

@@ -1,0 +1,620 @@
+//! Running one `Request`: the spawn, the stdin feeder and output readers, the wait with its
+//! timeout and interrupt, the kill of the whole process group, and the result.
+
+use std::io::{self, Write};
+use std::os::fd::AsFd;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rustix::process::{
+    Pid, Signal, WaitId, WaitIdOptions, kill_process, kill_process_group, waitid,
+};
+
+use super::capture::{Bytes, Lines, Log, Reader};
+use super::exit::Exit;
+use super::request::{OnInterrupt, Request, Stdin, Stream};
+
+/// How often a child is polled for its exit while a timeout, an interrupt or a progress
+/// callback needs watching.
+const POLL_INTERVAL: Duration = Duration::from_millis(20);
+
+/// How often the caller's progress callback is called.
+const TICK_INTERVAL: Duration = Duration::from_millis(200);
+
+/// How many times a spawn failing with ETXTBSY is retried, and how long to
+/// sleep between tries.
+const BUSY_RETRIES: u32 = 20;
+const BUSY_PAUSE: Duration = Duration::from_millis(25);
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Error {
+    #[error("could not start {program}")]
+    Spawn {
+        program: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("could not capture the output of {program}")]
+    Pipe {
+        program: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("could not write the run log {path}")]
+    Log {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("could not wait for {program}")]
+    Wait {
+        program: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl Error {
+    /// The operating system's error underneath, for callers whose messages name the program
+    /// themselves.
+    pub(crate) fn into_source(self) -> io::Error {
+        match self {
+            Error::Spawn { source, .. }
+            | Error::Pipe { source, .. }
+            | Error::Log { source, .. }
+            | Error::Wait { source, .. } => source,
+        }
+    }
+}
+
+/// How a child ended and what it printed.
+#[derive(Debug)]
+pub(crate) struct Finished {
+    /// The wait status as the operating system gave it (after our kill, when we killed it).
+    pub status: ExitStatus,
+    /// How it ended, as far as the caller is concerned: a timeout or an interrupt is reported
+    /// as such, not as the SIGKILL that carried it out.
+    pub exit: Exit,
+    /// From the spawn to the exit of the child itself.
+    pub duration: Duration,
+    /// What was kept of stdout (`Stream::Head` or `Stream::Tail`); empty otherwise.
+    pub stdout: Vec<u8>,
+    /// Whether stdout went past its cap.
+    pub stdout_cut: bool,
+    /// What was kept of stderr; empty unless kept.
+    pub stderr: Vec<u8>,
+    /// With `Combined`: the last `tail_lines` lines of output, oldest first.
+    pub tail: Vec<String>,
+    /// With `Combined`: every byte of output seen, which may be more than the log kept.
+    pub output_bytes: u64,
+}
+
+impl Finished {
+    /// Whether it exited with code 0.
+    pub(crate) fn success(&self) -> bool {
+        self.exit == Exit::Code(0)
+    }
+
+    /// The kept stderr, lossily decoded and trimmed, for an error message.
+    pub(crate) fn stderr_text(&self) -> String {
+        String::from_utf8_lossy(&self.stderr).trim().to_string()
+    }
+}
+
+impl Request<'_> {
+    /// Runs the child to its end, its timeout or an interrupt.
+    pub(crate) fn run(self) -> Result<Finished, Error> {
+        self.supervise(None)
+    }
+
+    /// As `run`, calling `on_tick` with the elapsed time every 200 ms or so while it runs.
+    pub(crate) fn run_ticking(self, on_tick: &mut dyn FnMut(Duration)) -> Result<Finished, Error> {
+        self.supervise(Some(on_tick))
+    }
+
+    fn supervise(self, on_tick: Option<&mut dyn FnMut(Duration)>) -> Result<Finished, Error> {
+        let own_group = self.own_group();
+        let Request {
+            mut command,
+            stdin,
+            stdout,
+            stderr,
+            combined,
+            timeout,
+            interrupt,
+            kill_group_on_exit,
+            eof_grace,
+        } = self;
+        let program = PathBuf::from(command.get_program());
+        let pipe_error = |source| Error::Pipe {
+            program: program.clone(),
+            source,
+        };
+
+        // The log is opened before anything is started, so that a bad log path
+        // never leaves a running child behind.
+        let mut log_path = None;
+        let mut lines = None;
+        if let Some(combined) = combined {
+            let log = match combined.log {
+                Some((path, cap)) => {
+                    let log = Log::open(&path, cap).map_err(|source| Error::Log {
+                        path: path.clone(),
+                        source,
+                    })?;
+                    log_path = Some(path);
+                    Some(log)
+                }
+                None => None,
+            };
+            lines = Some(Lines::new(combined.tail_lines, log, combined.echo));
+        }
+        let lines = match lines {
+            Some(lines) => {
+                let (reader, writer) = io::pipe().map_err(pipe_error)?;
+                // The reader starts before the child: if the spawn fails, the write ends are
+                // dropped with the command, and the reader sees EOF and ends.
+                let reader = Reader::start(reader, lines).map_err(pipe_error)?;
+                command
+                    .stdout(writer.try_clone().map_err(pipe_error)?)
+                    .stderr(writer);
+                Some(reader)
+            }
+            None => {
+                command
+                    .stdout(stdio(stdout).map_err(pipe_error)?)
+                    .stderr(stdio(stderr).map_err(pipe_error)?);
+                None
+            }
+        };
+        command.stdin(match stdin {
+            Stdin::Null => Stdio::null(),
+            Stdin::Inherit => Stdio::inherit(),
+            Stdin::Bytes(_) => Stdio::piped(),
+        });
+        if own_group {
+            command.process_group(0);
+        }
+        let mut child = spawn(&mut command, &program)?;
+        // The parent's copies of the pipes' write ends go with the command, so that EOF can
+        // arrive once the child's side is closed.
+        drop(command);
+        let start = Instant::now();
+
+        if let Stdin::Bytes(input) = stdin {
+            let mut pipe = child.stdin.take().expect("stdin is piped");
+            // A child that never reads its stdin must not block us: write from a thread, and
+            // ignore the broken pipe it gets when the child exits without reading.
+            thread::spawn(move || {
+                let _ = pipe.write_all(&input);
+            });
+        }
+        let readers = read_streams(&mut child, stdout, stderr);
+        let (out, err) = match readers {
+            Ok(readers) => readers,
+            Err(source) => {
+                end(&mut child, own_group);
+                return Err(pipe_error(source));
+            }
+        };
+
+        let watch = Watch {
+            own_group,
+            timeout,
+            interrupt,
+            kill_group_on_exit,
+            start,
+        };
+        let (status, ended) = watch
+            .wait(&mut child, on_tick)
+            .map_err(|source| Error::Wait {
+                program: program.clone(),
+                source,
+            })?;
+        let duration = start.elapsed();
+
+        let (stdout, stdout_cut) = out.map_or((Vec::new(), false), |reader| {
+            let bytes = reader.finish(eof_grace);
+            (bytes.kept, bytes.cut)
+        });
+        let stderr = err.map_or(Vec::new(), |reader| reader.finish(eof_grace).kept);
+        let (tail, output_bytes) = match lines {
+            Some(reader) => {
+                let closed = reader.finish(eof_grace).close();
+                if let (Some(source), Some(path)) = (closed.log_error, log_path) {
+                    return Err(Error::Log { path, source });
+                }
+                (closed.tail, closed.output_bytes)
+            }
+            None => (Vec::new(), 0),
+        };
+        Ok(Finished {
+            status,
+            exit: ended.unwrap_or_else(|| Exit::from_status(status)),
+            duration,
+            stdout,
+            stdout_cut,
+            stderr,
+            tail,
+            output_bytes,
+        })
+    }
+}
+
+fn stdio(stream: Stream) -> io::Result<Stdio> {
+    Ok(match stream {
+        Stream::Inherit => Stdio::inherit(),
+        Stream::Null => Stdio::null(),
+        Stream::ToStderr => Stdio::from(io::stderr().as_fd().try_clone_to_owned()?),
+        Stream::Head(_) | Stream::Tail(_) => Stdio::piped(),
+    })
+}
+
+type Readers = (Option<Reader<Bytes>>, Option<Reader<Bytes>>);
+
+/// Starts the readers of the streams kept in memory. Each pipe is drained on its own thread, so
+/// that a full pipe never stalls the child.
+fn read_streams(child: &mut Child, stdout: Stream, stderr: Stream) -> io::Result<Readers> {
+    let sink = |stream| match stream {
+        Stream::Head(cap) => Some(Bytes::new(cap, false)),
+        Stream::Tail(cap) => Some(Bytes::new(cap, true)),
+        _ => None,
+    };
+    let out = match (child.stdout.take(), sink(stdout)) {
+        (Some(pipe), Some(sink)) => Some(Reader::start(pipe, sink)?),
+        _ => None,
+    };
+    let err = match (child.stderr.take(), sink(stderr)) {
+        (Some(pipe), Some(sink)) => Some(Reader::start(pipe, sink)?),
+        _ => None,
+    };
+    Ok((out, err))
+}
+
+fn spawn(command: &mut std::process::Command, program: &std::path::Path) -> Result<Child, Error> {
+    let mut retries = 0;
+    loop {
+        match command.spawn() {
+            Ok(child) => return Ok(child),
+            // ETXTBSY means the program is still open for writing somewhere,
+            // typically a copy of a just-closed descriptor held by a process
+            // another thread forked and has not yet exec'd. That clears by
+            // itself within moments.
+            Err(error)
+                if error.kind() == io::ErrorKind::ExecutableFileBusy && retries < BUSY_RETRIES =>
+            {
+                retries += 1;
+                thread::sleep(BUSY_PAUSE);
+            }
+            Err(source) => {
+                return Err(Error::Spawn {
+                    program: program.to_owned(),
+                    source,
+                });
+            }
+        }
+    }
+}
+
+/// Ends a child we give up on: its group killed when it has one, else itself, then reaped.
+fn end(child: &mut Child, own_group: bool) {
+    if own_group {
+        kill_group(child);
+    } else {
+        let _ = child.kill();
+    }
+    let _ = child.wait();
+}
+
+/// Sends SIGKILL to the child's process group. The child has not been reaped
+/// yet, so its pid, which is also the group's id, cannot have been reused.
+fn kill_group(child: &Child) {
+    // ESRCH, the only failure possible for our own child's group, means
+    // nothing is left to kill.
+    let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
+}
+
+/// What the wait watches for.
+struct Watch<'a> {
+    own_group: bool,
+    timeout: Option<Duration>,
+    interrupt: Option<(&'a AtomicBool, OnInterrupt)>,
+    kill_group_on_exit: bool,
+    start: Instant,
+}
+
+impl Watch<'_> {
+    /// Waits for the child; the `Exit` is `Some` when we ended it (timeout, interrupt).
+    ///
+    /// The child's exit is seen without reaping it (`WNOWAIT`), so that its group can still be
+    /// killed while its id cannot be reused; it is reaped after.
+    fn wait(
+        &self,
+        child: &mut Child,
+        mut on_tick: Option<&mut dyn FnMut(Duration)>,
+    ) -> io::Result<(ExitStatus, Option<Exit>)> {
+        let pid = Pid::from_child(child);
+        let polling = self.timeout.is_some() || self.interrupt.is_some() || on_tick.is_some();
+        let mut options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
+        if polling {
+            options |= WaitIdOptions::NOHANG;
+        }
+        let mut last_tick = self.start;
+        let mut forwarded = false;
+        loop {
+            match waitid(WaitId::Pid(pid), options) {
+                Ok(Some(_)) => break,
+                Ok(None) => {}
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(error) => {
+                    end(child, self.own_group);
+                    return Err(error.into());
+                }
+            }
+            if !polling {
+                continue;
+            }
+            let now = Instant::now();
+            let elapsed = now.duration_since(self.start);
+            if let Some(timeout) = self.timeout
+                && elapsed >= timeout
+            {
+                kill_group(child);
+                return Ok((child.wait()?, Some(Exit::TimedOut)));
+            }
+            if let Some((flag, reaction)) = self.interrupt
+                && flag.load(Ordering::Relaxed)
+            {
+                match reaction {
+                    OnInterrupt::Kill => {
+                        kill_group(child);
+                        return Ok((child.wait()?, Some(Exit::Interrupted)));
+                    }
+                    OnInterrupt::Forward if !forwarded => {
+                        forwarded = true;
+                        let _ = kill_process(pid, Signal::TERM);
+                    }
+                    OnInterrupt::Forward => {}
+                }
+            }
+            if let Some(on_tick) = on_tick.as_deref_mut()
+                && now.duration_since(last_tick) >= TICK_INTERVAL
+            {
+                on_tick(elapsed);
+                last_tick = now;
+            }
+            let pause = match self.timeout {
+                Some(timeout) => POLL_INTERVAL.min(timeout.saturating_sub(elapsed)),
+                None => POLL_INTERVAL,
+            };
+            thread::sleep(pause);
+        }
+        if self.kill_group_on_exit {
+            kill_group(child);
+        }
+        Ok((child.wait()?, None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::process::testing::{is_dead, read_pid, wait_until_dead};
+    use crate::process::{Combined, Stdin, Stream};
+
+    fn sh(script: &str) -> Request<'static> {
+        Request::new("sh").arg("-c").arg(script)
+    }
+
+    fn lines(tail_lines: usize) -> Combined {
+        Combined {
+            tail_lines,
+            log: None,
+            echo: None,
+        }
+    }
+
+    #[test]
+    fn a_timeout_kills_the_whole_group_a_grandchild_too() {
+        let dir = tempfile::tempdir().unwrap();
+        let started = Instant::now();
+        let finished = sh("sleep 30 & echo $! > grandchild.pid; echo started; sleep 30")
+            .current_dir(dir.path())
+            .stdout(Stream::Head(1024))
+            .timeout(Duration::from_millis(500))
+            .eof_grace(Duration::from_millis(250))
+            .run()
+            .unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(finished.exit, Exit::TimedOut);
+        assert_eq!(finished.stdout, b"started\n");
+        let grandchild = read_pid(&dir.path().join("grandchild.pid"));
+        assert!(wait_until_dead(grandchild), "pid {grandchild} survived");
+    }
+
+    #[test]
+    fn an_interrupt_kills_the_whole_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = AtomicBool::new(false);
+        let started = Instant::now();
+        let finished = sh("sleep 30 & echo $! > grandchild.pid; sleep 30")
+            .current_dir(dir.path())
+            .timeout(Duration::from_secs(20))
+            .interrupt(&flag)
+            .run_ticking(&mut |elapsed| {
+                if elapsed >= Duration::from_millis(400) {
+                    flag.store(true, Ordering::Relaxed);
+                }
+            })
+            .unwrap();
+        assert_eq!(finished.exit, Exit::Interrupted);
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let grandchild = read_pid(&dir.path().join("grandchild.pid"));
+        assert!(wait_until_dead(grandchild), "pid {grandchild} survived");
+    }
+
+    #[test]
+    fn a_forwarded_interrupt_is_a_sigterm_and_the_child_is_waited_for() {
+        let dir = tempfile::tempdir().unwrap();
+        let flag = AtomicBool::new(false);
+        let ready = dir.path().join("ready");
+        let finished = thread::scope(|scope| {
+            scope.spawn(|| {
+                read_pid(&ready);
+                flag.store(true, Ordering::Relaxed);
+            });
+            sh("trap 'echo cleaned up; exit 5' TERM; echo $$ > ready; \
+                i=0; while [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done")
+            .current_dir(dir.path())
+            .forward_interrupt(&flag)
+            .run()
+            .unwrap()
+        });
+        assert_eq!(finished.exit, Exit::Code(5));
+        assert_eq!(finished.stdout, b"cleaned up\n");
+    }
+
+    #[test]
+    fn kill_group_on_exit_leaves_nothing_behind_and_without_it_a_background_child_lives() {
+        for kill in [true, false] {
+            let dir = tempfile::tempdir().unwrap();
+            let mut request = sh("sleep 30 & echo $! > background.pid; echo bye")
+                .current_dir(dir.path())
+                .stdout(Stream::Head(1024))
+                .timeout(Duration::from_secs(20))
+                .eof_grace(Duration::from_millis(250));
+            if kill {
+                request = request.kill_group_on_exit();
+            }
+            let started = Instant::now();
+            let finished = request.run().unwrap();
+            assert!(started.elapsed() < Duration::from_secs(10));
+            assert_eq!(finished.exit, Exit::Code(0));
+            assert_eq!(finished.stdout, b"bye\n");
+            let background = read_pid(&dir.path().join("background.pid"));
+            if kill {
+                assert!(wait_until_dead(background), "pid {background} survived");
+            } else {
+                assert!(!is_dead(background), "the background child was killed");
+                let pid = Pid::from_raw(background).unwrap();
+                kill_process(pid, Signal::KILL).unwrap();
+            }
+        }
+    }
+
+    #[test]
+    fn a_child_gets_its_own_group_only_when_it_may_be_killed() {
+        let pgid = "cut -d' ' -f5 /proc/$$/stat";
+        let ours = rustix::process::getpgrp()
+            .as_raw_nonzero()
+            .get()
+            .to_string();
+        let plain = sh(pgid).run().unwrap();
+        assert_eq!(String::from_utf8(plain.stdout).unwrap().trim(), ours);
+        let limited = sh(pgid).timeout(Duration::from_secs(20)).run().unwrap();
+        assert_ne!(String::from_utf8(limited.stdout).unwrap().trim(), ours);
+    }
+
+    #[test]
+    fn the_tails_are_bounded() {
+        let finished = sh("seq 1 10000; seq 1 10000 >&2")
+            .combined(lines(3))
+            .run()
+            .unwrap();
+        assert_eq!(finished.tail, ["9998", "9999", "10000"]);
+        let expected: usize = (1..=10000).map(|n: u32| n.to_string().len() + 1).sum();
+        assert_eq!(finished.output_bytes, 2 * expected as u64);
+
+        let finished = sh("head -c 100000 /dev/zero; seq 1 1000 >&2")
+            .stdout(Stream::Head(10))
+            .stderr(Stream::Tail(9))
+            .run()
+            .unwrap();
+        assert_eq!(finished.stdout, [0; 10]);
+        assert!(finished.stdout_cut);
+        assert_eq!(finished.stderr, b"999\n1000\n");
+
+        let finished = sh("echo before; head -c 5000000 /dev/zero | tr '\\0' x")
+            .combined(lines(50))
+            .run()
+            .unwrap();
+        assert_eq!(finished.tail.len(), 2);
+        let last = &finished.tail[1];
+        assert!(last.len() < crate::process::LINE_CAP + 100);
+        assert!(last.ends_with(" [git-prove-it: line of 5000000 bytes cut]"));
+    }
+
+    #[test]
+    fn stdin_is_fed_or_closed_and_a_child_that_ignores_it_does_not_block() {
+        let fed = sh("cat")
+            .stdin(Stdin::Bytes(b"assignment".to_vec()))
+            .run()
+            .unwrap();
+        assert_eq!(fed.stdout, b"assignment");
+        let closed = sh("cat; echo done")
+            .timeout(Duration::from_secs(20))
+            .run()
+            .unwrap();
+        assert_eq!(closed.stdout, b"done\n");
+        let ignored = sh("exit 0")
+            .stdin(Stdin::Bytes(vec![b'x'; 1 << 20]))
+            .run()
+            .unwrap();
+        assert!(ignored.success());
+    }
+
+    #[test]
+    fn stdout_is_kept_apart_from_stderr_when_asked_and_combined_in_order_when_not() {
+        let apart = sh("echo out; echo err >&2; echo more").run().unwrap();
+        assert_eq!(apart.stdout, b"out\nmore\n");
+        assert_eq!(apart.stderr, b"err\n");
+        assert_eq!(apart.stderr_text(), "err");
+        let combined = sh("echo a; echo b >&2; echo c; echo d >&2")
+            .combined(lines(10))
+            .run()
+            .unwrap();
+        assert_eq!(combined.tail, ["a", "b", "c", "d"]);
+        assert!(combined.stdout.is_empty() && combined.stderr.is_empty());
+    }
+
+    #[test]
+    fn exit_codes_and_signals_are_read_from_the_status() {
+        let code = sh("exit 7").run().unwrap();
+        assert_eq!(code.exit, Exit::Code(7));
+        assert!(!code.success());
+        let killed = sh("kill -9 $$").run().unwrap();
+        assert_eq!(killed.exit, Exit::Signal(9));
+        let termed = sh("kill -TERM $$; sleep 5")
+            .timeout(Duration::from_secs(20))
+            .run()
+            .unwrap();
+        assert_eq!(termed.exit, Exit::Signal(15));
+    }
+
+    #[test]
+    fn the_environment_is_set_and_removed_and_the_directory_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let finished = sh("echo \"$SET ${HOME-unset}\"; pwd -P")
+            .env("SET", "yes")
+            .env_remove("HOME")
+            .current_dir(dir.path())
+            .run()
+            .unwrap();
+        let expected = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            String::from_utf8(finished.stdout).unwrap(),
+            format!("yes unset\n{}\n", expected.display())
+        );
+    }
+
+    #[test]
+    fn a_missing_program_is_a_spawn_error_naming_it() {
+        let error = Request::new("/nonexistent/program").run().unwrap_err();
+        assert_eq!(error.to_string(), "could not start /nonexistent/program");
+        assert_eq!(error.into_source().kind(), io::ErrorKind::NotFound);
+    }
+}
