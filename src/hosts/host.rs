@@ -105,9 +105,11 @@ impl Host {
 
     /// The agent's claim at `stop`, for the ledger; `previous_answer_ns` is the time of the
     /// gate's previous answer in this session (ns since the epoch).
+    // `allow`, not `expect`: once the gate calls this, an unfulfilled expectation would fail
+    // the build of whichever branch merges second.
     #[cfg_attr(
         not(test),
-        expect(
+        allow(
             dead_code,
             reason = "the gate's ledger takes the claim from here once its rewrite lands (issue 18)"
         )
