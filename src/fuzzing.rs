@@ -11,7 +11,7 @@
 
 use clap::ValueEnum as _;
 
-use crate::gate::Message;
+use crate::gate::{Message, Reply};
 use crate::hosts::{Event, Host, Incoming};
 use crate::proof::{self, Proofs};
 use crate::report;
@@ -42,7 +42,8 @@ pub fn hook_input(data: &[u8]) {
                     }
                 }
                 Err(error) => {
-                    let message = report::could_not_check(&error.to_string());
+                    let reply = Reply::CouldNotCheck(error.to_string());
+                    let message = report::reply(&reply, host.notices_as_blocks(None));
                     let out = host.render(None, &message);
                     assert_protocol(&out, host);
                     assert!(

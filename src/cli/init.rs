@@ -8,9 +8,10 @@ use super::install;
 use super::sources::Sources;
 use crate::exit;
 use crate::git::{self, Repo};
+use crate::hosts::Host;
 use crate::policy::{GatePolicy, Policy};
 use crate::report::{DemoResult, InitReport, Step};
-use crate::setup::{Host, demo, stack};
+use crate::setup::{demo, stack};
 
 /// The git config `init` sets so that stock `git notes merge` keeps every proof record whole.
 pub(crate) const MERGE_STRATEGY: &str = "notes.prove-it.mergeStrategy";

@@ -1,5 +1,4 @@
 use std::io::Write;
-use std::path::PathBuf;
 
 use anyhow::Context as _;
 
@@ -48,12 +47,6 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         }
     }
     Ok(exit::OK)
-}
-
-/// Pending (issue 18): `doctor`'s way to the hooks directory, until it calls
-/// `Repo::hooks_dir` itself.
-pub(super) fn hooks_dir(repo: &Repo) -> Result<PathBuf, git::Error> {
-    repo.hooks_dir()
 }
 
 /// Install our pre-push hook where git runs it, unless it is there already. A different hook

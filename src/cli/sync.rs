@@ -27,11 +27,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = Repo::discover_history(&cwd)?;
     let remote = args.remote.clone().unwrap_or_else(|| repo.default_remote());
-    let synced = repo.sync_proofs(&remote).map_err(|e| {
-        super::Failure::from(e).hint(format!(
-            "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
-        ))
-    })?;
+    let synced = repo
+        .sync_proofs(&remote, &crate::proof::merge)
+        .map_err(|e| {
+            super::Failure::from(e).hint(format!(
+                "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
+            ))
+        })?;
     let report = SyncReport::new(JSON_VERSION, &synced);
     if args.json {
         report::json(&report, out)?;

@@ -32,7 +32,7 @@ pub(crate) use history::{CommitInfo, Selection};
 pub(crate) use hooks::Hook;
 pub(crate) use names::{ANCHORS_REF, CLAIMS_REF, PROOFS_REF};
 pub(crate) use notes::Notes;
-pub(crate) use notes_sync::{Merged, all_notes};
+pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
 pub(crate) use repo::Repo;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};

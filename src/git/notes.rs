@@ -34,13 +34,6 @@ impl Repo {
 
     /// The commit the proofs ref points at, or `None` when no proof was ever recorded. A ref
     /// that cannot be found is the `Read` error; one that leads nowhere, `RefUnpeelable`.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the gate and doctor call it once they are migrated (issue 18)"
-        )
-    )]
     pub(crate) fn proofs_tip(&self) -> Result<Option<ObjectId>, Error> {
         let Some(mut reference) = self
             .git
@@ -57,13 +50,6 @@ impl Repo {
     }
 
     /// Every note of the notes commit `commit`, as (annotated object, note blob).
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the gate and doctor call it once they are migrated (issue 18)"
-        )
-    )]
     pub(crate) fn all_notes(&self, commit: ObjectId) -> Result<Vec<(ObjectId, ObjectId)>, Error> {
         super::notes_sync::all_notes(&self.git, commit)
     }

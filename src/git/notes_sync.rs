@@ -113,19 +113,6 @@ fn note_text(repo: &gix::Repository, blob: ObjectId, key: ObjectId) -> Result<St
     })
 }
 
-/// Pending (issue 18): the entry point of `git/remote.rs`, with the proofs' union merge filled
-/// in. Removed once `Repo::sync_proofs` (being moved onto the process supervisor) takes the
-/// merge from its caller and calls [`merge_notes`]; until then this is `git/`'s only use of
-/// `crate::proof` besides the two in `git/reflog.rs`.
-pub(super) fn merge_into(
-    repo: &gix::Repository,
-    ours: &str,
-    theirs: ObjectId,
-    message: &str,
-) -> Result<Merged, Error> {
-    merge_notes(repo, ours, theirs, message, &crate::proof::merge)
-}
-
 /// Merge the notes commit `theirs` (a fetched remote-tracking notes ref) into the local notes
 /// ref `ours`, joining the two texts of a note both sides hold with `merge`. The local ref moves
 /// by compare-and-swap and the merge is re-applied when another writer moved it meanwhile.

@@ -27,18 +27,6 @@ pub(crate) struct Overwrite {
 }
 
 impl Repo {
-    /// Pending (issue 18): `doctor`'s entry point, with the proofs' union merge filled in.
-    /// Removed once `cli/doctor.rs` (being rewritten) calls [`Repo::overwritten_notes`] with
-    /// `proof::merge` itself.
-    pub(crate) fn overwritten_proofs(&self) -> Result<Vec<Overwrite>, Error> {
-        self.overwritten_notes(&crate::proof::merge)
-    }
-
-    /// Pending (issue 18): `doctor --restore`'s entry point, as [`Repo::overwritten_proofs`].
-    pub(crate) fn restore(&self, overwrite: &Overwrite) -> Result<bool, Error> {
-        self.restore_records(overwrite, &crate::proof::merge)
-    }
-
     /// Every note that an update not made by git-prove-it dropped records from, according to
     /// the reflog, whose records the current proofs do not hold. Empty without a reflog.
     /// `merge` is the proofs' union of records: a lost note counts when joining it to the

@@ -10,7 +10,7 @@ use gix::ObjectId;
 use crate::process::{self, Exit, Finished};
 
 use super::names::{PROOFS_REF, REMOTE_PROOFS_PREFIX};
-use super::notes_sync::{Merged, merge_into, ref_tip};
+use super::notes_sync::{Merge, Merged, merge_notes, ref_tip};
 use super::{Error, Repo};
 
 /// How often fetch, merge and push are retried when the remote's proofs moved between our fetch
@@ -128,9 +128,10 @@ impl Repo {
         Ok(proofs_tip(&String::from_utf8_lossy(&output.stdout)))
     }
 
-    /// Fetch the remote's proofs, merge them into ours by record union, and push the result
-    /// when the remote lacks some of ours. Retried when the remote moved before our push.
-    pub(crate) fn sync_proofs(&self, remote: &str) -> Result<Synced, Error> {
+    /// Fetch the remote's proofs, merge them into ours (`merge` joins the two texts of a note
+    /// both sides hold: the proofs' record union), and push the result when the remote lacks
+    /// some of ours. Retried when the remote moved before our push.
+    pub(crate) fn sync_proofs(&self, remote: &str, merge: Merge<'_>) -> Result<Synced, Error> {
         let tracking = tracking_ref(remote);
         for attempt in 1..=MAX_PUSH_ATTEMPTS {
             let remote_tip = self.remote_proofs_tip(remote)?;
@@ -146,11 +147,12 @@ impl Repo {
                     &refspec,
                 ])?;
                 let fetched = ref_tip(&self.git, &tracking)?.unwrap_or(tip);
-                merged = merge_into(
+                merged = merge_notes(
                     &self.git,
                     PROOFS_REF,
                     fetched,
                     &format!("prove-it: merge proofs from {remote}"),
+                    merge,
                 )?;
             }
             let local = ref_tip(&self.git, PROOFS_REF)?;

@@ -13,8 +13,8 @@ const FALLBACK_EMAIL: &str = "git-prove-it@localhost";
 /// set up (`Repo::discover`), or possibly bare for those that only read history, the commits,
 /// trees and notes (`Repo::discover_history`: `check` and `log`).
 pub(crate) struct Repo {
-    // Made private once the gate and doctor use the methods above (issue 18).
-    pub(crate) git: gix::Repository,
+    /// Private to `git/`: everything else goes through `Repo`'s methods.
+    pub(super) git: gix::Repository,
     /// The worktree root; `None` in a bare repository.
     workdir: Option<PathBuf>,
     identity: Identity,
@@ -162,13 +162,6 @@ impl Repo {
     }
 
     /// The names of the configured remotes, sorted.
-    #[cfg_attr(
-        not(test),
-        expect(
-            dead_code,
-            reason = "the gate and doctor call it once they are migrated (issue 18)"
-        )
-    )]
     pub(crate) fn remote_names(&self) -> Vec<String> {
         self.git
             .remote_names()

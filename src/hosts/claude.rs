@@ -2,13 +2,110 @@
 //! get one JSON event on stdin. A block is `{"decision":"block","reason":...}` on stdout with
 //! exit 0 (exit 2 with stderr has been misread as non-blocking); a user-visible notice that does
 //! not continue the turn is `{"systemMessage":...}`. Plain SessionStart stdout would be added to
-//! the model's context, so stdout is empty or one JSON object, always. See ADAPTERS.md.
+//! the model's context, so stdout is empty or one JSON object, always. Claude Code ends a turn
+//! after 8 consecutive blocks (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`). See ADAPTERS.md.
+
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use super::adapter::Adapter;
 use super::fields::{Object, snake_start, snake_stop, string};
-use super::{Event, InputError};
+use super::trust::{dir_from, home, read_json};
+use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::{Event, Host, InputError, vscode};
 use crate::gate::Message;
+
+/// Claude Code's own cap on consecutive blocks may be set in its environment.
+pub(crate) const CLAUDE_BLOCK_CAP_ENV: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
+
+/// Claude Code's cap on consecutive blocks when its environment sets none.
+const DEFAULT_BLOCK_CAP: u32 = 8;
+
+const COMMAND: &str = "git prove-it hook claude";
+
+/// Where `init` wires Claude Code (the same as `hooks/claude-settings.json`).
+const WIRING: Scheme = Scheme {
+    path: ".claude/settings.json",
+    layout: Layout::Grouped {
+        timeout_key: "timeout",
+    },
+    entries: &[
+        entry("SessionStart", COMMAND, START_TIMEOUT, false),
+        entry("Stop", COMMAND, STOP_TIMEOUT, true),
+    ],
+    timeout_unit_ms: 1000,
+    default_timeout: Some(600),
+};
+
+pub(super) struct Claude;
+
+impl Adapter for Claude {
+    fn name(&self) -> &'static str {
+        "claude"
+    }
+
+    fn title(&self) -> &'static str {
+        "Claude Code"
+    }
+
+    /// VS Code reads `.claude/settings.json` too, and calls `hook claude` with its own payload.
+    fn dialect(&self, payload: &Object) -> Option<Host> {
+        vscode::speaks(payload).then_some(Host::Vscode)
+    }
+
+    fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
+        parse_object(payload)
+    }
+
+    fn answer(&self, _event: Option<&Event>, message: &Message) -> Option<Value> {
+        answer(message)
+    }
+
+    fn cap(&self, claude_cap: Option<&str>) -> Option<u32> {
+        Some(
+            claude_cap
+                .and_then(|cap| cap.trim().parse().ok())
+                .filter(|cap| *cap > 0)
+                .unwrap_or(DEFAULT_BLOCK_CAP),
+        )
+    }
+
+    fn shows_notices(&self) -> bool {
+        true
+    }
+
+    fn wiring(&self) -> &'static Scheme {
+        &WIRING
+    }
+
+    fn trust_step(&self) -> Option<&'static str> {
+        Some(
+            "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",
+        )
+    }
+
+    /// Claude Code asks once per folder, in an interactive session, whether to trust it, and
+    /// records the answer as `projects.<path>.hasTrustDialogAccepted` in `~/.claude.json`
+    /// (`$CLAUDE_CONFIG_DIR/.claude.json` when set); trusting a folder trusts what is below it.
+    /// `claude -p` runs project hooks without asking.
+    fn trust_record(&self, workdir: &Path) -> Option<(bool, PathBuf)> {
+        let file = dir_from("CLAUDE_CONFIG_DIR", home).join(".claude.json");
+        let trusted = read_json(&file)
+            .as_ref()
+            .and_then(|state| state.get("projects"))
+            .is_some_and(|projects| {
+                workdir.ancestors().any(|dir| {
+                    projects
+                        .get(dir.to_string_lossy().as_ref())
+                        .and_then(|project| project.get("hasTrustDialogAccepted"))
+                        .and_then(Value::as_bool)
+                        == Some(true)
+                })
+            });
+        Some((trusted, file))
+    }
+}
 
 /// Claude Code's events.
 pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
@@ -38,7 +135,7 @@ pub(super) fn answer(message: &Message) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosts::{Host, Start, Stop};
+    use crate::hosts::{Start, Stop};
 
     fn parse(input: &[u8]) -> Result<Event, InputError> {
         Host::Claude

@@ -1,19 +1,119 @@
 //! Codex CLI: hooks in `$CODEX_HOME/hooks.json` or `.codex/hooks.json`, in Claude Code's shape.
 //! Its events are Claude Code's with `turn_id` for the turn (the same through a block loop), and
 //! `last_assistant_message` and `transcript_path` may be null. It reads the same answer keys
-//! (`claude::answer`) and rejects any others. It has no cap on consecutive blocks.
+//! (`claude::answer`) and rejects any others. It has no cap on consecutive blocks, and
+//! `codex exec` prints no `systemMessage`.
+//!
+//! Codex needs two trusts: the project's (recorded in its `config.toml`) before it reads
+//! `.codex/` at all, and the hooks' own approval, kept where nothing outside Codex can read it.
 
+use std::path::Path;
+
+use serde_json::Value;
+
+use super::adapter::Adapter;
 use super::fields::Object;
+use super::trust::{Trust, dir_from, home};
+use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError};
+use crate::gate::Message;
 
-pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
-    super::claude::parse_shape(map, "turn_id")
+const COMMAND: &str = "git prove-it hook codex";
+
+const WIRING: Scheme = Scheme {
+    path: ".codex/hooks.json",
+    layout: Layout::Grouped {
+        timeout_key: "timeout",
+    },
+    entries: &[
+        entry("SessionStart", COMMAND, START_TIMEOUT, false),
+        entry("Stop", COMMAND, STOP_TIMEOUT, true),
+    ],
+    timeout_unit_ms: 1000,
+    default_timeout: Some(600),
+};
+
+const TRUST_STEP: &str = "Codex skips hooks it does not trust, silently, and reads .codex/ only in a trusted project: trust this folder and approve its hooks in interactive codex (codex exec: --trust, and --dangerously-bypass-hook-trust)";
+
+pub(super) struct Codex;
+
+impl Adapter for Codex {
+    fn name(&self) -> &'static str {
+        "codex"
+    }
+
+    fn title(&self) -> &'static str {
+        "Codex CLI"
+    }
+
+    fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
+        super::claude::parse_shape(payload, "turn_id")
+    }
+
+    fn answer(&self, _event: Option<&Event>, message: &Message) -> Option<Value> {
+        super::claude::answer(message)
+    }
+
+    fn shows_notices(&self) -> bool {
+        false
+    }
+
+    fn wiring(&self) -> &'static Scheme {
+        &WIRING
+    }
+
+    fn trust_step(&self) -> Option<&'static str> {
+        Some(TRUST_STEP)
+    }
+
+    /// The project's trust is readable; the hooks' approval is not, and unapproved hooks are
+    /// skipped silently, so even a trusted project is only a warning.
+    fn trust(&self, workdir: &Path) -> Option<Trust> {
+        let file = dir_from("CODEX_HOME", || home().join(".codex")).join("config.toml");
+        let config = std::fs::read_to_string(&file).unwrap_or_default();
+        let what = if trusts(&config, workdir) {
+            "Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked from here; unapproved hooks are skipped silently".to_string()
+        } else {
+            format!(
+                "Codex CLI: {} does not record trusting this project, so Codex does not read its .codex/hooks.json",
+                file.display()
+            )
+        };
+        Some(Trust::Doubtful {
+            what,
+            step: TRUST_STEP,
+        })
+    }
+}
+
+/// Whether Codex's `config.toml` trusts `workdir`: a table `[projects."<path>"]` holding
+/// `trust_level = "trusted"`, as its trust prompt and `codex exec --trust` write it, for the
+/// folder or one above it. A file that is not TOML trusts nothing.
+fn trusts(config: &str, workdir: &Path) -> bool {
+    let Ok(document) = toml::de::DeTable::parse(config) else {
+        return false;
+    };
+    let Some(projects) = document.get_ref().get("projects") else {
+        return false;
+    };
+    let Some(projects) = projects.get_ref().as_table() else {
+        return false;
+    };
+    projects.iter().any(|(path, project)| {
+        workdir.starts_with(path.get_ref().as_ref())
+            && project
+                .get_ref()
+                .as_table()
+                .and_then(|project| project.get("trust_level"))
+                .and_then(|level| level.get_ref().as_str())
+                == Some("trusted")
+    })
 }
 
 #[cfg(test)]
 mod tests {
-    use crate::gate::Message;
-    use crate::hosts::{Event, Host, Stop};
+    use super::*;
+    use crate::hosts::{Host, Stop};
 
     #[test]
     fn parses_codex_stop_with_its_turn_id_and_a_null_claim() {
@@ -40,5 +140,40 @@ mod tests {
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["decision", "reason"]);
         assert_eq!(Host::Codex.render(None, &Message::Silent), "");
+    }
+
+    #[test]
+    fn codex_trust_step_names_both_trusts_codex_exec_needs() {
+        // Codex 0.171.0 reads a repository's .codex/ (hooks.json included) only in a trusted
+        // project, and runs the hooks in `codex exec` only with the hook-trust bypass: the
+        // bypass alone runs nothing (tests/it/e2e/codex.rs runs the real binary).
+        let step = Host::Codex.trust_step().unwrap();
+        assert!(step.contains("--trust"), "{step}");
+        assert!(step.contains("--dangerously-bypass-hook-trust"), "{step}");
+        assert!(step.contains("trusted project"), "{step}");
+    }
+
+    #[test]
+    fn a_project_is_trusted_by_its_own_table_or_one_above_it() {
+        let config = r#"model = "gpt-5.1-codex"
+
+[projects."/work/repo"]
+trust_level = "trusted"
+
+[projects.'/work/other']
+trust_level = "untrusted"
+
+[projects]
+"/srv" = { trust_level = "trusted" }
+"#;
+        assert!(trusts(config, Path::new("/work/repo")));
+        assert!(trusts(config, Path::new("/work/repo/sub")));
+        assert!(!trusts(config, Path::new("/work/other")));
+        assert!(!trusts(config, Path::new("/work/repository")));
+        assert!(!trusts(config, Path::new("/work")));
+        // Inline tables are TOML too, though Codex writes none.
+        assert!(trusts(config, Path::new("/srv/x")));
+        assert!(!trusts("[projects.\"/work/repo\"", Path::new("/work/repo")));
+        assert!(!trusts("", Path::new("/work/repo")));
     }
 }

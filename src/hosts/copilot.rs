@@ -3,8 +3,8 @@
 //! line names it (`git prove-it hook copilot agentStop`); its snake_case dialect (`Stop`, with
 //! `hook_event_name`) is read as well. There is no turn id and no claim in the payload: the
 //! claim is the last assistant message of the transcript (`transcriptPath`), when readable.
-//! Only a JSON block blocks (exit 2 does not), no notice reliably reaches the user, and Copilot
-//! ends a turn after 8 consecutive blocks.
+//! Only a JSON block blocks (exit 2 does not), no notice reliably reaches the user (see
+//! [`notice_becomes_a_block`]), and Copilot ends a turn after 8 consecutive blocks.
 
 use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -13,14 +13,129 @@ use serde_json::{Value, json};
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use super::adapter::Adapter;
 use super::fields::{Object, flag, optional_string, snake_start, snake_stop, string};
+use super::trust::{dir_from, env_true, home, read_json};
+use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError, Start, Stop};
 use crate::gate::Message;
 
 /// The transcript's tail read for the claim: the last message is near the end.
 const TRANSCRIPT_TAIL: u64 = 1024 * 1024;
 
-pub(super) fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError> {
+/// Copilot CLI ends a turn after this many consecutive blocks.
+const BLOCK_CAP: u32 = 8;
+
+/// The camelCase payloads carry no event name: each command line names its own.
+const WIRING: Scheme = Scheme {
+    path: ".github/hooks/prove-it-copilot.json",
+    layout: Layout::Flat {
+        typed: true,
+        command_key: "bash",
+        timeout_key: Some("timeoutSec"),
+        version: true,
+    },
+    entries: &[
+        entry(
+            "sessionStart",
+            "git prove-it hook copilot sessionStart",
+            START_TIMEOUT,
+            false,
+        ),
+        entry(
+            "agentStop",
+            "git prove-it hook copilot agentStop",
+            STOP_TIMEOUT,
+            true,
+        ),
+    ],
+    timeout_unit_ms: 1000,
+    default_timeout: None,
+};
+
+pub(super) struct Copilot;
+
+impl Adapter for Copilot {
+    fn name(&self) -> &'static str {
+        "copilot"
+    }
+
+    fn title(&self) -> &'static str {
+        "Copilot CLI"
+    }
+
+    fn parse(&self, payload: &Object, arg: Option<&str>) -> Result<Event, InputError> {
+        parse(payload, arg)
+    }
+
+    fn answer(&self, _event: Option<&Event>, message: &Message) -> Option<Value> {
+        answer(message)
+    }
+
+    fn cap(&self, _claude_cap: Option<&str>) -> Option<u32> {
+        Some(BLOCK_CAP)
+    }
+
+    /// Copilot only logs a hook's notice.
+    fn shows_notices(&self) -> bool {
+        false
+    }
+
+    fn notices_as_blocks(&self, event: Option<&Event>) -> bool {
+        notice_becomes_a_block(event)
+    }
+
+    /// The payload carries no claim: it is the transcript's last answer of this turn.
+    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
+        stop.claim.clone().or_else(|| {
+            let transcript = stop.transcript.as_deref()?;
+            last_answer(transcript, previous_answer_ns)
+        })
+    }
+
+    fn wiring(&self) -> &'static Scheme {
+        &WIRING
+    }
+
+    fn trust_step(&self) -> Option<&'static str> {
+        Some(
+            "Copilot CLI loads repository hooks only in a trusted folder: start copilot here and trust the folder (headless: COPILOT_ALLOW_ALL=true)",
+        )
+    }
+
+    /// Copilot CLI records trusted folders as `trusted_folders` in `~/.copilot/config.json`
+    /// (under `$COPILOT_HOME` when set); `COPILOT_ALLOW_ALL=true` trusts everything.
+    fn trust_record(&self, workdir: &Path) -> Option<(bool, PathBuf)> {
+        let file = dir_from("COPILOT_HOME", || home().join(".copilot")).join("config.json");
+        let trusted = env_true("COPILOT_ALLOW_ALL")
+            || read_json(&file)
+                .as_ref()
+                .and_then(|config| config.get("trusted_folders"))
+                .and_then(Value::as_array)
+                .is_some_and(|folders| {
+                    folders
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .any(|folder| workdir.starts_with(folder))
+                });
+        Some((trusted, file))
+    }
+}
+
+/// Copilot's protocol rule for notices: it shows the user none, so a notice from outside the
+/// gate's count of blocks (the gate could not check, say) is answered as a block where that is
+/// safe, for the agent to report: on a turn's first stop, or when the input could not be read.
+/// After a block (`stop_hook_active`) it is dropped, so that notices never loop; Copilot's cap
+/// bounds any repetition. Cursor, which shows no notice either, follows the same rule.
+pub(super) fn notice_becomes_a_block(event: Option<&Event>) -> bool {
+    match event {
+        None => true,
+        Some(Event::Stop(stop)) => !stop.stop_hook_active,
+        Some(_) => false,
+    }
+}
+
+fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError> {
     if map.contains_key("hook_event_name") {
         return parse_snake_case(map);
     }
@@ -62,15 +177,12 @@ fn parse_snake_case(map: &Object) -> Result<Event, InputError> {
     }
 }
 
-/// Blocks only. Copilot shows no notice: the gate turns its own into one block a turn, and a
-/// notice from outside its count (the gate could not check, say) is a block on a turn's first
-/// stop, for the agent to report; Copilot's cap bounds the rest.
-pub(super) fn answer(event: Option<&Event>, message: &Message) -> Option<Value> {
+/// Blocks only. Copilot shows no notice: the gate turns its own into one block a turn, and
+/// other notices are worded as blocks where [`notice_becomes_a_block`] says so; any notice
+/// left is dropped.
+fn answer(message: &Message) -> Option<Value> {
     let reason = match message {
         Message::Block(reason) => reason.clone(),
-        Message::Notice(text) if super::first_stop_or_unread(event) => {
-            crate::report::notice_for_the_agent(text)
-        }
         Message::Silent | Message::Notice(_) => return None,
     };
     Some(json!({ "decision": "block", "reason": reason }))
@@ -125,6 +237,38 @@ mod tests {
     use crate::hosts::Host;
 
     #[test]
+    fn the_claim_is_the_payloads_or_else_the_transcripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("events.jsonl");
+        std::fs::write(&path, OBSERVED).unwrap();
+        let stop = |claim: Option<&str>, transcript: Option<&Path>| Stop {
+            session: "s".into(),
+            turn: None,
+            cwd: "/r".into(),
+            stop_hook_active: false,
+            claim: claim.map(str::to_string),
+            transcript: transcript.map(Path::to_path_buf),
+        };
+        let claim = |stop: &Stop, after| Host::Copilot.claim(stop, after);
+        assert_eq!(
+            claim(&stop(None, Some(&path)), None).as_deref(),
+            Some("All tests pass.")
+        );
+        // The previous answer's time reaches the transcript reader.
+        assert_eq!(
+            claim(&stop(None, Some(&path)), Some(1_796_000_065_538_000_000)),
+            None
+        );
+        assert_eq!(
+            claim(&stop(Some("said"), Some(&path)), None).as_deref(),
+            Some("said")
+        );
+        assert_eq!(claim(&stop(None, None), None), None);
+        // Other hosts take the payload's claim only.
+        assert_eq!(Host::Claude.claim(&stop(None, Some(&path)), None), None);
+    }
+
+    #[test]
     fn camel_case_payloads_take_the_event_from_the_command_line() {
         let stop = br#"{"sessionId":"0447","timestamp":1795978336226,"cwd":"/repo","transcriptPath":"/t/events.jsonl","stopReason":"end_turn","stop_hook_active":false}"#;
         assert_eq!(
@@ -167,8 +311,9 @@ mod tests {
             Host::Copilot.render(None, &Message::Block("r".into())),
             "{\"decision\":\"block\",\"reason\":\"r\"}\n"
         );
-        let first = Host::Copilot.render(None, &Message::Notice("n".into()));
-        assert!(first.contains("quoting the notice above"), "{first}");
+        // Unreadable input and a turn's first stop get notices as blocks (worded by
+        // `report::reply`); after a block they are dropped.
+        assert!(Host::Copilot.notices_as_blocks(None));
         let after_block = Event::Stop(Stop {
             session: "s".into(),
             turn: None,
@@ -177,8 +322,10 @@ mod tests {
             claim: None,
             transcript: None,
         });
+        assert!(!Host::Copilot.notices_as_blocks(Some(&after_block)));
         let notice = Message::Notice("n".into());
         assert_eq!(Host::Copilot.render(Some(&after_block), &notice), "");
+        assert_eq!(Host::Copilot.render(None, &notice), "");
     }
 
     #[test]

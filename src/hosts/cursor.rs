@@ -9,11 +9,83 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::adapter::Adapter;
 use super::fields::{Object, optional_string, string};
+use super::wiring::{HookEntry, Layout, Scheme};
 use super::{Event, InputError, Start, Stop};
 use crate::gate::Message;
 
-pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
+/// Cursor's `loop_limit` for follow-up messages, by default.
+const LOOP_LIMIT: u32 = 5;
+
+const COMMAND: &str = "git prove-it hook cursor";
+
+/// Cursor has no timeout setting for hooks.
+const WIRING: Scheme = Scheme {
+    path: ".cursor/hooks.json",
+    layout: Layout::Flat {
+        typed: false,
+        command_key: "command",
+        timeout_key: None,
+        version: true,
+    },
+    entries: &[
+        HookEntry {
+            event: "beforeSubmitPrompt",
+            command: COMMAND,
+            timeout: None,
+            stop: false,
+        },
+        HookEntry {
+            event: "stop",
+            command: COMMAND,
+            timeout: None,
+            stop: true,
+        },
+    ],
+    timeout_unit_ms: 1000,
+    default_timeout: None,
+};
+
+pub(super) struct Cursor;
+
+impl Adapter for Cursor {
+    fn name(&self) -> &'static str {
+        "cursor"
+    }
+
+    fn title(&self) -> &'static str {
+        "Cursor"
+    }
+
+    fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
+        parse(payload)
+    }
+
+    fn answer(&self, event: Option<&Event>, message: &Message) -> Option<Value> {
+        answer(event, message)
+    }
+
+    fn cap(&self, _claude_cap: Option<&str>) -> Option<u32> {
+        Some(LOOP_LIMIT)
+    }
+
+    /// Cursor has no notice answer at all.
+    fn shows_notices(&self) -> bool {
+        false
+    }
+
+    /// Copilot's rule: Cursor shows no notice either.
+    fn notices_as_blocks(&self, event: Option<&Event>) -> bool {
+        super::copilot::notice_becomes_a_block(event)
+    }
+
+    fn wiring(&self) -> &'static Scheme {
+        &WIRING
+    }
+}
+
+fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
         "sessionStart" | "beforeSubmitPrompt" => Ok(Event::Start(Start {
@@ -61,19 +133,14 @@ fn loop_count(map: &Object) -> Result<u64, InputError> {
 }
 
 /// A block becomes a follow-up message; `beforeSubmitPrompt` must be told to continue. Cursor
-/// shows no notice: as for Copilot, one from outside the gate's count is a follow-up on a
-/// turn's first stop, for the agent to report.
-pub(super) fn answer(event: Option<&Event>, message: &Message) -> Option<Value> {
+/// shows no notice: by Copilot's rule (`copilot::notice_becomes_a_block`), one from outside the
+/// gate's count comes worded as a block on a turn's first stop, for the agent to report.
+fn answer(event: Option<&Event>, message: &Message) -> Option<Value> {
     match (event, message) {
         (Some(Event::Start(start)), _) if start.source.as_deref() == Some("beforeSubmitPrompt") => {
             Some(json!({ "continue": true }))
         }
         (_, Message::Block(reason)) => Some(json!({ "followup_message": reason })),
-        (None | Some(Event::Stop(_)), Message::Notice(text))
-            if super::first_stop_or_unread(event) =>
-        {
-            Some(json!({ "followup_message": crate::report::notice_for_the_agent(text) }))
-        }
         _ => Some(json!({})),
     }
 }

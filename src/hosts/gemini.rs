@@ -12,10 +12,93 @@
 //! included, and every stop is read as possibly continuing the counted turn. A new prompt, or a
 //! new turn's first answer, is a new turn id and a new budget.
 
-use super::fields::{Object, optional_string, snake_start, snake_stop, string};
-use super::{Event, InputError, Stop};
+use std::path::{Path, PathBuf};
 
-pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
+use serde_json::Value;
+
+use super::adapter::Adapter;
+use super::fields::{Object, optional_string, snake_start, snake_stop, string};
+use super::trust::{dir_from, env_true, home, read_json};
+use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::{Event, InputError, Stop};
+use crate::gate::Message;
+
+const COMMAND: &str = "git prove-it hook gemini";
+
+/// Gemini CLI counts hook timeouts in milliseconds.
+const WIRING: Scheme = Scheme {
+    path: ".gemini/settings.json",
+    layout: Layout::Grouped {
+        timeout_key: "timeout",
+    },
+    entries: &[
+        entry("SessionStart", COMMAND, START_TIMEOUT * 1000, false),
+        entry("AfterAgent", COMMAND, STOP_TIMEOUT * 1000, true),
+    ],
+    timeout_unit_ms: 1,
+    default_timeout: Some(60),
+};
+
+pub(super) struct Gemini;
+
+impl Adapter for Gemini {
+    fn name(&self) -> &'static str {
+        "gemini"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gemini CLI"
+    }
+
+    fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
+        parse(payload)
+    }
+
+    /// Gemini CLI reads Claude Code's answer keys.
+    fn answer(&self, _event: Option<&Event>, message: &Message) -> Option<Value> {
+        super::claude::answer(message)
+    }
+
+    fn shows_notices(&self) -> bool {
+        true
+    }
+
+    fn wiring(&self) -> &'static Scheme {
+        &WIRING
+    }
+
+    fn trust_step(&self) -> Option<&'static str> {
+        Some(
+            "Gemini CLI loads a repository's hooks only in a trusted folder: run /trust in gemini here (headless: GEMINI_CLI_TRUST_WORKSPACE=true)",
+        )
+    }
+
+    /// Gemini CLI records trusted folders in `~/.gemini/trustedFolders.json` (under
+    /// `$GEMINI_CLI_HOME` when set) as `{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" |
+    /// "DO_NOT_TRUST"}`; `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace of a headless run.
+    fn trust_record(&self, workdir: &Path) -> Option<(bool, PathBuf)> {
+        let file = dir_from("GEMINI_CLI_HOME", home).join(".gemini/trustedFolders.json");
+        let trusted = env_true("GEMINI_CLI_TRUST_WORKSPACE")
+            || read_json(&file)
+                .as_ref()
+                .and_then(Value::as_object)
+                .is_some_and(|folders| {
+                    folders.iter().any(|(path, rule)| {
+                        let path = Path::new(path);
+                        match rule.as_str() {
+                            Some("TRUST_FOLDER") => workdir.starts_with(path),
+                            Some("TRUST_PARENT") => {
+                                path.parent().is_some_and(|p| workdir.starts_with(p))
+                            }
+                            _ => false,
+                        }
+                    })
+                });
+        Some((trusted, file))
+    }
+}
+
+fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
         "SessionStart" => snake_start(map),

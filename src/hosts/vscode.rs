@@ -9,16 +9,69 @@ use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
+use super::adapter::Adapter;
 use super::fields::{Object, flag, optional_string, string};
-use super::{Event, InputError, Start, Stop};
+use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::{Event, Host, InputError, Start, Stop};
 use crate::gate::Message;
+
+const COMMAND: &str = "git prove-it hook vscode";
+
+const WIRING: Scheme = Scheme {
+    path: ".github/hooks/prove-it-vscode.json",
+    layout: Layout::Flat {
+        typed: true,
+        command_key: "command",
+        timeout_key: Some("timeout"),
+        version: false,
+    },
+    entries: &[
+        entry("SessionStart", COMMAND, START_TIMEOUT, false),
+        entry("Stop", COMMAND, STOP_TIMEOUT, true),
+    ],
+    timeout_unit_ms: 1000,
+    default_timeout: Some(30),
+};
+
+pub(super) struct Vscode;
+
+impl Adapter for Vscode {
+    fn name(&self) -> &'static str {
+        "vscode"
+    }
+
+    fn title(&self) -> &'static str {
+        "VS Code"
+    }
+
+    /// A payload in Claude Code's dialect is answered as Claude Code.
+    fn dialect(&self, payload: &Object) -> Option<Host> {
+        (!speaks(payload)).then_some(Host::Claude)
+    }
+
+    fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
+        parse(payload)
+    }
+
+    fn answer(&self, event: Option<&Event>, message: &Message) -> Option<Value> {
+        answer(event, message)
+    }
+
+    fn shows_notices(&self) -> bool {
+        true
+    }
+
+    fn wiring(&self) -> &'static Scheme {
+        &WIRING
+    }
+}
 
 /// Whether a payload is VS Code's rather than Claude Code's.
 pub(super) fn speaks(map: &Object) -> bool {
     map.contains_key("hookEventName") && !map.contains_key("hook_event_name")
 }
 
-pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
+fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hookEventName")?;
     match name.as_str() {
         "SessionStart" => Ok(Event::Start(Start {
@@ -38,7 +91,7 @@ pub(super) fn parse(map: &Object) -> Result<Event, InputError> {
     }
 }
 
-pub(super) fn answer(event: Option<&Event>, message: &Message) -> Option<Value> {
+fn answer(event: Option<&Event>, message: &Message) -> Option<Value> {
     match message {
         Message::Silent => None,
         Message::Notice(text) => Some(json!({ "systemMessage": text })),
@@ -53,7 +106,6 @@ pub(super) fn answer(event: Option<&Event>, message: &Message) -> Option<Value> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosts::Host;
 
     const STOP: &[u8] = br#"{"timestamp":"2026-11-29T10:30:00.000Z","cwd":"/repo","sessionId":"vs1","hookEventName":"Stop","transcript_path":"/t.json","stop_hook_active":false}"#;
 

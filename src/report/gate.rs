@@ -88,9 +88,10 @@ pub(crate) fn answer(answer: &Answer) -> Message {
     }
 }
 
-/// The words of any reply of the gate's, host-neutral.
-pub(crate) fn reply(reply: &Reply) -> Message {
-    match reply {
+/// The words of any reply of the gate's, host-neutral. `notices_as_blocks`: the host shows no
+/// notices and wants one told to the agent as a block here (`hosts::Host::notices_as_blocks`).
+pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
+    let message = match reply {
         Reply::Silent => Message::Silent,
         Reply::Announce => Message::Notice(
             "prove-it: the gate is armed in this repository: when a turn that changed it ends \
@@ -110,6 +111,10 @@ pub(crate) fn reply(reply: &Reply) -> Message {
              session will count as changes."
         )),
         Reply::CouldNotCheck(error) => could_not_check(error),
+    };
+    match message {
+        Message::Notice(text) if notices_as_blocks => Message::Block(notice_for_the_agent(&text)),
+        message => message,
     }
 }
 

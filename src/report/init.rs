@@ -1,9 +1,9 @@
 use std::io::{self, Write};
 use std::path::PathBuf;
 
+use crate::hosts::{Host, Wired};
 use crate::setup::demo::{Demo, Shown};
-use crate::setup::host::Wired;
-use crate::setup::{Host, Stack, stack};
+use crate::setup::{Stack, stack};
 
 use crate::gate::Message;
 

@@ -28,7 +28,9 @@ pub(crate) use commits::{
 };
 pub(crate) use doctor::{DoctorReport, Finding, Health};
 pub(crate) use failure::{error_chain, render_failure};
-pub(crate) use gate::{could_not_check, notice_for_the_agent, reply};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use gate::could_not_check;
+pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use ledger::{LedgerEntry, LedgerReport};

@@ -1,12 +1,12 @@
-//! Setting a repository up for the gate: recognising its stack, the verify.sh `init` writes,
-//! wiring agent hosts, and `init`'s demonstration.
+//! Setting a repository up for the gate and checking the set-up: recognising its stack, the
+//! verify.sh `init` writes, `init`'s demonstration, and `doctor`'s checks. Wiring each agent
+//! host is that host's module's (`crate::hosts`).
 //!
 //! It never prints and never writes the user's files itself: `cli/init.rs` acts on what it
 //! returns, and `report` renders it.
 
 pub(crate) mod demo;
-pub(crate) mod host;
+pub(crate) mod doctor;
 pub(crate) mod stack;
 
-pub(crate) use host::Host;
 pub(crate) use stack::Stack;

@@ -37,18 +37,15 @@ struct Rule {
 const RULES: &[Rule] = &[
     Rule {
         from: From::Module("git"),
-        // `proof` is the pending rule below.
-        names: Names::Only(&["outcome", "exit", "process", "proof"]),
-        reason: "git/ is the bottom layer: it stores and loads what the layers above decide, and names nothing above it (gate, hosts, report, cli, claim, setup, signing, verify; proof only while the next rule is pending)",
+        names: Names::Only(&["outcome", "exit", "process"]),
+        reason: "git/ is the bottom layer: it stores and loads what the layers above decide, and names nothing above it (gate, hosts, report, cli, claim, setup, signing, verify, proof)",
         pending: None,
     },
     Rule {
         from: From::Module("git"),
         names: Names::Never(&["proof"]),
         reason: "git/ stores and loads note texts without knowing the record format: how two notes merge is passed in by the caller, from proof",
-        pending: Some(
-            "the entry points git/remote.rs (moving onto the process supervisor) and cli/doctor.rs (being rewritten) call still fill in proof::merge: git/notes_sync.rs merge_into, git/reflog.rs overwritten_proofs and restore; remove them once sync_proofs and doctor pass the merge",
-        ),
+        pending: None,
     },
     Rule {
         from: From::Module("report"),
@@ -66,9 +63,7 @@ const RULES: &[Rule] = &[
         from: From::Module("hosts"),
         names: Names::Never(&["report"]),
         reason: "a host renders the gate's answer in its own protocol; report/ renders for a terminal",
-        pending: Some(
-            "hosts/copilot.rs and hosts/cursor.rs still call report::notice_for_the_agent; hosts/ is being rewritten into one module per host (issue 18)",
-        ),
+        pending: None,
     },
     Rule {
         from: From::Module("gate"),

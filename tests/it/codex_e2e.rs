@@ -1,35 +1,91 @@
-//! End to end with the real Codex CLI binary against a fake Responses API server on 127.0.0.1.
-//!
-//! Each test runs `codex exec` in a temporary repository wired by
-//! `git prove-it init --yes --no-demo --host codex` (`.codex/hooks.json`), so Codex itself calls
-//! `git prove-it hook codex` at SessionStart and Stop, and reads our answers. Codex loads a
-//! repository's `.codex/` only for a trusted project, and runs its hooks in `codex exec` only with
-//! `--dangerously-bypass-hook-trust`: each run's own `CODEX_HOME` trusts the repository, as
-//! `codex exec --trust` would record it. The binary comes from `PROVE_IT_CODEX` or `codex` on
-//! PATH; without it these tests skip, saying so on stderr, unless `PROVE_IT_E2E_REQUIRED` names
-//! codex (as `.ci/run` does).
+//! Codex CLI, end to end: `codex exec --json` in a repository wired by
+//! `git prove-it init --host codex` (`.codex/hooks.json`), against a fake OpenAI Responses API,
+//! so Codex itself calls `git prove-it hook codex` at SessionStart and Stop and reads our
+//! answers. Codex loads a repository's `.codex/` only for a trusted project, and runs its hooks
+//! in `codex exec` only with `--dangerously-bypass-hook-trust`: each run's own `CODEX_HOME`
+//! trusts the repository, as `codex exec --trust` would record it. Codex has no cap on blocks,
+//! and `codex exec` shows no `systemMessage`. The scenarios are `crate::e2e::scenarios`;
+//! doctor's reading of Codex's trust is tested below.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
+use crate::e2e::harness::{host_command, wired_by_init};
+use crate::e2e::scenarios::{ANSWER, read_only};
 use crate::e2e::{
-    self, ALWAYS_FAILING, ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, CODEX, MARKS_HOME,
-    REFUSED_DELETION, YIELD, describe, json_lines, last_answers, run_bounded,
+    Agent, Feedback, HostInfo, describe, json_lines, last_answers, run_bounded, scenarios_for,
 };
 use crate::fake_model::responses::Responses;
 use crate::fake_model::{FakeModel, Script};
 use crate::harness::TestRepo;
 
-/// How Codex hands a Stop hook's reason to the model: a user message in this tag.
-const FEEDBACK: &str = "<hook_prompt";
 /// Codex has no cap on blocks: a run past this was not ended by the gate's budget, and fails.
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// The variable that holds the fake server's key (`env_key` in the provider's config).
 const KEY_VAR: &str = "PROVE_IT_FAKE_OPENAI_KEY";
 
-fn start(script: Script) -> FakeModel {
-    FakeModel::start(Responses, script)
+pub struct Codex;
+
+const INFO: HostInfo = HostInfo {
+    name: "codex",
+    binary: "codex",
+    env: "PROVE_IT_CODEX",
+    product: "Codex CLI",
+    wiring: ".codex/hooks.json",
+};
+
+scenarios_for!(
+    Codex,
+    "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+);
+
+impl Agent for Codex {
+    fn info(&self) -> &'static HostInfo {
+        &INFO
+    }
+
+    fn start(&self, script: Script) -> FakeModel {
+        FakeModel::start(Responses, script)
+    }
+
+    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
+        run_codex_trusting(binary, repo, server, prompt, Trust::Recorded)
+    }
+
+    fn shows_notices(&self) -> bool {
+        false
+    }
+
+    /// A user message in a `<hook_prompt>` tag naming the hook that answered: the one init
+    /// wired in the repository.
+    fn feedback(&self) -> Feedback {
+        Feedback::Framed {
+            mark: "<hook_prompt",
+            before: "/.codex/hooks.json\">",
+        }
+    }
+
+    fn shell_tool(&self) -> &'static str {
+        "exec_command"
+    }
+
+    fn final_answer(&self, out: &Output) -> Option<String> {
+        self.answers(out)?.pop()
+    }
+
+    /// What the agent said, message by message, as `codex exec` shows it.
+    fn answers(&self, out: &Output) -> Option<Vec<String>> {
+        Some(
+            json_lines(out)
+                .into_iter()
+                .filter(|event| {
+                    event["type"] == "item.completed" && event["item"]["type"] == "agent_message"
+                })
+                .filter_map(|event| event["item"]["text"].as_str().map(str::to_owned))
+                .collect(),
+        )
+    }
 }
 
 /// How a run trusts the repository, without which Codex ignores its `.codex/hooks.json`.
@@ -43,7 +99,7 @@ enum Trust {
 
 /// A `CODEX_HOME` of the run's own: the fake provider, no network at start, no approvals, and
 /// the repository's trust recorded when `trust` says so.
-fn codex_home(repo: &TestRepo, server: &FakeModel, trust: Trust) -> std::path::PathBuf {
+fn codex_home(repo: &TestRepo, server: &FakeModel, trust: Trust) -> PathBuf {
     let home = repo.home().join("codex-home");
     std::fs::create_dir_all(&home).unwrap();
     let project = std::fs::canonicalize(&repo.root).unwrap();
@@ -80,11 +136,6 @@ apps = false
     home
 }
 
-/// Run `codex exec prompt` in the repository against the fake server, bounded by RUN_LIMIT.
-fn run_codex(codex: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
-    run_codex_trusting(codex, repo, server, prompt, Trust::Recorded)
-}
-
 fn run_codex_trusting(
     codex: &Path,
     repo: &TestRepo,
@@ -92,7 +143,7 @@ fn run_codex_trusting(
     prompt: &str,
     trust: Trust,
 ) -> Output {
-    let mut cmd = repo.command(codex);
+    let mut cmd = host_command(codex, repo);
     cmd.args(["exec", "--json", "--skip-git-repo-check"]);
     if trust == Trust::Flag {
         cmd.arg("--trust");
@@ -103,172 +154,14 @@ fn run_codex_trusting(
     run_bounded(cmd, RUN_LIMIT)
 }
 
-/// What the agent said, message by message, as `codex exec` shows it.
-fn agent_messages(out: &Output) -> Vec<String> {
-    json_lines(out)
-        .into_iter()
-        .filter(|event| {
-            event["type"] == "item.completed" && event["item"]["type"] == "agent_message"
-        })
-        .filter_map(|event| event["item"]["text"].as_str().map(str::to_owned))
-        .collect()
-}
+// Codex only: doctor reads the project trust Codex records itself.
 
 #[test]
-fn a_failing_change_is_blocked_the_model_sees_why_and_the_fix_is_proven() {
-    let Some(codex) = CODEX.or_skip("codex_e2e::a_failing_change_is_blocked") else {
-        return;
-    };
-    let repo = e2e::wired_by_init(&CODEX, ANSWER_CHECK, ANSWER);
-    let server = start(e2e::failing_change());
-    let out = run_codex(&codex, &repo, &server, "add a greeting");
-    let context = describe(&out, &server);
-    assert!(out.status.success(), "{context}");
-
-    let turns = server.agent_turns();
-    assert_eq!(turns.len(), 4, "{context}");
-    // The fake calls the shell tool the real request offers.
-    let tools = turns[0].body["tools"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    assert!(
-        tools.iter().any(|tool| tool["name"] == "exec_command"),
-        "{context}"
-    );
-    let feedback = turns[2].last_user_text();
-    assert!(feedback.contains(FEEDBACK), "{context}");
-    // Codex names the hook that answered: the one init wired in the repository.
-    assert!(
-        feedback.contains(&format!("/.codex/hooks.json\">{BLOCK}1 of 3")),
-        "{context}"
-    );
-    assert!(
-        feedback.contains(ANSWER_WRONG),
-        "the model's next request carries verify.sh's failing lines: {context}"
-    );
-    assert_eq!(
-        server.final_user_text().matches(FEEDBACK).count(),
-        1,
-        "{context}"
-    );
-    assert_eq!(
-        agent_messages(&out).last().map(String::as_str),
-        Some("Fixed: answer.txt is 4 again, verify.sh passes."),
-        "{context}"
-    );
-
-    e2e::assert_proven_by(&repo, &CODEX);
-}
-
-#[test]
-fn an_always_failing_verify_sh_ends_the_turn_by_the_budget_with_a_last_block() {
-    let Some(codex) = CODEX.or_skip("codex_e2e::an_always_failing_verify_sh") else {
-        return;
-    };
-    let repo = e2e::wired_by_init(&CODEX, ALWAYS_FAILING, &[]);
-    let server = start(e2e::always_claiming());
-    // Codex has no cap of its own: only the gate's budget ends this run before RUN_LIMIT.
-    let out = run_codex(&codex, &repo, &server, "make a change");
-    let context = describe(&out, &server);
-    assert!(out.status.success(), "{context}");
-
-    // The default budget's 3 blocks, then one last block: `codex exec` shows no systemMessage,
-    // so the yield's notice goes to the agent, asking it to quote the notice to the user.
-    let seen = server.final_user_text();
-    assert_eq!(seen.matches(FEEDBACK).count(), 4, "{context}");
-    assert_eq!(seen.matches(BLOCK).count(), 3, "{context}");
-    assert_eq!(seen.matches(YIELD).count(), 1, "{context}");
-    let turns = server.agent_turns();
-    assert_eq!(turns.len(), 6, "{context}");
-    for turn in &turns[2..] {
-        assert!(
-            turn.last_user_text().contains("check 42 is broken"),
-            "{context}"
-        );
-    }
-    let last = turns[5].last_user_text();
-    assert!(last.contains(YIELD), "{context}");
-    assert!(
-        last.contains("end your answer by quoting the notice above to them"),
-        "{context}"
-    );
-    // The stop after the last block ends the turn: nothing more went to the model.
-    assert_eq!(
-        agent_messages(&out),
-        vec!["All tests pass."; 5],
-        "{context}"
-    );
-    assert_eq!(last_answers(&repo), ["notice"], "{context}");
-    e2e::assert_unproven(&repo);
-}
-
-#[test]
-fn the_budget_holds_when_the_agent_acts_between_blocks() {
-    let Some(codex) = CODEX.or_skip("codex_e2e::the_budget_holds_when_the_agent_acts") else {
-        return;
-    };
-    let repo = e2e::wired_by_init(&CODEX, ALWAYS_FAILING, &[]);
-    // After each block the agent runs a command, then claims again: still one turn.
-    let server = start(e2e::acting_between_blocks());
-    let out = run_codex(&codex, &repo, &server, "make a change");
-    let context = describe(&out, &server);
-    assert!(out.status.success(), "{context}");
-    let seen = server.final_user_text();
-    for attempt in 1..=3 {
-        assert_eq!(
-            seen.matches(&format!("{BLOCK}{attempt} of 3")).count(),
-            1,
-            "{context}"
-        );
-    }
-    assert_eq!(seen.matches(YIELD).count(), 1, "{context}");
-    e2e::assert_unproven(&repo);
-}
-
-#[test]
-fn a_read_only_prompt_never_runs_verify_sh() {
-    let Some(codex) = CODEX.or_skip("codex_e2e::a_read_only_prompt") else {
-        return;
-    };
-    // verify.sh leaves a mark in HOME, which Codex, the hook and verify.sh inherit from the test.
-    let repo = e2e::wired_by_init(&CODEX, MARKS_HOME, ANSWER);
-    let server = start(e2e::read_only());
-    let out = run_codex(&codex, &repo, &server, "what is in answer.txt?");
-    let context = describe(&out, &server);
-    assert!(out.status.success(), "{context}");
-    e2e::assert_read_only_turn(&repo, &server, &context);
-}
-
-#[test]
-fn deleting_verify_sh_is_refused_until_it_is_restored() {
-    let Some(codex) = CODEX.or_skip("codex_e2e::deleting_verify_sh") else {
-        return;
-    };
-    let repo = e2e::wired_by_init(&CODEX, "echo fine", ANSWER);
-    let server = start(e2e::deleting_verify_sh());
-    let out = run_codex(&codex, &repo, &server, "change the answer");
-    let context = describe(&out, &server);
-    assert!(out.status.success(), "{context}");
-
-    let turns = server.agent_turns();
-    assert_eq!(turns.len(), 4, "{context}");
-    let refusal = turns[2].last_user_text();
-    assert!(refusal.contains(FEEDBACK), "{context}");
-    assert!(refusal.contains(REFUSED_DELETION), "{context}");
-    assert!(repo.path("verify.sh").is_file(), "{context}");
-    // Restored, the changed state is proven by the verify.sh of the session's start.
-    let state = repo.stock_state_tree().unwrap();
-    assert!(repo.note(&state).is_some(), "{context}");
-}
-
-#[test]
+#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn doctor_reads_the_project_trust_codex_records() {
-    let Some(codex) = CODEX.or_skip("codex_e2e::doctor_reads_the_project_trust") else {
-        return;
-    };
-    let repo = e2e::wired_by_init(&CODEX, "echo fine", ANSWER);
-    let server = start(e2e::read_only());
+    let codex = INFO.binary();
+    let repo = wired_by_init(&INFO, "echo fine", ANSWER);
+    let server = Codex.start(read_only());
     let doctor = |repo: &TestRepo| {
         let out = repo
             .prove_it(&["doctor"])

@@ -36,15 +36,86 @@ pub fn hermetic(cmd: &mut Command, home: &Path) {
         .env("LC_ALL", "C");
 }
 
+/// The programs the tests run, and those that run under them (git's hooks, verify.sh scripts,
+/// the hosts' shell tools, man pages, signing): PATH holds the directories that have them.
+pub const TOOLS: &[&str] = &[
+    "git",
+    "sh",
+    "bash",
+    "env",
+    "cat",
+    "cp",
+    "echo",
+    "rm",
+    "mv",
+    "ln",
+    "touch",
+    "mkdir",
+    "ls",
+    "chmod",
+    "chattr",
+    "test",
+    "true",
+    "false",
+    "printf",
+    "head",
+    "tail",
+    "wc",
+    "sort",
+    "grep",
+    "sed",
+    "seq",
+    "yes",
+    "date",
+    "sleep",
+    "timeout",
+    "kill",
+    "id",
+    "stat",
+    "find",
+    "pwd",
+    "man",
+    "script",
+    "ssh-keygen",
+    "ssh-agent",
+    "ssh-add",
+];
+
 /// PATH with the directory of the binary under test first, so that `git prove-it` (as hooks
-/// run it) is this build.
+/// run it) is this build; then the directories that hold [`TOOLS`], and nothing else.
 pub fn path_with_our_binary() -> std::ffi::OsString {
-    let bin = cargo_bin("git-prove-it");
-    let mut dirs = vec![bin.parent().expect("the binary has a directory").to_owned()];
-    dirs.extend(std::env::split_paths(
-        &std::env::var_os("PATH").unwrap_or_default(),
-    ));
+    static PATH: std::sync::OnceLock<std::ffi::OsString> = std::sync::OnceLock::new();
+    PATH.get_or_init(|| {
+        let bin = cargo_bin("git-prove-it");
+        let ours = bin.parent().expect("the binary has a directory").to_owned();
+        built_path(&[ours], TOOLS)
+    })
+    .clone()
+}
+
+/// A PATH built, not inherited: `first`, then each directory of the caller's PATH that holds
+/// one of `tools` (the first that holds each, in the caller's order), so that a program the
+/// tests do not name (an installed git-prove-it, an agent host) is never found by accident.
+pub fn built_path(first: &[PathBuf], tools: &[&str]) -> std::ffi::OsString {
+    let caller: Vec<PathBuf> =
+        std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()).collect();
+    let wanted: Vec<&PathBuf> = tools
+        .iter()
+        .filter_map(|tool| caller.iter().find(|dir| is_program(&dir.join(tool))))
+        .collect();
+    let mut dirs: Vec<PathBuf> = first.to_vec();
+    for dir in caller.iter().filter(|dir| wanted.contains(dir)) {
+        if !dirs.contains(dir) {
+            dirs.push(dir.clone());
+        }
+    }
     std::env::join_paths(dirs).expect("PATH entries join")
+}
+
+/// An executable file (or a link to one).
+pub fn is_program(path: &Path) -> bool {
+    std::fs::metadata(path)
+        .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
 }
 
 /// A bare repository on disk, standing in for a remote such as GitHub.

@@ -2,8 +2,8 @@
 
 use std::io::{Read, Write};
 
-use crate::gate::{self, HostRules, Message};
-use crate::hosts::{self, CLAUDE_BLOCK_CAP_ENV, Event, Host, Incoming, InputError, Stop};
+use crate::gate::{self, Message, Reply};
+use crate::hosts::{CLAUDE_BLOCK_CAP_ENV, Event, Host, Incoming, InputError};
 use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
@@ -45,24 +45,25 @@ pub(crate) fn run(
     if announce {
         again.push("--announce");
     }
-    let (dialect, event, message) = match super::without_callers_git_env(&again) {
+    let (dialect, event, reply) = match super::without_callers_git_env(&again) {
         None => answer(host, event_arg, announce, stdin),
         Some(Ok(status)) if status.success() => return Ok(crate::exit::OK),
         Some(Ok(status)) => (
             host,
             None,
-            report::could_not_check(&format!(
+            Reply::CouldNotCheck(format!(
                 "the hook, run again without the caller's GIT_DIR and the like, ended with {status}"
             )),
         ),
         Some(Err(error)) => (
             host,
             None,
-            report::could_not_check(&format!(
+            Reply::CouldNotCheck(format!(
                 "could not run the hook again without the caller's GIT_DIR and the like: {error}"
             )),
         ),
     };
+    let message = report::reply(&reply, dialect.notices_as_blocks(event.as_ref()));
     if let Message::Notice(text) | Message::Block(text) = &message {
         // Hosts show stderr in their verbose modes and logs; stdout is the protocol.
         let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());
@@ -72,19 +73,20 @@ pub(crate) fn run(
     Ok(crate::exit::OK)
 }
 
-/// The dialect to answer in, the event when it could be read, and the answer.
+/// The dialect to answer in, the event when it could be read, and the gate's reply.
 fn answer(
     host: Host,
     event_arg: Option<&str>,
     announce: bool,
     stdin: &mut dyn Read,
-) -> (Host, Option<Event>, Message) {
+) -> (Host, Option<Event>, Reply) {
     let mut input = Vec::new();
     if let Err(error) = stdin.take(INPUT_CAP).read_to_end(&mut input) {
+        let error = InputError::Read(error);
         return (
             host,
             None,
-            report::could_not_check(&report::error_chain(&InputError::Read(error))),
+            Reply::CouldNotCheck(report::error_chain(&error)),
         );
     }
     let Incoming { host, event } = match host.parse(&input, event_arg) {
@@ -93,53 +95,16 @@ fn answer(
             return (
                 host,
                 None,
-                report::could_not_check(&report::error_chain(&error)),
+                Reply::CouldNotCheck(report::error_chain(&error)),
             );
         }
     };
-    let message = super::guarded(|| {
-        report::reply(&match &event {
-            Event::Stop(stop) => gate::stop(&Rules::of(host), stop),
-            Event::Start(start) => gate::session_start(start, announce),
-            Event::Other { .. } => gate::Reply::Silent,
-        })
-    });
-    (host, Some(event), message)
-}
-
-/// A host's rules for the gate, with the host's own settings read from the environment once.
-struct Rules {
-    host: Host,
-    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, Claude Code's own cap on consecutive blocks.
-    claude_cap: Option<String>,
-}
-
-impl Rules {
-    fn of(host: Host) -> Rules {
-        Rules {
-            host,
-            claude_cap: std::env::var(CLAUDE_BLOCK_CAP_ENV).ok(),
+    let reply = super::guarded(|| match &event {
+        Event::Stop(stop) => {
+            gate::stop(&host.rules(std::env::var(CLAUDE_BLOCK_CAP_ENV).ok()), stop)
         }
-    }
-}
-
-impl HostRules for Rules {
-    fn name(&self) -> &'static str {
-        self.host.name()
-    }
-
-    fn block_budget(&self, policy: u32) -> u32 {
-        self.host.block_budget(policy, self.claude_cap.as_deref())
-    }
-
-    fn shows_notices(&self) -> bool {
-        self.host.shows_notices()
-    }
-
-    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
-        stop.claim.clone().or_else(|| {
-            let transcript = stop.transcript.as_deref()?;
-            hosts::copilot::last_answer(transcript, previous_answer_ns)
-        })
-    }
+        Event::Start(start) => gate::session_start(start, announce),
+        Event::Other { .. } => Reply::Silent,
+    });
+    (host, Some(event), reply)
 }

@@ -64,14 +64,14 @@ pub(crate) fn run(
 
 /// Run `answer`, turning a panic into a loud "could not check" rather than a crash a host would
 /// read as a pass.
-fn guarded(answer: impl FnOnce() -> crate::gate::Message) -> crate::gate::Message {
+fn guarded(answer: impl FnOnce() -> crate::gate::Reply) -> crate::gate::Reply {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
             .map(|s| s.to_string())
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "an internal error".to_string());
-        crate::report::could_not_check(&format!("git-prove-it crashed: {what}"))
+        crate::gate::Reply::CouldNotCheck(format!("git-prove-it crashed: {what}"))
     })
 }
 

@@ -103,7 +103,7 @@ fn pre_push(
 
     // The push goes on: send the proofs with it. Failing to is worth a warning, not a refusal:
     // the commits are proven here, and `git prove-it sync` can send the proofs later.
-    match repo.sync_proofs(remote) {
+    match repo.sync_proofs(remote, &crate::proof::merge) {
         Ok(synced) => report::proofs_sent(&SyncReport::new(JSON_VERSION, &synced), err)?,
         Err(error) => report::proofs_not_sent(remote, &error, err)?,
     }

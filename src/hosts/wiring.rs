@@ -1,12 +1,26 @@
-//! Wiring an agent host's hooks to the gate: where each host keeps its project configuration, and
-//! how our hook entries are merged into it without dropping anything that is already there.
+//! Merging the gate's hook entries into a host's JSON configuration without dropping anything
+//! that is already there, and reading back whether (and with which timeout) they are wired.
 //!
-//! Pure: text in, text out. `cli/init.rs` reads and writes the files. The hosts are
-//! `crate::hosts::Host`; ADAPTERS.md shows each configuration this writes.
+//! Pure: text in, text out. `cli/init.rs` reads and writes the files, `setup/doctor.rs` reads
+//! them. Each host's module says where its file is and which entries it needs ([`Scheme`]);
+//! ADAPTERS.md shows each configuration this writes.
 
 use serde_json::{Map, Value, json};
 
-pub(crate) use crate::hosts::Host;
+/// How one host is wired: its configuration file, the shape of its hooks and the entries the
+/// gate needs there.
+#[derive(Debug)]
+pub(crate) struct Scheme {
+    /// The project configuration file, relative to the worktree root.
+    pub path: &'static str,
+    pub layout: Layout,
+    /// The entries the gate needs, in the host's units.
+    pub entries: &'static [HookEntry],
+    /// Milliseconds per unit of the host's timeouts (Gemini counts in milliseconds).
+    pub timeout_unit_ms: u64,
+    /// The host's timeout for a hook that sets none, in seconds.
+    pub default_timeout: Option<u64>,
+}
 
 /// One hook entry the gate needs in a host's configuration.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -23,7 +37,7 @@ pub(crate) struct HookEntry {
 
 /// How a host's configuration file lists hooks under `"hooks"."<event>"`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Layout {
+pub(crate) enum Layout {
     /// Claude Code's shape: `[{"hooks": [{"type": "command", "command": C, "timeout": T}]}]`.
     Grouped { timeout_key: &'static str },
     /// A flat list of hooks: `[{..., <command_key>: C, <timeout_key>: T}]`, with `"version": 1`
@@ -68,10 +82,16 @@ pub(crate) enum Error {
 /// The session-start hook's timeout and the stop hook's, in seconds: the stop hook's must exceed
 /// verify.sh's (300 s by default), since hosts ignore a hook that times out, which would end the
 /// turn without a verdict.
-const START_TIMEOUT: u64 = 60;
-const STOP_TIMEOUT: u64 = 900;
+pub(super) const START_TIMEOUT: u64 = 60;
+pub(super) const STOP_TIMEOUT: u64 = 900;
 
-const fn entry(event: &'static str, command: &'static str, timeout: u64, stop: bool) -> HookEntry {
+/// An entry with a timeout in the host's unit.
+pub(super) const fn entry(
+    event: &'static str,
+    command: &'static str,
+    timeout: u64,
+    stop: bool,
+) -> HookEntry {
     HookEntry {
         event,
         command,
@@ -80,155 +100,10 @@ const fn entry(event: &'static str, command: &'static str, timeout: u64, stop: b
     }
 }
 
-impl Host {
-    /// The host's name for people.
-    pub(crate) fn title(self) -> &'static str {
-        match self {
-            Host::Claude => "Claude Code",
-            Host::Codex => "Codex CLI",
-            Host::Gemini => "Gemini CLI",
-            Host::Copilot => "Copilot CLI",
-            Host::Cursor => "Cursor",
-            Host::Vscode => "VS Code",
-        }
-    }
-
-    /// The project configuration file, relative to the worktree root.
-    pub(crate) fn config_path(self) -> &'static str {
-        match self {
-            Host::Claude => ".claude/settings.json",
-            Host::Codex => ".codex/hooks.json",
-            Host::Gemini => ".gemini/settings.json",
-            Host::Copilot => ".github/hooks/prove-it-copilot.json",
-            Host::Cursor => ".cursor/hooks.json",
-            Host::Vscode => ".github/hooks/prove-it-vscode.json",
-        }
-    }
-
-    fn layout(self) -> Layout {
-        match self {
-            Host::Claude | Host::Codex | Host::Gemini => Layout::Grouped {
-                timeout_key: "timeout",
-            },
-            Host::Copilot => Layout::Flat {
-                typed: true,
-                command_key: "bash",
-                timeout_key: Some("timeoutSec"),
-                version: true,
-            },
-            Host::Cursor => Layout::Flat {
-                typed: false,
-                command_key: "command",
-                timeout_key: None,
-                version: true,
-            },
-            Host::Vscode => Layout::Flat {
-                typed: true,
-                command_key: "command",
-                timeout_key: Some("timeout"),
-                version: false,
-            },
-        }
-    }
-
-    /// Milliseconds per unit of the host's timeouts (Gemini counts in milliseconds).
-    fn timeout_unit_ms(self) -> u64 {
-        if self == Host::Gemini { 1 } else { 1000 }
-    }
-
-    /// The host's timeout for a hook that sets none, in seconds.
-    fn default_timeout(self) -> Option<u64> {
-        match self {
-            Host::Claude | Host::Codex => Some(600),
-            Host::Gemini => Some(60),
-            Host::Vscode => Some(30),
-            Host::Copilot | Host::Cursor => None,
-        }
-    }
-
-    /// The entries the gate needs, in the host's units.
-    pub(crate) fn entries(self) -> &'static [HookEntry] {
-        const CLAUDE: &str = "git prove-it hook claude";
-        const CODEX: &str = "git prove-it hook codex";
-        const GEMINI: &str = "git prove-it hook gemini";
-        const VSCODE: &str = "git prove-it hook vscode";
-        const CURSOR: &str = "git prove-it hook cursor";
-        const CLAUDE_ENTRIES: [HookEntry; 2] = [
-            entry("SessionStart", CLAUDE, START_TIMEOUT, false),
-            entry("Stop", CLAUDE, STOP_TIMEOUT, true),
-        ];
-        const CODEX_ENTRIES: [HookEntry; 2] = [
-            entry("SessionStart", CODEX, START_TIMEOUT, false),
-            entry("Stop", CODEX, STOP_TIMEOUT, true),
-        ];
-        const GEMINI_ENTRIES: [HookEntry; 2] = [
-            entry("SessionStart", GEMINI, START_TIMEOUT * 1000, false),
-            entry("AfterAgent", GEMINI, STOP_TIMEOUT * 1000, true),
-        ];
-        const COPILOT_ENTRIES: [HookEntry; 2] = [
-            entry(
-                "sessionStart",
-                "git prove-it hook copilot sessionStart",
-                START_TIMEOUT,
-                false,
-            ),
-            entry(
-                "agentStop",
-                "git prove-it hook copilot agentStop",
-                STOP_TIMEOUT,
-                true,
-            ),
-        ];
-        const CURSOR_ENTRIES: [HookEntry; 2] = [
-            HookEntry {
-                event: "beforeSubmitPrompt",
-                command: CURSOR,
-                timeout: None,
-                stop: false,
-            },
-            HookEntry {
-                event: "stop",
-                command: CURSOR,
-                timeout: None,
-                stop: true,
-            },
-        ];
-        const VSCODE_ENTRIES: [HookEntry; 2] = [
-            entry("SessionStart", VSCODE, START_TIMEOUT, false),
-            entry("Stop", VSCODE, STOP_TIMEOUT, true),
-        ];
-        match self {
-            Host::Claude => &CLAUDE_ENTRIES,
-            Host::Codex => &CODEX_ENTRIES,
-            Host::Gemini => &GEMINI_ENTRIES,
-            Host::Copilot => &COPILOT_ENTRIES,
-            Host::Cursor => &CURSOR_ENTRIES,
-            Host::Vscode => &VSCODE_ENTRIES,
-        }
-    }
-
-    /// What the user must do before the host runs a repository's hooks, if anything.
-    pub(crate) fn trust_step(self) -> Option<&'static str> {
-        match self {
-            Host::Claude => Some(
-                "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",
-            ),
-            Host::Codex => Some(
-                "Codex skips hooks it does not trust, silently, and reads .codex/ only in a trusted project: trust this folder and approve its hooks in interactive codex (codex exec: --trust, and --dangerously-bypass-hook-trust)",
-            ),
-            Host::Gemini => Some(
-                "Gemini CLI loads a repository's hooks only in a trusted folder: run /trust in gemini here (headless: GEMINI_CLI_TRUST_WORKSPACE=true)",
-            ),
-            Host::Copilot => Some(
-                "Copilot CLI loads repository hooks only in a trusted folder: start copilot here and trust the folder (headless: COPILOT_ALLOW_ALL=true)",
-            ),
-            Host::Cursor | Host::Vscode => None,
-        }
-    }
-
+impl Scheme {
     /// The hook object for one entry, in the host's layout.
-    fn hook(self, entry: &HookEntry) -> Value {
-        match self.layout() {
+    fn hook(&self, entry: &HookEntry) -> Value {
+        match self.layout {
             Layout::Grouped { timeout_key } => {
                 let mut hook = json!({ "type": "command", "command": entry.command });
                 if let Some(timeout) = entry.timeout {
@@ -258,7 +133,7 @@ impl Host {
     /// Merge our hook entries into the configuration `existing` (None: no file yet). Every key
     /// and hook already there is kept, in its order; an entry whose command is already wired
     /// for an event is not added again, so wiring twice changes nothing.
-    pub(crate) fn wire(self, existing: Option<&str>) -> Result<Wired, Error> {
+    pub(crate) fn wire(&self, existing: Option<&str>) -> Result<Wired, Error> {
         let mut root = match existing {
             Some(text) if !text.trim().is_empty() => {
                 serde_json::from_str::<Value>(text).map_err(Error::Json)?
@@ -268,7 +143,7 @@ impl Host {
         let root_map = root
             .as_object_mut()
             .ok_or_else(|| shape("the file", "object"))?;
-        if let Layout::Flat { version: true, .. } = self.layout() {
+        if let Layout::Flat { version: true, .. } = self.layout {
             root_map.entry("version").or_insert(json!(1));
         }
         let hooks = root_map
@@ -277,7 +152,7 @@ impl Host {
             .as_object_mut()
             .ok_or_else(|| shape("\"hooks\"", "object"))?;
         let mut added = Vec::new();
-        for entry in self.entries() {
+        for entry in self.entries {
             let list = hooks
                 .entry(entry.event)
                 .or_insert_with(|| Value::Array(Vec::new()))
@@ -300,11 +175,11 @@ impl Host {
     }
 
     /// Per entry: whether our hook is wired in `config`, with its timeout in seconds.
-    pub(crate) fn wired_timeouts(self, config: &str) -> Result<Vec<(HookEntry, Wiring)>, Error> {
+    pub(crate) fn wired_timeouts(&self, config: &str) -> Result<Vec<(HookEntry, Wiring)>, Error> {
         let root: Value = serde_json::from_str(config).map_err(Error::Json)?;
         let hooks = root.get("hooks");
         Ok(self
-            .entries()
+            .entries
             .iter()
             .map(|entry| {
                 let list = hooks
@@ -315,15 +190,15 @@ impl Host {
                 let wiring = match self.find(list, entry) {
                     None => Wiring::Missing,
                     Some(hook) => {
-                        let key = match self.layout() {
+                        let key = match self.layout {
                             Layout::Grouped { timeout_key } => Some(timeout_key),
                             Layout::Flat { timeout_key, .. } => timeout_key,
                         };
                         let set = key
                             .and_then(|key| hook.get(key))
                             .and_then(Value::as_u64)
-                            .map(|timeout| timeout * self.timeout_unit_ms() / 1000);
-                        Wiring::Wired(set.or(self.default_timeout()))
+                            .map(|timeout| timeout * self.timeout_unit_ms / 1000);
+                        Wiring::Wired(set.or(self.default_timeout))
                     }
                 };
                 (*entry, wiring)
@@ -332,8 +207,8 @@ impl Host {
     }
 
     /// Our hook for `entry` in an event's list, if it is there.
-    fn find<'a>(self, list: &'a [Value], entry: &HookEntry) -> Option<&'a Value> {
-        match self.layout() {
+    fn find<'a>(&self, list: &'a [Value], entry: &HookEntry) -> Option<&'a Value> {
+        match self.layout {
             Layout::Grouped { .. } => list
                 .iter()
                 .filter_map(|group| group.get("hooks")?.as_array())
@@ -366,6 +241,7 @@ fn shape(what: &str, expected: &'static str) -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hosts::Host;
 
     const SNIPPET: &str = include_str!("../../hooks/claude-settings.json");
 
@@ -438,74 +314,5 @@ mod tests {
             .wire(Some(r#"{"hooks": {"Stop": {}}}"#))
             .unwrap_err();
         assert_eq!(err.to_string(), "\"hooks\".\"Stop\" is not a JSON array");
-    }
-}
-
-#[cfg(test)]
-mod every_host {
-    use super::*;
-
-    /// The first JSON block of the host's section in ADAPTERS.md.
-    fn documented(host: Host) -> Value {
-        let doc = include_str!("../../ADAPTERS.md");
-        let section = doc
-            .split("\n## ")
-            .find(|section| section.starts_with(host.title()))
-            .unwrap_or_else(|| panic!("ADAPTERS.md has no section for {}", host.title()));
-        let block = section
-            .split("```json\n")
-            .nth(1)
-            .and_then(|rest| rest.split("```").next())
-            .unwrap_or_else(|| panic!("no JSON snippet for {}", host.title()));
-        serde_json::from_str(block).unwrap()
-    }
-
-    #[test]
-    fn each_host_is_wired_as_adapters_md_documents_it() {
-        for host in Host::ALL {
-            let wired = host.wire(None).unwrap();
-            let ours: Value = serde_json::from_str(&wired.text).unwrap();
-            assert_eq!(ours, documented(host), "{}", host.title());
-            let again = host.wire(Some(&wired.text)).unwrap();
-            assert!(again.added.is_empty(), "{}", host.title());
-        }
-    }
-
-    #[test]
-    fn each_stop_hook_outlasts_verify_sh_in_the_hosts_own_unit() {
-        for host in Host::ALL {
-            let wired = host.wire(None).unwrap();
-            let timeouts = host.wired_timeouts(&wired.text).unwrap();
-            let stop = timeouts.iter().find(|(entry, _)| entry.stop).unwrap();
-            match host {
-                Host::Cursor => assert_eq!(stop.1, Wiring::Wired(None)),
-                _ => assert_eq!(stop.1, Wiring::Wired(Some(900)), "{}", host.title()),
-            }
-        }
-        let gemini = Host::Gemini.wire(None).unwrap().text;
-        assert!(gemini.contains("900000"), "milliseconds: {gemini}");
-    }
-
-    #[test]
-    fn codex_trust_step_names_both_trusts_codex_exec_needs() {
-        // Codex 0.171.0 reads a repository's .codex/ (hooks.json included) only in a trusted
-        // project, and runs the hooks in `codex exec` only with the hook-trust bypass: the
-        // bypass alone runs nothing (tests/it/codex_e2e.rs runs the real binary).
-        let step = Host::Codex.trust_step().unwrap();
-        assert!(step.contains("--trust"), "{step}");
-        assert!(step.contains("--dangerously-bypass-hook-trust"), "{step}");
-        assert!(step.contains("trusted project"), "{step}");
-    }
-
-    #[test]
-    fn flat_layouts_keep_other_hooks_and_add_the_version() {
-        let existing = r#"{"hooks": {"agentStop": [{"type": "command", "bash": "./notify.sh"}]}}"#;
-        let wired = Host::Copilot.wire(Some(existing)).unwrap();
-        let value: Value = serde_json::from_str(&wired.text).unwrap();
-        assert_eq!(value["version"], 1);
-        let stop = value["hooks"]["agentStop"].as_array().unwrap();
-        assert_eq!(stop[0]["bash"], "./notify.sh");
-        assert_eq!(stop[1]["bash"], "git prove-it hook copilot agentStop");
-        assert_eq!(stop[1]["timeoutSec"], 900);
     }
 }

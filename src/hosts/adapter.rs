@@ -1,0 +1,95 @@
+//! What every host's module provides: the one trait an agent host implements, so that adding a
+//! host is its own file and one line in the registry (`host.rs`).
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::fields::Object;
+use super::trust::Trust;
+use super::wiring::Scheme;
+use super::{Event, Host, InputError, Stop};
+use crate::gate::Message;
+
+/// One agent host: how it talks to the hook, how `init` wires it and how `doctor` reads its
+/// trust. Implemented by a unit struct in the host's module.
+pub(crate) trait Adapter: Sync {
+    /// The name in `git prove-it hook <name>`, in proofs and in the ledger.
+    fn name(&self) -> &'static str;
+
+    /// The host's name for people.
+    fn title(&self) -> &'static str;
+
+    /// The host whose dialect `payload` speaks, when it is not this one's: a host may call our
+    /// hook for another's configuration (VS Code reads Claude Code's settings).
+    fn dialect(&self, _payload: &Object) -> Option<Host> {
+        None
+    }
+
+    /// One event from the hook's stdin, in this host's dialect. `arg` is the event name given
+    /// on the command line, for hosts whose payloads carry none.
+    fn parse(&self, payload: &Object, arg: Option<&str>) -> Result<Event, InputError>;
+
+    /// The hook's stdout for a message in answer to `event` (None: the input could not be
+    /// read), as one JSON value, or nothing at all. The hook's exit code is always 0.
+    fn answer(&self, event: Option<&Event>, message: &Message) -> Option<Value>;
+
+    /// Consecutive blocks after which the host ends the turn by itself (or stops calling the
+    /// hook), if it has such a cap. `claude_cap` is `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`'s value.
+    fn cap(&self, _claude_cap: Option<&str>) -> Option<u32> {
+        None
+    }
+
+    /// Whether the host shows a hook's notice to the user. Where it does not, the turn's end
+    /// unverified is told to the agent as one last block, to report it.
+    fn shows_notices(&self) -> bool;
+
+    /// Whether a notice from outside the gate's own count (the gate could not check, a bypass)
+    /// is told to the agent as a block in answer to `event`, for a host that shows no notices
+    /// (`report::reply` words it so).
+    fn notices_as_blocks(&self, _event: Option<&Event>) -> bool {
+        false
+    }
+
+    /// The agent's claim at a stop, for the ledger. `previous_answer_ns` is the time of the
+    /// gate's previous answer in this session (ns since the epoch), for hosts that read the
+    /// claim from a file written at their own pace.
+    fn claim(&self, stop: &Stop, _previous_answer_ns: Option<u64>) -> Option<String> {
+        stop.claim.clone()
+    }
+
+    /// Where `init` wires the host, and what it writes there.
+    fn wiring(&self) -> &'static Scheme;
+
+    /// What the user must do before the host runs a repository's hooks, if anything.
+    fn trust_step(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// The file where the host records the folders it trusts, and whether it trusts
+    /// `workdir` (canonical); None for hosts that do not ask.
+    fn trust_record(&self, _workdir: &Path) -> Option<(bool, PathBuf)> {
+        None
+    }
+
+    /// What `doctor` says of whether the host runs `workdir`'s project hooks (canonical).
+    fn trust(&self, workdir: &Path) -> Option<Trust> {
+        let step = self.trust_step()?;
+        let (trusted, record) = self.trust_record(workdir)?;
+        Some(if trusted {
+            Trust::Trusted(format!(
+                "{}: this folder is trusted, so its project hooks run",
+                self.title()
+            ))
+        } else {
+            Trust::Doubtful {
+                what: format!(
+                    "{}: {} does not record trusting this folder, so its project hooks likely do not run",
+                    self.title(),
+                    record.display()
+                ),
+                step,
+            }
+        })
+    }
+}

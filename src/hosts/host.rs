@@ -1,0 +1,266 @@
+//! The hosts by name (`git prove-it hook <host>`, `init --host <host>`), and the registry that
+//! maps each name to its adapter. Everything a host does is its adapter's; `Host` only
+//! dispatches, and holds the rules that combine what adapters say (the block budget).
+
+use std::path::Path;
+
+use clap::ValueEnum as _;
+
+use super::adapter::Adapter;
+use super::trust::Trust;
+use super::wiring::{self, HookEntry, Wired, Wiring};
+use super::{Event, InputError, Stop, fields};
+use super::{claude, codex, copilot, cursor, gemini, vscode};
+use crate::gate::{HostRules, Message};
+
+/// An agent host, as its hook protocol (its dialect) identifies it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Host {
+    /// Claude Code: .claude/settings.json
+    Claude,
+    /// Codex CLI: .codex/hooks.json
+    Codex,
+    /// Gemini CLI: .gemini/settings.json
+    Gemini,
+    /// GitHub Copilot CLI: .github/hooks/prove-it-copilot.json
+    Copilot,
+    /// Cursor: .cursor/hooks.json (follow-up messages; Cursor cannot block)
+    Cursor,
+    /// VS Code agent hooks: .github/hooks/prove-it-vscode.json
+    Vscode,
+}
+
+/// An event, and the host whose dialect it came in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Incoming {
+    pub host: Host,
+    pub event: Event,
+}
+
+impl Host {
+    /// The registry: each host's adapter.
+    fn adapter(self) -> &'static dyn Adapter {
+        match self {
+            Host::Claude => &claude::Claude,
+            Host::Codex => &codex::Codex,
+            Host::Gemini => &gemini::Gemini,
+            Host::Copilot => &copilot::Copilot,
+            Host::Cursor => &cursor::Cursor,
+            Host::Vscode => &vscode::Vscode,
+        }
+    }
+
+    /// Every host, in the order `--help` lists them.
+    pub(crate) fn all() -> &'static [Host] {
+        Host::value_variants()
+    }
+
+    /// The name in `git prove-it hook <name>`, in proofs and in the ledger.
+    pub(crate) fn name(self) -> &'static str {
+        self.adapter().name()
+    }
+
+    /// The host's name for people.
+    pub(crate) fn title(self) -> &'static str {
+        self.adapter().title()
+    }
+
+    /// Whether the host shows a hook's notice (`systemMessage`) to the user. Where it does not,
+    /// the turn's end unverified is told to the agent as one last block, to report it.
+    pub(crate) fn shows_notices(self) -> bool {
+        self.adapter().shows_notices()
+    }
+
+    /// Whether a notice outside the gate's own count is told to the agent as a block in answer
+    /// to `event` (None: the input could not be read).
+    pub(crate) fn notices_as_blocks(self, event: Option<&Event>) -> bool {
+        self.adapter().notices_as_blocks(event)
+    }
+
+    /// The blocks the gate may give in one turn: the policy's, kept below the host's cap so
+    /// that the gate's own "ended unverified" (and, where notices are not shown, the last block
+    /// that carries it) is what ends the turn, never the host giving up silently.
+    pub(crate) fn block_budget(self, policy: u32, claude_cap: Option<&str>) -> u32 {
+        let Some(cap) = self.adapter().cap(claude_cap) else {
+            return policy;
+        };
+        let last_block = u32::from(!self.shows_notices());
+        policy.min(cap.saturating_sub(1 + last_block))
+    }
+
+    /// Read one event from the hook's stdin. `arg` is the event name given on the command line
+    /// (Copilot's camelCase payloads carry none). The host in the answer is the dialect the
+    /// payload speaks: VS Code reads Claude Code's settings and sends its own payload.
+    pub(crate) fn parse(self, input: &[u8], arg: Option<&str>) -> Result<Incoming, InputError> {
+        let payload = fields::object(input)?;
+        let host = self.adapter().dialect(&payload).unwrap_or(self);
+        Ok(Incoming {
+            host,
+            event: host.adapter().parse(&payload, arg)?,
+        })
+    }
+
+    /// The hook's stdout for a message in answer to `event` (None: the input could not be read);
+    /// the exit code is always 0.
+    pub(crate) fn render(self, event: Option<&Event>, message: &Message) -> String {
+        self.adapter()
+            .answer(event, message)
+            .map(|value| format!("{value}\n"))
+            .unwrap_or_default()
+    }
+
+    /// The agent's claim at `stop`, for the ledger; `previous_answer_ns` is the time of the
+    /// gate's previous answer in this session (ns since the epoch).
+    pub(crate) fn claim(self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
+        self.adapter().claim(stop, previous_answer_ns)
+    }
+
+    /// The host's rules for the gate; `claude_cap` is `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`'s value
+    /// in the hook's environment.
+    pub(crate) fn rules(self, claude_cap: Option<String>) -> Rules {
+        Rules {
+            host: self,
+            claude_cap,
+        }
+    }
+
+    /// The project configuration file, relative to the worktree root.
+    pub(crate) fn config_path(self) -> &'static str {
+        self.adapter().wiring().path
+    }
+
+    /// Merge our hook entries into the configuration `existing` (None: no file yet); see
+    /// [`wiring::Scheme::wire`].
+    pub(crate) fn wire(self, existing: Option<&str>) -> Result<Wired, wiring::Error> {
+        self.adapter().wiring().wire(existing)
+    }
+
+    /// Per entry: whether our hook is wired in `config`, with its timeout in seconds.
+    pub(crate) fn wired_timeouts(
+        self,
+        config: &str,
+    ) -> Result<Vec<(HookEntry, Wiring)>, wiring::Error> {
+        self.adapter().wiring().wired_timeouts(config)
+    }
+
+    /// What the user must do before the host runs a repository's hooks, if anything.
+    pub(crate) fn trust_step(self) -> Option<&'static str> {
+        self.adapter().trust_step()
+    }
+
+    /// Whether the host is likely to run `workdir`'s project hooks, where it asks for trust and
+    /// records it somewhere readable; None for hosts that do not ask.
+    pub(crate) fn trust(self, workdir: &Path) -> Option<Trust> {
+        let workdir = workdir
+            .canonicalize()
+            .unwrap_or_else(|_| workdir.to_owned());
+        self.adapter().trust(&workdir)
+    }
+}
+
+/// What the gate needs of a host (`gate::HostRules`), with the host's own settings as the
+/// hook's environment gave them.
+pub(crate) struct Rules {
+    host: Host,
+    claude_cap: Option<String>,
+}
+
+impl HostRules for Rules {
+    fn name(&self) -> &'static str {
+        self.host.name()
+    }
+
+    fn block_budget(&self, policy: u32) -> u32 {
+        self.host.block_budget(policy, self.claude_cap.as_deref())
+    }
+
+    fn shows_notices(&self) -> bool {
+        self.host.shows_notices()
+    }
+
+    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
+        self.host.claim(stop, previous_answer_ns)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    #[test]
+    fn each_adapter_answers_to_its_command_line_name() {
+        for &host in Host::all() {
+            let value = host.to_possible_value().unwrap();
+            assert_eq!(host.name(), value.get_name());
+        }
+    }
+
+    #[test]
+    fn the_budget_stays_below_each_hosts_cap() {
+        // Claude Code ends a turn after 8 blocks: at most 7, and its notice shows the yield.
+        assert_eq!(Host::Claude.block_budget(3, None), 3);
+        assert_eq!(Host::Claude.block_budget(7, None), 7);
+        assert_eq!(Host::Claude.block_budget(7, Some("5")), 4);
+        assert_eq!(Host::Claude.block_budget(7, Some("not a number")), 7);
+        // Copilot shows no notice: the yield is one more block, and both stay below 8.
+        assert_eq!(Host::Copilot.block_budget(7, None), 6);
+        assert_eq!(Host::Cursor.block_budget(7, None), 3);
+        // No cap of their own: the policy is the only loop guard.
+        assert_eq!(Host::Codex.block_budget(7, None), 7);
+        assert_eq!(Host::Gemini.block_budget(3, None), 3);
+        assert_eq!(Host::Claude.block_budget(3, Some("1")), 0);
+    }
+
+    #[test]
+    fn notices_are_shown_by_claude_gemini_and_vscode_only() {
+        let shown: Vec<&str> = Host::all()
+            .iter()
+            .filter(|host| host.shows_notices())
+            .map(|host| host.name())
+            .collect();
+        assert_eq!(shown, ["claude", "gemini", "vscode"]);
+    }
+
+    /// The first JSON block of the host's section in ADAPTERS.md.
+    fn documented(host: Host) -> Value {
+        let doc = include_str!("../../ADAPTERS.md");
+        let section = doc
+            .split("\n## ")
+            .find(|section| section.starts_with(host.title()))
+            .unwrap_or_else(|| panic!("ADAPTERS.md has no section for {}", host.title()));
+        let block = section
+            .split("```json\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .unwrap_or_else(|| panic!("no JSON snippet for {}", host.title()));
+        serde_json::from_str(block).unwrap()
+    }
+
+    #[test]
+    fn each_host_is_wired_as_adapters_md_documents_it() {
+        for &host in Host::all() {
+            let wired = host.wire(None).unwrap();
+            let ours: Value = serde_json::from_str(&wired.text).unwrap();
+            assert_eq!(ours, documented(host), "{}", host.title());
+            let again = host.wire(Some(&wired.text)).unwrap();
+            assert!(again.added.is_empty(), "{}", host.title());
+        }
+    }
+
+    #[test]
+    fn each_stop_hook_outlasts_verify_sh_in_the_hosts_own_unit() {
+        for &host in Host::all() {
+            let wired = host.wire(None).unwrap();
+            let timeouts = host.wired_timeouts(&wired.text).unwrap();
+            let stop = timeouts.iter().find(|(entry, _)| entry.stop).unwrap();
+            match host {
+                Host::Cursor => assert_eq!(stop.1, Wiring::Wired(None)),
+                _ => assert_eq!(stop.1, Wiring::Wired(Some(900)), "{}", host.title()),
+            }
+        }
+        let gemini = Host::Gemini.wire(None).unwrap().text;
+        assert!(gemini.contains("900000"), "milliseconds: {gemini}");
+    }
+}

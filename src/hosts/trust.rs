@@ -1,0 +1,33 @@
+//! What `doctor` says of a host's trust in a folder, and the reading of the files where hosts
+//! record it. Each host's module knows its own file; this holds what they share.
+
+use std::path::{Path, PathBuf};
+
+/// Whether a host runs a folder's project hooks, as far as its records tell.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Trust {
+    /// The host's record trusts the folder.
+    Trusted(String),
+    /// The hooks may not run: `what` says why, `step` what the user can do.
+    Doubtful { what: String, step: &'static str },
+}
+
+/// The user's home directory, as the hosts find it.
+pub(super) fn home() -> PathBuf {
+    std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)
+}
+
+/// A directory named by `var` when it is set, else `default`.
+pub(super) fn dir_from(var: &str, default: impl FnOnce() -> PathBuf) -> PathBuf {
+    std::env::var_os(var).map_or_else(default, PathBuf::from)
+}
+
+/// A JSON file's value, or None when it cannot be read or parsed.
+pub(super) fn read_json(file: &Path) -> Option<serde_json::Value> {
+    serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+}
+
+/// Whether an environment variable says yes.
+pub(super) fn env_true(name: &str) -> bool {
+    std::env::var(name).is_ok_and(|value| matches!(value.trim(), "1" | "true" | "yes"))
+}

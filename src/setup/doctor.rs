@@ -1,0 +1,325 @@
+//! `git prove-it doctor`'s checks: each looks at one part of the set-up and says, as a
+//! [`Finding`], whether it is right and how to fix it when it is not. Each agent host's trust
+//! is read by its own module (`crate::hosts`).
+//!
+//! Never prints and never changes anything; `cli/doctor.rs` hands the findings to `report`.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use crate::git::{self, PROOFS_REF, Repo};
+use crate::hosts::{Host, Trust, Wiring, WiringError};
+use crate::policy;
+use crate::report::{Finding, Health};
+
+/// What the checks are given: the repository, and what the command line resolves.
+pub(crate) struct Context<'a> {
+    pub repo: &'a Repo,
+    /// verify.sh's timeout in force, in seconds, or why it cannot be resolved.
+    pub verify_timeout: Result<u64, policy::Error>,
+    /// Where git looks for this repository's hooks.
+    pub hooks_dir: PathBuf,
+    /// The pre-push hook `git prove-it install pre-push` writes.
+    pub pre_push: &'a str,
+    /// The git config `init` sets to union.
+    pub merge_strategy: &'a str,
+    /// The man page `git help prove-it` opens, if it finds one.
+    pub man_page: Option<PathBuf>,
+}
+
+/// Every check, in the order doctor shows them.
+pub(crate) fn checks(context: &Context) -> Result<Vec<Finding>, git::Error> {
+    let repo = context.repo;
+    let mut checks = Vec::new();
+    verify_sh(repo.armed()?, &mut checks);
+    hosts(repo.workdir()?, &context.verify_timeout, &mut checks);
+    on_path(&mut checks);
+    pre_push(&context.hooks_dir, context.pre_push, &mut checks);
+    identity(repo, &mut checks);
+    proofs(repo, context.merge_strategy, &mut checks);
+    remote(repo, &mut checks);
+    man_page(context.man_page.as_deref(), &mut checks);
+    Ok(checks)
+}
+
+fn ok(what: impl Into<String>) -> Finding {
+    Finding {
+        status: Health::Ok,
+        what: what.into(),
+        fix: None,
+    }
+}
+
+fn warn(what: impl Into<String>, fix: impl Into<String>) -> Finding {
+    Finding {
+        status: Health::Warn,
+        what: what.into(),
+        fix: Some(fix.into()),
+    }
+}
+
+fn fail(what: impl Into<String>, fix: impl Into<String>) -> Finding {
+    Finding {
+        status: Health::Fail,
+        what: what.into(),
+        fix: Some(fix.into()),
+    }
+}
+
+fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
+    checks.push(match armed {
+        git::Armed::Yes => ok("verify.sh is armed"),
+        git::Armed::Missing => fail(
+            "verify.sh does not exist at the worktree root: nothing is gated",
+            "git prove-it init",
+        ),
+        git::Armed::NotExecutable => fail(
+            "verify.sh is not executable by its owner: nothing is gated",
+            "chmod u+x verify.sh",
+        ),
+        other => fail(
+            format!("verify.sh {}: nothing is gated", other.reason()),
+            "make verify.sh a file at the worktree root, or: git prove-it init --force",
+        ),
+    });
+}
+
+fn hosts(workdir: &Path, timeout: &Result<u64, policy::Error>, checks: &mut Vec<Finding>) {
+    for &host in Host::all() {
+        let path = workdir.join(host.config_path());
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let rel = host.config_path();
+        let wire = format!("git prove-it init --host {}", host.name());
+        match host.wired_timeouts(&text) {
+            Err(error) => checks.push(fail(
+                format!(
+                    "{}: {rel} cannot be read ({})",
+                    host.title(),
+                    describe(&error)
+                ),
+                format!("fix the file, then: {wire}"),
+            )),
+            Ok(wired) => {
+                let missing: Vec<&str> = wired
+                    .iter()
+                    .filter(|(_, wiring)| *wiring == Wiring::Missing)
+                    .map(|(entry, _)| entry.event)
+                    .collect();
+                if !missing.is_empty() {
+                    checks.push(fail(
+                        format!(
+                            "{}: the gate's {} hook{} not wired in {rel}",
+                            host.title(),
+                            missing.join(" and "),
+                            if missing.len() == 1 { " is" } else { "s are" }
+                        ),
+                        wire,
+                    ));
+                    continue;
+                }
+                let stop = wired
+                    .iter()
+                    .find(|(entry, _)| entry.stop)
+                    .and_then(|(_, wiring)| match wiring {
+                        Wiring::Wired(timeout) => *timeout,
+                        Wiring::Missing => None,
+                    });
+                match (stop, timeout) {
+                    (Some(stop), Ok(verify)) if stop <= *verify => checks.push(fail(
+                        format!(
+                            "{}: the Stop hook's timeout ({stop} s) does not exceed verify.sh's ({verify} s): a slow run would end the turn unverified",
+                            host.title()
+                        ),
+                        format!("raise the Stop hook's \"timeout\" in {rel} above {verify}, or lower git config prove-it.timeout"),
+                    )),
+                    (_, Err(error)) => checks.push(fail(
+                        format!("{}: {error}", host.title()),
+                        "fix the value named above",
+                    )),
+                    _ => checks.push(ok(format!(
+                        "{}: the gate's hooks are wired in {rel}",
+                        host.title()
+                    ))),
+                }
+                checks.extend(trust(host, workdir));
+            }
+        }
+    }
+}
+
+fn describe(error: &WiringError) -> String {
+    match error {
+        WiringError::Json(source) => format!("{error}: {source}"),
+        WiringError::Shape { .. } => error.to_string(),
+    }
+}
+
+/// The host's trust in the folder, as its module reads it.
+fn trust(host: Host, workdir: &Path) -> Option<Finding> {
+    Some(match host.trust(workdir)? {
+        Trust::Trusted(what) => ok(what),
+        Trust::Doubtful { what, step } => warn(what, step),
+    })
+}
+
+/// Hosts run `git prove-it`, which git finds as `git-prove-it` on PATH.
+fn on_path(checks: &mut Vec<Finding>) {
+    let found = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("git-prove-it"))
+            .find(|file| {
+                std::fs::metadata(file)
+                    .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+            })
+    });
+    checks.push(match found {
+        Some(file) => ok(format!("git-prove-it is on PATH: {}", file.display())),
+        None => fail(
+            "git-prove-it is not on PATH: 'git prove-it' in hooks would fail",
+            "cargo install --locked --path <this tool's source> (or put git-prove-it on PATH)",
+        ),
+    });
+}
+
+fn pre_push(hooks_dir: &Path, ours: &str, checks: &mut Vec<Finding>) {
+    let path = hooks_dir.join("pre-push");
+    checks.push(match std::fs::read_to_string(&path) {
+        Ok(text) if text == ours => {
+            ok(format!("the pre-push hook is installed at {}", path.display()))
+        }
+        Ok(text) if text.contains("git prove-it hook git pre-push") => ok(format!(
+            "the pre-push hook at {} calls git prove-it",
+            path.display()
+        )),
+        Ok(_) => warn(
+            format!(
+                "the pre-push hook at {} does not call git prove-it: unproven commits can be pushed",
+                path.display()
+            ),
+            "make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
+        ),
+        Err(_) => warn(
+            "no pre-push hook: unproven commits can be pushed and proofs do not travel with pushes",
+            "git prove-it install pre-push",
+        ),
+    });
+}
+
+fn identity(repo: &Repo, checks: &mut Vec<Finding>) {
+    let identity = repo.identity();
+    checks.push(if identity.missing {
+        warn(
+            format!(
+                "no git identity: proofs are signed off by {} and marked 'identity: missing'",
+                identity.display
+            ),
+            "git config --global user.name 'Your Name' && git config --global user.email you@example.com",
+        )
+    } else {
+        ok(format!("proofs are signed off by {}", identity.display))
+    });
+}
+
+fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
+    let tip = match repo.proofs_tip() {
+        Ok(tip) => tip,
+        Err(git::Error::RefUnpeelable { source, .. }) => {
+            checks.push(fail(
+                format!("{PROOFS_REF} cannot be read: {source}"),
+                format!("git fsck; git update-ref -d {PROOFS_REF} drops it (and every proof)"),
+            ));
+            return;
+        }
+        Err(error) => {
+            let cause = std::error::Error::source(&error)
+                .map_or_else(|| error.to_string(), std::string::ToString::to_string);
+            checks.push(fail(
+                format!("{PROOFS_REF} cannot be read: {cause}"),
+                "git fsck",
+            ));
+            return;
+        }
+    };
+    checks.push(match tip.map(|tip| repo.all_notes(tip)) {
+        None => ok(format!("{PROOFS_REF}: no proofs yet")),
+        Some(Ok(notes)) => ok(format!("{PROOFS_REF}: {} proven trees", notes.len())),
+        Some(Err(error)) => fail(
+            format!(
+                "{PROOFS_REF} cannot be read: {}",
+                crate::report::error_chain(&error)
+            ),
+            "git fsck, then fetch the proofs again: git prove-it sync",
+        ),
+    });
+    if repo
+        .config_string(merge_strategy)
+        .is_none_or(|value| value != "union")
+    {
+        checks.push(warn(
+            format!("{merge_strategy} is not union: a stock 'git notes merge' would scramble proof records"),
+            format!("git config {merge_strategy} union"),
+        ));
+    }
+    checks.push(match repo.overwritten_notes(&crate::proof::merge) {
+        Ok(lost) if lost.is_empty() => ok(format!(
+            "no proof records dropped by other writers (the reflog of {PROOFS_REF})"
+        )),
+        Ok(lost) => {
+            let mut messages: Vec<&str> = lost.iter().map(|o| o.message.as_str()).collect();
+            messages.dedup();
+            fail(
+                format!(
+                    "{} proof note{} lost records to updates not made by git-prove-it ({}), according to the reflog of {PROOFS_REF}",
+                    lost.len(),
+                    if lost.len() == 1 { "" } else { "s" },
+                    messages.join("; ")
+                ),
+                "git prove-it doctor --restore",
+            )
+        }
+        Err(error) => warn(
+            format!("the reflog of {PROOFS_REF} cannot be read: {}", crate::report::error_chain(&error)),
+            "git reflog show refs/notes/prove-it",
+        ),
+    });
+}
+
+/// How long doctor waits for the remote to list its proofs.
+const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The remote's proofs, asked with `git ls-remote`: gix cannot talk to every remote git can
+/// (credential helpers, ssh configuration), and sync already relies on git for the same.
+fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
+    if repo.remote_names().is_empty() {
+        checks.push(ok("no remote: proofs stay in this clone"));
+        return;
+    }
+    let remote = repo.default_remote();
+    let answer = repo.remote_proofs_tip_within(&remote, REMOTE_TIMEOUT);
+    checks.push(match answer {
+        Ok(Some(_)) => ok(format!("{remote} has {PROOFS_REF}")),
+        Ok(None) => warn(
+            format!("{remote} has no {PROOFS_REF}: CI and other clones cannot see any proof"),
+            format!("git prove-it sync {remote}"),
+        ),
+        Err(error) => warn(
+            format!(
+                "could not ask {remote} for its proofs: {}",
+                crate::report::error_chain(&error)
+            ),
+            format!("git ls-remote {remote} {PROOFS_REF}"),
+        ),
+    });
+}
+
+fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {
+    checks.push(match page {
+        Some(page) => ok(format!("git help prove-it opens {}", page.display())),
+        None => warn(
+            "git help prove-it finds no man page (git prove-it --help shows none either)",
+            "git prove-it install-man",
+        ),
+    });
+}

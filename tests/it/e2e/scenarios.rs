@@ -1,0 +1,484 @@
+//! The scenarios every host runs: their verify.sh, the model's script and what must come of
+//! it. A host's own module says how to launch and read it (`harness::Agent`); `scenarios_for!`
+//! makes each scenario a test of that module.
+
+use std::process::Output;
+
+use crate::e2e::harness::{Agent, Feedback, HostInfo, describe, last_answers, offers_tool};
+use crate::fake_model::{FakeModel, Reply, Script};
+use crate::harness::{TestRepo, json_stdout};
+
+/// Each scenario, as one `#[test]` in the calling module for the agent `$agent`, ignored with
+/// `$reason` (so that a plain `cargo test` lists it as ignored, never as passed).
+macro_rules! scenarios_for {
+    ($agent:expr, $reason:literal) => {
+        #[test]
+        #[ignore = $reason]
+        fn failing_change_is_blocked() {
+            $crate::e2e::scenarios::failing_change_is_blocked(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn an_always_failing_verify_sh_ends_the_turn_unverified() {
+            $crate::e2e::scenarios::an_always_failing_verify_sh_ends_the_turn_unverified(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn the_budget_holds_when_the_agent_acts_between_blocks() {
+            $crate::e2e::scenarios::the_budget_holds_when_the_agent_acts_between_blocks(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_read_only_prompt_never_runs_verify_sh() {
+            $crate::e2e::scenarios::a_read_only_prompt_never_runs_verify_sh(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn deleting_verify_sh_is_refused_until_it_is_restored() {
+            $crate::e2e::scenarios::deleting_verify_sh_is_refused_until_it_is_restored(&$agent);
+        }
+    };
+}
+pub(crate) use scenarios_for;
+
+/// What every message of the gate starts with.
+pub const GATE: &str = "prove-it: ";
+/// The head of every block of the gate (then "N of M for this turn)").
+pub const BLOCK: &str = "prove-it: DISPROVEN (attempt ";
+/// The notice that ends an always-failing turn by the default budget.
+pub const YIELD: &str = "prove-it: NOT_PROVEN: this turn ended unverified (after 3 attempts)";
+/// What the last block asks of the agent, on hosts that show the user no notice.
+pub const QUOTE_THE_NOTICE: &str = "end your answer by quoting the notice above to them";
+
+/// verify.sh of the failing change: answer.txt (committed as 4) must say 4.
+pub const ANSWER_CHECK: &str = "test \"$(cat answer.txt)\" = 4 || \
+    { echo \"answer.txt is wrong: expected 4, got $(cat answer.txt)\"; exit 1; }\n\
+    echo all checks passed";
+/// What ANSWER_CHECK says of the failing change.
+pub const ANSWER_WRONG: &str = "answer.txt is wrong: expected 4, got 5";
+/// The files ANSWER_CHECK checks.
+pub const ANSWER: &[(&str, &str)] = &[("answer.txt", "4\n")];
+
+/// A verify.sh that never passes.
+pub const ALWAYS_FAILING: &str = "echo 'check 42 is broken'\nexit 1";
+/// What ALWAYS_FAILING says.
+pub const BROKEN: &str = "check 42 is broken";
+
+/// A verify.sh that leaves a mark in HOME (which the host, the hook and verify.sh inherit).
+pub const MARKS_HOME: &str = "touch \"$HOME/verify-ran\"";
+
+/// The claim of the scripts below, until they fix something.
+pub const CLAIM: &str = "All tests pass.";
+/// The failing change's last answer, after the fix.
+pub const FIXED: &str = "Fixed: answer.txt is 4 again, verify.sh passes.";
+
+/// How the gate refuses a deleted verify.sh.
+pub const REFUSED_DELETION: &str = "verify.sh was armed when this session started";
+
+/// A change that breaks ANSWER_CHECK, a claim, then the fix and a claim.
+pub fn failing_change() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo hello > greeting.txt && echo 5 > answer.txt"),
+            Reply::Text(CLAIM),
+            Reply::Shell("echo 4 > answer.txt"),
+        ],
+        Reply::Text(FIXED),
+    )
+}
+
+/// A change, then the same claim at every stop.
+pub fn always_claiming() -> Script {
+    Script::new(
+        vec![Reply::Shell("echo change > change.txt")],
+        Reply::Text(CLAIM),
+    )
+}
+
+/// A change and a claim, then after every block another change (each its own command, so no
+/// host's loop detection plays a part: Gemini CLI's stops after five identical calls) and
+/// another claim.
+pub fn acting_between_blocks() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo 1 >> change.txt"),
+            Reply::Text(CLAIM),
+            Reply::Shell("echo 2 >> change.txt"),
+            Reply::Text("Fixed, all tests pass."),
+            Reply::Shell("echo 3 >> change.txt"),
+            Reply::Text("Fixed again, all tests pass."),
+            Reply::Shell("echo 4 >> change.txt"),
+        ],
+        Reply::Text("Surely fixed now."),
+    )
+}
+
+/// A command that changes nothing, then an answer.
+pub fn read_only() -> Script {
+    Script::new(
+        vec![Reply::Shell("cat answer.txt")],
+        Reply::Text("The answer is 4."),
+    )
+}
+
+/// verify.sh deleted with a change and a claim, then restored.
+pub fn deleting_verify_sh() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("rm verify.sh && echo 5 > answer.txt"),
+            Reply::Text("Done. All tests pass."),
+            Reply::Shell("git checkout -- verify.sh"),
+        ],
+        Reply::Text("Restored verify.sh."),
+    )
+}
+
+/// One run of the host: its repository, the model's server, and the failure context.
+struct Run {
+    repo: TestRepo,
+    server: FakeModel,
+    out: Output,
+    context: String,
+}
+
+/// Wire a repository with `verify` and `files`, run the host on `prompt` against `script`,
+/// and require that the host exited successfully. `setup` runs before the host does.
+fn run(
+    agent: &dyn Agent,
+    verify: &str,
+    files: &[(&str, &str)],
+    setup: impl FnOnce(&TestRepo),
+    script: Script,
+    prompt: &str,
+) -> Run {
+    let binary = agent.info().binary();
+    let repo = agent.wired_repo(verify, files);
+    setup(&repo);
+    let server = agent.start(script);
+    let out = agent.run(&binary, &repo, &server, prompt);
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    Run {
+        repo,
+        server,
+        out,
+        context,
+    }
+}
+
+/// The gate's blocks in the model's last request (its last block, with the NOT_PROVEN notice,
+/// included): the user side's messages that are blocks or, where the host frames them, each
+/// frame's text (Claude Code may send consecutive frames as one message).
+fn blocks_seen(agent: &dyn Agent, server: &FakeModel) -> Vec<String> {
+    let is_block = |text: &str| text.contains(BLOCK) || text.contains(YIELD);
+    if let Feedback::Framed { mark, .. } = agent.feedback() {
+        let frames: Vec<String> = server
+            .final_user_text()
+            .split(mark)
+            .skip(1)
+            .map(str::to_owned)
+            .collect();
+        // Each frame holds a block: the host frames nothing else.
+        assert!(
+            frames.iter().all(|frame| is_block(frame)),
+            "{frames:?}: {}",
+            server.describe()
+        );
+        return frames;
+    }
+    let turns = server.agent_turns();
+    turns
+        .last()
+        .map(|turn| turn.user_texts.clone())
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|text| text.contains(GATE))
+        .collect()
+}
+
+/// A user message of the model's request is the gate's answer starting with `head`, in the
+/// host's frame.
+fn assert_feedback(agent: &dyn Agent, feedback: &str, head: &str, context: &str) {
+    match agent.feedback() {
+        Feedback::Raw => assert!(feedback.starts_with(head), "{context}"),
+        Feedback::AfterPreamble => assert!(feedback.contains(head), "{context}"),
+        Feedback::Framed { mark, before } => {
+            assert!(feedback.contains(mark), "{context}");
+            assert!(feedback.contains(&format!("{before}{head}")), "{context}");
+        }
+    }
+}
+
+/// The run's output ends with `expected` as the agent's last answer.
+fn assert_final_answer(agent: &dyn Agent, out: &Output, expected: &str, context: &str) {
+    let answer = agent.final_answer(out);
+    if agent.joins_answers() {
+        assert!(
+            answer
+                .as_deref()
+                .is_some_and(|text| text.ends_with(expected)),
+            "{answer:?}\n{context}"
+        );
+    } else {
+        assert_eq!(answer.as_deref(), Some(expected), "{context}");
+    }
+}
+
+/// The working state is proven by `host`'s stop hook, and stock git reads the proof.
+fn assert_proven_by(repo: &TestRepo, host: &HostInfo) {
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.git(&["notes", "--ref", "prove-it", "show", &state]);
+    assert!(note.contains(&format!("tree: {state}")), "{note}");
+    assert!(note.contains(&format!("host: {}", host.name)), "{note}");
+    repo.prove_it(&["status"]).assert().code(0);
+}
+
+/// The working state was not proven (after an always-failing verify.sh).
+fn assert_unproven(repo: &TestRepo) {
+    let state = repo.stock_state_tree().unwrap();
+    assert!(repo.note(&state).is_none(), "{state} was proven");
+}
+
+/// The first three blocks are the budget's, in order, each with verify.sh's failing line, and
+/// the model saw no other block.
+fn assert_three_blocks(run: &Run, blocks: &[String]) {
+    let context = &run.context;
+    for (n, block) in blocks[..3].iter().enumerate() {
+        assert!(
+            block.contains(&format!("{BLOCK}{} of 3", n + 1)),
+            "{context}"
+        );
+        assert!(block.contains(BROKEN), "{context}");
+    }
+    let seen = run.server.final_user_text();
+    assert_eq!(seen.matches(BLOCK).count(), 3, "{context}");
+    for attempt in 1..=3 {
+        let block = format!("{BLOCK}{attempt} of 3");
+        assert_eq!(seen.matches(&block).count(), 1, "{context}");
+        assert!(
+            seen.contains(&format!("{block} for this turn)")),
+            "{context}"
+        );
+    }
+}
+
+/// The turn ended unverified by the gate's budget, and the user was told: by a notice the host
+/// shows, or, where it shows none, by the agent, asked to quote it in one last block.
+fn assert_the_yield_is_told(agent: &dyn Agent, run: &Run, blocks: &[String]) {
+    let context = &run.context;
+    if agent.shows_notices() {
+        let notices = agent.notices(&run.out);
+        assert!(
+            notices.iter().any(|text| text.starts_with(YIELD)),
+            "{notices:?}\n{context}"
+        );
+    } else {
+        let seen = run.server.final_user_text();
+        assert_eq!(seen.matches(YIELD).count(), 1, "{context}");
+        assert!(blocks[3].contains(YIELD), "{context}");
+        assert!(blocks[3].contains(QUOTE_THE_NOTICE), "{context}");
+        // The last block is what the model answered last.
+        let turns = run.server.agent_turns();
+        let last = turns.last().unwrap().last_user_text();
+        assert!(last.contains(YIELD), "{context}");
+        assert!(last.contains(QUOTE_THE_NOTICE), "{context}");
+    }
+}
+
+/// The claim ended the turn, the block came back as the model's next user message with
+/// verify.sh's failing lines, and the fix is proven and in the ledger.
+pub fn failing_change_is_blocked(agent: &dyn Agent) {
+    let enable_ledger = |repo: &TestRepo| {
+        repo.git(&["config", "prove-it.ledger", "true"]);
+    };
+    let run = run(
+        agent,
+        ANSWER_CHECK,
+        ANSWER,
+        enable_ledger,
+        failing_change(),
+        "add a greeting",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    // The fake calls the shell tool the real request offers.
+    assert!(offers_tool(&turns[0].body, agent.shell_tool()), "{context}");
+    if let Some(empty) = agent.empty_shell_output() {
+        // The shell ran: its result is the user side's message in the second turn.
+        assert!(turns[1].last_user_text().contains(empty), "{context}");
+    }
+    let feedback = turns[2].last_user_text();
+    assert_feedback(agent, &feedback, &format!("{BLOCK}1 of 3"), context);
+    assert!(
+        feedback.contains(ANSWER_WRONG),
+        "the model's next request carries verify.sh's failing lines: {context}"
+    );
+    assert_eq!(blocks_seen(agent, server).len(), 1, "{context}");
+    assert_eq!(
+        server.final_user_text().matches(BLOCK).count(),
+        1,
+        "{context}"
+    );
+    assert_final_answer(agent, out, FIXED, context);
+    if let Some(shown) = agent.blocks_shown(out) {
+        // The user saw the block.
+        assert_eq!(shown.len(), 1, "{context}");
+        assert!(shown[0].starts_with(BLOCK), "{context}");
+    }
+
+    assert_proven_by(repo, agent.info());
+
+    // The block is in the ledger, with the claim where the host gave it by then (Copilot
+    // writes its transcript lazily: at the stop the claim is there in some runs and not yet
+    // in others). Never another message in its place.
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let entries = ledger["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 1, "{ledger}");
+    assert_eq!(entries[0]["host"], agent.info().name, "{ledger}");
+    assert_eq!(entries[0]["exit_code"], 1, "{ledger}");
+    let claim = &entries[0]["claim"];
+    assert!(claim.is_null() || claim == CLAIM, "{ledger}");
+    if let Some(answers) = agent.transcript_answers(repo) {
+        // The transcript the host wrote has the shape the adapter reads.
+        assert_eq!(answers, [CLAIM, FIXED], "{context}");
+    }
+}
+
+/// The gate's default budget of 3 blocks ends the turn below any host's own cap, loudly, and
+/// nothing is proven.
+pub fn an_always_failing_verify_sh_ends_the_turn_unverified(agent: &dyn Agent) {
+    let last_block = usize::from(!agent.shows_notices());
+    let run = run(
+        agent,
+        ALWAYS_FAILING,
+        &[],
+        |_| {},
+        always_claiming(),
+        "make a change",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let blocks = blocks_seen(agent, server);
+    assert_eq!(blocks.len(), 3 + last_block, "{context}");
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 5 + last_block, "{context}");
+    for turn in turns.iter().skip(2) {
+        assert!(turn.last_user_text().contains(BROKEN), "{context}");
+    }
+    assert_three_blocks(&run, &blocks);
+    assert_the_yield_is_told(agent, &run, &blocks);
+    if let Some(shown) = agent.blocks_shown(out) {
+        assert_eq!(shown.len(), 3, "{context}");
+    }
+    assert_final_answer(agent, out, CLAIM, context);
+    if let Some(answers) = agent.answers(out) {
+        // The stop after the last block ends the turn: nothing more went to the model.
+        assert_eq!(answers, vec![CLAIM; 4 + last_block], "{context}");
+    }
+    if let Some(messages) = agent.user_messages(out) {
+        // The host's own record of the session shows the same: the prompt, then the blocks.
+        assert_eq!(messages.len(), 1 + blocks.len(), "{context}");
+    }
+    assert_eq!(last_answers(repo), ["notice"], "{context}");
+    assert_unproven(repo);
+}
+
+/// After each block the agent runs a command, then claims again: still one turn, whose budget
+/// holds (Gemini CLI then says `stop_hook_active: false`, as at a turn's first stop).
+pub fn the_budget_holds_when_the_agent_acts_between_blocks(agent: &dyn Agent) {
+    let last_block = usize::from(!agent.shows_notices());
+    let run = run(
+        agent,
+        ALWAYS_FAILING,
+        &[],
+        |_| {},
+        acting_between_blocks(),
+        "make a change",
+    );
+    let Run {
+        repo,
+        server,
+        context,
+        ..
+    } = &run;
+    let blocks = blocks_seen(agent, server);
+    assert_eq!(blocks.len(), 3 + last_block, "{context}");
+    assert_eq!(server.agent_turns().len(), 8 + last_block, "{context}");
+    assert_three_blocks(&run, &blocks);
+    assert_the_yield_is_told(agent, &run, &blocks);
+    assert_unproven(repo);
+}
+
+/// A turn that changes nothing is let through silently: verify.sh (MARKS_HOME, which leaves a
+/// mark in the HOME the host, the hook and verify.sh inherit) never runs.
+pub fn a_read_only_prompt_never_runs_verify_sh(agent: &dyn Agent) {
+    let run = run(
+        agent,
+        MARKS_HOME,
+        ANSWER,
+        |_| {},
+        read_only(),
+        "what is in answer.txt?",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    // The model was asked twice (one command that changes nothing, then the answer).
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
+    assert_eq!(last_answers(repo), ["silent"], "{context}");
+    assert!(
+        !repo.home().join("verify-ran").exists(),
+        "verify.sh ran on a read-only turn: {context}"
+    );
+    assert_eq!(repo.git(&["status", "--porcelain"]), "", "{context}");
+    assert!(blocks_seen(agent, server).is_empty(), "{context}");
+    if let Some(shown) = agent.blocks_shown(out) {
+        assert!(shown.is_empty(), "{context}");
+    }
+}
+
+/// Deleting verify.sh is refused until it is restored; then the changed state is proven by the
+/// verify.sh of the session's start.
+pub fn deleting_verify_sh_is_refused_until_it_is_restored(agent: &dyn Agent) {
+    let run = run(
+        agent,
+        "echo fine",
+        ANSWER,
+        |_| {},
+        deleting_verify_sh(),
+        "change the answer",
+    );
+    let Run {
+        repo,
+        server,
+        context,
+        ..
+    } = &run;
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let refusal = turns[2].last_user_text();
+    if let Feedback::Framed { mark, .. } = agent.feedback() {
+        assert!(refusal.contains(mark), "{context}");
+    }
+    assert!(refusal.contains(REFUSED_DELETION), "{context}");
+    assert!(repo.path("verify.sh").is_file(), "{context}");
+    let state = repo.stock_state_tree().unwrap();
+    assert!(repo.note(&state).is_some(), "{context}");
+}
