@@ -309,7 +309,7 @@ fn codex_trusts(workdir: &Path) -> (bool, String) {
 /// Gemini CLI records trusted folders in `~/.gemini/trustedFolders.json` (under
 /// `$GEMINI_CLI_HOME` when set) as `{"<path>": "TRUST_FOLDER" | "TRUST_PARENT" | "DO_NOT_TRUST"}`;
 /// `GEMINI_CLI_TRUST_WORKSPACE=true` trusts the workspace of a headless run.
-fn gemini_trusts(workdir: &Path) -> (bool, String) {
+pub(super) fn gemini_trusts(workdir: &Path) -> (bool, String) {
     let file = std::env::var_os("GEMINI_CLI_HOME")
         .map_or_else(home, PathBuf::from)
         .join(".gemini/trustedFolders.json");
