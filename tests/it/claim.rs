@@ -632,3 +632,311 @@ fn the_readmes_fake_agent_gets_a_proven_verdict() {
         ))
         .stdout(predicate::str::contains("- Outcome: PROVEN\n"));
 }
+
+/// The ten packets of a gauntlet, as a Prove It skill's coordinator would hold them.
+fn packet_set(oracle: &Value) -> Vec<Value> {
+    let mut packets: Vec<Value> = (1..=9).map(lens_packet).collect();
+    packets.push(oracle.clone());
+    packets
+}
+
+fn validate(repo: &TestRepo, input: &str, extra: &[&str]) -> assert_cmd::Command {
+    let mut args = vec!["claim", "--validate"];
+    args.extend_from_slice(extra);
+    let mut cmd = repo.prove_it(&args);
+    cmd.write_stdin(input.to_string());
+    cmd
+}
+
+#[test]
+fn validate_relays_a_valid_packet_set_in_every_accepted_form() {
+    let repo = TestRepo::with_commit();
+    let oracle = oracle_packet("BOUNDED_CLAIM_SURVIVES", &all());
+    let packets = packet_set(&oracle);
+    let wrapped: Vec<Value> = packets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let key = if i < 9 {
+                "prove_it_round_packet"
+            } else {
+                "prove_it_oracle_packet"
+            };
+            json!({ key: p })
+        })
+        .collect();
+    let yaml = |v: &Value| serde_norway::to_string(v).unwrap();
+    let forms = [
+        // A JSON stream of bare packets.
+        packets
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        // One JSON document: a list of wrapped packets.
+        Value::Array(wrapped.clone()).to_string(),
+        // A YAML stream of wrapped packets.
+        wrapped.iter().map(yaml).collect::<Vec<_>>().join("---\n"),
+        // Fenced blocks with prose around them, as the subagents returned them.
+        wrapped
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("Round {} returned:\n\n```yaml\n{}```\n", i + 1, yaml(p)))
+            .collect(),
+    ];
+    for input in forms {
+        validate(&repo, &input, &[])
+            .assert()
+            .code(6)
+            .stdout(oracle["final_response"].as_str().unwrap().to_string())
+            .stderr("");
+    }
+}
+
+#[test]
+fn validate_holds_the_oracle_to_what_arrived_and_reports_as_claim_does() {
+    let repo = TestRepo::with_commit();
+    // Round 4 never came back and round 8's packet gives a verdict, but the oracle says all nine
+    // arrived: compromised, exit 7, with the rounds listed as claim lists them.
+    let oracle = oracle_packet("PROVEN", &all());
+    let mut packets = packet_set(&oracle);
+    packets[7]["final_verdict"] = json!({"outcome": "PROVEN"});
+    packets.remove(3);
+    let input: String = packets.iter().map(|p| format!("{p}\n")).collect();
+    validate(&repo, &input, &[])
+        .assert()
+        .code(7)
+        .stdout(predicate::str::starts_with("ORACLE_COMPROMISED: "))
+        .stdout(predicate::str::contains(
+            "  - packet_completeness.missing_rounds claims [], but rounds [4] arrived\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  04 Adversarial inputs          missing: no packet for this round in the input\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  08 Comparative baselines       compromised: it carries a verdict (final_verdict), which only the oracle gives\n",
+        ));
+
+    // An honest oracle over the same set gives its verdict, with claim's warning.
+    let honest = oracle_packet("NOT_PROVEN", &lost(&[4], &[8]));
+    let last = packets.len() - 1;
+    packets[last] = honest.clone();
+    let input: String = packets.iter().map(|p| format!("{p}\n")).collect();
+    validate(&repo, &input, &[])
+        .assert()
+        .code(4)
+        .stdout(honest["final_response"].as_str().unwrap().to_string())
+        .stderr(
+            "warning: incomplete gauntlet: 7 of 9 lens packets received (missing: 4; compromised: 8)\n",
+        );
+    let out = validate(&repo, &input, &["--json"]).assert().code(4);
+    let report = json_stdout(&out);
+    assert_eq!(report["result"], "verdict");
+    assert_eq!(report["outcome"], "NOT_PROVEN");
+    assert_eq!(report["agent"], Value::Null);
+    assert_eq!(
+        report["claim"]["normalized"],
+        "for every integer n, n + 0 = n"
+    );
+    assert_eq!(report["rounds"][9]["name"], "prove_it_10_oracle_synthesis");
+    assert_eq!(report["rounds"][0]["duration_ms"], Value::Null);
+}
+
+#[test]
+fn validate_refuses_a_packet_it_cannot_place_and_needs_no_agent() {
+    let repo = TestRepo::with_commit();
+    validate(&repo, "{\"round\": 12}", &[])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: packet 1 of the input has no round from 1 to 10",
+        ));
+    // Nothing at all: every round missing, no oracle, no verdict.
+    validate(&repo, "", &[])
+        .assert()
+        .code(7)
+        .stdout(predicate::str::contains(
+            "  01, 02, 03, 04, 05, 06, 07, 08, 09 missing: no packet for this round in the input\n",
+        ));
+    repo.prove_it(&["claim", "x", "--validate"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
+
+/// A PATH holding only `sh` and the tools the fake hosts need, plus `extra`.
+fn bare_path(repo: &TestRepo, extra: &[(&str, &str)]) -> PathBuf {
+    let bin = repo.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "cat", "printf", "sleep"] {
+        let found = ["/bin", "/usr/bin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(tool))
+            .find(|path| path.exists())
+            .unwrap();
+        let link = bin.join(tool);
+        if !link.exists() {
+            std::os::unix::fs::symlink(found, link).unwrap();
+        }
+    }
+    for (name, body) in extra {
+        let script = repo.home_script(name, body);
+        std::fs::rename(script, bin.join(name)).unwrap();
+    }
+    bin
+}
+
+/// Regression: with `codex` not on PATH the preset ran ten rounds, each failing with
+/// `sh: 1: codex: not found`, and exited 7; it now stops once, before any round.
+#[test]
+fn a_preset_whose_program_is_missing_stops_before_any_round() {
+    let repo = TestRepo::with_commit();
+    let bin = bare_path(&repo, &[]);
+    for preset in ["claude", "codex", "gemini"] {
+        repo.prove_it(&["claim", "x", "--agent", preset])
+            .env("PATH", &bin)
+            .assert()
+            .code(8)
+            .stdout(format!(
+                "PROVE_IT_REQUIRES_SUBAGENTS\nthe {preset} preset runs `{preset}`, which is not on PATH\n\
+                 hint: install {preset} or put it on PATH, or pass --agent <command>\n"
+            ))
+            .stderr("");
+    }
+}
+
+/// Regression: in an untrusted folder the Gemini preset printed ten missing rounds full of raw
+/// ANSI escapes; Gemini CLI's trust requirement is now checked first.
+#[test]
+fn the_gemini_preset_in_an_untrusted_folder_stops_before_any_round() {
+    let repo = TestRepo::with_commit();
+    // A gemini that would leave a mark if any round ran it.
+    let bin = bare_path(
+        &repo,
+        &[("gemini", "cat > /dev/null; : > \"$HOME/gemini-ran\"")],
+    );
+    let out = repo
+        .prove_it(&["claim", "x", "--agent", "gemini", "--json"])
+        .env("PATH", &bin)
+        .assert()
+        .code(8);
+    let report = json_stdout(&out);
+    assert_eq!(report["status"], "PROVE_IT_REQUIRES_SUBAGENTS");
+    let reason = report["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Gemini CLI runs nothing headless in an untrusted folder"),
+        "{reason}"
+    );
+    assert!(
+        report["hint"]
+            .as_str()
+            .unwrap()
+            .contains("GEMINI_CLI_TRUST_WORKSPACE=true")
+    );
+    assert!(!repo.home().join("gemini-ran").exists());
+    // Trusted for this run, the rounds do run it.
+    repo.prove_it(&["claim", "x", "--agent", "gemini"])
+        .env("PATH", &bin)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .assert()
+        .code(7);
+    assert!(repo.home().join("gemini-ran").exists());
+}
+
+#[test]
+fn reasons_lose_terminal_escapes_and_identical_failures_share_one_line() {
+    let repo = TestRepo::with_commit();
+    let agent = repo.home_script(
+        "colourful",
+        "cat > /dev/null; printf '\\033[31mError:\\033[0m not trusted\\033]0;title\\007\\n' >&2; exit 55",
+    );
+    let out = claim(&repo, &agent, &[]).assert().code(7);
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    assert!(
+        stdout.contains(
+            "rounds:\n  01, 02, 03, 04, 05, 06, 07, 08, 09, 10 missing: the agent command exited with code 55: Error: not trusted\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_verdict_recorded_in_the_earlier_shape_still_reads_after_a_new_one() {
+    let repo = TestRepo::with_commit();
+    let tree = repo.stock_state_tree().unwrap();
+    // A note exactly as claim --record stored it before the published shapes.
+    let earlier = json!({
+        "packet_role": "oracle_synthesis",
+        "round": 10,
+        "outcome": "DISPROVEN",
+        "statement": "n = 3 breaks it",
+        "decisive_reasons": ["R1"],
+        "tightest_surviving_claim": "none",
+        "valid_when": [],
+        "invalid_when": [],
+        "confidence": "high",
+        "next_tests": [],
+        "completeness": {"packets_received": 9, "missing": [], "compromised": []},
+        "final_response": "# Prove It — Parallel Subagent Gauntlet\n",
+    });
+    let file = repo.home().join("earlier.json");
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&earlier).unwrap() + "\n",
+    )
+    .unwrap();
+    repo.git(&[
+        "notes",
+        "--ref",
+        "prove-it-claims",
+        "add",
+        "-F",
+        file.to_str().unwrap(),
+        &tree,
+    ]);
+    let oracle = oracle_packet("PROVEN", &all());
+    let agent = agent(&repo, &oracle, &[]);
+    let out = claim(&repo, &agent, &["--record", "--json"])
+        .assert()
+        .code(0);
+    assert_eq!(
+        json_stdout(&out)["recorded"]["verdicts"],
+        json!([
+            {"outcome": "DISPROVEN", "shape": "earlier", "statement": "n = 3 breaks it"},
+            {"outcome": "PROVEN", "shape": "published", "statement": "adding zero leaves every integer unchanged"},
+        ])
+    );
+    let note = repo.git(&["notes", "--ref", "prove-it-claims", "show", &tree]);
+    let packets: Vec<Value> = serde_json::Deserializer::from_str(&note)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(packets, [earlier, oracle]);
+}
+
+#[test]
+fn lens_packets_in_every_published_form_are_received() {
+    let repo = TestRepo::with_commit();
+    let yaml = |value: &Value| serde_norway::to_string(value).unwrap();
+    let overrides: Vec<(u8, String)> = (1..=9)
+        .map(|round| {
+            let bare = lens_packet(round);
+            let wrapped = json!({ "prove_it_round_packet": bare.clone() });
+            let text = match round % 5 {
+                0 => yaml(&bare),
+                1 => yaml(&wrapped),
+                2 => format!("```json\n{wrapped:#}\n```"),
+                3 => format!("Packet follows. {bare} Done."),
+                _ => format!("```\n{}```", yaml(&bare)),
+            };
+            (round, print(&text))
+        })
+        .collect();
+    let oracle = oracle_packet("PROVEN", &all());
+    let agent = agent(&repo, &oracle, &overrides);
+    claim(&repo, &agent, &[])
+        .assert()
+        .code(0)
+        .stdout(oracle["final_response"].as_str().unwrap().to_string());
+}
