@@ -3,6 +3,7 @@
 mod bare;
 mod check;
 mod claim;
+mod claim_e2e;
 mod claude_e2e;
 mod codex_e2e;
 mod copilot_e2e;

@@ -1,0 +1,388 @@
+//! `git prove-it claim --agent claude` end to end: ten real `claude -p` runs of the real Claude
+//! Code against a fake Anthropic server on 127.0.0.1, which answers each run from the
+//! assignment it was given, as a model following the published Prove It protocol would.
+//!
+//! These tests are ignored by default (they start ten Claude Code processes); run them with
+//! `.ci/install-hosts DIR`, `PATH=DIR/bin:$PATH cargo test _e2e -- --ignored`. Asked for and
+//! without the binary they fail rather than pass.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::e2e::CLAUDE;
+use crate::fake_model::anthropic::Anthropic;
+use crate::fake_model::{Api, FakeModel, Reply, Response, Script};
+use crate::harness::{TestRepo, json_stdout};
+
+const CLAIM: &str = "for every integer n, n + 0 = n";
+/// How long the nine lens runs wait for one another at the fake server: far longer than nine
+/// processes need to start, far shorter than the round timeout.
+const BARRIER: Duration = Duration::from_secs(120);
+
+/// The Claude Code binary; a test that asks for it fails without it.
+fn claude(test: &str) -> PathBuf {
+    CLAUDE
+        .or_skip(test)
+        .unwrap_or_else(|| panic!("{test} drives the real claude CLI, and none was found"))
+}
+
+/// What the fake server saw of the lens runs.
+#[derive(Default)]
+struct Seen {
+    /// The rounds whose lens run has asked the model, so far.
+    rounds: BTreeSet<u8>,
+    /// Whether all nine asked before any of them was answered.
+    overlapped: bool,
+}
+
+/// A model that answers every run of the gauntlet from its assignment: each lens with a packet
+/// for its round (or, for `failing`, an API error that ends the run), the oracle with a packet
+/// whose completeness is exactly what its round_packets say arrived. Lens answers wait until
+/// all nine runs have asked, which they can only do when they run at the same time.
+struct Gauntlet {
+    failing: Option<u8>,
+    /// The oracle claims all nine packets arrived, whatever its round_packets say.
+    lying: bool,
+    seen: Arc<(Mutex<Seen>, Condvar)>,
+}
+
+/// The first JSON object in `text` that starts with `{"packet_role":`: an assignment.
+fn assignment(texts: &[String]) -> Option<Value> {
+    texts.iter().find_map(|text| {
+        let at = text.find("{\"packet_role\":")?;
+        serde_json::Deserializer::from_str(&text[at..])
+            .into_iter::<Value>()
+            .next()?
+            .ok()
+    })
+}
+
+fn lens_packet(assignment: &Value) -> Value {
+    json!({
+        "packet_role": "evidence_lens",
+        "round": assignment["round"],
+        "lens_id": assignment["lens_id"],
+        "lens": assignment["lens"],
+        "lens_mode": assignment["lens_mode"],
+        "original_claim": assignment["original_claim"],
+        "normalized_claim": assignment["normalized_claim"],
+        "scope_assumptions": ["n is a mathematical integer"],
+        "pressure_question": "does adding zero ever change n?",
+        "strongest_attack": "overflow at the largest machine integer",
+        "smallest_counterexample_or_boundary": "none: adding 0 cannot overflow",
+        "strongest_support_found": "0 is the additive identity",
+        "effect_on_original_claim": "survives",
+        "effect_on_refined_claim": "survives",
+        "candidate_fatal_pressure": null,
+        "candidate_decisive_support": "the ring axioms",
+        "refined_claim_delta": "none",
+        "uncertainty": "none for integers",
+        "oracle_notes": "nothing against it",
+    })
+}
+
+fn list(rounds: &[u64]) -> String {
+    if rounds.is_empty() {
+        "none".into()
+    } else {
+        rounds
+            .iter()
+            .map(u64::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
+    }
+}
+
+/// The oracle's answer: fenced YAML under its wrapper key, holding exactly what arrived, or
+/// (`lying`) all nine rounds as received.
+fn oracle_answer(assignment: &Value, lying: bool) -> String {
+    let entries = assignment["round_packets"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let rounds = |status: &str| -> Vec<u64> {
+        entries
+            .iter()
+            .filter(|e| lying && status == "received" || !lying && e["status"] == status)
+            .filter_map(|e| e["round"].as_u64())
+            .collect()
+    };
+    let (received, missing, compromised) =
+        (rounds("received"), rounds("missing"), rounds("compromised"));
+    let complete = received.len() == 9;
+    let outcome = if complete {
+        "PROVEN"
+    } else {
+        "BOUNDED_CLAIM_SURVIVES"
+    };
+    let rows: String = entries
+        .iter()
+        .map(|e| {
+            format!(
+                "| {} | {} | {} | none |\n",
+                e["round"],
+                e["lens"].as_str().unwrap_or(""),
+                e["status"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    let response = format!(
+        "Prove It — Parallel Subagent Gauntlet\n\n\
+         Original claim: {CLAIM}\nNormalized claim: {CLAIM}\nExecution mode: custom-agent\n\
+         Packets received: {}\nMissing packets: {}\nCompromised packets: {}\n\
+         Oracle completeness: {}\n\n\
+         Verdict:\n- Outcome: {outcome}\n- Statement: adding zero leaves every integer unchanged\n\
+         - Decisive reasons: additive identity (R1, R9)\n\n\
+         Tightest surviving claim: {CLAIM}\n\n\
+         Round pressure map:\n| Round | Lens | Effect | Key pressure/support |\n|---|---|---|---|\n{rows}\n\
+         Valid when:\n- n is an integer\n\nInvalid when:\n- never, for integers\n\n\
+         Confidence:\n- Level: high\n- Why: an axiom\n- Gaps: the missing rounds\n\n\
+         Next tests:\n- a property test over random integers\n",
+        list(&received),
+        list(&missing),
+        list(&compromised),
+        if complete { "complete" } else { "incomplete" },
+    );
+    let packet = json!({"prove_it_oracle_packet": {
+        "packet_role": "oracle_synthesis",
+        "round": 10,
+        "lens": "Oracle synthesis",
+        "packet_completeness": {
+            "received_rounds": received,
+            "missing_rounds": missing,
+            "compromised_rounds": compromised,
+        },
+        "final_verdict": {
+            "outcome": outcome,
+            "statement": "adding zero leaves every integer unchanged",
+            "decisive_reasons": ["additive identity (R1, R9)"],
+        },
+        "tightest_surviving_claim": CLAIM,
+        "valid_when": ["n is an integer"],
+        "invalid_when": ["never, for integers"],
+        "fatal_pressures_resolved": [],
+        "decisive_support_resolved": ["additive identity (R1)"],
+        "confidence": {"level": "high", "why": "an axiom", "main_gaps": []},
+        "next_tests": ["a property test over random integers"],
+        "final_response": response,
+    }});
+    format!(
+        "```yaml\n{}```\n",
+        serde_norway::to_string(&packet).expect("a packet serialises")
+    )
+}
+
+impl Gauntlet {
+    /// Note that `round` asked, and wait (bounded) until all nine have.
+    fn arrive(&self, round: u8) {
+        let (lock, wake) = &*self.seen;
+        let mut seen = lock.lock().unwrap();
+        seen.rounds.insert(round);
+        if seen.rounds.len() == 9 {
+            seen.overlapped = true;
+            wake.notify_all();
+        }
+        let _ = wake
+            .wait_timeout_while(seen, BARRIER, |seen| seen.rounds.len() < 9)
+            .unwrap();
+    }
+}
+
+impl Api for Gauntlet {
+    fn is_agent_turn(&self, method: &str, path: &str, body: &Value) -> bool {
+        Anthropic.is_agent_turn(method, path, body)
+    }
+
+    fn user_texts(&self, body: &Value) -> Vec<String> {
+        Anthropic.user_texts(body)
+    }
+
+    fn respond(&self, method: &str, path: &str, body: &Value, reply: Option<&Reply>) -> Response {
+        let Some(assignment) = reply.and_then(|_| assignment(&self.user_texts(body))) else {
+            return Anthropic.respond(method, path, body, reply);
+        };
+        let round = assignment["round"]
+            .as_u64()
+            .and_then(|r| u8::try_from(r).ok());
+        let text = match (assignment["packet_role"].as_str(), round) {
+            (Some("evidence_lens"), Some(round)) => {
+                self.arrive(round);
+                if self.failing == Some(round) {
+                    return Response {
+                        status: 400,
+                        content_type: "application/json",
+                        body: json!({"type": "error", "error": {"type": "invalid_request_error",
+                            "message": "this lens is made to fail"}})
+                        .to_string(),
+                    };
+                }
+                lens_packet(&assignment).to_string()
+            }
+            (Some("oracle_synthesis"), _) => oracle_answer(&assignment, self.lying),
+            _ => "no assignment recognised".to_string(),
+        };
+        // The scripted replies take a 'static text; a test leaks these few.
+        let text: &'static str = Box::leak(text.into_boxed_str());
+        Anthropic.respond(method, path, body, Some(&Reply::Text(text)))
+    }
+}
+
+/// Run `git prove-it claim CLAIM --agent claude --json` in `repo`, with the real Claude Code on
+/// PATH pointed at `server`.
+fn run_claim(repo: &TestRepo, claude: &Path, server: &FakeModel) -> assert_cmd::assert::Assert {
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let dir = claude.parent().expect("the binary has a directory");
+    let path = std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(
+        std::env::split_paths(&crate::harness::path_with_our_binary()),
+    ))
+    .unwrap();
+    repo.prove_it(&[
+        "claim",
+        CLAIM,
+        "--agent",
+        "claude",
+        "--json",
+        "--timeout",
+        "300",
+    ])
+    .env("PATH", path)
+    .env("ANTHROPIC_BASE_URL", server.base_url())
+    .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+    .env("CLAUDE_CONFIG_DIR", &config)
+    .env("DISABLE_TELEMETRY", "1")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_AUTOUPDATER", "1")
+    .timeout(Duration::from_secs(900))
+    .assert()
+}
+
+fn gauntlet(failing: Option<u8>, lying: bool) -> (FakeModel, Arc<(Mutex<Seen>, Condvar)>) {
+    let seen = Arc::new((Mutex::new(Seen::default()), Condvar::new()));
+    let api = Gauntlet {
+        failing,
+        lying,
+        seen: Arc::clone(&seen),
+    };
+    (
+        FakeModel::start(api, Script::new(vec![], Reply::Text("unused"))),
+        seen,
+    )
+}
+
+/// The oracle's assignment as the real CLI passed it to the model.
+fn oracle_assignment(server: &FakeModel) -> Value {
+    server
+        .agent_turns()
+        .iter()
+        .filter_map(|request| assignment(&request.user_texts))
+        .find(|a| a["packet_role"] == "oracle_synthesis")
+        .expect("the oracle run asked the model")
+}
+
+#[test]
+#[ignore = "drives the real claude CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_ten_real_claude_runs_give_the_oracles_verdict() {
+    let claude = claude("claim_e2e_ten_real_claude_runs_give_the_oracles_verdict");
+    let repo = TestRepo::with_commit();
+    let (server, seen) = gauntlet(None, false);
+    let out = run_claim(&repo, &claude, &server);
+    let report = json_stdout(&out);
+    let context = format!("{report:#}\n{}", server.describe());
+    assert_eq!(out.get_output().status.code(), Some(0), "{context}");
+    assert_eq!(report["result"], "verdict", "{context}");
+    assert_eq!(report["outcome"], "PROVEN", "{context}");
+    assert_eq!(report["complete"], true, "{context}");
+    let rounds = report["rounds"].as_array().unwrap();
+    assert_eq!(rounds.len(), 10);
+    assert!(
+        rounds.iter().all(|r| r["status"] == "received"),
+        "{context}"
+    );
+    assert!(
+        seen.0.lock().unwrap().overlapped,
+        "the nine lens runs did not overlap"
+    );
+    // Ten runs asked the model, each once with its own assignment.
+    let asked: BTreeSet<u64> = server
+        .agent_turns()
+        .iter()
+        .filter_map(|request| assignment(&request.user_texts)?["round"].as_u64())
+        .collect();
+    assert_eq!(asked, (1..=10).collect(), "{context}");
+    let final_response = report["final_response"].as_str().unwrap();
+    assert!(final_response.starts_with("Prove It — Parallel Subagent Gauntlet\n"));
+    assert!(final_response.contains("\n- Outcome: PROVEN\n"));
+    assert!(final_response.contains("\nPackets received: 1, 2, 3, 4, 5, 6, 7, 8, 9\n"));
+}
+
+#[test]
+#[ignore = "drives the real claude CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_a_failing_lens_is_missing_and_the_oracle_is_held_to_it() {
+    let claude = claude("claim_e2e_a_failing_lens_is_missing_and_the_oracle_is_held_to_it");
+    let repo = TestRepo::with_commit();
+    let (server, seen) = gauntlet(Some(5), false);
+    let out = run_claim(&repo, &claude, &server);
+    let report = json_stdout(&out);
+    let context = format!("{report:#}\n{}", server.describe());
+    assert_eq!(out.get_output().status.code(), Some(6), "{context}");
+    assert_eq!(report["outcome"], "BOUNDED_CLAIM_SURVIVES", "{context}");
+    assert_eq!(report["complete"], false, "{context}");
+    let fifth = &report["rounds"][4];
+    assert_eq!(fifth["status"], "missing", "{context}");
+    assert!(
+        fifth["reason"]
+            .as_str()
+            .is_some_and(|r| r.starts_with("the agent command exited with code ")),
+        "{context}"
+    );
+    assert!(
+        seen.0.lock().unwrap().overlapped,
+        "the nine lens runs did not overlap"
+    );
+    // The oracle was told round 5 is missing, and its packet, which says so, was accepted.
+    let entries = oracle_assignment(&server)["round_packets"].clone();
+    assert_eq!(entries[4]["status"], "missing", "{context}");
+    assert_eq!(entries[4]["packet"], Value::Null, "{context}");
+    assert_eq!(
+        report["oracle_packet"]["packet_completeness"]["missing_rounds"],
+        json!([5]),
+        "{context}"
+    );
+    assert!(
+        report["final_response"]
+            .as_str()
+            .unwrap()
+            .contains("\nMissing packets: 5\n"),
+        "{context}"
+    );
+}
+
+#[test]
+#[ignore = "drives the real claude CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_an_oracle_claiming_all_nine_when_one_failed_is_compromised() {
+    let claude = claude("claim_e2e_an_oracle_claiming_all_nine_when_one_failed_is_compromised");
+    let repo = TestRepo::with_commit();
+    let (server, _) = gauntlet(Some(2), true);
+    let out = run_claim(&repo, &claude, &server);
+    let report = json_stdout(&out);
+    let context = format!("{report:#}\n{}", server.describe());
+    assert_eq!(out.get_output().status.code(), Some(7), "{context}");
+    assert_eq!(report["result"], "oracle_compromised", "{context}");
+    assert_eq!(report["final_response"], Value::Null, "{context}");
+    assert_eq!(report["rounds"][1]["status"], "missing", "{context}");
+    let problems: Vec<&str> = report["oracle_problems"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        problems.contains(&"packet_completeness.missing_rounds claims [], but rounds [2] arrived"),
+        "{context}"
+    );
+}
