@@ -940,3 +940,36 @@ fn lens_packets_in_every_published_form_are_received() {
         .code(0)
         .stdout(oracle["final_response"].as_str().unwrap().to_string());
 }
+
+/// The Codex agents are the Claude Code agents in the form Codex loads: the same name,
+/// description and instructions, so that the two hosts run one protocol.
+#[test]
+fn the_codex_agents_say_what_the_claude_code_agents_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for agent in ["prove_it_lens", "prove_it_oracle"] {
+        let md = std::fs::read_to_string(root.join(format!("agents/{agent}.md"))).unwrap();
+        let toml =
+            std::fs::read_to_string(root.join(format!("codex/agents/{agent}.toml"))).unwrap();
+        let (front, body) = md
+            .strip_prefix("---\n")
+            .and_then(|rest| rest.split_once("\n---\n"))
+            .expect("frontmatter");
+        let field = |text: &str, key: &str| {
+            text.lines()
+                .find_map(|line| line.strip_prefix(&format!("{key}: ")))
+                .or_else(|| {
+                    text.lines()
+                        .find_map(|line| line.strip_prefix(&format!("{key} = ")))
+                })
+                .map(str::to_string)
+        };
+        assert_eq!(field(front, "name").as_deref(), Some(agent));
+        assert_eq!(field(&toml, "name"), Some(format!("\"{agent}\"")));
+        assert_eq!(field(front, "description"), field(&toml, "description"));
+        let instructions = toml
+            .split_once("developer_instructions = '''\n")
+            .and_then(|(_, rest)| rest.strip_suffix("'''\n"))
+            .expect("developer_instructions as a literal string");
+        assert_eq!(instructions, body.trim_start_matches('\n'), "{agent}");
+    }
+}

@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 
-use crate::e2e::CLAUDE;
+use crate::e2e::{CLAUDE, CODEX};
 use crate::fake_model::anthropic::Anthropic;
+use crate::fake_model::responses::Responses;
 use crate::fake_model::{Api, FakeModel, Reply, Response, Script};
 use crate::harness::{TestRepo, json_stdout};
 
@@ -385,4 +386,122 @@ fn claim_e2e_an_oracle_claiming_all_nine_when_one_failed_is_compromised() {
         problems.contains(&"packet_completeness.missing_rounds claims [], but rounds [2] arrived"),
         "{context}"
     );
+}
+
+/// This repository is also the Claude Code plugin: `.claude-plugin/`, `skills/`, `agents/`.
+fn plugin_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+#[test]
+#[ignore = "drives the real claude CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_the_plugin_offers_the_prove_it_skill_and_both_agents() {
+    let claude = claude("claim_e2e_the_plugin_offers_the_prove_it_skill_and_both_agents");
+    let repo = TestRepo::with_commit();
+    let server = FakeModel::start(
+        Anthropic,
+        Script::new(vec![], Reply::Text("Nothing to do.")),
+    );
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let out = repo
+        .command(&claude)
+        .args(["-p", "hello", "--output-format", "text", "--plugin-dir"])
+        .arg(plugin_dir())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", server.describe());
+    let turn = server
+        .agent_turns()
+        .into_iter()
+        .next()
+        .expect("an agent turn");
+    let shown = turn.body.to_string();
+    // The skill is offered to the Skill tool and both agents to the Agent tool, by the names
+    // the skill's text uses.
+    for listed in [
+        "- prove-it:prove-it: Adversarial adjudication of one concrete claim",
+        "- prove-it:prove_it_lens: One lens of the Prove It gauntlet",
+        "- prove-it:prove_it_oracle: The oracle of the Prove It gauntlet",
+    ] {
+        assert!(shown.contains(listed), "{listed:?} not offered: {shown}");
+    }
+}
+
+/// A `CODEX_HOME` with the fake provider, the prove-it skill in `skills/` and both agents in
+/// `agents/`, installed as ADAPTERS.md says.
+fn codex_home_with_the_gauntlet(repo: &TestRepo, server: &FakeModel) -> PathBuf {
+    let home = repo.home().join("codex-home");
+    std::fs::create_dir_all(home.join("skills/prove-it")).unwrap();
+    std::fs::create_dir_all(home.join("agents")).unwrap();
+    let config = format!(
+        "model = \"gpt-5.1-codex\"\nmodel_provider = \"fake\"\n\
+         check_for_update_on_startup = false\napproval_policy = \"never\"\n\
+         sandbox_mode = \"danger-full-access\"\n\n[model_providers.fake]\nname = \"fake\"\n\
+         base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"PROVE_IT_FAKE_OPENAI_KEY\"\n\n\
+         [features]\nplugins = false\nremote_plugin = false\napps = false\n",
+        server.base_url()
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
+    let source = plugin_dir();
+    std::fs::copy(
+        source.join("skills/prove-it/SKILL.md"),
+        home.join("skills/prove-it/SKILL.md"),
+    )
+    .unwrap();
+    for agent in ["prove_it_lens", "prove_it_oracle"] {
+        let file = format!("{agent}.toml");
+        std::fs::copy(
+            source.join("codex/agents").join(&file),
+            home.join("agents").join(&file),
+        )
+        .unwrap();
+    }
+    home
+}
+
+#[test]
+#[ignore = "drives the real codex CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_codex_loads_the_prove_it_skill_and_both_agents() {
+    let codex = CODEX
+        .or_skip("claim_e2e_codex_loads_the_prove_it_skill_and_both_agents")
+        .expect("this test drives the real codex CLI, and none was found");
+    let repo = TestRepo::with_commit();
+    let server = FakeModel::start(
+        Responses,
+        Script::new(vec![], Reply::Text("Nothing to do.")),
+    );
+    let out = repo
+        .command(&codex)
+        .args(["exec", "--json", "--skip-git-repo-check", "hello"])
+        .env("CODEX_HOME", codex_home_with_the_gauntlet(&repo, &server))
+        .env("PROVE_IT_FAKE_OPENAI_KEY", "sk-fake-key-for-tests")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.describe()
+    );
+    let turn = server
+        .agent_turns()
+        .into_iter()
+        .next()
+        .expect("an agent turn");
+    let shown = turn.body.to_string();
+    // The skill is in the skills list, and both agents are roles of the spawn tool.
+    for listed in [
+        "- prove-it: Adversarial adjudication of one concrete claim",
+        "prove_it_lens: {\\nOne lens of the Prove It gauntlet",
+        "prove_it_oracle: {\\nThe oracle of the Prove It gauntlet",
+    ] {
+        assert!(shown.contains(listed), "{listed:?} not offered: {shown}");
+    }
 }
