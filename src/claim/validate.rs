@@ -128,12 +128,14 @@ fn place(wrapper: Option<&str>, packet: &Object) -> Option<Place> {
 fn packets(text: &str) -> Result<Vec<(Option<&'static str>, Object)>, Error> {
     let blocks = fenced_blocks(text);
     let documents: Vec<Value> = if blocks.is_empty() {
-        documents(text)?
+        lenient(text)?
     } else {
+        // Fenced blocks, and any JSON packets pasted between them (prose there is skipped).
         let mut all = Vec::new();
-        for block in blocks {
-            all.extend(documents(block)?);
+        for block in &blocks {
+            all.extend(lenient(block)?);
         }
+        all.extend(json_objects(&outside(text)));
         all
     };
     let mut items = Vec::new();
@@ -168,6 +170,52 @@ fn packets(text: &str) -> Result<Vec<(Option<&'static str>, Object)>, Error> {
         }
     }
     Ok(packets)
+}
+
+/// The documents of `text`, or, when it is prose with JSON packets in it (a subagent's answer
+/// with a note after its packet), those packets.
+fn lenient(text: &str) -> Result<Vec<Value>, Error> {
+    let parsed = documents(text);
+    if let Ok(documents) = &parsed
+        && documents
+            .iter()
+            .all(|d| d.is_object() || d.is_array() || d.is_null())
+    {
+        return parsed;
+    }
+    let found = json_objects(text);
+    if found.is_empty() { parsed } else { Ok(found) }
+}
+
+/// Every JSON object in `text` outside the others, in order.
+fn json_objects(text: &str) -> Vec<Value> {
+    let mut found = Vec::new();
+    let mut rest = text;
+    while let Some(at) = rest.find('{') {
+        let mut stream = serde_json::Deserializer::from_str(&rest[at..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(value @ Value::Object(_))) => {
+                found.push(value);
+                rest = &rest[at + stream.byte_offset()..];
+            }
+            _ => rest = &rest[at + 1..],
+        }
+    }
+    found
+}
+
+/// `text` without its fenced blocks (fence lines included).
+fn outside(text: &str) -> String {
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.split_inclusive('\n') {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+        } else if !fenced {
+            out.push_str(line);
+        }
+    }
+    out
 }
 
 /// The documents of a JSON stream, else of a YAML stream (`---` between documents).
@@ -223,6 +271,12 @@ mod tests {
         assert_eq!(placed(fenced), (vec![6, 7], false));
         let wrapped_list = "prove_it_round_packet:\n  - round: 8\n  - round: 9\n";
         assert_eq!(placed(wrapped_list), (vec![8, 9], false));
+        // Subagents' answers pasted as they came: JSON with notes after it, and a fenced block.
+        let pasted = "{\"round\": 1}\nagentId: a1 (use SendMessage to continue)\n\
+            {\"round\": 2} done.\n```yaml\nprove_it_oracle_packet:\n  round: 10\n```\nagentId: a3\n";
+        assert_eq!(placed(pasted), (vec![1, 2], true));
+        let prose_only = "Round 1 says {\"round\": 1}; round 3 says {\"round\": 3}.";
+        assert_eq!(placed(prose_only), (vec![1, 3], false));
         assert_eq!(placed(""), (vec![], false));
     }
 

@@ -505,3 +505,293 @@ fn claim_e2e_codex_loads_the_prove_it_skill_and_both_agents() {
         assert!(shown.contains(listed), "{listed:?} not offered: {shown}");
     }
 }
+
+/// One `tool_use` block of a streamed Anthropic message.
+fn tool_use(name: &str, input: &Value) -> (Value, Value) {
+    let id = crate::fake_model::call_id("toolu_gauntlet");
+    (
+        json!({"type": "tool_use", "id": id, "name": name, "input": {}}),
+        json!({"type": "input_json_delta", "partial_json": input.to_string()}),
+    )
+}
+
+/// A streamed assistant message made of `blocks` tool calls, all in one turn.
+fn tool_calls(model: &str, blocks: &[(Value, Value)]) -> Response {
+    let usage = json!({"input_tokens": 10, "output_tokens": 10,
+        "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0});
+    let mut events = vec![
+        json!({"type": "message_start", "message": {"id": "msg_gauntlet",
+        "type": "message", "role": "assistant", "model": model, "content": [],
+        "stop_reason": null, "stop_sequence": null, "usage": usage}}),
+    ];
+    for (index, (start, delta)) in blocks.iter().enumerate() {
+        events.push(json!({"type": "content_block_start", "index": index, "content_block": start}));
+        events.push(json!({"type": "content_block_delta", "index": index, "delta": delta}));
+        events.push(json!({"type": "content_block_stop", "index": index}));
+    }
+    events.push(json!({"type": "message_delta",
+        "delta": {"stop_reason": "tool_use", "stop_sequence": null}, "usage": {"output_tokens": 10}}));
+    events.push(json!({"type": "message_stop"}));
+    Response::events(&events, true)
+}
+
+/// Every JSON object in `texts` that starts with `{"packet_role":`, in order.
+fn packets_in(texts: &[String]) -> Vec<Value> {
+    let mut found = Vec::new();
+    for text in texts {
+        let mut rest = text.as_str();
+        while let Some(at) = rest.find("{\"packet_role\":") {
+            let mut stream = serde_json::Deserializer::from_str(&rest[at..]).into_iter::<Value>();
+            match stream.next() {
+                Some(Ok(value)) => {
+                    found.push(value);
+                    rest = &rest[at + stream.byte_offset()..];
+                }
+                _ => rest = &rest[at + 1..],
+            }
+        }
+    }
+    found
+}
+
+const LENSES: [(&str, &str, &str); 9] = [
+    ("counterexamples", "Counterexamples", "falsify"),
+    ("logic_traps", "Logic traps", "bound"),
+    ("boundary_cases", "Boundary cases", "bound"),
+    ("adversarial_inputs", "Adversarial inputs", "falsify"),
+    ("alternative_paradigms", "Alternative paradigms", "compare"),
+    (
+        "operational_constraints",
+        "Operational constraints",
+        "bound",
+    ),
+    (
+        "probabilistic_uncertainty",
+        "Probabilistic uncertainty",
+        "bound",
+    ),
+    ("comparative_baselines", "Comparative baselines", "compare"),
+    ("meta_test", "Meta-test", "test_design"),
+];
+
+/// The root coordinator, the nine lens subagents and the oracle subagent of the prove-it skill,
+/// told apart by their system prompts (the agents' own instructions) and, for the coordinator,
+/// by how many turns it has taken.
+struct Skill {
+    seen: Arc<(Mutex<Seen>, Condvar)>,
+    /// The coordinator's turns so far.
+    turns: std::sync::atomic::AtomicUsize,
+}
+
+impl Api for Skill {
+    fn is_agent_turn(&self, method: &str, path: &str, body: &Value) -> bool {
+        Anthropic.is_agent_turn(method, path, body)
+    }
+
+    fn user_texts(&self, body: &Value) -> Vec<String> {
+        Anthropic.user_texts(body)
+    }
+
+    fn respond(&self, method: &str, path: &str, body: &Value, reply: Option<&Reply>) -> Response {
+        if reply.is_none() {
+            return Anthropic.respond(method, path, body, reply);
+        }
+        let texts = self.user_texts(body);
+        let model = body["model"].as_str().unwrap_or("claude-fake");
+        // Only the coordinator may start agents; the subagents are told apart by their own
+        // instructions, which Claude Code gives them as their system prompt.
+        let coordinator = body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["name"] == "Agent"));
+        let system = body["system"].to_string();
+        let text = if !coordinator && system.contains("You are a `prove_it_lens`") {
+            let assignment = assignment(&texts).expect("a lens assignment");
+            let round = assignment["round"]
+                .as_u64()
+                .and_then(|r| u8::try_from(r).ok());
+            Gauntlet::arrive_at(&self.seen, round.unwrap_or(0));
+            lens_packet(&assignment).to_string()
+        } else if !coordinator && system.contains("You are the `prove_it_oracle`") {
+            oracle_answer(&assignment(&texts).expect("the oracle's assignment"), false)
+        } else if !coordinator {
+            "an agent this test does not know".to_string()
+        } else {
+            // Where the coordinator is, from what its conversation holds so far.
+            let lens_packets: Vec<Value> = packets_in(&texts)
+                .into_iter()
+                .filter(|p| p["packet_role"] == "evidence_lens")
+                .collect();
+            // The coordinator's turns come one after another: lenses, oracle, validator, relay.
+            let stage = self.turns.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            let validated = texts.last().and_then(|t| {
+                let at = t
+                    .find("Prove It — Parallel Subagent Gauntlet")
+                    .or_else(|| t.find("ORACLE_COMPROMISED"))?;
+                Some(t[at..].to_string())
+            });
+            match stage {
+                // Nine lens subagents, in one message so that they run at once.
+                0 => {
+                    let calls: Vec<(Value, Value)> = LENSES
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (id, lens, mode))| {
+                            let assignment = json!({"packet_role": "evidence_lens",
+                                "round": i + 1, "lens_id": id, "lens": lens, "lens_mode": mode,
+                                "original_claim": CLAIM, "normalized_claim": CLAIM,
+                                "claim_scope": null,
+                                "assignment": "Apply your lens; answer with one prove_it_round_packet."});
+                            tool_use("Agent", &json!({
+                                "description": format!("prove_it_{:02}_{id}", i + 1),
+                                "subagent_type": "prove-it:prove_it_lens",
+                                "prompt": assignment.to_string(),
+                                "run_in_background": false,
+                            }))
+                        })
+                        .collect();
+                    return tool_calls(model, &calls);
+                }
+                // Then the oracle, with the nine packets as they came back.
+                1 => {
+                    let packets = lens_packets;
+                    let round_packets: Vec<Value> = LENSES
+                        .iter()
+                        .enumerate()
+                        .map(|(i, (id, lens, _))| {
+                            let packet = packets.iter().find(|p| p["round"] == i + 1).cloned();
+                            json!({"round": i + 1, "lens_id": id, "lens": lens,
+                                "status": if packet.is_some() { "received" } else { "missing" },
+                                "reason": null, "packet": packet})
+                        })
+                        .collect();
+                    let assignment = json!({"packet_role": "oracle_synthesis", "round": 10,
+                        "lens": "Oracle synthesis", "original_claim": CLAIM,
+                        "normalized_claim": CLAIM, "claim_scope": null,
+                        "round_packets": round_packets});
+                    return tool_calls(
+                        model,
+                        &[tool_use(
+                            "Agent",
+                            &json!({
+                                "description": "prove_it_10_oracle_synthesis",
+                                "subagent_type": "prove-it:prove_it_oracle",
+                                "prompt": assignment.to_string(),
+                                "run_in_background": false,
+                            }),
+                        )],
+                    );
+                }
+                // Then the validator, with the nine lens packets and the oracle's answer.
+                2 => {
+                    let lenses: String = packets_in(&texts)
+                        .iter()
+                        .filter(|p| p["packet_role"] == "evidence_lens")
+                        .map(|p| format!("{p}\n"))
+                        .collect();
+                    let oracle = texts
+                        .iter()
+                        .rev()
+                        .find(|t| t.contains("prove_it_oracle_packet"))
+                        .map(|t| &t[t.find("```yaml").unwrap_or(0)..])
+                        .unwrap_or_default();
+                    let command = format!(
+                        "git prove-it claim --validate <<'PACKETS'\n{lenses}{oracle}\nPACKETS"
+                    );
+                    return tool_calls(
+                        model,
+                        &[tool_use(
+                            "Bash",
+                            &json!({"command": command,
+                            "description": "validate the packets"}),
+                        )],
+                    );
+                }
+                // Then relay what the validator printed, as it is.
+                3 => validated.unwrap_or_default(),
+                _ => "The gauntlet is over.".to_string(),
+            }
+        };
+        let text: &'static str = Box::leak(text.into_boxed_str());
+        Anthropic.respond(method, path, body, Some(&Reply::Text(text)))
+    }
+}
+
+impl Gauntlet {
+    fn arrive_at(seen: &Arc<(Mutex<Seen>, Condvar)>, round: u8) {
+        Gauntlet {
+            failing: None,
+            lying: false,
+            seen: Arc::clone(seen),
+        }
+        .arrive(round);
+    }
+}
+
+#[test]
+#[ignore = "drives the real claude CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_the_skill_runs_nine_lens_subagents_then_the_oracle_and_validates_by_code() {
+    let claude = claude("claim_e2e_the_skill_runs_nine_lens_subagents_then_the_oracle");
+    let repo = TestRepo::with_commit();
+    let seen = Arc::new((Mutex::new(Seen::default()), Condvar::new()));
+    let server = FakeModel::start(
+        Skill {
+            seen: Arc::clone(&seen),
+            turns: std::sync::atomic::AtomicUsize::new(0),
+        },
+        Script::new(vec![], Reply::Text("unused")),
+    );
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let prompt = format!("/prove-it:prove-it {CLAIM}");
+    let out = repo
+        .command(&claude)
+        .args([
+            "-p",
+            &prompt,
+            "--output-format",
+            "text",
+            "--allowedTools",
+            "Bash,Agent",
+        ])
+        // The plugin's own stop hook (the gate) is not what this test is about.
+        .args(["--settings", r#"{"disableAllHooks": true}"#])
+        .arg("--plugin-dir")
+        .arg(plugin_dir())
+        .env("ANTHROPIC_BASE_URL", server.base_url())
+        .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .env("DISABLE_TELEMETRY", "1")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let context = format!(
+        "{stdout}\n{}\n{}",
+        String::from_utf8_lossy(&out.stderr),
+        server.describe()
+    );
+    assert!(out.status.success(), "{context}");
+    assert!(
+        seen.0.lock().unwrap().overlapped,
+        "the nine lens subagents did not overlap: {context}"
+    );
+    // The coordinator was given the skill, and relayed the validator's output: the oracle's
+    // final_response, validated.
+    let first = server.agent_turns().into_iter().next().unwrap();
+    assert!(
+        first
+            .user_text()
+            .contains("# Prove It: the parallel subagent gauntlet"),
+        "{context}"
+    );
+    assert!(
+        stdout.starts_with("Prove It — Parallel Subagent Gauntlet\n"),
+        "{context}"
+    );
+    assert!(stdout.contains("\n- Outcome: PROVEN\n"), "{context}");
+    assert!(
+        stdout.contains("\nPackets received: 1, 2, 3, 4, 5, 6, 7, 8, 9\n"),
+        "{context}"
+    );
+}
