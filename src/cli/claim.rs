@@ -50,7 +50,8 @@ use crate::report::{
 ///
 /// Exit status: 0 PROVEN, 1 DISPROVEN, 4 NOT_PROVEN, 5 INSUFFICIENT_EVIDENCE, 6
 /// BOUNDED_CLAIM_SURVIVES, 7 oracle packet missing or compromised (no verdict), 8
-/// PROVE_IT_REQUIRES_SUBAGENTS (no agent command), 2 usage or repository error.
+/// PROVE_IT_REQUIRES_SUBAGENTS (no agent command, or a preset that cannot run here), 2 usage or
+/// repository error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The claim to test, e.g. "all tests pass" or "for every integer n, n + 0 = n".

@@ -795,3 +795,71 @@ fn claim_e2e_the_skill_runs_nine_lens_subagents_then_the_oracle_and_validates_by
         "{context}"
     );
 }
+
+/// What the claude preset's lens may do, as ADAPTERS.md says: its `claude -p` runs offer the
+/// shell, and a read-only command runs, but one that would change files needs an approval that
+/// no one can give, so it is refused and never runs.
+#[test]
+#[ignore = "drives the real claude CLI; .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claim_e2e_the_claude_presets_lens_runs_read_only_commands_only() {
+    let claude = claude("claim_e2e_the_claude_presets_lens_runs_read_only_commands_only");
+    let repo = TestRepo::with_commit();
+    // Inside the repository, where the run works: refused for want of approval, not of place.
+    let marker = repo.root.join("the-lens-ran-a-command");
+    let command = "touch the-lens-ran-a-command";
+    let server = FakeModel::start(
+        Anthropic,
+        Script::new(
+            vec![Reply::Shell(command), Reply::Shell("ls -a")],
+            Reply::Text("{}"),
+        ),
+    );
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    // The preset's command line, as `claim --agent claude` runs it for round 1.
+    let preset = "claude -p --settings '{\"disableAllHooks\": true}' --output-format text \
+                  --append-system-prompt \"This run is $PROVE_IT_ROUND_NAME.\"";
+    let dir = claude.parent().unwrap();
+    let out =
+        repo.command("sh")
+            .args(["-c", &format!("echo 'the assignment' | {preset}")])
+            .env(
+                "PATH",
+                std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(
+                    std::env::split_paths(&crate::harness::path_with_our_binary()),
+                ))
+                .unwrap(),
+            )
+            .env("PROVE_IT_ROUND_NAME", "prove_it_01_counterexamples")
+            .env("ANTHROPIC_BASE_URL", server.base_url())
+            .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+            .env("CLAUDE_CONFIG_DIR", &config)
+            .env("DISABLE_TELEMETRY", "1")
+            .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .output()
+            .unwrap();
+    let context = format!(
+        "{}{}\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        server.describe()
+    );
+    assert!(out.status.success(), "{context}");
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 3, "{context}");
+    let offered: Vec<String> = turns[0].body["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str().map(String::from))
+        .collect();
+    assert!(offered.iter().any(|t| t == "Bash"), "{offered:?}");
+    assert!(offered.iter().any(|t| t == "Read"), "{offered:?}");
+    assert!(!marker.exists(), "the command ran: {context}");
+    assert!(
+        turns[1].last_user_text().contains("needs approval"),
+        "{context}"
+    );
+    assert!(turns[2].last_user_text().contains("verify.sh"), "{context}");
+}
