@@ -72,20 +72,33 @@ pub(crate) struct RoundEntry {
 
 /// Judge one lens run: a valid packet, or a missing or compromised entry saying why.
 pub(crate) fn judge_lens(lens: &Lens, run: &Run) -> RoundEntry {
-    let entry = |status, reason: Option<String>, packet| RoundEntry {
+    if let Some(reason) = missing_reason(run) {
+        return entry(lens, Status::Missing, Some(reason), None);
+    }
+    judged(lens, packet::read_lens(&run.stdout, run.stdout_cut, lens))
+}
+
+/// The entry for a lens packet read and checked: received, or compromised saying why.
+pub(crate) fn judged(lens: &Lens, read: Result<packet::Object, Vec<Problem>>) -> RoundEntry {
+    match read {
+        Ok(packet) => entry(lens, Status::Received, None, Some(Value::Object(packet))),
+        Err(problems) => entry(lens, Status::Compromised, Some(describe(&problems)), None),
+    }
+}
+
+pub(crate) fn entry(
+    lens: &Lens,
+    status: Status,
+    reason: Option<String>,
+    packet: Option<Value>,
+) -> RoundEntry {
+    RoundEntry {
         round: lens.round,
         lens_id: lens.id,
         lens: lens.name,
         status,
         reason,
         packet,
-    };
-    if let Some(reason) = missing_reason(run) {
-        return entry(Status::Missing, Some(reason), None);
-    }
-    match packet::read_lens(&run.stdout, run.stdout_cut, lens) {
-        Ok(packet) => entry(Status::Received, None, Some(Value::Object(packet))),
-        Err(problems) => entry(Status::Compromised, Some(describe(&problems)), None),
     }
 }
 
@@ -111,8 +124,61 @@ pub(crate) fn missing_reason(run: &Run) -> Option<String> {
     }
 }
 
-fn last_line(text: &str) -> Option<&str> {
-    text.lines().map(str::trim).rfind(|line| !line.is_empty())
+/// The last line of `text` with something in it, once terminal escapes are gone: a host that
+/// colours its errors must not paint the report.
+fn last_line(text: &str) -> Option<String> {
+    strip_escapes(text)
+        .lines()
+        .map(str::trim)
+        .rfind(|line| !line.is_empty())
+        .map(String::from)
+}
+
+/// `text` without terminal escape sequences (CSI such as colours and cursor moves, OSC such as
+/// titles and links, and two-byte escapes) and without other control characters but newlines
+/// and tabs.
+pub(crate) fn strip_escapes(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\u{1b}' => match chars.next() {
+                // CSI: parameters and intermediates, then one final byte in @..~.
+                Some('[') => {
+                    for c in chars.by_ref() {
+                        if ('@'..='~').contains(&c) {
+                            break;
+                        }
+                    }
+                }
+                // OSC, DCS, APC, PM, SOS: up to BEL or ESC \.
+                Some(']' | 'P' | '_' | '^' | 'X') => {
+                    while let Some(c) = chars.next() {
+                        if c == '\u{7}' {
+                            break;
+                        }
+                        if c == '\u{1b}' {
+                            chars.next_if_eq(&'\\');
+                            break;
+                        }
+                    }
+                }
+                _ => {}
+            },
+            '\u{9b}' => {
+                for c in chars.by_ref() {
+                    if ('@'..='~').contains(&c) {
+                        break;
+                    }
+                }
+            }
+            '\n' | '\t' => out.push(c),
+            '\r' => out.push('\n'),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Problems as one line: "a; b; c".
@@ -171,10 +237,12 @@ mod tests {
     }
 
     const GOOD: &str = r#"{"packet_role": "evidence_lens", "round": 1,
+        "lens_id": "counterexamples", "lens": "Counterexamples", "lens_mode": "falsify",
+        "original_claim": "n + 0 = n", "normalized_claim": "n + 0 = n", "scope_assumptions": [],
         "pressure_question": "q", "strongest_attack": "a",
         "smallest_counterexample_or_boundary": "none found",
         "strongest_support_found": "s", "effect_on_original_claim": "survives",
-        "effect_on_refined_claim": "survives", "candidate_fatal_pressure": "none",
+        "effect_on_refined_claim": "survives", "candidate_fatal_pressure": null,
         "candidate_decisive_support": "d", "refined_claim_delta": "none",
         "uncertainty": "u", "oracle_notes": "n"}"#;
 
@@ -215,6 +283,14 @@ mod tests {
                 "the agent command printed nothing",
             ),
             (run(Ended::Interrupted, "", ""), "interrupted"),
+            (
+                run(
+                    Ended::Exited(1),
+                    "",
+                    "\u{1b}[31mError:\u{1b}[0m folder \u{1b}]8;;file:///x\u{7}not trusted\u{1b}]8;;\u{1b}\\\u{7}\r\n\u{1b}[2K",
+                ),
+                "the agent command exited with code 1: Error: folder not trusted",
+            ),
         ];
         for (run, reason) in cases {
             let entry = judge_lens(&LENSES[0], &run);
@@ -233,7 +309,10 @@ mod tests {
         // The right packet for the wrong round is not evidence for this one.
         let entry = judge_lens(&LENSES[1], &run(Ended::Exited(0), GOOD, ""));
         assert_eq!(entry.status, Status::Compromised);
-        assert_eq!(entry.reason.as_deref(), Some("round is 1, not 2"));
+        assert_eq!(
+            entry.reason.as_deref(),
+            Some("round is 1, not 2; lens_id is \"counterexamples\", not logic_traps")
+        );
     }
 
     #[test]

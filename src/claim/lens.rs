@@ -6,7 +6,8 @@ use serde::Serialize;
 use super::Claim;
 
 /// What a lens does to the claim: try to break it, find its limits, weigh it against something
-/// else, or examine the evidence for it.
+/// else, or design the test that decides it. No lens of the nine is a `support` lens, but the
+/// protocol allows that mode in a packet (`MODES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub(crate) enum Mode {
@@ -14,6 +15,20 @@ pub(crate) enum Mode {
     Bound,
     Compare,
     TestDesign,
+}
+
+/// The values allowed in a lens packet's `lens_mode`, in the protocol's order.
+pub(crate) const MODES: [&str; 5] = ["falsify", "bound", "support", "compare", "test_design"];
+
+impl Mode {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Mode::Falsify => MODES[0],
+            Mode::Bound => MODES[1],
+            Mode::Compare => MODES[3],
+            Mode::TestDesign => MODES[4],
+        }
+    }
 }
 
 /// One of the nine independent lens assignments.
@@ -31,23 +46,30 @@ pub(crate) struct Lens {
 pub(crate) const ORACLE_ROUND: u8 = 10;
 /// The oracle's name, as its assignment carries it in `lens`.
 pub(crate) const ORACLE_NAME: &str = "Oracle synthesis";
-/// The oracle's id in run names (`prove_it_10_oracle`).
-pub(crate) const ORACLE_ID: &str = "oracle";
+/// The oracle's id in run names (`prove_it_10_oracle_synthesis`).
+pub(crate) const ORACLE_ID: &str = "oracle_synthesis";
 
-/// The fields every lens packet must carry besides `packet_role` and `round`.
-pub(crate) const LENS_FIELDS: [&str; 11] = [
+/// The text fields every lens packet must carry, present and not blank, besides `packet_role`,
+/// `round` and `lens_id`; `lens_mode`, `scope_assumptions` and the two `candidate_*` fields are
+/// checked for their own shapes.
+pub(crate) const LENS_FIELDS: [&str; 12] = [
+    "lens",
+    "original_claim",
+    "normalized_claim",
     "pressure_question",
     "strongest_attack",
     "smallest_counterexample_or_boundary",
     "strongest_support_found",
     "effect_on_original_claim",
     "effect_on_refined_claim",
-    "candidate_fatal_pressure",
-    "candidate_decisive_support",
     "refined_claim_delta",
     "uncertainty",
     "oracle_notes",
 ];
+
+/// The lens packet fields that are null or a string: a severe finding, or none.
+pub(crate) const CANDIDATE_FIELDS: [&str; 2] =
+    ["candidate_fatal_pressure", "candidate_decisive_support"];
 
 /// The values allowed in `effect_on_original_claim` and `effect_on_refined_claim`.
 pub(crate) const EFFECTS: [&str; 4] = ["survives", "narrows", "breaks", "unclear"];
@@ -140,7 +162,8 @@ pub(crate) const LENSES: [Lens; 9] = [
     },
 ];
 
-/// The name of one round's run: `prove_it_01_counterexamples`, ..., `prove_it_10_oracle`.
+/// The name of one round's run: `prove_it_01_counterexamples`, ...,
+/// `prove_it_10_oracle_synthesis`.
 pub(crate) fn run_name(round: u8, id: &str) -> String {
     format!("prove_it_{round:02}_{id}")
 }
@@ -178,30 +201,36 @@ impl Lens {
         }
     }
 
-    /// The full assignment text: the lens's instruction, then the packet it must answer with.
+    /// The full assignment text: the lens's instruction, then the packet it must answer with,
+    /// in the published shape (SPEC.md section 9).
     fn text(&self) -> String {
         let round = self.round;
         let id = self.id;
+        let name = self.name;
+        let mode = self.mode.as_str();
         let effects = EFFECTS.join("|");
+        let modes = MODES.join("|");
         format!(
-            "You are round {round} of a prove-it gauntlet, the {name} lens. {instruction}\n\n\
-             Work from this lens only; eight other lenses run at the same time and you will not \
-             see them. Do not give a verdict: no final_verdict, outcome or verdict key, for the \
-             oracle alone decides, and a packet carrying one is discarded.\n\n\
-             Answer with exactly one packet, as a JSON object (or YAML), and nothing else:\n\
-             {{\"packet_role\": \"evidence_lens\", \"round\": {round}, \"lens_id\": \"{id}\", \
-             \"pressure_question\": \"the question this lens put to the claim\", \
-             \"strongest_attack\": \"...\", \
-             \"smallest_counterexample_or_boundary\": \"... or none found\", \
-             \"strongest_support_found\": \"...\", \
-             \"effect_on_original_claim\": \"{effects}\", \
-             \"effect_on_refined_claim\": \"{effects}\", \
-             \"candidate_fatal_pressure\": \"what could sink the claim, or none\", \
-             \"candidate_decisive_support\": \"what could settle it, or none\", \
-             \"refined_claim_delta\": \"how the claim must be narrowed, or none\", \
-             \"uncertainty\": \"what you could not check\", \
-             \"oracle_notes\": \"what the oracle should weigh\"}}",
-            name = self.name,
+            "You are the prove_it_lens for round {round} of a Prove It gauntlet: the {name} lens \
+             ({mode}). {instruction}\n\n\
+             Apply this lens sharply and independently. Eight other lenses run at the same time \
+             and you will not see them; do not synthesize across rounds. Do not give a verdict: \
+             no final_verdict, outcome or verdict key, for the oracle alone decides, and a \
+             packet carrying one is discarded. Put a severe finding in candidate_fatal_pressure \
+             or candidate_decisive_support (each null or a string).\n\n\
+             Answer with exactly one packet, as YAML (or JSON), and nothing else:\n\n\
+             prove_it_round_packet:\n  packet_role: evidence_lens\n  round: {round}\n  \
+             lens_id: {id}\n  lens: {name}\n  lens_mode: {mode}  # one of {modes}\n  \
+             original_claim: <the original claim>\n  normalized_claim: <the normalized claim>\n  \
+             scope_assumptions: [<what you assumed about the scope>]\n  \
+             pressure_question: <the question this lens put to the claim>\n  \
+             strongest_attack: <...>\n  smallest_counterexample_or_boundary: <...>\n  \
+             strongest_support_found: <...>\n  effect_on_original_claim: {effects}\n  \
+             effect_on_refined_claim: {effects}\n  candidate_fatal_pressure: null|string\n  \
+             candidate_decisive_support: null|string\n  \
+             refined_claim_delta: <how the claim must be narrowed, or none>\n  \
+             uncertainty: <what you could not check>\n  \
+             oracle_notes: <what the oracle should weigh>",
             instruction = self.instruction,
         )
     }
@@ -229,7 +258,10 @@ mod tests {
     fn runs_are_named_after_their_round() {
         assert_eq!(LENSES[0].run_name(), "prove_it_01_counterexamples");
         assert_eq!(LENSES[8].run_name(), "prove_it_09_meta_test");
-        assert_eq!(run_name(ORACLE_ROUND, ORACLE_ID), "prove_it_10_oracle");
+        assert_eq!(
+            run_name(ORACLE_ROUND, ORACLE_ID),
+            "prove_it_10_oracle_synthesis"
+        );
     }
 
     #[test]
@@ -263,9 +295,19 @@ mod tests {
         assert_eq!(value["normalized_claim"], "all tests pass");
         assert_eq!(value["claim_scope"], "the unit tests");
         let text = value["assignment"].as_str().unwrap();
-        for field in LENS_FIELDS {
-            assert!(text.contains(field), "{field} not asked for");
+        for field in LENS_FIELDS.iter().chain(&CANDIDATE_FIELDS).chain(&[
+            "packet_role",
+            "lens_id",
+            "lens_mode",
+            "scope_assumptions",
+        ]) {
+            assert!(
+                text.contains(&format!("  {field}: ")),
+                "{field} not asked for"
+            );
         }
+        assert!(text.contains("prove_it_round_packet:\n"));
+        assert!(text.contains("lens_mode: bound "));
         assert!(text.contains("Do not give a verdict"));
         for other in LENSES.iter().filter(|l| l.round != 3) {
             assert!(!text.contains(other.instruction), "{} leaked", other.id);

@@ -1,19 +1,25 @@
 //! The claim gauntlet (SPEC.md, "claim"): nine lens runs at once, then one oracle run, each
 //! through the configured agent command, with every packet parsed and validated here.
 //!
-//! This module owns the protocol: the lenses and their assignments, packet parsing and
-//! validation, the oracle's assignment and the checks on its verdict, and the spawning of the
-//! agent command. It never prints and never decides a verdict of its own: the oracle alone does.
+//! This module owns the protocol, in the published Prove It skill's shapes: the lenses and their
+//! assignments, packet parsing and validation (of its own runs' packets, and of a packet set
+//! produced elsewhere for `--validate`), the oracle's assignment and the checks on its verdict,
+//! reading back recorded verdicts, and the spawning of the agent command. It never prints and
+//! never decides a verdict of its own: the oracle alone does.
 
 mod agent;
 mod gauntlet;
 mod lens;
 mod oracle;
 mod packet;
+mod record;
 mod rounds;
+mod validate;
 
 pub(crate) use agent::{resolve_agent, resolve_timeout};
 pub(crate) use gauntlet::{Claim, Completeness, RoundEntry, Status, judge_lens};
 pub(crate) use lens::{LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, run_name};
-pub(crate) use oracle::{Outcome, Rejected, Verdict, judge_oracle, oracle_assignment};
+pub(crate) use oracle::{OracleVerdict, Outcome, Rejected, judge_oracle, oracle_assignment};
+pub(crate) use record::{StoredVerdict, read_note};
 pub(crate) use rounds::{Job, ROUND_ENV, Request, Run, run as run_round, run_all};
+pub(crate) use validate::validate;

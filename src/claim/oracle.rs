@@ -1,5 +1,8 @@
 //! Round 10: the oracle's assignment over the nine round entries, and the checks its packet must
 //! pass before its verdict is relayed. The tool never substitutes a verdict of its own.
+//!
+//! The packet and its `final_response` are the published Prove It skill's, field for field and
+//! line for line (SPEC.md section 9, "Oracle packet checks").
 
 use serde::Serialize;
 use serde_json::Value;
@@ -7,7 +10,8 @@ use serde_json::Value;
 use super::gauntlet::{Claim, Completeness, RoundEntry, describe, missing_reason};
 use super::lens::{LENSES, ORACLE_NAME, ORACLE_ROUND};
 use super::packet::{
-    self, ORACLE_WRAPPER, OUTPUT_CAP, Object, Problem, check_role_and_round, present, shown,
+    self, ORACLE_WRAPPER, OUTPUT_CAP, Object, Problem, check_list, check_one_of, check_present,
+    check_role_and_round, shown,
 };
 use super::rounds::Run;
 
@@ -15,37 +19,20 @@ pub(crate) use crate::outcome::Outcome;
 
 /// The title line of every `final_response`.
 pub(crate) const TITLE: &str = "Prove It — Parallel Subagent Gauntlet";
+/// The values of `confidence.level`.
+const LEVELS: [&str; 3] = ["low", "medium", "high"];
+/// The values of the `Execution mode:` line.
+const MODES: [&str; 2] = ["custom-agent", "custom-agent fallback"];
+/// The header of the round pressure map's table.
+const TABLE_HEADER: &str = "| Round | Lens | Effect | Key pressure/support |";
 
-/// The labelled lines `final_response` must have, in the order the template gives them.
-const LABELS: [&str; 15] = [
-    "Original claim",
-    "Normalized claim",
-    "Execution mode",
-    "Packets received",
-    "Missing",
-    "Compromised",
-    "Oracle completeness",
-    "Outcome",
-    "Statement",
-    "Decisive reasons",
-    "Tightest surviving claim",
-    "Valid when",
-    "Invalid when",
-    "Confidence",
-    "Next tests",
-];
-
-/// The fields the oracle packet must carry besides `packet_role`, `round` and `outcome`.
-const ORACLE_FIELDS: [&str; 9] = [
-    "statement",
-    "decisive_reasons",
-    "tightest_surviving_claim",
+/// The oracle packet's lists at the top level, each of any length.
+const LISTS: [&str; 5] = [
     "valid_when",
     "invalid_when",
-    "confidence",
+    "fatal_pressures_resolved",
+    "decisive_support_resolved",
     "next_tests",
-    "completeness",
-    "final_response",
 ];
 
 /// What the oracle reads on stdin.
@@ -78,7 +65,8 @@ pub(crate) fn oracle_assignment<'a>(
     }
 }
 
-fn list(rounds: &[u8]) -> String {
+/// Rounds as the published template writes them: `1, 2, 3, 5`, or `none`.
+pub(crate) fn list(rounds: &[u8]) -> String {
     if rounds.is_empty() {
         "none".into()
     } else {
@@ -95,23 +83,30 @@ fn json_list(rounds: &[u8]) -> String {
 }
 
 fn instructions(claim: &Claim, completeness: &Completeness) -> String {
-    let received = completeness.received.len();
     let state = if completeness.is_complete() {
-        "complete".to_string()
+        "complete"
     } else {
-        format!("incomplete: {} of 9 lens packets arrived intact", received)
+        "incomplete"
     };
     let rows: String = LENSES
         .iter()
-        .map(|l| format!("| {} | {} | ... | ... | ... |\n", l.round, l.name))
+        .map(|l| {
+            format!(
+                "| {} | {} | <effect> | <key pressure or support> |\n",
+                l.round, l.name
+            )
+        })
         .collect();
+    let outcomes = Outcome::ALL.map(Outcome::as_str).join("|");
     format!(
-        "You are the oracle of a prove-it gauntlet, round {ORACLE_ROUND}, and you alone decide \
-         the verdict. Nine independent lenses examined the claim; round_packets holds what each \
-         returned. Only packets with status \"received\" are evidence; a missing or compromised \
-         round is absent evidence, never support. Weigh fatal pressure against decisive \
-         support, narrow the claim to the tightest version that survives, and cite round \
-         numbers (R1 to R9) for every reason.\n\n\
+        "You are the prove_it_oracle, round {ORACLE_ROUND} of a Prove It gauntlet, and you alone \
+         decide the verdict. Nine independent lenses examined the claim; round_packets holds what \
+         each returned. Only packets with status \"received\" are evidence; a missing or \
+         compromised round is absent evidence, never support. Adjudicate the packet set without \
+         rerunning it: resolve candidate fatal pressures and candidate decisive support, \
+         distinguish the original claim from the refined one, do not overclaim beyond the \
+         packets, and cite round numbers (R1 to R9) in decisive_reasons, \
+         fatal_pressures_resolved, decisive_support_resolved or next_tests.\n\n\
          Choose exactly one outcome:\n\
          - PROVEN: the claim as stated holds; decisive support and no surviving fatal pressure.\n\
          - DISPROVEN: a concrete counterexample or fatal pressure breaks the claim as stated.\n\
@@ -119,42 +114,53 @@ fn instructions(claim: &Claim, completeness: &Completeness) -> String {
          - INSUFFICIENT_EVIDENCE: too few intact packets or too little checkable evidence to judge.\n\
          - BOUNDED_CLAIM_SURVIVES: the claim as stated fails or is unproven, but a narrower claim \
          (the tightest surviving claim) holds.\n\n\
-         What arrived: {received} of 9 packets received; missing rounds: {missing}; compromised \
-         rounds: {compromised}. Say exactly this: a completeness claim that disagrees with what \
-         arrived makes your packet compromised.\n\n\
-         Answer with exactly one packet, as a JSON object (or YAML), and nothing else:\n\
-         {{\"packet_role\": \"oracle_synthesis\", \"round\": {ORACLE_ROUND}, \
-         \"outcome\": \"PROVEN|DISPROVEN|NOT_PROVEN|INSUFFICIENT_EVIDENCE|BOUNDED_CLAIM_SURVIVES\", \
-         \"statement\": \"one sentence\", \"decisive_reasons\": [\"... (R1)\"], \
-         \"tightest_surviving_claim\": \"...\", \"valid_when\": [\"...\"], \
-         \"invalid_when\": [\"...\"], \"confidence\": \"low|medium|high, and why\", \
-         \"next_tests\": [\"...\"], \"completeness\": {{\"packets_received\": {received}, \
-         \"missing\": {missing_json}, \"compromised\": {compromised_json}}}, \
-         \"final_response\": \"the text below, filled in\"}}\n\n\
-         final_response must follow this shape line by line, keeping every label:\n\n\
-         # {TITLE}\n\n\
+         What arrived: received rounds {received_json}, missing rounds {missing_json}, \
+         compromised rounds {compromised_json}. Say exactly this in packet_completeness and in \
+         final_response: a completeness that disagrees with what arrived makes your packet \
+         compromised.\n\n\
+         Answer with exactly one packet, as YAML (or JSON), and nothing else:\n\n\
+         prove_it_oracle_packet:\n  packet_role: oracle_synthesis\n  round: {ORACLE_ROUND}\n  \
+         lens: {ORACLE_NAME}\n  packet_completeness:\n    received_rounds: {received_json}\n    \
+         missing_rounds: {missing_json}\n    compromised_rounds: {compromised_json}\n  \
+         final_verdict:\n    outcome: {outcomes}\n    statement: <one sentence>\n    \
+         decisive_reasons: [<reason, citing rounds>]\n  tightest_surviving_claim: <claim>\n  \
+         valid_when: [<condition>]\n  invalid_when: [<condition>]\n  \
+         fatal_pressures_resolved: [<pressure and how it was resolved>]\n  \
+         decisive_support_resolved: [<support and how it was weighed>]\n  confidence:\n    \
+         level: low|medium|high\n    why: <why>\n    main_gaps: [<gap>]\n  \
+         next_tests: [<test>]\n  final_response: |\n    <the text below, filled in>\n\n\
+         final_response must follow this template line by line, keeping every label:\n\n\
+         {TITLE}\n\n\
          Original claim: {original}\n\
          Normalized claim: {normalized}\n\
-         Execution mode: parallel subagents (git prove-it claim)\n\
-         Packets received: {received}/9\n\
-         Missing: {missing}\n\
-         Compromised: {compromised}\n\
+         Execution mode: custom-agent\n\
+         Packets received: {received}\n\
+         Missing packets: {missing}\n\
+         Compromised packets: {compromised}\n\
          Oracle completeness: {state}\n\n\
-         ## Verdict\n\n\
-         Outcome: <the outcome above>\n\
-         Statement: <one sentence>\n\
-         Decisive reasons: <reasons, citing rounds as R1..R9>\n\n\
+         Verdict:\n\
+         - Outcome: <the outcome above>\n\
+         - Statement: <one sentence>\n\
+         - Decisive reasons: <reasons, citing rounds>\n\n\
          Tightest surviving claim: <claim>\n\n\
-         ## Round pressure map\n\n\
-         | Round | Lens | Effect on original | Effect on refined | Key pressure |\n\
-         |---|---|---|---|---|\n\
+         Round pressure map:\n\
+         {TABLE_HEADER}\n\
+         |---|---|---|---|\n\
          {rows}\n\
-         Valid when: <conditions>\n\
-         Invalid when: <conditions>\n\
-         Confidence: <low|medium|high, and why>\n\
-         Next tests: <the tests that would settle what remains>",
+         Valid when:\n\
+         - <condition>\n\n\
+         Invalid when:\n\
+         - <condition>\n\n\
+         Confidence:\n\
+         - Level: <low|medium|high>\n\
+         - Why: <why>\n\
+         - Gaps: <what remains open>\n\n\
+         Next tests:\n\
+         - <the test that would settle what remains>",
+        received = list(&completeness.received),
         missing = list(&completeness.missing),
         compromised = list(&completeness.compromised),
+        received_json = json_list(&completeness.received),
         missing_json = json_list(&completeness.missing),
         compromised_json = json_list(&completeness.compromised),
         original = claim.original,
@@ -164,14 +170,17 @@ fn instructions(claim: &Claim, completeness: &Completeness) -> String {
 
 /// A validated oracle packet: its verdict is the gauntlet's.
 #[derive(Debug, Clone)]
-pub(crate) struct Verdict {
+pub(crate) struct OracleVerdict {
     pub outcome: Outcome,
     pub packet: Object,
     pub final_response: String,
 }
 
 /// The oracle's verdict, or why its packet is missing or compromised.
-pub(crate) fn judge_oracle(run: &Run, completeness: &Completeness) -> Result<Verdict, Rejected> {
+pub(crate) fn judge_oracle(
+    run: &Run,
+    completeness: &Completeness,
+) -> Result<OracleVerdict, Rejected> {
     if let Some(reason) = missing_reason(run) {
         return Err(Rejected::Missing(reason));
     }
@@ -223,50 +232,87 @@ impl Rejected {
     }
 }
 
-/// Check a parsed oracle packet against the protocol and against what actually arrived.
+/// The object under `field`, or a problem saying it is missing or not one.
+fn object<'a>(
+    packet: &'a Object,
+    field: &'static str,
+    problems: &mut Vec<Problem>,
+) -> Option<&'a Object> {
+    match packet.get(field) {
+        Some(Value::Object(inner)) => Some(inner),
+        None | Some(Value::Null) => {
+            problems.push(Problem::Missing { field });
+            None
+        }
+        Some(other) => {
+            problems.push(Problem::WrongType {
+                field,
+                found: shown(Some(other)),
+                expected: "a mapping",
+            });
+            None
+        }
+    }
+}
+
+/// Check a parsed oracle packet against the published shape and against what actually arrived.
 pub(crate) fn check_oracle(
     packet: Object,
     completeness: &Completeness,
-) -> Result<Verdict, Rejected> {
+) -> Result<OracleVerdict, Rejected> {
     let mut problems = Vec::new();
     check_role_and_round(&packet, "oracle_synthesis", ORACLE_ROUND, &mut problems);
-    let outcome = packet
-        .get("outcome")
-        .and_then(Value::as_str)
-        .and_then(Outcome::parse);
-    if outcome.is_none() {
-        problems.push(Problem::NotAllowed {
-            field: "outcome",
-            found: shown(packet.get("outcome")),
-            allowed: Outcome::ALL.map(Outcome::as_str).join("|"),
-        });
-    }
-    for field in ORACLE_FIELDS {
-        if !present(packet.get(field)) {
-            problems.push(Problem::Missing { field });
-        }
-    }
-    if let Some(claimed) = packet.get("completeness")
-        && present(Some(claimed))
-    {
+    check_one_of(&packet, "lens", &[ORACLE_NAME], &mut problems);
+    if let Some(claimed) = object(&packet, "packet_completeness", &mut problems) {
         check_completeness(claimed, completeness, &mut problems);
     }
-    let response = packet.get("final_response").and_then(Value::as_str);
-    if let Some(response) = response
-        && present(packet.get("final_response"))
-    {
+    let mut outcome = None;
+    if let Some(verdict) = object(&packet, "final_verdict", &mut problems) {
+        let allowed = Outcome::ALL.map(Outcome::as_str);
+        let before = problems.len();
+        check_one_of(verdict, "final_verdict.outcome", &allowed, &mut problems);
+        if problems.len() == before {
+            outcome = verdict
+                .get("outcome")
+                .and_then(Value::as_str)
+                .and_then(Outcome::parse);
+        }
+        check_present(verdict, "final_verdict.statement", &mut problems);
+        check_list(verdict, "final_verdict.decisive_reasons", &mut problems);
+    }
+    check_present(&packet, "tightest_surviving_claim", &mut problems);
+    for field in LISTS {
+        check_list(&packet, field, &mut problems);
+    }
+    if let Some(confidence) = object(&packet, "confidence", &mut problems) {
+        check_one_of(confidence, "confidence.level", &LEVELS, &mut problems);
+        check_present(confidence, "confidence.why", &mut problems);
+        check_list(confidence, "confidence.main_gaps", &mut problems);
+    }
+    let response = match packet.get("final_response") {
+        Some(Value::String(text)) if !text.trim().is_empty() => Some(text.clone()),
+        None | Some(Value::Null | Value::String(_)) => {
+            problems.push(Problem::Missing {
+                field: "final_response",
+            });
+            None
+        }
+        Some(other) => {
+            problems.push(Problem::WrongType {
+                field: "final_response",
+                found: shown(Some(other)),
+                expected: "text",
+            });
+            None
+        }
+    };
+    if let Some(response) = &response {
         check_response(response, outcome, completeness, &mut problems);
-    } else if present(packet.get("final_response")) {
-        problems.push(Problem::NotAllowed {
-            field: "final_response",
-            found: shown(packet.get("final_response")),
-            allowed: "text".into(),
-        });
     }
     match (outcome, response) {
-        (Some(outcome), Some(response)) if problems.is_empty() => Ok(Verdict {
+        (Some(outcome), Some(final_response)) if problems.is_empty() => Ok(OracleVerdict {
             outcome,
-            final_response: response.to_string(),
+            final_response,
             packet,
         }),
         _ => Err(Rejected::Compromised {
@@ -276,20 +322,21 @@ pub(crate) fn check_oracle(
     }
 }
 
-fn check_completeness(claimed: &Value, actual: &Completeness, problems: &mut Vec<Problem>) {
-    let received = claimed.get("packets_received");
-    if received.and_then(Value::as_u64) != Some(actual.received.len() as u64) {
-        problems.push(Problem::FalseCompleteness {
-            field: "completeness.packets_received",
-            claimed: shown(received),
-            actual: format!("{} packets", actual.received.len()),
-        });
-    }
+fn check_completeness(claimed: &Object, actual: &Completeness, problems: &mut Vec<Problem>) {
     for (field, key, rounds) in [
-        ("completeness.missing", "missing", &actual.missing),
         (
-            "completeness.compromised",
-            "compromised",
+            "packet_completeness.received_rounds",
+            "received_rounds",
+            &actual.received,
+        ),
+        (
+            "packet_completeness.missing_rounds",
+            "missing_rounds",
+            &actual.missing,
+        ),
+        (
+            "packet_completeness.compromised_rounds",
+            "compromised_rounds",
             &actual.compromised,
         ),
     ] {
@@ -298,13 +345,13 @@ fn check_completeness(claimed: &Value, actual: &Completeness, problems: &mut Vec
             problems.push(Problem::FalseCompleteness {
                 field,
                 claimed: shown(value),
-                actual: format!("{key} rounds {}", json_list(rounds)),
+                actual: format!("rounds {}", json_list(rounds)),
             });
         }
     }
 }
 
-/// Whether `value` lists exactly `rounds`, in any order, as numbers or digit strings.
+/// Whether `value` lists exactly `rounds`, each once, in any order, as numbers or digit strings.
 fn same_rounds(value: Option<&Value>, rounds: &[u8]) -> bool {
     let Some(Value::Array(items)) = value else {
         return false;
@@ -320,29 +367,95 @@ fn same_rounds(value: Option<&Value>, rounds: &[u8]) -> bool {
     listed == rounds
 }
 
-/// One line of `final_response` without markdown decoration: `- **Outcome:** X` is `Outcome: X`.
-fn plain(line: &str) -> String {
-    line.replace("**", "")
-        .replace("__", "")
-        .trim_start_matches(|c: char| "#>-*+ \t".contains(c))
-        .trim()
-        .to_string()
+/// One line of `final_response`: whether it is a bullet, and its text without markdown
+/// decoration (`## Verdict:` is `Verdict:`, `- **Outcome:** X` is a bullet `Outcome: X`).
+struct Line {
+    bullet: bool,
+    text: String,
 }
 
-/// The text after `label:` on the first line that has it.
-fn labelled(lines: &[String], label: &str) -> Option<String> {
-    lines.iter().find_map(|line| {
-        let head = line.get(..label.len())?;
-        let rest = line.get(label.len()..)?.trim_start();
-        (head.eq_ignore_ascii_case(label) && rest.starts_with(':'))
-            .then(|| rest[1..].trim().to_string())
-    })
+impl Line {
+    fn of(raw: &str) -> Line {
+        let raw = raw.replace("**", "").replace("__", "");
+        let trimmed = raw.trim();
+        let bullet = ["- ", "* ", "+ "].iter().any(|b| trimmed.starts_with(b));
+        let text = trimmed
+            .trim_start_matches(|c: char| "#>-*+ \t".contains(c))
+            .trim()
+            .to_string();
+        Line { bullet, text }
+    }
 }
 
-fn heading(lines: &[String], words: &str) -> Option<usize> {
-    lines
-        .iter()
-        .position(|line| line.to_lowercase().starts_with(words))
+/// Walks `final_response` in the template's order: each label is looked for after the last one
+/// found, so that a label out of place counts as absent.
+struct Template<'a> {
+    lines: Vec<Line>,
+    at: usize,
+    problems: &'a mut Vec<Problem>,
+}
+
+impl Template<'_> {
+    /// The value after `label` (which ends in `:`) on the next line that starts with it.
+    fn label(&mut self, label: &'static str, bullet: bool) -> Option<String> {
+        let found = self.lines[self.at..]
+            .iter()
+            .position(|line| line.bullet == bullet && line.text.starts_with(label));
+        match found {
+            Some(offset) => {
+                let index = self.at + offset;
+                self.at = index + 1;
+                Some(self.lines[index].text[label.len()..].trim().to_string())
+            }
+            None => {
+                self.problems.push(Problem::NoLabel { label });
+                None
+            }
+        }
+    }
+
+    /// A label whose value is one of `allowed`.
+    fn one_of(&mut self, label: &'static str, bullet: bool, allowed: &'static [&'static str]) {
+        if let Some(value) = self.label(label, bullet)
+            && !allowed.contains(&value.as_str())
+        {
+            self.problems.push(Problem::LineNotAllowed {
+                label,
+                found: format!("{value:?}"),
+                allowed: allowed.join("|"),
+            });
+        }
+    }
+
+    /// A label followed by at least one bullet line.
+    fn bullets(&mut self, label: &'static str) {
+        if self.label(label, false).is_none() {
+            return;
+        }
+        let bullets = self.lines[self.at..]
+            .iter()
+            .skip_while(|line| line.text.is_empty())
+            .take_while(|line| line.bullet)
+            .count();
+        if bullets == 0 {
+            self.problems.push(Problem::NoBullets { label });
+        }
+        self.at += bullets;
+    }
+
+    /// A label listing rounds that must be exactly `rounds`.
+    fn rounds(&mut self, label: &'static str, rounds: &[u8]) {
+        let Some(value) = self.label(label, false) else {
+            return;
+        };
+        if value != list(rounds) {
+            self.problems.push(Problem::FalseCompleteness {
+                field: label,
+                claimed: format!("{value:?}"),
+                actual: format!("rounds {:?}", list(rounds)),
+            });
+        }
+    }
 }
 
 fn check_response(
@@ -351,77 +464,89 @@ fn check_response(
     actual: &Completeness,
     problems: &mut Vec<Problem>,
 ) {
-    let lines: Vec<String> = response.lines().map(plain).collect();
-    // The title may use a plain hyphen for the dash.
-    let has_title = lines.iter().any(|line| {
-        let lower = line.to_lowercase();
-        lower.starts_with("prove it") && lower.ends_with("parallel subagent gauntlet")
-    });
-    if !has_title {
+    let lines: Vec<Line> = response.lines().map(Line::of).collect();
+    if lines
+        .iter()
+        .find(|line| !line.text.is_empty())
+        .map(|l| l.text.as_str())
+        != Some(TITLE)
+    {
         problems.push(Problem::NoLabel { label: TITLE });
     }
-    if heading(&lines, "verdict").is_none() {
-        problems.push(Problem::NoLabel { label: "Verdict" });
-    }
-    let table = heading(&lines, "round pressure map")
-        .is_some_and(|at| lines[at..].iter().any(|line| line.starts_with('|')));
-    if !table {
-        problems.push(Problem::NoLabel {
-            label: "Round pressure map (with its table)",
-        });
-    }
-    for label in LABELS {
-        let Some(value) = labelled(&lines, label) else {
-            problems.push(Problem::NoLabel { label });
-            continue;
-        };
-        match label {
-            "Outcome" => {
-                let said: String = value
-                    .split_whitespace()
-                    .next()
-                    .unwrap_or("")
-                    .trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
-                    .to_string();
-                if let Some(outcome) = outcome
-                    && said != outcome.as_str()
-                {
-                    problems.push(Problem::OutcomeDisagrees {
-                        said: format!("{said:?}"),
-                        outcome: outcome.as_str(),
-                    });
-                }
+    let mut template = Template {
+        lines,
+        at: 0,
+        problems,
+    };
+    template.label("Original claim:", false);
+    template.label("Normalized claim:", false);
+    if let Some(mode) = template.label("Execution mode:", false) {
+        if !MODES.contains(&mode.as_str()) {
+            template.problems.push(Problem::LineNotAllowed {
+                label: "Execution mode:",
+                found: format!("{mode:?}"),
+                allowed: MODES.join("|"),
+            });
+        } else if mode == MODES[1] {
+            // The fallback must be surfaced right after the mode line.
+            let next = template.lines[template.at..]
+                .iter()
+                .find(|line| !line.text.is_empty());
+            if !next.is_some_and(|line| line.text.to_lowercase().contains("warning")) {
+                template.problems.push(Problem::NoLabel {
+                    label: "custom-agent fallback warning",
+                });
             }
-            "Packets received" => {
-                let number: String = value
-                    .trim_start()
-                    .chars()
-                    .take_while(char::is_ascii_digit)
-                    .collect();
-                if number.parse::<usize>().ok() != Some(actual.received.len()) {
-                    problems.push(Problem::FalseCompleteness {
-                        field: "the Packets received line",
-                        claimed: format!("{value:?}"),
-                        actual: format!("{} packets", actual.received.len()),
-                    });
-                }
-            }
-            "Oracle completeness" => {
-                let lower = value.to_lowercase();
-                let says_complete = lower.starts_with("complete");
-                let says_incomplete = lower.starts_with("incomplete");
-                if says_complete && !actual.is_complete() || says_incomplete && actual.is_complete()
-                {
-                    problems.push(Problem::FalseCompleteness {
-                        field: "the Oracle completeness line",
-                        claimed: format!("{value:?}"),
-                        actual: format!("{} of 9 packets", actual.received.len()),
-                    });
-                }
-            }
-            _ => {}
         }
     }
+    template.rounds("Packets received:", &actual.received);
+    template.rounds("Missing packets:", &actual.missing);
+    template.rounds("Compromised packets:", &actual.compromised);
+    if let Some(value) = template.label("Oracle completeness:", false) {
+        let expected = if actual.is_complete() {
+            "complete"
+        } else {
+            "incomplete"
+        };
+        if value != expected {
+            template.problems.push(Problem::FalseCompleteness {
+                field: "Oracle completeness:",
+                claimed: format!("{value:?}"),
+                actual: format!("{} of 9 packets", actual.received.len()),
+            });
+        }
+    }
+    template.label("Verdict:", false);
+    if let Some(said) = template.label("Outcome:", true)
+        && let Some(outcome) = outcome
+        && said.trim_matches('`') != outcome.as_str()
+    {
+        template.problems.push(Problem::OutcomeDisagrees {
+            said: format!("{said:?}"),
+            outcome,
+        });
+    }
+    template.label("Statement:", true);
+    template.label("Decisive reasons:", true);
+    template.label("Tightest surviving claim:", false);
+    if template.label("Round pressure map:", false).is_some() {
+        let header = template.lines[template.at..]
+            .iter()
+            .find(|line| !line.text.is_empty())
+            .map(|line| line.text.split_whitespace().collect::<Vec<_>>().join(" "));
+        if header.as_deref() != Some(TABLE_HEADER) {
+            template.problems.push(Problem::NoLabel {
+                label: TABLE_HEADER,
+            });
+        }
+    }
+    template.bullets("Valid when:");
+    template.bullets("Invalid when:");
+    template.label("Confidence:", false);
+    template.one_of("Level:", true, &LEVELS);
+    template.label("Why:", true);
+    template.label("Gaps:", true);
+    template.bullets("Next tests:");
 }
 
 #[cfg(test)]
@@ -446,44 +571,56 @@ mod tests {
         }
     }
 
-    fn response(outcome: &str, received: usize, state: &str) -> String {
+    /// A `final_response` exactly in the published template.
+    fn response(outcome: &str, arrived: &Completeness) -> String {
+        let state = if arrived.is_complete() {
+            "complete"
+        } else {
+            "incomplete"
+        };
         format!(
-            "# Prove It — Parallel Subagent Gauntlet\n\n\
+            "Prove It — Parallel Subagent Gauntlet\n\n\
              Original claim: n + 0 = n\nNormalized claim: n + 0 = n\n\
-             Execution mode: parallel subagents (git prove-it claim)\n\
-             Packets received: {received}/9\nMissing: none\nCompromised: none\n\
-             Oracle completeness: {state}\n\n## Verdict\n\n**Outcome:** `{outcome}`\n\
-             Statement: it holds\nDecisive reasons: identity (R1, R9)\n\n\
+             Execution mode: custom-agent\n\
+             Packets received: {}\nMissing packets: {}\nCompromised packets: {}\n\
+             Oracle completeness: {state}\n\n\
+             Verdict:\n- Outcome: {outcome}\n- Statement: it holds\n\
+             - Decisive reasons: identity (R1, R9)\n\n\
              Tightest surviving claim: for every integer n, n + 0 = n\n\n\
-             ## Round pressure map\n\n| Round | Lens | a | b | c |\n|---|---|---|---|---|\n\
-             | 1 | Counterexamples | survives | survives | none |\n\n\
-             - Valid when: integers\n- Invalid when: never\nConfidence: high\nNext tests:\n- none\n"
+             Round pressure map:\n| Round | Lens | Effect | Key pressure/support |\n\
+             |---|---|---|---|\n| 1 | Counterexamples | survives | none |\n\n\
+             Valid when:\n- integers\n\nInvalid when:\n- never\n\n\
+             Confidence:\n- Level: high\n- Why: an axiom\n- Gaps: none\n\n\
+             Next tests:\n- a property test\n",
+            list(&arrived.received),
+            list(&arrived.missing),
+            list(&arrived.compromised),
         )
     }
 
-    fn packet(outcome: &str, completeness: &Completeness) -> Object {
-        let state = if completeness.is_complete() {
-            "complete"
-        } else {
-            "incomplete: 7 of 9"
-        };
+    fn packet(outcome: &str, arrived: &Completeness) -> Object {
         json!({
             "packet_role": "oracle_synthesis",
             "round": 10,
-            "outcome": outcome,
-            "statement": "it holds",
-            "decisive_reasons": ["identity (R1)"],
+            "lens": "Oracle synthesis",
+            "packet_completeness": {
+                "received_rounds": arrived.received,
+                "missing_rounds": arrived.missing,
+                "compromised_rounds": arrived.compromised,
+            },
+            "final_verdict": {
+                "outcome": outcome,
+                "statement": "it holds",
+                "decisive_reasons": ["identity (R1)"],
+            },
             "tightest_surviving_claim": "for every integer n, n + 0 = n",
             "valid_when": ["integers"],
             "invalid_when": ["floating point NaN"],
-            "confidence": "high",
+            "fatal_pressures_resolved": [],
+            "decisive_support_resolved": ["identity (R1)"],
+            "confidence": {"level": "high", "why": "an axiom", "main_gaps": []},
             "next_tests": ["property test"],
-            "completeness": {
-                "packets_received": completeness.received.len(),
-                "missing": completeness.missing,
-                "compromised": completeness.compromised,
-            },
-            "final_response": response(outcome, completeness.received.len(), state),
+            "final_response": response(outcome, arrived),
         })
         .as_object()
         .unwrap()
@@ -497,15 +634,40 @@ mod tests {
         }
     }
 
+    fn edit(packet: &mut Object, from: &str, to: &str) {
+        let text = packet["final_response"].as_str().unwrap().replace(from, to);
+        packet["final_response"] = json!(text);
+    }
+
     #[test]
     fn a_valid_packet_gives_the_oracles_verdict() {
         for outcome in Outcome::ALL {
             let verdict = check_oracle(packet(outcome.as_str(), &complete()), &complete()).unwrap();
             assert_eq!(verdict.outcome, outcome);
-            assert!(verdict.final_response.starts_with("# Prove It"));
+            assert!(verdict.final_response.starts_with(TITLE));
         }
         let lost = two_lost();
         assert!(check_oracle(packet("NOT_PROVEN", &lost), &lost).is_ok());
+    }
+
+    #[test]
+    fn markdown_decoration_around_labels_is_read_through() {
+        let mut packet = packet("PROVEN", &complete());
+        edit(&mut packet, "Prove It —", "# Prove It —");
+        edit(&mut packet, "Verdict:", "## Verdict:");
+        edit(&mut packet, "- Outcome: PROVEN", "- **Outcome:** `PROVEN`");
+        assert_eq!(problems(packet, &complete()), Vec::<String>::new());
+    }
+
+    /// Regression: an oracle answering word for word in the published shape was reported as
+    /// compromised, because the earlier checks wanted their own field names.
+    #[test]
+    fn the_published_yaml_shape_read_from_text_is_valid() {
+        let yaml =
+            serde_norway::to_string(&json!({ ORACLE_WRAPPER: packet("PROVEN", &complete()) }))
+                .unwrap();
+        let parsed = packet::parse(&format!("```yaml\n{yaml}```\n"), ORACLE_WRAPPER).unwrap();
+        assert!(check_oracle(parsed, &complete()).is_ok());
     }
 
     #[test]
@@ -513,7 +675,7 @@ mod tests {
         let problems = problems(packet("PROBABLY_FINE", &complete()), &complete());
         assert_eq!(
             problems[0],
-            "outcome is \"PROBABLY_FINE\", not one of PROVEN|DISPROVEN|NOT_PROVEN|INSUFFICIENT_EVIDENCE|BOUNDED_CLAIM_SURVIVES"
+            "final_verdict.outcome is \"PROBABLY_FINE\", not one of PROVEN|DISPROVEN|NOT_PROVEN|INSUFFICIENT_EVIDENCE|BOUNDED_CLAIM_SURVIVES"
         );
     }
 
@@ -531,11 +693,13 @@ mod tests {
         assert_eq!(
             problems,
             [
-                "completeness.packets_received claims 9, but 7 packets arrived",
-                "completeness.missing claims [], but missing rounds [6] arrived",
-                "completeness.compromised claims [], but compromised rounds [4] arrived",
-                "the Packets received line claims \"9/9\", but 7 packets arrived",
-                "the Oracle completeness line claims \"complete\", but 7 of 9 packets arrived",
+                "packet_completeness.received_rounds claims [1,2,3,4,5,6,7,8,9], but rounds [1,2,3,5,7,8,9] arrived",
+                "packet_completeness.missing_rounds claims [], but rounds [6] arrived",
+                "packet_completeness.compromised_rounds claims [], but rounds [4] arrived",
+                "Packets received: claims \"1, 2, 3, 4, 5, 6, 7, 8, 9\", but rounds \"1, 2, 3, 5, 7, 8, 9\" arrived",
+                "Missing packets: claims \"none\", but rounds \"6\" arrived",
+                "Compromised packets: claims \"none\", but rounds \"4\" arrived",
+                "Oracle completeness: claims \"complete\", but 7 of 9 packets arrived",
             ]
         );
     }
@@ -543,7 +707,7 @@ mod tests {
     #[test]
     fn the_outcome_line_must_agree_with_the_packet() {
         let mut packet = packet("PROVEN", &complete());
-        packet["outcome"] = json!("DISPROVEN");
+        packet["final_verdict"]["outcome"] = json!("DISPROVEN");
         assert_eq!(
             problems(packet, &complete()),
             ["final_response says outcome \"PROVEN\", the packet DISPROVEN"]
@@ -551,62 +715,107 @@ mod tests {
     }
 
     #[test]
-    fn every_label_of_the_shape_is_required() {
+    fn every_label_of_the_template_is_required_in_its_place() {
         let mut packet = packet("PROVEN", &complete());
-        let text = packet["final_response"]
-            .as_str()
-            .unwrap()
-            .replace("Next tests:", "Later:")
-            .replace("## Round pressure map", "## Map")
-            .replace("Parallel Subagent Gauntlet", "Gauntlet");
-        packet["final_response"] = json!(text);
+        edit(&mut packet, "Next tests:", "Later:");
+        edit(&mut packet, "Round pressure map:", "Map:");
+        edit(&mut packet, "Parallel Subagent Gauntlet", "Gauntlet");
+        edit(&mut packet, "Key pressure/support", "Notes");
+        edit(&mut packet, "- Level: high", "- Level: total");
+        edit(&mut packet, "Invalid when:\n- never", "Invalid when: never");
+        // Out of order: the statement before the verdict block is not where the template has it.
+        edit(&mut packet, "- Statement: it holds\n", "");
+        edit(&mut packet, "Verdict:", "- Statement: it holds\nVerdict:");
         assert_eq!(
             problems(packet, &complete()),
             [
-                "final_response has no Prove It — Parallel Subagent Gauntlet line",
-                "final_response has no Round pressure map (with its table) line",
-                "final_response has no Next tests line",
+                "final_response has no \"Prove It — Parallel Subagent Gauntlet\" line where the template puts it",
+                "final_response has no \"Statement:\" line where the template puts it",
+                "final_response has no \"Round pressure map:\" line where the template puts it",
+                "final_response has no bullet line under \"Invalid when:\"",
+                "final_response says Level: \"total\", not one of low|medium|high",
+                "final_response has no \"Next tests:\" line where the template puts it",
             ]
         );
     }
 
     #[test]
-    fn role_round_and_fields_are_checked() {
+    fn the_table_header_and_the_fallback_warning_are_checked() {
+        let mut packet = packet("PROVEN", &complete());
+        edit(&mut packet, "Key pressure/support", "Notes");
+        edit(&mut packet, "custom-agent", "custom-agent fallback");
+        assert_eq!(
+            problems(packet.clone(), &complete()),
+            [
+                "final_response has no \"custom-agent fallback warning\" line where the template puts it",
+                "final_response has no \"| Round | Lens | Effect | Key pressure/support |\" line where the template puts it",
+            ]
+        );
+        edit(
+            &mut packet,
+            "fallback\n",
+            "fallback\nWarning: custom agents were unavailable; ordinary subagents ran the rounds.\n",
+        );
+        edit(&mut packet, "Notes", "Key pressure/support");
+        assert_eq!(problems(packet.clone(), &complete()), Vec::<String>::new());
+        edit(&mut packet, "custom-agent fallback", "root thread");
+        assert_eq!(
+            problems(packet, &complete()),
+            [
+                "final_response says Execution mode: \"root thread\", not one of custom-agent|custom-agent fallback"
+            ]
+        );
+    }
+
+    #[test]
+    fn role_round_lens_and_every_field_shape_are_checked() {
         let mut packet = packet("PROVEN", &complete());
         packet["packet_role"] = json!("evidence_lens");
         packet["round"] = json!(9);
-        packet.remove("confidence");
+        packet["lens"] = json!("Oracle");
+        packet.remove("tightest_surviving_claim");
+        packet["valid_when"] = json!("integers");
+        packet["final_verdict"] = json!({"outcome": "PROVEN", "decisive_reasons": "R1"});
+        packet["confidence"] = json!("high");
         packet["final_response"] = json!(["not", "text"]);
         assert_eq!(
             problems(packet, &complete()),
             [
                 "packet_role is \"evidence_lens\", not oracle_synthesis",
                 "round is 9, not 10",
-                "confidence is missing",
-                "final_response is [\"not\",\"text\"], not one of text",
+                "lens is \"Oracle\", not one of Oracle synthesis",
+                "final_verdict.statement is missing",
+                "final_verdict.decisive_reasons is \"R1\", not a list",
+                "tightest_surviving_claim is missing",
+                "valid_when is \"integers\", not a list",
+                "confidence is \"high\", not a mapping",
+                "final_response is [\"not\",\"text\"], not text",
             ]
         );
     }
 
     #[test]
-    fn the_assignment_carries_the_nine_entries_and_what_arrived() {
+    fn the_assignment_carries_the_nine_entries_what_arrived_and_a_template_that_passes() {
         let claim = Claim::new("n + 0 = n", None).unwrap();
         let value = serde_json::to_value(oracle_assignment(&claim, &[])).unwrap();
         assert_eq!(value["packet_role"], "oracle_synthesis");
         assert_eq!(value["round"], 10);
         assert_eq!(value["lens"], "Oracle synthesis");
         assert_eq!(value["claim_scope"], Value::Null);
-        let text = instructions(&claim, &two_lost());
-        assert!(text.contains("Packets received: 7/9"));
-        assert!(text.contains("Missing: 6\nCompromised: 4\n"));
-        assert!(text.contains("\"missing\": [6]"));
-        assert!(text.contains("Oracle completeness: incomplete"));
-        for label in LABELS {
-            assert!(text.contains(&format!("{label}:")), "{label}");
-        }
-        // The template the oracle is given passes the checks on its own shape.
-        let mut lines: Vec<String> = text.lines().map(plain).collect();
-        lines.retain(|l| !l.is_empty());
-        assert!(heading(&lines, "round pressure map").is_some());
+        let lost = two_lost();
+        let text = instructions(&claim, &lost);
+        assert!(text.contains("prove_it_oracle_packet:\n"));
+        assert!(text.contains("    received_rounds: [1,2,3,5,7,8,9]\n"));
+        assert!(text.contains(
+            "Packets received: 1, 2, 3, 5, 7, 8, 9\nMissing packets: 6\nCompromised packets: 4\nOracle completeness: incomplete\n"
+        ));
+        // The template, filled in as it says, passes the checks on final_response.
+        let template = &text[text.find(TITLE).unwrap()..];
+        let filled = template
+            .replace("<the outcome above>", "NOT_PROVEN")
+            .replace("<low|medium|high>", "low");
+        let mut problems = Vec::new();
+        check_response(&filled, Some(Outcome::NotProven), &lost, &mut problems);
+        assert_eq!(problems, []);
     }
 }

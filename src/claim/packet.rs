@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::lens::{EFFECTS, LENS_FIELDS, Lens};
+use crate::outcome::Outcome;
+
+use super::lens::{CANDIDATE_FIELDS, EFFECTS, LENS_FIELDS, Lens, MODES};
 
 pub(crate) type Object = Map<String, Value>;
 
@@ -41,12 +43,28 @@ pub(crate) enum Problem {
         found: String,
         allowed: String,
     },
+    #[error("{field} is {found}, not {expected}")]
+    WrongType {
+        field: &'static str,
+        found: String,
+        expected: &'static str,
+    },
+    #[error("the input holds {count} packets for this round")]
+    Duplicate { count: usize },
     #[error("it carries a verdict ({key}), which only the oracle gives")]
     CarriesVerdict { key: &'static str },
-    #[error("final_response has no {label} line")]
+    #[error("final_response has no {label:?} line where the template puts it")]
     NoLabel { label: &'static str },
+    #[error("final_response has no bullet line under {label:?}")]
+    NoBullets { label: &'static str },
+    #[error("final_response says {label} {found}, not one of {allowed}")]
+    LineNotAllowed {
+        label: &'static str,
+        found: String,
+        allowed: String,
+    },
     #[error("final_response says outcome {said}, the packet {outcome}")]
-    OutcomeDisagrees { said: String, outcome: &'static str },
+    OutcomeDisagrees { said: String, outcome: Outcome },
     #[error("{field} claims {claimed}, but {actual} arrived")]
     FalseCompleteness {
         field: &'static str,
@@ -79,7 +97,7 @@ pub(crate) fn parse(text: &str, wrapper: &str) -> Option<Object> {
 }
 
 /// The contents of every ``` fenced block, in order.
-fn fenced_blocks(text: &str) -> Vec<&str> {
+pub(crate) fn fenced_blocks(text: &str) -> Vec<&str> {
     let mut blocks = Vec::new();
     let mut start = None;
     let mut offset = 0;
@@ -170,34 +188,80 @@ pub(crate) fn check_lens(packet: &Object, lens: &Lens) -> Vec<Problem> {
         }
     }
     check_role_and_round(packet, "evidence_lens", lens.round, &mut problems);
-    if let Some(id) = packet.get("lens_id")
-        && id.as_str() != Some(lens.id)
-    {
+    if packet.get("lens_id").and_then(Value::as_str) != Some(lens.id) {
         problems.push(Problem::WrongLens {
             expected: lens.id,
-            found: shown(Some(id)),
+            found: shown(packet.get("lens_id")),
         });
     }
+    check_one_of(packet, "lens_mode", &MODES, &mut problems);
+    check_list(packet, "scope_assumptions", &mut problems);
     for field in LENS_FIELDS {
-        if !present(packet.get(field)) {
-            problems.push(Problem::Missing { field });
-        }
+        check_present(packet, field, &mut problems);
     }
     for field in ["effect_on_original_claim", "effect_on_refined_claim"] {
-        let value = packet.get(field);
-        if present(value)
-            && !value
-                .and_then(Value::as_str)
-                .is_some_and(|v| EFFECTS.contains(&v))
-        {
-            problems.push(Problem::NotAllowed {
+        check_one_of(packet, field, &EFFECTS, &mut problems);
+    }
+    for field in CANDIDATE_FIELDS {
+        match packet.get(field) {
+            None => problems.push(Problem::Missing { field }),
+            Some(Value::Null | Value::String(_)) => {}
+            Some(other) => problems.push(Problem::WrongType {
                 field,
-                found: shown(value),
-                allowed: EFFECTS.join("|"),
-            });
+                found: shown(Some(other)),
+                expected: "null or a string",
+            }),
         }
     }
     problems
+}
+
+/// The key a field path names in its own object: `final_verdict.outcome` is `outcome`.
+fn key(field: &str) -> &str {
+    field.rsplit('.').next().unwrap_or(field)
+}
+
+/// `field` (a path, looked up by its last part in `object`) is text that is not blank, or any
+/// structured value.
+pub(crate) fn check_present(object: &Object, field: &'static str, problems: &mut Vec<Problem>) {
+    if !present(object.get(key(field))) {
+        problems.push(Problem::Missing { field });
+    }
+}
+
+/// `field` is one of `allowed` (missing counts as a problem of its own).
+pub(crate) fn check_one_of(
+    object: &Object,
+    field: &'static str,
+    allowed: &[&str],
+    problems: &mut Vec<Problem>,
+) {
+    let value = object.get(key(field));
+    if !present(value) {
+        problems.push(Problem::Missing { field });
+    } else if !value
+        .and_then(Value::as_str)
+        .is_some_and(|v| allowed.contains(&v))
+    {
+        problems.push(Problem::NotAllowed {
+            field,
+            found: shown(value),
+            allowed: allowed.join("|"),
+        });
+    }
+}
+
+/// `field` is a list (it may be empty).
+pub(crate) fn check_list(object: &Object, field: &'static str, problems: &mut Vec<Problem>) {
+    match object.get(key(field)) {
+        Some(Value::Array(_)) => {}
+        None | Some(Value::Null) => problems.push(Problem::Missing { field }),
+        Some(other) => problems.push(Problem::WrongType {
+            field,
+            found: shown(Some(other)),
+            expected: "a list",
+        }),
+    }
 }
 
 /// The largest output a run may print; more is not a packet.
@@ -228,17 +292,23 @@ mod tests {
     use crate::claim::lens::LENSES;
 
     fn good(round: u8) -> Value {
+        let lens = &LENSES[usize::from(round) - 1];
         json!({
             "packet_role": "evidence_lens",
             "round": round,
-            "lens_id": LENSES[usize::from(round) - 1].id,
+            "lens_id": lens.id,
+            "lens": lens.name,
+            "lens_mode": lens.mode,
+            "original_claim": "n + 0 = n",
+            "normalized_claim": "n + 0 = n",
+            "scope_assumptions": ["integers"],
             "pressure_question": "does n + 0 = n for every integer?",
             "strongest_attack": "overflow at i64::MAX",
             "smallest_counterexample_or_boundary": "none: adding 0 cannot overflow",
             "strongest_support_found": "additive identity",
             "effect_on_original_claim": "survives",
             "effect_on_refined_claim": "survives",
-            "candidate_fatal_pressure": "none",
+            "candidate_fatal_pressure": null,
             "candidate_decisive_support": "the ring axioms",
             "refined_claim_delta": "none",
             "uncertainty": "floating point is out of scope",
@@ -258,7 +328,7 @@ mod tests {
 
     #[test]
     fn fenced_yaml_with_prose_and_the_wrapper_key_is_read() {
-        let yaml = "Here is my packet.\n\n```yaml\nprove_it_round_packet:\n  packet_role: evidence_lens\n  round: 3\n  pressure_question: where are the edges?\n  strongest_attack: n = 0\n  smallest_counterexample_or_boundary: none\n  strongest_support_found: identity\n  effect_on_original_claim: narrows\n  effect_on_refined_claim: survives\n  candidate_fatal_pressure: none\n  candidate_decisive_support: axioms\n  refined_claim_delta: integers only\n  uncertainty: low\n  oracle_notes: fine\n```\nThanks.\n";
+        let yaml = "Here is my packet.\n\n```yaml\nprove_it_round_packet:\n  packet_role: evidence_lens\n  round: 3\n  lens_id: boundary_cases\n  lens: Boundary cases\n  lens_mode: bound\n  original_claim: n + 0 = n\n  normalized_claim: n + 0 = n\n  scope_assumptions: []\n  pressure_question: where are the edges?\n  strongest_attack: n = 0\n  smallest_counterexample_or_boundary: none\n  strongest_support_found: identity\n  effect_on_original_claim: narrows\n  effect_on_refined_claim: survives\n  candidate_fatal_pressure: null\n  candidate_decisive_support: axioms\n  refined_claim_delta: integers only\n  uncertainty: low\n  oracle_notes: fine\n```\nThanks.\n";
         let packet = read(yaml, 3).unwrap();
         assert_eq!(packet["effect_on_original_claim"], "narrows");
         assert_eq!(packet["round"], 3);
@@ -313,8 +383,15 @@ mod tests {
         packet["lens_id"] = json!("logic_traps");
         packet["effect_on_original_claim"] = json!("holds");
         packet["effect_on_refined_claim"] = json!(3);
+        packet["lens_mode"] = json!("support_it");
+        packet["scope_assumptions"] = json!("integers");
         packet.as_object_mut().unwrap().remove("uncertainty");
         packet["oracle_notes"] = json!("  ");
+        packet["candidate_fatal_pressure"] = json!(["a list"]);
+        packet
+            .as_object_mut()
+            .unwrap()
+            .remove("candidate_decisive_support");
         let problems: Vec<String> = read(&packet.to_string(), 1)
             .unwrap_err()
             .iter()
@@ -326,12 +403,26 @@ mod tests {
                 "packet_role is \"oracle_synthesis\", not evidence_lens",
                 "round is 2, not 1",
                 "lens_id is \"logic_traps\", not counterexamples",
+                "lens_mode is \"support_it\", not one of falsify|bound|support|compare|test_design",
+                "scope_assumptions is \"integers\", not a list",
                 "uncertainty is missing",
                 "oracle_notes is missing",
                 "effect_on_original_claim is \"holds\", not one of survives|narrows|breaks|unclear",
                 "effect_on_refined_claim is 3, not one of survives|narrows|breaks|unclear",
+                "candidate_fatal_pressure is [\"a list\"], not null or a string",
+                "candidate_decisive_support is missing",
             ]
         );
+    }
+
+    /// Regression: the published shape says `candidate_fatal_pressure: null|string`, and a
+    /// packet saying null was once rejected as missing that field.
+    #[test]
+    fn a_null_candidate_is_no_candidate_not_a_missing_field() {
+        let mut packet = good(2);
+        packet["candidate_fatal_pressure"] = Value::Null;
+        packet["candidate_decisive_support"] = Value::Null;
+        assert!(read(&packet.to_string(), 2).is_ok());
     }
 
     #[test]

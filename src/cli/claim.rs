@@ -1,4 +1,5 @@
-use std::io::Write;
+use std::io::{Read, Write};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
@@ -8,8 +9,8 @@ use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
 use super::sources::Sources;
 use crate::claim::{
-    self, Claim, Completeness, Job, LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, Outcome,
-    Rejected, Request, RoundEntry, Run, Status, Verdict,
+    self, Claim, Completeness, Job, LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, OracleVerdict,
+    Outcome, Rejected, Request, RoundEntry, Run, Status,
 };
 use crate::exit;
 use crate::git::{CLAIMS_REF, Repo, StateTree};
@@ -31,21 +32,31 @@ use crate::report::{
 /// verdict of its own. Nothing is written anywhere unless --record.
 ///
 /// Each run gets PROVE_IT_ROUND (01..10), PROVE_IT_ROUND_NAME (prove_it_01_counterexamples ...
-/// prove_it_10_oracle) and PROVE_IT_PACKET_ROLE (evidence_lens or oracle_synthesis) in its
+/// prove_it_10_oracle_synthesis) and PROVE_IT_PACKET_ROLE (evidence_lens or oracle_synthesis) in its
 /// environment. Presets: "claude" is `claude -p --settings '{"disableAllHooks": true}'
 /// --output-format text --append-system-prompt "This run is $PROVE_IT_ROUND_NAME ..."`,
 /// "codex" is `codex exec --skip-git-repo-check -`, "gemini" is `gemini -p "This run is
-/// $PROVE_IT_ROUND_NAME ..."` (gemini appends that prompt to the assignment on stdin).
+/// $PROVE_IT_ROUND_NAME ..."` (gemini appends that prompt to the assignment on stdin). A preset
+/// whose program is not on PATH, or whose host will not run in this folder (Gemini CLI in an
+/// untrusted one), stops before any round with PROVE_IT_REQUIRES_SUBAGENTS and why.
+///
+/// The packets are the published Prove It skill's: lens packets optionally under
+/// prove_it_round_packet, the oracle packet optionally under prove_it_oracle_packet, as JSON or
+/// YAML, bare or in a fenced block. With --validate, a packet set produced elsewhere (a Prove It
+/// skill run inside Claude Code or Codex) is read from stdin, judged by the same checks, and
+/// reported as the gauntlet would report it, with the same exit status.
 ///
 /// Works outside a git repository, except for --record; there, git config is not read.
 ///
 /// Exit status: 0 PROVEN, 1 DISPROVEN, 4 NOT_PROVEN, 5 INSUFFICIENT_EVIDENCE, 6
 /// BOUNDED_CLAIM_SURVIVES, 7 oracle packet missing or compromised (no verdict), 8
-/// PROVE_IT_REQUIRES_SUBAGENTS (no agent command), 2 usage or repository error.
+/// PROVE_IT_REQUIRES_SUBAGENTS (no agent command, or a preset that cannot run here), 2 usage or
+/// repository error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The claim to test, e.g. "all tests pass" or "for every integer n, n + 0 = n".
-    claim: String,
+    #[arg(required_unless_present = "validate")]
+    claim: Option<String>,
 
     /// The agent command, or a preset: claude, codex or gemini
     /// [default: $PROVE_IT_AGENT, else git config prove-it.agent; none means
@@ -62,6 +73,12 @@ pub(crate) struct Args {
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
 
+    /// Run nothing: read the nine lens packets and the oracle packet from stdin (JSON or YAML,
+    /// one document, a stream, or fenced blocks), check them as the gauntlet checks its own,
+    /// and print what it would print, with its exit status.
+    #[arg(long, conflicts_with_all = ["claim", "agent", "scope", "timeout", "record"])]
+    validate: bool,
+
     /// Print the oracle packet and every round's status as one JSON object on stdout.
     #[arg(long)]
     json: bool,
@@ -77,6 +94,13 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
+    if args.validate {
+        let mut text = String::new();
+        std::io::stdin()
+            .read_to_string(&mut text)
+            .context("could not read the packets from stdin")?;
+        return validate(&text, args.json, out, err);
+    }
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let repo = match Repo::discover(&cwd) {
         Ok(repo) => Some(repo),
@@ -88,7 +112,7 @@ pub(crate) fn run(
         Err(_) => None,
     };
     let sources = Sources(repo.as_ref());
-    let Some(claim) = Claim::new(&args.claim, args.scope.as_deref()) else {
+    let Some(claim) = Claim::new(args.claim.as_deref().unwrap_or(""), args.scope.as_deref()) else {
         return Err(super::Failure::from(anyhow::anyhow!("the claim is empty"))
             .hint("say what is to be proven: git prove-it claim \"all tests pass\""));
     };
@@ -102,6 +126,17 @@ pub(crate) fn run(
         }
         return Ok(exit::REQUIRES_SUBAGENTS);
     };
+    if let Some(preset) = agent.preset
+        && let Some((reason, hint)) = preset_unavailable(preset, &cwd)
+    {
+        let report = RequiresSubagentsReport::unavailable(JSON_VERSION, reason, hint);
+        if args.json {
+            report::json(&report, out)?;
+        } else {
+            report.human(out)?;
+        }
+        return Ok(exit::REQUIRES_SUBAGENTS);
+    }
 
     // The state the claim is judged on, taken before any round could change it.
     let before = match (&repo, args.record) {
@@ -139,24 +174,71 @@ pub(crate) fn run(
     let judged = claim::judge_oracle(&oracle_run, &completeness);
     lines.push(oracle_line(&job, &oracle_run, &judged));
 
-    let mut report = ClaimReport {
+    let mut report = claim_report(
+        ClaimText {
+            original: Some(claim.original.clone()),
+            normalized: Some(claim.normalized.clone()),
+            scope: claim.scope.clone(),
+        },
+        &completeness,
+        lines,
+        &judged,
+    );
+    report.agent = Some(agent.preset.map_or(agent.command.clone(), String::from));
+    report.timeout_s = Some(timeout.as_secs());
+
+    if let (Some(repo), Some(before)) = (&repo, &before) {
+        match &judged {
+            Ok(verdict) => record(repo, before, verdict, &mut report)?,
+            Err(_) => {
+                report.not_recorded = Some("there is no valid oracle packet to record".into());
+            }
+        }
+    }
+
+    finish(&report, &judged, args.json, out, err)
+}
+
+/// Print the report and give the exit status: the outcome's, or 7 without a verdict.
+fn finish(
+    report: &ClaimReport,
+    judged: &Result<OracleVerdict, Rejected>,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, super::Failure> {
+    if json {
+        report::json(report, out)?;
+    } else {
+        report.human(out, err)?;
+    }
+    Ok(match judged {
+        Ok(verdict) => exit_code(verdict.outcome),
+        Err(_) => exit::ORACLE_COMPROMISED,
+    })
+}
+
+/// The report of a gauntlet, run here or (`--validate`) elsewhere.
+fn claim_report(
+    claim: ClaimText,
+    completeness: &Completeness,
+    rounds: Vec<RoundLine>,
+    judged: &Result<OracleVerdict, Rejected>,
+) -> ClaimReport {
+    ClaimReport {
         version: JSON_VERSION,
         result: if judged.is_ok() {
             "verdict"
         } else {
             "oracle_compromised"
         },
-        outcome: judged.as_ref().ok().map(|v| v.outcome.as_str()),
-        claim: ClaimText {
-            original: claim.original.clone(),
-            normalized: claim.normalized.clone(),
-            scope: claim.scope.clone(),
-        },
-        agent: agent.preset.map_or(agent.command.clone(), String::from),
-        timeout_s: timeout.as_secs(),
+        outcome: judged.as_ref().ok().map(|v| v.outcome),
+        claim,
+        agent: None,
+        timeout_s: None,
         complete: completeness.is_complete(),
-        rounds: lines,
-        oracle_packet: match &judged {
+        rounds,
+        oracle_packet: match judged {
             Ok(verdict) => Some(serde_json::Value::Object(verdict.packet.clone())),
             Err(Rejected::Compromised { packet, .. }) => {
                 packet.clone().map(serde_json::Value::Object)
@@ -171,25 +253,91 @@ pub(crate) fn run(
         final_response: judged.as_ref().ok().map(|v| v.final_response.clone()),
         recorded: None,
         not_recorded: None,
-    };
-
-    if let (Some(repo), Some(before)) = (&repo, &before) {
-        match &judged {
-            Ok(verdict) => record(repo, before, verdict, &mut report)?,
-            Err(_) => {
-                report.not_recorded = Some("there is no valid oracle packet to record".into());
-            }
-        }
     }
+}
 
-    if args.json {
-        report::json(&report, out)?;
-    } else {
-        report.human(out, err)?;
+/// `--validate`: judge a packet set read from stdin and report it as the gauntlet would.
+fn validate(
+    text: &str,
+    json: bool,
+    out: &mut dyn Write,
+    err: &mut dyn Write,
+) -> Result<u8, super::Failure> {
+    let judged = claim::validate(text).map_err(|error| {
+        super::Failure::from(error).hint(
+            "give each packet its packet_role and round, or its prove_it_round_packet or \
+             prove_it_oracle_packet key",
+        )
+    })?;
+    let mut rounds: Vec<RoundLine> = judged
+        .entries
+        .iter()
+        .map(|entry| RoundLine {
+            round: entry.round,
+            name: claim::run_name(entry.round, entry.lens_id),
+            lens: entry.lens,
+            status: entry.status.as_str(),
+            reason: entry.reason.clone(),
+            duration_ms: None,
+        })
+        .collect();
+    let (status, reason) = oracle_status(&judged.oracle);
+    rounds.push(RoundLine {
+        round: ORACLE_ROUND,
+        name: claim::run_name(ORACLE_ROUND, ORACLE_ID),
+        lens: ORACLE_NAME,
+        status: status.as_str(),
+        reason,
+        duration_ms: None,
+    });
+    let report = claim_report(
+        ClaimText {
+            original: judged.original_claim.clone(),
+            normalized: judged.normalized_claim.clone(),
+            scope: None,
+        },
+        &judged.completeness,
+        rounds,
+        &judged.oracle,
+    );
+    finish(&report, &judged.oracle, json, out, err)
+}
+
+/// Why a preset cannot run here, and what to do, or `None` when it can: said once, before any
+/// round starts, rather than ten times over by the rounds.
+fn preset_unavailable(preset: &str, cwd: &Path) -> Option<(String, String)> {
+    if !on_path(preset) {
+        return Some((
+            format!("the {preset} preset runs `{preset}`, which is not on PATH"),
+            format!("install {preset} or put it on PATH, or pass --agent <command>"),
+        ));
     }
-    Ok(match &judged {
-        Ok(verdict) => exit_code(verdict.outcome),
-        Err(_) => exit::ORACLE_COMPROMISED,
+    if preset == "gemini"
+        && let Some((false, record)) = crate::hosts::Host::Gemini.trust_record(cwd)
+    {
+        return Some((
+            format!(
+                "Gemini CLI runs nothing headless in an untrusted folder, and {} does not \
+                 record trusting {}",
+                record.display(),
+                cwd.display()
+            ),
+            "trust the folder in interactive Gemini CLI (/trust), or set \
+             GEMINI_CLI_TRUST_WORKSPACE=true for this run"
+                .into(),
+        ));
+    }
+    None
+}
+
+/// Whether `program` is an executable file in a directory of PATH.
+fn on_path(program: &str) -> bool {
+    use std::os::unix::fs::PermissionsExt as _;
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| {
+            std::fs::metadata(dir.join(program))
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
     })
 }
 
@@ -220,7 +368,7 @@ fn lens_rounds(
             lens: entry.lens,
             status: entry.status.as_str(),
             reason: entry.reason.clone(),
-            duration_ms: millis(run.duration),
+            duration_ms: Some(millis(run.duration)),
         };
         progress.round_done(&line, err);
         done[index] = Some((entry, line));
@@ -231,19 +379,23 @@ fn lens_rounds(
         .unzip())
 }
 
-fn oracle_line(job: &Job, run: &Run, judged: &Result<Verdict, Rejected>) -> RoundLine {
-    let (status, reason) = match judged {
+fn oracle_status(judged: &Result<OracleVerdict, Rejected>) -> (Status, Option<String>) {
+    match judged {
         Ok(_) => (Status::Received, None),
         Err(rejected @ Rejected::Missing(_)) => (Status::Missing, Some(rejected.summary())),
         Err(rejected) => (Status::Compromised, Some(rejected.summary())),
-    };
+    }
+}
+
+fn oracle_line(job: &Job, run: &Run, judged: &Result<OracleVerdict, Rejected>) -> RoundLine {
+    let (status, reason) = oracle_status(judged);
     RoundLine {
         round: job.round,
         name: job.name.clone(),
         lens: ORACLE_NAME,
         status: status.as_str(),
         reason,
-        duration_ms: millis(run.duration),
+        duration_ms: Some(millis(run.duration)),
     }
 }
 
@@ -252,7 +404,7 @@ fn oracle_line(job: &Job, run: &Run, judged: &Result<Verdict, Rejected>) -> Roun
 fn record(
     repo: &Repo,
     before: &StateTree,
-    verdict: &Verdict,
+    verdict: &OracleVerdict,
     report: &mut ClaimReport,
 ) -> Result<(), super::Failure> {
     let after = repo.state_tree(false)?;
@@ -269,14 +421,15 @@ fn record(
         before.id,
         &format!(
             "prove-it: claim verdict {} for tree {}",
-            verdict.outcome.as_str(),
-            before.id
+            verdict.outcome, before.id
         ),
         |existing| append(existing, &text),
     )?;
+    let note = repo.notes(CLAIMS_REF).lookup(&before.id)?;
     report.recorded = Some(Recorded {
         notes_ref: CLAIMS_REF,
         tree: before.id.to_string(),
+        verdicts: claim::read_note(note.as_deref().unwrap_or("")),
     });
     Ok(())
 }

@@ -148,6 +148,15 @@ impl Host {
         self.adapter().trust_step()
     }
 
+    /// The file where the host records the folders it trusts, and whether it trusts `workdir`;
+    /// None for hosts that do not ask.
+    pub(crate) fn trust_record(self, workdir: &Path) -> Option<(bool, std::path::PathBuf)> {
+        let workdir = workdir
+            .canonicalize()
+            .unwrap_or_else(|_| workdir.to_owned());
+        self.adapter().trust_record(&workdir)
+    }
+
     /// Whether the host is likely to run `workdir`'s project hooks, where it asks for trust and
     /// records it somewhere readable; None for hosts that do not ask.
     pub(crate) fn trust(self, workdir: &Path) -> Option<Trust> {

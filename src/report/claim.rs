@@ -4,6 +4,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::seconds;
+use crate::claim::StoredVerdict;
+use crate::outcome::Outcome;
 
 /// The marker printed when the gauntlet cannot run, for people and scripts alike.
 pub(crate) const REQUIRES_SUBAGENTS: &str = "PROVE_IT_REQUIRES_SUBAGENTS";
@@ -15,20 +17,31 @@ pub(crate) struct RequiresSubagentsReport {
     pub result: &'static str,
     pub status: &'static str,
     pub reason: String,
-    pub hint: &'static str,
+    pub hint: String,
 }
 
 impl RequiresSubagentsReport {
     pub(crate) fn new(version: u32) -> Self {
+        RequiresSubagentsReport::unavailable(
+            version,
+            "no agent command is configured: the gauntlet needs nine independent lens runs and \
+             one oracle run, and never fakes them in-process"
+                .into(),
+            "pass --agent claude|codex|gemini|<command>, set PROVE_IT_AGENT, or set git config \
+             prove-it.agent"
+                .into(),
+        )
+    }
+
+    /// A preset that cannot run here: its program is missing, or its host will not run in this
+    /// folder. Said once, before any round starts.
+    pub(crate) fn unavailable(version: u32, reason: String, hint: String) -> Self {
         RequiresSubagentsReport {
             version,
             result: "requires_subagents",
             status: REQUIRES_SUBAGENTS,
-            reason: "no agent command is configured: the gauntlet needs nine independent lens \
-                     runs and one oracle run, and never fakes them in-process"
-                .into(),
-            hint: "pass --agent claude|codex|gemini|<command>, set PROVE_IT_AGENT, or set git \
-                   config prove-it.agent",
+            reason,
+            hint,
         }
     }
 
@@ -39,11 +52,11 @@ impl RequiresSubagentsReport {
     }
 }
 
-/// The claim as given and as normalised.
+/// The claim as given and as normalised (with `--validate`, as the lens packets give it).
 #[derive(Debug, Serialize)]
 pub(crate) struct ClaimText {
-    pub original: String,
-    pub normalized: String,
+    pub original: Option<String>,
+    pub normalized: Option<String>,
     pub scope: Option<String>,
 }
 
@@ -57,7 +70,8 @@ pub(crate) struct RoundLine {
     /// received, missing or compromised.
     pub status: &'static str,
     pub reason: Option<String>,
-    pub duration_ms: u64,
+    /// How long the run took; null with `--validate`, where nothing ran.
+    pub duration_ms: Option<u64>,
 }
 
 /// Where a verdict was recorded.
@@ -65,6 +79,8 @@ pub(crate) struct RoundLine {
 pub(crate) struct Recorded {
     pub notes_ref: &'static str,
     pub tree: String,
+    /// Every verdict now in the tree's note, oldest first, read back, earlier shapes included.
+    pub verdicts: Vec<StoredVerdict>,
 }
 
 /// What `git prove-it claim` found: the oracle's verdict, or why there is none.
@@ -74,10 +90,11 @@ pub(crate) struct ClaimReport {
     /// `verdict` or `oracle_compromised`.
     pub result: &'static str,
     /// The oracle's outcome; null without a valid oracle packet.
-    pub outcome: Option<&'static str>,
+    pub outcome: Option<Outcome>,
     pub claim: ClaimText,
-    pub agent: String,
-    pub timeout_s: u64,
+    /// The preset or command; null with `--validate`.
+    pub agent: Option<String>,
+    pub timeout_s: Option<u64>,
     /// Whether all nine lens packets were received.
     pub complete: bool,
     /// Rounds 1 to 10, the oracle last.
@@ -114,13 +131,7 @@ impl ClaimReport {
                 writeln!(out, "  - {problem}")?;
             }
             writeln!(out, "rounds:")?;
-            for line in &self.rounds {
-                write!(out, "  {:02} {:<27} {}", line.round, line.lens, line.status)?;
-                match &line.reason {
-                    Some(reason) => writeln!(out, ": {reason}")?,
-                    None => writeln!(out)?,
-                }
-            }
+            self.rounds_human(out)?;
             writeln!(
                 out,
                 "git prove-it gives no verdict of its own; rerun, or fix the agent command"
@@ -135,6 +146,40 @@ impl ClaimReport {
         }
         if let Some(reason) = &self.not_recorded {
             writeln!(err, "not recorded: {reason}")?;
+        }
+        Ok(())
+    }
+
+    /// A line per round, except that rounds which failed for one and the same reason share one
+    /// line: ten `codex: not found` are one fact.
+    fn rounds_human(&self, out: &mut dyn Write) -> io::Result<()> {
+        let mut said: Vec<(&str, &str)> = Vec::new();
+        for line in &self.rounds {
+            let Some(reason) = line.reason.as_deref() else {
+                writeln!(out, "  {:02} {:<27} {}", line.round, line.lens, line.status)?;
+                continue;
+            };
+            if said.contains(&(line.status, reason)) {
+                continue;
+            }
+            said.push((line.status, reason));
+            let same: Vec<String> = self
+                .rounds
+                .iter()
+                .filter(|other| {
+                    other.status == line.status && other.reason.as_deref() == Some(reason)
+                })
+                .map(|other| format!("{:02}", other.round))
+                .collect();
+            if same.len() == 1 {
+                writeln!(
+                    out,
+                    "  {:02} {:<27} {}: {reason}",
+                    line.round, line.lens, line.status
+                )?;
+            } else {
+                writeln!(out, "  {} {}: {reason}", same.join(", "), line.status)?;
+            }
         }
         Ok(())
     }
@@ -194,7 +239,7 @@ impl ClaimProgress {
                 line.round,
                 line.lens,
                 line.status,
-                seconds(line.duration_ms)
+                seconds(line.duration_ms.unwrap_or(0))
             );
             let _ = match &line.reason {
                 Some(reason) => writeln!(err, " ({reason})"),
@@ -221,7 +266,7 @@ mod tests {
             lens: "Counterexamples",
             status,
             reason: reason.map(String::from),
-            duration_ms: 1500,
+            duration_ms: Some(1500),
         }
     }
 
@@ -233,14 +278,14 @@ mod tests {
             } else {
                 "oracle_compromised"
             },
-            outcome: final_response.map(|_| "PROVEN"),
+            outcome: final_response.map(|_| Outcome::Proven),
             claim: ClaimText {
-                original: "x".into(),
-                normalized: "x".into(),
+                original: Some("x".into()),
+                normalized: Some("x".into()),
                 scope: None,
             },
-            agent: "./agent".into(),
-            timeout_s: 600,
+            agent: Some("./agent".into()),
+            timeout_s: Some(600),
             complete: rounds.iter().take(9).all(|l| l.status == "received"),
             rounds,
             oracle_packet: None,
@@ -290,6 +335,28 @@ mod tests {
             )
         );
         assert!(text.contains("no verdict of its own"));
+    }
+
+    /// Regression: with `codex` not on PATH the report once said `sh: 1: codex: not found` ten
+    /// times over.
+    #[test]
+    fn rounds_that_failed_alike_share_one_line() {
+        let reason = Some("the agent command exited with code 127: sh: 1: codex: not found");
+        let mut rounds: Vec<RoundLine> = (1..=10).map(|r| line(r, "missing", reason)).collect();
+        rounds[2] = line(3, "received", None);
+        rounds[4] = line(5, "compromised", Some("round is 4, not 5"));
+        let (mut out, mut err) = (Vec::new(), Vec::new());
+        report(None, rounds).human(&mut out, &mut err).unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let listed =
+            &text[text.find("rounds:\n").unwrap()..text.find("git prove-it gives").unwrap()];
+        assert_eq!(
+            listed,
+            "rounds:\n  \
+             01, 02, 04, 06, 07, 08, 09, 10 missing: the agent command exited with code 127: sh: 1: codex: not found\n  \
+             03 Counterexamples             received\n  \
+             05 Counterexamples             compromised: round is 4, not 5\n"
+        );
     }
 
     #[test]

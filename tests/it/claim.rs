@@ -21,21 +21,51 @@ const LENS_IDS: [&str; 9] = [
     "meta_test",
 ];
 
+const LENS_NAMES: [&str; 9] = [
+    "Counterexamples",
+    "Logic traps",
+    "Boundary cases",
+    "Adversarial inputs",
+    "Alternative paradigms",
+    "Operational constraints",
+    "Probabilistic uncertainty",
+    "Comparative baselines",
+    "Meta-test",
+];
+
+const LENS_MODES: [&str; 9] = [
+    "falsify",
+    "bound",
+    "bound",
+    "falsify",
+    "compare",
+    "bound",
+    "bound",
+    "compare",
+    "test_design",
+];
+
 const CLAIM: &str = "for every  integer n,\n n + 0 = n";
 
-/// A lens packet that passes every check for `round`.
+/// A lens packet exactly in the published shape that passes every check for `round`.
 fn lens_packet(round: u8) -> Value {
+    let at = usize::from(round) - 1;
     json!({
         "packet_role": "evidence_lens",
         "round": round,
-        "lens_id": LENS_IDS[usize::from(round) - 1],
+        "lens_id": LENS_IDS[at],
+        "lens": LENS_NAMES[at],
+        "lens_mode": LENS_MODES[at],
+        "original_claim": CLAIM,
+        "normalized_claim": "for every integer n, n + 0 = n",
+        "scope_assumptions": ["n is a mathematical integer, not a machine word"],
         "pressure_question": "does adding zero ever change n?",
         "strongest_attack": "overflow at the largest integer",
         "smallest_counterexample_or_boundary": "none: adding 0 cannot overflow",
         "strongest_support_found": "0 is the additive identity",
         "effect_on_original_claim": "survives",
         "effect_on_refined_claim": "survives",
-        "candidate_fatal_pressure": "none",
+        "candidate_fatal_pressure": null,
         "candidate_decisive_support": "the ring axioms",
         "refined_claim_delta": "none",
         "uncertainty": "none for integers",
@@ -45,16 +75,29 @@ fn lens_packet(round: u8) -> Value {
 
 /// What actually arrived, as the oracle must state it.
 struct Arrived {
-    received: usize,
+    received: Vec<u8>,
     missing: Vec<u8>,
     compromised: Vec<u8>,
 }
 
-const ALL: Arrived = Arrived {
-    received: 9,
-    missing: vec![],
-    compromised: vec![],
-};
+fn all() -> Arrived {
+    Arrived {
+        received: (1..=9).collect(),
+        missing: vec![],
+        compromised: vec![],
+    }
+}
+
+/// Every round but `lost`, which is `missing` or `compromised`.
+fn lost(missing: &[u8], compromised: &[u8]) -> Arrived {
+    Arrived {
+        received: (1..=9)
+            .filter(|r| !missing.contains(r) && !compromised.contains(r))
+            .collect(),
+        missing: missing.to_vec(),
+        compromised: compromised.to_vec(),
+    }
+}
 
 fn list(rounds: &[u8]) -> String {
     if rounds.is_empty() {
@@ -68,53 +111,67 @@ fn list(rounds: &[u8]) -> String {
     }
 }
 
+/// A `final_response` exactly in the published template.
 fn final_response(outcome: &str, arrived: &Arrived) -> String {
-    let state = if arrived.received == 9 {
-        "complete".to_string()
+    let state = if arrived.received.len() == 9 {
+        "complete"
     } else {
-        format!(
-            "incomplete: {} of 9 lens packets arrived intact",
-            arrived.received
-        )
+        "incomplete"
     };
+    let rows: String = (1..=9)
+        .map(|r| {
+            format!(
+                "| {r} | {} | survives | nothing against it |\n",
+                LENS_NAMES[r - 1]
+            )
+        })
+        .collect();
     format!(
-        "# Prove It — Parallel Subagent Gauntlet\n\n\
+        "Prove It — Parallel Subagent Gauntlet\n\n\
          Original claim: for every  integer n, n + 0 = n\n\
          Normalized claim: for every integer n, n + 0 = n\n\
-         Execution mode: parallel subagents (git prove-it claim)\n\
-         Packets received: {}/9\nMissing: {}\nCompromised: {}\nOracle completeness: {state}\n\n\
-         ## Verdict\n\nOutcome: {outcome}\nStatement: adding zero leaves every integer unchanged\n\
-         Decisive reasons: additive identity (R1, R9)\n\n\
+         Execution mode: custom-agent\n\
+         Packets received: {}\nMissing packets: {}\nCompromised packets: {}\n\
+         Oracle completeness: {state}\n\n\
+         Verdict:\n- Outcome: {outcome}\n- Statement: adding zero leaves every integer unchanged\n\
+         - Decisive reasons: additive identity (R1, R9)\n\n\
          Tightest surviving claim: for every integer n, n + 0 = n\n\n\
-         ## Round pressure map\n\n\
-         | Round | Lens | Effect on original | Effect on refined | Key pressure |\n\
-         |---|---|---|---|---|\n\
-         | 1 | Counterexamples | survives | survives | overflow |\n\n\
-         Valid when: n is an integer\nInvalid when: never for integers\n\
-         Confidence: high\nNext tests: a property test over random integers\n",
-        arrived.received,
+         Round pressure map:\n\
+         | Round | Lens | Effect | Key pressure/support |\n\
+         |---|---|---|---|\n{rows}\n\
+         Valid when:\n- n is an integer\n\n\
+         Invalid when:\n- never, for integers\n\n\
+         Confidence:\n- Level: high\n- Why: an axiom of the integers\n- Gaps: none\n\n\
+         Next tests:\n- a property test over random integers\n",
+        list(&arrived.received),
         list(&arrived.missing),
         list(&arrived.compromised),
     )
 }
 
+/// An oracle packet exactly in the published shape.
 fn oracle_packet(outcome: &str, arrived: &Arrived) -> Value {
     json!({
         "packet_role": "oracle_synthesis",
         "round": 10,
-        "outcome": outcome,
-        "statement": "adding zero leaves every integer unchanged",
-        "decisive_reasons": ["additive identity (R1, R9)"],
+        "lens": "Oracle synthesis",
+        "packet_completeness": {
+            "received_rounds": arrived.received,
+            "missing_rounds": arrived.missing,
+            "compromised_rounds": arrived.compromised,
+        },
+        "final_verdict": {
+            "outcome": outcome,
+            "statement": "adding zero leaves every integer unchanged",
+            "decisive_reasons": ["additive identity (R1, R9)"],
+        },
         "tightest_surviving_claim": "for every integer n, n + 0 = n",
         "valid_when": ["n is an integer"],
-        "invalid_when": ["never for integers"],
-        "confidence": "high",
+        "invalid_when": ["never, for integers"],
+        "fatal_pressures_resolved": ["overflow does not apply to mathematical integers (R3)"],
+        "decisive_support_resolved": ["additive identity (R1)"],
+        "confidence": {"level": "high", "why": "an axiom of the integers", "main_gaps": []},
         "next_tests": ["a property test over random integers"],
-        "completeness": {
-            "packets_received": arrived.received,
-            "missing": arrived.missing,
-            "compromised": arrived.compromised,
-        },
         "final_response": final_response(outcome, arrived),
     })
 }
@@ -195,7 +252,7 @@ fn without_an_agent_command_it_stops_with_prove_it_requires_subagents() {
 #[test]
 fn nine_good_lenses_run_at_once_and_the_oracles_final_response_is_printed_as_is() {
     let repo = TestRepo::with_commit();
-    let oracle = oracle_packet("PROVEN", &ALL);
+    let oracle = oracle_packet("PROVEN", &all());
     let barriers: Vec<(u8, String)> = (1..=9).map(|r| (r, barrier_then(r))).collect();
     let agent = agent(&repo, &oracle, &barriers);
     let out = claim(&repo, &agent, &["--scope", "integers"])
@@ -236,11 +293,7 @@ fn nine_good_lenses_run_at_once_and_the_oracles_final_response_is_printed_as_is(
 #[test]
 fn a_crashing_lens_and_a_timed_out_lens_are_missing_and_the_verdict_carries_a_warning() {
     let repo = TestRepo::with_commit();
-    let arrived = Arrived {
-        received: 7,
-        missing: vec![2, 6],
-        compromised: vec![],
-    };
+    let arrived = lost(&[2, 6], &[]);
     let oracle = oracle_packet("NOT_PROVEN", &arrived);
     let agent = agent(
         &repo,
@@ -288,7 +341,7 @@ fn fenced_yaml_packets_with_and_without_their_wrapper_key_are_accepted() {
             (round, print(&text))
         })
         .collect();
-    let oracle = oracle_packet("BOUNDED_CLAIM_SURVIVES", &ALL);
+    let oracle = oracle_packet("BOUNDED_CLAIM_SURVIVES", &all());
     let wrapped = json!({ "prove_it_oracle_packet": oracle.clone() });
     overrides.push((10, print(&format!("```yaml\n{}```", yaml(&wrapped)))));
     let agent = agent(&repo, &oracle, &overrides);
@@ -310,11 +363,7 @@ fn fenced_yaml_packets_with_and_without_their_wrapper_key_are_accepted() {
 #[test]
 fn a_lens_packet_carrying_a_verdict_is_compromised_and_not_forwarded() {
     let repo = TestRepo::with_commit();
-    let arrived = Arrived {
-        received: 8,
-        missing: vec![],
-        compromised: vec![5],
-    };
+    let arrived = lost(&[], &[5]);
     let oracle = oracle_packet("DISPROVEN", &arrived);
     let mut verdict = lens_packet(5);
     verdict["verdict"] = json!("PROVEN");
@@ -334,7 +383,7 @@ fn a_lens_packet_carrying_a_verdict_is_compromised_and_not_forwarded() {
         rounds[4]["reason"],
         "it carries a verdict (verdict), which only the oracle gives"
     );
-    assert_eq!(rounds[9]["name"], "prove_it_10_oracle");
+    assert_eq!(rounds[9]["name"], "prove_it_10_oracle_synthesis");
     assert_eq!(rounds[9]["status"], "received");
     let entries = assignment(&repo, 10)["round_packets"].clone();
     assert_eq!(entries[4]["status"], "compromised");
@@ -344,24 +393,24 @@ fn a_lens_packet_carrying_a_verdict_is_compromised_and_not_forwarded() {
 #[test]
 fn an_oracle_outcome_outside_the_five_is_compromised_and_no_verdict_is_given() {
     let repo = TestRepo::with_commit();
-    let mut oracle = oracle_packet("PROVEN", &ALL);
-    oracle["outcome"] = json!("PROBABLY_TRUE");
+    let mut oracle = oracle_packet("PROVEN", &all());
+    oracle["final_verdict"]["outcome"] = json!("PROBABLY_TRUE");
     let agent = agent(&repo, &oracle, &[]);
     claim(&repo, &agent, &[])
         .assert()
         .code(7)
         .stdout(predicate::str::starts_with("ORACLE_COMPROMISED: "))
         .stdout(predicate::str::contains(
-            "  - outcome is \"PROBABLY_TRUE\", not one of PROVEN|DISPROVEN|NOT_PROVEN|INSUFFICIENT_EVIDENCE|BOUNDED_CLAIM_SURVIVES\n",
+            "  - final_verdict.outcome is \"PROBABLY_TRUE\", not one of PROVEN|DISPROVEN|NOT_PROVEN|INSUFFICIENT_EVIDENCE|BOUNDED_CLAIM_SURVIVES\n",
         ))
         .stdout(predicate::str::contains("  01 Counterexamples"))
-        .stdout(predicate::str::contains("# Prove It").not());
+        .stdout(predicate::str::contains("Prove It —").not());
 }
 
 #[test]
 fn an_oracle_without_final_response_is_compromised() {
     let repo = TestRepo::with_commit();
-    let mut oracle = oracle_packet("PROVEN", &ALL);
+    let mut oracle = oracle_packet("PROVEN", &all());
     oracle.as_object_mut().unwrap().remove("final_response");
     let agent = agent(&repo, &oracle, &[]);
     let out = claim(&repo, &agent, &["--json"]).assert().code(7);
@@ -379,16 +428,22 @@ fn an_oracle_without_final_response_is_compromised() {
 #[test]
 fn an_oracle_claiming_nine_packets_when_one_failed_is_compromised() {
     let repo = TestRepo::with_commit();
-    let oracle = oracle_packet("PROVEN", &ALL);
+    let oracle = oracle_packet("PROVEN", &all());
     let agent = agent(&repo, &oracle, &[(7, "exit 1".into())]);
     claim(&repo, &agent, &[])
         .assert()
         .code(7)
         .stdout(predicate::str::contains(
-            "completeness.packets_received claims 9, but 8 packets arrived",
+            "  - packet_completeness.received_rounds claims [1,2,3,4,5,6,7,8,9], but rounds [1,2,3,4,5,6,8,9] arrived\n",
         ))
         .stdout(predicate::str::contains(
-            "the Packets received line claims \"9/9\", but 8 packets arrived",
+            "  - packet_completeness.missing_rounds claims [], but rounds [7] arrived\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  - Packets received: claims \"1, 2, 3, 4, 5, 6, 7, 8, 9\", but rounds \"1, 2, 3, 4, 5, 6, 8, 9\" arrived\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  - Oracle completeness: claims \"complete\", but 8 of 9 packets arrived\n",
         ))
         .stdout(predicate::str::contains(
             "  07 Probabilistic uncertainty   missing: the agent command exited with code 1\n",
@@ -398,7 +453,7 @@ fn an_oracle_claiming_nine_packets_when_one_failed_is_compromised() {
 #[test]
 fn an_oracle_that_fails_is_missing_and_gives_no_verdict() {
     let repo = TestRepo::with_commit();
-    let oracle = oracle_packet("PROVEN", &ALL);
+    let oracle = oracle_packet("PROVEN", &all());
     let agent = agent(
         &repo,
         &oracle,
@@ -434,11 +489,7 @@ fn nothing_is_left_in_the_repository_the_git_dir_or_the_temp_dir() {
     let repo = TestRepo::with_commit();
     let tmp = repo.home().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let arrived = Arrived {
-        received: 8,
-        missing: vec![3],
-        compromised: vec![],
-    };
+    let arrived = lost(&[3], &[]);
     let oracle = oracle_packet("INSUFFICIENT_EVIDENCE", &arrived);
     let agent = agent(&repo, &oracle, &[(3, "sleep 60 & sleep 60".into())]);
     // The repository's snapshot includes its git dir, .git.
@@ -457,7 +508,7 @@ fn nothing_is_left_in_the_repository_the_git_dir_or_the_temp_dir() {
 fn record_stores_the_validated_oracle_packet_readable_by_stock_git() {
     let repo = TestRepo::with_commit();
     let tree = repo.stock_state_tree().unwrap();
-    let oracle = oracle_packet("PROVEN", &ALL);
+    let oracle = oracle_packet("PROVEN", &all());
     let first = agent(&repo, &oracle, &[]);
     claim(&repo, &first, &["--record"])
         .assert()
@@ -470,7 +521,7 @@ fn record_stores_the_validated_oracle_packet_readable_by_stock_git() {
     assert_eq!(stored, oracle);
 
     // A second verdict on the same state follows the first in the note.
-    let second = oracle_packet("DISPROVEN", &ALL);
+    let second = oracle_packet("DISPROVEN", &all());
     let then = agent(&repo, &second, &[]);
     let out = claim(&repo, &then, &["--record", "--json"])
         .assert()
@@ -494,7 +545,7 @@ fn record_stores_the_validated_oracle_packet_readable_by_stock_git() {
 #[test]
 fn a_compromised_oracle_is_never_recorded() {
     let repo = TestRepo::with_commit();
-    let mut oracle = oracle_packet("PROVEN", &ALL);
+    let mut oracle = oracle_packet("PROVEN", &all());
     oracle["round"] = json!(9);
     let agent = agent(&repo, &oracle, &[]);
     claim(&repo, &agent, &["--record"])
@@ -508,7 +559,7 @@ fn a_compromised_oracle_is_never_recorded() {
 #[test]
 fn outside_a_repository_a_claim_runs_but_record_is_an_error() {
     let repo = TestRepo::with_commit();
-    let oracle = oracle_packet("PROVEN", &ALL);
+    let oracle = oracle_packet("PROVEN", &all());
     let agent = agent(&repo, &oracle, &[]);
     let outside = repo.home().join("not-a-repo");
     std::fs::create_dir(&outside).unwrap();
@@ -528,7 +579,7 @@ fn outside_a_repository_a_claim_runs_but_record_is_an_error() {
 #[test]
 fn the_agent_comes_from_the_environment_else_git_config() {
     let repo = TestRepo::with_commit();
-    let oracle = oracle_packet("PROVEN", &ALL);
+    let oracle = oracle_packet("PROVEN", &all());
     let agent = agent(&repo, &oracle, &[]);
     repo.prove_it(&["claim", "x"])
         .env("PROVE_IT_AGENT", &agent)
@@ -577,7 +628,348 @@ fn the_readmes_fake_agent_gets_a_proven_verdict() {
         .assert()
         .code(0)
         .stdout(predicate::str::starts_with(
-            "# Prove It — Parallel Subagent Gauntlet\n",
+            "Prove It — Parallel Subagent Gauntlet\n",
         ))
-        .stdout(predicate::str::contains("Outcome: PROVEN\n"));
+        .stdout(predicate::str::contains("- Outcome: PROVEN\n"));
+}
+
+/// The ten packets of a gauntlet, as a Prove It skill's coordinator would hold them.
+fn packet_set(oracle: &Value) -> Vec<Value> {
+    let mut packets: Vec<Value> = (1..=9).map(lens_packet).collect();
+    packets.push(oracle.clone());
+    packets
+}
+
+fn validate(repo: &TestRepo, input: &str, extra: &[&str]) -> assert_cmd::Command {
+    let mut args = vec!["claim", "--validate"];
+    args.extend_from_slice(extra);
+    let mut cmd = repo.prove_it(&args);
+    cmd.write_stdin(input.to_string());
+    cmd
+}
+
+#[test]
+fn validate_relays_a_valid_packet_set_in_every_accepted_form() {
+    let repo = TestRepo::with_commit();
+    let oracle = oracle_packet("BOUNDED_CLAIM_SURVIVES", &all());
+    let packets = packet_set(&oracle);
+    let wrapped: Vec<Value> = packets
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let key = if i < 9 {
+                "prove_it_round_packet"
+            } else {
+                "prove_it_oracle_packet"
+            };
+            json!({ key: p })
+        })
+        .collect();
+    let yaml = |v: &Value| serde_norway::to_string(v).unwrap();
+    let forms = [
+        // A JSON stream of bare packets.
+        packets
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("\n"),
+        // One JSON document: a list of wrapped packets.
+        Value::Array(wrapped.clone()).to_string(),
+        // A YAML stream of wrapped packets.
+        wrapped.iter().map(yaml).collect::<Vec<_>>().join("---\n"),
+        // Fenced blocks with prose around them, as the subagents returned them.
+        wrapped
+            .iter()
+            .enumerate()
+            .map(|(i, p)| format!("Round {} returned:\n\n```yaml\n{}```\n", i + 1, yaml(p)))
+            .collect(),
+    ];
+    for input in forms {
+        validate(&repo, &input, &[])
+            .assert()
+            .code(6)
+            .stdout(oracle["final_response"].as_str().unwrap().to_string())
+            .stderr("");
+    }
+}
+
+#[test]
+fn validate_holds_the_oracle_to_what_arrived_and_reports_as_claim_does() {
+    let repo = TestRepo::with_commit();
+    // Round 4 never came back and round 8's packet gives a verdict, but the oracle says all nine
+    // arrived: compromised, exit 7, with the rounds listed as claim lists them.
+    let oracle = oracle_packet("PROVEN", &all());
+    let mut packets = packet_set(&oracle);
+    packets[7]["final_verdict"] = json!({"outcome": "PROVEN"});
+    packets.remove(3);
+    let input: String = packets.iter().map(|p| format!("{p}\n")).collect();
+    validate(&repo, &input, &[])
+        .assert()
+        .code(7)
+        .stdout(predicate::str::starts_with("ORACLE_COMPROMISED: "))
+        .stdout(predicate::str::contains(
+            "  - packet_completeness.missing_rounds claims [], but rounds [4] arrived\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  04 Adversarial inputs          missing: no packet for this round in the input\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  08 Comparative baselines       compromised: it carries a verdict (final_verdict), which only the oracle gives\n",
+        ));
+
+    // An honest oracle over the same set gives its verdict, with claim's warning.
+    let honest = oracle_packet("NOT_PROVEN", &lost(&[4], &[8]));
+    let last = packets.len() - 1;
+    packets[last] = honest.clone();
+    let input: String = packets.iter().map(|p| format!("{p}\n")).collect();
+    validate(&repo, &input, &[])
+        .assert()
+        .code(4)
+        .stdout(honest["final_response"].as_str().unwrap().to_string())
+        .stderr(
+            "warning: incomplete gauntlet: 7 of 9 lens packets received (missing: 4; compromised: 8)\n",
+        );
+    let out = validate(&repo, &input, &["--json"]).assert().code(4);
+    let report = json_stdout(&out);
+    assert_eq!(report["result"], "verdict");
+    assert_eq!(report["outcome"], "NOT_PROVEN");
+    assert_eq!(report["agent"], Value::Null);
+    assert_eq!(
+        report["claim"]["normalized"],
+        "for every integer n, n + 0 = n"
+    );
+    assert_eq!(report["rounds"][9]["name"], "prove_it_10_oracle_synthesis");
+    assert_eq!(report["rounds"][0]["duration_ms"], Value::Null);
+}
+
+#[test]
+fn validate_refuses_a_packet_it_cannot_place_and_needs_no_agent() {
+    let repo = TestRepo::with_commit();
+    validate(&repo, "{\"round\": 12}", &[])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: packet 1 of the input has no round from 1 to 10",
+        ));
+    // Nothing at all: every round missing, no oracle, no verdict.
+    validate(&repo, "", &[])
+        .assert()
+        .code(7)
+        .stdout(predicate::str::contains(
+            "  01, 02, 03, 04, 05, 06, 07, 08, 09 missing: no packet for this round in the input\n",
+        ));
+    repo.prove_it(&["claim", "x", "--validate"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+}
+
+/// A PATH holding only `sh` and the tools the fake hosts need, plus `extra`.
+fn bare_path(repo: &TestRepo, extra: &[(&str, &str)]) -> PathBuf {
+    let bin = repo.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in ["sh", "cat", "printf", "sleep"] {
+        let found = ["/bin", "/usr/bin"]
+            .iter()
+            .map(|dir| Path::new(dir).join(tool))
+            .find(|path| path.exists())
+            .unwrap();
+        let link = bin.join(tool);
+        if !link.exists() {
+            std::os::unix::fs::symlink(found, link).unwrap();
+        }
+    }
+    for (name, body) in extra {
+        let script = repo.home_script(name, body);
+        std::fs::rename(script, bin.join(name)).unwrap();
+    }
+    bin
+}
+
+/// Regression: with `codex` not on PATH the preset ran ten rounds, each failing with
+/// `sh: 1: codex: not found`, and exited 7; it now stops once, before any round.
+#[test]
+fn a_preset_whose_program_is_missing_stops_before_any_round() {
+    let repo = TestRepo::with_commit();
+    let bin = bare_path(&repo, &[]);
+    for preset in ["claude", "codex", "gemini"] {
+        repo.prove_it(&["claim", "x", "--agent", preset])
+            .env("PATH", &bin)
+            .assert()
+            .code(8)
+            .stdout(format!(
+                "PROVE_IT_REQUIRES_SUBAGENTS\nthe {preset} preset runs `{preset}`, which is not on PATH\n\
+                 hint: install {preset} or put it on PATH, or pass --agent <command>\n"
+            ))
+            .stderr("");
+    }
+}
+
+/// Regression: in an untrusted folder the Gemini preset printed ten missing rounds full of raw
+/// ANSI escapes; Gemini CLI's trust requirement is now checked first.
+#[test]
+fn the_gemini_preset_in_an_untrusted_folder_stops_before_any_round() {
+    let repo = TestRepo::with_commit();
+    // A gemini that would leave a mark if any round ran it.
+    let bin = bare_path(
+        &repo,
+        &[("gemini", "cat > /dev/null; : > \"$HOME/gemini-ran\"")],
+    );
+    let out = repo
+        .prove_it(&["claim", "x", "--agent", "gemini", "--json"])
+        .env("PATH", &bin)
+        .assert()
+        .code(8);
+    let report = json_stdout(&out);
+    assert_eq!(report["status"], "PROVE_IT_REQUIRES_SUBAGENTS");
+    let reason = report["reason"].as_str().unwrap();
+    assert!(
+        reason.starts_with("Gemini CLI runs nothing headless in an untrusted folder"),
+        "{reason}"
+    );
+    assert!(
+        report["hint"]
+            .as_str()
+            .unwrap()
+            .contains("GEMINI_CLI_TRUST_WORKSPACE=true")
+    );
+    assert!(!repo.home().join("gemini-ran").exists());
+    // Trusted for this run, the rounds do run it.
+    repo.prove_it(&["claim", "x", "--agent", "gemini"])
+        .env("PATH", &bin)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .assert()
+        .code(7);
+    assert!(repo.home().join("gemini-ran").exists());
+}
+
+#[test]
+fn reasons_lose_terminal_escapes_and_identical_failures_share_one_line() {
+    let repo = TestRepo::with_commit();
+    let agent = repo.home_script(
+        "colourful",
+        "cat > /dev/null; printf '\\033[31mError:\\033[0m not trusted\\033]0;title\\007\\n' >&2; exit 55",
+    );
+    let out = claim(&repo, &agent, &[]).assert().code(7);
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(!stdout.contains('\u{1b}'), "{stdout:?}");
+    assert!(
+        stdout.contains(
+            "rounds:\n  01, 02, 03, 04, 05, 06, 07, 08, 09, 10 missing: the agent command exited with code 55: Error: not trusted\n"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_verdict_recorded_in_the_earlier_shape_still_reads_after_a_new_one() {
+    let repo = TestRepo::with_commit();
+    let tree = repo.stock_state_tree().unwrap();
+    // A note exactly as claim --record stored it before the published shapes.
+    let earlier = json!({
+        "packet_role": "oracle_synthesis",
+        "round": 10,
+        "outcome": "DISPROVEN",
+        "statement": "n = 3 breaks it",
+        "decisive_reasons": ["R1"],
+        "tightest_surviving_claim": "none",
+        "valid_when": [],
+        "invalid_when": [],
+        "confidence": "high",
+        "next_tests": [],
+        "completeness": {"packets_received": 9, "missing": [], "compromised": []},
+        "final_response": "# Prove It — Parallel Subagent Gauntlet\n",
+    });
+    let file = repo.home().join("earlier.json");
+    std::fs::write(
+        &file,
+        serde_json::to_string_pretty(&earlier).unwrap() + "\n",
+    )
+    .unwrap();
+    repo.git(&[
+        "notes",
+        "--ref",
+        "prove-it-claims",
+        "add",
+        "-F",
+        file.to_str().unwrap(),
+        &tree,
+    ]);
+    let oracle = oracle_packet("PROVEN", &all());
+    let agent = agent(&repo, &oracle, &[]);
+    let out = claim(&repo, &agent, &["--record", "--json"])
+        .assert()
+        .code(0);
+    assert_eq!(
+        json_stdout(&out)["recorded"]["verdicts"],
+        json!([
+            {"outcome": "DISPROVEN", "shape": "earlier", "statement": "n = 3 breaks it"},
+            {"outcome": "PROVEN", "shape": "published", "statement": "adding zero leaves every integer unchanged"},
+        ])
+    );
+    let note = repo.git(&["notes", "--ref", "prove-it-claims", "show", &tree]);
+    let packets: Vec<Value> = serde_json::Deserializer::from_str(&note)
+        .into_iter()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(packets, [earlier, oracle]);
+}
+
+#[test]
+fn lens_packets_in_every_published_form_are_received() {
+    let repo = TestRepo::with_commit();
+    let yaml = |value: &Value| serde_norway::to_string(value).unwrap();
+    let overrides: Vec<(u8, String)> = (1..=9)
+        .map(|round| {
+            let bare = lens_packet(round);
+            let wrapped = json!({ "prove_it_round_packet": bare.clone() });
+            let text = match round % 5 {
+                0 => yaml(&bare),
+                1 => yaml(&wrapped),
+                2 => format!("```json\n{wrapped:#}\n```"),
+                3 => format!("Packet follows. {bare} Done."),
+                _ => format!("```\n{}```", yaml(&bare)),
+            };
+            (round, print(&text))
+        })
+        .collect();
+    let oracle = oracle_packet("PROVEN", &all());
+    let agent = agent(&repo, &oracle, &overrides);
+    claim(&repo, &agent, &[])
+        .assert()
+        .code(0)
+        .stdout(oracle["final_response"].as_str().unwrap().to_string());
+}
+
+/// The Codex agents are the Claude Code agents in the form Codex loads: the same name,
+/// description and instructions, so that the two hosts run one protocol.
+#[test]
+fn the_codex_agents_say_what_the_claude_code_agents_say() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    for agent in ["prove_it_lens", "prove_it_oracle"] {
+        let md = std::fs::read_to_string(root.join(format!("agents/{agent}.md"))).unwrap();
+        let toml =
+            std::fs::read_to_string(root.join(format!("codex/agents/{agent}.toml"))).unwrap();
+        let (front, body) = md
+            .strip_prefix("---\n")
+            .and_then(|rest| rest.split_once("\n---\n"))
+            .expect("frontmatter");
+        let field = |text: &str, key: &str| {
+            text.lines()
+                .find_map(|line| line.strip_prefix(&format!("{key}: ")))
+                .or_else(|| {
+                    text.lines()
+                        .find_map(|line| line.strip_prefix(&format!("{key} = ")))
+                })
+                .map(str::to_string)
+        };
+        assert_eq!(field(front, "name").as_deref(), Some(agent));
+        assert_eq!(field(&toml, "name"), Some(format!("\"{agent}\"")));
+        assert_eq!(field(front, "description"), field(&toml, "description"));
+        let instructions = toml
+            .split_once("developer_instructions = '''\n")
+            .and_then(|(_, rest)| rest.strip_suffix("'''\n"))
+            .expect("developer_instructions as a literal string");
+        assert_eq!(instructions, body.trim_start_matches('\n'), "{agent}");
+    }
 }

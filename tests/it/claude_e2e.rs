@@ -25,7 +25,7 @@ const RUN_LIMIT: Duration = Duration::from_secs(240);
 
 pub struct Claude;
 
-const INFO: HostInfo = HostInfo {
+pub(crate) const INFO: HostInfo = HostInfo {
     name: "claude",
     binary: "claude",
     env: "PROVE_IT_CLAUDE",

@@ -27,7 +27,7 @@ const KEY_VAR: &str = "PROVE_IT_FAKE_OPENAI_KEY";
 
 pub struct Codex;
 
-const INFO: HostInfo = HostInfo {
+pub(crate) const INFO: HostInfo = HostInfo {
     name: "codex",
     binary: "codex",
     env: "PROVE_IT_CODEX",

@@ -4,6 +4,7 @@ mod architecture;
 mod bare;
 mod check;
 mod claim;
+mod claim_e2e;
 mod claude_e2e;
 mod codex_e2e;
 mod copilot_e2e;
