@@ -264,10 +264,34 @@ pub fn last_answers(repo: &TestRepo) -> Vec<String> {
         if entry.path().extension().is_some_and(|ext| ext == "json") {
             let state: Value =
                 serde_json::from_slice(&std::fs::read(entry.path()).unwrap()).unwrap();
-            answers.push(state["last"]["kind"].as_str().unwrap_or("").to_owned());
+            answers.push(answer_kind(&state["last"]["answer"]).to_owned());
         }
     }
     answers
+}
+
+/// What the gate's saved answer (its verdict and facts, as data) was to the host: `silent`,
+/// `notice` or `block`, as `report` words each verdict; empty when there is none.
+fn answer_kind(answer: &Value) -> &'static str {
+    if answer.is_null() {
+        return "";
+    }
+    if answer["to_the_agent"] == true {
+        return "block";
+    }
+    let verdict = &answer["verdict"];
+    match verdict.as_str() {
+        Some("Bounded" | "Skipped") => "notice",
+        Some(_) => "",
+        None if verdict.get("Block").is_some() => "block",
+        None if verdict.get("Yield").is_some() => "notice",
+        // A proof found, or nothing changed: silent, unless the session had no anchor.
+        None if verdict["Quiet"] == "Proven" && answer["facts"]["anchor_missing"] == true => {
+            "notice"
+        }
+        None if verdict.get("Quiet").is_some() => "silent",
+        None => "",
+    }
 }
 
 /// Whether a model request offers a tool named `name`, in any of the APIs' shapes: Anthropic's
