@@ -104,7 +104,7 @@ pub fn proof_record(data: &[u8]) {
                 // Signed bytes are the record as the note stored it, which rendering a
                 // parsed record (keys in order, unknown keys dropped) need not reproduce.
                 let unsigned = |r: &proof::Record| proof::Record {
-                    signature: r.signature.as_ref().map(|s| proof::Signature {
+                    signature: r.signature.as_ref().map(|s| crate::signing::Signature {
                         armor: s.armor.clone(),
                         signed: String::new(),
                     }),

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::policy::Sources;
+use crate::context::policy::Sources;
 
 pub(crate) const AGENT_ENV: &str = "PROVE_IT_AGENT";
 pub(crate) const AGENT_CONFIG: &str = "prove-it.agent";

@@ -7,11 +7,11 @@ use std::time::Duration;
 use anyhow::Context as _;
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-use super::sources::Sources;
 use crate::claim::{
     self, Claim, Completeness, Job, LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, OracleVerdict,
     Outcome, Rejected, Request, RoundEntry, Run, Status,
 };
+use crate::context::Settings;
 use crate::exit;
 use crate::git::{CLAIMS_REF, Repo, StateTree};
 use crate::report::{
@@ -111,7 +111,7 @@ pub(crate) fn run(
         // Outside a repository the gauntlet still runs: only git config is out of reach.
         Err(_) => None,
     };
-    let sources = Sources(repo.as_ref());
+    let sources = Settings::maybe(repo.as_ref());
     let Some(claim) = Claim::new(args.claim.as_deref().unwrap_or(""), args.scope.as_deref()) else {
         return Err(super::Failure::from(anyhow::anyhow!("the claim is empty"))
             .hint("say what is to be proven: git prove-it claim \"all tests pass\""));

@@ -3,13 +3,14 @@ use std::io::Write;
 use anyhow::Context as _;
 
 use super::init::MERGE_STRATEGY;
-use super::sources::Sources;
 use super::{install, install_man};
+use crate::context::Settings;
+use crate::context::policy::Policy;
 use crate::exit;
 use crate::git::Repo;
-use crate::policy::Policy;
-use crate::report::{self, DoctorReport, Health, JSON_VERSION};
+use crate::report::{self, DoctorReport, JSON_VERSION};
 use crate::setup::doctor;
+use crate::setup::doctor::Health;
 
 /// Check the set-up and say how to fix what is not right.
 ///
@@ -44,15 +45,15 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             }
         }
     }
-    let context = doctor::Context {
+    let inputs = doctor::Inputs {
         repo: &repo,
-        verify_timeout: Policy::resolve(None, &Sources::of(&repo)).map(|p| p.timeout.as_secs()),
+        verify_timeout: Policy::resolve(None, &Settings::of(&repo)).map(|p| p.timeout.as_secs()),
         hooks_dir: repo.hooks_dir()?,
         pre_push: install::PRE_PUSH,
         merge_strategy: MERGE_STRATEGY,
         man_page: install_man::man_page_location(),
     };
-    let checks = doctor::checks(&context)?;
+    let checks = doctor::checks(&inputs)?;
     let report = DoctorReport {
         version: JSON_VERSION,
         ok: checks.iter().all(|c| c.status != Health::Fail),

@@ -5,11 +5,11 @@ use std::path::{Path, PathBuf};
 use anyhow::Context as _;
 
 use super::install;
-use super::sources::Sources;
+use crate::context::Settings;
+use crate::context::policy::{GatePolicy, Policy};
 use crate::exit;
 use crate::git::{self, Repo};
 use crate::hosts::Host;
-use crate::policy::{GatePolicy, Policy};
 use crate::report::{DemoResult, InitReport, Step};
 use crate::setup::{demo, stack};
 
@@ -109,7 +109,7 @@ pub(crate) fn run(
     } else {
         let armed = repo.armed()?;
         if armed.is_armed() {
-            let sources = Sources::of(&repo);
+            let sources = Settings::of(&repo);
             let timeout = Policy::resolve(None, &sources)?.timeout;
             let max_blocks = GatePolicy::resolve(&sources)?.max_blocks;
             let interrupt = crate::process::interrupt_flag()?;

@@ -17,7 +17,6 @@ mod ledger;
 mod log;
 pub(crate) mod run;
 mod signers;
-mod sources;
 mod status;
 mod sync;
 

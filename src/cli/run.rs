@@ -3,11 +3,11 @@ use std::io::Write;
 use std::time::Duration;
 
 use crate::context::Context;
+use crate::context::policy::Policy;
 use crate::exit;
 use crate::git::{self, PROOFS_REF, Repo};
-use crate::lookup::lookup_proof;
-use crate::policy::Policy;
-use crate::prove::{self, Attempted};
+use crate::proof::lookup_proof;
+use crate::proof::{self, Attempted};
 use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult};
 use anyhow::Context as _;
 
@@ -129,10 +129,10 @@ fn prove(
 
     let interrupt = crate::process::interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
-    let attempted = prove::attempt(
+    let attempted = proof::prove(
         repo,
         &before,
-        prove::Attempt {
+        proof::ProveOptions {
             host: &args.host,
             session: None,
             anchor: None,
@@ -149,12 +149,12 @@ fn prove(
     );
     let attempted = match attempted {
         Ok(attempted) => attempted,
-        Err(prove::Error::Git(error)) => return Err(content_hint(error)),
-        Err(prove::Error::Sign(error)) => {
+        Err(proof::Error::Git(error)) => return Err(content_hint(error)),
+        Err(proof::Error::Sign(error)) => {
             let hint = error.hint();
-            return Err(super::Failure::from(prove::Error::Sign(error)).hint(hint));
+            return Err(super::Failure::from(proof::Error::Sign(error)).hint(hint));
         }
-        Err(error @ prove::Error::Verify(_)) => {
+        Err(error @ proof::Error::Verify(_)) => {
             return Err(super::Failure::from(error)
                 .hint("verify.sh must be executable and start with a line such as #!/bin/sh"));
         }

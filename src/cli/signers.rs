@@ -8,8 +8,8 @@ use std::sync::{Mutex, PoisonError};
 use anyhow::Context as _;
 
 use crate::git::{self, Repo};
+use crate::proof::{CommitStatus, SignatureStatus, check_signatures, classify};
 use crate::signing::{self, Verifier};
-use crate::standing::{Checked, SignatureStatus, check_signatures, classify};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
 /// `gpg.ssh.allowedSignersFile`; `None` when none is given or configured. A named file that
@@ -45,7 +45,7 @@ pub(crate) fn standings(
     repo: &Repo,
     ids: &[git::ObjectId],
     verifier: Option<&Verifier>,
-) -> Result<Vec<Checked>, super::Failure> {
+) -> Result<Vec<CommitStatus>, super::Failure> {
     let mut checked = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;
     if let Some(verifier) = verifier {
         check_all(&mut checked, verifier)?;
@@ -58,7 +58,7 @@ pub(crate) fn standings(
 /// every core: worker threads take the next commit from one queue (commits differ in how many
 /// proofs they hold), and nothing is held beyond the commits themselves. On failure, the error
 /// is the first failing commit's among those checked, as one thread would have reported it.
-fn check_all(commits: &mut [Checked], verifier: &Verifier) -> Result<(), super::Failure> {
+fn check_all(commits: &mut [CommitStatus], verifier: &Verifier) -> Result<(), super::Failure> {
     let signed = commits
         .iter()
         .filter(|c| c.valid.iter().any(|r| r.signature.is_some()))
@@ -100,7 +100,7 @@ fn check_all(commits: &mut [Checked], verifier: &Verifier) -> Result<(), super::
 }
 
 /// Check the signatures of a commit's proofs, best first, until one is good.
-fn check(checked: &mut Checked, verifier: &Verifier) -> Result<(), super::Failure> {
+fn check(checked: &mut CommitStatus, verifier: &Verifier) -> Result<(), super::Failure> {
     check_signatures(checked, &mut |record| {
         let signature = record
             .signature

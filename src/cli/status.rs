@@ -5,7 +5,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::Repo;
-use crate::lookup::lookup_proof;
+use crate::proof::lookup_proof;
 use crate::report::{self, JSON_VERSION, ProofSummary, StatusReport};
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by

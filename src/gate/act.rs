@@ -10,7 +10,7 @@ use super::ledger::{append_ledger, ledger_actual};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
-use crate::prove::{self, Attempted};
+use crate::proof::{self, Attempted};
 
 /// Decide on what was seen, running verify.sh if the decision asks for it; the verdict and
 /// where the run's full output is, when it failed.
@@ -48,10 +48,10 @@ fn run(
         return Err(Error::VerifyNotInState);
     }
     let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
-    let attempted = prove::attempt(
+    let attempted = proof::prove(
         &ctx.repo,
         before,
-        prove::Attempt {
+        proof::ProveOptions {
             host: host.name(),
             session: Some(&event.session),
             anchor: seen.anchor.as_ref().and_then(|a| a.verify),
@@ -86,7 +86,7 @@ fn run(
             },
             None,
         ),
-        Err(prove::Error::Git(error)) if error.is_worktree_content() => {
+        Err(proof::Error::Git(error)) if error.is_worktree_content() => {
             (RunFacts::ContentError(error_chain(&error)), None)
         }
         Err(error) => return Err(error.into()),

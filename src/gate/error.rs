@@ -1,7 +1,9 @@
 //! Why the gate could not decide. Every one of these ends the turn loudly as "could not check",
 //! never as a pass (`report::could_not_check`).
 
-use crate::{git, policy, prove};
+use crate::context::policy;
+use crate::git;
+use crate::proof;
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Error {
@@ -19,17 +21,17 @@ pub(crate) enum Error {
     /// Signing was asked for and is impossible: the turn ends loudly, never with a proof left
     /// unsigned.
     #[error(transparent)]
-    Sign(prove::Error),
+    Sign(proof::Error),
     #[error("could not run verify.sh")]
-    Run(#[source] prove::Error),
+    Run(#[source] proof::Error),
     #[error("could not write the anchor's key")]
     AnchorKey(#[source] git::Error),
 }
 
-impl From<prove::Error> for Error {
-    fn from(error: prove::Error) -> Error {
+impl From<proof::Error> for Error {
+    fn from(error: proof::Error) -> Error {
         match error {
-            error @ prove::Error::Sign(_) => Error::Sign(error),
+            error @ proof::Error::Sign(_) => Error::Sign(error),
             error => Error::Run(error),
         }
     }

@@ -15,8 +15,8 @@ use super::host::HostRules;
 use super::turn::{Answer, TurnState};
 use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
-use crate::lookup::lookup_proof;
 use crate::proof::Script;
+use crate::proof::lookup_proof;
 
 /// What a stop looks like before anything is decided.
 pub(crate) enum Observation {

@@ -16,9 +16,9 @@ use super::host::HostRules;
 use super::ledger::append_ledger;
 use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
 use super::turn::{Answer, Facts};
+use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, session_key, session_key_blob};
-use crate::policy::GatePolicy;
 use crate::proof::Script;
 
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in

@@ -4,9 +4,9 @@
 
 use gix::ObjectId;
 
+use crate::context::policy::PrePush;
 use crate::git::{self, Repo, Selection};
-use crate::policy::PrePush;
-use crate::standing::{Checked, Standing, classify};
+use crate::proof::{CommitStatus, Standing, classify};
 
 /// One ref the push updates, as git's pre-push protocol gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,7 +30,7 @@ pub(crate) enum PushDecision {
 /// May the push go on? `unproven` are the pushed commits that must be proven and are not;
 /// `tried` says whether the hook already tried to prove them. A commit whose tree holds no
 /// verify.sh cannot be proven, so it is never tried.
-pub(crate) fn decide_push(mode: PrePush, unproven: &[Checked], tried: bool) -> PushDecision {
+pub(crate) fn decide_push(mode: PrePush, unproven: &[CommitStatus], tried: bool) -> PushDecision {
     if mode == PrePush::Off || unproven.is_empty() {
         return PushDecision::Allow;
     }
@@ -48,7 +48,7 @@ pub(crate) fn decide_push(mode: PrePush, unproven: &[Checked], tried: bool) -> P
 
 /// The push refused: the commits that are not proven, and whether proving them was tried.
 pub(crate) struct Refused {
-    pub unproven: Vec<Checked>,
+    pub unproven: Vec<CommitStatus>,
     pub tried: bool,
 }
 
@@ -119,7 +119,7 @@ fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
 }
 
 /// Where each of `ids` stands, keeping those that are not proven.
-fn unproven(repo: &Repo, ids: &[ObjectId]) -> Result<Vec<Checked>, git::Error> {
+fn unproven(repo: &Repo, ids: &[ObjectId]) -> Result<Vec<CommitStatus>, git::Error> {
     Ok(repo
         .commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?
         .into_iter()
@@ -136,7 +136,7 @@ mod tests {
         ObjectId::from_bytes_or_panic(&[n; 20])
     }
 
-    fn checked(n: u8, armed: bool) -> Checked {
+    fn checked(n: u8, armed: bool) -> CommitStatus {
         classify(
             CommitInfo {
                 id: id(n),
@@ -151,7 +151,7 @@ mod tests {
     #[test]
     fn a_push_decides_by_the_policy_and_the_commits_standing() {
         use PushDecision::*;
-        let none: &[Checked] = &[];
+        let none: &[CommitStatus] = &[];
         let two = [checked(1, true), checked(2, false)];
         let table = [
             // (mode, unproven, tried, decision)

@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
-use crate::standing::{Checked, SignatureStatus};
+use crate::proof::{CommitStatus, SignatureStatus};
 
 /// One commit as `check`, `log` and the pre-push hook report it.
 #[derive(Debug, Clone, Serialize)]
@@ -31,7 +31,7 @@ pub(crate) struct CommitReport {
 
 impl CommitReport {
     /// `require_signed` counts a proof only with a good signature (`check --require-signed`).
-    pub(crate) fn new(checked: &Checked, strict: bool, require_signed: bool) -> Self {
+    pub(crate) fn new(checked: &CommitStatus, strict: bool, require_signed: bool) -> Self {
         let record = checked.standing.record();
         CommitReport {
             commit: checked.commit.id.to_string(),

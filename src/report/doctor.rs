@@ -2,22 +2,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-/// How one check of `git prove-it doctor` came out.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub(crate) enum Health {
-    Ok,
-    Warn,
-    Fail,
-}
-
-/// One line of `git prove-it doctor`: what was checked, and how to fix it when it is not ok.
-#[derive(Debug, Serialize)]
-pub(crate) struct Finding {
-    pub status: Health,
-    pub what: String,
-    pub fix: Option<String>,
-}
+use crate::setup::doctor::{Finding, Health};
 
 /// Everything `git prove-it doctor` found.
 #[derive(Debug, Serialize)]

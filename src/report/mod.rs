@@ -26,7 +26,7 @@ pub(crate) use claim::{
 pub(crate) use commits::{
     CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
 };
-pub(crate) use doctor::{DoctorReport, Finding, Health};
+pub(crate) use doctor::DoctorReport;
 pub(crate) use failure::{error_chain, render_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use gate::could_not_check;

@@ -163,7 +163,7 @@ fn execute(
             timeout: settings.timeout,
             log_path: None,
             log_cap: 0,
-            tail_lines: crate::prove::TAIL_LINES,
+            tail_lines: crate::proof::TAIL_LINES,
             echo: None,
             interrupt: settings.interrupt,
         },
@@ -226,7 +226,7 @@ fn judge(
     Shown {
         exit: ran.exit.describe(settings.timeout),
         passed: ran.passed(),
-        duration_ms: crate::prove::millis(ran.duration),
+        duration_ms: crate::proof::millis(ran.duration),
         outcome,
         answer: Answer {
             verdict,

@@ -7,13 +7,31 @@
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
+use serde::Serialize;
+
+use crate::context::policy;
 use crate::git::{self, PROOFS_REF, Repo};
 use crate::hosts::{Host, Trust, Wiring, WiringError};
-use crate::policy;
-use crate::report::{Finding, Health};
 
-/// What the checks are given: the repository, and what the command line resolves.
-pub(crate) struct Context<'a> {
+/// How one check of `git prove-it doctor` came out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum Health {
+    Ok,
+    Warn,
+    Fail,
+}
+
+/// One line of `git prove-it doctor`: what was checked, and how to fix it when it is not ok.
+#[derive(Debug, Serialize)]
+pub(crate) struct Finding {
+    pub status: Health,
+    pub what: String,
+    pub fix: Option<String>,
+}
+
+/// What the checks are given: the repository, and what the command line resolved.
+pub(crate) struct Inputs<'a> {
     pub repo: &'a Repo,
     /// verify.sh's timeout in force, in seconds, or why it cannot be resolved.
     pub verify_timeout: Result<u64, policy::Error>,
@@ -28,17 +46,17 @@ pub(crate) struct Context<'a> {
 }
 
 /// Every check, in the order doctor shows them.
-pub(crate) fn checks(context: &Context) -> Result<Vec<Finding>, git::Error> {
-    let repo = context.repo;
+pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
+    let repo = inputs.repo;
     let mut checks = Vec::new();
     verify_sh(repo.armed()?, &mut checks);
-    hosts(repo.workdir()?, &context.verify_timeout, &mut checks);
+    hosts(repo.workdir()?, &inputs.verify_timeout, &mut checks);
     on_path(&mut checks);
-    pre_push(&context.hooks_dir, context.pre_push, &mut checks);
+    pre_push(&inputs.hooks_dir, inputs.pre_push, &mut checks);
     identity(repo, &mut checks);
-    proofs(repo, context.merge_strategy, &mut checks);
+    proofs(repo, inputs.merge_strategy, &mut checks);
     remote(repo, &mut checks);
-    man_page(context.man_page.as_deref(), &mut checks);
+    man_page(inputs.man_page.as_deref(), &mut checks);
     Ok(checks)
 }
 
@@ -248,7 +266,7 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
         Some(Err(error)) => fail(
             format!(
                 "{PROOFS_REF} cannot be read: {}",
-                crate::report::error_chain(&error)
+                crate::gate::error_chain(&error)
             ),
             "git fsck, then fetch the proofs again: git prove-it sync",
         ),
@@ -280,7 +298,7 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
             )
         }
         Err(error) => warn(
-            format!("the reflog of {PROOFS_REF} cannot be read: {}", crate::report::error_chain(&error)),
+            format!("the reflog of {PROOFS_REF} cannot be read: {}", crate::gate::error_chain(&error)),
             "git reflog show refs/notes/prove-it",
         ),
     });
@@ -307,7 +325,7 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
         Err(error) => warn(
             format!(
                 "could not ask {remote} for its proofs: {}",
-                crate::report::error_chain(&error)
+                crate::gate::error_chain(&error)
             ),
             format!("git ls-remote {remote} {PROOFS_REF}"),
         ),

@@ -1,9 +1,21 @@
-//! The SSH signature armour (PROTOCOL.sshsig) as far as this crate reads it: the key that made
-//! a signature, when it is a plain ed25519 key. base64 is the maintained `base64` crate, used
+//! An SSH signature as a proof record carries it, and its armour (PROTOCOL.sshsig) as far as
+//! this crate reads it: the key that made a signature, when it is a plain ed25519 key. base64 is the maintained `base64` crate, used
 //! strictly (canonical padding, no trailing bits), as ssh-keygen reads it.
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
+
+/// An SSH signature over a record's canonical text, as the note carries it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Signature {
+    /// The armored signature, `-----BEGIN SSH SIGNATURE-----` to `-----END SSH SIGNATURE-----`,
+    /// each line ending in a newline, as `ssh-keygen -Y sign` prints it.
+    pub armor: String,
+    /// The record's canonical bytes, which the signature signs: every line of the record before
+    /// its first `ssh-signature:` line, exactly as the note holds them, each ending in a newline.
+    /// They include `tree:`, so a signed record cannot be moved to another tree unnoticed.
+    pub signed: String,
+}
 
 /// The key that made an armored SSH signature, in base64 as an allowed signers line writes it,
 /// when it is a plain ed25519 key (`None` for anything else, or anything unexpected).

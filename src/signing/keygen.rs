@@ -9,9 +9,9 @@ use time::OffsetDateTime;
 
 use super::Error;
 use super::allowed_signers::{CANDIDATES_MAX_BYTES, Candidates};
+use super::armor::Signature;
 use super::config::{Config, DEFAULT_PROGRAM, Key, Signer, program};
 use crate::process::{self, Finished, Stdin};
-use crate::proof::Signature;
 
 /// The namespace of every proof signature (`-n`), so that no signature made for something else
 /// (a commit signs with `git`, an ssh login with none) can pass for a proof's, nor the reverse.

@@ -18,6 +18,7 @@ mod config;
 mod error;
 mod keygen;
 
+pub(crate) use armor::Signature;
 pub(crate) use config::{Signer, allowed_signers, wanted};
 pub(crate) use error::Error;
 pub(crate) use keygen::{SignatureCheck, Verifier};

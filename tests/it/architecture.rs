@@ -34,59 +34,86 @@ struct Rule {
     pending: Option<&'static str>,
 }
 
+/// The layers, bottom up, as ARCHITECTURE.md draws them: each names only what is below it.
 const RULES: &[Rule] = &[
+    Rule {
+        from: From::Module("outcome"),
+        names: Names::Only(&[]),
+        reason: "the five outcomes are a leaf: everything may name them, they name nothing",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("process"),
+        names: Names::Only(&[]),
+        reason: "the process supervisor starts children for every layer and knows none of them",
+        pending: None,
+    },
     Rule {
         from: From::Module("git"),
         names: Names::Only(&["outcome", "exit", "process"]),
-        reason: "git/ is the bottom layer: it stores and loads what the layers above decide, and names nothing above it (gate, hosts, report, cli, claim, setup, signing, verify, proof)",
+        reason: "git/ is the bottom layer: it stores and loads what the layers above decide, and names nothing above it (gate, hosts, report, cli, claim, setup, signing, verify, proof): how two notes merge is passed in by the caller",
         pending: None,
     },
     Rule {
-        from: From::Module("git"),
-        names: Names::Never(&["proof"]),
-        reason: "git/ stores and loads note texts without knowing the record format: how two notes merge is passed in by the caller, from proof",
+        from: From::Module("signing"),
+        names: Names::Only(&["process"]),
+        reason: "signing/ makes and checks SSH signatures over text with ssh-keygen; it is handed settings and text, never the repository or a record",
         pending: None,
     },
     Rule {
-        from: From::Module("report"),
-        names: Names::Never(&["git", "cli"]),
-        reason: "renderers take plain values filled by the command that calls them, never the repository's types, and never call back into the commands",
+        from: From::Module("verify"),
+        names: Names::Only(&["process"]),
+        reason: "verify.rs is verify.sh's contract (how it runs, what it is told); the gate and run call it, it calls neither",
         pending: None,
     },
     Rule {
-        from: From::Module("hosts"),
-        names: Names::Never(&["git", "cli"]),
-        reason: "a host adapter parses its host's payloads and answers in its protocol; it never touches the repository or the commands",
+        from: From::Module("context"),
+        names: Names::Only(&["git", "signing"]),
+        reason: "the context is resolved once from the repository's settings and the environment, below everything that uses it",
         pending: None,
     },
     Rule {
-        from: From::Module("hosts"),
-        names: Names::Never(&["report"]),
-        reason: "a host renders the gate's answer in its own protocol; report/ renders for a terminal",
+        from: From::Module("proof"),
+        names: Names::Only(&["context", "git", "outcome", "process", "signing", "verify"]),
+        reason: "proof/ is the record format, the one lookup and the making of a proof; it never decides a turn, never renders and never names a host",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("claim"),
+        names: Names::Only(&["context", "outcome", "process"]),
+        reason: "the claim gauntlet runs an agent command and validates packets; it never touches the gate, the hosts' adapters or the renderers",
         pending: None,
     },
     Rule {
         from: From::Module("gate"),
-        names: Names::Never(&["cli", "report", "hosts"]),
-        reason: "the gate decides and acts on values; the commands call it, hosts and report render its answer",
+        names: Names::Only(&[
+            "claim", "context", "git", "outcome", "process", "proof", "verify",
+        ]),
+        reason: "the gate observes, decides and acts on values; the commands call it, hosts and report render its answer (it names claim only for PROVE_IT_ROUND)",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("hosts"),
+        names: Names::Only(&["gate", "outcome"]),
+        reason: "a host adapter parses its host's payloads into the gate's events and delivers the gate's answer in its protocol; it never touches the repository, the renderers or the commands",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("setup"),
+        names: Names::Never(&["cli", "report"]),
+        reason: "setup/ returns what init and doctor found as values; cli/ acts on them and report/ renders them",
+        pending: None,
+    },
+    Rule {
+        from: From::Module("report"),
+        names: Names::Never(&["git", "cli", "context", "process", "signing", "verify"]),
+        reason: "renderers take plain values filled by the command that calls them, never the repository's types, and never call back into the commands",
         pending: None,
     },
     Rule {
         from: From::AllBut("cli"),
         names: Names::Never(&["cli"]),
         reason: "cli/ is the top: it parses arguments, calls the layers below and hands their values to the renderers; nothing below calls back up",
-        pending: None,
-    },
-    Rule {
-        from: From::Module("proof"),
-        names: Names::Only(&["outcome"]),
-        reason: "the proof record is a versioned format with one parser and one renderer; it knows nothing of where records are stored or shown",
-        pending: None,
-    },
-    Rule {
-        from: From::Module("verify"),
-        names: Names::Never(&["cli", "report", "hosts", "gate", "git"]),
-        reason: "verify.rs is verify.sh's contract (how it runs, what it is told); the gate and run call it, it calls neither",
         pending: None,
     },
 ];
@@ -446,8 +473,13 @@ fn the_scanner_finds_every_form_of_a_crate_path_and_skips_comments_and_strings()
         expected.map(|(line, module)| (line, module.to_string())),
         "`super::super::verify` inside `mod tests` of report/sync.rs is report::verify, not a top module"
     );
-    let rule = &RULES[2];
-    assert!(rule.applies_to("report") && rule.forbids("report", "git"));
-    assert!(!rule.forbids("report", "outcome"));
-    assert!(RULES[0].forbids("git", "gate") && !RULES[0].forbids("git", "outcome"));
+    let rule = |from: &str| {
+        RULES
+            .iter()
+            .find(|rule| matches!(rule.from, From::Module(m) if m == from))
+            .unwrap()
+    };
+    assert!(rule("report").applies_to("report") && rule("report").forbids("report", "git"));
+    assert!(!rule("report").forbids("report", "outcome"));
+    assert!(rule("git").forbids("git", "gate") && !rule("git").forbids("git", "outcome"));
 }

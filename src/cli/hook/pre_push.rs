@@ -8,11 +8,11 @@ use std::io::{Read, Write};
 use anyhow::Context as _;
 use gix::ObjectId;
 
+use crate::context::policy::{self, PrePush};
 use crate::context::{Context, Settings};
 use crate::exit;
 use crate::gate::{self, Update};
 use crate::git::Repo;
-use crate::policy::{self, PrePush};
 use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
 
 use super::super::run::{CommitRun, prove_commit};

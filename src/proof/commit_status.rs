@@ -1,8 +1,8 @@
 //! Whether a commit is proven: a pure reading of the note attached to its tree, shared by
 //! `check`, `log` and the pre-push hook. It never touches the repository.
 
+use super::record::{Invalid, Outcome, Problem, Proofs, Record};
 use crate::git::CommitInfo;
-use crate::proof::{Invalid, Outcome, Problem, Proofs, Record};
 
 /// Where one commit stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,7 +21,7 @@ pub(crate) enum Standing {
 
 /// One commit, where it stands, and the records attached to its tree that do not count.
 #[derive(Debug, Clone)]
-pub(crate) struct Checked {
+pub(crate) struct CommitStatus {
     pub commit: CommitInfo,
     pub standing: Standing,
     pub invalid: Vec<Invalid>,
@@ -97,7 +97,7 @@ impl Standing {
 }
 
 /// Read `note` (the note of the commit's tree, if any) against the commit's tree and verify.sh.
-pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> Checked {
+pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
     let proofs = note.map_or_else(Proofs::default, |note| {
         Proofs::from_note(note, &commit.tree, commit.verify)
     });
@@ -117,7 +117,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> Checked {
         None if copied => Some(SignatureStatus::TreeMismatch),
         None => None,
     };
-    Checked {
+    CommitStatus {
         commit,
         standing,
         invalid: proofs.invalid,
@@ -138,7 +138,7 @@ fn standing_of(record: &Record) -> Standing {
 /// good: that one becomes the proof shown. When none is, the best proof stays, with what its
 /// signature said. Unsigned records are not given to `verify`.
 pub(crate) fn check_signatures<E>(
-    checked: &mut Checked,
+    checked: &mut CommitStatus,
     verify: &mut dyn FnMut(&Record) -> Result<SignatureStatus, E>,
 ) -> Result<(), E> {
     let mut first = None;
@@ -267,7 +267,7 @@ mod tests {
     }
 
     fn signed(mut record: Record) -> Record {
-        record.signature = Some(crate::proof::Signature {
+        record.signature = Some(crate::signing::Signature {
             armor: "-----BEGIN SSH SIGNATURE-----\n-----END SSH SIGNATURE-----\n".into(),
             signed: record.canonical(),
         });

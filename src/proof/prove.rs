@@ -8,9 +8,9 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::record::{self, Outcome, Record, Script, Signature};
 use crate::context::Clock;
 use crate::git::{self, PROOFS_REF, Repo, StateTree};
-use crate::proof::{self, Outcome, Record, Script, Signature};
 use crate::signing::{self, Signer};
 use crate::verify;
 
@@ -28,8 +28,8 @@ pub(crate) enum Error {
     Sign(#[from] signing::Error),
 }
 
-/// Everything about one attempt that is not the repository or the state tree.
-pub(crate) struct Attempt<'a> {
+/// How to prove: everything about one run of verify.sh but the repository and the state tree.
+pub(crate) struct ProveOptions<'a> {
     /// `PROVE_IT_HOST` for verify.sh and `host:` in the record.
     pub host: &'a str,
     pub session: Option<&'a str>,
@@ -73,10 +73,10 @@ pub(crate) enum Attempted {
 /// Run verify.sh on `before` (the state tree computed just now, which must hold verify.sh) and
 /// record a proof if it exits 0 and leaves the state as it found it. With `prove-it.sign` on,
 /// the proof is signed, and a signer that cannot work is an error before verify.sh runs.
-pub(crate) fn attempt(
+pub(crate) fn prove(
     repo: &Repo,
     before: &StateTree,
-    attempt: Attempt<'_>,
+    attempt: ProveOptions<'_>,
     on_tick: &mut dyn FnMut(Duration),
 ) -> Result<Attempted, Error> {
     // Every proof is recorded here, so this is where signing is decided: asked for and
@@ -183,7 +183,7 @@ pub(crate) fn attempt(
     repo.notes(PROOFS_REF).update(
         after.id,
         &format!("prove-it: proof for tree {}", after.id),
-        |existing| proof::append(existing, &record),
+        |existing| record::append(existing, &record),
     )?;
     Ok(Attempted::Proven(record))
 }

@@ -4,8 +4,8 @@
 
 use gix::ObjectId;
 
+use super::record::{Invalid, Proofs, Record};
 use crate::git::{self, PROOFS_REF, Repo};
-use crate::proof::{Invalid, Proofs, Record};
 
 /// What the note of one state tree holds, as far as proving it goes.
 #[derive(Debug, Default)]

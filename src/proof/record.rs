@@ -10,6 +10,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 pub(crate) use crate::outcome::Outcome;
+pub(crate) use crate::signing::Signature;
 
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
@@ -54,18 +55,6 @@ pub(crate) struct Record {
     pub signed_off_by: String,
     /// The SSH signature that follows the record in the note, if it was signed.
     pub signature: Option<Signature>,
-}
-
-/// An SSH signature over a record, as the note carries it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Signature {
-    /// The armored signature, `-----BEGIN SSH SIGNATURE-----` to `-----END SSH SIGNATURE-----`,
-    /// each line ending in a newline, as `ssh-keygen -Y sign` prints it.
-    pub armor: String,
-    /// The record's canonical bytes, which the signature signs: every line of the record before
-    /// its first `ssh-signature:` line, exactly as the note holds them, each ending in a newline.
-    /// They include `tree:`, so a signed record cannot be moved to another tree unnoticed.
-    pub signed: String,
 }
 
 /// Why a record in a note cannot be trusted.

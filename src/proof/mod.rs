@@ -1,0 +1,20 @@
+//! Proofs: the record format, version 1 (`record`: one parser, one renderer, the union merge),
+//! the one lookup that says whether a state tree is proven (`lookup`), where a commit stands
+//! (`commit_status`, for `check`, `log` and the pre-push hook), and making a proof by running
+//! verify.sh and recording what it proved (`prove`).
+//!
+//! It never prints and never decides a turn: the gate and the commands do, with what it returns.
+
+mod commit_status;
+mod lookup;
+mod prove;
+mod record;
+
+pub(crate) use commit_status::{
+    CommitStatus, SignatureStatus, Standing, check_signatures, classify,
+};
+pub(crate) use lookup::lookup_proof;
+pub(crate) use prove::{Attempted, Error, ProveOptions, TAIL_LINES, millis, prove};
+pub(crate) use record::{Outcome, Record, Script, merge};
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use record::{Proofs, parse_note, split_records};
