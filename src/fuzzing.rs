@@ -126,7 +126,7 @@ pub fn proof_record(data: &[u8]) {
         .map(|r| (r.verify.blob, r.verify.mode));
     let proofs = Proofs::from_note(note, &key, verify);
     assert_eq!(proofs.valid.len() + proofs.invalid.len(), records.len());
-    let _ = proofs.best_where(true);
+    let _ = proof::Found::read(Some(note), &key, verify).best(true);
 
     // Merging with itself adds nothing; every record survives a merge, whole.
     let merged = proof::merge(note, note);

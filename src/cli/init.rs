@@ -113,7 +113,7 @@ pub(crate) fn run(
             let timeout = Policy::resolve(None, &sources)?.timeout;
             let max_blocks = GatePolicy::resolve(&sources)?.max_blocks;
             let interrupt = crate::process::interrupt_flag()?;
-            let settings = demo::Settings {
+            let settings = demo::DemoRun {
                 timeout,
                 max_blocks,
                 interrupt: Some(&interrupt),

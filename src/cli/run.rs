@@ -81,13 +81,13 @@ fn already_proven(
     tree: gix::ObjectId,
     verify: Option<(gix::ObjectId, u32)>,
 ) -> Result<Option<RunReport>, git::Error> {
-    let found = lookup_proof(&ctx.repo, tree, verify, ctx.signed_only)?;
-    Ok(found.best.map(|record| RunReport {
+    let found = lookup_proof(&ctx.repo, tree, verify)?;
+    Ok(found.best(ctx.signed_only).map(|record| RunReport {
         version: JSON_VERSION,
         outcome: record.outcome,
         tree: Some(tree.to_string()),
         result: RunResult::AlreadyProven {
-            proof: ProofSummary::from(&record),
+            proof: ProofSummary::from(record),
         },
     }))
 }

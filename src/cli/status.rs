@@ -3,6 +3,7 @@ use std::io::Write;
 use crate::outcome::Outcome;
 use anyhow::Context as _;
 
+use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
 use crate::proof::lookup_proof;
@@ -21,13 +22,14 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
+    let ctx = Context::resolve(Repo::discover(&cwd)?, None);
+    let repo = &ctx.repo;
     let armed = repo.armed()?;
     let state = repo.state_tree(false)?;
     // The proof `run` and the gate would accept: with signing on, a signed one.
-    let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
-    let found = lookup_proof(&repo, state.id, state.verify, signed_only)?;
-    let best = found.best.as_ref();
+    let signed_only = ctx.signed_only;
+    let found = lookup_proof(repo, state.id, state.verify)?;
+    let best = found.best(signed_only);
     let (outcome, code) = match (armed.is_armed(), best) {
         (false, _) => (Outcome::InsufficientEvidence, exit::NOT_ARMED),
         (true, Some(record)) => (record.outcome, exit::OK),
@@ -46,7 +48,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             .invalid
             .iter()
             .map(|i| i.problem.to_string())
-            .chain((found.unsigned_passed_over > 0).then(|| {
+            .chain((found.unsigned_passed_over(signed_only) > 0).then(|| {
                 "an unsigned proof, which does not count while prove-it.sign is on".to_string()
             }))
             .collect(),

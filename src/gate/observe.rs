@@ -119,8 +119,8 @@ pub(crate) fn stop(
                     tree: tree.id,
                     head_tree,
                     verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
-                    proof: lookup_proof(repo, tree.id, tree.verify, ctx.signed_only)?
-                        .best
+                    proof: lookup_proof(repo, tree.id, tree.verify)?
+                        .best(ctx.signed_only)
                         .map(|record| record.outcome),
                 };
                 state = Some(tree);

@@ -1,7 +1,8 @@
 //! Whether a commit is proven: a pure reading of the note attached to its tree, shared by
 //! `check`, `log` and the pre-push hook. It never touches the repository.
 
-use super::record::{Invalid, Outcome, Problem, Proofs, Record};
+use super::lookup::Found;
+use super::record::{Invalid, Outcome, Problem, Record};
 use crate::git::CommitInfo;
 
 /// Where one commit stands.
@@ -98,11 +99,9 @@ impl Standing {
 
 /// Read `note` (the note of the commit's tree, if any) against the commit's tree and verify.sh.
 pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
-    let proofs = note.map_or_else(Proofs::default, |note| {
-        Proofs::from_note(note, &commit.tree, commit.verify)
-    });
-    let valid: Vec<Record> = proofs.ranked().into_iter().cloned().collect();
-    let standing = match valid.first() {
+    let proofs = Found::read(note, &commit.tree, commit.verify);
+    let best = proofs.best(false);
+    let standing = match best {
         Some(record) => standing_of(record),
         None if commit.verify.is_none() => Standing::NotArmed,
         None if proofs.invalid.is_empty() => Standing::Unproven,
@@ -112,7 +111,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
         .invalid
         .iter()
         .any(|i| matches!(i.problem, Problem::TreeMismatch { .. }));
-    let signature = match valid.first() {
+    let signature = match best {
         Some(record) => Some(SignatureStatus::unchecked(record)),
         None if copied => Some(SignatureStatus::TreeMismatch),
         None => None,
@@ -120,9 +119,9 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
     CommitStatus {
         commit,
         standing,
-        invalid: proofs.invalid,
-        valid,
         signature,
+        invalid: proofs.invalid,
+        valid: proofs.valid,
     }
 }
 

@@ -13,6 +13,8 @@ mod record;
 pub(crate) use commit_status::{
     CommitStatus, SignatureStatus, Standing, check_signatures, classify,
 };
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) use lookup::Found;
 pub(crate) use lookup::lookup_proof;
 pub(crate) use prove::{Attempted, Error, ProveOptions, TAIL_LINES, millis, prove};
 pub(crate) use record::{Outcome, Record, Script, merge};

@@ -102,22 +102,6 @@ impl Proofs {
         }
         proofs
     }
-
-    /// The valid records, best first: a plain PROVEN over one through an edited verify.sh, then
-    /// the newest. The one ranking every command shows and spares runs by.
-    pub(crate) fn ranked(&self) -> Vec<&Record> {
-        let mut ranked: Vec<&Record> = self.valid.iter().collect();
-        ranked.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
-        ranked
-    }
-
-    /// The best proof, among signed ones only when `signed_only` (signing is on: an unsigned
-    /// proof is then made again, signed). Signatures are not checked here.
-    pub(crate) fn best_where(&self, signed_only: bool) -> Option<&Record> {
-        self.ranked()
-            .into_iter()
-            .find(|r| !signed_only || r.signature.is_some())
-    }
 }
 
 /// A record that did not parse into something trustworthy, kept with its text for display.
@@ -631,7 +615,7 @@ mod tests {
         let record = sample();
         let ran = Some((record.verify.blob, record.verify.mode));
         let proofs = Proofs::from_note(&record.render(), &id(TREE), ran);
-        assert_eq!(proofs.best_where(false), Some(&record));
+        assert_eq!(proofs.valid, std::slice::from_ref(&record));
         for other in [
             None,
             Some((record.verify.blob, 0o100644)),
@@ -658,10 +642,10 @@ mod tests {
             .iter()
             .fold(String::new(), |n, r| append(&n, r));
         let verify = Some((old.verify.blob, old.verify.mode));
-        assert_eq!(
-            Proofs::from_note(&note, &id(TREE), verify).best_where(false),
-            Some(&new)
-        );
+        // The ranking is the lookup's (`proof::lookup`), the one every command reads by.
+        let found = super::super::lookup::Found::read(Some(&note), &id(TREE), verify);
+        assert_eq!(found.best(false), Some(&new));
+        assert_eq!(found.valid, [new.clone(), old.clone(), bounded.clone()]);
     }
 
     /// Regression (found by the property test): a hand-written time whose UTC year leaves

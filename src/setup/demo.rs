@@ -6,7 +6,6 @@
 //! is computed without writing), and the copy lives in a temporary directory outside it. It never
 //! prints; the report renders what it returns.
 
-use std::ffi::OsString;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
@@ -57,14 +56,14 @@ pub(crate) struct Demo {
 }
 
 /// The policy the gate would apply.
-pub(crate) struct Settings<'a> {
+pub(crate) struct DemoRun<'a> {
     pub timeout: Duration,
     pub max_blocks: u32,
     pub interrupt: Option<&'a AtomicBool>,
 }
 
 /// Run the demonstration on the working state of `repo`, whose verify.sh must be armed.
-pub(crate) fn run(repo: &Repo, settings: &Settings<'_>) -> Result<Demo, Error> {
+pub(crate) fn run(repo: &Repo, settings: &DemoRun<'_>) -> Result<Demo, Error> {
     let before = repo.state_tree(false)?;
     let head_tree = repo.head_tree()?;
     let verify = before.verify.map(|(blob, mode)| Script { blob, mode });
@@ -145,16 +144,9 @@ fn execute(
     repo: &Repo,
     program: &Path,
     tree: &str,
-    settings: &Settings<'_>,
+    settings: &DemoRun<'_>,
 ) -> Result<verify::Ran, Error> {
-    let env: Vec<(OsString, OsString)> = [
-        ("PROVE_IT", "1"),
-        ("PROVE_IT_TREE", tree),
-        ("PROVE_IT_HOST", "cli"),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.into(), v.into()))
-    .collect();
+    let env = verify::env(tree, "cli");
     Ok(verify::run(
         verify::Request {
             program,
@@ -191,7 +183,7 @@ fn judge(
     head_tree: Option<git::ObjectId>,
     verify: Option<Script>,
     tree: &str,
-    settings: &Settings<'_>,
+    settings: &DemoRun<'_>,
 ) -> Shown {
     let timeout_secs = settings.timeout.as_secs();
     let observed = Observed {

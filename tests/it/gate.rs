@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use assert_cmd::cargo::cargo_bin;
 use serde_json::{Value, json};
 
-use crate::harness::{TestRepo, hermetic, json_stdout};
+use crate::harness::{TOOLS, TestRepo, built_path, hermetic, json_stdout};
 
 /// One Claude Code session in a repository.
 struct Session<'a> {
@@ -874,11 +874,8 @@ fn the_claude_settings_snippet_is_what_this_repository_uses() {
 fn git_runs_the_hook_as_a_subcommand() {
     let (repo, counter) = armed(1);
     let bin_dir = cargo_bin("git-prove-it").parent().unwrap().to_owned();
-    let path = format!(
-        "{}:{}",
-        bin_dir.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    // PATH is built, not inherited: this build first, then only the tools the tests use.
+    let path = built_path(&[bin_dir], TOOLS);
     let mut cmd = Command::new("sh");
     hermetic(&mut cmd, repo.home());
     cmd.current_dir(&repo.root)
