@@ -2,8 +2,9 @@ use std::io::Write;
 
 use anyhow::Context as _;
 
+use crate::gate::LedgerEntry;
 use crate::git::{Repo, ledger};
-use crate::report::{self, JSON_VERSION, LedgerEntry, LedgerReport};
+use crate::report::{self, JSON_VERSION, LedgerReport};
 
 /// Print the ledger: one entry per agent turn the gate refused, skipped or could not check,
 /// oldest first, newest last.
@@ -24,9 +25,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let repo = Repo::discover(&cwd)?;
     let mut entries = Vec::new();
     let mut unreadable = Vec::new();
-    for line in ledger::read(&repo)? {
+    for line in ledger::read::<LedgerEntry>(&repo)? {
         match line {
-            Ok(entry) => entries.push(shown(entry)),
+            Ok(entry) => entries.push(entry),
             Err(text) => unreadable.push(text),
         }
     }
@@ -41,30 +42,4 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         report.human(out)?;
     }
     Ok(crate::exit::OK)
-}
-
-/// A ledger line as the report shows it: every field, as stored.
-fn shown(entry: ledger::Entry) -> LedgerEntry {
-    let ledger::Entry {
-        ts,
-        repo,
-        host,
-        session,
-        claim,
-        evidence_demanded,
-        exit_code,
-        actual,
-        attempt,
-    } = entry;
-    LedgerEntry {
-        ts,
-        repo,
-        host,
-        session,
-        claim,
-        evidence_demanded,
-        exit_code,
-        actual,
-        attempt,
-    }
 }

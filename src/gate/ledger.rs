@@ -11,6 +11,22 @@ use super::observe::worktree;
 use crate::context::Context;
 use crate::git::ledger;
 
+/// One ledger line (DESIGN section 3).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct LedgerEntry {
+    pub ts: String,
+    pub repo: String,
+    pub host: String,
+    pub session: String,
+    /// The agent's last message: what it claimed when it tried to end the turn.
+    pub claim: Option<String>,
+    pub evidence_demanded: String,
+    pub exit_code: Option<i32>,
+    /// The summary line(s) seen in verify.sh's output, or what happened instead.
+    pub actual: Vec<String>,
+    pub attempt: u32,
+}
+
 /// What the ledger says was demanded of every turn.
 const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";
 
@@ -75,7 +91,7 @@ pub(crate) fn append_ledger(
     // older than it is no claim of this turn's.
     previous_answer: Option<u64>,
 ) -> Result<(), Error> {
-    let entry = ledger::Entry {
+    let entry = LedgerEntry {
         ts: ctx
             .clock
             .now_seconds()

@@ -4,22 +4,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-/// One ledger line as `ledger` shows it, field for field as the ledger stores it (its JSON is
-/// the ledger's own).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct LedgerEntry {
-    pub ts: String,
-    pub repo: String,
-    pub host: String,
-    pub session: String,
-    /// The agent's last message: what it claimed when it tried to end the turn.
-    pub claim: Option<String>,
-    pub evidence_demanded: String,
-    pub exit_code: Option<i32>,
-    /// The summary line(s) seen in verify.sh's output, or what happened instead.
-    pub actual: Vec<String>,
-    pub attempt: u32,
-}
+use crate::gate::LedgerEntry;
 
 #[derive(Debug, Serialize)]
 pub(crate) struct LedgerReport {

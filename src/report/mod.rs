@@ -33,7 +33,7 @@ pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
-pub(crate) use ledger::{LedgerEntry, LedgerReport};
+pub(crate) use ledger::LedgerReport;
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
