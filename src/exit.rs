@@ -22,5 +22,6 @@ pub const INSUFFICIENT_EVIDENCE: u8 = 5;
 pub const BOUNDED_CLAIM_SURVIVES: u8 = 6;
 /// `claim`: the oracle packet is missing or compromised, so there is no verdict.
 pub const ORACLE_COMPROMISED: u8 = 7;
-/// `claim`: no agent command is configured (PROVE_IT_REQUIRES_SUBAGENTS); nothing ran.
+/// `claim`: no agent command is configured, or its preset cannot run here (its program is not on
+/// PATH, or its host needs a trust step): PROVE_IT_REQUIRES_SUBAGENTS, and nothing ran.
 pub const REQUIRES_SUBAGENTS: u8 = 8;
