@@ -64,6 +64,15 @@ impl Adapter for Copilot {
         "Copilot CLI"
     }
 
+    fn hook_help(&self) -> &'static str {
+        "GitHub Copilot CLI's hooks (sessionStart, agentStop; or the snake_case SessionStart, Stop)"
+    }
+
+    /// Copilot's camelCase payloads carry no event name: the command line gives it.
+    fn takes_event_arg(&self) -> bool {
+        true
+    }
+
     fn parse(&self, payload: &Object, arg: Option<&str>) -> Result<Event, InputError> {
         parse(payload, arg)
     }

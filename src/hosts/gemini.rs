@@ -50,6 +50,10 @@ impl Adapter for Gemini {
         "Gemini CLI"
     }
 
+    fn hook_help(&self) -> &'static str {
+        "Gemini CLI's hooks (SessionStart, AfterAgent)"
+    }
+
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
         parse(payload)
     }

@@ -65,6 +65,21 @@ impl Host {
         self.adapter().title()
     }
 
+    /// What `git prove-it hook <name> --help` says the command is for.
+    pub(crate) fn hook_help(self) -> &'static str {
+        self.adapter().hook_help()
+    }
+
+    /// Whether `git prove-it hook <name>` takes the event's name as an argument.
+    pub(crate) fn takes_event_arg(self) -> bool {
+        self.adapter().takes_event_arg()
+    }
+
+    /// The host whose name in `git prove-it hook <name>` is `name`.
+    pub(crate) fn named(name: &str) -> Option<Host> {
+        Host::all().iter().copied().find(|host| host.name() == name)
+    }
+
     /// Whether the host shows a hook's notice (`systemMessage`) to the user. Where it does not,
     /// the turn's end unverified is told to the agent as one last block, to report it.
     pub(crate) fn shows_notices(self) -> bool {

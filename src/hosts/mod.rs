@@ -6,8 +6,9 @@
 //!
 //! Nothing here decides, touches the repository or prints: a host's stdin becomes a normalised
 //! event, and the gate's message becomes the host's stdout. ADAPTERS.md documents each host's
-//! protocol as this code implements it. To add a host: a module with a unit struct
-//! implementing `adapter::Adapter`, a variant of [`Host`], and its line in `Host::adapter`.
+//! protocol as this code implements it. To add a host, all in this folder: a module with a unit
+//! struct implementing `adapter::Adapter`, its `mod` line, a variant of [`Host`], and its line
+//! in `Host::adapter`; its `git prove-it hook <name>` command follows from the registry.
 
 mod adapter;
 pub(crate) mod claude;

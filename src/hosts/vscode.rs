@@ -44,6 +44,10 @@ impl Adapter for Vscode {
         "VS Code"
     }
 
+    fn hook_help(&self) -> &'static str {
+        "VS Code's agent hooks (SessionStart, Stop)"
+    }
+
     /// A payload in Claude Code's dialect is answered as Claude Code.
     fn dialect(&self, payload: &Object) -> Option<Host> {
         (!speaks(payload)).then_some(Host::Claude)

@@ -29,6 +29,70 @@ pub(crate) struct CopilotArgs {
     pub event: Option<String>,
 }
 
+/// `git prove-it hook <host>`, one subcommand per host of the registry (`hosts::Host::all`), so
+/// that a host added in `hosts/` gets its hook command with nothing to change here.
+#[derive(Debug)]
+pub(crate) struct AgentHook {
+    pub host: Host,
+    pub announce: bool,
+    /// The event's name, for hosts that take it on the command line.
+    pub event: Option<String>,
+}
+
+impl clap::FromArgMatches for AgentHook {
+    fn from_arg_matches(matches: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        let (name, sub) = matches
+            .subcommand()
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::MissingSubcommand))?;
+        let host = Host::named(name)
+            .ok_or_else(|| clap::Error::new(clap::error::ErrorKind::InvalidSubcommand))?;
+        Ok(if host.takes_event_arg() {
+            let args = CopilotArgs::from_arg_matches(sub)?;
+            AgentHook {
+                host,
+                announce: args.announce,
+                event: args.event,
+            }
+        } else {
+            AgentHook {
+                host,
+                announce: Args::from_arg_matches(sub)?.announce,
+                event: None,
+            }
+        })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &clap::ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl clap::Subcommand for AgentHook {
+    fn augment_subcommands(mut cmd: clap::Command) -> clap::Command {
+        use clap::Args as _;
+        for &host in Host::all() {
+            let sub = clap::Command::new(host.name());
+            let sub = if host.takes_event_arg() {
+                CopilotArgs::augment_args(sub)
+            } else {
+                Args::augment_args(sub)
+            };
+            // After the arguments, whose struct's doc comment would be the about otherwise.
+            cmd = cmd.subcommand(sub.about(host.hook_help()).long_about(None));
+        }
+        cmd
+    }
+
+    fn augment_subcommands_for_update(cmd: clap::Command) -> clap::Command {
+        Self::augment_subcommands(cmd)
+    }
+
+    fn has_subcommand(name: &str) -> bool {
+        Host::named(name).is_some()
+    }
+}
+
 /// Hook input larger than this is not an event.
 const INPUT_CAP: u64 = 16 * 1024 * 1024;
 
@@ -107,4 +171,42 @@ fn answer(
         Event::Other { .. } => Reply::Silent,
     });
     (host, Some(event), reply)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::{CommandFactory as _, Parser as _};
+
+    use super::*;
+
+    /// A host added to the registry gets `git prove-it hook <name>` with nothing to change in
+    /// `cli/`: its help, and the event argument where its payloads carry no event name.
+    #[test]
+    fn every_registered_host_has_its_hook_subcommand() {
+        let cli = crate::cli::Cli::command();
+        let hook = cli.find_subcommand("hook").expect("git prove-it hook");
+        for &host in Host::all() {
+            let sub = hook
+                .find_subcommand(host.name())
+                .unwrap_or_else(|| panic!("no hook subcommand for {}", host.name()));
+            assert_eq!(
+                sub.get_about().map(ToString::to_string).as_deref(),
+                Some(host.hook_help())
+            );
+            assert_eq!(
+                sub.get_positionals().count() == 1,
+                host.takes_event_arg(),
+                "{}",
+                host.name()
+            );
+            assert!(sub.get_arguments().any(|arg| arg.get_id() == "announce"));
+        }
+        let parsed =
+            crate::cli::Cli::try_parse_from(["git-prove-it", "hook", "copilot", "agentStop"]);
+        assert!(parsed.is_ok(), "{parsed:?}");
+        assert!(
+            crate::cli::Cli::try_parse_from(["git-prove-it", "hook", "codex", "agentStop"])
+                .is_err()
+        );
+    }
 }

@@ -9,8 +9,6 @@ mod pre_push;
 
 use std::io::Write;
 
-use crate::hosts;
-
 /// Entry points for hosts: agent hosts' stop hooks and git's own hooks. Not for people to run;
 /// the installers write these command lines into the hosts' configuration.
 #[derive(Debug, clap::Args)]
@@ -21,20 +19,9 @@ pub(crate) struct Args {
 
 #[derive(Debug, clap::Subcommand)]
 enum Host {
-    /// Claude Code's hooks (SessionStart, Stop). VS Code's payloads, sent here when VS Code
-    /// reads .claude/settings.json, are answered in VS Code's protocol.
-    Claude(agent::Args),
-    /// Codex CLI's hooks (SessionStart, Stop).
-    Codex(agent::Args),
-    /// Gemini CLI's hooks (SessionStart, AfterAgent).
-    Gemini(agent::Args),
-    /// GitHub Copilot CLI's hooks (sessionStart, agentStop; or the snake_case SessionStart, Stop).
-    Copilot(agent::CopilotArgs),
-    /// Cursor's hooks (sessionStart or beforeSubmitPrompt, stop). Cursor cannot block: a block
-    /// is a follow-up message.
-    Cursor(agent::Args),
-    /// VS Code's agent hooks (SessionStart, Stop).
-    Vscode(agent::Args),
+    /// The agent hosts' hooks, one subcommand per host (`hosts::Host::all`).
+    #[command(flatten)]
+    Agent(agent::AgentHook),
     Git(pre_push::Args),
 }
 
@@ -45,19 +32,14 @@ pub(crate) fn run(
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     match &args.host {
-        Host::Copilot(args) => agent::run(
-            hosts::Host::Copilot,
-            args.event.as_deref(),
-            args.announce,
+        Host::Agent(hook) => agent::run(
+            hook.host,
+            hook.event.as_deref(),
+            hook.announce,
             stdin,
             out,
             err,
         ),
-        Host::Claude(args) => agent::run(hosts::Host::Claude, None, args.announce, stdin, out, err),
-        Host::Codex(args) => agent::run(hosts::Host::Codex, None, args.announce, stdin, out, err),
-        Host::Gemini(args) => agent::run(hosts::Host::Gemini, None, args.announce, stdin, out, err),
-        Host::Cursor(args) => agent::run(hosts::Host::Cursor, None, args.announce, stdin, out, err),
-        Host::Vscode(args) => agent::run(hosts::Host::Vscode, None, args.announce, stdin, out, err),
         Host::Git(args) => pre_push::run(args, stdin, out, err),
     }
 }
