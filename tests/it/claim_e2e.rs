@@ -414,19 +414,27 @@ fn claim_e2e_the_plugin_offers_the_prove_it_skill_and_both_agents() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", server.describe());
+    // The skill is offered to the Skill tool and both agents to the Agent tool, by the names
+    // the skill's text uses.
+    assert_offered(
+        &server,
+        &[
+            "- prove-it:prove-it: Adversarial adjudication of one concrete claim",
+            "- prove-it:prove_it_lens: One lens of the Prove It gauntlet",
+            "- prove-it:prove_it_oracle: The oracle of the Prove It gauntlet",
+        ],
+    );
+}
+
+/// Every one of `listed` is in the first request the host made of the model.
+fn assert_offered(server: &FakeModel, listed: &[&str]) {
     let turn = server
         .agent_turns()
         .into_iter()
         .next()
         .expect("an agent turn");
     let shown = turn.body.to_string();
-    // The skill is offered to the Skill tool and both agents to the Agent tool, by the names
-    // the skill's text uses.
-    for listed in [
-        "- prove-it:prove-it: Adversarial adjudication of one concrete claim",
-        "- prove-it:prove_it_lens: One lens of the Prove It gauntlet",
-        "- prove-it:prove_it_oracle: The oracle of the Prove It gauntlet",
-    ] {
+    for listed in listed {
         assert!(shown.contains(listed), "{listed:?} not offered: {shown}");
     }
 }
@@ -485,20 +493,15 @@ fn claim_e2e_codex_loads_the_prove_it_skill_and_both_agents() {
         String::from_utf8_lossy(&out.stderr),
         server.describe()
     );
-    let turn = server
-        .agent_turns()
-        .into_iter()
-        .next()
-        .expect("an agent turn");
-    let shown = turn.body.to_string();
     // The skill is in the skills list, and both agents are roles of the spawn tool.
-    for listed in [
-        "- prove-it: Adversarial adjudication of one concrete claim",
-        "prove_it_lens: {\\nOne lens of the Prove It gauntlet",
-        "prove_it_oracle: {\\nThe oracle of the Prove It gauntlet",
-    ] {
-        assert!(shown.contains(listed), "{listed:?} not offered: {shown}");
-    }
+    assert_offered(
+        &server,
+        &[
+            "- prove-it: Adversarial adjudication of one concrete claim",
+            "prove_it_lens: {\\nOne lens of the Prove It gauntlet",
+            "prove_it_oracle: {\\nThe oracle of the Prove It gauntlet",
+        ],
+    );
 }
 
 /// One `tool_use` block of a streamed Anthropic message.
