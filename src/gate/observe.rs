@@ -142,9 +142,9 @@ pub(crate) fn stop(
         ),
         _ => None,
     };
+    // A notice told to the agent counts for the turn it was told in only.
     let mut turn = turn;
-    turn.notice_told = same_turn && turn.notice_told;
-    turn.blocks = blocks;
+    turn.notice_told &= same_turn;
     Ok(Observation::Stop(Box::new(Seen {
         observed,
         state,

@@ -201,7 +201,7 @@ fn answer(message: &Message) -> Option<Value> {
 /// was written after `after` (the gate's previous answer in this session, in ns since the
 /// epoch). Copilot writes the file lazily: at a stop its newest message may not be there yet,
 /// and an older one found in its place belongs to an earlier turn, so it is no claim.
-pub(crate) fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
+fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
     let mut file = std::fs::File::open(transcript).ok()?;
     let length = file.metadata().ok()?.len();
     file.seek(SeekFrom::Start(length.saturating_sub(TRANSCRIPT_TAIL)))

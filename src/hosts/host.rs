@@ -166,20 +166,19 @@ impl Host {
     /// The file where the host records the folders it trusts, and whether it trusts `workdir`;
     /// None for hosts that do not ask.
     pub(crate) fn trust_record(self, workdir: &Path) -> Option<(bool, std::path::PathBuf)> {
-        let workdir = workdir
-            .canonicalize()
-            .unwrap_or_else(|_| workdir.to_owned());
-        self.adapter().trust_record(&workdir)
+        self.adapter().trust_record(&canonical(workdir))
     }
 
     /// Whether the host is likely to run `workdir`'s project hooks, where it asks for trust and
     /// records it somewhere readable; None for hosts that do not ask.
     pub(crate) fn trust(self, workdir: &Path) -> Option<Trust> {
-        let workdir = workdir
-            .canonicalize()
-            .unwrap_or_else(|_| workdir.to_owned());
-        self.adapter().trust(&workdir)
+        self.adapter().trust(&canonical(workdir))
     }
+}
+
+/// `path` as the hosts record folders, links resolved; as given when it cannot be resolved.
+fn canonical(path: &Path) -> std::path::PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 
 /// What the gate needs of a host (`gate::HostRules`), with the host's own settings as the

@@ -11,9 +11,9 @@
 //! in `Host::adapter`; its `git prove-it hook <name>` command follows from the registry.
 
 mod adapter;
-pub(crate) mod claude;
+mod claude;
 mod codex;
-pub(crate) mod copilot;
+mod copilot;
 mod cursor;
 mod event;
 mod fields;

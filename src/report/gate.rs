@@ -82,8 +82,13 @@ pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
 /// The words of an answer the gate gave: its verdict's message, or, for a host that shows no
 /// notices, the notice told to the agent as one last block.
 pub(crate) fn answer(answer: &Answer) -> Message {
-    match message(&answer.verdict, &answer.facts) {
-        Message::Notice(text) if answer.to_the_agent => Message::Block(notice_for_the_agent(&text)),
+    told_to_the_agent(message(&answer.verdict, &answer.facts), answer.to_the_agent)
+}
+
+/// A notice as the one last block that tells it to the agent, when `to_the_agent`.
+fn told_to_the_agent(message: Message, to_the_agent: bool) -> Message {
+    match message {
+        Message::Notice(text) if to_the_agent => Message::Block(notice_for_the_agent(&text)),
         message => message,
     }
 }
@@ -112,10 +117,7 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
         )),
         Reply::CouldNotCheck(error) => could_not_check(error),
     };
-    match message {
-        Message::Notice(text) if notices_as_blocks => Message::Block(notice_for_the_agent(&text)),
-        message => message,
-    }
+    told_to_the_agent(message, notices_as_blocks)
 }
 
 /// The gate could not decide; say so loudly, never as a pass.
