@@ -66,6 +66,9 @@ fn pre_push(
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let repo = &ctx.repo;
     let mode = policy::pre_push(&Settings::of(repo))?;
+    if mode == PrePush::Off {
+        return Ok(exit::OK);
+    }
     let refused = gate::push(repo, mode, remote, &updates, &mut |commit| {
         let info = repo.commit_info(commit)?;
         report::commit_heading(&info.id.to_string(), &info.subject, err)?;
@@ -96,9 +99,6 @@ fn pre_push(
         }
         .human(err)?;
         return Ok(exit::NOT_PROVEN);
-    }
-    if mode == PrePush::Off {
-        return Ok(exit::OK);
     }
 
     // The push goes on: send the proofs with it. Failing to is worth a warning, not a refusal:
