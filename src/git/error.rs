@@ -9,6 +9,20 @@ pub(crate) enum Error {
         #[source]
         source: gix::Error,
     },
+    #[error("{path} does not exist or cannot be read")]
+    NoSuchDirectory {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{path} is not a directory")]
+    NotADirectory { path: PathBuf },
+    #[error("could not look for a git repository at {path}")]
+    Discover {
+        path: PathBuf,
+        #[source]
+        source: gix::Error,
+    },
     #[error("{path} is a bare repository, which has no working state to prove")]
     Bare { path: PathBuf },
     #[error("could not read {what}")]

@@ -51,12 +51,34 @@ impl Repo {
 
     /// Open the repository containing `dir` and nothing else: a hook event's `cwd` names the
     /// repository, whatever `GIT_DIR` the host happens to run its hooks with.
+    ///
+    /// `dir` is read as the kernel reads it (`/../repo` is `/repo`, a link is where it leads).
+    /// Only a directory in no repository at all is `NotARepository`; a path that does not exist
+    /// or cannot be read, one that is not a directory, and every other failure of discovery
+    /// are errors of their own, so that a caller never mistakes them for "nothing to do".
     pub(crate) fn discover_at(dir: &Path) -> Result<Repo, Error> {
-        let git =
-            gix::ThreadSafeRepository::discover(dir).map_err(|source| Error::NotARepository {
+        let real = std::fs::canonicalize(dir).map_err(|source| Error::NoSuchDirectory {
+            path: dir.to_owned(),
+            source,
+        })?;
+        if !real.is_dir() {
+            return Err(Error::NotADirectory {
                 path: dir.to_owned(),
-                source: gix::Error::from_error(source),
-            })?;
+            });
+        }
+        let git = gix::ThreadSafeRepository::discover(&real).map_err(|source| {
+            if in_no_repository(&source) {
+                Error::NotARepository {
+                    path: dir.to_owned(),
+                    source,
+                }
+            } else {
+                Error::Discover {
+                    path: dir.to_owned(),
+                    source,
+                }
+            }
+        })?;
         Self::from_git(git.to_thread_local())?.with_worktree()
     }
 
@@ -171,6 +193,20 @@ impl Repo {
     }
 }
 
+/// Whether discovery failed because no directory up to the root holds a repository, and for no
+/// other reason.
+fn in_no_repository(error: &gix::Error) -> bool {
+    use gix::discover::upwards::Error as Upwards;
+    error.downcast_any_ref::<Upwards>().is_some_and(|error| {
+        matches!(
+            error,
+            Upwards::NoGitRepository { .. }
+                | Upwards::NoGitRepositoryWithinCeiling { .. }
+                | Upwards::NoGitRepositoryWithinFs { .. }
+        )
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_repo::{git_repo, run};
@@ -194,5 +230,34 @@ mod tests {
         run(dir.path(), &["remote", "add", "origin", "../there"]);
         let repo = super::Repo::discover_at(dir.path()).unwrap();
         assert_eq!(repo.remote_names(), ["origin", "upstream"]);
+    }
+
+    /// Hole 17 of issue 19: every discovery error was read as "not a repository", so odd
+    /// spellings of a hook's cwd ended the turn silently. Only a directory in no repository is.
+    #[test]
+    fn only_a_directory_in_no_repository_is_not_a_repository() {
+        use super::super::Error;
+        let (dir, _) = git_repo();
+        let root = dir.path().canonicalize().unwrap();
+        let file = root.join("f");
+        std::fs::write(&file, "x").unwrap();
+        let dotdot = std::path::Path::new("/..").join(root.strip_prefix("/").unwrap());
+        let opened = super::Repo::discover_at(&dotdot).unwrap();
+        assert_eq!(opened.workdir().unwrap().canonicalize().unwrap(), root);
+        for (path, what) in [
+            (root.join("missing"), "missing"),
+            (std::path::PathBuf::from("/tmp/a\0b"), "nul"),
+        ] {
+            let error = super::Repo::discover_at(&path).err().expect(what);
+            assert!(
+                matches!(error, Error::NoSuchDirectory { .. }),
+                "{what}: {error:?}"
+            );
+        }
+        let error = super::Repo::discover_at(&file).err().unwrap();
+        assert!(matches!(error, Error::NotADirectory { .. }), "{error:?}");
+        let outside = tempfile::tempdir().unwrap();
+        let error = super::Repo::discover_at(outside.path()).err().unwrap();
+        assert!(matches!(error, Error::NotARepository { .. }), "{error:?}");
     }
 }
