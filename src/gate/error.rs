@@ -1,6 +1,8 @@
 //! Why the gate could not decide. Every one of these ends the turn loudly as "could not check",
 //! never as a pass (`report::could_not_check`).
 
+use std::path::PathBuf;
+
 use crate::context::policy;
 use crate::git;
 use crate::proof;
@@ -26,6 +28,29 @@ pub(crate) enum Error {
     Run(#[source] proof::Error),
     #[error("could not write the anchor's key")]
     AnchorKey(#[source] git::Error),
+    /// The session index says this session anchored the worktree, and its anchor is not there
+    /// (the repository was replaced, or the note removed or made unreadable).
+    #[error(
+        "this session's anchor in {} is gone (its .git was replaced, or the anchor note was removed or edited)",
+        .worktree.display()
+    )]
+    AnchorGone { worktree: PathBuf },
+    /// A worktree the session anchored cannot be opened as the worktree it was.
+    #[error("the worktree {} this session started in is no longer a worktree", .worktree.display())]
+    NotAWorktree {
+        worktree: PathBuf,
+        #[source]
+        source: git::Error,
+    },
+    /// A worktree the session anchored now opens as part of another one.
+    #[error(
+        "the worktree {} this session started in is no longer a worktree of its own: it opens as part of {}",
+        .worktree.display(),
+        .inside.display()
+    )]
+    MovedInto { worktree: PathBuf, inside: PathBuf },
+    #[error(transparent)]
+    Index(#[from] super::session_index::Error),
 }
 
 impl From<proof::Error> for Error {

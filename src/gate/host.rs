@@ -1,6 +1,8 @@
 //! What the gate needs to know of the host whose turn it gates. `hosts` implements it; the gate
 //! never names a host.
 
+use std::path::PathBuf;
+
 use super::event::Stop;
 
 /// A host's rules, as far as the gate goes.
@@ -16,4 +18,9 @@ pub(crate) trait HostRules {
     /// The agent's last message, for the ledger; `previous_answer_ns` is when the gate last
     /// answered this session, so that an older message is not taken as this turn's claim.
     fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String>;
+    /// The directory the host says the session's project is in, whatever the agent's shell did
+    /// to the stop's `cwd` (Claude Code's `CLAUDE_PROJECT_DIR`); `None` where the host says none.
+    fn project_dir(&self) -> Option<PathBuf> {
+        None
+    }
 }

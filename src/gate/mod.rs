@@ -20,6 +20,8 @@ mod message;
 mod observe;
 mod pipeline;
 mod push;
+mod scope;
+mod session_index;
 mod turn;
 
 pub(crate) use decide::{
@@ -30,6 +32,6 @@ pub(crate) use event::{Start, Stop};
 pub(crate) use host::HostRules;
 pub(crate) use ledger::LedgerEntry;
 pub(crate) use message::Message;
-pub(crate) use pipeline::{Reply, session_start, stop};
+pub(crate) use pipeline::{Part, Reply, session_start, stop};
 pub(crate) use push::{Update, push};
 pub(crate) use turn::{Answer, Facts};

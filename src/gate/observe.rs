@@ -51,11 +51,14 @@ pub(crate) fn worktree(repo: &Repo) -> Result<PathBuf, git::Error> {
 }
 
 /// Observe the stop `event` of `host`'s session; `started_ns` is when this hook process began.
+/// `anchored`: the session recorded its anchor in this worktree (the session index says so),
+/// so an anchor gone missing is an error, never a fresh start.
 pub(crate) fn stop(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
     started_ns: u64,
+    anchored: bool,
 ) -> Result<Observation, Error> {
     let repo = &ctx.repo;
     let gate_policy = ctx.gate.clone()?;
@@ -64,6 +67,11 @@ pub(crate) fn stop(
     let key = session_key(&event.session, &worktree(repo)?);
 
     let anchor = lookup_anchor(repo, &key)?;
+    if anchored && anchor.is_none() {
+        return Err(Error::AnchorGone {
+            worktree: worktree(repo)?,
+        });
+    }
     let head_tree = repo.head_tree()?;
     // Only asked when verify.sh is gone and there is no anchor to say it was armed before.
     let armed_at_head = match head_tree {
@@ -78,7 +86,7 @@ pub(crate) fn stop(
 
     let files = SessionFiles::open(repo, &key)?;
     let lock = files.lock()?;
-    let turn = TurnState::from_bytes(files.load().as_deref());
+    let turn = TurnState::load(files.load().as_deref(), ctx.clock.now_ns());
     if let Some(last) = &turn.last
         && last.at_ns >= started_ns
         && last.turn == event.turn

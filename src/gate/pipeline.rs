@@ -15,6 +15,8 @@ use super::event::{Start, Stop};
 use super::host::HostRules;
 use super::ledger::append_ledger;
 use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
+use super::scope::{self, Target};
+use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts};
 use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
@@ -35,8 +37,30 @@ pub(crate) enum Reply {
     Answer(Answer),
     /// The session's anchor could not be recorded; its stops will count as changes.
     AnchorNotRecorded(String),
+    /// The session's anchor was recorded, but the session index could not be written: a stop
+    /// whose cwd is elsewhere will not find this worktree.
+    NotIndexed(String),
     /// The gate could not decide: the turn ends unverified, loudly.
     CouldNotCheck(String),
+    /// The stop's cwd is in an armed repository this session did not start in, while it started
+    /// in others: that repository's verify.sh was not run.
+    NotGated { worktree: String },
+    /// The stop's cwd could not be read; the worktrees the session started in were gated.
+    CwdUnreadable(String),
+    /// A worktree the session started in can no longer be gated as one (bare now, its .git
+    /// gone or replaced): the turn ends unverified, loudly.
+    WorktreeGone { worktree: String, error: String },
+    /// A stop about more than one worktree, or about one that is not the cwd's: each part's
+    /// reply, named by its worktree where the words do not name it.
+    Several(Vec<Part>),
+}
+
+/// One worktree's part of a stop's reply.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Part {
+    /// The worktree the reply is about, when its words must name it.
+    pub worktree: Option<String>,
+    pub reply: Reply,
 }
 
 /// The repository an event's `cwd` is in; `None` when it is in none (nothing to gate).
@@ -57,15 +81,29 @@ fn gauntlet_round() -> Option<String> {
 }
 
 /// SessionStart: record the anchor, unless this session already has one in this worktree
-/// (resume, compact and clear keep the first). Repositories that are not armed get nothing.
+/// (resume, compact and clear keep the first), and note the worktree in the per-user session
+/// index. Repositories that are not armed get nothing.
 pub(crate) fn session_start(event: &Start, announce: bool) -> Reply {
-    match start(event, announce) {
+    session_start_in(&SessionIndex::locate(), event, announce)
+}
+
+fn session_start_in(
+    index: &Result<SessionIndex, session_index::Error>,
+    event: &Start,
+    announce: bool,
+) -> Reply {
+    match start(index, event, announce) {
         Ok(reply) => reply,
+        Err(Error::Index(error)) => Reply::NotIndexed(error_chain(&error)),
         Err(error) => Reply::AnchorNotRecorded(error_chain(&error)),
     }
 }
 
-fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
+fn start(
+    index: &Result<SessionIndex, session_index::Error>,
+    event: &Start,
+    announce: bool,
+) -> Result<Reply, Error> {
     if gauntlet_round().is_some() {
         return Ok(Reply::Silent);
     }
@@ -81,7 +119,16 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
     let repo = &ctx.repo;
     let worktree = worktree(repo)?;
     let key = session_key(&event.session, &worktree);
+    // The index is written once the anchor is there, so that an entry always has its anchor.
+    let index_it = || -> Result<(), Error> {
+        match index {
+            Ok(index) => Ok(index.add(&event.session, &worktree)?),
+            // The one way locating the index fails.
+            Err(_) => Err(Error::Index(session_index::Error::NoHome)),
+        }
+    };
     if lookup_anchor(repo, &key)?.is_some() {
+        index_it()?;
         return Ok(Reply::Silent);
     }
     // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
@@ -117,19 +164,25 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
             }
         },
     )?;
+    index_it()?;
     if announce && repo.mark_announced()? {
         return Ok(Reply::Announce);
     }
     Ok(Reply::Silent)
 }
 
-/// Stop: may this turn end?
+/// Stop: may this turn end? Every worktree the session anchored is gated, wherever the stop's
+/// `cwd` points (`scope`).
 pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
+    stop_in(&SessionIndex::locate(), host, event)
+}
+
+fn stop_in(
+    index: &Result<SessionIndex, session_index::Error>,
+    host: &dyn HostRules,
+    event: &Stop,
+) -> Reply {
     let started_ns = Clock::system().now_ns();
-    let repo = match repository(&event.cwd) {
-        Ok(repo) => repo,
-        Err(error) => return Reply::CouldNotCheck(error_chain(&error)),
-    };
     // The one read of the environment alone: skipping is a person's act, never git config's.
     let skip = match GatePolicy::resolve(&Settings::environment()) {
         Ok(policy) => policy.skip,
@@ -140,16 +193,18 @@ pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
     if let Some(round) = gauntlet_round() {
         return Reply::StandAside { round };
     }
-    let ctx = repo.map(|repo| Context::resolve(repo, None));
-    let ledger_on = |ctx: &Context| ctx.gate.as_ref().is_ok_and(|policy| policy.ledger);
-    // Rule 1: a person's deliberate bypass ends the turn, visibly.
+    let scope = scope::stop(index, host, event);
+    // Rule 1: a person's deliberate bypass ends the turn, visibly, once for every worktree.
     if skip {
-        if let Some(ctx) = &ctx
-            && ledger_on(ctx)
-        {
-            let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
-            if let Err(error) = append_ledger(ctx, host, event, None, actual, None) {
-                return Reply::CouldNotCheck(error_chain(&error));
+        for target in scope.targets {
+            if let Target::Gate { repo, .. } = target {
+                let ctx = Context::resolve(*repo, None);
+                if ledger_on(&ctx) {
+                    let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
+                    if let Err(error) = append_ledger(&ctx, host, event, None, actual, None) {
+                        return Reply::CouldNotCheck(error_chain(&error));
+                    }
+                }
             }
         }
         return Reply::Answer(Answer {
@@ -158,19 +213,83 @@ pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
             to_the_agent: false,
         });
     }
+    let parts = scope.targets.into_iter().map(|target| match target {
+        Target::Gate {
+            repo,
+            worktree,
+            anchored,
+        } => Part {
+            reply: gate_worktree(
+                &Context::resolve(*repo, None),
+                host,
+                event,
+                started_ns,
+                anchored,
+            ),
+            worktree: Some(worktree.display().to_string()),
+        },
+        Target::NotGated { worktree } => Part {
+            worktree: None,
+            reply: Reply::NotGated {
+                worktree: worktree.display().to_string(),
+            },
+        },
+        Target::Broken {
+            worktree: Some(worktree),
+            error,
+        } => Part {
+            worktree: None,
+            reply: Reply::WorktreeGone {
+                worktree: worktree.display().to_string(),
+                error: error_chain(&error),
+            },
+        },
+        Target::Broken {
+            worktree: None,
+            error,
+        } => Part {
+            worktree: None,
+            reply: Reply::CouldNotCheck(error_chain(&error)),
+        },
+        Target::CwdUnreadable { error } => Part {
+            worktree: None,
+            reply: Reply::CwdUnreadable(error_chain(&error)),
+        },
+    });
     // Rule 2: outside a repository there is nothing to gate.
-    let Some(ctx) = ctx else {
-        return Reply::Silent;
-    };
-    match gate(&ctx, host, event, started_ns) {
+    let mut parts: Vec<Part> = parts.filter(|part| part.reply != Reply::Silent).collect();
+    let cwd = scope.cwd_worktree.map(|path| path.display().to_string());
+    match parts.len() {
+        0 => Reply::Silent,
+        // The cwd's own worktree alone: answered as it always was, without naming it.
+        1 if parts[0].worktree.is_none() || parts[0].worktree == cwd => {
+            parts.pop().expect("one part").reply
+        }
+        _ => Reply::Several(parts),
+    }
+}
+
+fn ledger_on(ctx: &Context) -> bool {
+    ctx.gate.as_ref().is_ok_and(|policy| policy.ledger)
+}
+
+/// One worktree's answer: its errors are a loud "could not check", in the ledger too.
+fn gate_worktree(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    started_ns: u64,
+    anchored: bool,
+) -> Reply {
+    match gate(ctx, host, event, started_ns, anchored) {
         Ok(reply) => reply,
         Err(error) => {
             let text = error_chain(&error);
-            if ledger_on(&ctx) {
+            if ledger_on(ctx) {
                 // The failure is reported below either way; a ledger that cannot be written
                 // adds nothing the user could act on.
                 let actual = vec![format!("could not check: {text}")];
-                let _ = append_ledger(&ctx, host, event, None, actual, None);
+                let _ = append_ledger(ctx, host, event, None, actual, None);
             }
             Reply::CouldNotCheck(text)
         }
@@ -183,8 +302,9 @@ fn gate(
     host: &dyn HostRules,
     event: &Stop,
     started_ns: u64,
+    anchored: bool,
 ) -> Result<Reply, Error> {
-    let mut seen = match observe::stop(ctx, host, event, started_ns)? {
+    let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
         Observation::OptedOut => return Ok(Reply::Silent),
         Observation::Answered(answer) => return Ok(Reply::Answer(answer)),
         Observation::Stop(seen) => *seen,
@@ -248,6 +368,22 @@ mod tests {
         git(&["add", "-A"]);
         git(&["commit", "-q", "-m", "initial"]);
         dir
+    }
+
+    /// Each test's own session index, beside its repository's objects: the tests share session
+    /// ids, and must never write into the user's home.
+    fn index_of(dir: &Path) -> Result<SessionIndex, session_index::Error> {
+        Ok(SessionIndex::at(
+            dir.join(".git").join("test-session-index"),
+        ))
+    }
+
+    fn session_start(event: &Start, announce: bool) -> Reply {
+        session_start_in(&index_of(&event.cwd), event, announce)
+    }
+
+    fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
+        stop_in(&index_of(&event.cwd), host, event)
     }
 
     fn start(dir: &Path) -> Start {
@@ -351,5 +487,33 @@ mod tests {
         let again = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
         assert!(matches!(again.verdict, Verdict::Yield { .. }));
         assert!(!again.to_the_agent, "only once a turn");
+    }
+
+    /// Hole 4 of issue 19: a stop whose cwd moved out of the repository (to a directory in no
+    /// repository, or to one that does not exist) still gates the worktree the session started
+    /// in, and names it.
+    #[test]
+    fn a_stop_whose_cwd_moved_away_gates_the_anchored_worktree() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let index = index_of(dir.path());
+        let outside = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap().display().to_string();
+        for cwd in [outside.path().to_owned(), dir.path().join("no/such/dir")] {
+            let mut event = stop_event(&cwd, false);
+            event.cwd = cwd;
+            let Reply::Several(parts) = stop_in(&index, &NoNotices, &event) else {
+                panic!("the anchored worktree is gated and named")
+            };
+            let gated = parts
+                .iter()
+                .find(|part| part.worktree.as_deref() == Some(root.as_str()))
+                .expect("the anchored worktree");
+            assert!(
+                matches!(&gated.reply, Reply::Answer(a) if matches!(a.verdict, Verdict::Block { .. })),
+                "{parts:?}"
+            );
+        }
     }
 }

@@ -6,6 +6,10 @@ use serde::{Deserialize, Serialize};
 
 use super::decide::{Quiet, Verdict};
 
+/// More blocks than any budget gives in one turn: the policy allows 7, and a host's cap keeps
+/// an anchor's below 8; only an anchor edited by hand for a host without a cap goes past.
+const MAX_PLAUSIBLE_BLOCKS: u32 = 64;
+
 /// The saved state of one session in one worktree.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct TurnState {
@@ -29,6 +33,41 @@ impl TurnState {
         bytes
             .and_then(|data| serde_json::from_slice(data).ok())
             .unwrap_or_default()
+    }
+
+    /// The state saved in `bytes`, as far as the gate could have written it by `now_ns`: the
+    /// files are the agent's to edit (issue 19, hole 7), and a state no stop of the gate's could
+    /// have left (an answer given in the future, a turn that is not its answer's, a count its
+    /// answer contradicts, a notice told with no answer) is treated as absent, a fresh start,
+    /// never as "already answered".
+    pub(crate) fn load(bytes: Option<&[u8]>, now_ns: u64) -> TurnState {
+        let state = Self::from_bytes(bytes);
+        if state.is_possible(now_ns) {
+            state
+        } else {
+            TurnState::default()
+        }
+    }
+
+    /// Whether the gate's own `act::record` could have saved this state by `now_ns`.
+    fn is_possible(&self, now_ns: u64) -> bool {
+        let Some(last) = &self.last else {
+            // Every stop that counts or tells saves its answer.
+            return self.blocks == 0 && !self.notice_told;
+        };
+        let counted = match &last.answer.verdict {
+            Verdict::Block { attempt, max, .. } => {
+                *attempt >= 1 && attempt <= max && self.blocks == *attempt
+            }
+            Verdict::Yield { max, .. } => self.blocks <= *max,
+            Verdict::Quiet(_) | Verdict::Bounded | Verdict::Skipped => {
+                self.blocks <= MAX_PLAUSIBLE_BLOCKS
+            }
+        };
+        last.at_ns <= now_ns
+            && last.turn == self.turn
+            && counted
+            && (self.notice_told || !last.answer.to_the_agent)
     }
 
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
@@ -123,5 +162,97 @@ mod tests {
         let older =
             br#"{"turn":null,"blocks":1,"last":{"at_ns":1,"turn":null,"kind":"block","text":"x"}}"#;
         assert_eq!(TurnState::from_bytes(Some(older)), TurnState::default());
+    }
+
+    fn answered(at_ns: u64, turn: &str, verdict: Verdict) -> TurnState {
+        TurnState {
+            turn: Some(turn.into()),
+            blocks: match verdict {
+                Verdict::Block { attempt, .. } => attempt,
+                _ => 0,
+            },
+            last: Some(LastAnswer {
+                at_ns,
+                turn: Some(turn.into()),
+                answer: Answer {
+                    verdict,
+                    facts: Facts::default(),
+                    to_the_agent: false,
+                },
+            }),
+            notice_told: false,
+        }
+    }
+
+    fn block(attempt: u32) -> Verdict {
+        Verdict::Block {
+            why: Why::Content {
+                message: "x".into(),
+            },
+            attempt,
+            max: 3,
+        }
+    }
+
+    /// Hole 7 of issue 19: the state files are the agent's to edit, and a forged last answer
+    /// (given "in the future", quiet) made every later stop of the turn replay it silently.
+    #[test]
+    fn a_state_the_gate_could_not_have_written_is_absent() {
+        let now = 1_000_000;
+        let load = |state: &TurnState| TurnState::load(Some(&state.to_bytes()), now);
+        let possible = [
+            TurnState::default(),
+            answered(now, "t1", Verdict::Quiet(Quiet::Unchanged)),
+            answered(now - 5, "t1", block(2)),
+            answered(
+                now - 5,
+                "t1",
+                Verdict::Yield {
+                    why: Why::Content {
+                        message: "x".into(),
+                    },
+                    max: 3,
+                },
+            ),
+        ];
+        for state in &possible {
+            assert_eq!(&load(state), state, "{state:?}");
+        }
+        let mut future = answered(now + 1, "t1", Verdict::Quiet(Quiet::Unchanged));
+        let mut other_turn = answered(now, "t1", Verdict::Quiet(Quiet::Proven));
+        other_turn.turn = Some("t2".into());
+        let mut miscounted = answered(now, "t1", block(2));
+        miscounted.blocks = 1;
+        let past_its_max = answered(now, "t1", block(4));
+        let mut huge = answered(now, "t1", Verdict::Quiet(Quiet::Proven));
+        huge.blocks = u32::MAX;
+        let told_nothing = TurnState {
+            notice_told: true,
+            ..TurnState::default()
+        };
+        let counted_nothing = TurnState {
+            blocks: 2,
+            ..TurnState::default()
+        };
+        let mut told_untold = answered(now, "t1", Verdict::Skipped);
+        told_untold.last.as_mut().unwrap().answer.to_the_agent = true;
+        for state in [
+            &future,
+            &other_turn,
+            &miscounted,
+            &past_its_max,
+            &huge,
+            &told_nothing,
+            &counted_nothing,
+            &told_untold,
+        ] {
+            assert_eq!(load(state), TurnState::default(), "{state:?}");
+        }
+        future.last.as_mut().unwrap().at_ns = now;
+        assert_eq!(
+            load(&future),
+            future,
+            "the same state, written in time, is kept"
+        );
     }
 }

@@ -67,6 +67,12 @@ pub(crate) trait Adapter: Sync {
         stop.claim.clone()
     }
 
+    /// The directory the host says the session's project is in, from the hook's environment
+    /// (`gate::HostRules::project_dir`); None for hosts that say none.
+    fn project_dir(&self) -> Option<PathBuf> {
+        None
+    }
+
     /// Where `init` wires the host, and what it writes there.
     fn wiring(&self) -> &'static Scheme;
 

@@ -19,6 +19,9 @@ use crate::gate::Message;
 /// Claude Code's own cap on consecutive blocks may be set in its environment.
 pub(crate) const CLAUDE_BLOCK_CAP_ENV: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 
+/// The project folder Claude Code was started in, set in every hook's environment.
+const PROJECT_DIR_ENV: &str = "CLAUDE_PROJECT_DIR";
+
 /// Claude Code's cap on consecutive blocks when its environment sets none.
 const DEFAULT_BLOCK_CAP: u32 = 8;
 
@@ -77,6 +80,14 @@ impl Adapter for Claude {
 
     fn shows_notices(&self) -> bool {
         true
+    }
+
+    /// Claude Code runs every hook with `CLAUDE_PROJECT_DIR`, the folder it was started in,
+    /// whatever the agent's shell did to the payload's `cwd` (issue 19, hole 4).
+    fn project_dir(&self) -> Option<PathBuf> {
+        std::env::var_os(PROJECT_DIR_ENV)
+            .filter(|dir| !dir.is_empty())
+            .map(PathBuf::from)
     }
 
     fn wiring(&self) -> &'static Scheme {

@@ -204,6 +204,10 @@ impl HostRules for Rules {
     fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
         self.host.claim(stop, previous_answer_ns)
     }
+
+    fn project_dir(&self) -> Option<std::path::PathBuf> {
+        self.host.adapter().project_dir()
+    }
 }
 
 #[cfg(test)]

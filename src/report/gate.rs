@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Answer, Facts, Message, Quiet, Reply, Verdict, Why};
+use crate::gate::{Answer, Facts, Message, Part, Quiet, Reply, Verdict, Why};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
@@ -115,9 +115,108 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
             "prove-it: could not record this session's anchor: {error}. Stops in this \
              session will count as changes."
         )),
+        Reply::NotIndexed(error) => Message::Notice(format!(
+            "prove-it: could not note this worktree in the session index: {error}. Its anchor \
+             is recorded, but a stop whose working directory is elsewhere will not find it.\n\
+             hint: make $XDG_STATE_HOME (or ~/.local/state) a directory you can write"
+        )),
         Reply::CouldNotCheck(error) => could_not_check(error),
+        Reply::NotGated { worktree } => Message::Notice(format!(
+            "prove-it: {worktree} was not gated: this session did not start in that \
+             repository, so its verify.sh was not run.\n\
+             hint: to prove its working state by hand, run `git prove-it run` in {worktree}\n\
+             hint: a session gates the repositories its SessionStart hook anchored"
+        )),
+        Reply::CwdUnreadable(error) => Message::Notice(cap(format!(
+            "prove-it: the stop's working directory was not gated: {error}. The worktrees this \
+             session started in were gated.\n\
+             hint: end the turn from inside the repository the work is in"
+        ))),
+        Reply::WorktreeGone { worktree, error } => Message::Notice(cap(format!(
+            "prove-it: could not check this turn: {error}. NOT_PROVEN: this turn ended \
+             unverified.\n\
+             hint: if core.bare was set to true there, set it back: git -C {worktree} config \
+             core.bare false\n\
+             hint: if {worktree} was removed or replaced on purpose, start a new session"
+        ))),
+        Reply::Several(parts) => several(parts),
     };
     told_to_the_agent(message, notices_as_blocks)
+}
+
+/// One message for a stop about several worktrees: any block blocks, naming each worktree that
+/// blocked; else every notice, the loudest first; else silence.
+fn several(parts: &[Part]) -> Message {
+    let worded: Vec<(u8, Message)> = parts
+        .iter()
+        .map(|part| {
+            let message = reply(&part.reply, false);
+            (
+                loudness(&part.reply),
+                named(message, part.worktree.as_deref()),
+            )
+        })
+        .collect();
+    let blocks: Vec<&String> = worded
+        .iter()
+        .filter_map(|(_, message)| match message {
+            Message::Block(text) => Some(text),
+            _ => None,
+        })
+        .collect();
+    if !blocks.is_empty() {
+        // Each block keeps its share of the host's limit.
+        let room = REASON_CAP / blocks.len() - 2;
+        let texts: Vec<String> = blocks
+            .into_iter()
+            .map(|text| cap_to(text.clone(), room))
+            .collect();
+        return Message::Block(texts.join("\n\n"));
+    }
+    let mut notices: Vec<(u8, &String)> = worded
+        .iter()
+        .filter_map(|(rank, message)| match message {
+            Message::Notice(text) => Some((*rank, text)),
+            _ => None,
+        })
+        .collect();
+    if notices.is_empty() {
+        return Message::Silent;
+    }
+    notices.sort_by_key(|(rank, _)| *rank);
+    let texts: Vec<&str> = notices.iter().map(|(_, text)| text.as_str()).collect();
+    Message::Notice(cap(texts.join("\n\n")))
+}
+
+/// How loud a part of a stop's reply is, loudest (0) first: the gate's failures, then turns
+/// ended unverified, then the rest, then repositories not gated.
+fn loudness(reply: &Reply) -> u8 {
+    match reply {
+        Reply::CouldNotCheck(_) | Reply::WorktreeGone { .. } => 0,
+        Reply::Answer(Answer {
+            verdict: Verdict::Yield { .. } | Verdict::Skipped,
+            ..
+        })
+        | Reply::CwdUnreadable(_) => 1,
+        Reply::NotGated { .. } => 3,
+        _ => 2,
+    }
+}
+
+/// A message about `worktree`, saying so after its `prove-it: `.
+fn named(message: Message, worktree: Option<&str>) -> Message {
+    let Some(worktree) = worktree else {
+        return message;
+    };
+    let name = |text: String| match text.strip_prefix("prove-it: ") {
+        Some(rest) => format!("prove-it: in {worktree}: {rest}"),
+        None => format!("In {worktree}: {text}"),
+    };
+    match message {
+        Message::Silent => Message::Silent,
+        Message::Notice(text) => Message::Notice(name(text)),
+        Message::Block(text) => Message::Block(name(text)),
+    }
 }
 
 /// The gate could not decide; say so loudly, never as a pass.

@@ -1,0 +1,227 @@
+//! Which worktrees a stop gates (issue 19, holes 4, 5, 6 and 17). A stop's `cwd` follows the
+//! agent's shell, so it cannot be what decides: the stop gates every worktree the session
+//! anchored, wherever `cwd` points. They are found in the session index (written at session
+//! start), and in the repositories of the cwd and of the host's project directory when those
+//! hold this session's anchor. A repository the session did not anchor, while it anchored
+//! others, is not run: code nobody opted into never runs by itself. When the session anchored
+//! nothing at all (SessionStart not wired), the cwd's repository is gated as it always was (else
+//! the host's project's), and the words say the anchor was missing.
+//!
+//! Facts only: nothing here runs verify.sh or writes anything.
+
+use std::path::{Path, PathBuf};
+
+use super::error::Error;
+use super::event::Stop;
+use super::host::HostRules;
+use super::observe::{lookup_anchor, worktree};
+use super::session_index::{self, SessionIndex};
+use crate::git::{self, Repo, session_key};
+
+/// One thing a stop's answer is about.
+pub(crate) enum Target {
+    /// A worktree to gate. `anchored`: this session recorded its anchor there, so a missing
+    /// anchor is an error rather than "no anchor, count it as changed".
+    Gate {
+        repo: Box<Repo>,
+        worktree: PathBuf,
+        anchored: bool,
+    },
+    /// The cwd's (or the host project's) repository, armed, which this session did not anchor
+    /// while it anchored others: its verify.sh is not run.
+    NotGated { worktree: PathBuf },
+    /// A worktree this session anchored that cannot be gated as one (bare now, its .git gone
+    /// or replaced), or, when the session anchored nothing, a cwd that could not be read.
+    Broken {
+        worktree: Option<PathBuf>,
+        error: Error,
+    },
+    /// The cwd could not be read while the session anchored worktrees, which were gated.
+    CwdUnreadable { error: git::Error },
+}
+
+/// What a stop is about, and the cwd's own worktree (whose answer needs no name).
+pub(crate) struct Scope {
+    pub targets: Vec<Target>,
+    pub cwd_worktree: Option<PathBuf>,
+}
+
+/// A directory as discovery sees it.
+enum Found {
+    /// In the worktree of `repo` (whose canonical root is the path).
+    Worktree(Box<Repo>, PathBuf),
+    /// In no repository, or in a bare one: nothing to gate by itself.
+    Nothing,
+    /// Discovery failed for another reason: never read as "nothing".
+    Failed(git::Error),
+}
+
+fn find(dir: &Path) -> Found {
+    match Repo::discover_at(dir) {
+        Ok(repo) => match worktree(&repo) {
+            Ok(root) => Found::Worktree(Box::new(repo), root),
+            Err(error) => Found::Failed(error),
+        },
+        Err(git::Error::NotARepository { .. } | git::Error::Bare { .. }) => Found::Nothing,
+        Err(error) => Found::Failed(error),
+    }
+}
+
+/// Whether this session's anchor is in `repo` for `root`. An anchor that cannot be read counts
+/// as there: observing it then fails loudly.
+fn holds_anchor(repo: &Repo, root: &Path, session: &str) -> bool {
+    lookup_anchor(repo, &session_key(session, root)).map_or(true, |anchor| anchor.is_some())
+}
+
+/// What `event` is about: `index` is the per-user session index (its error when it could not
+/// be located).
+pub(crate) fn stop(
+    index: &Result<SessionIndex, session_index::Error>,
+    host: &dyn HostRules,
+    event: &Stop,
+) -> Scope {
+    let mut targets = Vec::new();
+    let mut cwd = find(&event.cwd);
+    let mut project = host.project_dir().map(|dir| find(&dir));
+    let cwd_worktree = match &cwd {
+        Found::Worktree(_, root) => Some(root.clone()),
+        _ => None,
+    };
+    let entries = match index {
+        Ok(index) => index.worktrees(&event.session).unwrap_or_else(|error| {
+            targets.push(Target::Broken {
+                worktree: None,
+                error: error.into(),
+            });
+            Vec::new()
+        }),
+        // Without a home there is no index to read; the cwd and the project still count.
+        Err(_) => Vec::new(),
+    };
+    let mut gated: Vec<PathBuf> = Vec::new();
+    for entry in entries {
+        if gated.contains(&entry) {
+            continue;
+        }
+        gated.push(entry.clone());
+        // The cwd's or the project's repository, when it is this worktree, is opened once.
+        let opened = [&mut cwd, project.get_or_insert(Found::Nothing)]
+            .into_iter()
+            .find_map(|found| match found {
+                Found::Worktree(_, root) if *root == entry => {
+                    match std::mem::replace(found, Found::Nothing) {
+                        Found::Worktree(repo, _) => Some(Ok(repo)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            })
+            .unwrap_or_else(|| Repo::discover_at(&entry).map(Box::new));
+        targets.push(match opened {
+            Ok(repo) => match worktree(&repo) {
+                Ok(root) if root == entry => Target::Gate {
+                    repo,
+                    worktree: entry,
+                    anchored: true,
+                },
+                Ok(root) => Target::Broken {
+                    error: Error::MovedInto {
+                        worktree: entry.clone(),
+                        inside: root,
+                    },
+                    worktree: Some(entry),
+                },
+                Err(source) => broken(entry, source),
+            },
+            Err(source) => broken(entry, source),
+        });
+    }
+    // The cwd's and the project's repositories: anchored there by this session (an index that
+    // lost its entry, a session started by an older build), or not.
+    let mut unanchored = Vec::new();
+    for (found, is_cwd) in [(Some(cwd), true), (project, false)] {
+        match found {
+            Some(Found::Worktree(repo, root)) if gated.contains(&root) => drop(repo),
+            Some(Found::Worktree(repo, root)) if holds_anchor(&repo, &root, &event.session) => {
+                gated.push(root.clone());
+                targets.push(Target::Gate {
+                    repo,
+                    worktree: root,
+                    anchored: true,
+                });
+            }
+            Some(other) => unanchored.push((other, is_cwd)),
+            None => {}
+        }
+    }
+    // The index's own read error anchors nothing: it must not keep the cwd from being gated.
+    let anchored_any = targets.iter().any(|target| {
+        matches!(
+            target,
+            Target::Gate { .. }
+                | Target::Broken {
+                    worktree: Some(_),
+                    ..
+                }
+        )
+    });
+    if anchored_any {
+        for (found, is_cwd) in unanchored {
+            match found {
+                Found::Worktree(repo, root) if !gated.contains(&root) => {
+                    gated.push(root.clone());
+                    // Nothing of an unarmed repository would have run anyway.
+                    if repo.armed().map_or(true, |armed| armed.is_armed()) {
+                        targets.push(Target::NotGated { worktree: root });
+                    }
+                }
+                Found::Failed(error) if is_cwd => targets.push(Target::CwdUnreadable { error }),
+                // The host's project directory is the host's word, not the agent's: when it
+                // cannot be read, that is said too.
+                Found::Failed(error) => targets.push(Target::Broken {
+                    worktree: None,
+                    error: error.into(),
+                }),
+                _ => {}
+            }
+        }
+        return Scope {
+            targets,
+            cwd_worktree,
+        };
+    }
+    // The session anchored nothing: the cwd's repository, as before, and the project's when
+    // the cwd is in none.
+    let mut fallback = false;
+    for (found, _) in unanchored {
+        match found {
+            Found::Worktree(repo, root) if !fallback => {
+                fallback = true;
+                targets.push(Target::Gate {
+                    repo,
+                    worktree: root,
+                    anchored: false,
+                });
+            }
+            Found::Failed(error) => targets.push(Target::Broken {
+                worktree: None,
+                error: error.into(),
+            }),
+            _ => {}
+        }
+    }
+    Scope {
+        targets,
+        cwd_worktree,
+    }
+}
+
+fn broken(worktree: PathBuf, source: git::Error) -> Target {
+    Target::Broken {
+        error: Error::NotAWorktree {
+            worktree: worktree.clone(),
+            source,
+        },
+        worktree: Some(worktree),
+    }
+}
