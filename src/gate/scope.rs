@@ -50,8 +50,11 @@ pub(crate) struct Scope {
 enum Found {
     /// In the worktree of `repo` (whose canonical root is the path).
     Worktree(Box<Repo>, PathBuf),
-    /// In no repository, or in a bare one: nothing to gate by itself.
+    /// In no repository: nothing to gate.
     Nothing,
+    /// In a bare repository (this git dir): nothing to gate, unless it was a worktree this
+    /// session anchored before `core.bare` was set.
+    Bare(PathBuf),
     /// Discovery failed for another reason: never read as "nothing".
     Failed(git::Error),
 }
@@ -62,7 +65,8 @@ fn find(dir: &Path) -> Found {
             Ok(root) => Found::Worktree(Box::new(repo), root),
             Err(error) => Found::Failed(error),
         },
-        Err(git::Error::NotARepository { .. } | git::Error::Bare { .. }) => Found::Nothing,
+        Err(git::Error::NotARepository { .. }) => Found::Nothing,
+        Err(git::Error::Bare { path }) => Found::Bare(path),
         Err(error) => Found::Failed(error),
     }
 }
@@ -150,6 +154,20 @@ pub(crate) fn stop(
                     anchored: true,
                 });
             }
+            // A worktree made to look bare (`core.bare true`) still holds the session's anchor,
+            // under the worktree its git dir was in: refused loudly even without the index.
+            Some(Found::Bare(git_dir)) => match anchored_bare(&git_dir, &event.session) {
+                Some(worktree) if !gated.contains(&worktree) => {
+                    gated.push(worktree.clone());
+                    targets.push(broken(
+                        worktree,
+                        git::Error::Bare {
+                            path: git_dir.clone(),
+                        },
+                    ));
+                }
+                _ => {}
+            },
             Some(other) => unanchored.push((other, is_cwd)),
             None => {}
         }
@@ -214,6 +232,18 @@ pub(crate) fn stop(
         targets,
         cwd_worktree,
     }
+}
+
+/// The worktree a bare-looking `git_dir` named `.git` sits in, when this session's anchor is
+/// there for it.
+fn anchored_bare(git_dir: &Path, session: &str) -> Option<PathBuf> {
+    let git_dir = git_dir.canonicalize().ok()?;
+    if git_dir.file_name()? != ".git" {
+        return None;
+    }
+    let worktree = git_dir.parent()?.to_owned();
+    let repo = Repo::discover_history(&git_dir).ok()?;
+    holds_anchor(&repo, &worktree, session).then_some(worktree)
 }
 
 fn broken(worktree: PathBuf, source: git::Error) -> Target {

@@ -272,6 +272,10 @@ fn core_bare_true_mid_session_is_refused_loudly() {
             "{text}"
         );
     }
+    // The session index gone too, the anchor in the repository still says whose it was.
+    std::fs::remove_dir_all(repo.home().join(".local/state/git-prove-it")).unwrap();
+    let text = notice(stop(&repo, text(&repo.root)));
+    assert!(text.contains("core.bare false"), "{text}");
     assert_eq!(runs(&counter), 0);
     assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
 }
