@@ -86,7 +86,8 @@ pub(crate) fn stop(
 ) -> Scope {
     let mut targets = Vec::new();
     let mut cwd = find(&event.cwd);
-    let mut project = host.project_dir().map(|dir| find(&dir));
+    // A host that names no project directory names nothing to find.
+    let mut project = host.project_dir().map_or(Found::Nothing, |dir| find(&dir));
     let cwd_worktree = match &cwd {
         Found::Worktree(_, root) => Some(root.clone()),
         _ => None,
@@ -109,7 +110,7 @@ pub(crate) fn stop(
         }
         gated.push(entry.clone());
         // The cwd's or the project's repository, when it is this worktree, is opened once.
-        let opened = [&mut cwd, project.get_or_insert(Found::Nothing)]
+        let opened = [&mut cwd, &mut project]
             .into_iter()
             .find_map(|found| match found {
                 Found::Worktree(_, root) if *root == entry => {
@@ -143,10 +144,10 @@ pub(crate) fn stop(
     // The cwd's and the project's repositories: anchored there by this session (an index that
     // lost its entry, a session started by an older build), or not.
     let mut unanchored = Vec::new();
-    for (found, is_cwd) in [(Some(cwd), true), (project, false)] {
+    for (found, is_cwd) in [(cwd, true), (project, false)] {
         match found {
-            Some(Found::Worktree(repo, root)) if gated.contains(&root) => drop(repo),
-            Some(Found::Worktree(repo, root)) if holds_anchor(&repo, &root, &event.session) => {
+            Found::Worktree(repo, root) if gated.contains(&root) => drop(repo),
+            Found::Worktree(repo, root) if holds_anchor(&repo, &root, &event.session) => {
                 gated.push(root.clone());
                 targets.push(Target::Gate {
                     repo,
@@ -156,7 +157,7 @@ pub(crate) fn stop(
             }
             // A worktree made to look bare (`core.bare true`) still holds the session's anchor,
             // under the worktree its git dir was in: refused loudly even without the index.
-            Some(Found::Bare(git_dir)) => match anchored_bare(&git_dir, &event.session) {
+            Found::Bare(git_dir) => match anchored_bare(&git_dir, &event.session) {
                 Some(worktree) if !gated.contains(&worktree) => {
                     gated.push(worktree.clone());
                     targets.push(broken(
@@ -168,8 +169,7 @@ pub(crate) fn stop(
                 }
                 _ => {}
             },
-            Some(other) => unanchored.push((other, is_cwd)),
-            None => {}
+            other => unanchored.push((other, is_cwd)),
         }
     }
     // The index's own read error anchors nothing: it must not keep the cwd from being gated.

@@ -506,4 +506,79 @@ mod tests {
         assert!(text.starts_with("prove-it: NOT_PROVEN: this turn ended unverified"));
         assert!(text.contains("quoting the notice above"), "{text}");
     }
+
+    /// A stop about several worktrees (issue 19): any block blocks, naming each worktree; else
+    /// every notice, the loudest first; else silence.
+    #[test]
+    fn several_worktrees_block_if_any_blocks_else_the_loudest_notice_comes_first() {
+        let part = |worktree: &str, reply: Reply| Part {
+            worktree: Some(worktree.to_string()),
+            reply,
+        };
+        let block = |attempt| {
+            Reply::Answer(Answer {
+                verdict: Verdict::Block {
+                    why: failed(vec!["boom".into()]),
+                    attempt,
+                    max: 3,
+                },
+                facts: Facts::default(),
+                to_the_agent: false,
+            })
+        };
+        let not_gated = Part {
+            worktree: None,
+            reply: Reply::NotGated {
+                worktree: "/clone".into(),
+            },
+        };
+        let Message::Block(text) = reply(
+            &Reply::Several(vec![
+                part("/a", block(1)),
+                not_gated.clone(),
+                part("/b", block(2)),
+            ]),
+            false,
+        ) else {
+            panic!("a block")
+        };
+        assert!(
+            text.starts_with("prove-it: in /a: DISPROVEN (attempt 1 of 3"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n\nprove-it: in /b: DISPROVEN (attempt 2 of 3"),
+            "{text}"
+        );
+        assert!(!text.contains("/clone"), "{text}");
+        assert!(text.len() <= REASON_CAP, "{}", text.len());
+
+        let Message::Notice(text) = reply(
+            &Reply::Several(vec![
+                not_gated.clone(),
+                part("/a", Reply::Silent),
+                part("/b", Reply::CouldNotCheck("the notes are corrupt".into())),
+            ]),
+            false,
+        ) else {
+            panic!("a notice")
+        };
+        assert!(
+            text.starts_with("prove-it: in /b: could not check this turn: the notes are corrupt"),
+            "{text}"
+        );
+        assert!(
+            text.contains("\n\nprove-it: /clone was not gated"),
+            "{text}"
+        );
+        assert_eq!(
+            reply(&Reply::Several(vec![part("/a", Reply::Silent)]), false),
+            Message::Silent
+        );
+        // A host that shows no notices gets the combined notice as one last block.
+        assert!(matches!(
+            reply(&Reply::Several(vec![not_gated]), true),
+            Message::Block(text) if text.contains("quoting the notice above")
+        ));
+    }
 }
