@@ -15,6 +15,11 @@ hook is not wired, or verify.sh was not armed when the session started), so the 
 treated as having changed the repository.";
 
 pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
+    message_within(verdict, ctx, REASON_CAP)
+}
+
+/// `message`, with a block kept within `limit` characters, its instruction and bypass whole.
+fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
     let tree = ctx.tree.as_deref().map(super::short).unwrap_or("?");
     match verdict {
         Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Message::Silent,
@@ -56,7 +61,7 @@ pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
             let mut body = String::new();
             details(&mut body, why, tree, ctx);
             // The instruction and the bypass must survive any amount of output.
-            let room = REASON_CAP.saturating_sub(head.len() + foot.len());
+            let room = limit.saturating_sub(head.len() + foot.len());
             Message::Block(format!("{head}{}{foot}", cap_to(body, room)))
         }
         Verdict::Yield { why, max } => {
@@ -147,10 +152,20 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
 /// One message for a stop about several worktrees: any block blocks, naming each worktree that
 /// blocked; else every notice, the loudest first; else silence.
 fn several(parts: &[Part]) -> Message {
+    // Each part keeps its share of the host's limit, its name included, so that every block
+    // keeps its instruction and bypass however much output each carries.
+    let share = REASON_CAP / parts.len().max(1) - 2;
     let worded: Vec<(u8, Message)> = parts
         .iter()
         .map(|part| {
-            let message = reply(&part.reply, false);
+            let name = part.worktree.as_deref().map_or(0, |name| name.len() + 4);
+            let message = match &part.reply {
+                Reply::Answer(answer) => told_to_the_agent(
+                    message_within(&answer.verdict, &answer.facts, share.saturating_sub(name)),
+                    answer.to_the_agent,
+                ),
+                other => reply(other, false),
+            };
             (
                 loudness(&part.reply),
                 named(message, part.worktree.as_deref()),
@@ -165,11 +180,9 @@ fn several(parts: &[Part]) -> Message {
         })
         .collect();
     if !blocks.is_empty() {
-        // Each block keeps its share of the host's limit.
-        let room = REASON_CAP / blocks.len() - 2;
         let texts: Vec<String> = blocks
             .into_iter()
-            .map(|text| cap_to(text.clone(), room))
+            .map(|text| cap_to(text.clone(), share))
             .collect();
         return Message::Block(texts.join("\n\n"));
     }
@@ -518,7 +531,7 @@ mod tests {
         let block = |attempt| {
             Reply::Answer(Answer {
                 verdict: Verdict::Block {
-                    why: failed(vec!["boom".into()]),
+                    why: failed((0..20).map(|_| "x".repeat(10_000)).collect()),
                     attempt,
                     max: 3,
                 },
@@ -552,6 +565,7 @@ mod tests {
         );
         assert!(!text.contains("/clone"), "{text}");
         assert!(text.len() <= REASON_CAP, "{}", text.len());
+        assert_eq!(text.matches("PROVE_IT_SKIP=1").count(), 2, "{text}");
 
         let Message::Notice(text) = reply(
             &Reply::Several(vec![
