@@ -122,7 +122,10 @@ fn start(
     // The index is written once the anchor is there, so that an entry always has its anchor.
     let index_it = || -> Result<(), Error> {
         match index {
-            Ok(index) => Ok(index.add(&event.session, &worktree)?),
+            Ok(index) => {
+                index.prune(&event.session);
+                Ok(index.add(&event.session, &worktree)?)
+            }
             // The one way locating the index fails.
             Err(_) => Err(Error::Index(session_index::Error::NoHome)),
         }

@@ -26,6 +26,10 @@ const MAX_ENTRIES: usize = 256;
 /// Index files larger than this are read only this far.
 const MAX_BYTES: u64 = 1024 * 1024;
 
+/// A session's file not written to for this long is removed at the next session start, so the
+/// index stays small; a session resumed later is noted again by its own session start.
+const KEEP_FOR: std::time::Duration = std::time::Duration::from_secs(30 * 24 * 3600);
+
 /// The index, found from the environment once per process.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct SessionIndex {
@@ -97,6 +101,29 @@ impl SessionIndex {
             Err(source) => return Err(Error::Read { path, source }),
         };
         Ok(parse(&data))
+    }
+
+    /// Remove the files of sessions other than `current` not written to for [`KEEP_FOR`]. Best
+    /// effort: a file that cannot be removed stays, and costs nothing but its bytes.
+    pub(crate) fn prune(&self, current: &str) {
+        self.prune_older_than(KEEP_FOR, current);
+    }
+
+    fn prune_older_than(&self, age: std::time::Duration, current: &str) {
+        let keep = self.file(current);
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let now = std::time::SystemTime::now();
+        for entry in entries.flatten() {
+            let old = entry
+                .metadata()
+                .and_then(|meta| meta.modified())
+                .is_ok_and(|modified| now.duration_since(modified).is_ok_and(|since| since > age));
+            if old && entry.path() != keep {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
     }
 
     /// Add `worktree` to `session`'s entries, unless it is there already.
@@ -192,6 +219,24 @@ mod tests {
             [PathBuf::from("/a"), PathBuf::from("/b")]
         );
         assert_eq!(parse(b"\xff\xfe garbage"), Vec::<PathBuf>::new());
+    }
+
+    #[test]
+    fn sessions_not_written_to_for_long_are_pruned() {
+        let (_dir, index) = index();
+        index.add("old", Path::new("/repo")).unwrap();
+        index.add("current", Path::new("/repo")).unwrap();
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        index.add("new", Path::new("/repo")).unwrap();
+        index.prune_older_than(std::time::Duration::from_millis(10), "current");
+        assert_eq!(index.worktrees("old").unwrap(), Vec::<PathBuf>::new());
+        assert_eq!(index.worktrees("new").unwrap(), [PathBuf::from("/repo")]);
+        assert_eq!(
+            index.worktrees("current").unwrap(),
+            [PathBuf::from("/repo")]
+        );
+        index.prune("current");
+        assert_eq!(index.worktrees("new").unwrap(), [PathBuf::from("/repo")]);
     }
 
     /// Hook processes of one session appending at once lose no entry.
