@@ -23,7 +23,7 @@ mod push;
 mod turn;
 
 pub(crate) use decide::{
-    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Why, decide,
+    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
 };
 pub(crate) use error::error_chain;
 pub(crate) use event::{Start, Stop};

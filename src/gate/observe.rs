@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use super::anchor::Anchor;
-use super::decide::{AnchorFacts, Observed, State};
+use super::decide::{AnchorFacts, Observed, State, Tampered};
 use super::diff::verify_diff;
 use super::error::{Error, error_chain};
 use super::event::Stop;
@@ -15,8 +15,7 @@ use super::host::HostRules;
 use super::turn::{Answer, TurnState};
 use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
-use crate::proof::Script;
-use crate::proof::lookup_proof;
+use crate::proof::{Script, StopSignatures, lookup_proof};
 
 /// What a stop looks like before anything is decided.
 pub(crate) enum Observation {
@@ -63,7 +62,8 @@ pub(crate) fn stop(
     let armed_now = repo.armed()?;
     let key = session_key(&event.session, &worktree(repo)?);
 
-    let anchor = lookup_anchor(repo, &key)?;
+    let note = repo.notes(ANCHORS_REF).lookup(&key)?;
+    let anchor = note.as_deref().and_then(|text| Anchor::parse(text).ok());
     let head_tree = repo.head_tree()?;
     // Only asked when verify.sh is gone and there is no anchor to say it was armed before.
     let armed_at_head = match head_tree {
@@ -79,6 +79,16 @@ pub(crate) fn stop(
     let files = SessionFiles::open(repo, &key)?;
     let lock = files.lock()?;
     let turn = TurnState::from_bytes(files.load().as_deref());
+    let seal = files
+        .load_seal()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let tampered = tampered(seal.as_deref(), note.as_deref());
+    // When the note disagrees with the session's own copy, the copy says what the session
+    // started from (the stop is refused either way).
+    let anchor = match (tampered, &seal) {
+        (Some(_), Some(seal)) => Anchor::parse(seal).ok(),
+        _ => anchor,
+    };
     if let Some(last) = &turn.last
         && last.at_ns >= started_ns
         && last.turn == event.turn
@@ -103,15 +113,21 @@ pub(crate) fn stop(
             verify: a.verify,
             max_blocks: host.block_budget(a.max_blocks),
             timeout_secs: a.timeout_secs,
+            sign: a.sign,
+            verify_edits: a.verify_edits,
         }),
         armed_at_head,
         state: None,
         max_blocks: host.block_budget(gate_policy.max_blocks),
         timeout_secs: policy.timeout.as_secs(),
+        sign: ctx.signed_only,
+        verify_edits: gate_policy.verify_edits,
+        tampered,
         blocks,
         run: None,
     };
     let mut state = None;
+    let mut signatures = StopSignatures::new(repo);
     if armed_now.is_armed() {
         observed.state = Some(match repo.state_tree(false) {
             Ok(tree) => {
@@ -120,7 +136,8 @@ pub(crate) fn stop(
                     head_tree,
                     verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
                     proof: lookup_proof(repo, tree.id, tree.verify)?
-                        .best(ctx.signed_only)
+                        .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))
+                        .map_err(Error::from)?
                         .map(|record| record.outcome),
                 };
                 state = Some(tree);
@@ -154,6 +171,17 @@ pub(crate) fn stop(
         turn,
         _lock: lock,
     })))
+}
+
+/// How the anchor's note disagrees with the session's own copy of it, if it does.
+fn tampered(seal: Option<&str>, note: Option<&str>) -> Option<Tampered> {
+    match (seal, note) {
+        (None, None) => None,
+        (Some(seal), Some(note)) if seal == note => None,
+        (Some(_), Some(_)) => Some(Tampered::Changed),
+        (Some(_), None) => Some(Tampered::Missing),
+        (None, Some(_)) => Some(Tampered::Unsealed),
+    }
 }
 
 /// The session's anchor; one that does not parse is treated as missing (which only makes the

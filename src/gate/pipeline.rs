@@ -18,7 +18,7 @@ use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
 use super::turn::{Answer, Facts};
 use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
-use crate::git::{self, ANCHORS_REF, Repo, session_key, session_key_blob};
+use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
 use crate::proof::Script;
 
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
@@ -81,7 +81,8 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
     let repo = &ctx.repo;
     let worktree = worktree(repo)?;
     let key = session_key(&event.session, &worktree);
-    if lookup_anchor(repo, &key)?.is_some() {
+    let files = SessionFiles::open(repo, &key)?;
+    if files.load_seal().is_some() || lookup_anchor(repo, &key)?.is_some() {
         return Ok(Reply::Silent);
     }
     // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
@@ -99,6 +100,8 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
             .map(|(blob, mode)| Script { blob, mode }),
         max_blocks: gate_policy.max_blocks,
         timeout_secs: policy.timeout.as_secs(),
+        sign: ctx.signed_only,
+        verify_edits: gate_policy.verify_edits,
         verify_text: verify_text(repo),
     };
     let text = anchor.render();
@@ -117,6 +120,11 @@ fn start(event: &Start, announce: bool) -> Result<Reply, Error> {
             }
         },
     )?;
+    // The session's own copy of its anchor, against which every stop checks the note (issue
+    // 19, hole 8): a deleted or rewritten anchor is then refused, never read as "unchanged".
+    if let Some(recorded) = repo.notes(ANCHORS_REF).lookup(&key)? {
+        files.store_seal(recorded.as_bytes())?;
+    }
     if announce && repo.mark_announced()? {
         return Ok(Reply::Announce);
     }

@@ -15,7 +15,7 @@ pub(crate) use commit_status::{
 };
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
-pub(crate) use lookup::lookup_proof;
+pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
 pub(crate) use prove::{Attempted, Error, ProveOptions, TAIL_LINES, millis, prove};
 pub(crate) use record::{Outcome, Record, Script, merge};
 #[cfg(any(test, feature = "fuzzing"))]
