@@ -11,7 +11,8 @@ mod prove;
 mod record;
 
 pub(crate) use commit_status::{
-    CommitStatus, SignatureStatus, Standing, check_signatures, classify,
+    CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures, classify,
+    verify_changes,
 };
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;

@@ -69,7 +69,7 @@ fn pre_push(
     if mode == PrePush::Off {
         return Ok(exit::OK);
     }
-    let refused = gate::push(repo, mode, remote, &updates, &mut |commit| {
+    let pushed = gate::push(repo, mode, remote, &updates, &mut |commit| {
         let info = repo.commit_info(commit)?;
         report::commit_heading(&info.id.to_string(), &info.subject, err)?;
         // Its verdict is read back from the notes; a failure was already reported.
@@ -87,7 +87,13 @@ fn pre_push(
         )?;
         Ok::<(), crate::cli::Failure>(())
     })?;
-    if let Some(refused) = refused {
+    let edited: Vec<_> = pushed
+        .edited
+        .iter()
+        .map(|checked| CommitReport::new(checked, false, false))
+        .collect();
+    report::pushed_through_edited_verify(&edited, err)?;
+    if let Some(refused) = pushed.refused {
         PushRefusal {
             remote: remote.to_string(),
             unproven: refused
