@@ -57,9 +57,9 @@ pub(crate) struct Refused {
 pub(crate) struct Pushed {
     /// `Some` when the push is refused.
     pub refused: Option<Refused>,
-    /// The pushed commits that count as proven only through an edited verify.sh
-    /// (BOUNDED_CLAIM_SURVIVES): each is warned of, whether or not the push goes on (issue 19,
-    /// hole 14).
+    /// The pushed commits (every one the remote lacks, whatever the policy checks) that count
+    /// as proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES): each is warned of,
+    /// whether or not the push goes on (issue 19, hole 14).
     pub edited: Vec<CommitStatus>,
 }
 
@@ -79,7 +79,12 @@ pub(crate) fn push<E: From<git::Error>>(
     let ids = must_be_proven(repo, mode, remote, updates)?;
     let mut tried = false;
     loop {
-        let (unproven, edited) = standings(repo, &ids)?;
+        let (unproven, mut edited) = standings(repo, &ids)?;
+        if mode != PrePush::All {
+            // The policy checks the tips only; the warning is for every pushed commit.
+            let pushed = must_be_proven(repo, PrePush::All, remote, updates)?;
+            edited = standings(repo, &pushed)?.1;
+        }
         match decide_push(mode, &unproven, tried) {
             PushDecision::Allow => {
                 return Ok(Pushed {

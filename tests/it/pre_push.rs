@@ -214,8 +214,8 @@ fn sending_the_proofs_does_not_run_the_hook_again() {
 /// the pre-push hook without a word; every such commit is now warned of.
 #[test]
 fn a_push_warns_of_every_commit_proven_through_an_edited_verify_sh() {
+    // The default policy checks the tip only; the warning is for every pushed commit.
     let (_remote, repo) = hooked();
-    repo.git(&["config", "prove-it.prePush", "all"]);
     let bounded = crate::check::bounded_record(&repo);
     crate::check::hand_write_note(&repo, &tree_of(&repo, "HEAD"), &bounded);
     let first = short(&repo, "HEAD");
