@@ -91,6 +91,10 @@ pub(crate) struct Observed {
     pub verify_edits: VerifyEdits,
     /// `Some` when the anchor disagrees with the session's own copy of it.
     pub tampered: Option<Tampered>,
+    /// Without an anchor, verify.sh in HEAD's tree (`Some(None)`: HEAD has none): the
+    /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
+    /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
+    pub verify_at_head: Option<Option<Script>>,
     /// Blocks already given in this turn.
     pub blocks: u32,
     pub run: Option<RunFacts>,
@@ -292,10 +296,10 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if !changed {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
-    let edited = observed
-        .anchor
-        .as_ref()
-        .is_some_and(|anchor| anchor.verify != *verify);
+    let edited = match &observed.anchor {
+        Some(anchor) => anchor.verify != *verify,
+        None => matches!(observed.verify_at_head, Some(Some(head)) if Some(head) != *verify),
+    };
     // Rule 5b (issue 19, hole 14): with `verifyEdits = block`, an edited verify.sh is refused
     // before anything runs; it is the person's to change.
     if edited && observed.verify_edits == VerifyEdits::Block {
@@ -382,6 +386,7 @@ mod tests {
             sign: false,
             verify_edits: VerifyEdits::Show,
             tampered: None,
+            verify_at_head: None,
             blocks: 0,
             run: None,
         }
@@ -744,5 +749,36 @@ mod tests {
         let mut o = edited;
         o.run = Some(RunFacts::Passed(Outcome::BoundedClaimSurvives));
         assert_eq!(verdict(&o), Verdict::Bounded);
+    }
+
+    /// Issue 19, hole 8: with the anchor and its copy both deleted, verify.sh is told edited
+    /// against HEAD's, so a weakened one proves only BOUNDED (or is refused with `block`).
+    #[test]
+    fn without_an_anchor_an_edit_is_told_against_heads_verify_sh() {
+        let mut o = with_state(changed(), |_, _, verify, _| *verify = Some(script(8)));
+        o.anchor = None;
+        o.run = Some(RunFacts::Passed(Outcome::Proven));
+        assert_eq!(verdict(&o), Verdict::Quiet(Quiet::Proven), "no baseline");
+        o.verify_at_head = Some(Some(script(9)));
+        assert_eq!(verdict(&o), Verdict::Bounded);
+        o.verify_at_head = Some(Some(script(8)));
+        assert_eq!(
+            verdict(&o),
+            Verdict::Quiet(Quiet::Proven),
+            "the same as HEAD's"
+        );
+        // A verify.sh HEAD does not have is new, not an edit.
+        o.verify_at_head = Some(None);
+        assert_eq!(verdict(&o), Verdict::Quiet(Quiet::Proven));
+        o.verify_at_head = Some(Some(script(9)));
+        o.run = None;
+        o.verify_edits = VerifyEdits::Block;
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::VerifyEdited,
+                ..
+            }
+        ));
     }
 }

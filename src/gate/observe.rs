@@ -37,6 +37,9 @@ pub(crate) struct Seen {
     pub anchor: Option<Anchor>,
     /// verify.sh's diff since the session started, when it was edited.
     pub diff: Option<String>,
+    /// verify.sh as the session started with it: the anchor's, else HEAD's (the record's
+    /// `verify-anchor`).
+    pub baseline_verify: Option<Script>,
     pub files: SessionFiles,
     /// The turn state as saved by the previous stop of this session.
     pub turn: TurnState,
@@ -123,6 +126,7 @@ pub(crate) fn stop(
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
         tampered,
+        verify_at_head: None,
         blocks,
         run: None,
     };
@@ -152,11 +156,45 @@ pub(crate) fn stop(
         .as_ref()
         .and_then(|tree| tree.verify)
         .map(|(blob, mode)| Script { blob, mode });
-    let diff = match &anchor {
-        Some(anchor) if anchor.verify != current_verify => verify_diff(
-            anchor.verify_text.as_deref().unwrap_or(""),
-            &verify_text(repo).unwrap_or_default(),
-        ),
+    // Without an anchor, HEAD's verify.sh is the baseline (only read then: the cache-hit path
+    // with an anchor reads nothing more).
+    let at_head = match (&anchor, head_tree) {
+        (None, Some(tree)) if armed_now.is_armed() => Some(repo.tree_verify(tree)?),
+        _ => None,
+    };
+    observed.verify_at_head = at_head.as_ref().map(|found| {
+        found.as_ref().map(|(blob, mode, _)| Script {
+            blob: *blob,
+            mode: *mode,
+        })
+    });
+    // HEAD's verify.sh is a baseline only where it differs: an unedited one leaves the record
+    // as it always was (`verify-anchor: none` without an anchor).
+    let (baseline_verify, baseline_text) = match (&anchor, &at_head) {
+        (Some(anchor), _) => (anchor.verify, anchor.verify_text.clone()),
+        (None, Some(Some((blob, mode, data))))
+            if Some(Script {
+                blob: *blob,
+                mode: *mode,
+            }) != current_verify =>
+        {
+            (
+                Some(Script {
+                    blob: *blob,
+                    mode: *mode,
+                }),
+                Some(String::from_utf8_lossy(data).into_owned()),
+            )
+        }
+        (None, _) => (None, None),
+    };
+    let diff = match (&anchor, baseline_verify) {
+        (Some(_), baseline) | (None, baseline @ Some(_)) if baseline != current_verify => {
+            verify_diff(
+                baseline_text.as_deref().unwrap_or(""),
+                &verify_text(repo).unwrap_or_default(),
+            )
+        }
         _ => None,
     };
     // A notice told to the agent counts for the turn it was told in only.
@@ -167,6 +205,7 @@ pub(crate) fn stop(
         state,
         anchor,
         diff,
+        baseline_verify,
         files,
         turn,
         _lock: lock,

@@ -28,6 +28,12 @@ pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
                  {tree}), but verify.sh was edited during this session, so the proof holds only \
                  for the edited checks. Review the edit:\n"
             );
+            if ctx.anchor_missing {
+                let _ = writeln!(
+                    text,
+                    "{ANCHOR_MISSING} verify.sh was compared with the one in HEAD's tree."
+                );
+            }
             let room = REASON_CAP.saturating_sub(text.len());
             match ctx.diff.as_deref() {
                 Some(diff) => text.push_str(&diff_to_fit(diff, room, tree)),

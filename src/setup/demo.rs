@@ -212,6 +212,7 @@ fn judge(
         sign: false,
         verify_edits: Default::default(),
         tampered: None,
+        verify_at_head: None,
         blocks: 0,
         run: Some(facts),
     };

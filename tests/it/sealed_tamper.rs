@@ -224,6 +224,38 @@ fn deleting_the_sessions_own_copy_of_its_anchor_is_refused() {
     assert_eq!(runs(&counter), 0);
 }
 
+/// Hole 8: the anchor and the session's copy both deleted, then verify.sh weakened (left
+/// uncommitted): without an anchor, the edit is told against HEAD's verify.sh, so the proof is
+/// BOUNDED, never a plain PROVEN that `check --strict` would accept once committed.
+#[test]
+fn deleting_the_anchor_and_its_copy_then_weakening_verify_sh_proves_only_bounded() {
+    let (repo, _) = armed("test -f a.txt");
+    start(&repo).silent();
+    repo.git(&["update-ref", "-d", "refs/notes/prove-it-anchors"]);
+    std::fs::remove_dir_all(repo.path(".git/prove-it/sessions")).unwrap();
+    let head_verify = repo
+        .git(&["rev-parse", "HEAD:verify.sh"])
+        .trim()
+        .to_string();
+    repo.verify_script("exit 0");
+    repo.remove("a.txt");
+    let notice = stop(&repo).notice();
+    assert!(
+        notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+        "{notice}"
+    );
+    assert!(notice.contains("No session-start anchor"), "{notice}");
+    assert!(notice.contains("-test -f a.txt"), "{notice}");
+    let note = repo.note(&repo.stock_state_tree().unwrap()).unwrap();
+    assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES\n"), "{note}");
+    assert!(
+        note.contains(&format!("verify-anchor: {head_verify} 100755\n")),
+        "{note}"
+    );
+    repo.commit_all("weakened");
+    repo.prove_it(&["check", "--strict"]).assert().code(1);
+}
+
 /// Hole 9: with prove-it.sign on, a signed record copied from another state with its `tree:`
 /// edited (so its signature is BAD) ended the turn without running anything.
 #[test]
