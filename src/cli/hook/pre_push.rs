@@ -31,8 +31,9 @@ enum Event {
     ///
     /// Policy: PROVE_IT_PRE_PUSH, else git config prove-it.prePush: tip (each pushed tip must be
     /// proven; the default), all (every commit the remote lacks), prove (prove unproven tips in
-    /// a temporary worktree instead of refusing) or off. Deleting a ref is never refused. Exit
-    /// status: 0 the push may go on, 1 refused, 2 error (git refuses the push then too).
+    /// a temporary worktree instead of refusing) or off. Deleting a ref is never refused. Every
+    /// pushed commit proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES) is warned
+    /// of. Exit status: 0 the push may go on, 1 refused, 2 error (git refuses the push then too).
     PrePush {
         /// The remote's name, or its URL when the push names no configured remote.
         remote: String,
