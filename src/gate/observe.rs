@@ -162,30 +162,19 @@ pub(crate) fn stop(
         (None, Some(tree)) if armed_now.is_armed() => Some(repo.tree_verify(tree)?),
         _ => None,
     };
-    observed.verify_at_head = at_head.as_ref().map(|found| {
-        found.as_ref().map(|(blob, mode, _)| Script {
-            blob: *blob,
-            mode: *mode,
-        })
-    });
+    let at_head =
+        at_head.map(|found| found.map(|(blob, mode, data)| (Script { blob, mode }, data)));
+    observed.verify_at_head = at_head
+        .as_ref()
+        .map(|found| found.as_ref().map(|(script, _)| *script));
     // HEAD's verify.sh is a baseline only where it differs: an unedited one leaves the record
     // as it always was (`verify-anchor: none` without an anchor).
-    let (baseline_verify, baseline_text) = match (&anchor, &at_head) {
+    let (baseline_verify, baseline_text) = match (&anchor, at_head) {
         (Some(anchor), _) => (anchor.verify, anchor.verify_text.clone()),
-        (None, Some(Some((blob, mode, data))))
-            if Some(Script {
-                blob: *blob,
-                mode: *mode,
-            }) != current_verify =>
-        {
-            (
-                Some(Script {
-                    blob: *blob,
-                    mode: *mode,
-                }),
-                Some(String::from_utf8_lossy(data).into_owned()),
-            )
-        }
+        (None, Some(Some((script, data)))) if Some(script) != current_verify => (
+            Some(script),
+            Some(String::from_utf8_lossy(&data).into_owned()),
+        ),
         (None, _) => (None, None),
     };
     let diff = match (&anchor, baseline_verify) {
