@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::Repo;
-use crate::report::{self, CheckReport, CommitReport, JSON_VERSION};
+use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport};
 
 /// Check that commits are proven: CI's command. Runs nothing.
 ///
@@ -15,6 +15,11 @@ use crate::report::{self, CheckReport, CommitReport, JSON_VERSION};
 /// or mismatched records never count. Proofs live in notes, which clones do not fetch: run
 /// 'git prove-it sync' (or fetch refs/notes/prove-it) first. It reads only commits, trees and
 /// notes, so it works in a bare repository too: a mirror, or a server's post-receive hook.
+///
+/// A proof through an edited verify.sh (BOUNDED_CLAIM_SURVIVES) counts unless --strict, and is
+/// always listed. For a range (BASE..HEAD), a checked commit whose verify.sh is not the base's
+/// is listed as "verify.sh changed since BASE", whatever the proofs say: that needs no anchor of
+/// the agent's session. --strict refuses such a range unless --allow-verify-change.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,
@@ -36,6 +41,11 @@ pub(crate) struct Args {
     /// Refuse proofs made through an edited verify.sh (BOUNDED_CLAIM_SURVIVES).
     #[arg(long)]
     strict: bool,
+
+    /// With --strict, accept a range in which verify.sh changed since its base (a person
+    /// reviewed the change).
+    #[arg(long)]
+    allow_verify_change: bool,
 
     /// Count only proofs with a good signature by an allowed signer.
     #[arg(long)]
@@ -88,11 +98,18 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     } else {
         None
     };
-    let commits: Vec<_> = super::signers::standings(&repo, &ids, verifier.as_ref())?
-        .into_iter()
-        .map(|checked| CommitReport::new(&checked, args.strict, args.require_signed))
+    let standings = super::signers::standings(&repo, &ids, verifier.as_ref())?;
+    let verify_changed = verify_changes(&repo, &selection.hidden, &standings)?;
+    let commits: Vec<_> = standings
+        .iter()
+        .map(|checked| CommitReport::new(checked, args.strict, args.require_signed))
         .collect();
-    let proven = commits.iter().all(|c| c.proven);
+    let proven = commits.iter().all(|c| c.proven)
+        && !CheckReport::refuses_verify_change(
+            args.strict,
+            args.allow_verify_change,
+            &verify_changed,
+        );
     let report = CheckReport {
         version: JSON_VERSION,
         outcome: if proven {
@@ -103,7 +120,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         proven,
         strict: args.strict,
         require_signed: args.require_signed,
+        allow_verify_change: args.allow_verify_change,
         commits,
+        verify_changed,
     };
     if args.json {
         report::json(&report, out)?;
@@ -111,4 +130,19 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         report.human(out)?;
     }
     Ok(if proven { exit::OK } else { exit::NOT_PROVEN })
+}
+
+/// verify.sh changes since each of `bases` (the commits a range excludes) among `checked`.
+pub(crate) fn verify_changes(
+    repo: &Repo,
+    bases: &[crate::git::ObjectId],
+    checked: &[crate::proof::CommitStatus],
+) -> Result<Vec<VerifyChangeReport>, super::Failure> {
+    let mut unique = bases.to_vec();
+    unique.dedup();
+    let bases = repo.commits_with_notes(&unique, |info, _| info)?;
+    Ok(crate::proof::verify_changes(&bases, checked)
+        .iter()
+        .map(VerifyChangeReport::from)
+        .collect())
 }

@@ -19,6 +19,9 @@ use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle};
 /// checked against --allowed-signers, else git config prove-it.allowedSigners, else
 /// gpg.ssh.allowedSignersFile; with none of them, a signed proof shows as not verified.
 ///
+/// For a range (BASE..HEAD), a listed commit whose verify.sh is not the base's is named after the
+/// list: "verify.sh changed since BASE".
+///
 /// It reads only commits, trees and notes, so it works in a bare repository too.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -55,13 +58,16 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
     let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
-    let commits: Vec<_> = super::signers::standings(&repo, &ids, verifier.as_ref())?
-        .into_iter()
-        .map(|checked| CommitReport::new(&checked, false, false))
+    let standings = super::signers::standings(&repo, &ids, verifier.as_ref())?;
+    let verify_changed = super::check::verify_changes(&repo, &selection.hidden, &standings)?;
+    let commits: Vec<_> = standings
+        .iter()
+        .map(|checked| CommitReport::new(checked, false, false))
         .collect();
     let report = LogReport {
         version: JSON_VERSION,
         commits,
+        verify_changed,
     };
     if args.json {
         report::json(&report, out)?;

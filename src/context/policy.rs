@@ -56,6 +56,48 @@ pub(crate) const LEDGER_CONFIG: &str = "prove-it.ledger";
 /// Environment only: skipping the gate is a person's deliberate act, not something an agent can
 /// `git config`.
 pub(crate) const SKIP_ENV: &str = "PROVE_IT_SKIP";
+pub(crate) const VERIFY_EDITS_ENV: &str = "PROVE_IT_VERIFY_EDITS";
+pub(crate) const VERIFY_EDITS_CONFIG: &str = "prove-it.verifyEdits";
+
+/// What the gate does with a turn that ends with verify.sh changed since the session started
+/// (issue 19, hole 14). Ordered weakest first, so the stronger of two is their maximum.
+#[derive(
+    Debug,
+    Default,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+)]
+pub(crate) enum VerifyEdits {
+    /// The proof is BOUNDED_CLAIM_SURVIVES and the edit is shown (the seed's contract).
+    #[default]
+    Show,
+    /// The turn is refused until verify.sh is restored or the change is left to a person.
+    Block,
+}
+
+impl VerifyEdits {
+    /// The word for it, as git config and the anchor spell it.
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            VerifyEdits::Show => "show",
+            VerifyEdits::Block => "block",
+        }
+    }
+
+    pub(crate) fn parse(value: &str) -> Option<VerifyEdits> {
+        match value.trim().to_ascii_lowercase().as_str() {
+            "show" => Some(VerifyEdits::Show),
+            "block" => Some(VerifyEdits::Block),
+            _ => None,
+        }
+    }
+}
 
 /// What the gate at an agent's stop does besides running verify.sh.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,6 +108,8 @@ pub(crate) struct GatePolicy {
     pub ledger: bool,
     /// `PROVE_IT_SKIP=1`: end the turn without checking, and say so.
     pub skip: bool,
+    /// `prove-it.verifyEdits`: show an edited verify.sh, or refuse the turn.
+    pub verify_edits: VerifyEdits,
 }
 
 impl GatePolicy {
@@ -87,10 +131,19 @@ impl GatePolicy {
             Some(value) => boolean(&value, SKIP_ENV)?,
             None => false,
         };
+        let verify_edits = match (
+            sources.env(VERIFY_EDITS_ENV),
+            sources.config(VERIFY_EDITS_CONFIG),
+        ) {
+            (Some(value), _) => verify_edits(&value, VERIFY_EDITS_ENV)?,
+            (None, Some(value)) => verify_edits(&value, VERIFY_EDITS_CONFIG)?,
+            (None, None) => VerifyEdits::Show,
+        };
         Ok(GatePolicy {
             max_blocks,
             ledger,
             skip,
+            verify_edits,
         })
     }
 }
@@ -104,6 +157,14 @@ fn blocks(value: &str, source_name: &str) -> Result<u32, Error> {
             value: value.to_string(),
         }),
     }
+}
+
+fn verify_edits(value: &str, source_name: &str) -> Result<VerifyEdits, Error> {
+    VerifyEdits::parse(value).ok_or_else(|| Error {
+        source_name: source_name.to_string(),
+        expected: "show or block",
+        value: value.to_string(),
+    })
 }
 
 /// Booleans as git config spells them; an empty environment variable is false.
@@ -282,9 +343,34 @@ mod tests {
             GatePolicy {
                 max_blocks: 3,
                 ledger: false,
-                skip: false
+                skip: false,
+                verify_edits: VerifyEdits::Show,
             }
         );
+    }
+
+    #[test]
+    fn verify_edits_is_show_or_block_and_the_environment_beats_config() {
+        let read = |env: &'static [(&'static str, &'static str)], config| {
+            GatePolicy::resolve(&Table(env, config)).map(|p| p.verify_edits)
+        };
+        assert_eq!(
+            read(&[], &[("prove-it.verifyEdits", "Block")]),
+            Ok(VerifyEdits::Block)
+        );
+        assert_eq!(
+            read(
+                &[("PROVE_IT_VERIFY_EDITS", "show")],
+                &[("prove-it.verifyEdits", "block")]
+            ),
+            Ok(VerifyEdits::Show)
+        );
+        let err = read(&[], &[("prove-it.verifyEdits", "warn")]).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "prove-it.verifyEdits must be show or block, not \"warn\""
+        );
+        assert!(VerifyEdits::Show < VerifyEdits::Block);
     }
 
     #[test]

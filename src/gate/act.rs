@@ -54,7 +54,7 @@ fn run(
         proof::ProveOptions {
             host: host.name(),
             session: Some(&event.session),
-            anchor: seen.anchor.as_ref().and_then(|a| a.verify),
+            anchor: seen.baseline_verify,
             verify_diff: seen.diff.clone(),
             timeout: ctx.policy.clone()?.timeout,
             echo: None,

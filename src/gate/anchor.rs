@@ -1,8 +1,9 @@
 //! The anchor: what the gate saw when an agent session started in a worktree, version 1.
 //!
 //! One parser and one renderer for the note text under `refs/notes/prove-it-anchors`. It holds
-//! the state tree, HEAD's tree, the policy in force and verify.sh (blob, mode and full text), so
-//! a later stop can tell whether the session changed anything and how verify.sh was edited.
+//! the state tree, HEAD's tree, the policy in force (budget, timeout, signing, what an edit of
+//! verify.sh does) and verify.sh (blob, mode and full text), so a later stop can tell whether
+//! the session changed anything, whether the policy was weakened and how verify.sh was edited.
 //! Pure: this module never touches the repository.
 
 use std::fmt::Write as _;
@@ -11,6 +12,7 @@ use gix::ObjectId;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+use crate::context::policy::VerifyEdits;
 use crate::proof::Script;
 
 const MAGIC_KEY: &str = "prove-it-anchor";
@@ -31,6 +33,11 @@ pub(crate) struct Anchor {
     /// The gate's budget in force at session start (0 = warn-only).
     pub max_blocks: u32,
     pub timeout_secs: u64,
+    /// `prove-it.sign` at session start: cached proofs count only with a good signature.
+    /// Anchors written before it existed read as off.
+    pub sign: bool,
+    /// `prove-it.verifyEdits` at session start; older anchors read as `show`.
+    pub verify_edits: VerifyEdits,
     /// verify.sh's text at session start, for the diff a later edit is shown with.
     pub verify_text: Option<String>,
 }
@@ -63,6 +70,8 @@ impl Anchor {
         );
         let _ = writeln!(out, "max-blocks: {}", self.max_blocks);
         let _ = writeln!(out, "timeout: {}", self.timeout_secs);
+        let _ = writeln!(out, "sign: {}", if self.sign { "on" } else { "off" });
+        let _ = writeln!(out, "verify-edits: {}", self.verify_edits.as_str());
         if let Some(text) = &self.verify_text {
             // One space before each line, so the text cannot forge a key of its own.
             let _ = writeln!(out, "{VERIFY_TEXT}:");
@@ -146,6 +155,16 @@ impl Anchor {
             timeout_secs: field("timeout")?
                 .parse()
                 .map_err(|_| malformed("timeout: is not a number"))?,
+            sign: match fields.get("sign").copied() {
+                None | Some("off") => false,
+                Some("on") => true,
+                Some(_) => return Err(malformed("sign: is not on or off")),
+            },
+            verify_edits: match fields.get("verify-edits").copied() {
+                None => VerifyEdits::Show,
+                Some(value) => VerifyEdits::parse(value)
+                    .ok_or_else(|| malformed("verify-edits: is not show or block"))?,
+            },
             verify_text,
         })
     }
@@ -180,6 +199,8 @@ mod tests {
             }),
             max_blocks: 3,
             timeout_secs: 300,
+            sign: true,
+            verify_edits: VerifyEdits::Block,
             verify_text: text.map(str::to_string),
         }
     }
@@ -205,7 +226,7 @@ mod tests {
             "prove-it-anchor: 1\nsession: 86ca-1\nworktree: /repo\ntime: 2026-11-29T12:00:00Z\n\
              state-tree: 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nhead-tree: none\n\
              verify: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100755\nmax-blocks: 3\n\
-             timeout: 300\nverify-text:\n #!/bin/sh\n"
+             timeout: 300\nsign: on\nverify-edits: block\nverify-text:\n #!/bin/sh\n"
         );
     }
 
@@ -215,6 +236,20 @@ mod tests {
         forged.session = "x\nmax-blocks: 0".into();
         let parsed = Anchor::parse(&forged.render()).unwrap();
         assert_eq!(parsed.max_blocks, 3);
+    }
+
+    /// Anchors written before signing and verify.sh edits were part of the policy still read.
+    #[test]
+    fn an_anchor_without_the_newer_policy_keys_still_reads() {
+        let old = anchor(None)
+            .render()
+            .replace("sign: on\n", "")
+            .replace("verify-edits: block\n", "");
+        let parsed = Anchor::parse(&old).unwrap();
+        assert!(!parsed.sign);
+        assert_eq!(parsed.verify_edits, VerifyEdits::Show);
+        let bad = anchor(None).render().replace("sign: on", "sign: maybe");
+        assert!(Anchor::parse(&bad).is_err());
     }
 
     #[test]

@@ -3,6 +3,7 @@ use std::borrow::Cow;
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
+use crate::context::policy::VerifyEdits;
 use crate::proof::{Outcome, Script};
 
 /// What the gate saw at session start, as far as the decision needs it.
@@ -15,6 +16,23 @@ pub(crate) struct AnchorFacts {
     pub verify: Option<Script>,
     pub max_blocks: u32,
     pub timeout_secs: u64,
+    /// `prove-it.sign` at session start.
+    pub sign: bool,
+    pub verify_edits: VerifyEdits,
+}
+
+/// How the session's anchor disagrees with the session's own copy of it, saved when the
+/// session started (issue 19, hole 8). Either way the anchor cannot be trusted: a rewritten
+/// `state-tree:` would make a changed session look unchanged, a deleted one would make an edit
+/// of verify.sh look like none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Tampered {
+    /// The session recorded an anchor, and the anchors ref no longer holds it.
+    Missing,
+    /// The anchor's note text is not the one the session recorded.
+    Changed,
+    /// An anchor is there, and the session's own copy of it is not.
+    Unsealed,
 }
 
 /// The working state now, when verify.sh is armed.
@@ -67,6 +85,16 @@ pub(crate) struct Observed {
     pub max_blocks: u32,
     /// verify.sh's timeout in force now.
     pub timeout_secs: u64,
+    /// `prove-it.sign` in force now.
+    pub sign: bool,
+    /// `prove-it.verifyEdits` in force now.
+    pub verify_edits: VerifyEdits,
+    /// `Some` when the anchor disagrees with the session's own copy of it.
+    pub tampered: Option<Tampered>,
+    /// Without an anchor, verify.sh in HEAD's tree (`Some(None)`: HEAD has none): the
+    /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
+    /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
+    pub verify_at_head: Option<Option<Script>>,
     /// Blocks already given in this turn.
     pub blocks: u32,
     pub run: Option<RunFacts>,
@@ -93,6 +121,10 @@ pub(crate) enum Why {
     StateChanged {
         paths: Vec<String>,
     },
+    /// The session's anchor was deleted or rewritten.
+    AnchorTampered(Tampered),
+    /// verify.sh changed since the session started, and `prove-it.verifyEdits = block`.
+    VerifyEdited,
 }
 
 /// How the policy was weakened since the session started.
@@ -103,6 +135,10 @@ pub(crate) enum Weakened {
     /// A longer verify.sh timeout: past the host's hook timeout, a hung verify.sh would let the
     /// turn end without a verdict.
     Timeout { anchor: u64, now: u64 },
+    /// `prove-it.sign` turned off: an unsigned or forged proof would count again.
+    Signing,
+    /// `prove-it.verifyEdits` lowered from `block` to `show`.
+    VerifyEdits,
 }
 
 /// What was weakened, as a fragment: in the gate's words and in the ledger.
@@ -116,6 +152,11 @@ impl std::fmt::Display for Weakened {
             Weakened::Timeout { anchor, now } => write!(
                 f,
                 "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
+            ),
+            Weakened::Signing => write!(f, "signing of proofs turned off (prove-it.sign)"),
+            Weakened::VerifyEdits => write!(
+                f,
+                "edits of verify.sh shown instead of refused (PROVE_IT_VERIFY_EDITS or prove-it.verifyEdits)"
             ),
         }
     }
@@ -189,6 +230,12 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         })
     };
 
+    // An anchor the session's own copy disagrees with cannot say what the session started
+    // from: refused loudly, never read as "unchanged".
+    if let Some(tampered) = observed.tampered {
+        return refuse(Why::AnchorTampered(tampered));
+    }
+
     // Rules 3 and 4: not armed now.
     if let Err(reason) = observed.armed_now {
         let armed_at_start = match &observed.anchor {
@@ -217,6 +264,14 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             now: observed.timeout_secs,
         }));
     }
+    if let Some(anchor) = &observed.anchor {
+        if anchor.sign && !observed.sign {
+            return refuse(Why::Weakened(Weakened::Signing));
+        }
+        if observed.verify_edits < anchor.verify_edits {
+            return refuse(Why::Weakened(Weakened::VerifyEdits));
+        }
+    }
 
     let (tree, head_tree, verify, proof) = match &observed.state {
         Some(State::Tree {
@@ -241,10 +296,15 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if !changed {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
-    let edited = observed
-        .anchor
-        .as_ref()
-        .is_some_and(|anchor| anchor.verify != *verify);
+    let edited = match &observed.anchor {
+        Some(anchor) => anchor.verify != *verify,
+        None => matches!(observed.verify_at_head, Some(Some(head)) if Some(head) != *verify),
+    };
+    // Rule 5b (issue 19, hole 14): with `verifyEdits = block`, an edited verify.sh is refused
+    // before anything runs; it is the person's to change.
+    if edited && observed.verify_edits == VerifyEdits::Block {
+        return refuse(Why::VerifyEdited);
+    }
     let proven = |outcome: Outcome| {
         Done(if edited || outcome == Outcome::BoundedClaimSurvives {
             Verdict::Bounded
@@ -303,6 +363,8 @@ mod tests {
             verify: Some(script(9)),
             max_blocks: 3,
             timeout_secs: 300,
+            sign: false,
+            verify_edits: VerifyEdits::Show,
         }
     }
 
@@ -321,6 +383,10 @@ mod tests {
             }),
             max_blocks: 3,
             timeout_secs: 300,
+            sign: false,
+            verify_edits: VerifyEdits::Show,
+            tampered: None,
+            verify_at_head: None,
             blocks: 0,
             run: None,
         }
@@ -575,6 +641,142 @@ mod tests {
             verdict(&o),
             Verdict::Yield {
                 why: Why::Content { .. },
+                ..
+            }
+        ));
+    }
+    /// Issue 19, hole 8: a deleted, rewritten or unsealed anchor is refused before anything
+    /// else is read from it, even when the state looks unchanged.
+    #[test]
+    fn a_tampered_anchor_is_refused_never_unchanged() {
+        for tampered in [Tampered::Missing, Tampered::Changed, Tampered::Unsealed] {
+            let mut o = with_state(changed(), |tree, _, _, _| *tree = id(1));
+            o.tampered = Some(tampered);
+            assert_eq!(
+                verdict(&o),
+                Verdict::Block {
+                    why: Why::AnchorTampered(tampered),
+                    attempt: 1,
+                    max: 3
+                }
+            );
+            o.blocks = 3;
+            assert!(matches!(
+                verdict(&o),
+                Verdict::Yield {
+                    why: Why::AnchorTampered(_),
+                    ..
+                }
+            ));
+        }
+    }
+
+    /// Issue 19, hole 9: turning signing off mid-session is refused like a lower budget, and
+    /// turning it on is fine.
+    #[test]
+    fn signing_turned_off_mid_session_is_refused_and_on_is_not() {
+        let mut o = changed();
+        o.anchor = Some(AnchorFacts {
+            sign: true,
+            ..anchor()
+        });
+        assert_eq!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Weakened(Weakened::Signing),
+                attempt: 1,
+                max: 3
+            }
+        );
+        o.sign = true;
+        assert_eq!(decide(&o), Decision::Run);
+        let mut o = changed();
+        o.sign = true;
+        assert_eq!(decide(&o), Decision::Run);
+    }
+
+    /// Issue 19, hole 14: `verifyEdits = block` refuses an edited verify.sh before it runs,
+    /// whether the anchor or the policy now says so; lowering it to `show` is refused.
+    #[test]
+    fn verify_edits_block_refuses_an_edited_verify_sh_and_show_bounds_it() {
+        let edited = with_state(changed(), |_, _, verify, _| *verify = Some(script(8)));
+        let table = [
+            // (anchor's, now, verdict)
+            (VerifyEdits::Show, VerifyEdits::Show, None),
+            (
+                VerifyEdits::Show,
+                VerifyEdits::Block,
+                Some(Why::VerifyEdited),
+            ),
+            (
+                VerifyEdits::Block,
+                VerifyEdits::Block,
+                Some(Why::VerifyEdited),
+            ),
+            (
+                VerifyEdits::Block,
+                VerifyEdits::Show,
+                Some(Why::Weakened(Weakened::VerifyEdits)),
+            ),
+        ];
+        for (at_start, now, want) in table {
+            let mut o = edited.clone();
+            o.anchor = Some(AnchorFacts {
+                verify_edits: at_start,
+                ..anchor()
+            });
+            o.verify_edits = now;
+            match want {
+                Some(why) => assert_eq!(
+                    verdict(&o),
+                    Verdict::Block {
+                        why,
+                        attempt: 1,
+                        max: 3
+                    },
+                    "{at_start:?} {now:?}"
+                ),
+                None => assert_eq!(decide(&o), Decision::Run, "{at_start:?} {now:?}"),
+            }
+        }
+        // An unedited verify.sh is not refused by `block`.
+        let mut o = changed();
+        o.verify_edits = VerifyEdits::Block;
+        assert_eq!(decide(&o), Decision::Run);
+        o.run = Some(RunFacts::Passed(Outcome::Proven));
+        assert_eq!(verdict(&o), Verdict::Quiet(Quiet::Proven));
+        // With `show`, the edited one is bounded as before.
+        let mut o = edited;
+        o.run = Some(RunFacts::Passed(Outcome::BoundedClaimSurvives));
+        assert_eq!(verdict(&o), Verdict::Bounded);
+    }
+
+    /// Issue 19, hole 8: with the anchor and its copy both deleted, verify.sh is told edited
+    /// against HEAD's, so a weakened one proves only BOUNDED (or is refused with `block`).
+    #[test]
+    fn without_an_anchor_an_edit_is_told_against_heads_verify_sh() {
+        let mut o = with_state(changed(), |_, _, verify, _| *verify = Some(script(8)));
+        o.anchor = None;
+        o.run = Some(RunFacts::Passed(Outcome::Proven));
+        assert_eq!(verdict(&o), Verdict::Quiet(Quiet::Proven), "no baseline");
+        o.verify_at_head = Some(Some(script(9)));
+        assert_eq!(verdict(&o), Verdict::Bounded);
+        o.verify_at_head = Some(Some(script(8)));
+        assert_eq!(
+            verdict(&o),
+            Verdict::Quiet(Quiet::Proven),
+            "the same as HEAD's"
+        );
+        // A verify.sh HEAD does not have is new, not an edit.
+        o.verify_at_head = Some(None);
+        assert_eq!(verdict(&o), Verdict::Quiet(Quiet::Proven));
+        o.verify_at_head = Some(Some(script(9)));
+        o.run = None;
+        o.verify_edits = VerifyEdits::Block;
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::VerifyEdited,
                 ..
             }
         ));

@@ -24,6 +24,9 @@ pub(crate) enum Error {
     /// unsigned.
     #[error(transparent)]
     Sign(proof::Error),
+    /// With signing on, a cached proof's signature could not be checked (issue 19, hole 9).
+    #[error(transparent)]
+    CheckSignature(#[from] proof::SignatureError),
     #[error("could not run verify.sh")]
     Run(#[source] proof::Error),
     #[error("could not write the anchor's key")]

@@ -3,7 +3,7 @@
 
 use time::format_description::well_known::Rfc3339;
 
-use super::decide::Why;
+use super::decide::{Tampered, Why};
 use super::error::Error;
 use super::event::Stop;
 use super::host::HostRules;
@@ -77,6 +77,18 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             None,
             vec![format!("verify.sh changed {} path(s)", paths.len())],
         ),
+        Why::AnchorTampered(tampered) => (
+            None,
+            vec![
+                match tampered {
+                    Tampered::Missing => "the session's anchor was deleted",
+                    Tampered::Changed => "the session's anchor was rewritten",
+                    Tampered::Unsealed => "the session's own copy of its anchor is missing",
+                }
+                .to_string(),
+            ],
+        ),
+        Why::VerifyEdited => (None, vec!["verify.sh edited (verifyEdits = block)".into()]),
     }
 }
 

@@ -25,7 +25,7 @@ mod session_index;
 mod turn;
 
 pub(crate) use decide::{
-    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Verdict, Why, decide,
+    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
 };
 pub(crate) use error::error_chain;
 pub(crate) use event::{Start, Stop};

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use super::anchor::Anchor;
-use super::decide::{AnchorFacts, Observed, State};
+use super::decide::{AnchorFacts, Observed, State, Tampered};
 use super::diff::verify_diff;
 use super::error::{Error, error_chain};
 use super::event::Stop;
@@ -15,8 +15,7 @@ use super::host::HostRules;
 use super::turn::{Answer, TurnState};
 use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
-use crate::proof::Script;
-use crate::proof::lookup_proof;
+use crate::proof::{Script, StopSignatures, lookup_proof};
 
 /// What a stop looks like before anything is decided.
 pub(crate) enum Observation {
@@ -38,6 +37,9 @@ pub(crate) struct Seen {
     pub anchor: Option<Anchor>,
     /// verify.sh's diff since the session started, when it was edited.
     pub diff: Option<String>,
+    /// verify.sh as the session started with it: the anchor's, else HEAD's (the record's
+    /// `verify-anchor`).
+    pub baseline_verify: Option<Script>,
     pub files: SessionFiles,
     /// The turn state as saved by the previous stop of this session.
     pub turn: TurnState,
@@ -66,12 +68,8 @@ pub(crate) fn stop(
     let armed_now = repo.armed()?;
     let key = session_key(&event.session, &worktree(repo)?);
 
-    let anchor = lookup_anchor(repo, &key)?;
-    if anchored && anchor.is_none() {
-        return Err(Error::AnchorGone {
-            worktree: worktree(repo)?,
-        });
-    }
+    let note = repo.notes(ANCHORS_REF).lookup(&key)?;
+    let anchor = note.as_deref().and_then(|text| Anchor::parse(text).ok());
     let head_tree = repo.head_tree()?;
     // Only asked when verify.sh is gone and there is no anchor to say it was armed before.
     let armed_at_head = match head_tree {
@@ -80,13 +78,33 @@ pub(crate) fn stop(
         }
         _ => false,
     };
-    if !armed_now.is_armed() && anchor.is_none() && !armed_at_head {
+    // A worktree the session index says this session anchored is never opted out: its anchor
+    // gone missing is tampering or an error, said below.
+    if !armed_now.is_armed() && anchor.is_none() && !armed_at_head && !anchored {
         return Ok(Observation::OptedOut);
     }
 
     let files = SessionFiles::open(repo, &key)?;
     let lock = files.lock()?;
     let turn = TurnState::load(files.load().as_deref(), ctx.clock.now_ns());
+    let seal = files
+        .load_seal()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    // The session index says this session anchored here, yet neither the note nor the
+    // session's own copy of it is there: nothing to compare with, so the stop cannot be
+    // checked (with a copy, the tampering is refused as such below).
+    if anchored && note.is_none() && seal.is_none() {
+        return Err(Error::AnchorGone {
+            worktree: worktree(repo)?,
+        });
+    }
+    let tampered = tampered(seal.as_deref(), note.as_deref());
+    // When the note disagrees with the session's own copy, the copy says what the session
+    // started from (the stop is refused either way).
+    let anchor = match (tampered, &seal) {
+        (Some(_), Some(seal)) => Anchor::parse(seal).ok(),
+        _ => anchor,
+    };
     if let Some(last) = &turn.last
         && last.at_ns >= started_ns
         && last.turn == event.turn
@@ -111,15 +129,22 @@ pub(crate) fn stop(
             verify: a.verify,
             max_blocks: host.block_budget(a.max_blocks),
             timeout_secs: a.timeout_secs,
+            sign: a.sign,
+            verify_edits: a.verify_edits,
         }),
         armed_at_head,
         state: None,
         max_blocks: host.block_budget(gate_policy.max_blocks),
         timeout_secs: policy.timeout.as_secs(),
+        sign: ctx.signed_only,
+        verify_edits: gate_policy.verify_edits,
+        tampered,
+        verify_at_head: None,
         blocks,
         run: None,
     };
     let mut state = None;
+    let mut signatures = StopSignatures::new(repo);
     if armed_now.is_armed() {
         observed.state = Some(match repo.state_tree(false) {
             Ok(tree) => {
@@ -128,7 +153,8 @@ pub(crate) fn stop(
                     head_tree,
                     verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
                     proof: lookup_proof(repo, tree.id, tree.verify)?
-                        .best(ctx.signed_only)
+                        .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))
+                        .map_err(Error::from)?
                         .map(|record| record.outcome),
                 };
                 state = Some(tree);
@@ -143,11 +169,34 @@ pub(crate) fn stop(
         .as_ref()
         .and_then(|tree| tree.verify)
         .map(|(blob, mode)| Script { blob, mode });
-    let diff = match &anchor {
-        Some(anchor) if anchor.verify != current_verify => verify_diff(
-            anchor.verify_text.as_deref().unwrap_or(""),
-            &verify_text(repo).unwrap_or_default(),
+    // Without an anchor, HEAD's verify.sh is the baseline (only read then: the cache-hit path
+    // with an anchor reads nothing more).
+    let at_head = match (&anchor, head_tree) {
+        (None, Some(tree)) if armed_now.is_armed() => Some(repo.tree_verify(tree)?),
+        _ => None,
+    };
+    let at_head =
+        at_head.map(|found| found.map(|(blob, mode, data)| (Script { blob, mode }, data)));
+    observed.verify_at_head = at_head
+        .as_ref()
+        .map(|found| found.as_ref().map(|(script, _)| *script));
+    // HEAD's verify.sh is a baseline only where it differs: an unedited one leaves the record
+    // as it always was (`verify-anchor: none` without an anchor).
+    let (baseline_verify, baseline_text) = match (&anchor, at_head) {
+        (Some(anchor), _) => (anchor.verify, anchor.verify_text.clone()),
+        (None, Some(Some((script, data)))) if Some(script) != current_verify => (
+            Some(script),
+            Some(String::from_utf8_lossy(&data).into_owned()),
         ),
+        (None, _) => (None, None),
+    };
+    let diff = match (&anchor, baseline_verify) {
+        (Some(_), baseline) | (None, baseline @ Some(_)) if baseline != current_verify => {
+            verify_diff(
+                baseline_text.as_deref().unwrap_or(""),
+                &verify_text(repo).unwrap_or_default(),
+            )
+        }
         _ => None,
     };
     // A notice told to the agent counts for the turn it was told in only.
@@ -158,10 +207,22 @@ pub(crate) fn stop(
         state,
         anchor,
         diff,
+        baseline_verify,
         files,
         turn,
         _lock: lock,
     })))
+}
+
+/// How the anchor's note disagrees with the session's own copy of it, if it does.
+fn tampered(seal: Option<&str>, note: Option<&str>) -> Option<Tampered> {
+    match (seal, note) {
+        (None, None) => None,
+        (Some(seal), Some(note)) if seal == note => None,
+        (Some(_), Some(_)) => Some(Tampered::Changed),
+        (Some(_), None) => Some(Tampered::Missing),
+        (None, Some(_)) => Some(Tampered::Unsealed),
+    }
 }
 
 /// The session's anchor; one that does not parse is treated as missing (which only makes the

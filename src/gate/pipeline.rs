@@ -20,7 +20,7 @@ use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts};
 use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
-use crate::git::{self, ANCHORS_REF, Repo, session_key, session_key_blob};
+use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
 use crate::proof::Script;
 
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
@@ -130,7 +130,8 @@ fn start(
             Err(_) => Err(Error::Index(session_index::Error::NoHome)),
         }
     };
-    if lookup_anchor(repo, &key)?.is_some() {
+    let files = SessionFiles::open(repo, &key)?;
+    if files.load_seal().is_some() || lookup_anchor(repo, &key)?.is_some() {
         index_it()?;
         return Ok(Reply::Silent);
     }
@@ -149,6 +150,8 @@ fn start(
             .map(|(blob, mode)| Script { blob, mode }),
         max_blocks: gate_policy.max_blocks,
         timeout_secs: policy.timeout.as_secs(),
+        sign: ctx.signed_only,
+        verify_edits: gate_policy.verify_edits,
         verify_text: verify_text(repo),
     };
     let text = anchor.render();
@@ -167,6 +170,11 @@ fn start(
             }
         },
     )?;
+    // The session's own copy of its anchor, against which every stop checks the note (issue
+    // 19, hole 8): a deleted or rewritten anchor is then refused, never read as "unchanged".
+    if let Some(recorded) = repo.notes(ANCHORS_REF).lookup(&key)? {
+        files.store_seal(recorded.as_bytes())?;
+    }
     index_it()?;
     if announce && repo.mark_announced()? {
         return Ok(Reply::Announce);

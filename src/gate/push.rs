@@ -52,26 +52,52 @@ pub(crate) struct Refused {
     pub tried: bool,
 }
 
-/// Gate a push to `remote` of `updates` under `mode`: `None` when it may go on. `prove` proves
-/// one commit (in a temporary worktree) when the policy says to; its failures were reported by
-/// it, and what counts is what the notes say afterwards.
+/// What the gate says of a push.
+#[derive(Default)]
+pub(crate) struct Pushed {
+    /// `Some` when the push is refused.
+    pub refused: Option<Refused>,
+    /// The pushed commits (every one the remote lacks, whatever the policy checks) that count
+    /// as proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES): each is warned of,
+    /// whether or not the push goes on (issue 19, hole 14).
+    pub edited: Vec<CommitStatus>,
+}
+
+/// Gate a push to `remote` of `updates` under `mode`. `prove` proves one commit (in a
+/// temporary worktree) when the policy says to; its failures were reported by it, and what
+/// counts is what the notes say afterwards.
 pub(crate) fn push<E: From<git::Error>>(
     repo: &Repo,
     mode: PrePush,
     remote: &str,
     updates: &[Update],
     prove: &mut dyn FnMut(ObjectId) -> Result<(), E>,
-) -> Result<Option<Refused>, E> {
+) -> Result<Pushed, E> {
     if mode == PrePush::Off {
-        return Ok(None);
+        return Ok(Pushed::default());
     }
     let ids = must_be_proven(repo, mode, remote, updates)?;
     let mut tried = false;
     loop {
-        let unproven = unproven(repo, &ids)?;
+        let (unproven, mut edited) = standings(repo, &ids)?;
+        if mode != PrePush::All {
+            // The policy checks the tips only; the warning is for every pushed commit.
+            let pushed = must_be_proven(repo, PrePush::All, remote, updates)?;
+            edited = standings(repo, &pushed)?.1;
+        }
         match decide_push(mode, &unproven, tried) {
-            PushDecision::Allow => return Ok(None),
-            PushDecision::Refuse { tried } => return Ok(Some(Refused { unproven, tried })),
+            PushDecision::Allow => {
+                return Ok(Pushed {
+                    refused: None,
+                    edited,
+                });
+            }
+            PushDecision::Refuse { tried } => {
+                return Ok(Pushed {
+                    refused: Some(Refused { unproven, tried }),
+                    edited,
+                });
+            }
             PushDecision::Prove(commits) => {
                 for commit in commits {
                     prove(commit)?;
@@ -118,13 +144,20 @@ fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
     tips
 }
 
-/// Where each of `ids` stands, keeping those that are not proven.
-fn unproven(repo: &Repo, ids: &[ObjectId]) -> Result<Vec<CommitStatus>, git::Error> {
-    Ok(repo
+/// Where each of `ids` stands: those that are not proven, and those proven only through an
+/// edited verify.sh.
+type Split = (Vec<CommitStatus>, Vec<CommitStatus>);
+
+fn standings(repo: &Repo, ids: &[ObjectId]) -> Result<Split, git::Error> {
+    let (unproven, proven): Split = repo
         .commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?
         .into_iter()
-        .filter(|checked| !checked.standing.is_proven(false))
-        .collect())
+        .partition(|checked| !checked.standing.is_proven(false));
+    let edited = proven
+        .into_iter()
+        .filter(|checked| matches!(checked.standing, Standing::ProvenEdited(_)))
+        .collect();
+    Ok((unproven, edited))
 }
 
 #[cfg(test)]

@@ -174,6 +174,30 @@ impl Repo {
         Ok(entry.is_some_and(|mode| mode.is_executable() || mode.is_link()))
     }
 
+    /// verify.sh at the root of `tree`: its blob, its mode and its bytes (a link's target), if
+    /// it is a file or a link.
+    pub(crate) fn tree_verify(
+        &self,
+        tree: ObjectId,
+    ) -> Result<Option<(ObjectId, u32, Vec<u8>)>, Error> {
+        let what = || format!("verify.sh in tree {tree}");
+        let found = self.git.find_tree(tree).map_err(Error::read(what()))?;
+        let Some(entry) = found
+            .find_entry(VERIFY_SCRIPT)
+            .filter(|entry| entry.mode().is_blob_or_symlink())
+        else {
+            return Ok(None);
+        };
+        let (blob, mode) = (entry.oid().to_owned(), u32::from(entry.mode().value()));
+        let data = self
+            .git
+            .find_blob(blob)
+            .map_err(Error::read(what()))?
+            .data
+            .clone();
+        Ok(Some((blob, mode, data)))
+    }
+
     /// Write `data` to the object database as a blob and return its id.
     pub(crate) fn write_blob(&self, data: impl AsRef<[u8]>) -> Result<ObjectId, Error> {
         Ok(self

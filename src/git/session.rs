@@ -40,6 +40,8 @@ pub(crate) struct SessionFiles {
     state: PathBuf,
     lock: PathBuf,
     log: PathBuf,
+    /// The session's own copy of its anchor's note text, written when the session started.
+    seal: PathBuf,
 }
 
 /// Held while the gate decides; released on drop.
@@ -64,6 +66,7 @@ impl SessionFiles {
             state: dir.join(format!("{key}.json")),
             lock: dir.join(format!("{key}.lock")),
             log: dir.join(format!("{key}.log")),
+            seal: dir.join(format!("{key}.anchor")),
         })
     }
 
@@ -98,24 +101,39 @@ impl SessionFiles {
 
     /// Replace the saved turn state, atomically.
     pub(crate) fn store(&self, data: &[u8]) -> Result<(), Error> {
-        let io = |source| Error::StateFile {
-            path: self.state.clone(),
-            source,
-        };
-        let tmp = self
-            .state
-            .with_extension(format!("json.{}", std::process::id()));
-        let mut file = OpenOptions::new()
-            .create(true)
-            .truncate(true)
-            .write(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io)?;
-        file.write_all(data).map_err(io)?;
-        drop(file);
-        std::fs::rename(&tmp, &self.state).map_err(io)
+        replace(&self.state, data)
     }
+
+    /// The session's own copy of its anchor's text; `None` when there is none.
+    pub(crate) fn load_seal(&self) -> Option<Vec<u8>> {
+        std::fs::read(&self.seal).ok()
+    }
+
+    /// Keep the session's own copy of its anchor's text, atomically.
+    pub(crate) fn store_seal(&self, data: &[u8]) -> Result<(), Error> {
+        replace(&self.seal, data)
+    }
+}
+
+/// Replace the file at `path` by `data`, through a temporary file and a rename.
+fn replace(path: &Path, data: &[u8]) -> Result<(), Error> {
+    let io = |source| Error::StateFile {
+        path: path.to_owned(),
+        source,
+    };
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(format!(".{}", std::process::id()));
+    let tmp = PathBuf::from(tmp);
+    let mut file = OpenOptions::new()
+        .create(true)
+        .truncate(true)
+        .write(true)
+        .mode(0o600)
+        .open(&tmp)
+        .map_err(io)?;
+    file.write_all(data).map_err(io)?;
+    drop(file);
+    std::fs::rename(&tmp, path).map_err(io)
 }
 
 #[cfg(test)]

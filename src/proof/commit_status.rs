@@ -133,6 +133,35 @@ fn standing_of(record: &Record) -> Standing {
     }
 }
 
+/// A base of a checked range (`<base>..<head>`) and the checked commits whose verify.sh (blob
+/// or mode) is not the base's: CI's view of a verify.sh change, which needs no anchor (issue
+/// 19, hole 8).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VerifyChange {
+    pub base: CommitInfo,
+    /// The checked commits holding another verify.sh than the base (or none where it had one).
+    pub commits: Vec<CommitInfo>,
+}
+
+/// For each of `bases` (the commits a range excludes), the `checked` commits whose verify.sh
+/// differs from it; bases no checked commit differs from are left out.
+pub(crate) fn verify_changes(bases: &[CommitInfo], checked: &[CommitStatus]) -> Vec<VerifyChange> {
+    bases
+        .iter()
+        .filter_map(|base| {
+            let commits: Vec<CommitInfo> = checked
+                .iter()
+                .filter(|c| c.commit.verify != base.verify)
+                .map(|c| c.commit.clone())
+                .collect();
+            (!commits.is_empty()).then(|| VerifyChange {
+                base: base.clone(),
+                commits,
+            })
+        })
+        .collect()
+}
+
 /// Check the signatures of `checked`'s proofs with `verify`, best proof first, until one is
 /// good: that one becomes the proof shown. When none is, the best proof stays, with what its
 /// signature said. Unsigned records are not given to `verify`.
@@ -166,6 +195,35 @@ mod tests {
 
     use super::*;
     use crate::proof::Script;
+
+    #[test]
+    fn a_verify_sh_other_than_the_bases_is_a_change_and_the_same_one_is_not() {
+        let with = |n: u8, verify: Option<u8>| CommitInfo {
+            id: id(n),
+            tree: id(n + 50),
+            subject: format!("c{n}"),
+            verify: verify.map(|v| (id(v), 0o100_755)),
+        };
+        let base = with(1, Some(9));
+        let checked: Vec<CommitStatus> = [with(2, Some(9)), with(3, Some(8)), with(4, None)]
+            .into_iter()
+            .map(|c| classify(c, None))
+            .collect();
+        let changes = verify_changes(std::slice::from_ref(&base), &checked);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].base, base);
+        let ids: Vec<_> = changes[0].commits.iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![id(3), id(4)]);
+        // A mode change is a change too; the same verify.sh everywhere is none.
+        let mut chmod = with(5, Some(9));
+        chmod.verify = Some((id(9), 0o100_644));
+        assert_eq!(
+            verify_changes(std::slice::from_ref(&base), &[classify(chmod, None)]).len(),
+            1
+        );
+        assert!(verify_changes(&[base], &checked[..1]).is_empty());
+        assert!(verify_changes(&[], &checked).is_empty());
+    }
 
     fn id(byte: u8) -> ObjectId {
         ObjectId::from_bytes_or_panic(&[byte; 20])

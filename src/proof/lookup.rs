@@ -6,6 +6,7 @@ use gix::ObjectId;
 
 use super::record::{Invalid, Outcome, Proofs, Record};
 use crate::git::{self, PROOFS_REF, Repo};
+use crate::signing::{self, SignatureCheck, Verifier};
 
 /// What the note of one state tree holds, as far as proving it goes.
 #[derive(Debug, Default)]
@@ -43,6 +44,26 @@ impl Found {
             .find(|record| !signed_only || record.signature.is_some())
     }
 
+    /// The proof that spares the tree a run at an agent's stop: `best(false)` when signing is
+    /// off; with it on, the best signed proof whose signature `good` accepts (issue 19, hole
+    /// 9), so that a signed record copied to another tree with its `tree:` edited is not taken
+    /// on its word. `good` is asked nothing when signing is off.
+    pub(crate) fn best_trusted<E>(
+        &self,
+        signed_only: bool,
+        good: &mut dyn FnMut(&Record) -> Result<bool, E>,
+    ) -> Result<Option<&Record>, E> {
+        if !signed_only {
+            return Ok(self.best(false));
+        }
+        for record in self.valid.iter().filter(|r| r.signature.is_some()) {
+            if good(record)? {
+                return Ok(Some(record));
+            }
+        }
+        Ok(None)
+    }
+
     /// How many valid proofs `best(signed_only)` passes over for being unsigned.
     pub(crate) fn unsigned_passed_over(&self, signed_only: bool) -> usize {
         if !signed_only {
@@ -60,4 +81,56 @@ pub(crate) fn lookup_proof(
 ) -> Result<Found, git::Error> {
     let note = repo.notes(PROOFS_REF).lookup(&tree)?;
     Ok(Found::read(note.as_deref(), &tree, verify))
+}
+
+/// A cached proof's signature could not be checked at a stop: ssh-keygen or the allowed
+/// signers file failed.
+#[derive(Debug, thiserror::Error)]
+#[error("could not check a proof's signature")]
+pub(crate) struct SignatureError(#[source] signing::Error);
+
+/// How a stop checks a cached proof's signature with signing on: a good signature by an
+/// allowed signer when an allowed signers file is configured (`prove-it.allowedSigners`, else
+/// `gpg.ssh.allowedSignersFile`), else a sound one by any key. Made only when a signed proof is
+/// there to check, so ssh-keygen is paid for only with signing on.
+pub(crate) struct StopSignatures<'a> {
+    repo: &'a Repo,
+    verifier: Option<Option<Verifier>>,
+}
+
+impl<'a> StopSignatures<'a> {
+    pub(crate) fn new(repo: &'a Repo) -> Self {
+        StopSignatures {
+            repo,
+            verifier: None,
+        }
+    }
+
+    /// Whether `record`'s signature counts at a stop.
+    pub(crate) fn good(&mut self, record: &Record) -> Result<bool, SignatureError> {
+        let Some(signature) = &record.signature else {
+            return Ok(false);
+        };
+        let repo = self.repo;
+        let config = |key: &str| repo.config_string(key);
+        if self.verifier.is_none() {
+            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+            let base = repo.workdir().map(std::path::Path::to_owned).ok();
+            let path = base
+                .and_then(|base| signing::allowed_signers(None, &config, home.as_deref(), &base));
+            self.verifier = Some(match path {
+                Some(path) => Some(Verifier::new(&config, path).map_err(SignatureError)?),
+                None => None,
+            });
+        }
+        match self.verifier.as_ref().and_then(Option::as_ref) {
+            Some(verifier) => Ok(matches!(
+                verifier
+                    .check(signature, record.time)
+                    .map_err(SignatureError)?,
+                SignatureCheck::Good { .. }
+            )),
+            None => signing::is_sound(&config, signature).map_err(SignatureError),
+        }
+    }
 }

@@ -11,11 +11,12 @@ mod prove;
 mod record;
 
 pub(crate) use commit_status::{
-    CommitStatus, SignatureStatus, Standing, check_signatures, classify,
+    CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures, classify,
+    verify_changes,
 };
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
-pub(crate) use lookup::lookup_proof;
+pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
 pub(crate) use prove::{Attempted, Error, ProveOptions, TAIL_LINES, millis, prove};
 pub(crate) use record::{Outcome, Record, Script, merge};
 #[cfg(any(test, feature = "fuzzing"))]

@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
-use crate::proof::{CommitStatus, SignatureStatus};
+use crate::proof::{CommitStatus, SignatureStatus, VerifyChange};
 
 /// One commit as `check`, `log` and the pre-push hook report it.
 #[derive(Debug, Clone, Serialize)]
@@ -89,6 +89,71 @@ impl CommitReport {
     }
 }
 
+/// verify.sh changed since a base of the range checked or listed (issue 19, hole 8), in every
+/// mode of `check` and `log`.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct VerifyChangeReport {
+    /// The base: a commit the range excludes (`<base>..<head>`).
+    pub base: String,
+    pub base_subject: String,
+    /// The checked commits whose verify.sh is not the base's.
+    pub commits: Vec<String>,
+}
+
+impl From<&VerifyChange> for VerifyChangeReport {
+    fn from(change: &VerifyChange) -> Self {
+        VerifyChangeReport {
+            base: change.base.id.to_string(),
+            base_subject: change.base.subject.clone(),
+            commits: change.commits.iter().map(|c| c.id.to_string()).collect(),
+        }
+    }
+}
+
+impl VerifyChangeReport {
+    fn short_base(&self) -> &str {
+        &self.base[..self.base.len().min(7)]
+    }
+
+    /// `verify.sh changed since <base> <subject>: in <commits>`, one line.
+    fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        let shorts: Vec<&str> = self.commits.iter().map(|c| &c[..c.len().min(7)]).collect();
+        writeln!(
+            out,
+            "verify.sh changed since {} {}: in {}",
+            self.short_base(),
+            self.base_subject,
+            shorts.join(", ")
+        )
+    }
+}
+
+/// Every proof through an edited verify.sh among `commits`, said where a reader of `check`'s
+/// output will see it, also when it counts (issue 19, hole 16).
+fn edited_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
+    for commit in commits
+        .iter()
+        .filter(|c| c.proven && c.status == "proven-edited")
+    {
+        writeln!(
+            out,
+            "  {} {} (proven only through an edited verify.sh: BOUNDED_CLAIM_SURVIVES)",
+            commit.short(),
+            commit.subject
+        )?;
+    }
+    if commits
+        .iter()
+        .any(|c| c.proven && c.status == "proven-edited")
+    {
+        writeln!(
+            out,
+            "hint: review the edit with 'git prove-it log -p'; 'git prove-it check --strict' refuses such proofs"
+        )?;
+    }
+    Ok(())
+}
+
 /// The line `run <rev>` prints before proving a commit (its full id and its subject), naming it
 /// as `git log --oneline` does.
 pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -108,22 +173,48 @@ pub(crate) struct CheckReport {
     pub proven: bool,
     pub strict: bool,
     pub require_signed: bool,
+    /// `--allow-verify-change`: `--strict` accepts a range whose verify.sh changed.
+    pub allow_verify_change: bool,
     pub commits: Vec<CommitReport>,
+    /// verify.sh changed since a base of the range, per base.
+    pub verify_changed: Vec<VerifyChangeReport>,
 }
 
 impl CheckReport {
+    /// Whether `--strict` refuses the range for a verify.sh change.
+    pub(crate) fn refuses_verify_change(
+        strict: bool,
+        allow: bool,
+        changes: &[VerifyChangeReport],
+    ) -> bool {
+        strict && !allow && !changes.is_empty()
+    }
+
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let unproven: Vec<&CommitReport> = self.commits.iter().filter(|c| !c.proven).collect();
         let total = self.commits.len();
+        let refused = Self::refuses_verify_change(
+            self.strict,
+            self.allow_verify_change,
+            &self.verify_changed,
+        );
         if unproven.is_empty() {
-            match self.commits.as_slice() {
-                [one] => writeln!(out, "proven: {} {}", one.short(), one.subject)?,
-                _ => writeln!(out, "proven: all {total} commits")?,
+            match (self.commits.as_slice(), refused) {
+                (_, true) => writeln!(
+                    out,
+                    "not proven: verify.sh changed since the base of the range (--strict)"
+                )?,
+                ([one], false) => writeln!(out, "proven: {} {}", one.short(), one.subject)?,
+                (_, false) => writeln!(out, "proven: all {total} commits")?,
             }
+            edited_proofs(&self.commits, out)?;
+            self.verify_change_lines(refused, out)?;
             return Ok(());
         }
         writeln!(out, "not proven: {} of {total} commits", unproven.len())?;
         list(&unproven, out)?;
+        edited_proofs(&self.commits, out)?;
+        self.verify_change_lines(refused, out)?;
         writeln!(
             out,
             "hint: prove a commit with 'git prove-it run <commit>' and push its proof with 'git prove-it sync'"
@@ -132,6 +223,32 @@ impl CheckReport {
             out,
             "hint: if it was proven elsewhere, fetch the proofs first: 'git prove-it sync', or 'git fetch origin refs/notes/prove-it:refs/notes/prove-it'"
         )
+    }
+}
+
+impl CheckReport {
+    fn verify_change_lines(&self, refused: bool, out: &mut dyn Write) -> io::Result<()> {
+        for change in &self.verify_changed {
+            change.human(out)?;
+        }
+        if refused {
+            for change in &self.verify_changed {
+                writeln!(
+                    out,
+                    "hint: review the change: git diff {} {} -- verify.sh",
+                    change.short_base(),
+                    change
+                        .commits
+                        .last()
+                        .map_or("HEAD", |c| &c[..c.len().min(7)])
+                )?;
+            }
+            writeln!(
+                out,
+                "hint: if a person made it on purpose, check again with --allow-verify-change"
+            )?;
+        }
+        Ok(())
     }
 }
 
@@ -189,6 +306,8 @@ impl PushRefusal {
 pub(crate) struct LogReport {
     pub version: u32,
     pub commits: Vec<CommitReport>,
+    /// verify.sh changed since a base of the range, per base.
+    pub verify_changed: Vec<VerifyChangeReport>,
 }
 
 /// How `log` prints: in colour or not, with verify.sh diffs or not.
@@ -285,6 +404,16 @@ impl LogReport {
                 }
             }
         }
+        for change in &self.verify_changed {
+            let mut line = Vec::new();
+            change.human(&mut line)?;
+            write!(
+                out,
+                "{}",
+                paint(YELLOW, String::from_utf8_lossy(&line).trim_end())
+            )?;
+            writeln!(out)?;
+        }
         Ok(())
     }
 }
@@ -349,7 +478,9 @@ mod tests {
             proven: false,
             strict: false,
             require_signed: false,
+            allow_verify_change: false,
             commits: vec![report("invalid", false), report("unproven", false)],
+            verify_changed: Vec::new(),
         };
         let mut out = Vec::new();
         check.human(&mut out).unwrap();
@@ -367,6 +498,7 @@ mod tests {
         let log = LogReport {
             version: 1,
             commits: vec![report("invalid", false)],
+            verify_changed: Vec::new(),
         };
         let mut plain = Vec::new();
         log.human(
@@ -394,6 +526,68 @@ mod tests {
         assert!(!painted.contains("+new"));
     }
 
+    /// Issue 19, hole 16: a proof through an edited verify.sh that counts is still said, and a
+    /// verify.sh change since the base is said in every mode, refused only by `--strict`.
+    #[test]
+    fn check_says_edited_proofs_and_verify_sh_changes_even_when_proven() {
+        let change = VerifyChangeReport {
+            base: "abcdef0123".into(),
+            base_subject: "base".into(),
+            commits: vec!["0123456789".into()],
+        };
+        let check = |strict, allow| CheckReport {
+            version: 1,
+            outcome: Outcome::Proven,
+            proven: true,
+            strict,
+            require_signed: false,
+            allow_verify_change: allow,
+            commits: vec![report("proven-edited", true)],
+            verify_changed: vec![change.clone()],
+        };
+        let text = |report: CheckReport| {
+            let mut out = Vec::new();
+            report.human(&mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        let plain = text(check(false, false));
+        assert!(
+            plain.starts_with(
+                "proven: 0123456 a subject
+"
+            ),
+            "{plain}"
+        );
+        assert!(
+            plain.contains("  0123456 a subject (proven only through an edited verify.sh"),
+            "{plain}"
+        );
+        assert!(
+            plain.contains(
+                "verify.sh changed since abcdef0 base: in 0123456
+"
+            ),
+            "{plain}"
+        );
+        assert!(!plain.contains("--allow-verify-change"), "{plain}");
+        let strict = text(check(true, false));
+        assert!(
+            strict.starts_with(
+                "not proven: verify.sh changed since the base of the range (--strict)
+"
+            ),
+            "{strict}"
+        );
+        assert!(strict.contains("hint: review the change: git diff abcdef0 0123456 -- verify.sh"));
+        assert!(strict.contains("--allow-verify-change"));
+        let allowed = text(check(true, true));
+        assert!(allowed.starts_with("proven: "), "{allowed}");
+        assert!(
+            allowed.contains("verify.sh changed since abcdef0"),
+            "{allowed}"
+        );
+    }
+
     /// A hand-written verify-diff cannot paint over the screen: its controls are shown as U+FFFD.
     #[test]
     fn a_stored_diff_cannot_carry_terminal_controls_to_the_screen() {
@@ -402,6 +596,7 @@ mod tests {
         let log = LogReport {
             version: 1,
             commits: vec![commit],
+            verify_changed: Vec::new(),
         };
         let mut out = Vec::new();
         log.human(

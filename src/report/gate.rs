@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Answer, Facts, Message, Part, Quiet, Reply, Verdict, Why};
+use crate::gate::{Answer, Facts, Message, Part, Quiet, Reply, Tampered, Verdict, Why};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
@@ -33,11 +33,17 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                  {tree}), but verify.sh was edited during this session, so the proof holds only \
                  for the edited checks. Review the edit:\n"
             );
-            text.push_str(
-                ctx.diff
-                    .as_deref()
-                    .unwrap_or("(the diff is not available)\n"),
-            );
+            if ctx.anchor_missing {
+                let _ = writeln!(
+                    text,
+                    "{ANCHOR_MISSING} verify.sh was compared with the one in HEAD's tree."
+                );
+            }
+            let room = REASON_CAP.saturating_sub(text.len());
+            match ctx.diff.as_deref() {
+                Some(diff) => text.push_str(&diff_to_fit(diff, room, tree)),
+                None => text.push_str("(the diff is not available)\n"),
+            }
             Message::Notice(cap(text))
         }
         Verdict::Skipped => Message::Notice(
@@ -268,6 +274,23 @@ fn headline(why: &Why) -> String {
             paths.len(),
             if paths.len() == 1 { "" } else { "s" }
         ),
+        Why::AnchorTampered(tampered) => format!(
+            "{}, so the gate cannot tell what this session started from.",
+            match tampered {
+                Tampered::Missing => {
+                    "this session's anchor was deleted from refs/notes/prove-it-anchors"
+                }
+                Tampered::Changed => {
+                    "this session's anchor in refs/notes/prove-it-anchors was rewritten"
+                }
+                Tampered::Unsealed => {
+                    "this session's own copy of its anchor is missing from .git/prove-it/sessions"
+                }
+            }
+        ),
+        Why::VerifyEdited => "verify.sh was changed during this session, and this repository \
+             refuses such edits (prove-it.verifyEdits = block)."
+            .to_string(),
     }
 }
 
@@ -314,10 +337,131 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts) {
         }
         Why::Disarmed { .. } | Why::Weakened { .. } => {
             if let Some(diff) = &ctx.diff {
-                let _ = writeln!(text, "verify.sh since the session started:\n{diff}");
+                let _ = writeln!(text, "verify.sh since the session started:");
+                text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
+            }
+        }
+        Why::AnchorTampered(_) => {
+            let _ = writeln!(
+                text,
+                "hint: the anchor and its copy are written when a session starts and never \
+                 changed by the gate; do not edit refs/notes/prove-it-anchors or \
+                 .git/prove-it/sessions"
+            );
+            let _ = writeln!(
+                text,
+                "hint: a person can start a new session, which records a new anchor"
+            );
+        }
+        Why::VerifyEdited => {
+            let _ = writeln!(
+                text,
+                "hint: restore verify.sh to what it was when the session started (git diff \
+                 shows the change), or leave the change to a person and say so"
+            );
+            if let Some(diff) = &ctx.diff {
+                let _ = writeln!(text, "verify.sh since the session started:");
+                text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
             }
         }
     }
+}
+
+/// Room for a diff in a block, beside the headline, the instruction and the bypass.
+const DIFF_ROOM: usize = REASON_CAP - 1_500;
+
+/// `diff` as it fits in `room` characters: whole when it fits; else its changed lines first,
+/// every one of them while they fit (issue 19, hole 11: a weakening after hundreds of lines of
+/// padding is never the part cut), then saying what was left out and where the whole diff is.
+fn diff_to_fit(diff: &str, room: usize, tree: &str) -> String {
+    if diff.len() <= room {
+        return diff.to_string();
+    }
+    let changed = changed_lines(diff);
+    let hint = format!(
+        "hint: the whole diff is stored in the proof: git notes --ref prove-it show {tree}\n"
+    );
+    let mut text = format!(
+        "The diff is {} lines long, too long to show whole here; its {} changed lines come \
+         first, each removed line beside the line that replaced it:\n",
+        diff.lines().count(),
+        changed.len()
+    );
+    let budget = room.saturating_sub(text.len() + hint.len() + 80);
+    let mut shown = 0;
+    for line in &changed {
+        let line = cut_line(line);
+        if text.len() + line.len() + 1 > budget {
+            break;
+        }
+        text.push_str(&line);
+        text.push('\n');
+        shown += 1;
+    }
+    if shown < changed.len() {
+        let _ = writeln!(
+            text,
+            "[... cut to fit the hook's limit: {} more changed lines]",
+            changed.len() - shown
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "(every changed line is above; unchanged lines left out)"
+        );
+    }
+    text.push_str(&hint);
+    text
+}
+
+/// A diff's changed lines, in the order a reviewer needs them when not all fit: each removed
+/// line (a check taken away), followed by the added line most like it (the same check with
+/// `|| true` appended), then the remaining added lines in order.
+fn changed_lines(diff: &str) -> Vec<&str> {
+    let mut removed = Vec::new();
+    let mut added = Vec::new();
+    for line in diff.lines() {
+        if line.starts_with('-') && !line.starts_with("---") {
+            removed.push(line);
+        } else if line.starts_with('+') && !line.starts_with("+++") {
+            added.push(line);
+        }
+    }
+    let mut used = vec![false; added.len()];
+    let mut ordered = Vec::with_capacity(removed.len() + added.len());
+    // Pairing compares every removed line with every added one: bounded, so that a huge diff
+    // costs no more than listing it.
+    let pair = removed.len().saturating_mul(added.len()) <= 100_000;
+    for line in &removed {
+        ordered.push(*line);
+        if !pair {
+            continue;
+        }
+        let best = added
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| !used[*i])
+            .map(|(i, new)| {
+                (
+                    i,
+                    similar::TextDiff::from_chars(&line[1..], &new[1..]).ratio(),
+                )
+            })
+            .filter(|(_, ratio)| *ratio >= 0.6)
+            .max_by(|a, b| a.1.total_cmp(&b.1));
+        if let Some((i, _)) = best {
+            used[i] = true;
+            ordered.push(added[i]);
+        }
+    }
+    ordered.extend(
+        added
+            .iter()
+            .zip(&used)
+            .filter(|(_, used)| !**used)
+            .map(|(line, _)| *line),
+    );
+    ordered
 }
 
 fn cut_line(line: &str) -> String {

@@ -24,7 +24,8 @@ pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
 pub(crate) use commits::{
-    CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, commit_heading, use_color,
+    CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, VerifyChangeReport,
+    commit_heading, use_color,
 };
 pub(crate) use doctor::DoctorReport;
 pub(crate) use failure::{error_chain, render_failure};
@@ -34,7 +35,7 @@ pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use ledger::LedgerReport;
-pub(crate) use pre_push::{proofs_not_sent, proofs_sent};
+pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult};

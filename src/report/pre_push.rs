@@ -1,6 +1,36 @@
 use std::io::{self, Write};
 
-use super::SyncReport;
+use super::{CommitReport, SyncReport};
+
+/// Every pushed commit proven only through an edited verify.sh, warned of as the gate's
+/// BOUNDED notice is (issue 19, hole 14): such a proof counts, and says only that the edited
+/// checks passed.
+pub(crate) fn pushed_through_edited_verify(
+    edited: &[CommitReport],
+    err: &mut dyn Write,
+) -> io::Result<()> {
+    if edited.is_empty() {
+        return Ok(());
+    }
+    let n = edited.len();
+    writeln!(
+        err,
+        "prove-it: warning: BOUNDED_CLAIM_SURVIVES: {n} pushed commit{} proven only through a verify.sh edited during the session",
+        if n == 1 { " is" } else { "s are" }
+    )?;
+    for commit in edited {
+        writeln!(
+            err,
+            "  {} {} (proven only through an edited verify.sh)",
+            &commit.commit[..commit.commit.len().min(7)],
+            commit.subject
+        )?;
+    }
+    writeln!(
+        err,
+        "hint: review each edit with 'git prove-it log -p'; CI's 'git prove-it check --strict' refuses such proofs"
+    )
+}
 
 /// After a push went through the hook: where its proofs went.
 pub(crate) fn proofs_sent(sync: &SyncReport, err: &mut dyn Write) -> io::Result<()> {

@@ -196,6 +196,8 @@ fn judge(
             verify,
             max_blocks: settings.max_blocks,
             timeout_secs,
+            sign: false,
+            verify_edits: Default::default(),
         }),
         armed_at_head: true,
         state: Some(State::Tree {
@@ -207,6 +209,10 @@ fn judge(
         }),
         max_blocks: settings.max_blocks,
         timeout_secs,
+        sign: false,
+        verify_edits: Default::default(),
+        tampered: None,
+        verify_at_head: None,
         blocks: 0,
         run: Some(facts),
     };

@@ -185,6 +185,18 @@ impl Verifier {
     }
 }
 
+/// Whether `signature` is sound over the bytes it signs, in the proof namespace, by any key
+/// (`-Y check-novalidate`): what the gate asks of a cached proof when signing is on and no
+/// allowed signers file says whose keys count.
+pub(crate) fn is_sound(config: Config<'_>, signature: &Signature) -> Result<bool, Error> {
+    let program = program(config)?;
+    let sig = TempFile::new(&program, "sig", &signature.armor)?;
+    let novalidate = process::Request::new(&program)
+        .args(["-Y", "check-novalidate", "-n", NAMESPACE, "-s"])
+        .arg(sig.path());
+    Ok(run(&program, novalidate, &signature.signed)?.success())
+}
+
 /// Run `command` with `input` on stdin and collect what it prints. ssh-keygen may exit before
 /// reading everything (a key it cannot load): its exit status then says what happened.
 fn run(program: &str, command: process::Request<'_>, input: &str) -> Result<Finished, Error> {

@@ -21,4 +21,4 @@ mod keygen;
 pub(crate) use armor::Signature;
 pub(crate) use config::{Signer, allowed_signers, wanted};
 pub(crate) use error::Error;
-pub(crate) use keygen::{SignatureCheck, Verifier};
+pub(crate) use keygen::{SignatureCheck, Verifier, is_sound};

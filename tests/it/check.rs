@@ -301,3 +301,104 @@ fn a_long_history_is_checked_in_git_logs_order_whatever_the_threads() {
         .collect();
     assert_eq!(logged, order);
 }
+
+/// Issue 19, hole 8: CI must not depend on the agent's anchors. A range whose verify.sh was
+/// weakened and then proven plainly (no anchor, so `PROVEN`) is named in every mode and
+/// refused by `--strict` unless a person allows the change.
+#[test]
+fn check_strict_refuses_a_range_whose_verify_sh_changed_since_its_base() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    let base = short(&repo, "HEAD");
+    repo.verify_script("exit 0 # the checks, weakened");
+    repo.write("b.txt", "b\n");
+    repo.commit_all("weaken verify.sh");
+    repo.prove_it(&["run"]).assert().code(0);
+    let head = short(&repo, "HEAD");
+    let range = format!("{base}..HEAD");
+    let said = format!("verify.sh changed since {base} initial: in {head}\n");
+
+    let plain = repo.prove_it(&["check", &range]).assert().code(0);
+    let plain = String::from_utf8_lossy(&plain.get_output().stdout).into_owned();
+    assert!(
+        plain.starts_with(&format!("proven: {head} weaken verify.sh\n")),
+        "{plain}"
+    );
+    assert!(plain.contains(&said), "{plain}");
+
+    let strict = repo
+        .prove_it(&["check", "--strict", &range])
+        .assert()
+        .code(1);
+    let strict = String::from_utf8_lossy(&strict.get_output().stdout).into_owned();
+    assert!(
+        strict
+            .starts_with("not proven: verify.sh changed since the base of the range (--strict)\n"),
+        "{strict}"
+    );
+    assert!(strict.contains(&said), "{strict}");
+    assert!(strict.contains(&format!(
+        "hint: review the change: git diff {base} {head} -- verify.sh"
+    )));
+    repo.prove_it(&["check", "--strict", "--allow-verify-change", &range])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(said.clone()));
+    // The same range without the change is not refused.
+    repo.prove_it(&["check", "--strict", "HEAD~1..HEAD~1"])
+        .assert()
+        .code(0);
+
+    let json = json_stdout(
+        &repo
+            .prove_it(&["check", "--json", "--strict", &range])
+            .assert()
+            .code(1),
+    );
+    assert_eq!(json["proven"], false);
+    assert_eq!(json["allow_verify_change"], false);
+    let full_base = repo.git(&["rev-parse", &base]).trim().to_string();
+    assert_eq!(json["verify_changed"][0]["base"], full_base.as_str());
+    assert_eq!(
+        json["verify_changed"][0]["commits"][0],
+        repo.git(&["rev-parse", "HEAD"]).trim()
+    );
+
+    // log says it too, in text and JSON.
+    repo.prove_it(&["log", &range])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(said));
+    let log = json_stdout(&repo.prove_it(&["log", "--json", &range]).assert().code(0));
+    assert_eq!(log["verify_changed"][0]["base"], full_base.as_str());
+}
+
+/// Issue 19, hole 16: plain `check` printed `proven: <commit>` and exited 0 for a proof through
+/// an edited verify.sh without saying so.
+#[test]
+fn plain_check_says_a_proof_through_an_edited_verify_sh() {
+    let repo = TestRepo::with_commit();
+    let bounded = bounded_record(&repo);
+    hand_write_note(&repo, &tree_of(&repo, "HEAD"), &bounded);
+    let head = short(&repo, "HEAD");
+    repo.prove_it(&["check"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "  {head} initial (proven only through an edited verify.sh: BOUNDED_CLAIM_SURVIVES)\n"
+        )))
+        .stdout(predicate::str::contains(
+            "hint: review the edit with 'git prove-it log -p'",
+        ));
+    // Among many commits too.
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["check", "--all", "HEAD~1^!", "HEAD"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with("proven: all 2 commits\n"))
+        .stdout(predicate::str::contains(format!(
+            "  {head} initial (proven only through an edited verify.sh"
+        )));
+}

@@ -209,3 +209,34 @@ fn sending_the_proofs_does_not_run_the_hook_again() {
     assert!(remote.ref_id("refs/notes/prove-it").is_some());
     assert_eq!(std::fs::read_to_string(count).unwrap(), "run\n");
 }
+
+/// Issue 19, hole 14: a pushed commit proven only through an edited verify.sh went through
+/// the pre-push hook without a word; every such commit is now warned of.
+#[test]
+fn a_push_warns_of_every_commit_proven_through_an_edited_verify_sh() {
+    // The default policy checks the tip only; the warning is for every pushed commit.
+    let (_remote, repo) = hooked();
+    let bounded = crate::check::bounded_record(&repo);
+    crate::check::hand_write_note(&repo, &tree_of(&repo, "HEAD"), &bounded);
+    let first = short(&repo, "HEAD");
+    repo.write("b.txt", "b\n");
+    repo.commit_all("second");
+    let bounded = crate::check::bounded_record(&repo);
+    crate::check::hand_write_note(&repo, &tree_of(&repo, "HEAD"), &bounded);
+    let second = short(&repo, "HEAD");
+    let out = repo.git_output(&["push", "origin", "main"]);
+    assert!(out.status.success(), "such proofs count: {out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("prove-it: warning: BOUNDED_CLAIM_SURVIVES: 2 pushed commits are proven only through a verify.sh edited during the session"),
+        "{stderr}"
+    );
+    for (commit, subject) in [(first, "initial"), (second, "second")] {
+        assert!(
+            stderr.contains(&format!(
+                "  {commit} {subject} (proven only through an edited verify.sh)"
+            )),
+            "{stderr}"
+        );
+    }
+}

@@ -31,8 +31,9 @@ enum Event {
     ///
     /// Policy: PROVE_IT_PRE_PUSH, else git config prove-it.prePush: tip (each pushed tip must be
     /// proven; the default), all (every commit the remote lacks), prove (prove unproven tips in
-    /// a temporary worktree instead of refusing) or off. Deleting a ref is never refused. Exit
-    /// status: 0 the push may go on, 1 refused, 2 error (git refuses the push then too).
+    /// a temporary worktree instead of refusing) or off. Deleting a ref is never refused. Every
+    /// pushed commit proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES) is warned
+    /// of. Exit status: 0 the push may go on, 1 refused, 2 error (git refuses the push then too).
     PrePush {
         /// The remote's name, or its URL when the push names no configured remote.
         remote: String,
@@ -69,7 +70,7 @@ fn pre_push(
     if mode == PrePush::Off {
         return Ok(exit::OK);
     }
-    let refused = gate::push(repo, mode, remote, &updates, &mut |commit| {
+    let pushed = gate::push(repo, mode, remote, &updates, &mut |commit| {
         let info = repo.commit_info(commit)?;
         report::commit_heading(&info.id.to_string(), &info.subject, err)?;
         // Its verdict is read back from the notes; a failure was already reported.
@@ -87,7 +88,13 @@ fn pre_push(
         )?;
         Ok::<(), crate::cli::Failure>(())
     })?;
-    if let Some(refused) = refused {
+    let edited: Vec<_> = pushed
+        .edited
+        .iter()
+        .map(|checked| CommitReport::new(checked, false, false))
+        .collect();
+    report::pushed_through_edited_verify(&edited, err)?;
+    if let Some(refused) = pushed.refused {
         PushRefusal {
             remote: remote.to_string(),
             unproven: refused
