@@ -517,3 +517,57 @@ fn the_plugins_hooks_are_the_settings_snippets_with_the_announcement() {
     assert_eq!(marketplace["plugins"][0]["name"], "prove-it");
     assert_eq!(marketplace["plugins"][0]["source"], "./");
 }
+
+/// Issue 19, hole 18: with the ledger on, a Copilot `transcriptPath` that is a FIFO blocked the
+/// hook (reading the claim) until the host killed it, with no answer at all. Any file a payload
+/// names is opened without blocking and read only as a regular file: the gate still answers.
+#[test]
+fn a_fifo_as_copilots_transcript_never_hangs_the_gate() {
+    let (repo, _) = always_failing();
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        repo.home().join("events.jsonl"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    hook(&repo, Host::Copilot, Host::Copilot.start(&repo, "s1"), &[]);
+    repo.write("b.txt", "change\n");
+    let started = std::time::Instant::now();
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    let (arg, payload) = Host::Copilot.stop(&repo, "s1", 0);
+    cmd.args(["hook", "copilot"]).args(arg);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(payload.to_string())
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let answer = Host::Copilot.read(&out);
+    assert!(
+        matches!(&answer, Answer::Block(reason) if reason.contains("check 42 is broken")),
+        "{answer:?}"
+    );
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let entry = &ledger["entries"][0];
+    assert_eq!(entry["host"], "copilot", "{ledger}");
+    assert_eq!(
+        entry["claim"],
+        Value::Null,
+        "no claim from a FIFO: {ledger}"
+    );
+    // A directory and a device in its place are no transcript either.
+    for path in [repo.home().to_path_buf(), "/dev/zero".into()] {
+        let payload = json!({"sessionId": "s2", "timestamp": 1795978336226u64,
+            "cwd": repo.root.display().to_string(), "transcriptPath": path,
+            "stopReason": "end_turn", "stop_hook_active": false});
+        let answer = hook(&repo, Host::Copilot, (Some("agentStop"), payload), &[]);
+        assert!(matches!(answer, Answer::Block(_)), "{path:?}: {answer:?}");
+    }
+}
