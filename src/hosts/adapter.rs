@@ -53,6 +53,13 @@ pub(crate) trait Adapter: Sync {
     /// unverified is told to the agent as one last block, to report it.
     fn shows_notices(&self) -> bool;
 
+    /// Whether this run of the host is headless (`claude -p`), as the hook's environment
+    /// (`var`) tells: a host that shows notices to a person at its screen may show none in the
+    /// output a script or a person reads afterwards, and is then treated as showing none.
+    fn headless(&self, _var: &dyn Fn(&str) -> Option<String>) -> bool {
+        false
+    }
+
     /// Whether a notice from outside the gate's own count (the gate could not check, a bypass)
     /// is told to the agent as a block in answer to `event`, for a host that shows no notices
     /// (`report::reply` words it so).

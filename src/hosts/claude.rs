@@ -19,6 +19,12 @@ use crate::gate::Message;
 /// Claude Code's own cap on consecutive blocks may be set in its environment.
 pub(crate) const CLAUDE_BLOCK_CAP_ENV: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 
+/// How Claude Code was started: `cli` interactively, `sdk-cli` for `claude -p`, `sdk-ts` and
+/// `sdk-py` from the Agent SDK.
+const ENTRYPOINT_ENV: &str = "CLAUDE_CODE_ENTRYPOINT";
+/// `0` when no person attends the session (`claude -p`).
+const ATTENDED_ENV: &str = "CLAUDE_CODE_SESSION_ATTENDED";
+
 /// Claude Code's cap on consecutive blocks when its environment sets none.
 const DEFAULT_BLOCK_CAP: u32 = 8;
 
@@ -77,6 +83,14 @@ impl Adapter for Claude {
 
     fn shows_notices(&self) -> bool {
         true
+    }
+
+    /// `claude -p` (and the Agent SDK) shows no `systemMessage` in its text or `json` result:
+    /// Claude Code 2.1.328 runs hooks with `CLAUDE_CODE_ENTRYPOINT=sdk-cli` and
+    /// `CLAUDE_CODE_SESSION_ATTENDED=0` there (`cli` for an interactive session).
+    fn headless(&self, var: &dyn Fn(&str) -> Option<String>) -> bool {
+        var(ENTRYPOINT_ENV).is_some_and(|entry| entry.starts_with("sdk"))
+            || var(ATTENDED_ENV).is_some_and(|attended| attended.trim() == "0")
     }
 
     fn wiring(&self) -> &'static Scheme {

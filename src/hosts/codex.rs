@@ -62,6 +62,12 @@ impl Adapter for Codex {
         false
     }
 
+    /// Copilot's rule: `codex exec` prints no `systemMessage`, so a skip or the gate's own
+    /// failure would leave no trace in its output (issue 19).
+    fn notices_as_blocks(&self, event: Option<&Event>) -> bool {
+        super::copilot::notice_becomes_a_block(event)
+    }
+
     fn wiring(&self) -> &'static Scheme {
         &WIRING
     }

@@ -26,7 +26,6 @@ mod trust;
 mod vscode;
 mod wiring;
 
-pub(crate) use claude::CLAUDE_BLOCK_CAP_ENV;
 pub(crate) use event::{Event, InputError, Start, Stop};
 pub(crate) use host::{Host, Incoming};
 pub(crate) use trust::Trust;

@@ -2,8 +2,9 @@
 //! `git prove-it init --host gemini`, against a fake Gemini API, so Gemini CLI itself calls
 //! `git prove-it hook gemini` at SessionStart and AfterAgent and reads our answers. It has no cap
 //! on blocks; a block's reason is the next user turn, raw, and shows as a warning of the JSON
-//! result; a `systemMessage` is printed on stderr in headless mode. The scenarios are
-//! `crate::e2e::scenarios`.
+//! result; a bare `systemMessage` is only a debug line on stderr in headless mode, so the hook
+//! answers a notice at a stop by also stopping the agent, which the JSON result's warnings
+//! report. The scenarios are `crate::e2e::scenarios`.
 
 use std::path::Path;
 use std::process::Output;
@@ -22,8 +23,8 @@ use crate::harness::TestRepo;
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// How the JSON result's warnings show a block.
 const BLOCKED: &str = "Agent execution blocked: ";
-/// How headless Gemini CLI prints a hook's `systemMessage` on stderr.
-const SYSTEM_MESSAGE: &str = "Hook system message: ";
+/// How the JSON result's warnings show a hook's notice that stopped the agent.
+const STOPPED: &str = "Agent execution stopped: ";
 
 pub struct Gemini;
 
@@ -69,8 +70,10 @@ impl Agent for Gemini {
         run_bounded(cmd, RUN_LIMIT)
     }
 
+    /// Headless, Gemini CLI shows no `systemMessage` in its result, and its hook cannot tell a
+    /// headless run: the yield is a last block (issue 19).
     fn shows_notices(&self) -> bool {
-        true
+        false
     }
 
     fn feedback(&self) -> Feedback {
@@ -85,12 +88,14 @@ impl Agent for Gemini {
         Some("Output: (empty)")
     }
 
-    /// The hook system messages on stderr.
+    /// The notices the JSON result carries: a hook's notice that stopped the agent is the
+    /// warning "Agent execution stopped: <systemMessage>" (a bare `systemMessage` is only a
+    /// debug line on stderr, `Hook system message: ...`, which is not read as shown).
     fn notices(&self, out: &Output) -> Vec<String> {
-        String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .filter_map(|line| line.split_once(SYSTEM_MESSAGE))
-            .map(|(_, text)| text.to_owned())
+        warnings(out)
+            .iter()
+            .filter_map(|warning| warning.strip_prefix(STOPPED))
+            .map(str::to_owned)
             .collect()
     }
 
@@ -105,13 +110,12 @@ impl Agent for Gemini {
 
     /// The warnings of the JSON result, each block's as "Agent execution blocked: <reason>";
     /// a warning of another shape is marked as such.
+    /// The stop that ends the turn with a notice (`notices`) is no block.
     fn blocks_shown(&self, out: &Output) -> Option<Vec<String>> {
         Some(
-            result(out)["warnings"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
+            warnings(out)
+                .iter()
+                .filter(|warning| !warning.starts_with(STOPPED))
                 .map(|warning| match warning.strip_prefix(BLOCKED) {
                     Some(reason) => reason.to_owned(),
                     None => format!("not a block: {warning}"),
@@ -119,6 +123,17 @@ impl Agent for Gemini {
                 .collect(),
         )
     }
+}
+
+/// The warnings of the JSON result.
+fn warnings(out: &Output) -> Vec<String> {
+    result(out)["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The run's JSON result on stdout (`--output-format json`).

@@ -49,12 +49,14 @@ impl Host {
     }
 
     /// Whether the host shows notices; where it does not, the gate's notice is a last block.
+    /// Gemini CLI shows them only to a person at its screen, never in headless output, and
+    /// its hook cannot tell the two apart (issue 19).
     fn shows_notices(self) -> bool {
-        matches!(self, Host::Claude | Host::Gemini | Host::Vscode)
+        matches!(self, Host::Claude | Host::Vscode)
     }
 
     /// The command-line event argument and the payload of a session start.
-    fn start(self, repo: &TestRepo, session: &str) -> (Option<&'static str>, Value) {
+    pub fn start(self, repo: &TestRepo, session: &str) -> (Option<&'static str>, Value) {
         let cwd = repo.root.display().to_string();
         match self {
             Host::Claude | Host::Codex | Host::Gemini => (
@@ -148,6 +150,13 @@ impl Host {
                     assert_eq!(json["decision"], "block", "{json}");
                     assert_eq!(object.len(), 2, "only decision and reason: {json}");
                     Answer::Block(json["reason"].as_str().unwrap().into())
+                } else if self == Host::Gemini && object.contains_key("continue") {
+                    // A notice at Gemini's stop also stops the agent, which its headless
+                    // output reports with the notice's text.
+                    assert_eq!(json["continue"], false, "{json}");
+                    assert_eq!(json["stopReason"], json["systemMessage"], "{json}");
+                    assert_eq!(object.len(), 3, "{json}");
+                    Answer::Notice(json["systemMessage"].as_str().unwrap().into())
                 } else {
                     assert_ne!(self, Host::Copilot, "Copilot gets blocks only: {json}");
                     assert_eq!(object.len(), 1, "{json}");

@@ -41,6 +41,18 @@ macro_rules! scenarios_for {
         fn deleting_verify_sh_is_refused_until_it_is_restored() {
             $crate::e2e::scenarios::deleting_verify_sh_is_refused_until_it_is_restored(&$agent);
         }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_headless_run_ends_by_reporting_the_unverified_end() {
+            $crate::e2e::scenarios::a_headless_run_ends_by_reporting_the_unverified_end(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_skipped_session_is_said_in_the_runs_output() {
+            $crate::e2e::scenarios::a_skipped_session_is_said_in_the_runs_output(&$agent);
+        }
     };
 }
 pub(crate) use scenarios_for;
@@ -75,6 +87,13 @@ pub const MARKS_HOME: &str = "touch \"$HOME/verify-ran\"";
 pub const CLAIM: &str = "All tests pass.";
 /// The failing change's last answer, after the fix.
 pub const FIXED: &str = "Fixed: answer.txt is 4 again, verify.sh passes.";
+
+/// What a model that does as the last block asks ends its answer with.
+pub const REPORTED: &str = "Not done: prove-it says NOT_PROVEN, this turn ended unverified.";
+/// How the gate says a session is skipped.
+pub const SKIPPED: &str = "prove-it: skipped by PROVE_IT_SKIP=1";
+/// What a model told of the skip answers.
+pub const REPORTED_SKIP: &str = "prove-it skipped this turn (PROVE_IT_SKIP=1): it is unverified.";
 
 /// How the gate refuses a deleted verify.sh.
 pub const REFUSED_DELETION: &str = "verify.sh was armed when this session started";
@@ -134,6 +153,22 @@ pub fn deleting_verify_sh() -> Script {
             Reply::Shell("git checkout -- verify.sh"),
         ],
         Reply::Text("Restored verify.sh."),
+    )
+}
+
+/// A change, the claim at the budget's stops and at the last, then, told of the unverified
+/// end, the report a model that does as it is asked gives. A host that gave no last block
+/// ends the run with the claim.
+pub fn reporting_when_told() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo change > change.txt"),
+            Reply::Text(CLAIM),
+            Reply::Text(CLAIM),
+            Reply::Text(CLAIM),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED),
     )
 }
 
@@ -382,7 +417,7 @@ pub fn an_always_failing_verify_sh_ends_the_turn_unverified(agent: &dyn Agent) {
     assert_three_blocks(&run, &blocks);
     assert_the_yield_is_told(agent, &run, &blocks);
     if let Some(shown) = agent.blocks_shown(out) {
-        assert_eq!(shown.len(), 3, "{context}");
+        assert_eq!(shown.len(), 3 + last_block, "{context}");
     }
     assert_final_answer(agent, out, CLAIM, context);
     if let Some(answers) = agent.answers(out) {
@@ -481,4 +516,98 @@ pub fn deleting_verify_sh_is_refused_until_it_is_restored(agent: &dyn Agent) {
     assert!(repo.path("verify.sh").is_file(), "{context}");
     let state = repo.stock_state_tree().unwrap();
     assert!(repo.note(&state).is_some(), "{context}");
+}
+
+/// Issue 19, hole 12: headless (`claude -p`, `gemini -p`), the NOT_PROVEN yield was only in the
+/// host's transcript, and the run's result was the agent's "All tests pass.", exit 0. Every
+/// host's headless run now gives the agent one last block with the yield, asking it to report
+/// it: the run's final answer is that report (the model here does as it is asked), and a
+/// script checks afterwards with `git prove-it status`, which exits 1.
+pub fn a_headless_run_ends_by_reporting_the_unverified_end(agent: &dyn Agent) {
+    assert!(
+        !agent.shows_notices(),
+        "a headless run shows no notice: the yield must be a last block"
+    );
+    let run = run(
+        agent,
+        ALWAYS_FAILING,
+        &[],
+        |_| {},
+        reporting_when_told(),
+        "make a change",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let blocks = blocks_seen(agent, server);
+    assert_eq!(blocks.len(), 4, "{context}");
+    assert_three_blocks(&run, &blocks);
+    assert_the_yield_is_told(agent, &run, &blocks);
+    assert_eq!(server.agent_turns().len(), 6, "{context}");
+    assert_final_answer(agent, out, REPORTED, context);
+    if let Some(shown) = agent.blocks_shown(out) {
+        // The host's own output shows the last block too.
+        assert_eq!(shown.len(), 4, "{shown:?}\n{context}");
+        assert!(shown[3].starts_with(YIELD), "{shown:?}\n{context}");
+    }
+    assert_unproven(repo);
+    repo.prove_it(&["status"]).assert().code(1);
+}
+
+/// Issue 19, hole 16: under `codex exec`, a `PROVE_IT_SKIP=1` session left no trace in stdout
+/// or stderr. A skip is now said where the run's reader sees it: told to the agent as a block
+/// at the turn's first stop, where the host's output shows no notice, and by the host itself
+/// where its output does (Gemini CLI's `Agent execution stopped: ...`). The variable is set in
+/// the wired hook's command, as a person's `PROVE_IT_SKIP=1 <host>` gives it to the hook.
+pub fn a_skipped_session_is_said_in_the_runs_output(agent: &dyn Agent) {
+    let wiring = agent.info().wiring;
+    let skip = |repo: &TestRepo| {
+        let text = std::fs::read_to_string(repo.path(wiring)).unwrap();
+        assert!(text.contains("git prove-it hook"), "{text}");
+        repo.write(
+            wiring,
+            &text.replace("git prove-it hook", "PROVE_IT_SKIP=1 git prove-it hook"),
+        );
+    };
+    let script = Script::new(
+        vec![Reply::Shell("echo change > change.txt"), Reply::Text(CLAIM)],
+        Reply::Text(REPORTED_SKIP),
+    );
+    let run = run(agent, MARKS_HOME, &[], skip, script, "make a change");
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let turns = server.agent_turns();
+    let told = turns
+        .iter()
+        .any(|turn| turn.last_user_text().contains(SKIPPED));
+    if told {
+        // Told to the agent once, which reported it: the run's final answer.
+        assert_eq!(turns.len(), 3, "{context}");
+        assert!(turns[2].last_user_text().contains(SKIPPED), "{context}");
+        assert!(
+            turns[2].last_user_text().contains(QUOTE_THE_NOTICE),
+            "{context}"
+        );
+        assert_final_answer(agent, out, REPORTED_SKIP, context);
+    } else {
+        // Said by the host itself, in the output of the run.
+        assert_eq!(turns.len(), 2, "{context}");
+        let notices = agent.notices(out);
+        assert!(
+            notices.iter().any(|notice| notice.starts_with(SKIPPED)),
+            "{notices:?}\n{context}"
+        );
+    }
+    assert!(
+        !repo.home().join("verify-ran").exists(),
+        "verify.sh never runs in a skipped session: {context}"
+    );
+    assert_unproven(repo);
 }
