@@ -77,6 +77,19 @@ pub(crate) trait Adapter: Sync {
     /// Where `init` wires the host, and what it writes there.
     fn wiring(&self) -> &'static Scheme;
 
+    /// Whether the host, started in a subdirectory of the worktree (`src/`), still reads the
+    /// project's hooks at its root. Where it does not, only a user-level configuration
+    /// ([`Adapter::user_config`]) gates a session started there.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        true
+    }
+
+    /// The host's user-level configuration, read wherever it starts, in the shape of its
+    /// project file (`wiring`), where it has one worth naming.
+    fn user_config(&self) -> Option<PathBuf> {
+        None
+    }
+
     /// What the user must do before the host runs a repository's hooks, if anything.
     fn trust_step(&self) -> Option<&'static str> {
         None

@@ -97,6 +97,16 @@ impl Adapter for Claude {
         &WIRING
     }
 
+    /// Claude Code 2.1.328, started in a subdirectory, runs no hook of the root's
+    /// `.claude/settings.json`, but those of the user's settings (and of plugins).
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    fn user_config(&self) -> Option<PathBuf> {
+        Some(dir_from("CLAUDE_CONFIG_DIR", || home().join(".claude")).join("settings.json"))
+    }
+
     fn trust_step(&self) -> Option<&'static str> {
         Some(
             "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",

@@ -89,6 +89,16 @@ impl Adapter for Gemini {
         &WIRING
     }
 
+    /// Gemini CLI 0.61.0 loads `.gemini/settings.json` only from the directory it is started
+    /// in; its user settings (`~/.gemini/settings.json`) wherever it starts.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    fn user_config(&self) -> Option<PathBuf> {
+        Some(dir_from("GEMINI_CLI_HOME", home).join(".gemini/settings.json"))
+    }
+
     fn trust_step(&self) -> Option<&'static str> {
         Some(
             "Gemini CLI loads a repository's hooks only in a trusted folder: run /trust in gemini here (headless: GEMINI_CLI_TRUST_WORKSPACE=true)",

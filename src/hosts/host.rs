@@ -161,6 +161,40 @@ impl Host {
         self.adapter().wiring().wired_timeouts(config)
     }
 
+    /// Whether the host, started in a subdirectory of the worktree, still reads the project's
+    /// hooks at its root.
+    pub(crate) fn reads_project_hooks_below_root(self) -> bool {
+        self.adapter().reads_project_hooks_below_root()
+    }
+
+    /// The host's user-level configuration file, and whether it wires the gate's hooks (all
+    /// of them), where the host has one.
+    pub(crate) fn user_wiring(self) -> Option<(std::path::PathBuf, bool)> {
+        let file = self.adapter().user_config()?;
+        let wired = super::trust::read_record(&file)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| self.wired_timeouts(&text).ok())
+            .is_some_and(|entries| {
+                entries
+                    .iter()
+                    .all(|(_, wiring)| matches!(wiring, Wiring::Wired(_)))
+            });
+        Some((file, wired))
+    }
+
+    /// The user-level file to wire so that a session started in a subdirectory is gated,
+    /// where the host reads the project's hooks only where it starts and that file does not
+    /// wire the gate yet.
+    pub(crate) fn user_level_to_wire(self) -> Option<std::path::PathBuf> {
+        if self.reads_project_hooks_below_root() {
+            return None;
+        }
+        match self.user_wiring()? {
+            (file, false) => Some(file),
+            (_, true) => None,
+        }
+    }
+
     /// What the user must do before the host runs a repository's hooks, if anything.
     pub(crate) fn trust_step(self) -> Option<&'static str> {
         self.adapter().trust_step()

@@ -66,8 +66,38 @@ impl Agent for Claude {
         repo
     }
 
-    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
-        run_claude_with(binary, repo, server, prompt, &[])
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output {
+        let stream = [
+            "--output-format".as_ref(),
+            "stream-json".as_ref(),
+            "--verbose".as_ref(),
+        ];
+        run_claude_as(binary, repo, dir, server, prompt, &stream)
+    }
+
+    /// Claude Code 2.1.328 runs no hook of the root's `.claude/settings.json` when started in
+    /// a subdirectory.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    /// Our settings file as the run's user settings (`CLAUDE_CONFIG_DIR/settings.json`).
+    fn wire_for_every_folder(&self, repo: &TestRepo) -> Vec<(&'static str, PathBuf)> {
+        let config = repo.home().join("claude-config");
+        std::fs::create_dir_all(&config).unwrap();
+        std::fs::copy(
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("hooks/claude-settings.json"),
+            config.join("settings.json"),
+        )
+        .unwrap();
+        vec![("CLAUDE_CONFIG_DIR", config)]
     }
 
     /// `claude -p` shows no `systemMessage` in its result (issue 19): the hook sees
@@ -129,13 +159,14 @@ fn run_claude_with(
         "--verbose".as_ref(),
     ];
     let args: Vec<&std::ffi::OsStr> = stream.into_iter().chain(extra.iter().copied()).collect();
-    run_claude_as(claude, repo, server, prompt, &args)
+    run_claude_as(claude, repo, &repo.root, server, prompt, &args)
 }
 
-/// `claude -p` with `args` (its output format among them).
+/// `claude -p` in `dir` with `args` (its output format among them).
 fn run_claude_as(
     claude: &Path,
     repo: &TestRepo,
+    dir: &Path,
     server: &FakeModel,
     prompt: &str,
     extra: &[&std::ffi::OsStr],
@@ -143,6 +174,7 @@ fn run_claude_as(
     let config = repo.home().join("claude-config");
     std::fs::create_dir_all(&config).unwrap();
     let mut cmd = host_command(claude, repo);
+    cmd.current_dir(dir);
     cmd.args(["-p", prompt, "--allowedTools", "Bash"])
         .env("ANTHROPIC_BASE_URL", server.base_url())
         .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
@@ -246,7 +278,7 @@ fn claude_p_json_and_text_results_report_the_unverified_end() {
         let repo = Claude.wired_repo(ALWAYS_FAILING, &[]);
         let server = Claude.start(reporting_when_told());
         let args = ["--output-format".as_ref(), format.as_ref()];
-        let out = run_claude_as(&claude, &repo, &server, "make a change", &args);
+        let out = run_claude_as(&claude, &repo, &repo.root, &server, "make a change", &args);
         let context = format!("{format}: {}", describe(&out, &server));
         assert!(out.status.success(), "{context}");
         let last = server.agent_turns().last().unwrap().last_user_text();

@@ -6,7 +6,7 @@
 //! answers a notice at a stop by also stopping the agent, which the JSON result's warnings
 //! report. The scenarios are `crate::e2e::scenarios`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
@@ -50,24 +50,59 @@ impl Agent for Gemini {
         FakeModel::start(GeminiApi, script)
     }
 
-    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
-        // Its own user settings: API-key auth, nothing that reaches the network on its own.
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output {
+        // Its own user settings: API-key auth, nothing that reaches the network on its own;
+        // the hooks `wire_for_every_folder` put there are kept.
         let home = repo.home().join("gemini-home");
         std::fs::create_dir_all(home.join(".gemini")).unwrap();
-        let settings = json!({
+        let file = home.join(".gemini/settings.json");
+        let hooks = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .map(|old| old["hooks"].clone())
+            .unwrap_or(Value::Null);
+        let mut settings = json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
             "privacy": {"usageStatisticsEnabled": false},
             "telemetry": {"enabled": false},
         });
-        std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+        if !hooks.is_null() {
+            settings["hooks"] = hooks;
+        }
+        std::fs::write(&file, settings.to_string()).unwrap();
         let mut cmd = host_command(binary, repo);
+        cmd.current_dir(dir);
         cmd.args(["-p", prompt, "--yolo", "--output-format", "json"])
             .env("GEMINI_CLI_HOME", &home)
             .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
             .env("GEMINI_API_KEY", "fake-gemini-key-for-tests")
             .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
         run_bounded(cmd, RUN_LIMIT)
+    }
+
+    /// Gemini CLI 0.61.0 loads `.gemini/settings.json` only where it is started.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    /// The project's hooks, as init wired them, in the run's user settings.
+    fn wire_for_every_folder(&self, repo: &TestRepo) -> Vec<(&'static str, PathBuf)> {
+        let project: Value =
+            serde_json::from_str(&std::fs::read_to_string(repo.path(INFO.wiring)).unwrap())
+                .unwrap();
+        let home = repo.home().join("gemini-home");
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        let hooks = json!({"hooks": project["hooks"]});
+        std::fs::write(home.join(".gemini/settings.json"), hooks.to_string()).unwrap();
+        vec![("GEMINI_CLI_HOME", home)]
     }
 
     /// Headless, Gemini CLI shows no `systemMessage` in its result, and its hook cannot tell a

@@ -580,3 +580,63 @@ fn a_fifo_as_copilots_transcript_never_hangs_the_gate() {
         assert!(matches!(answer, Answer::Block(_)), "{path:?}: {answer:?}");
     }
 }
+
+/// Issue 19, hole 15: Gemini CLI (and Claude Code) read a project's hooks only in the directory
+/// they are started in: started in `src/`, no gate runs, and `doctor`, even run from `src/`,
+/// said the hooks were wired. Now doctor says where the gate does not run (a failure when run
+/// from there), until the hooks are wired at user level too, which holds from any folder.
+#[test]
+fn doctor_says_where_a_host_that_reads_hooks_only_where_it_starts_runs_no_gate() {
+    for (host, user_file) in [
+        ("gemini", ".gemini/settings.json"),
+        ("claude", ".claude/settings.json"),
+    ] {
+        let repo = TestRepo::new();
+        repo.write("src/lib.txt", "a\n");
+        repo.commit_all("initial");
+        let init = repo
+            .prove_it(&["init", "--yes", "--no-demo", "--host", host])
+            .assert()
+            .code(0);
+        let said = String::from_utf8_lossy(&init.get_output().stdout).into_owned();
+        assert!(
+            said.contains("only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into"),
+            "{host}: init says so too: {said}"
+        );
+        let doctor = |dir: &std::path::Path| {
+            let mut cmd = repo.command(cargo_bin("git-prove-it"));
+            cmd.arg("doctor").current_dir(dir);
+            let out = cmd.output().unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (_, at_root) = doctor(&repo.root);
+        assert!(
+            at_root.contains("only in the directory it is started in: started in a subdirectory (such as src/), it runs no gate"),
+            "{host}: {at_root}"
+        );
+        assert!(at_root.contains("\nwarn  "), "{host}: {at_root}");
+        let (code, in_src) = doctor(&repo.path("src"));
+        assert_eq!(code, Some(1), "{host}: {in_src}");
+        assert!(
+            in_src.contains(
+                "only in the directory it is started in: started here, in src/, it runs no gate"
+            ),
+            "{host}: {in_src}"
+        );
+        assert!(in_src.contains("merge the hooks of"), "{host}: {in_src}");
+        // Wired for every folder, in the user's settings (the same hooks): gated from src/.
+        let wired = std::fs::read_to_string(repo.path(user_file)).unwrap();
+        let user = repo.home().join(user_file);
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, wired).unwrap();
+        let (_, in_src) = doctor(&repo.path("src"));
+        assert!(
+            in_src.contains("too, so a session started in any subdirectory is gated"),
+            "{host}: {in_src}"
+        );
+        assert!(!in_src.contains("it runs no gate"), "{host}: {in_src}");
+    }
+}

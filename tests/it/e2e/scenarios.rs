@@ -50,6 +50,12 @@ macro_rules! scenarios_for {
 
         #[test]
         #[ignore = $reason]
+        fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not() {
+            $crate::e2e::scenarios::a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
         fn a_skipped_session_is_said_in_the_runs_output() {
             $crate::e2e::scenarios::a_skipped_session_is_said_in_the_runs_output(&$agent);
         }
@@ -610,4 +616,90 @@ pub fn a_skipped_session_is_said_in_the_runs_output(agent: &dyn Agent) {
         "verify.sh never runs in a skipped session: {context}"
     );
     assert_unproven(repo);
+}
+
+/// Issue 19, hole 15: a host that reads a project's hooks only in the directory it is started
+/// in (Gemini CLI, and Claude Code too) ran no gate when started in `src/`, while `doctor`, even
+/// run from `src/`, said the hooks were wired. Each host is started in `src/` with a failing
+/// change: one that reads the root's hooks blocks it; one that does not lets it through, as
+/// ADAPTERS.md records, and `doctor` run there says so (a failure), until the gate is wired in
+/// the host's user-level configuration, which then gates the same run.
+pub fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(agent: &dyn Agent) {
+    let binary = agent.info().binary();
+    let files = [("answer.txt", "4\n"), ("src/lib.txt", "code\n")];
+    let repo = agent.wired_repo(ANSWER_CHECK, &files);
+    let src = repo.path("src");
+    // The shell runs in src/: the change (a new file, each run its own, and answer.txt broken)
+    // and the fix are the root's.
+    let script = |second: bool| {
+        let change = if second {
+            "echo hello > ../greeting-2.txt && echo 5 > ../answer.txt"
+        } else {
+            "echo hello > ../greeting-1.txt && echo 5 > ../answer.txt"
+        };
+        Script::new(
+            vec![
+                Reply::Shell(change),
+                Reply::Text(CLAIM),
+                Reply::Shell("echo 4 > ../answer.txt"),
+            ],
+            Reply::Text(FIXED),
+        )
+    };
+    let gated = |repo: &TestRepo, second: bool| {
+        let server = agent.start(script(second));
+        let out = agent.run_in(&binary, repo, &src, &server, "add a greeting");
+        let context = describe(&out, &server);
+        assert!(out.status.success(), "{context}");
+        let blocked = server.final_user_text().contains(ANSWER_WRONG);
+        (blocked, server.agent_turns().len(), context)
+    };
+    let doctor_in_src = |repo: &TestRepo, env: &[(&str, std::path::PathBuf)]| {
+        let mut cmd = repo.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+        cmd.arg("doctor").current_dir(&src);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (blocked, turns, context) = gated(&repo, false);
+    if agent.reads_project_hooks_below_root() {
+        assert!(blocked, "{context}");
+        assert_eq!(turns, 4, "{context}");
+        assert_proven_by(&repo, agent.info());
+        return;
+    }
+    // The gap: no hook ran at all, and the unverified change is not proven.
+    assert!(!blocked, "{context}");
+    assert_eq!(turns, 2, "{context}");
+    assert!(last_answers(&repo).is_empty(), "{context}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path("answer.txt")).unwrap(),
+        "5\n"
+    );
+    assert_unproven(&repo);
+    let (code, report) = doctor_in_src(&repo, &[]);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains(
+            "only in the directory it is started in: started here, in src/, it runs no gate"
+        ),
+        "{report}"
+    );
+    // Wired for every folder: the same run from src/ is gated, and doctor says so.
+    repo.git(&["checkout", "--", "answer.txt"]);
+    let env = agent.wire_for_every_folder(&repo);
+    let (code, report) = doctor_in_src(&repo, &env);
+    assert!(
+        report.contains("so a session started in any subdirectory is gated"),
+        "{code:?}: {report}"
+    );
+    let (blocked, turns, context) = gated(&repo, true);
+    assert!(blocked, "{context}");
+    assert_eq!(turns, 4, "{context}");
+    assert_proven_by(&repo, agent.info());
 }
