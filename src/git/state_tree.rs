@@ -80,7 +80,15 @@ impl StateTree {
         let caps = repo
             .filesystem_options()
             .map_err(Error::read("core.fileMode and core.symlinks"))?;
-        let stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
+        let mut stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
+        // Stat data without ctime cannot vouch for content: a same-size edit with its mtime set
+        // back looks clean, and only ctime cannot be set back (issue 19). So ctime and the full
+        // stat data are compared whatever core.trustctime and core.checkStat say.
+        stat_options.trust_ctime = true;
+        stat_options.check_stat = true;
+        // Within one second only the nanoseconds tell an edit from the staged file. A
+        // filesystem that loses them costs a rehash, never a wrong state.
+        stat_options.use_nsec = true;
         let context = Context {
             workdir,
             stat_options,
@@ -301,20 +309,26 @@ impl Context<'_> {
         let entries = &index.entries()[group.start..group.start + group.len];
         let entry = &entries[0];
         let conflicted = entries.iter().any(|e| e.stage_raw() != 0);
-        if !conflicted
-            && (entry.mode == Mode::DIR
-                || entry
-                    .flags
-                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID))
-        {
+        if !conflicted && entry.mode == Mode::DIR {
             return Slot::Keep;
         }
+        // git trusts a skip-worktree or assume-unchanged entry without looking at the file, so
+        // an edit behind either flag is invisible to it (issue 19). The state is what is on
+        // disk: only an entry whose file is absent (a sparse checkout's) keeps its index blob.
+        let flagged = !conflicted
+            && entry
+                .flags
+                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID);
+        let absent = if flagged { Slot::Keep } else { Slot::Gone };
         if self.has_symlink_leading_path(entry.path(index), dirs) {
-            return Slot::Gone;
+            return absent;
         }
         let Some(meta) = leaf.lstat(self.workdir, entry.path(index)) else {
-            return Slot::Gone;
+            return absent;
         };
+        if flagged && !(meta.is_file() || meta.is_symlink()) {
+            return Slot::Keep;
+        }
         // As git's `check_removed`: a directory keeps a gitlink (checked out or not), and turns a
         // file into a gitlink if it is a repository; otherwise the file counts as deleted and
         // the directory's content is untracked. A gitlink whose directory became a file or a
@@ -344,6 +358,7 @@ impl Context<'_> {
         };
         let (mode, as_link) = mode_from_disk(&meta, known, self);
         if conflicted
+            || flagged
             || entry.flags.contains(Flags::INTENT_TO_ADD)
             || mode != index_mode(entry.mode)
         {

@@ -25,6 +25,7 @@ mod odd_states;
 mod pre_push;
 mod run;
 mod run_rev;
+mod sealed_state;
 mod signed;
 mod state_tree;
 mod status;

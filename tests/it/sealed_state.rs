@@ -1,0 +1,143 @@
+//! Issue 19, "no silent pass": an agent with a shell hides a change from the state tree or
+//! fakes the state verify.sh tested, and the gate must not end the turn quietly. Each test is
+//! one trap, in a real repository, through the real binary (`git prove-it hook claude`).
+
+use std::path::Path;
+use std::time::{Duration, SystemTime};
+
+use predicates::prelude::*;
+use serde_json::{Value, json};
+
+use crate::harness::TestRepo;
+
+/// verify.sh that fails while a.txt holds "bad".
+const CHECKS_A: &str = "if grep -q bad a.txt; then echo 'a.txt is bad'; exit 1; fi\nexit 0";
+
+fn event(repo: &TestRepo, name: &str) -> String {
+    json!({
+        "session_id": "sealed-session",
+        "transcript_path": "/t.jsonl",
+        "cwd": repo.root,
+        "hook_event_name": name,
+        "prompt_id": "p1",
+        "stop_hook_active": false,
+        "last_assistant_message": "Done, all tests pass.",
+    })
+    .to_string()
+}
+
+/// The hook's answer: `None` for silence, else its one JSON object.
+fn hook(repo: &TestRepo, name: &str) -> Option<Value> {
+    let out = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(event(repo, name))
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    (!out.stdout.is_empty()).then(|| serde_json::from_slice(&out.stdout).unwrap())
+}
+
+#[track_caller]
+fn block_reason(answer: Option<Value>) -> String {
+    let json = answer.expect("a block, not silence");
+    assert_eq!(json["decision"], "block", "{json}");
+    json["reason"].as_str().unwrap().to_string()
+}
+
+fn set_mtime(path: &Path, time: SystemTime) {
+    std::fs::File::options()
+        .write(true)
+        .open(path)
+        .unwrap()
+        .set_modified(time)
+        .unwrap();
+}
+
+/// `status --json` of the working state.
+fn status(repo: &TestRepo) -> Value {
+    crate::harness::json_stdout(&repo.prove_it(&["status", "--json"]).assert())
+}
+
+/// A committed, proven repository whose verify.sh checks a.txt ("good\n", its mtime an hour
+/// back so that the index's stat data is not racily clean), with a session started on it.
+fn proven_session() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n");
+    set_mtime(
+        &repo.path("a.txt"),
+        SystemTime::now() - Duration::from_secs(3600),
+    );
+    repo.verify_script(CHECKS_A);
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    repo
+}
+
+/// After the trap, the stop must refuse, leave no proof of the state, and `check --strict`
+/// must not accept it.
+#[track_caller]
+fn assert_refused_and_unproven(repo: &TestRepo, reason_has: &str) {
+    let reason = block_reason(hook(repo, "Stop"));
+    assert!(reason.contains(reason_has), "{reason}");
+    assert_eq!(status(repo)["proven"], false, "{reason}");
+    // Commit what is on disk, whatever the index believed, so that HEAD is the hidden state.
+    let blob = repo.git(&["hash-object", "-w", "a.txt"]);
+    repo.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{},a.txt", blob.trim()),
+    ]);
+    repo.git(&["commit", "-q", "-m", "the hidden change"]);
+    repo.prove_it(&["check", "--strict"]).assert().code(1);
+}
+
+// `git update-index --assume-unchanged` made git (and the state tree) trust the index's blob,
+// so an edit behind it left the state "unchanged" and the turn ended quietly.
+#[test]
+fn assume_unchanged_edit_is_seen() {
+    let repo = proven_session();
+    repo.git(&["update-index", "--assume-unchanged", "a.txt"]);
+    repo.write("a.txt", "bad, and hidden\n");
+    assert_refused_and_unproven(&repo, "a.txt is bad");
+}
+
+// The same with skip-worktree, the sparse-checkout flag, on a file that is on disk.
+#[test]
+fn skip_worktree_edit_is_seen() {
+    let repo = proven_session();
+    repo.git(&["update-index", "--skip-worktree", "a.txt"]);
+    repo.write("a.txt", "bad, and hidden\n");
+    assert_refused_and_unproven(&repo, "a.txt is bad");
+}
+
+// core.trustctime=false and a same-size edit with its mtime set back: the stat data git keeps
+// looks clean, and only ctime (which cannot be set back) tells.
+#[test]
+fn same_size_edit_with_restored_mtime_under_trustctime_false_is_seen() {
+    let repo = proven_session();
+    repo.git(&["config", "core.trustctime", "false"]);
+    let mtime = std::fs::metadata(repo.path("a.txt"))
+        .unwrap()
+        .modified()
+        .unwrap();
+    repo.write("a.txt", "bad!\n");
+    set_mtime(&repo.path("a.txt"), mtime);
+    assert_refused_and_unproven(&repo, "a.txt is bad");
+}
+
+// A sparse checkout's skip-worktree entries absent from disk still keep their index blob: the
+// state is the same as with the file checked out, and the gate stays quiet.
+#[test]
+fn skip_worktree_entry_absent_from_disk_keeps_its_blob() {
+    let repo = proven_session();
+    let before = status(&repo)["tree"].clone();
+    repo.git(&["update-index", "--skip-worktree", "a.txt"]);
+    repo.remove("a.txt");
+    assert_eq!(status(&repo)["tree"], before);
+    assert_eq!(hook(&repo, "Stop"), None);
+    repo.prove_it(&["run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("already proven"));
+}
