@@ -33,6 +33,14 @@ pub(crate) enum Error {
         "'{path}' is a git repository with no commit checked out; git refuses to add it, and so do we"
     )]
     EmbeddedRepositoryWithoutCommit { path: String },
+    #[error(
+        "{path} on disk is not what the state tree records for it ({reason}), so a proof would name a verify.sh that did not run"
+    )]
+    VerifyNotAsRecorded { path: String, reason: &'static str },
+    #[error(
+        "verify.sh leads to '{target}', which is not part of the working state (it is ignored, or inside .git or a submodule), so a proof could not name what ran"
+    )]
+    VerifyOutsideState { target: String },
     #[error("the ref {name} does not lead to an object")]
     RefUnpeelable {
         name: String,
@@ -128,7 +136,10 @@ impl Error {
     pub(crate) fn is_worktree_content(&self) -> bool {
         matches!(
             self,
-            Error::Unreadable { .. } | Error::EmbeddedRepositoryWithoutCommit { .. }
+            Error::Unreadable { .. }
+                | Error::EmbeddedRepositoryWithoutCommit { .. }
+                | Error::VerifyNotAsRecorded { .. }
+                | Error::VerifyOutsideState { .. }
         )
     }
 

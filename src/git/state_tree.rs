@@ -193,6 +193,15 @@ impl StateTree {
             .iter()
             .find(|item| item.path == VERIFY_SCRIPT)
             .map(|item| (item.id, item.mode));
+        if verify.is_some() {
+            let recorded = |path: &[u8]| {
+                items
+                    .binary_search_by(|item| item.path.as_slice().cmp(path))
+                    .ok()
+                    .map(|i| items[i].id)
+            };
+            super::verify_file::check_recorded(workdir, &index, repo.object_hash(), recorded)?;
+        }
         Ok(StateTree {
             id,
             verify,

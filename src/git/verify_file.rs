@@ -1,7 +1,12 @@
-//! verify.sh in the working tree: where it is, whether it is armed, and its bytes.
+//! verify.sh in the working tree: where it is, whether it is armed, its bytes, and whether
+//! those bytes are the ones the state tree records.
 
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::PermissionsExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+use gix::ObjectId;
+use gix::index::entry::Flags;
 
 use super::names::VERIFY_SCRIPT;
 use super::{Error, Repo};
@@ -81,6 +86,71 @@ impl Repo {
             Armed::Yes
         })
     }
+}
+
+/// Check that the verify.sh a shell would run is the one the state tree records: its bytes on
+/// disk (through a link, the bytes of the file it leads to) must hash to the blob the state
+/// holds for that path. A clean filter, an end-of-line conversion or an index flag could
+/// otherwise make a proof name a verify.sh that never ran (issue 19). `recorded` gives the
+/// state's blob at a repository-relative path. A verify.sh that is missing, not a file or leads
+/// outside the worktree is left to [`Repo::armed`], which refuses to run it.
+pub(super) fn check_recorded(
+    workdir: &Path,
+    index: &gix::index::State,
+    hash: gix::hash::Kind,
+    recorded: impl Fn(&[u8]) -> Option<ObjectId>,
+) -> Result<(), Error> {
+    let path = workdir.join(VERIFY_SCRIPT);
+    let Ok(meta) = std::fs::symlink_metadata(&path) else {
+        return Ok(());
+    };
+    let (file, rela) = if meta.file_type().is_symlink() {
+        let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
+            return Ok(());
+        };
+        let Ok(rela) = target.strip_prefix(&root) else {
+            return Ok(());
+        };
+        let rela = rela.as_os_str().as_bytes().to_vec();
+        if recorded(&rela).is_none() {
+            return Err(Error::VerifyOutsideState {
+                target: String::from_utf8_lossy(&rela).into_owned(),
+            });
+        }
+        (target, rela)
+    } else if meta.is_file() {
+        (path, VERIFY_SCRIPT.as_bytes().to_vec())
+    } else {
+        return Ok(());
+    };
+    let Some(blob) = recorded(&rela) else {
+        return Ok(());
+    };
+    let bytes = std::fs::read(&file).map_err(|source| Error::Unreadable {
+        path: file.clone(),
+        source,
+    })?;
+    let on_disk = gix::objs::compute_hash(hash, gix::objs::Kind::Blob, &bytes).map_err(|e| {
+        Error::read(format!("the blob of {}", file.display()))(gix::Error::from_error(e))
+    })?;
+    if on_disk == blob {
+        return Ok(());
+    }
+    let flags = index
+        .entry_by_path(rela.as_slice().into())
+        .map_or(Flags::empty(), |entry| entry.flags);
+    let reason = if flags.contains(Flags::SKIP_WORKTREE) {
+        "its skip-worktree flag keeps the index's copy"
+    } else if flags.contains(Flags::ASSUME_VALID) {
+        "its assume-unchanged flag keeps the index's copy"
+    } else {
+        "a clean filter or end-of-line conversion changes its bytes: see .gitattributes, \
+         .git/info/attributes and core.autocrlf"
+    };
+    Err(Error::VerifyNotAsRecorded {
+        path: String::from_utf8_lossy(&rela).into_owned(),
+        reason,
+    })
 }
 
 #[cfg(test)]

@@ -141,3 +141,85 @@ fn skip_worktree_entry_absent_from_disk_keeps_its_blob() {
         .code(0)
         .stdout(predicate::str::contains("already proven"));
 }
+
+/// The `verify:` blob of the one proof recorded for `tree`.
+fn recorded_verify(repo: &TestRepo, tree: &str) -> String {
+    let note = repo.note(tree).expect("a proof");
+    note.lines()
+        .find_map(|line| line.strip_prefix("verify: "))
+        .expect("a verify: line")
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
+
+// skip-worktree on verify.sh, then verify.sh rewritten to `exit 0`: the state tree kept the
+// index's (original) blob while the file on disk ran, so the proof named a verify.sh that
+// never ran. Now the proof names the bytes that ran, and the session's stop says it was edited.
+#[test]
+fn skip_worktree_on_verify_sh_records_the_bytes_that_ran() {
+    let repo = proven_session();
+    let original = repo.git(&["rev-parse", ":verify.sh"]).trim().to_string();
+    repo.git(&["update-index", "--skip-worktree", "verify.sh"]);
+    repo.verify_script("exit 0");
+    repo.write("a.txt", "bad\n");
+    let answer = hook(&repo, "Stop").expect("not silence: verify.sh was edited");
+    assert!(answer.to_string().contains("edited"), "{answer}");
+    let tree = status(&repo)["tree"].as_str().unwrap().to_string();
+    let ran = repo.git(&["hash-object", "verify.sh"]).trim().to_string();
+    assert_ne!(ran, original);
+    assert_eq!(recorded_verify(&repo, &tree), ran);
+}
+
+// A clean filter on verify.sh (.git/info/attributes and filter.x.clean) that hands git the
+// original script while the file on disk is `exit 0`: refused, naming the filter, at the stop
+// and by `run`, and nothing is recorded.
+#[test]
+fn clean_filter_on_verify_sh_is_refused() {
+    let repo = proven_session();
+    let original = repo.home().join("original-verify.sh");
+    std::fs::copy(repo.path("verify.sh"), &original).unwrap();
+    repo.write(".git/info/attributes", "verify.sh filter=hide\n");
+    repo.git(&[
+        "config",
+        "filter.hide.clean",
+        &format!("cat {}", original.display()),
+    ]);
+    repo.verify_script("exit 0");
+    repo.write("a.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("verify.sh on disk is not what"), "{reason}");
+    assert!(reason.contains("clean filter"), "{reason}");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("clean filter"));
+    assert_eq!(
+        repo.git(&["notes", "--ref", "prove-it", "list"])
+            .lines()
+            .count(),
+        1,
+        "only the proof made before the trap"
+    );
+}
+
+// verify.sh as a link to an ignored file: what ran is not part of the state, so no proof
+// could name it.
+#[test]
+fn verify_sh_leading_to_an_ignored_file_is_refused() {
+    let repo = proven_session();
+    repo.write(".gitignore", "build/\n");
+    repo.write("build/check.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("build/check.sh", 0o755);
+    repo.remove("verify.sh");
+    repo.symlink("build/check.sh", "verify.sh");
+    repo.write("a.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("build/check.sh"), "{reason}");
+    assert!(reason.contains("not part of the working state"), "{reason}");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("build/check.sh"));
+}
