@@ -18,6 +18,7 @@ use gix::index::entry::{Flags, Mode};
 use gix::objs::Write as _;
 
 use super::names::VERIFY_SCRIPT;
+use super::run_start::FsTime;
 use super::{Error, Repo};
 
 /// Tree entry modes as git writes them.
@@ -38,6 +39,9 @@ pub(crate) struct StateTree {
     pub verify: Option<(ObjectId, u32)>,
     /// Every path with its mode and object, sorted; kept to name what changed between two states.
     entries: Vec<Item>,
+    /// Paths of the state whose ctime is at or after the moment the tree was asked about
+    /// (`Repo::state_tree_since`), sorted; empty when none was given.
+    touched: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,14 +69,26 @@ impl Repo {
     /// touching the index. With `persist`, every blob and tree is also written to the object
     /// database, so the id can be annotated and checked out later.
     pub(crate) fn state_tree(&self, persist: bool) -> Result<StateTree, Error> {
-        StateTree::compute(&self.git, persist)
+        StateTree::compute(&self.git, persist, None)
+    }
+
+    /// The state tree, persisted, as after a verify.sh run that started at `start`: it also
+    /// names every path of the state (tracked or untracked, not ignored) changed since, in the
+    /// same walk. A path changed and changed back keeps its tree entry, not its ctime.
+    pub(crate) fn state_tree_since(&self, start: FsTime) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, true, Some(start))
     }
 }
 
 impl StateTree {
     /// Compute the state tree of `repo`'s worktree. With `persist`, every blob and tree is also
-    /// written to the object database, so the id can be annotated and checked out later.
-    pub(crate) fn compute(repo: &gix::Repository, persist: bool) -> Result<StateTree, Error> {
+    /// written to the object database, so the id can be annotated and checked out later. With
+    /// `since`, the paths changed at or after it are named in `touched`.
+    pub(crate) fn compute(
+        repo: &gix::Repository,
+        persist: bool,
+        since: Option<FsTime>,
+    ) -> Result<StateTree, Error> {
         let workdir = repo.workdir().ok_or_else(|| Error::Bare {
             path: repo.git_dir().to_owned(),
         })?;
@@ -94,6 +110,7 @@ impl StateTree {
             stat_options,
             executable_bit: caps.executable_bit,
             symlinks: caps.symlink,
+            since,
         };
 
         let groups = path_groups(&index);
@@ -109,9 +126,13 @@ impl StateTree {
             buf: Vec::new(),
         };
         let mut items = Vec::with_capacity(groups.len());
-        for (group, slot) in groups.iter().zip(slots) {
+        let mut touched = Vec::new();
+        for (group, (slot, changed_since)) in groups.iter().zip(slots) {
             let entry = &index.entries()[group.start];
             let path = entry.path(&index);
+            if changed_since {
+                touched.push(path.to_string());
+            }
             match slot {
                 Slot::Gone => {}
                 Slot::Keep if entry.mode == Mode::DIR => items.push(Item {
@@ -161,6 +182,9 @@ impl StateTree {
             let item = match kind {
                 Kind::File | Kind::Symlink => {
                     let meta = lstat(&abs)?;
+                    if context.changed_since(&meta) {
+                        touched.push(path.to_string());
+                    }
                     let (mode, as_link) = mode_from_disk(&meta, None, &context);
                     hasher
                         .file(&mut pipeline, &index, workdir, path.as_bstr(), as_link)?
@@ -202,11 +226,18 @@ impl StateTree {
             };
             super::verify_file::check_recorded(workdir, &index, repo.object_hash(), recorded)?;
         }
+        touched.sort();
         Ok(StateTree {
             id,
             verify,
             entries: items,
+            touched,
         })
+    }
+
+    /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
+    pub(crate) fn touched(&self) -> &[String] {
+        &self.touched
     }
 
     /// Paths whose mode or content differ between `self` and `other`, sorted.
@@ -267,9 +298,16 @@ struct Context<'a> {
     stat_options: gix::index::entry::stat::Options,
     executable_bit: bool,
     symlinks: bool,
+    since: Option<FsTime>,
 }
 
 impl Context<'_> {
+    /// Whether the file `meta` describes changed at or after `since`.
+    fn changed_since(&self, meta: &DiskStat) -> bool {
+        self.since
+            .is_some_and(|since| FsTime::ctime_of(&meta.0) >= since)
+    }
+
     /// Decide every group's slot, on several threads for large indexes (the time goes to
     /// lstat), and meanwhile run `alongside` on the calling thread.
     fn classify_all<R>(
@@ -277,7 +315,7 @@ impl Context<'_> {
         index: &gix::index::State,
         groups: &[Group],
         alongside: impl FnOnce() -> R,
-    ) -> (Vec<Slot>, R) {
+    ) -> (Vec<(Slot, bool)>, R) {
         // Each run of groups is classified in order, sharing its cache of verified directories.
         let classify_run = |run: &[Group]| {
             let mut dirs = Vec::new();
@@ -308,12 +346,27 @@ impl Context<'_> {
 
     /// `dirs` is the last directory known to be reached without a symlink, shared by the calls
     /// of one thread: index entries come sorted, so neighbours share their leading directories.
+    /// The group's slot, and whether its path changed at or after `since`.
     fn classify(
         &self,
         index: &gix::index::State,
         group: &Group,
         dirs: &mut Vec<u8>,
         leaf: &mut LeafDir,
+    ) -> (Slot, bool) {
+        let mut changed = false;
+        let slot = self.slot(index, group, dirs, leaf, &mut changed);
+        (slot, changed)
+    }
+
+    /// `changed` is set when the path was stat'ed and its ctime is at or after `since`.
+    fn slot(
+        &self,
+        index: &gix::index::State,
+        group: &Group,
+        dirs: &mut Vec<u8>,
+        leaf: &mut LeafDir,
+        changed: &mut bool,
     ) -> Slot {
         let entries = &index.entries()[group.start..group.start + group.len];
         let entry = &entries[0];
@@ -335,6 +388,8 @@ impl Context<'_> {
         let Some(meta) = leaf.lstat(self.workdir, entry.path(index)) else {
             return absent;
         };
+        // A directory's ctime moves with its entries; a submodule's content is its own state.
+        *changed = !meta.is_dir() && self.changed_since(&meta);
         if flagged && !(meta.is_file() || meta.is_symlink()) {
             return Slot::Keep;
         }

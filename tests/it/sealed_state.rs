@@ -223,3 +223,79 @@ fn verify_sh_leading_to_an_ignored_file_is_refused() {
         .code(2)
         .stderr(predicate::str::contains("build/check.sh"));
 }
+
+/// A committed repository whose verify.sh checks a.txt after a pause, and says when it starts
+/// and when it has checked (in `$HOME/said`, outside the repository), with a session started
+/// on it and a.txt then broken.
+fn broken_session_with_a_slow_check() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n");
+    repo.verify_script(
+        "echo started >> \"$HOME/said\"\nsleep 1\n\
+         if grep -q bad a.txt; then echo 'a.txt is bad'; exit 1; fi\n\
+         echo checked >> \"$HOME/said\"\nsleep 1\nexit 0",
+    );
+    repo.commit_all("initial");
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    repo.write("a.txt", "bad\n");
+    repo
+}
+
+// A helper process puts good content in place while verify.sh runs and restores the broken
+// content before it exits: before and after, the state tree is the same, so a proof was
+// recorded for a state that was never tested. ctime cannot be set back, so the swap shows.
+#[test]
+fn files_swapped_while_verify_sh_runs_are_named_and_not_proven() {
+    let repo = broken_session_with_a_slow_check();
+    // Waits (10 s at most) for verify.sh to say `$1`.
+    let helper = "wait_for() { i=0; until grep -q \"$1\" \"$HOME/said\" 2>/dev/null; do \
+         i=$((i+1)); [ $i -gt 200 ] && exit 3; sleep 0.05; done; }\n\
+         wait_for started\n\
+         printf 'good\\n' > a.txt\n\
+         wait_for checked\n\
+         printf 'bad\\n' > a.txt\n";
+    let mut helper = repo.command("sh").arg("-c").arg(helper).spawn().unwrap();
+    let answer = hook(&repo, "Stop");
+    assert!(helper.wait().unwrap().success(), "{answer:?}");
+    let reason = block_reason(answer);
+    assert!(
+        reason.contains("changed the working state while it ran"),
+        "{reason}"
+    );
+    assert!(reason.contains("    a.txt"), "{reason}");
+    assert_eq!(repo.git(&["cat-file", "-p", ":a.txt"]), "good\n");
+    assert_eq!(
+        std::fs::read_to_string(repo.path("a.txt")).unwrap(),
+        "bad\n"
+    );
+    assert_eq!(status(&repo)["proven"], false, "{reason}");
+}
+
+// Content written back unchanged during the run is a change all the same: the gate cannot
+// tell a restore from a rewrite, and names the path.
+#[test]
+fn a_file_rewritten_unchanged_during_the_run_is_named() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n");
+    repo.write("untracked.txt", "mine\n");
+    repo.verify_script("printf 'mine\\n' > untracked.txt\nexit 0");
+    repo.git(&["add", "a.txt", "verify.sh"]);
+    repo.git(&["commit", "-q", "-m", "initial"]);
+    repo.prove_it(&["run", "--json"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("\"untracked.txt\""));
+    assert_eq!(status(&repo)["proven"], false);
+}
+
+// Ignored files (build output) are not part of the state: writing them during the run is fine.
+#[test]
+fn ignored_files_written_during_the_run_do_not_count() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "target/\n");
+    repo.write("a.txt", "good\n");
+    repo.verify_script("mkdir -p target && date > target/out && exit 0");
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(status(&repo)["proven"], true);
+}
