@@ -77,6 +77,10 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             None,
             vec![format!("verify.sh changed {} path(s)", paths.len())],
         ),
+        Why::DirtySubmodules { paths } => (
+            None,
+            vec![format!("dirty submodule(s): {}", paths.join(", "))],
+        ),
     }
 }
 

@@ -41,6 +41,11 @@ pub(crate) enum Error {
         "verify.sh leads to '{target}', which is not part of the working state (it is ignored, or inside .git or a submodule), so a proof could not name what ran"
     )]
     VerifyOutsideState { target: String },
+    #[error(
+        "submodule {} has changes its checked-out commit does not hold (uncommitted, or untracked and not ignored), so no proof can vouch for this state",
+        quoted(.paths)
+    )]
+    DirtySubmodules { paths: Vec<String> },
     #[error("the ref {name} does not lead to an object")]
     RefUnpeelable {
         name: String,
@@ -130,6 +135,15 @@ pub(crate) enum Error {
     },
 }
 
+/// Paths as `'a', 'b'`, for a message.
+fn quoted(paths: &[String]) -> String {
+    paths
+        .iter()
+        .map(|path| format!("'{path}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Error {
     /// Whether the working tree's content, not the infrastructure, caused this error: such
     /// errors are the repository's to fix, like a failing verify.sh.
@@ -140,6 +154,7 @@ impl Error {
                 | Error::EmbeddedRepositoryWithoutCommit { .. }
                 | Error::VerifyNotAsRecorded { .. }
                 | Error::VerifyOutsideState { .. }
+                | Error::DirtySubmodules { .. }
         )
     }
 

@@ -42,6 +42,9 @@ pub(crate) struct StateTree {
     /// Paths of the state whose ctime is at or after the moment the tree was asked about
     /// (`Repo::state_tree_since`), sorted; empty when none was given.
     touched: Vec<String>,
+    /// Checked-out submodules and nested repositories whose worktree holds changes their
+    /// commit does not (uncommitted, or untracked and not ignored), sorted.
+    dirty_submodules: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -89,6 +92,16 @@ impl StateTree {
         persist: bool,
         since: Option<FsTime>,
     ) -> Result<StateTree, Error> {
+        Self::compute_in(repo, persist, since, true)
+    }
+
+    /// `top` is false for a submodule's own state: its verify.sh is not the one that runs.
+    fn compute_in(
+        repo: &gix::Repository,
+        persist: bool,
+        since: Option<FsTime>,
+        top: bool,
+    ) -> Result<StateTree, Error> {
         let workdir = repo.workdir().ok_or_else(|| Error::Bare {
             path: repo.git_dir().to_owned(),
         })?;
@@ -127,6 +140,13 @@ impl StateTree {
         };
         let mut items = Vec::with_capacity(groups.len());
         let mut touched = Vec::new();
+        let mut dirty_submodules = Vec::new();
+        let mut inner = |path: &BStr, abs: &Path, touched: &mut Vec<String>| {
+            let found = inner_changes(repo, path, abs, since)?;
+            dirty_submodules.extend(found.dirty);
+            touched.extend(found.touched);
+            Ok::<_, Error>(())
+        };
         for (group, (slot, changed_since)) in groups.iter().zip(slots) {
             let entry = &index.entries()[group.start];
             let path = entry.path(&index);
@@ -147,9 +167,13 @@ impl StateTree {
                     id: entry.id,
                 }),
                 Slot::Gitlink => {
-                    let id = match submodule_commit(&workdir.join(to_path(path)))? {
+                    let abs = workdir.join(to_path(path));
+                    let id = match submodule_commit(&abs)? {
                         None => continue,
-                        Some(Some(id)) => id,
+                        Some(Some(id)) => {
+                            inner(path, &abs, &mut touched)?;
+                            id
+                        }
                         // A submodule that is not checked out keeps its recorded commit.
                         Some(None) if entry.mode == Mode::COMMIT => entry.id,
                         Some(None) => {
@@ -195,11 +219,14 @@ impl StateTree {
                         })
                 }
                 Kind::Repository => match submodule_commit(&abs)? {
-                    Some(Some(id)) => Some(Item {
-                        path: path.clone(),
-                        mode: MODE_GITLINK,
-                        id,
-                    }),
+                    Some(Some(id)) => {
+                        inner(path.as_bstr(), &abs, &mut touched)?;
+                        Some(Item {
+                            path: path.clone(),
+                            mode: MODE_GITLINK,
+                            id,
+                        })
+                    }
                     _ => {
                         return Err(Error::EmbeddedRepositoryWithoutCommit {
                             path: path.to_string(),
@@ -217,7 +244,7 @@ impl StateTree {
             .iter()
             .find(|item| item.path == VERIFY_SCRIPT)
             .map(|item| (item.id, item.mode));
-        if verify.is_some() {
+        if top && verify.is_some() {
             let recorded = |path: &[u8]| {
                 items
                     .binary_search_by(|item| item.path.as_slice().cmp(path))
@@ -227,12 +254,21 @@ impl StateTree {
             super::verify_file::check_recorded(workdir, &index, repo.object_hash(), recorded)?;
         }
         touched.sort();
+        dirty_submodules.sort();
         Ok(StateTree {
             id,
             verify,
             entries: items,
             touched,
+            dirty_submodules,
         })
+    }
+
+    /// Checked-out submodules and nested repositories whose worktree holds changes their
+    /// commit does not, sorted: the state tree records a submodule by its commit only, so no
+    /// proof may vouch for such a state (issue 19).
+    pub(crate) fn dirty_submodules(&self) -> &[String] {
+        &self.dirty_submodules
     }
 
     /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
@@ -648,6 +684,46 @@ fn submodule_commit(path: &Path) -> Result<Option<Option<ObjectId>>, Error> {
         return Ok(Some(None));
     };
     Ok(Some(repo.head_id().ok().map(gix::Id::detach)))
+}
+
+/// What a checked-out submodule or nested repository holds beyond its commit, named from the
+/// superproject: `dirty` when its own state tree is not its HEAD's tree (and any repository
+/// nested in it that is dirty), `touched` its paths changed since `since`.
+#[derive(Default)]
+struct InnerChanges {
+    dirty: Vec<String>,
+    touched: Vec<String>,
+}
+
+/// Look inside the submodule at `abs` (`path` in the superproject), with its own state tree:
+/// the same definition, its own index, excludes and attributes, whatever
+/// `submodule.<name>.ignore` says. Only submodules that are checked out are looked into.
+fn inner_changes(
+    outer: &gix::Repository,
+    path: &BStr,
+    abs: &Path,
+    since: Option<FsTime>,
+) -> Result<InnerChanges, Error> {
+    let Ok(repo) = gix::open_opts(abs, outer.open_options().clone()) else {
+        return Ok(InnerChanges::default());
+    };
+    if repo.workdir().is_none() {
+        return Ok(InnerChanges::default());
+    }
+    let Ok(head_tree) = repo.head_tree_id() else {
+        return Ok(InnerChanges::default());
+    };
+    let head_tree = head_tree.detach();
+    let state = StateTree::compute_in(&repo, false, since, false)?;
+    let named = |inner: &String| format!("{path}/{inner}");
+    let mut dirty: Vec<String> = state.dirty_submodules.iter().map(named).collect();
+    if state.id != head_tree {
+        dirty.push(path.to_string());
+    }
+    Ok(InnerChanges {
+        dirty,
+        touched: state.touched.iter().map(named).collect(),
+    })
 }
 
 /// Untracked, not ignored files and nested repositories, each reported on its own.

@@ -101,6 +101,14 @@ pub(crate) fn prove(
     let program = repo.verify_path()?;
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
+    // A submodule is recorded by its commit only: its uncommitted changes would run untested
+    // by any proof of this tree, so none is made (issue 19).
+    if !before.dirty_submodules().is_empty() {
+        return Err(git::Error::DirtySubmodules {
+            paths: before.dirty_submodules().to_vec(),
+        }
+        .into());
+    }
     // Last before the run: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
     let outcome = verify::run(
@@ -138,9 +146,11 @@ pub(crate) fn prove(
     // it while it ran, record nothing, even if the state is back as it was: a helper could have
     // put good content in place for the run and restored the broken one before it ended.
     let after = repo.state_tree_since(run_start)?;
-    if after.id != before.id || !after.touched().is_empty() {
+    if after.id != before.id || !after.touched().is_empty() || !after.dirty_submodules().is_empty()
+    {
         let mut changed_paths = before.changed_paths(&after);
         changed_paths.extend_from_slice(after.touched());
+        changed_paths.extend_from_slice(after.dirty_submodules());
         changed_paths.sort();
         changed_paths.dedup();
         return Ok(Attempted::StateChanged {

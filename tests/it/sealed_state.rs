@@ -299,3 +299,73 @@ fn ignored_files_written_during_the_run_do_not_count() {
     repo.prove_it(&["run"]).assert().code(0);
     assert_eq!(status(&repo)["proven"], true);
 }
+
+/// The number of proofs recorded in the repository.
+fn proofs(repo: &TestRepo) -> usize {
+    repo.git(&["notes", "--ref", "prove-it", "list"])
+        .lines()
+        .count()
+}
+
+/// git inside the submodule at `sub`, with the test's environment.
+fn git_in_sub(repo: &TestRepo, args: &[&str]) {
+    let status = repo
+        .command("git")
+        .current_dir(repo.path("sub"))
+        .args(args)
+        .status()
+        .unwrap();
+    assert!(status.success(), "git {args:?} in sub");
+}
+
+// Uncommitted changes inside a submodule leave its gitlink, and so the state tree, unchanged:
+// the state looked unchanged (or proven) and nothing ran. Now the stop blocks naming the
+// submodule and what to do, `run` refuses, and nothing is recorded; committing inside it and
+// staging the new gitlink makes a state that can be proven.
+#[test]
+fn uncommitted_change_in_a_submodule_blocks_naming_it() {
+    let (repo, _source) = crate::harness::with_submodule();
+    repo.prove_it(&["run"]).assert().code(0);
+    let recorded = proofs(&repo);
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    repo.write("sub/a.txt", "changed inside the submodule\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(
+        reason.contains("the submodule 'sub' has changes"),
+        "{reason}"
+    );
+    assert!(reason.contains("git add <path>"), "{reason}");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("submodule 'sub'"))
+        .stderr(predicate::str::contains(
+            "hint: commit inside the submodule",
+        ));
+    assert_eq!(proofs(&repo), recorded, "nothing recorded");
+    git_in_sub(&repo, &["commit", "-q", "-am", "inside"]);
+    repo.git(&["add", "sub"]);
+    assert_eq!(hook(&repo, "Stop"), None, "the committed state is proven");
+    assert_eq!(proofs(&repo), recorded + 1);
+}
+
+// An untracked (not ignored) file inside a submodule is a change its commit does not hold;
+// an ignored one is not.
+#[test]
+fn untracked_file_in_a_submodule_blocks_and_an_ignored_one_does_not() {
+    let (repo, _source) = crate::harness::with_submodule();
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    let exclude = repo.git(&["-C", "sub", "rev-parse", "--git-path", "info/exclude"]);
+    let exclude = repo.path("sub").join(exclude.trim());
+    std::fs::create_dir_all(exclude.parent().unwrap()).unwrap();
+    std::fs::write(&exclude, "*.log\n").unwrap();
+    repo.write("sub/build.log", "ignored inside the submodule\n");
+    repo.write("b.txt", "a change of the superproject\n");
+    assert_eq!(hook(&repo, "Stop"), None, "an ignored file is no change");
+    repo.write("sub/new.txt", "untracked inside the submodule\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(
+        reason.contains("the submodule 'sub' has changes"),
+        "{reason}"
+    );
+}
