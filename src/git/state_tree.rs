@@ -5,6 +5,12 @@
 //! others are hashed from disk through the same clean filters git applies. Untracked files that
 //! are not ignored come from a directory walk. Trees are built in memory and only written to the
 //! object database when the state is to be recorded.
+//!
+//! Where git trusts what it does not look at, the state tree looks (issue 19, SPEC.md section
+//! 2): skip-worktree and assume-unchanged files present on disk are read from disk, and stat
+//! data is never trusted without ctime. The same walk also tells which checked-out submodules
+//! hold changes their commit does not, whether verify.sh on disk is the blob recorded, and,
+//! after a run, which paths changed since it started.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -380,9 +386,9 @@ impl Context<'_> {
         })
     }
 
-    /// `dirs` is the last directory known to be reached without a symlink, shared by the calls
-    /// of one thread: index entries come sorted, so neighbours share their leading directories.
-    /// The group's slot, and whether its path changed at or after `since`.
+    /// The group's slot, and whether its path changed at or after `since`. `dirs` is the last
+    /// directory known to be reached without a symlink, shared by the calls of one thread:
+    /// index entries come sorted, so neighbours share their leading directories.
     fn classify(
         &self,
         index: &gix::index::State,

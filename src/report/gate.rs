@@ -226,7 +226,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts) {
         Why::Content { .. } => {
             let _ = writeln!(
                 text,
-                "Fix or remove the path named above; git add -A would fail on it too."
+                "Fix or remove the path named above; until then no proof can be recorded for this state."
             );
         }
         Why::Disarmed { .. } | Why::Weakened { .. } => {
