@@ -104,6 +104,11 @@ pub(super) fn check_recorded(
     let Ok(meta) = std::fs::symlink_metadata(&path) else {
         return Ok(());
     };
+    // Only a verify.sh that would run is checked; `armed` names what is wrong with another.
+    match std::fs::metadata(&path) {
+        Ok(target) if target.is_file() && target.permissions().mode() & 0o100 != 0 => {}
+        _ => return Ok(()),
+    }
     let (file, rela) = if meta.file_type().is_symlink() {
         let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
             return Ok(());
@@ -118,10 +123,8 @@ pub(super) fn check_recorded(
             });
         }
         (target, rela)
-    } else if meta.is_file() {
-        (path, VERIFY_SCRIPT.as_bytes().to_vec())
     } else {
-        return Ok(());
+        (path, VERIFY_SCRIPT.as_bytes().to_vec())
     };
     let Some(blob) = recorded(&rela) else {
         return Ok(());
@@ -174,6 +177,30 @@ mod tests {
             None,
             "a dangling link reads as none"
         );
+    }
+
+    // Only a verify.sh that would run is held to its recorded blob; one that would not is
+    // left for `armed` to name, so `status` still says why it is not armed.
+    #[test]
+    fn only_a_runnable_verify_sh_must_be_its_recorded_blob() {
+        use std::os::unix::fs::PermissionsExt;
+
+        use super::check_recorded;
+        let (dir, _repo) = git_repo();
+        let path = dir.path().join("verify.sh");
+        std::fs::write(&path, b"#!/bin/sh\nexit 0\n").unwrap();
+        let index = gix::index::State::new(gix::hash::Kind::Sha1);
+        let kind = gix::hash::Kind::Sha1;
+        let other = gix::ObjectId::null(kind);
+        let check = || check_recorded(dir.path(), &index, kind, |_| Some(other));
+        assert!(check().is_ok(), "not executable: not checked");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let error = check().unwrap_err();
+        assert!(error.is_worktree_content(), "{error:?}");
+        assert!(error.to_string().contains("clean filter"), "{error}");
+        let same =
+            gix::objs::compute_hash(kind, gix::objs::Kind::Blob, b"#!/bin/sh\nexit 0\n").unwrap();
+        assert!(check_recorded(dir.path(), &index, kind, |_| Some(same)).is_ok());
     }
 
     #[test]
