@@ -211,6 +211,10 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts) {
                 text,
                 "Generated files belong in .gitignore; verify.sh must not edit tracked files."
             );
+            let _ = writeln!(
+                text,
+                "A path written while verify.sh ran counts even if its content is back as it was."
+            );
         }
         Why::DirtySubmodules { .. } => {
             let _ = writeln!(

@@ -369,3 +369,17 @@ fn untracked_file_in_a_submodule_blocks_and_an_ignored_one_does_not() {
         "{reason}"
     );
 }
+
+// A file inside a submodule written while verify.sh runs, its content put back as it was: the
+// submodule is clean after the run, and its gitlink the same, but the write shows by its ctime.
+#[test]
+fn a_file_rewritten_inside_a_submodule_during_the_run_is_named() {
+    let (repo, _source) = crate::harness::with_submodule();
+    repo.verify_script("printf 'a\\n' > sub/a.txt\nexit 0");
+    repo.commit_all("verify.sh writes into the submodule");
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    repo.write("b.txt", "a change\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("    sub/a.txt"), "{reason}");
+    assert_eq!(status(&repo)["proven"], false, "{reason}");
+}
