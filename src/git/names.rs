@@ -15,6 +15,9 @@ pub(crate) const STATE_DIR: &str = "prove-it";
 /// The full output of the last verify.sh run, under [`STATE_DIR`].
 pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
 
+/// The prefix, under [`STATE_DIR`], of the file whose ctime marks a verify.sh run's start.
+pub(crate) const RUN_START_PREFIX: &str = "run-start.";
+
 /// The marker, under [`STATE_DIR`], that the gate's announcement was made in this repository.
 pub(crate) const ANNOUNCED: &str = "announced";
 
