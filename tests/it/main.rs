@@ -12,6 +12,7 @@ mod crash;
 mod doctor;
 mod e2e;
 mod fake_model;
+mod first_hour;
 mod gate;
 mod gemini_e2e;
 mod harness;
