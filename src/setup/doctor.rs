@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::context::policy;
+use crate::context::policy::{self, GatePolicy, VerifyEdits};
 use crate::git::{self, PROOFS_REF, Repo};
 use crate::hosts::{Host, Trust, Wiring, WiringError};
+use crate::outcome::Outcome;
+use crate::setup::demo;
 
 /// How one check of `git prove-it doctor` came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -43,6 +45,21 @@ pub(crate) struct Inputs<'a> {
     pub merge_strategy: &'a str,
     /// The man page `git help prove-it` opens, if it finds one.
     pub man_page: Option<PathBuf>,
+    /// The gate's policy in force (budget, ledger, `PROVE_IT_SKIP`, verify edits), or why it
+    /// cannot be resolved.
+    pub gate: Result<GatePolicy, policy::Error>,
+    /// `prove-it.sign` is on.
+    pub signed_only: bool,
+    /// `doctor --run`: verify.sh's run on the working state, when it was asked for.
+    pub ran: Option<Ran>,
+}
+
+/// What `doctor --run` came to.
+#[derive(Debug)]
+pub(crate) enum Ran {
+    /// verify.sh is not armed: there was nothing to run (the verify.sh check says why).
+    NotArmed,
+    Ran(Box<demo::Checked>),
 }
 
 /// Every check, in the order doctor shows them.
@@ -50,6 +67,10 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
     verify_sh(repo.armed()?, &mut checks);
+    if let Some(ran) = &inputs.ran {
+        checks.push(run(ran));
+    }
+    gate_policy(inputs, &mut checks);
     hosts(repo.workdir()?, &inputs.verify_timeout, &mut checks);
     on_path(&mut checks);
     pre_push(&inputs.hooks_dir, inputs.pre_push, &mut checks);
@@ -100,6 +121,82 @@ fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
             "make verify.sh a file at the worktree root, or: git prove-it init --force",
         ),
     });
+}
+
+/// `doctor --run`: verify.sh on the working state, judged as the gate would judge it.
+fn run(ran: &Ran) -> Finding {
+    let checked = match ran {
+        Ran::NotArmed => {
+            return fail(
+                "--run: verify.sh is not armed, so the gate has nothing to run",
+                "arm verify.sh (see above), then: git prove-it doctor --run",
+            );
+        }
+        Ran::Ran(checked) => checked,
+    };
+    let shown = &checked.shown;
+    let tree = &checked.tree[..checked.tree.len().min(12)];
+    let took = format!("{:.1} s", shown.duration_ms as f64 / 1000.0);
+    match shown.outcome {
+        Outcome::Proven if shown.passed => ok(format!(
+            "--run: verify.sh passed on the working state (tree {tree}) in {took}: the gate would let the turn end (nothing was recorded)"
+        )),
+        _ if shown.passed => fail(
+            format!(
+                "--run: verify.sh passed but changed the working state (tree {tree}) while it ran: the gate would send the agent back"
+            ),
+            "add files that verify.sh generates to .gitignore, or make it leave the worktree as it found it",
+        ),
+        _ => fail(
+            format!(
+                "--run: verify.sh {} on the working state (tree {tree}) in {took}: the gate would send the agent back",
+                shown.exit
+            ),
+            "fix what it reports (git prove-it run --verbose shows all of it), then: git prove-it doctor --run",
+        ),
+    }
+}
+
+/// The gate's policy in force, and `PROVE_IT_SKIP`, which turns it off for every stop.
+fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
+    let gate = match &inputs.gate {
+        Ok(gate) => gate,
+        Err(error) => {
+            checks.push(fail(
+                format!("the gate's policy cannot be resolved: {error}"),
+                "fix the value named above",
+            ));
+            return;
+        }
+    };
+    if gate.skip {
+        checks.push(fail(
+            format!(
+                "{} is set: the gate ends every turn in this environment without running verify.sh",
+                policy::SKIP_ENV
+            ),
+            format!("unset {}", policy::SKIP_ENV),
+        ));
+    }
+    let timeout = match &inputs.verify_timeout {
+        Ok(secs) => format!("{secs} s"),
+        Err(_) => "unreadable (see below)".to_string(),
+    };
+    let budget = match gate.max_blocks {
+        0 => "0 blocks a turn (warn only)".to_string(),
+        1 => "1 block a turn".to_string(),
+        n => format!("{n} blocks a turn"),
+    };
+    let on = |on: bool| if on { "on" } else { "off" };
+    checks.push(ok(format!(
+        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}",
+        on(gate.ledger),
+        on(inputs.signed_only),
+        match gate.verify_edits {
+            VerifyEdits::Show => "shown",
+            VerifyEdits::Block => "blocked",
+        }
+    )));
 }
 
 fn hosts(workdir: &Path, timeout: &Result<u64, policy::Error>, checks: &mut Vec<Finding>) {
@@ -262,7 +359,11 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
     };
     checks.push(match tip.map(|tip| repo.all_notes(tip)) {
         None => ok(format!("{PROOFS_REF}: no proofs yet")),
-        Some(Ok(notes)) => ok(format!("{PROOFS_REF}: {} proven trees", notes.len())),
+        Some(Ok(notes)) => ok(format!(
+            "{PROOFS_REF}: {} proven tree{}",
+            notes.len(),
+            if notes.len() == 1 { "" } else { "s" }
+        )),
         Some(Err(error)) => fail(
             format!(
                 "{PROOFS_REF} cannot be read: {}",

@@ -344,3 +344,66 @@ fn an_unreachable_remote_is_given_up_on_and_everything_it_started_is_ended() {
         "the ssh transport {pid} outlived doctor: {stat}"
     );
 }
+
+/// Issue 21, item 4: doctor passed while verify.sh failed; `--run` runs it as the gate would,
+/// fails with it, and records nothing either way.
+#[test]
+fn doctor_run_fails_when_the_gate_would_refuse_verify_sh_and_records_nothing() {
+    let repo = set_up();
+    repo.verify_fails(1);
+    repo.prove_it(&["doctor"]).assert().code(0);
+    repo.prove_it(&["doctor", "--run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  --run: verify.sh exit code 1 on the working state (tree ",
+        ))
+        .stdout(predicate::str::contains(
+            "the gate would send the agent back\n      fix: fix what it reports",
+        ));
+    repo.verify_passes();
+    repo.prove_it(&["doctor", "--run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ok    --run: verify.sh passed on the working state (tree ",
+        ))
+        .stdout(predicate::str::contains("nothing was recorded"));
+    assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
+    assert!(!repo.path(".git/prove-it/last-run.log").exists());
+}
+
+/// Issue 21, item 4: under PROVE_IT_SKIP the gate checks nothing, so doctor must not pass.
+#[test]
+fn doctor_fails_while_prove_it_skip_is_set() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"]).assert().code(0);
+    repo.prove_it(&["doctor"])
+        .env("PROVE_IT_SKIP", "1")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  PROVE_IT_SKIP is set: the gate ends every turn in this environment without running verify.sh\n      fix: unset PROVE_IT_SKIP\n",
+        ));
+}
+
+/// Issue 21, item 4: the policy in force is reported, and one proof is "1 proven tree".
+#[test]
+fn doctor_reports_the_policy_in_force_and_counts_proven_trees_in_english() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"]).assert().code(0).stdout(predicate::str::contains(
+        "ok    policy in force: verify.sh timeout 300 s, budget 3 blocks a turn, ledger off, signing off, verify.sh edits shown\n",
+    ));
+    repo.git(&["config", "prove-it.timeout", "60"]);
+    repo.git(&["config", "prove-it.maxBlocks", "1"]);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    repo.git(&["config", "prove-it.verifyEdits", "block"]);
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ok    policy in force: verify.sh timeout 60 s, budget 1 block a turn, ledger on, signing off, verify.sh edits blocked\n",
+        ))
+        .stdout(predicate::str::contains("ok    refs/notes/prove-it: 1 proven tree\n"));
+}
