@@ -19,9 +19,10 @@ pub(crate) const MERGE_STRATEGY: &str = "notes.prove-it.mergeStrategy";
 /// Set a repository up: write verify.sh, wire agent hosts and git, then show the gate at work.
 ///
 /// Detects the stack at the worktree root (Cargo, npm/pnpm/yarn/bun, Python with pytest or uv,
-/// Go, Make, Gradle, Maven) and writes a verify.sh with one active check (git diff --check,
-/// which passes on day one) and the stack's usual checks as comments, to enable one at a time
-/// after seeing each fail once. An existing verify.sh is kept unless --force. Each --host gets
+/// Go, Make, Gradle, Maven, Flutter and Dart, Ruby, .NET, Deno, Zig, CMake) and writes a
+/// verify.sh with one active check (git diff --check, which passes on day one) and the stack's
+/// usual checks as comments, to enable one at a time after seeing each fail once; a tool those
+/// checks need that is not on PATH is named, to install first. An existing verify.sh is kept unless --force. Each --host gets
 /// the gate's hooks merged into its project settings (every other key and hook is kept);
 /// --pre-push installs git's pre-push hook. notes.prove-it.mergeStrategy is set to union.
 ///

@@ -106,6 +106,19 @@ impl InitReport {
         }
         for stack in &self.stacks {
             writeln!(out, "stack: {} ({})", stack.name, stack.evidence)?;
+            if !stack.missing.is_empty() {
+                writeln!(
+                    out,
+                    "hint: {} not on PATH here: install {} before enabling the {} checks in verify.sh",
+                    stack.missing.join(", "),
+                    if stack.missing.len() == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    },
+                    stack.name
+                )?;
+            }
         }
         for step in &self.steps {
             match step {

@@ -67,6 +67,7 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
     verify_sh(repo.armed()?, &mut checks);
+    verify_programs(repo, &mut checks);
     if let Some(ran) = &inputs.ran {
         checks.push(run(ran));
     }
@@ -121,6 +122,38 @@ fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
             "make verify.sh a file at the worktree root, or: git prove-it init --force",
         ),
     });
+}
+
+/// The programs verify.sh's active lines run that are not on PATH: such a check fails here
+/// whatever the work is, and an agent is sent back for it.
+fn verify_programs(repo: &Repo, checks: &mut Vec<Finding>) {
+    let Ok(Some(text)) = repo.read_verify() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&text);
+    let mut missing: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some(program) = crate::setup::stack::program_of(line) else {
+            continue;
+        };
+        let found = if program.contains('/') {
+            repo.workdir().is_ok_and(|root| root.join(program).exists())
+        } else {
+            crate::setup::stack::on_path(program).is_some()
+        };
+        if !found && !missing.contains(&program) {
+            missing.push(program);
+        }
+    }
+    for program in missing {
+        checks.push(warn(
+            format!("verify.sh runs {program}, which is not found here: that check fails whatever the work is"),
+            format!("install {program}, or take its line out of verify.sh"),
+        ));
+    }
 }
 
 /// `doctor --run`: verify.sh on the working state, judged as the gate would judge it.

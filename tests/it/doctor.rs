@@ -407,3 +407,21 @@ fn doctor_reports_the_policy_in_force_and_counts_proven_trees_in_english() {
         ))
         .stdout(predicate::str::contains("ok    refs/notes/prove-it: 1 proven tree\n"));
 }
+
+/// Issue 21, item 3: a check verify.sh runs whose program is not installed fails every turn;
+/// doctor says which, and stays quiet about the programs that are there.
+#[test]
+fn doctor_warns_of_an_enabled_check_whose_program_is_not_found() {
+    let repo = set_up();
+    repo.verify_script(
+        "set -eu\ngit diff --check HEAD\nno-such-linter-here --check .\n# uv run pytest",
+    );
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  verify.sh runs no-such-linter-here, which is not found here: that check fails whatever the work is\n      fix: install no-such-linter-here, or take its line out of verify.sh\n",
+        ))
+        .stdout(predicate::str::contains("verify.sh runs git").not())
+        .stdout(predicate::str::contains("verify.sh runs uv").not());
+}
