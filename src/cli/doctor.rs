@@ -17,8 +17,10 @@ use crate::setup::{demo, doctor};
 /// armed; the hooks of each agent host whose project configuration exists (and whether the host
 /// likely trusts this folder); git-prove-it on PATH; the pre-push hook; the git identity proofs
 /// are signed off by; the proofs ref and its merge strategy; proof records dropped by other
-/// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the remote
-/// has the proofs (asked with git ls-remote, which may use the network; given up after 10 s);
+/// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the push
+/// remote (branch.NAME.pushRemote, remote.pushDefault, else the branch's remote or origin) has
+/// the proofs (asked with git ls-remote, which may use the network; given up after 10 s), and
+/// a warning when that remote looks like someone else's project;
 /// whether `git help prove-it` finds the man page. It also reports the gate's policy in force
 /// (verify.sh's timeout, the budget of blocks a turn, the ledger, signing, what an edit of
 /// verify.sh gets) and fails while PROVE_IT_SKIP is set, since the gate then checks nothing.

@@ -448,13 +448,28 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
         checks.push(ok("no remote: proofs stay in this clone"));
         return;
     }
-    let remote = repo.default_remote();
+    // Proofs travel where pushes go: a contributor's fork, not the project they cloned.
+    let remote = repo.push_remote();
+    let fork = "add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork".to_string();
+    let foreign = remote == repo.default_remote() && looks_foreign(repo);
+    if foreign {
+        checks.push(warn(
+            format!(
+                "{remote} looks like someone else's project (none of the last {OWN_COMMITS} commits on HEAD are yours): syncing proofs there pushes them upstream"
+            ),
+            fork.clone(),
+        ));
+    }
     let answer = repo.remote_proofs_tip_within(&remote, REMOTE_TIMEOUT);
     checks.push(match answer {
         Ok(Some(_)) => ok(format!("{remote} has {PROOFS_REF}")),
         Ok(None) => warn(
             format!("{remote} has no {PROOFS_REF}: CI and other clones cannot see any proof"),
-            format!("git prove-it sync {remote}"),
+            if foreign {
+                fork
+            } else {
+                format!("git prove-it sync {remote}")
+            },
         ),
         Err(error) => warn(
             format!(
@@ -464,6 +479,27 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
             format!("git ls-remote {remote} {PROOFS_REF}"),
         ),
     });
+}
+
+/// How far back doctor looks for a commit of the user's own.
+const OWN_COMMITS: usize = 200;
+
+/// A clone whose recent history holds nothing the user wrote: most likely a project they
+/// contribute to rather than own. Without an identity there is nothing to compare.
+fn looks_foreign(repo: &Repo) -> bool {
+    let identity = repo.identity();
+    if identity.missing {
+        return false;
+    }
+    let Some(email) = identity
+        .display
+        .rsplit_once('<')
+        .and_then(|(_, rest)| rest.strip_suffix('>'))
+    else {
+        return false;
+    };
+    matches!(repo.authored_any(email, OWN_COMMITS), Ok(false))
+        && repo.head_commit().is_ok_and(|head| head.is_some())
 }
 
 fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {

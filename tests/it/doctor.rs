@@ -425,3 +425,59 @@ fn doctor_warns_of_an_enabled_check_whose_program_is_not_found() {
         .stdout(predicate::str::contains("verify.sh runs git").not())
         .stdout(predicate::str::contains("verify.sh runs uv").not());
 }
+
+/// Issue 21, item 5: in a contributor's clone, `fix: git prove-it sync origin` pushed proofs to
+/// a project they do not own. doctor asks the push remote, and says when origin looks foreign.
+#[test]
+fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
+    let upstream = BareRemote::new();
+    let owner = set_up();
+    owner.publish_to(&upstream);
+    let clone = TestRepo::clone_of(&upstream);
+    clone
+        .prove_it(&["init", "--yes", "--no-demo"])
+        .assert()
+        .code(0);
+    let contributor = |args: &[&str]| {
+        let mut cmd = clone.prove_it(args);
+        cmd.env("GIT_AUTHOR_EMAIL", "contributor@example.com")
+            .env("GIT_COMMITTER_EMAIL", "contributor@example.com");
+        cmd
+    };
+    contributor(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  origin looks like someone else's project (none of the last 200 commits on HEAD are yours): syncing proofs there pushes them upstream\n",
+        ))
+        .stdout(predicate::str::contains("git prove-it sync origin").not())
+        .stdout(predicate::str::contains(
+            "fix: add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork\n",
+        ));
+
+    // Their fork as the push remote: that is where doctor looks, and what it advises syncing.
+    let fork = BareRemote::new();
+    clone.git(&["remote", "add", "fork", fork.path.to_str().unwrap()]);
+    clone.git(&["config", "remote.pushDefault", "fork"]);
+    contributor(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  fork has no refs/notes/prove-it: CI and other clones cannot see any proof\n      fix: git prove-it sync fork\n",
+        ))
+        .stdout(predicate::str::contains("someone else's").not());
+    clone.git(&["config", "--unset", "remote.pushDefault"]);
+    clone.git(&["config", "branch.main.pushRemote", "fork"]);
+    contributor(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fix: git prove-it sync fork\n"));
+
+    // The owner, whose commits these are, is told to sync origin as before.
+    owner
+        .prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fix: git prove-it sync origin\n"))
+        .stdout(predicate::str::contains("someone else's").not());
+}
