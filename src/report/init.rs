@@ -184,6 +184,25 @@ impl InitReport {
             )?,
             DemoResult::Ran(demo) => render_demo(demo, out)?,
         }
+        // Teammates and CI need these files: an agent session elsewhere is gated only by a
+        // committed verify.sh and host configuration (issue 21, item 14).
+        let mut written: Vec<&str> = Vec::new();
+        for step in &self.steps {
+            match step {
+                Step::WriteVerify { .. } => written.push("verify.sh"),
+                Step::Wire { host, wired, .. } if !wired.added.is_empty() => {
+                    written.push(host.config_path());
+                }
+                _ => {}
+            }
+        }
+        if !written.is_empty() {
+            writeln!(
+                out,
+                "\ncommit what init wrote, so that teammates and CI get it too:\n  git add {} && git commit -m 'Gate agent turns on verify.sh'",
+                written.join(" ")
+            )?;
+        }
         writeln!(
             out,
             "\nnext: enable verify.sh's checks one at a time; 'git prove-it run' proves the working state, \

@@ -267,20 +267,28 @@ fn hosts(workdir: &Path, timeout: &Result<u64, policy::Error>, checks: &mut Vec<
                     ));
                     continue;
                 }
-                let stop = wired
-                    .iter()
-                    .find(|(entry, _)| entry.stop)
-                    .and_then(|(_, wiring)| match wiring {
-                        Wiring::Wired(timeout) => *timeout,
-                        Wiring::Missing => None,
-                    });
+                let stop_entry = wired.iter().find(|(entry, _)| entry.stop);
+                let event = stop_entry.map_or("Stop", |(entry, _)| entry.event);
+                let stop = stop_entry.and_then(|(_, wiring)| match wiring {
+                    Wiring::Wired(timeout) => *timeout,
+                    Wiring::Missing => None,
+                });
+                // Said in the host's own names and units: Gemini's AfterAgent hook counts
+                // milliseconds (issue 21, item 14).
+                let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
+                let unit = if unit_ms == 1 { "ms" } else { "s" };
+                let in_units = |secs: u64| secs * 1000 / unit_ms;
                 match (stop, timeout) {
                     (Some(stop), Ok(verify)) if stop <= *verify => checks.push(fail(
                         format!(
-                            "{}: the Stop hook's timeout ({stop} s) does not exceed verify.sh's ({verify} s): a slow run would end the turn unverified",
-                            host.title()
+                            "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s): a slow run would end the turn unverified",
+                            host.title(),
+                            in_units(stop)
                         ),
-                        format!("raise the Stop hook's \"timeout\" in {rel} above {verify}, or lower git config prove-it.timeout"),
+                        format!(
+                            "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout",
+                            in_units(*verify)
+                        ),
                     )),
                     (_, Err(error)) => checks.push(fail(
                         format!("{}: {error}", host.title()),

@@ -481,3 +481,34 @@ fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
         .stdout(predicate::str::contains("fix: git prove-it sync origin\n"))
         .stdout(predicate::str::contains("someone else's").not());
 }
+
+/// Issue 21, item 14: doctor told a Gemini user to raise the "Stop hook timeout" above 1200,
+/// where Gemini's end-of-turn event is AfterAgent and its field counts milliseconds.
+#[test]
+fn a_too_short_stop_hook_timeout_is_told_in_the_hosts_own_event_and_unit() {
+    let repo = set_up();
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--host",
+        "gemini",
+        "--host",
+        "copilot",
+        "--no-demo",
+    ])
+    .assert()
+    .code(0);
+    repo.git(&["config", "prove-it.timeout", "1200"]);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "the AfterAgent hook's timeout (900000 ms) does not exceed verify.sh's (1200 s): a slow run would end the turn unverified\n      fix: raise the AfterAgent hook's \"timeout\" in .gemini/settings.json above 1200000 (ms), or lower git config prove-it.timeout\n",
+        ))
+        .stdout(predicate::str::contains(
+            "the agentStop hook's timeout (900 s) does not exceed verify.sh's (1200 s): a slow run would end the turn unverified\n      fix: raise the agentStop hook's \"timeoutSec\" in .github/hooks/prove-it-copilot.json above 1200 (s)",
+        ))
+        .stdout(predicate::str::contains(
+            "FAIL  Claude Code: the Stop hook's timeout (900 s) does not exceed verify.sh's (1200 s)",
+        ));
+}

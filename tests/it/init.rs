@@ -636,3 +636,37 @@ fn init_recognises_flutter_python_requirements_ruby_dotnet_deno_zig_and_cmake() 
         assert!(verify.contains(check), "{check} in:\n{verify}");
     }
 }
+
+/// Issue 21, item 14: init did not say that verify.sh and the host files must be committed for
+/// teammates and CI; it names exactly the files it wrote, and nothing when it wrote none.
+#[test]
+fn init_says_to_commit_what_it_wrote_and_only_that() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.prove_it(&["init", "--yes", "--host", "claude", "--host", "codex", "--no-demo"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "\ncommit what init wrote, so that teammates and CI get it too:\n  git add verify.sh .claude/settings.json .codex/hooks.json && git commit -m 'Gate agent turns on verify.sh'\n",
+        ));
+    // The command it gives works as given.
+    repo.git(&[
+        "add",
+        "verify.sh",
+        ".claude/settings.json",
+        ".codex/hooks.json",
+    ]);
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--host",
+        "claude",
+        "--host",
+        "codex",
+        "--no-demo",
+    ])
+    .assert()
+    .code(0)
+    .stdout(predicate::str::contains("commit what init wrote").not());
+}
