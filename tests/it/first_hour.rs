@@ -44,3 +44,49 @@ fn a_failed_run_keeps_its_log_and_says_how_long_it_ran() {
     let log = std::fs::read_to_string(repo.path(".git/prove-it/last-run.log")).unwrap();
     assert_eq!(log, "checking\ntest x ... FAILED\n");
 }
+
+/// Issue 21, item 6: with the plugin installed user-wide, a session in a repository without
+/// verify.sh was gated by nothing and said nothing. The plugin's SessionStart (`--announce`)
+/// says once per repository that the gate is inert there and how to arm it; a plain start
+/// (project settings) says nothing, and arming it brings the usual announcement.
+#[test]
+fn a_session_in_an_unarmed_repository_is_told_once_that_the_gate_is_inert() {
+    use crate::hosts::{Answer, Host};
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    let start = |session: &str, args: &[&str]| {
+        let payload = serde_json::json!({
+            "session_id": session, "transcript_path": "/t.jsonl",
+            "cwd": repo.root.display().to_string(),
+            "hook_event_name": "SessionStart", "source": "startup"
+        });
+        let out = repo
+            .prove_it(&[&["hook", "claude"][..], args].concat())
+            .write_stdin(payload.to_string())
+            .output()
+            .unwrap();
+        Host::Claude.read(&out)
+    };
+    assert_eq!(start("s0", &[]), Answer::Silent);
+    let Answer::Notice(notice) = start("s1", &["--announce"]) else {
+        panic!("the first announcing start in an unarmed repository tells the user");
+    };
+    assert_eq!(
+        notice,
+        "prove-it: the gate is inert in this repository: it has no executable verify.sh at its \
+         root, so no turn is checked here. To arm it, run /prove-it:init in this session, or git \
+         prove-it init in a terminal. This notice is shown once for this repository."
+    );
+    assert_eq!(start("s2", &["--announce"]), Answer::Silent);
+    // Once armed, the gate's own announcement is made, once.
+    repo.verify_passes();
+    let Answer::Notice(notice) = start("s3", &["--announce"]) else {
+        panic!("arming it brings the announcement");
+    };
+    assert!(
+        notice.contains("the gate is armed in this repository"),
+        "{notice}"
+    );
+    assert_eq!(start("s4", &["--announce"]), Answer::Silent);
+}
