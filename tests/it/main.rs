@@ -19,6 +19,7 @@ mod harness;
 mod hostile;
 mod hosts;
 mod init;
+mod init_beside;
 mod log;
 mod manuals;
 mod notes;
