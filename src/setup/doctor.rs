@@ -74,7 +74,12 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     gate_policy(inputs, &mut checks);
     hosts(repo.workdir()?, &inputs.verify_timeout, &mut checks);
     on_path(&mut checks);
-    pre_push(&inputs.hooks_dir, inputs.pre_push, &mut checks);
+    pre_push(
+        repo.workdir()?,
+        &inputs.hooks_dir,
+        inputs.pre_push,
+        &mut checks,
+    );
     identity(repo, &mut checks);
     proofs(repo, inputs.merge_strategy, &mut checks);
     remote(repo, &mut checks);
@@ -339,7 +344,35 @@ fn on_path(checks: &mut Vec<Finding>) {
     });
 }
 
-fn pre_push(hooks_dir: &Path, ours: &str, checks: &mut Vec<Finding>) {
+fn pre_push(workdir: &Path, hooks_dir: &Path, ours: &str, checks: &mut Vec<Finding>) {
+    // A hook manager runs the pre-push hooks where its set-up is at the root: the gate is
+    // wired through it, or not at all (`init --pre-push` wires it or prints its snippet).
+    let managers = std::iter::once(".husky/pre-push")
+        .chain(crate::setup::pre_push::LEFTHOOK_FILES.iter().copied())
+        .chain([".pre-commit-config.yaml"]);
+    let husky = workdir.join(".husky").is_dir();
+    for name in managers {
+        let Ok(text) = std::fs::read_to_string(workdir.join(name)) else {
+            if husky && name == ".husky/pre-push" {
+                checks.push(warn(
+                    "husky runs this repository's hooks, and .husky/pre-push does not exist: unproven commits can be pushed",
+                    "git prove-it init --pre-push",
+                ));
+                return;
+            }
+            continue;
+        };
+        let wired = text.contains(crate::setup::pre_push::COMMAND) || text.contains("id: prove-it");
+        checks.push(if wired {
+            ok(format!("{name} runs git prove-it before a push"))
+        } else {
+            warn(
+                format!("{name} runs this repository's hooks but not git prove-it before a push: unproven commits can be pushed"),
+                "git prove-it init --pre-push (it wires husky, and prints the snippet for lefthook and pre-commit)",
+            )
+        });
+        return;
+    }
     let path = hooks_dir.join("pre-push");
     checks.push(match std::fs::read_to_string(&path) {
         Ok(text) if text == ours => {

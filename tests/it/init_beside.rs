@@ -238,3 +238,61 @@ fn the_documented_lefthook_snippet_runs_the_gate_with_the_refs() {
         serde_json::json!({"run": "git prove-it hook git pre-push {1} {2}", "use_stdin": true})
     );
 }
+
+/// doctor sees the gate where init wired it: through husky, lefthook or pre-commit, or a
+/// chained hook; and says when a manager runs the hooks without it.
+#[test]
+fn doctor_finds_the_gate_wired_through_a_hook_manager_or_a_chained_hook() {
+    let repo = TestRepo::new();
+    repo.write(".husky/pre-commit", "npm test\n");
+    repo.prove_it(&["doctor"]).assert().stdout(predicate::str::contains(
+        "warn  husky runs this repository's hooks, and .husky/pre-push does not exist: unproven commits can be pushed\n      fix: git prove-it init --pre-push\n",
+    ));
+    repo.prove_it(&["init", "--yes", "--pre-push", "--no-demo"])
+        .assert()
+        .code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    .husky/pre-push runs git prove-it before a push\n",
+        ));
+
+    let other = TestRepo::new();
+    other.write("lefthook.yml", "pre-commit:\n  commands: {}\n");
+    other
+        .prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "warn  lefthook.yml runs this repository's hooks but not git prove-it before a push",
+        ));
+    std::fs::write(
+        other.path("lefthook.yml"),
+        std::fs::read_to_string(
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("hooks/lefthook.yml"),
+        )
+        .unwrap(),
+    )
+    .unwrap();
+    other
+        .prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    lefthook.yml runs git prove-it before a push\n",
+        ));
+
+    let chained = TestRepo::new();
+    chained.write(".git/hooks/pre-push", "#!/bin/sh\nexit 0\n");
+    chained.chmod(".git/hooks/pre-push", 0o755);
+    chained
+        .prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains("does not call git prove-it"));
+    chained
+        .prove_it(&["init", "--yes", "--pre-push", "--no-demo"])
+        .assert()
+        .code(0);
+    chained
+        .prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains("calls git prove-it\n"));
+}
