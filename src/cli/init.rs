@@ -241,7 +241,19 @@ fn plan_pre_push(repo: &Repo, root: &Path) -> Result<Step, super::Failure> {
         }
     }
     let path = repo.hooks_dir()?.join(install::PRE_PUSH_HOOK);
-    let existing = read_optional(&path)?;
+    let existing = match std::fs::read(&path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Some(text),
+            // Not text (a compiled hook, say): nothing init can chain into.
+            Err(_) => return Ok(Step::PrePushLine { path }),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(anyhow::Error::from(e)
+                .context(format!("could not read {}", path.display()))
+                .into());
+        }
+    };
     Ok(
         match pre_push::for_hook(existing.as_deref(), install::PRE_PUSH) {
             Plan::Install => Step::PrePush {

@@ -92,6 +92,23 @@ fn a_hook_init_cannot_chain_into_is_left_as_it_is_with_the_line_to_add() {
         std::fs::read_to_string(repo.path(".git/hooks/pre-push")).unwrap(),
         theirs
     );
+
+    // Nor is a hook that is not text.
+    let binary = TestRepo::new();
+    let bytes = b"\x7fELF\xff\xfe";
+    binary.write_bytes(std::path::Path::new(".git/hooks/pre-push"), bytes);
+    binary
+        .prove_it(&["init", "--yes", "--pre-push", "--no-demo"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "as it is: it is not a shell script",
+        ));
+    assert!(binary.path("verify.sh").is_file());
+    assert_eq!(
+        std::fs::read(binary.path(".git/hooks/pre-push")).unwrap(),
+        bytes
+    );
 }
 
 #[test]
