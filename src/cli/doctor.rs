@@ -4,13 +4,12 @@ use anyhow::Context as _;
 
 use super::init::MERGE_STRATEGY;
 use super::{install, install_man};
-use crate::context::Settings;
-use crate::context::policy::Policy;
+use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
 use crate::report::{self, DoctorReport, JSON_VERSION};
-use crate::setup::doctor;
 use crate::setup::doctor::Health;
+use crate::setup::{demo, doctor};
 
 /// Check the set-up and say how to fix what is not right.
 ///
@@ -18,9 +17,15 @@ use crate::setup::doctor::Health;
 /// armed; the hooks of each agent host whose project configuration exists (and whether the host
 /// likely trusts this folder); git-prove-it on PATH; the pre-push hook; the git identity proofs
 /// are signed off by; the proofs ref and its merge strategy; proof records dropped by other
-/// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the remote
-/// has the proofs (asked with git ls-remote, which may use the network; given up after 10 s);
-/// whether `git help prove-it` finds the man page. Exit status: 0 nothing failed (warnings
+/// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the push
+/// remote (branch.NAME.pushRemote, remote.pushDefault, else the branch's remote or origin) has
+/// the proofs (asked with git ls-remote, which may use the network; given up after 10 s), and
+/// a warning when that remote looks like someone else's project;
+/// whether `git help prove-it` finds the man page. It also reports the gate's policy in force
+/// (verify.sh's timeout, the budget of blocks a turn, the ledger, signing, what an edit of
+/// verify.sh gets) and fails while PROVE_IT_SKIP is set, since the gate then checks nothing.
+/// With --run, verify.sh runs on the working state as the gate would run it, and doctor fails
+/// when the gate would refuse it; nothing is recorded. Exit status: 0 nothing failed (warnings
 /// allowed), 1 something is broken, 2 error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -32,6 +37,11 @@ pub(crate) struct Args {
     /// refs/notes/prove-it, beside whatever the notes hold now.
     #[arg(long)]
     restore: bool,
+
+    /// Run verify.sh on the working state as the gate would, and fail when the gate would
+    /// refuse it. Nothing is recorded.
+    #[arg(long)]
+    run: bool,
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
@@ -45,14 +55,34 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             }
         }
     }
+    let context = Context::resolve(repo, None);
+    let repo = &context.repo;
+    let ran = if args.run {
+        Some(if repo.armed()?.is_armed() {
+            let interrupt = crate::process::interrupt_flag()?;
+            let settings = demo::DemoRun {
+                timeout: context.policy.clone()?.timeout,
+                max_blocks: context.gate.clone()?.max_blocks,
+                interrupt: Some(&interrupt),
+            };
+            doctor::Ran::Ran(Box::new(demo::check(repo, &settings)?))
+        } else {
+            doctor::Ran::NotArmed
+        })
+    } else {
+        None
+    };
     let inputs = doctor::Inputs {
-        repo: &repo,
-        verify_timeout: Policy::resolve(None, &Settings::of(&repo)).map(|p| p.timeout.as_secs()),
+        repo,
+        verify_timeout: context.policy.clone().map(|p| p.timeout.as_secs()),
         hooks_dir: repo.hooks_dir()?,
         pre_push: install::PRE_PUSH,
         merge_strategy: MERGE_STRATEGY,
         man_page: install_man::man_page_location(),
         cwd,
+        gate: context.gate.clone(),
+        signed_only: context.signed_only,
+        ran,
     };
     let checks = doctor::checks(&inputs)?;
     let report = DoctorReport {

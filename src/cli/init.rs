@@ -8,9 +8,10 @@ use super::install;
 use crate::context::Settings;
 use crate::context::policy::{GatePolicy, Policy};
 use crate::exit;
-use crate::git::{self, Repo};
+use crate::git::Repo;
 use crate::hosts::Host;
 use crate::report::{DemoResult, InitReport, Step};
+use crate::setup::pre_push::{self, Manager, Plan};
 use crate::setup::{demo, stack};
 
 /// The git config `init` sets so that stock `git notes merge` keeps every proof record whole.
@@ -19,11 +20,14 @@ pub(crate) const MERGE_STRATEGY: &str = "notes.prove-it.mergeStrategy";
 /// Set a repository up: write verify.sh, wire agent hosts and git, then show the gate at work.
 ///
 /// Detects the stack at the worktree root (Cargo, npm/pnpm/yarn/bun, Python with pytest or uv,
-/// Go, Make, Gradle, Maven) and writes a verify.sh with one active check (git diff --check,
-/// which passes on day one) and the stack's usual checks as comments, to enable one at a time
-/// after seeing each fail once. An existing verify.sh is kept unless --force. Each --host gets
+/// Go, Make, Gradle, Maven, Flutter and Dart, Ruby, .NET, Deno, Zig, CMake) and writes a
+/// verify.sh with one active check (git diff --check, which passes on day one) and the stack's
+/// usual checks as comments, to enable one at a time after seeing each fail once; a tool those
+/// checks need that is not on PATH is named, to install first. An existing verify.sh is kept unless --force. Each --host gets
 /// the gate's hooks merged into its project settings (every other key and hook is kept);
-/// --pre-push installs git's pre-push hook. notes.prove-it.mergeStrategy is set to union.
+/// --pre-push gates pushes, beside a pre-push hook or hook manager already there.
+/// notes.prove-it.mergeStrategy is set to union. It ends by naming the files it wrote, to
+/// commit: teammates and CI need them.
 ///
 /// Then a demonstration: verify.sh runs on the working state, and a copy of it with `exit 1`
 /// appended (in a temporary directory) runs too, and the gate's answer to each is shown. Nothing
@@ -38,7 +42,11 @@ pub(crate) struct Args {
     #[arg(long = "host", value_enum, value_name = "HOST")]
     hosts: Vec<Host>,
 
-    /// Install git's pre-push hook too (as 'git prove-it install pre-push').
+    /// Gate pushes too: install git's pre-push hook (as 'git prove-it install pre-push'), or,
+    /// beside what the repository already runs before a push, chain into an existing shell
+    /// pre-push hook (the gate first, then the rest of it as before), add the gate to husky's
+    /// .husky/pre-push, or print the snippet for lefthook.yml or .pre-commit-config.yaml. A
+    /// pre-push hook it cannot chain into is left as it is, with the line to add.
     #[arg(long)]
     pre_push: bool,
 
@@ -182,22 +190,7 @@ fn plan(
         });
     }
     if args.pre_push {
-        let hook = repo
-            .find_hook(install::PRE_PUSH_HOOK, install::PRE_PUSH)
-            .map_err(|error| match error {
-                git::Error::HookNotOurs { path } => super::Failure::from(anyhow::anyhow!(
-                    "{} already exists and is not ours; nothing was changed",
-                    path.display()
-                ))
-                .hint(
-                    "move it away and run init again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
-                ),
-                error => error.into(),
-            })?;
-        steps.push(Step::PrePush {
-            path: hook.path,
-            already: hook.already,
-        });
+        steps.push(plan_pre_push(repo, root)?);
     }
     steps.push(Step::MergeStrategy {
         already: repo
@@ -207,9 +200,85 @@ fn plan(
     Ok(steps)
 }
 
+/// The push gate beside what the repository already runs before a push: husky, lefthook or
+/// pre-commit when their set-up is at the root, else git's pre-push hook, chained into when
+/// one of another origin is there (issue 21, item 2).
+fn plan_pre_push(repo: &Repo, root: &Path) -> Result<Step, super::Failure> {
+    if root.join(".husky").is_dir() {
+        let path = root.join(".husky").join(install::PRE_PUSH_HOOK);
+        return Ok(
+            match pre_push::for_husky(read_optional(&path)?.as_deref()) {
+                Plan::Write { text, already } => Step::PrePushWrite {
+                    path,
+                    text,
+                    husky: true,
+                    already,
+                },
+                _ => unreachable!("husky's hook is always a file to write"),
+            },
+        );
+    }
+    let managers = pre_push::LEFTHOOK_FILES
+        .iter()
+        .map(|name| (Manager::Lefthook, *name))
+        .chain([(Manager::PreCommit, ".pre-commit-config.yaml")]);
+    for (manager, name) in managers {
+        let file = root.join(name);
+        if let Some(config) = read_optional(&file)? {
+            let Plan::Snippet {
+                manager,
+                snippet,
+                already,
+            } = pre_push::for_config(manager, &config)
+            else {
+                unreachable!("a manager's configuration gets a snippet");
+            };
+            return Ok(Step::PrePushSnippet {
+                manager,
+                file: PathBuf::from(name),
+                snippet,
+                already,
+            });
+        }
+    }
+    let path = repo.hooks_dir()?.join(install::PRE_PUSH_HOOK);
+    let existing = match std::fs::read(&path) {
+        Ok(bytes) => match String::from_utf8(bytes) {
+            Ok(text) => Some(text),
+            // Not text (a compiled hook, say): nothing init can chain into.
+            Err(_) => return Ok(Step::PrePushLine { path }),
+        },
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => {
+            return Err(anyhow::Error::from(e)
+                .context(format!("could not read {}", path.display()))
+                .into());
+        }
+    };
+    Ok(
+        match pre_push::for_hook(existing.as_deref(), install::PRE_PUSH) {
+            Plan::Install => Step::PrePush {
+                already: existing.is_some(),
+                path,
+            },
+            Plan::Write { text, already } => Step::PrePushWrite {
+                path,
+                text,
+                husky: false,
+                already,
+            },
+            Plan::Line | Plan::Snippet { .. } => Step::PrePushLine { path },
+        },
+    )
+}
+
 fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
     match step {
         Step::VerifyKept { .. } | Step::PrePush { already: true, .. } => {}
+        Step::PrePushWrite { already: true, .. }
+        | Step::PrePushSnippet { .. }
+        | Step::PrePushLine { .. } => {}
+        Step::PrePushWrite { path, text, .. } => write_file(path, text, 0o755)?,
         Step::MergeStrategy { already: true } => {}
         Step::WriteVerify { text, .. } => write_file(&repo.verify_path()?, text, 0o755)?,
         Step::Wire { path, wired, .. } => {

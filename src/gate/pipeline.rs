@@ -31,6 +31,9 @@ pub(crate) enum Reply {
     Silent,
     /// A session start in a repository where the gate was never announced: say it is armed.
     Announce,
+    /// A session start, asked to announce, in a repository without an armed verify.sh where
+    /// this was never said: the gate is inert here, and how to arm it.
+    Inert,
     /// A lens or oracle run of `git prove-it claim`: its stops are not a user's turns.
     StandAside { round: String },
     /// The gate decided.
@@ -111,6 +114,12 @@ fn start(
         return Ok(Reply::Silent);
     };
     if !repo.armed()?.is_armed() {
+        // With the plugin installed user-wide, sessions start in every repository: say once
+        // per repository that the gate is inert there and how to arm it (issue 21, item 6).
+        // A marker that cannot be written keeps the session start silent, as before.
+        if announce && matches!(repo.mark_told_inert(), Ok(true)) {
+            return Ok(Reply::Inert);
+        }
         return Ok(Reply::Silent);
     }
     let ctx = Context::resolve(repo, None);

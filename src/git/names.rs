@@ -20,6 +20,8 @@ pub(crate) const RUN_START_PREFIX: &str = "run-start.";
 
 /// The marker, under [`STATE_DIR`], that the gate's announcement was made in this repository.
 pub(crate) const ANNOUNCED: &str = "announced";
+/// The marker that the gate said, once, that it is inert in a repository without verify.sh.
+pub(crate) const TOLD_INERT: &str = "told-inert";
 
 /// Validated oracle packets of `git prove-it claim --record`, keyed by state tree id.
 pub(crate) const CLAIMS_REF: &str = "refs/notes/prove-it-claims";

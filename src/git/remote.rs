@@ -92,6 +92,36 @@ impl Repo {
             .unwrap_or_else(|| "origin".to_string())
     }
 
+    /// The remote `git push` sends the current branch to: `branch.<b>.pushRemote`, then
+    /// `remote.pushDefault`, then [`Repo::default_remote`]. In a contributor's clone of a
+    /// project they do not own, that is their fork, not origin (issue 21, item 5).
+    pub(crate) fn push_remote(&self) -> String {
+        self.git
+            .head_name()
+            .ok()
+            .flatten()
+            .and_then(|name| {
+                let branch = name.shorten().to_string();
+                self.config_string(&format!("branch.{branch}.pushRemote"))
+            })
+            .or_else(|| self.config_string("remote.pushDefault"))
+            .filter(|remote| remote != ".")
+            .unwrap_or_else(|| self.default_remote())
+    }
+
+    /// Whether any of the last `limit` commits of HEAD was authored with `email` (git's own
+    /// comparison of addresses: case-insensitive). An unborn HEAD has none.
+    pub(crate) fn authored_any(&self, email: &str, limit: usize) -> Result<bool, Error> {
+        if self.head_commit()?.is_none() {
+            return Ok(false);
+        }
+        let limit = limit.to_string();
+        let authors = self.run_git(&["log", "-n", &limit, "--format=%ae", "HEAD", "--"])?;
+        Ok(authors
+            .lines()
+            .any(|author| author.trim().eq_ignore_ascii_case(email)))
+    }
+
     /// The commit the remote's proofs ref points at, or `None` when it has none.
     pub(crate) fn remote_proofs_tip(&self, remote: &str) -> Result<Option<ObjectId>, Error> {
         // Asked first rather than fetched blindly: a fetch of a missing ref fails, and telling

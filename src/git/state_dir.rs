@@ -4,7 +4,7 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 
-use super::names::{ANNOUNCED, LAST_RUN_LOG, STATE_DIR};
+use super::names::{ANNOUNCED, LAST_RUN_LOG, STATE_DIR, TOLD_INERT};
 use super::{Error, Repo};
 
 impl Repo {
@@ -33,7 +33,17 @@ impl Repo {
     /// when it was made before. Creating the marker is atomic, so of two hooks starting at once
     /// only one announces.
     pub(crate) fn mark_announced(&self) -> Result<bool, Error> {
-        let marker = self.state_dir()?.join(ANNOUNCED);
+        self.mark_once(ANNOUNCED)
+    }
+
+    /// Mark that the gate said it is inert in this repository (no armed verify.sh), as
+    /// [`Repo::mark_announced`] marks its announcement: `true` the first time only.
+    pub(crate) fn mark_told_inert(&self) -> Result<bool, Error> {
+        self.mark_once(TOLD_INERT)
+    }
+
+    fn mark_once(&self, name: &str) -> Result<bool, Error> {
+        let marker = self.state_dir()?.join(name);
         match std::fs::OpenOptions::new()
             .write(true)
             .create_new(true)

@@ -155,6 +155,18 @@ impl Host {
         self.adapter().wiring().wire(existing)
     }
 
+    /// The key of a hook's timeout in the host's configuration and how many milliseconds one
+    /// unit of it is: `("timeout", 1)` for Gemini, `("timeoutSec", 1000)` for Copilot; None
+    /// where the host has no such setting. For hints in the host's own names and units.
+    pub(crate) fn timeout_field(self) -> Option<(&'static str, u64)> {
+        let scheme = self.adapter().wiring();
+        let key = match scheme.layout {
+            wiring::Layout::Grouped { timeout_key } => Some(timeout_key),
+            wiring::Layout::Flat { timeout_key, .. } => timeout_key,
+        };
+        key.map(|key| (key, scheme.timeout_unit_ms))
+    }
+
     /// Per entry: whether our hook is wired in `config`, with its timeout in seconds.
     pub(crate) fn wired_timeouts(
         self,

@@ -132,8 +132,15 @@ pub(crate) fn prove(
             verify::Exit::Code(code) => Some(code),
             _ => None,
         };
+        let exit = outcome.exit.describe(attempt.timeout);
+        if matches!(
+            outcome.exit,
+            verify::Exit::TimedOut | verify::Exit::Interrupted
+        ) {
+            note_the_end(&log, &exit);
+        }
         return Ok(Attempted::Failed {
-            exit: outcome.exit.describe(attempt.timeout),
+            exit,
             exit_code,
             duration_ms,
             output_bytes: outcome.output_bytes,
@@ -210,4 +217,17 @@ pub(crate) fn prove(
 
 pub(crate) fn millis(duration: Duration) -> u64 {
     u64::try_from(duration.as_millis()).unwrap_or(u64::MAX)
+}
+
+/// Ends the log of a run we killed (timed out, interrupted) with what ended it: a run killed at the
+/// timeout may have printed nothing (cargo is silent until it finishes), and an empty log says
+/// nothing about why (issue 21, item 1). Best effort: the run's verdict stands without it.
+fn note_the_end(log: &std::path::Path, exit: &str) {
+    use std::io::Write as _;
+    if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(log) {
+        let _ = writeln!(
+            file,
+            "[git-prove-it: verify.sh {exit}; it and everything it started were killed]"
+        );
+    }
 }

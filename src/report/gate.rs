@@ -117,6 +117,13 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
              is shown once."
                 .to_string(),
         ),
+        Reply::Inert => Message::Notice(
+            "prove-it: the gate is inert in this repository: it has no executable verify.sh at \
+             its root, so no turn is checked here. To arm it, run /prove-it:init in this \
+             session, or git prove-it init in a terminal. This notice is shown once for this \
+             repository."
+                .to_string(),
+        ),
         // A gauntlet round's agent answers with a packet, which a quoted notice would spoil:
         // it is never told one as a block, on any host.
         Reply::StandAside { round } => {

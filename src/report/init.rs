@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use crate::hosts::{Host, Wired};
 use crate::setup::demo::{Demo, Shown};
+use crate::setup::pre_push::{self, Manager};
 use crate::setup::{Stack, stack};
 
 use crate::gate::Message;
@@ -33,6 +34,25 @@ pub(crate) enum Step {
         path: PathBuf,
         already: bool,
     },
+    /// A pre-push hook file written with the gate in it: an existing shell hook chained
+    /// (`husky: false`), or husky's `.husky/pre-push`.
+    PrePushWrite {
+        path: PathBuf,
+        text: String,
+        husky: bool,
+        already: bool,
+    },
+    /// A hook manager runs the pre-push hooks: the snippet to add to its configuration.
+    PrePushSnippet {
+        manager: Manager,
+        file: PathBuf,
+        snippet: &'static str,
+        already: bool,
+    },
+    /// A pre-push hook init cannot chain into: left as it is, with the line to add.
+    PrePushLine {
+        path: PathBuf,
+    },
     MergeStrategy {
         already: bool,
     },
@@ -45,7 +65,10 @@ impl Step {
             Step::WriteVerify { .. } => true,
             Step::VerifyKept { .. } => false,
             Step::Wire { wired, .. } => !wired.added.is_empty(),
-            Step::PrePush { already, .. } | Step::MergeStrategy { already } => !already,
+            Step::PrePush { already, .. }
+            | Step::PrePushWrite { already, .. }
+            | Step::MergeStrategy { already } => !already,
+            Step::PrePushSnippet { .. } | Step::PrePushLine { .. } => false,
         }
     }
 }
@@ -93,6 +116,14 @@ impl InitReport {
                 Step::PrePush { path, .. } => {
                     format!("install the pre-push hook at {}", path.display())
                 }
+                Step::PrePushWrite {
+                    path, husky: true, ..
+                } => format!("add the gate to husky's pre-push hook {}", path.display()),
+                Step::PrePushWrite { path, .. } => format!(
+                    "chain the gate into the existing pre-push hook at {} (it runs first, then the rest of the hook)",
+                    path.display()
+                ),
+                Step::PrePushSnippet { .. } | Step::PrePushLine { .. } => continue,
                 Step::MergeStrategy { .. } => {
                     "set git config notes.prove-it.mergeStrategy union".to_string()
                 }
@@ -109,6 +140,19 @@ impl InitReport {
         }
         for stack in &self.stacks {
             writeln!(out, "stack: {} ({})", stack.name, stack.evidence)?;
+            if !stack.missing.is_empty() {
+                writeln!(
+                    out,
+                    "hint: {} not on PATH here: install {} before enabling the {} checks in verify.sh",
+                    stack.missing.join(", "),
+                    if stack.missing.len() == 1 {
+                        "it"
+                    } else {
+                        "them"
+                    },
+                    stack.name
+                )?;
+            }
         }
         for step in &self.steps {
             match step {
@@ -155,6 +199,66 @@ impl InitReport {
                     },
                     path.display()
                 )?,
+                Step::PrePushWrite {
+                    path,
+                    husky,
+                    already,
+                    ..
+                } => match (husky, already) {
+                    (true, false) => writeln!(
+                        out,
+                        "added the gate to husky's pre-push hook {}",
+                        path.display()
+                    )?,
+                    (false, false) => writeln!(
+                        out,
+                        "chained the gate into the existing pre-push hook at {}: it runs first, then the rest of the hook as before",
+                        path.display()
+                    )?,
+                    (_, true) => writeln!(
+                        out,
+                        "already wired: the pre-push hook {} runs git prove-it",
+                        path.display()
+                    )?,
+                },
+                Step::PrePushSnippet {
+                    manager,
+                    file,
+                    already: true,
+                    ..
+                } => writeln!(
+                    out,
+                    "already wired: {} runs git prove-it before a push ({})",
+                    manager.name(),
+                    file.display()
+                )?,
+                Step::PrePushSnippet {
+                    manager,
+                    file,
+                    snippet,
+                    ..
+                } => {
+                    writeln!(
+                        out,
+                        "{} runs this repository's hooks ({}): to gate pushes, add this to it, then run '{}':",
+                        manager.name(),
+                        file.display(),
+                        match manager {
+                            Manager::PreCommit => "pre-commit install --hook-type pre-push",
+                            Manager::Lefthook => "lefthook install",
+                        }
+                    )?;
+                    for line in snippet.lines() {
+                        writeln!(out, "    {line}")?;
+                    }
+                }
+                Step::PrePushLine { path } => writeln!(
+                    out,
+                    "left the pre-push hook at {} as it is: it is not a shell script init can chain into\n\
+                     hint: to gate pushes too, add this line to it, with git's arguments and the pushed refs on its stdin: {}",
+                    path.display(),
+                    pre_push::LINE
+                )?,
                 Step::MergeStrategy { already } => writeln!(
                     out,
                     "{} notes.prove-it.mergeStrategy = union (stock git notes merge keeps records whole)",
@@ -188,6 +292,30 @@ impl InitReport {
                 "\nno demonstration: verify.sh {reason}\nhint: make it an executable file at the worktree root (chmod +x verify.sh), or run init --force for a new one"
             )?,
             DemoResult::Ran(demo) => render_demo(demo, out)?,
+        }
+        // Teammates and CI need these files: an agent session elsewhere is gated only by a
+        // committed verify.sh and host configuration (issue 21, item 14).
+        let mut written: Vec<&str> = Vec::new();
+        for step in &self.steps {
+            match step {
+                Step::WriteVerify { .. } => written.push("verify.sh"),
+                Step::PrePushWrite {
+                    husky: true,
+                    already: false,
+                    ..
+                } => written.push(".husky/pre-push"),
+                Step::Wire { host, wired, .. } if !wired.added.is_empty() => {
+                    written.push(host.config_path());
+                }
+                _ => {}
+            }
+        }
+        if !written.is_empty() {
+            writeln!(
+                out,
+                "\ncommit what init wrote, so that teammates and CI get it too:\n  git add {} && git commit -m 'Gate agent turns on verify.sh'",
+                written.join(" ")
+            )?;
         }
         writeln!(
             out,

@@ -78,16 +78,22 @@ impl RunReport {
             }
             RunResult::Failed {
                 exit,
+                exit_code,
                 duration_ms,
                 tail,
                 log,
                 ..
             } => {
-                writeln!(
-                    out,
-                    "not proven: verify.sh {exit} after {} on tree {tree}",
-                    seconds(*duration_ms)
-                )?;
+                // A timeout already says how long it ran: "timed out after 300 s".
+                if exit_code.is_none() && exit.starts_with("timed out") {
+                    writeln!(out, "not proven: verify.sh {exit} on tree {tree}")?;
+                } else {
+                    writeln!(
+                        out,
+                        "not proven: verify.sh {exit} after {} on tree {tree}",
+                        seconds(*duration_ms)
+                    )?;
+                }
                 if !tail.is_empty() {
                     writeln!(out, "last {} lines of its output:", tail.len())?;
                     for line in tail {

@@ -62,29 +62,25 @@ pub(crate) struct DemoRun<'a> {
     pub interrupt: Option<&'a AtomicBool>,
 }
 
+/// verify.sh run once on the working state, as the gate would run it, and what the gate would
+/// answer (`doctor --run`). Nothing is recorded.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    pub tree: String,
+    pub shown: Shown,
+}
+
+/// Run verify.sh alone on the working state of `repo`, whose verify.sh must be armed.
+pub(crate) fn check(repo: &Repo, settings: &DemoRun<'_>) -> Result<Checked, Error> {
+    let (checked, ..) = first(repo, settings)?;
+    Ok(checked)
+}
+
 /// Run the demonstration on the working state of `repo`, whose verify.sh must be armed.
 pub(crate) fn run(repo: &Repo, settings: &DemoRun<'_>) -> Result<Demo, Error> {
-    let before = repo.state_tree(false)?;
-    let head_tree = repo.head_tree()?;
-    let verify = before.verify.map(|(blob, mode)| Script { blob, mode });
-    let tree = before.id.to_string();
-
+    let (Checked { tree, shown }, before, head_tree, verify) = first(repo, settings)?;
+    let verify_shown = shown;
     let verify_path = repo.verify_path()?;
-    let ran = execute(repo, &verify_path, &tree, settings)?;
-    let facts = if ran.passed() {
-        // As the gate does: a run that changed the state it tested proves nothing.
-        let after = repo.state_tree(false)?;
-        if after.id == before.id {
-            RunFacts::Passed(Outcome::Proven)
-        } else {
-            RunFacts::StateChanged {
-                paths: before.changed_paths(&after),
-            }
-        }
-    } else {
-        failed(&ran, settings.timeout)
-    };
-    let verify_shown = judge(&ran, facts, &before, head_tree, verify, &tree, settings);
 
     let dir = TempDir::new()?;
     let copy_path = dir.path.join("verify.sh");
@@ -115,6 +111,36 @@ pub(crate) fn run(repo: &Repo, settings: &DemoRun<'_>) -> Result<Demo, Error> {
         verify: verify_shown,
         copy: copy_shown,
     })
+}
+
+/// verify.sh on the working state, judged as at a session's first stop; with what the copy's
+/// run needs of the state.
+fn first(
+    repo: &Repo,
+    settings: &DemoRun<'_>,
+) -> Result<(Checked, StateTree, Option<git::ObjectId>, Option<Script>), Error> {
+    let before = repo.state_tree(false)?;
+    let head_tree = repo.head_tree()?;
+    let verify = before.verify.map(|(blob, mode)| Script { blob, mode });
+    let tree = before.id.to_string();
+
+    let verify_path = repo.verify_path()?;
+    let ran = execute(repo, &verify_path, &tree, settings)?;
+    let facts = if ran.passed() {
+        // As the gate does: a run that changed the state it tested proves nothing.
+        let after = repo.state_tree(false)?;
+        if after.id == before.id {
+            RunFacts::Passed(Outcome::Proven)
+        } else {
+            RunFacts::StateChanged {
+                paths: before.changed_paths(&after),
+            }
+        }
+    } else {
+        failed(&ran, settings.timeout)
+    };
+    let shown = judge(&ran, facts, &before, head_tree, verify, &tree, settings);
+    Ok((Checked { tree, shown }, before, head_tree, verify))
 }
 
 /// verify.sh's text, to copy. It just ran, so it is there; reading it can still fail (it is

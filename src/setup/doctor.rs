@@ -9,9 +9,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 
-use crate::context::policy;
+use crate::context::policy::{self, GatePolicy, VerifyEdits};
 use crate::git::{self, PROOFS_REF, Repo};
 use crate::hosts::{Host, Trust, Wiring, WiringError};
+use crate::outcome::Outcome;
+use crate::setup::demo;
 
 /// How one check of `git prove-it doctor` came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -45,6 +47,21 @@ pub(crate) struct Inputs<'a> {
     pub man_page: Option<PathBuf>,
     /// Where doctor runs: a host started here may not read the project's hooks.
     pub cwd: PathBuf,
+    /// The gate's policy in force (budget, ledger, `PROVE_IT_SKIP`, verify edits), or why it
+    /// cannot be resolved.
+    pub gate: Result<GatePolicy, policy::Error>,
+    /// `prove-it.sign` is on.
+    pub signed_only: bool,
+    /// `doctor --run`: verify.sh's run on the working state, when it was asked for.
+    pub ran: Option<Ran>,
+}
+
+/// What `doctor --run` came to.
+#[derive(Debug)]
+pub(crate) enum Ran {
+    /// verify.sh is not armed: there was nothing to run (the verify.sh check says why).
+    NotArmed,
+    Ran(Box<demo::Checked>),
 }
 
 /// Every check, in the order doctor shows them.
@@ -52,6 +69,11 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
     verify_sh(repo.armed()?, &mut checks);
+    verify_programs(repo, &mut checks);
+    if let Some(ran) = &inputs.ran {
+        checks.push(run(ran));
+    }
+    gate_policy(inputs, &mut checks);
     hosts(
         repo.workdir()?,
         &inputs.cwd,
@@ -59,7 +81,12 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
         &mut checks,
     );
     on_path(&mut checks);
-    pre_push(&inputs.hooks_dir, inputs.pre_push, &mut checks);
+    pre_push(
+        repo.workdir()?,
+        &inputs.hooks_dir,
+        inputs.pre_push,
+        &mut checks,
+    );
     identity(repo, &mut checks);
     proofs(repo, inputs.merge_strategy, &mut checks);
     remote(repo, &mut checks);
@@ -109,6 +136,114 @@ fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
     });
 }
 
+/// The programs verify.sh's active lines run that are not on PATH: such a check fails here
+/// whatever the work is, and an agent is sent back for it.
+fn verify_programs(repo: &Repo, checks: &mut Vec<Finding>) {
+    let Ok(Some(text)) = repo.read_verify() else {
+        return;
+    };
+    let text = String::from_utf8_lossy(&text);
+    let mut missing: Vec<&str> = Vec::new();
+    for line in text.lines().map(str::trim) {
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let Some(program) = crate::setup::stack::program_of(line) else {
+            continue;
+        };
+        let found = if program.contains('/') {
+            repo.workdir().is_ok_and(|root| root.join(program).exists())
+        } else {
+            crate::setup::stack::on_path(program).is_some()
+        };
+        if !found && !missing.contains(&program) {
+            missing.push(program);
+        }
+    }
+    for program in missing {
+        checks.push(warn(
+            format!("verify.sh runs {program}, which is not found here: that check fails whatever the work is"),
+            format!("install {program}, or take its line out of verify.sh"),
+        ));
+    }
+}
+
+/// `doctor --run`: verify.sh on the working state, judged as the gate would judge it.
+fn run(ran: &Ran) -> Finding {
+    let checked = match ran {
+        Ran::NotArmed => {
+            return fail(
+                "--run: verify.sh is not armed, so the gate has nothing to run",
+                "arm verify.sh (see above), then: git prove-it doctor --run",
+            );
+        }
+        Ran::Ran(checked) => checked,
+    };
+    let shown = &checked.shown;
+    let tree = &checked.tree[..checked.tree.len().min(12)];
+    let took = format!("{:.1} s", shown.duration_ms as f64 / 1000.0);
+    match shown.outcome {
+        Outcome::Proven if shown.passed => ok(format!(
+            "--run: verify.sh passed on the working state (tree {tree}) in {took}: the gate would let the turn end (nothing was recorded)"
+        )),
+        _ if shown.passed => fail(
+            format!(
+                "--run: verify.sh passed but changed the working state (tree {tree}) while it ran: the gate would send the agent back"
+            ),
+            "add files that verify.sh generates to .gitignore, or make it leave the worktree as it found it",
+        ),
+        _ => fail(
+            format!(
+                "--run: verify.sh {} on the working state (tree {tree}) in {took}: the gate would send the agent back",
+                shown.exit
+            ),
+            "fix what it reports (git prove-it run --verbose shows all of it), then: git prove-it doctor --run",
+        ),
+    }
+}
+
+/// The gate's policy in force, and `PROVE_IT_SKIP`, which turns it off for every stop.
+fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
+    let gate = match &inputs.gate {
+        Ok(gate) => gate,
+        Err(error) => {
+            checks.push(fail(
+                format!("the gate's policy cannot be resolved: {error}"),
+                "fix the value named above",
+            ));
+            return;
+        }
+    };
+    if gate.skip {
+        checks.push(fail(
+            format!(
+                "{} is set: the gate ends every turn in this environment without running verify.sh",
+                policy::SKIP_ENV
+            ),
+            format!("unset {}", policy::SKIP_ENV),
+        ));
+    }
+    let timeout = match &inputs.verify_timeout {
+        Ok(secs) => format!("{secs} s"),
+        Err(_) => "unreadable (see below)".to_string(),
+    };
+    let budget = match gate.max_blocks {
+        0 => "0 blocks a turn (warn only)".to_string(),
+        1 => "1 block a turn".to_string(),
+        n => format!("{n} blocks a turn"),
+    };
+    let on = |on: bool| if on { "on" } else { "off" };
+    checks.push(ok(format!(
+        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}",
+        on(gate.ledger),
+        on(inputs.signed_only),
+        match gate.verify_edits {
+            VerifyEdits::Show => "shown",
+            VerifyEdits::Block => "blocked",
+        }
+    )));
+}
+
 fn hosts(
     workdir: &Path,
     cwd: &Path,
@@ -149,20 +284,28 @@ fn hosts(
                     ));
                     continue;
                 }
-                let stop = wired
-                    .iter()
-                    .find(|(entry, _)| entry.stop)
-                    .and_then(|(_, wiring)| match wiring {
-                        Wiring::Wired(timeout) => *timeout,
-                        Wiring::Missing => None,
-                    });
+                let stop_entry = wired.iter().find(|(entry, _)| entry.stop);
+                let event = stop_entry.map_or("Stop", |(entry, _)| entry.event);
+                let stop = stop_entry.and_then(|(_, wiring)| match wiring {
+                    Wiring::Wired(timeout) => *timeout,
+                    Wiring::Missing => None,
+                });
+                // Said in the host's own names and units: Gemini's AfterAgent hook counts
+                // milliseconds (issue 21, item 14).
+                let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
+                let unit = if unit_ms == 1 { "ms" } else { "s" };
+                let in_units = |secs: u64| secs * 1000 / unit_ms;
                 match (stop, timeout) {
                     (Some(stop), Ok(verify)) if stop <= *verify => checks.push(fail(
                         format!(
-                            "{}: the Stop hook's timeout ({stop} s) does not exceed verify.sh's ({verify} s): a slow run would end the turn unverified",
-                            host.title()
+                            "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s): a slow run would end the turn unverified",
+                            host.title(),
+                            in_units(stop)
                         ),
-                        format!("raise the Stop hook's \"timeout\" in {rel} above {verify}, or lower git config prove-it.timeout"),
+                        format!(
+                            "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout",
+                            in_units(*verify)
+                        ),
                     )),
                     (_, Err(error)) => checks.push(fail(
                         format!("{}: {error}", host.title()),
@@ -257,7 +400,35 @@ fn on_path(checks: &mut Vec<Finding>) {
     });
 }
 
-fn pre_push(hooks_dir: &Path, ours: &str, checks: &mut Vec<Finding>) {
+fn pre_push(workdir: &Path, hooks_dir: &Path, ours: &str, checks: &mut Vec<Finding>) {
+    // A hook manager runs the pre-push hooks where its set-up is at the root: the gate is
+    // wired through it, or not at all (`init --pre-push` wires it or prints its snippet).
+    let managers = std::iter::once(".husky/pre-push")
+        .chain(crate::setup::pre_push::LEFTHOOK_FILES.iter().copied())
+        .chain([".pre-commit-config.yaml"]);
+    let husky = workdir.join(".husky").is_dir();
+    for name in managers {
+        let Ok(text) = std::fs::read_to_string(workdir.join(name)) else {
+            if husky && name == ".husky/pre-push" {
+                checks.push(warn(
+                    "husky runs this repository's hooks, and .husky/pre-push does not exist: unproven commits can be pushed",
+                    "git prove-it init --pre-push",
+                ));
+                return;
+            }
+            continue;
+        };
+        let wired = text.contains(crate::setup::pre_push::COMMAND) || text.contains("id: prove-it");
+        checks.push(if wired {
+            ok(format!("{name} runs git prove-it before a push"))
+        } else {
+            warn(
+                format!("{name} runs this repository's hooks but not git prove-it before a push: unproven commits can be pushed"),
+                "git prove-it init --pre-push (it wires husky, and prints the snippet for lefthook and pre-commit)",
+            )
+        });
+        return;
+    }
     let path = hooks_dir.join("pre-push");
     checks.push(match std::fs::read_to_string(&path) {
         Ok(text) if text == ours => {
@@ -318,7 +489,11 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
     };
     checks.push(match tip.map(|tip| repo.all_notes(tip)) {
         None => ok(format!("{PROOFS_REF}: no proofs yet")),
-        Some(Ok(notes)) => ok(format!("{PROOFS_REF}: {} proven trees", notes.len())),
+        Some(Ok(notes)) => ok(format!(
+            "{PROOFS_REF}: {} proven tree{}",
+            notes.len(),
+            if notes.len() == 1 { "" } else { "s" }
+        )),
         Some(Err(error)) => fail(
             format!(
                 "{PROOFS_REF} cannot be read: {}",
@@ -370,13 +545,28 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
         checks.push(ok("no remote: proofs stay in this clone"));
         return;
     }
-    let remote = repo.default_remote();
+    // Proofs travel where pushes go: a contributor's fork, not the project they cloned.
+    let remote = repo.push_remote();
+    let fork = "add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork".to_string();
+    let foreign = remote == repo.default_remote() && looks_foreign(repo);
+    if foreign {
+        checks.push(warn(
+            format!(
+                "{remote} looks like someone else's project (none of the last {OWN_COMMITS} commits on HEAD are yours): syncing proofs there pushes them upstream"
+            ),
+            fork.clone(),
+        ));
+    }
     let answer = repo.remote_proofs_tip_within(&remote, REMOTE_TIMEOUT);
     checks.push(match answer {
         Ok(Some(_)) => ok(format!("{remote} has {PROOFS_REF}")),
         Ok(None) => warn(
             format!("{remote} has no {PROOFS_REF}: CI and other clones cannot see any proof"),
-            format!("git prove-it sync {remote}"),
+            if foreign {
+                fork
+            } else {
+                format!("git prove-it sync {remote}")
+            },
         ),
         Err(error) => warn(
             format!(
@@ -386,6 +576,27 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
             format!("git ls-remote {remote} {PROOFS_REF}"),
         ),
     });
+}
+
+/// How far back doctor looks for a commit of the user's own.
+const OWN_COMMITS: usize = 200;
+
+/// A clone whose recent history holds nothing the user wrote: most likely a project they
+/// contribute to rather than own. Without an identity there is nothing to compare.
+fn looks_foreign(repo: &Repo) -> bool {
+    let identity = repo.identity();
+    if identity.missing {
+        return false;
+    }
+    let Some(email) = identity
+        .display
+        .rsplit_once('<')
+        .and_then(|(_, rest)| rest.strip_suffix('>'))
+    else {
+        return false;
+    };
+    matches!(repo.authored_any(email, OWN_COMMITS), Ok(false))
+        && repo.head_commit().is_ok_and(|head| head.is_some())
 }
 
 fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {

@@ -1,5 +1,6 @@
 //! Setting a repository up for the gate and checking the set-up: recognising its stack, the
-//! verify.sh `init` writes, `init`'s demonstration, and `doctor`'s checks. Wiring each agent
+//! verify.sh `init` writes, how `init --pre-push` wires the push gate beside a hook manager or
+//! hook already there, `init`'s demonstration, and `doctor`'s checks. Wiring each agent
 //! host is that host's module's (`crate::hosts`).
 //!
 //! It never prints and never writes the user's files itself: `cli/init.rs` acts on what it
@@ -7,6 +8,7 @@
 
 pub(crate) mod demo;
 pub(crate) mod doctor;
+pub(crate) mod pre_push;
 pub(crate) mod stack;
 
 pub(crate) use stack::Stack;

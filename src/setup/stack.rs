@@ -13,20 +13,39 @@ pub(crate) struct Stack {
     pub evidence: String,
     /// Shell commands, each a check verify.sh may enable.
     pub checks: Vec<String>,
+    /// The programs its checks run that are not on PATH here, in the order the checks name
+    /// them: each must be installed before its checks can pass.
+    pub missing: Vec<String>,
 }
 
 /// The stacks found at `root`, in a fixed order. Several may coexist (a Rust crate with a
 /// Makefile, a Python project with a Node front end); each is listed. Only the root is read:
 /// verify.sh runs from there.
 pub(crate) fn detect(root: &Path) -> Vec<Stack> {
+    detect_with(root, &|program| on_path(program).is_some())
+}
+
+/// [`detect`], with `installed` saying whether a program can be run here.
+fn detect_with(root: &Path, installed: &dyn Fn(&str) -> bool) -> Vec<Stack> {
     let has = |name: &str| root.join(name).is_file();
     let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap_or_default();
     let mut stacks = Vec::new();
     let mut add = |name: &str, evidence: &str, checks: Vec<String>| {
+        let mut missing: Vec<String> = Vec::new();
+        for check in &checks {
+            if let Some(program) = program_of(check)
+                && !program.starts_with("./")
+                && !installed(program)
+                && !missing.iter().any(|m| m == program)
+            {
+                missing.push(program.to_string());
+            }
+        }
         stacks.push(Stack {
             name: name.to_string(),
             evidence: evidence.to_string(),
             checks,
+            missing,
         });
     };
 
@@ -55,6 +74,9 @@ pub(crate) fn detect(root: &Path) -> Vec<Stack> {
         "pytest.ini",
         "setup.cfg",
         "setup.py",
+        "tox.ini",
+        "requirements.txt",
+        "requirements-dev.txt",
     ]
     .into_iter()
     .find(|name| has(name))
@@ -119,7 +141,135 @@ pub(crate) fn detect(root: &Path) -> Vec<Stack> {
         let mvn = if has("mvnw") { "./mvnw" } else { "mvn" };
         add("Maven", "pom.xml", vec![format!("{mvn} --quiet verify")]);
     }
+    if has("pubspec.yaml") {
+        // A Flutter app or package names the flutter SDK among its dependencies.
+        if read("pubspec.yaml").contains("flutter:") {
+            add(
+                "Flutter",
+                "pubspec.yaml",
+                strings(&[
+                    "dart format --output=none --set-exit-if-changed .",
+                    "flutter analyze",
+                    "flutter test",
+                ]),
+            );
+        } else {
+            add(
+                "Dart",
+                "pubspec.yaml",
+                strings(&[
+                    "dart format --output=none --set-exit-if-changed .",
+                    "dart analyze",
+                    "dart test",
+                ]),
+            );
+        }
+    }
+    if has("Gemfile") {
+        let mut checks = Vec::new();
+        if has(".rubocop.yml") {
+            checks.push("bundle exec rubocop".to_string());
+        }
+        checks.push(if root.join("spec").is_dir() {
+            "bundle exec rspec".to_string()
+        } else {
+            "bundle exec rake test".to_string()
+        });
+        add("Ruby", "Gemfile", checks);
+    }
+    if let Some(evidence) = dotnet_project(root) {
+        add(
+            ".NET",
+            &evidence,
+            strings(&[
+                "dotnet format --verify-no-changes",
+                "dotnet build --nologo",
+                "dotnet test --nologo",
+            ]),
+        );
+    }
+    if let Some(evidence) = ["deno.json", "deno.jsonc"]
+        .into_iter()
+        .find(|name| has(name))
+    {
+        add(
+            "Deno",
+            evidence,
+            strings(&["deno fmt --check", "deno lint", "deno test"]),
+        );
+    }
+    if has("build.zig") {
+        add(
+            "Zig",
+            "build.zig",
+            strings(&["zig fmt --check .", "zig build test"]),
+        );
+    }
+    if has("CMakeLists.txt") {
+        add(
+            "CMake",
+            "CMakeLists.txt",
+            strings(&[
+                "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-on-failure",
+            ]),
+        );
+    }
     stacks
+}
+
+/// The solution or project file of a .NET project at `root`: `*.sln`, `*.csproj`, `*.fsproj`
+/// or `*.vbproj`, the first by name.
+fn dotnet_project(root: &Path) -> Option<String> {
+    let mut names: Vec<String> = std::fs::read_dir(root)
+        .ok()?
+        .filter_map(|entry| entry.ok()?.file_name().into_string().ok())
+        .filter(|name| {
+            [".sln", ".csproj", ".fsproj", ".vbproj"]
+                .iter()
+                .any(|ext| name.ends_with(ext))
+        })
+        .collect();
+    names.sort();
+    names.into_iter().next()
+}
+
+/// The program a shell command runs first: `uv` for `uv run pytest -q`, `gofmt` for
+/// `test -z "$(gofmt -l .)"`. `None` for an assignment, a shell keyword or builtin, or
+/// anything it cannot tell.
+pub(crate) fn program_of(command: &str) -> Option<&str> {
+    const SHELL: &[&str] = &[
+        "set", "if", "then", "else", "elif", "fi", "case", "esac", "for", "while", "until", "do",
+        "done", "export", "cd", "echo", "printf", "exit", "true", "false", ".", ":", "trap",
+        "unset", "local", "return", "[", "[[", "!", "{", "}", "exec", "command", "eval", "read",
+        "shift", "wait",
+    ];
+    let mut words = command.split_whitespace();
+    let mut word = words.next()?;
+    if word == "test" {
+        // `test -z "$(gofmt -l .)"`: the program is inside the command substitution.
+        word = words.find(|w| !w.starts_with('-'))?;
+        word = word.strip_prefix("\"$(")?;
+    }
+    let named = word
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_alphanumeric() || "./_".contains(c));
+    if !named || word.contains(['=', '$', '(', ')', ';']) || SHELL.contains(&word) {
+        return None;
+    }
+    Some(word)
+}
+
+/// Where `program` is on PATH, when it is there as an executable file.
+pub(crate) fn on_path(program: &str) -> Option<std::path::PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|file| {
+            std::fs::metadata(file)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
 }
 
 fn strings(items: &[&str]) -> Vec<String> {
@@ -219,6 +369,12 @@ git diff --check \"$base\"
     }
     for stack in stacks {
         text.push_str(&format!("\n# {} ({})\n", stack.name, stack.evidence));
+        if !stack.missing.is_empty() {
+            text.push_str(&format!(
+                "# Not on PATH when init ran, install before enabling: {}\n",
+                stack.missing.join(", ")
+            ));
+        }
         for check in &stack.checks {
             text.push_str(&format!("# {check}\n"));
         }
@@ -239,7 +395,7 @@ mod tests {
     }
 
     fn names(files: &[(&str, &str)]) -> Vec<String> {
-        detect(project(files).path())
+        detect_with(project(files).path(), &|_| true)
             .into_iter()
             .map(|s| s.name)
             .collect()
@@ -275,7 +431,50 @@ mod tests {
             names(&[("Cargo.toml", ""), ("Makefile", "check:\n\tcargo test\n")]),
             ["Rust", "Make"]
         );
+        assert_eq!(names(&[("requirements.txt", "")]), ["Python"]);
+        assert_eq!(names(&[("tox.ini", "")]), ["Python"]);
+        assert_eq!(names(&[("setup.cfg", "")]), ["Python"]);
+        assert_eq!(
+            names(&[(
+                "pubspec.yaml",
+                "dependencies:\n  flutter:\n    sdk: flutter\n"
+            )]),
+            ["Flutter"]
+        );
+        assert_eq!(names(&[("pubspec.yaml", "name: x\n")]), ["Dart"]);
+        assert_eq!(names(&[("Gemfile", "")]), ["Ruby"]);
+        assert_eq!(names(&[("App.csproj", "")]), [".NET"]);
+        assert_eq!(names(&[("deno.json", "{}")]), ["Deno"]);
+        assert_eq!(names(&[("build.zig", "")]), ["Zig"]);
+        assert_eq!(names(&[("CMakeLists.txt", "")]), ["CMake"]);
         assert!(names(&[("README.md", "")]).is_empty());
+    }
+
+    #[test]
+    fn programs_not_on_path_are_named_once_per_stack() {
+        let dir = project(&[("pyproject.toml", ""), ("uv.lock", ""), ("gradlew", "")]);
+        let stacks = detect_with(dir.path(), &|program| program != "uv");
+        assert_eq!(stacks[0].name, "Python (uv)");
+        assert_eq!(stacks[0].missing, ["uv"]);
+        // A wrapper in the repository is not looked for on PATH.
+        assert_eq!(stacks[1].name, "Gradle");
+        assert!(stacks[1].missing.is_empty());
+        let script = verify_script(&stacks);
+        assert!(script.contains(
+            "\n# Not on PATH when init ran, install before enabling: uv\n# uv run ruff check .\n"
+        ));
+    }
+
+    #[test]
+    fn the_program_of_a_command_is_its_first_word_or_the_one_it_substitutes() {
+        assert_eq!(program_of("uv run pytest -q"), Some("uv"));
+        assert_eq!(program_of("test -z \"$(gofmt -l .)\""), Some("gofmt"));
+        assert_eq!(program_of("./gradlew --quiet check"), Some("./gradlew"));
+        assert_eq!(program_of("base=$(git rev-parse HEAD)"), None);
+        assert_eq!(program_of("set -eu"), None);
+        assert_eq!(program_of(")"), None);
+        assert_eq!(program_of("(cd sub && make)"), None);
+        assert_eq!(program_of("git diff --check \"$base\""), Some("git"));
     }
 
     #[test]

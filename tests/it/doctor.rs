@@ -344,3 +344,171 @@ fn an_unreachable_remote_is_given_up_on_and_everything_it_started_is_ended() {
         "the ssh transport {pid} outlived doctor: {stat}"
     );
 }
+
+/// Issue 21, item 4: doctor passed while verify.sh failed; `--run` runs it as the gate would,
+/// fails with it, and records nothing either way.
+#[test]
+fn doctor_run_fails_when_the_gate_would_refuse_verify_sh_and_records_nothing() {
+    let repo = set_up();
+    repo.verify_fails(1);
+    repo.prove_it(&["doctor"]).assert().code(0);
+    repo.prove_it(&["doctor", "--run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  --run: verify.sh exit code 1 on the working state (tree ",
+        ))
+        .stdout(predicate::str::contains(
+            "the gate would send the agent back\n      fix: fix what it reports",
+        ));
+    repo.verify_passes();
+    repo.prove_it(&["doctor", "--run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ok    --run: verify.sh passed on the working state (tree ",
+        ))
+        .stdout(predicate::str::contains("nothing was recorded"));
+    assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
+    assert!(!repo.path(".git/prove-it/last-run.log").exists());
+}
+
+/// Issue 21, item 4: under PROVE_IT_SKIP the gate checks nothing, so doctor must not pass.
+#[test]
+fn doctor_fails_while_prove_it_skip_is_set() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"]).assert().code(0);
+    repo.prove_it(&["doctor"])
+        .env("PROVE_IT_SKIP", "1")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  PROVE_IT_SKIP is set: the gate ends every turn in this environment without running verify.sh\n      fix: unset PROVE_IT_SKIP\n",
+        ));
+}
+
+/// Issue 21, item 4: the policy in force is reported, and one proof is "1 proven tree".
+#[test]
+fn doctor_reports_the_policy_in_force_and_counts_proven_trees_in_english() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"]).assert().code(0).stdout(predicate::str::contains(
+        "ok    policy in force: verify.sh timeout 300 s, budget 3 blocks a turn, ledger off, signing off, verify.sh edits shown\n",
+    ));
+    repo.git(&["config", "prove-it.timeout", "60"]);
+    repo.git(&["config", "prove-it.maxBlocks", "1"]);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    repo.git(&["config", "prove-it.verifyEdits", "block"]);
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ok    policy in force: verify.sh timeout 60 s, budget 1 block a turn, ledger on, signing off, verify.sh edits blocked\n",
+        ))
+        .stdout(predicate::str::contains("ok    refs/notes/prove-it: 1 proven tree\n"));
+}
+
+/// Issue 21, item 3: a check verify.sh runs whose program is not installed fails every turn;
+/// doctor says which, and stays quiet about the programs that are there.
+#[test]
+fn doctor_warns_of_an_enabled_check_whose_program_is_not_found() {
+    let repo = set_up();
+    repo.verify_script(
+        "set -eu\ngit diff --check HEAD\nno-such-linter-here --check .\n# uv run pytest",
+    );
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  verify.sh runs no-such-linter-here, which is not found here: that check fails whatever the work is\n      fix: install no-such-linter-here, or take its line out of verify.sh\n",
+        ))
+        .stdout(predicate::str::contains("verify.sh runs git").not())
+        .stdout(predicate::str::contains("verify.sh runs uv").not());
+}
+
+/// Issue 21, item 5: in a contributor's clone, `fix: git prove-it sync origin` pushed proofs to
+/// a project they do not own. doctor asks the push remote, and says when origin looks foreign.
+#[test]
+fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
+    let upstream = BareRemote::new();
+    let owner = set_up();
+    owner.publish_to(&upstream);
+    let clone = TestRepo::clone_of(&upstream);
+    clone
+        .prove_it(&["init", "--yes", "--no-demo"])
+        .assert()
+        .code(0);
+    let contributor = |args: &[&str]| {
+        let mut cmd = clone.prove_it(args);
+        cmd.env("GIT_AUTHOR_EMAIL", "contributor@example.com")
+            .env("GIT_COMMITTER_EMAIL", "contributor@example.com");
+        cmd
+    };
+    contributor(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  origin looks like someone else's project (none of the last 200 commits on HEAD are yours): syncing proofs there pushes them upstream\n",
+        ))
+        .stdout(predicate::str::contains("git prove-it sync origin").not())
+        .stdout(predicate::str::contains(
+            "fix: add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork\n",
+        ));
+
+    // Their fork as the push remote: that is where doctor looks, and what it advises syncing.
+    let fork = BareRemote::new();
+    clone.git(&["remote", "add", "fork", fork.path.to_str().unwrap()]);
+    clone.git(&["config", "remote.pushDefault", "fork"]);
+    contributor(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "warn  fork has no refs/notes/prove-it: CI and other clones cannot see any proof\n      fix: git prove-it sync fork\n",
+        ))
+        .stdout(predicate::str::contains("someone else's").not());
+    clone.git(&["config", "--unset", "remote.pushDefault"]);
+    clone.git(&["config", "branch.main.pushRemote", "fork"]);
+    contributor(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fix: git prove-it sync fork\n"));
+
+    // The owner, whose commits these are, is told to sync origin as before.
+    owner
+        .prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fix: git prove-it sync origin\n"))
+        .stdout(predicate::str::contains("someone else's").not());
+}
+
+/// Issue 21, item 14: doctor told a Gemini user to raise the "Stop hook timeout" above 1200,
+/// where Gemini's end-of-turn event is AfterAgent and its field counts milliseconds.
+#[test]
+fn a_too_short_stop_hook_timeout_is_told_in_the_hosts_own_event_and_unit() {
+    let repo = set_up();
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--host",
+        "gemini",
+        "--host",
+        "copilot",
+        "--no-demo",
+    ])
+    .assert()
+    .code(0);
+    repo.git(&["config", "prove-it.timeout", "1200"]);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "the AfterAgent hook's timeout (900000 ms) does not exceed verify.sh's (1200 s): a slow run would end the turn unverified\n      fix: raise the AfterAgent hook's \"timeout\" in .gemini/settings.json above 1200000 (ms), or lower git config prove-it.timeout\n",
+        ))
+        .stdout(predicate::str::contains(
+            "the agentStop hook's timeout (900 s) does not exceed verify.sh's (1200 s): a slow run would end the turn unverified\n      fix: raise the agentStop hook's \"timeoutSec\" in .github/hooks/prove-it-copilot.json above 1200 (s)",
+        ))
+        .stdout(predicate::str::contains(
+            "FAIL  Claude Code: the Stop hook's timeout (900 s) does not exceed verify.sh's (1200 s)",
+        ));
+}

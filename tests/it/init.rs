@@ -173,7 +173,10 @@ fn several_stacks_are_all_listed() {
     repo.write("Cargo.toml", "[package]\n");
     repo.write("package.json", "{}");
     repo.write("Makefile", "check:\n\ttrue\n");
+    // Each stack's tools on PATH, so that init has nothing to say about installing them.
+    let bin = tools_on_path(&repo, &["cargo", "npm", "make"]);
     repo.prove_it(&["init", "--yes"])
+        .env("PATH", path_with(&bin))
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
@@ -526,4 +529,144 @@ fn every_host_is_wired_where_it_looks_and_its_command_runs_the_gate() {
         ))
         .stdout(predicate::str::contains("warn  Copilot CLI: "))
         .stdout(predicate::str::contains("likely do not run"));
+}
+
+/// A directory in the test's home holding a stub of each of `tools`.
+fn tools_on_path(repo: &TestRepo, tools: &[&str]) -> std::path::PathBuf {
+    let bin = repo.home().join("bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    for tool in tools {
+        std::fs::write(bin.join(tool), "#!/bin/sh\n").unwrap();
+        std::fs::set_permissions(bin.join(tool), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    bin
+}
+
+/// PATH as the tests build it, with `extra` first.
+fn path_with(extra: &Path) -> std::ffi::OsString {
+    let mut dirs = vec![extra.to_owned()];
+    dirs.extend(std::env::split_paths(
+        &crate::harness::path_with_our_binary(),
+    ));
+    std::env::join_paths(dirs).unwrap()
+}
+
+/// Issue 21, item 3: init suggested `uv run pytest -q` without uv on PATH. It still lists the
+/// stack's checks, but says what to install, in its output and in verify.sh.
+#[test]
+fn init_says_what_to_install_when_a_stacks_tool_is_not_on_path() {
+    let repo = TestRepo::new();
+    repo.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    repo.write("uv.lock", "");
+    repo.prove_it(&["init", "--yes", "--no-demo"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "stack: Python (uv) (uv.lock)\nhint: uv not on PATH here: install it before enabling the Python (uv) checks in verify.sh\n",
+        ));
+    let verify = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
+    assert!(
+        verify.contains(
+            "# Not on PATH when init ran, install before enabling: uv\n# uv run ruff check .\n"
+        ),
+        "{verify}"
+    );
+
+    // With uv on PATH, nothing is said of it.
+    let other = TestRepo::new();
+    other.write("pyproject.toml", "[project]\nname = \"x\"\n");
+    other.write("uv.lock", "");
+    let bin = tools_on_path(&other, &["uv"]);
+    other
+        .prove_it(&["init", "--yes", "--no-demo"])
+        .env("PATH", path_with(&bin))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("stack: Python (uv) (uv.lock)\n"))
+        .stdout(predicate::str::contains("not on PATH").not());
+    let verify = std::fs::read_to_string(other.path("verify.sh")).unwrap();
+    assert!(!verify.contains("Not on PATH"), "{verify}");
+}
+
+/// Issue 21, item 3: the stacks a newcomer met that init did not know.
+#[test]
+fn init_recognises_flutter_python_requirements_ruby_dotnet_deno_zig_and_cmake() {
+    let repo = TestRepo::new();
+    for (file, content) in [
+        (
+            "pubspec.yaml",
+            "dependencies:\n  flutter:\n    sdk: flutter\n",
+        ),
+        ("requirements.txt", "pytest\n"),
+        ("Gemfile", "source 'https://rubygems.org'\n"),
+        ("App.csproj", "<Project/>\n"),
+        ("deno.json", "{}\n"),
+        ("build.zig", "\n"),
+        ("CMakeLists.txt", "project(x)\n"),
+    ] {
+        repo.write(file, content);
+    }
+    let assert = repo
+        .prove_it(&["init", "--yes", "--no-demo"])
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    for line in [
+        "stack: Python (requirements.txt)",
+        "stack: Flutter (pubspec.yaml)",
+        "stack: Ruby (Gemfile)",
+        "stack: .NET (App.csproj)",
+        "stack: Deno (deno.json)",
+        "stack: Zig (build.zig)",
+        "stack: CMake (CMakeLists.txt)",
+    ] {
+        assert!(
+            stdout.contains(&format!("{line}\n")),
+            "{line} in:\n{stdout}"
+        );
+    }
+    let verify = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
+    for check in [
+        "# flutter test\n",
+        "# bundle exec rake test\n",
+        "# dotnet test --nologo\n",
+        "# deno test\n",
+        "# zig build test\n",
+    ] {
+        assert!(verify.contains(check), "{check} in:\n{verify}");
+    }
+}
+
+/// Issue 21, item 14: init did not say that verify.sh and the host files must be committed for
+/// teammates and CI; it names exactly the files it wrote, and nothing when it wrote none.
+#[test]
+fn init_says_to_commit_what_it_wrote_and_only_that() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.prove_it(&["init", "--yes", "--host", "claude", "--host", "codex", "--no-demo"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "\ncommit what init wrote, so that teammates and CI get it too:\n  git add verify.sh .claude/settings.json .codex/hooks.json && git commit -m 'Gate agent turns on verify.sh'\n",
+        ));
+    // The command it gives works as given.
+    repo.git(&[
+        "add",
+        "verify.sh",
+        ".claude/settings.json",
+        ".codex/hooks.json",
+    ]);
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--host",
+        "claude",
+        "--host",
+        "codex",
+        "--no-demo",
+    ])
+    .assert()
+    .code(0)
+    .stdout(predicate::str::contains("commit what init wrote").not());
 }

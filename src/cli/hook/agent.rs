@@ -11,8 +11,9 @@ use crate::report;
 /// Exit status is always 0: hosts read blocks and notices from stdout (ADAPTERS.md).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// At a session start that records an anchor, tell the user that the gate is armed: once
-    /// per repository (the Claude Code plugin's hooks ask for this).
+    /// At a session start that records an anchor, tell the user that the gate is armed; in a
+    /// repository without an armed verify.sh, that the gate is inert there and how to arm it.
+    /// Each once per repository (the Claude Code plugin's hooks ask for this).
     #[arg(long)]
     pub announce: bool,
 }
@@ -20,8 +21,9 @@ pub(crate) struct Args {
 /// Copilot's camelCase payloads carry no event name: the command line gives it.
 #[derive(Debug, clap::Args)]
 pub(crate) struct CopilotArgs {
-    /// At a session start that records an anchor, tell the user that the gate is armed, once
-    /// per repository.
+    /// At a session start that records an anchor, tell the user that the gate is armed; in a
+    /// repository without an armed verify.sh, that the gate is inert there and how to arm it.
+    /// Each once per repository.
     #[arg(long)]
     pub announce: bool,
     /// The event, as named in Copilot's hook configuration: sessionStart or agentStop. Not
