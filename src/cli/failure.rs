@@ -1,11 +1,21 @@
+use crate::git;
+use crate::report::{FailureKind, FailureReport, JSON_VERSION, readable_causes};
+
 /// An error that ends a command, with the `hint:` lines that tell the user what to do.
 #[derive(Debug)]
 pub struct Failure {
     error: anyhow::Error,
     hints: Vec<String>,
+    /// The command was asked for `--json`: the failure is also a JSON object on stdout.
+    json: bool,
 }
 
 impl Failure {
+    pub(crate) fn json(mut self, json: bool) -> Self {
+        self.json = json;
+        self
+    }
+
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
         self
@@ -21,9 +31,51 @@ impl Failure {
         })
     }
 
-    /// Print the error, its causes and hints, as git prints its errors.
-    pub fn render(&self, err: &mut dyn std::io::Write) -> std::io::Result<()> {
-        crate::report::render_failure(self.error.as_ref(), &self.hints, err)
+    /// Print the error, its causes and hints, as git prints its errors; with `--json`, also
+    /// as one JSON object on `out`, so that a script reading stdout never reads nothing.
+    pub fn render(
+        &self,
+        out: &mut dyn std::io::Write,
+        err: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let report = self.report();
+        if self.json {
+            crate::report::json(&report, out)?;
+        }
+        report.human(err)
+    }
+
+    /// The failure as plain values: a `git::Error` the user can fix by moving or naming
+    /// something else is said in its own words, without the library's causes below it.
+    fn report(&self) -> FailureReport {
+        let known = self
+            .error
+            .chain()
+            .find_map(|cause| cause.downcast_ref::<git::Error>().and_then(kind_of));
+        let (kind, causes) = match known {
+            Some(kind) => (kind, Vec::new()),
+            None => (FailureKind::Other, readable_causes(self.error.as_ref())),
+        };
+        let mut hints = kind.hints();
+        hints.extend(self.hints.iter().cloned());
+        FailureReport {
+            version: JSON_VERSION,
+            code: kind.code(),
+            message: self.error.to_string(),
+            causes,
+            hints,
+        }
+    }
+}
+
+/// The kind of a repository error whose causes are a library's internals, not the user's.
+fn kind_of(error: &git::Error) -> Option<FailureKind> {
+    match error {
+        git::Error::NotARepository { .. } => Some(FailureKind::NotARepository),
+        git::Error::Revision { .. } => Some(FailureKind::BadRevision),
+        git::Error::NotACommit { .. } => Some(FailureKind::NotACommit),
+        git::Error::Bare { .. } => Some(FailureKind::BareRepository),
+        _ => None,
     }
 }
 
@@ -32,6 +84,7 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
         Failure {
             error: error.into(),
             hints: Vec::new(),
+            json: false,
         }
     }
 }
@@ -56,7 +109,7 @@ mod tests {
         let error = anyhow::anyhow!("root cause").context("could not do the thing");
         let failure = Failure::from(error).hint("try the other thing");
         let mut err = Vec::new();
-        failure.render(&mut err).unwrap();
+        failure.render(&mut Vec::new(), &mut err).unwrap();
         assert_eq!(
             String::from_utf8(err).unwrap(),
             "error: could not do the thing\ncaused by: root cause\nhint: try the other thing\n"

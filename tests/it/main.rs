@@ -20,6 +20,7 @@ mod hosts;
 mod init;
 mod log;
 mod manuals;
+mod messages;
 mod notes;
 mod odd_states;
 mod pre_push;
