@@ -47,12 +47,16 @@ impl Failure {
 
     /// The failure as plain values: a `git::Error` the user can fix by moving or naming
     /// something else is said in its own words, without the library's causes below it.
-    fn report(&self) -> FailureReport {
+    pub(crate) fn report(&self) -> FailureReport {
         let known = self
             .error
             .chain()
             .find_map(|cause| cause.downcast_ref::<git::Error>().and_then(kind_of));
         let (kind, causes) = match known {
+            // A remote's refusal carries the remote's own words: those are for the user.
+            Some(kind @ FailureKind::PushRefused { .. }) => {
+                (kind, readable_causes(self.error.as_ref()))
+            }
             Some(kind) => (kind, Vec::new()),
             None => (FailureKind::Other, readable_causes(self.error.as_ref())),
         };
@@ -75,6 +79,12 @@ fn kind_of(error: &git::Error) -> Option<FailureKind> {
         git::Error::Revision { .. } => Some(FailureKind::BadRevision),
         git::Error::NotACommit { .. } => Some(FailureKind::NotACommit),
         git::Error::Bare { .. } => Some(FailureKind::BareRepository),
+        git::Error::PushRefused {
+            remote, refused, ..
+        } => Some(FailureKind::PushRefused {
+            remote: remote.clone(),
+            reasons: refused.iter().map(|r| r.reason.clone()).collect(),
+        }),
         _ => None,
     }
 }

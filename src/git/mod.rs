@@ -25,7 +25,7 @@ mod test_repo;
 mod verify_file;
 mod worktree;
 
-pub(crate) use error::Error;
+pub(crate) use error::{Error, RefusedRef, RemoteSaid};
 /// An object id, as every type in `git/` names commits, trees and blobs.
 pub(crate) use gix::ObjectId;
 pub(crate) use history::{CommitInfo, Selection};

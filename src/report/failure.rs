@@ -17,28 +17,37 @@ pub(crate) struct FailureReport {
 }
 
 /// A failure `cli/` recognised, so that its words and hints are said here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum FailureKind {
     NotARepository,
     BadRevision,
     NotACommit,
     BareRepository,
+    /// The remote refused the proofs ref: git's own reason for each refused ref.
+    PushRefused {
+        remote: String,
+        reasons: Vec<String>,
+    },
     Other,
 }
 
 impl FailureKind {
-    pub(crate) fn code(self) -> &'static str {
+    pub(crate) fn code(&self) -> &'static str {
         match self {
             FailureKind::NotARepository => "not_a_repository",
             FailureKind::BadRevision => "bad_revision",
             FailureKind::NotACommit => "not_a_commit",
             FailureKind::BareRepository => "bare_repository",
+            FailureKind::PushRefused { .. } => "push_refused",
             FailureKind::Other => "error",
         }
     }
 
     /// The hints that fix this kind of failure, said before any the command added.
-    pub(crate) fn hints(self) -> Vec<String> {
+    pub(crate) fn hints(&self) -> Vec<String> {
+        if let FailureKind::PushRefused { remote, reasons } = self {
+            return push_refused_hints(remote, reasons);
+        }
         let hints: &[&str] = match self {
             FailureKind::NotARepository => &[
                 "run this inside a git repository: cd into one",
@@ -53,10 +62,41 @@ impl FailureKind {
             FailureKind::BareRepository => &[
                 "run this in a clone with a working tree; in a bare repository only check, log and sync work",
             ],
-            FailureKind::Other => &[],
+            FailureKind::PushRefused { .. } | FailureKind::Other => &[],
         };
         hints.iter().map(ToString::to_string).collect()
     }
+}
+
+/// What to do when `remote` refused the proofs for `reasons`, git's own words for each ref.
+pub(crate) fn push_refused_hints(remote: &str, reasons: &[String]) -> Vec<String> {
+    let mut hints = Vec::new();
+    let any = |needle: &str| reasons.iter().any(|reason| reason.contains(needle));
+    if any("hook declined") {
+        hints.push(format!(
+            "a hook on {remote} refuses refs/notes/prove-it; ask whoever runs {remote} to let pushes to refs/notes/prove-it through"
+        ));
+        hints.push(format!(
+            "its own words, if it printed any, are the 'remote:' lines above; see them with: git push --dry-run {remote} refs/notes/prove-it"
+        ));
+    } else if any("failed to update ref") || any("failed to lock") {
+        hints.push(format!(
+            "another push was updating the proofs on {remote} at that moment; run 'git prove-it sync {remote}' again"
+        ));
+    } else if any("[rejected]") {
+        hints.push(format!(
+            "the proofs on {remote} kept moving; run 'git prove-it sync {remote}' again"
+        ));
+    } else {
+        hints.push(format!(
+            "{remote} does not accept refs/notes/prove-it from you; check that you may push there: git push --dry-run {remote} refs/notes/prove-it"
+        ));
+    }
+    hints.push(
+        "nothing was lost: the proofs stay in this repository until a sync gets them through"
+            .to_string(),
+    );
+    hints
 }
 
 impl FailureReport {
