@@ -8,9 +8,13 @@ use super::names::{ANNOUNCED, LAST_RUN_LOG, STATE_DIR};
 use super::{Error, Repo};
 
 impl Repo {
-    /// The directory for local, never shared state, created 0700 on first use.
+    /// The directory for local, never shared state, created 0700 on first use. Its path is the
+    /// canonical one: in a linked worktree git gives the common dir as
+    /// `.git/worktrees/<name>/../..`, a path that stops existing with the worktree, and a
+    /// temporary worktree's is printed after it is removed (issue 21).
     pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
         let path = self.git.common_dir().join(STATE_DIR);
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
         if !path.is_dir() {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -20,6 +24,7 @@ impl Repo {
                     path: path.clone(),
                     source,
                 })?;
+            return Ok(std::fs::canonicalize(&path).unwrap_or(path));
         }
         Ok(path)
     }
