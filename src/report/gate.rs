@@ -314,6 +314,10 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts) {
             }
             if let Some(log) = &ctx.log {
                 let _ = writeln!(text, "Full output: {log}");
+                let _ = writeln!(
+                    text,
+                    "That file is this failing run's output, kept apart from the latest run's log: a later run, passing or not, does not write over it."
+                );
             }
         }
         Why::StateChanged { paths } => {
@@ -527,6 +531,7 @@ mod tests {
             "is a violation, not a fix",
             "PROVE_IT_SKIP=1",
             "Full output: /repo/.git/prove-it/last-run.log",
+            "this failing run's output, kept apart from the latest run's log",
         ] {
             assert!(reason.contains(needle), "{needle:?} not in {reason}");
         }

@@ -129,6 +129,10 @@ impl RunReport {
                 }
                 if let Some(log) = log {
                     writeln!(out, "full output: {log}")?;
+                    writeln!(
+                        out,
+                        "(this failing run's, kept until the next failing run; last-run.log beside it holds the latest run's, whatever its result)"
+                    )?;
                 }
             }
             RunResult::StateChanged { changed_paths, .. } => {

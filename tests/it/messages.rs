@@ -159,3 +159,115 @@ fn run_without_verify_sh_points_at_init() {
             "hint: write one for this project's stack: git prove-it init",
         ));
 }
+
+/// A verify.sh that fails saying `boom` until `$HOME/pass` exists, then passes saying `fine`.
+fn fails_until_told(repo: &TestRepo) -> std::path::PathBuf {
+    let pass = repo.home().join("pass");
+    repo.verify_script(&format!(
+        "if [ -e '{}' ]; then echo fine; exit 0; fi\necho 'assertion failed: boom'\nexit 1",
+        pass.display()
+    ));
+    pass
+}
+
+/// One Claude Code hook event for session `s1` in `repo`.
+fn claude(repo: &TestRepo, event: &serde_json::Value) -> serde_json::Value {
+    let assert = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(event.to_string())
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    if stdout.trim().is_empty() {
+        serde_json::Value::Null
+    } else {
+        serde_json::from_str(&stdout).unwrap()
+    }
+}
+
+fn stop_event(repo: &TestRepo, active: bool) -> serde_json::Value {
+    serde_json::json!({
+        "session_id": "s1-messages",
+        "transcript_path": "/nonexistent/t.jsonl",
+        "cwd": repo.root,
+        "prompt_id": "p1",
+        "hook_event_name": "Stop",
+        "stop_hook_active": active,
+        "last_assistant_message": "All tests pass.",
+    })
+}
+
+// Issue 21 item 9: the block pointed at the session's log, and the next (passing) run wrote over
+// it, so the failing output the agent was told to read was gone.
+#[test]
+fn the_failing_output_the_agent_was_told_to_read_survives_the_next_run() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    let pass = fails_until_told(&repo);
+    repo.commit_all("initial");
+    claude(
+        &repo,
+        &serde_json::json!({
+            "session_id": "s1-messages",
+            "transcript_path": "/nonexistent/t.jsonl",
+            "cwd": repo.root,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }),
+    );
+    repo.write("a.txt", "changed\n");
+    let block = claude(&repo, &stop_event(&repo, false));
+    assert_eq!(block["decision"], "block", "{block}");
+    let reason = block["reason"].as_str().unwrap();
+    let failing = reason
+        .lines()
+        .find_map(|line| line.strip_prefix("Full output: "))
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| panic!("no log in {reason}"));
+    assert!(reason.contains("this failing run's output, kept apart from the latest run's log"));
+
+    std::fs::write(&pass, "").unwrap();
+    let passed = claude(&repo, &stop_event(&repo, true));
+    assert_ne!(passed["decision"], "block", "{passed}");
+    let kept = std::fs::read_to_string(&failing).unwrap();
+    assert!(kept.contains("assertion failed: boom"), "{kept}");
+    assert!(!kept.contains("fine"), "{kept}");
+    // The latest run's log, beside it, is the passing run's.
+    let latest = std::fs::read_dir(failing.parent().unwrap())
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .find(|path| path.extension().is_some_and(|e| e == "log") && *path != failing)
+        .expect("the session's latest log");
+    assert_eq!(std::fs::read_to_string(latest).unwrap(), "fine\n");
+}
+
+// Issue 21 item 9, for `run`: last-run.log is the latest run's, last-failed-run.log the last
+// failing one's, and the failure says which is which.
+#[test]
+fn run_keeps_the_last_failing_log_apart_from_the_last_runs() {
+    let repo = TestRepo::with_commit();
+    let pass = fails_until_told(&repo);
+    let assert = repo.prove_it(&["run"]).assert().code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let failing = repo.path(".git/prove-it/last-failed-run.log");
+    let failing = std::fs::canonicalize(failing).unwrap();
+    assert!(
+        stdout.contains(&format!("full output: {}\n", failing.display())),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("last-run.log beside it holds the latest run's"),
+        "{stdout}"
+    );
+    std::fs::write(&pass, "").unwrap();
+    repo.prove_it(&["run"]).assert().code(0);
+    let dir = repo.path(".git/prove-it");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("last-run.log")).unwrap(),
+        "fine\n"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("last-failed-run.log")).unwrap(),
+        "assertion failed: boom\n"
+    );
+}
