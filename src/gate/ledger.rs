@@ -36,20 +36,10 @@ const SUMMARY_LINES: usize = 3;
 /// The line(s) of verify.sh's output that say how it went ("3 failed, 41 passed"): lines with a
 /// number and a test-runner word; else the last line; else how it exited.
 pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
-    const WORDS: [&str; 11] = [
-        "passed", "failed", "failures", "failure", "errors", "error", "skipped", "ok", "pass",
-        "fail", "warnings",
-    ];
     let summaries: Vec<String> = tail
         .iter()
         .map(|line| line.trim())
-        .filter(|line| {
-            let lower = line.to_ascii_lowercase();
-            line.chars().any(|c| c.is_ascii_digit())
-                && lower
-                    .split(|c: char| !c.is_ascii_alphabetic())
-                    .any(|word| WORDS.contains(&word))
-        })
+        .filter(|line| is_summary_line(line))
         .map(str::to_string)
         .collect();
     if !summaries.is_empty() {
@@ -60,6 +50,62 @@ pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
         Some(last) => vec![last.to_string()],
         None => vec![exit.to_string()],
     }
+}
+
+/// A test runner's summary line ("3 failed, 41 passed"): a number and a test-runner word.
+fn is_summary_line(line: &str) -> bool {
+    const WORDS: [&str; 11] = [
+        "passed", "failed", "failures", "failure", "errors", "error", "skipped", "ok", "pass",
+        "fail", "warnings",
+    ];
+    let lower = line.to_ascii_lowercase();
+    line.chars().any(|c| c.is_ascii_digit())
+        && lower
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .any(|word| WORDS.contains(&word))
+}
+
+/// How many of a failure's key lines found before the last lines a block adds.
+const KEY_LINES: usize = 12;
+
+/// A line that says how a run failed wherever it stands in the output: a summary line (as the
+/// ledger's `actual` picks), a panic, an assertion and its `left:`/`right:` values, a
+/// `FAILED`, `FAIL` or `Error` line, a traceback's start.
+fn is_key_line(line: &str) -> bool {
+    let line = line.trim();
+    let lower = line.to_ascii_lowercase();
+    is_summary_line(line)
+        || line.contains("panicked at")
+        || line.starts_with("left:")
+        || line.starts_with("right:")
+        || lower.contains("assertion")
+        || line.contains("FAILED")
+        || line.starts_with("FAIL")
+        || line.starts_with("Error")
+        || line.starts_with("ERROR")
+        || line.starts_with("error:")
+        || line.starts_with("error[")
+        || line.contains("Error: ")
+        || line.starts_with("Traceback")
+}
+
+/// The failure's key lines in `output` before its last `tail_len` lines (which the block shows
+/// anyway), at most [`KEY_LINES`], first first: with `RUST_BACKTRACE=1` the last lines of a
+/// failing `cargo test` are backtrace frames, and the assertion's values come before them.
+pub(crate) fn earlier_key_lines(output: &str, tail_len: usize) -> Vec<String> {
+    let lines: Vec<&str> = output.lines().collect();
+    let earlier = &lines[..lines.len().saturating_sub(tail_len)];
+    let mut keys: Vec<String> = Vec::new();
+    for line in earlier.iter().filter(|line| is_key_line(line)) {
+        let line = line.trim_end();
+        if keys.last().is_none_or(|last| last != line) {
+            keys.push(line.to_string());
+        }
+        if keys.len() == KEY_LINES {
+            break;
+        }
+    }
+    keys
 }
 
 /// What the ledger says verify.sh (or the gate) showed for a refusal.
@@ -143,6 +189,30 @@ mod tests {
             summary_lines(&lines("= 3 failed, 41 passed in 2.1s ="), "exit code 1"),
             vec!["= 3 failed, 41 passed in 2.1s ="]
         );
+    }
+
+    #[test]
+    fn finds_the_assertion_before_a_backtrace() {
+        let mut output = String::from(
+            "running 1 test\ntest t ... FAILED\n\nfailures:\n\n---- t stdout ----\n\
+             thread 't' panicked at src/lib.rs:5:9:\nassertion `left == right` failed\n  left: 1\n right: 2\n\
+             stack backtrace:\n",
+        );
+        for frame in 0..40 {
+            output.push_str(&format!("  {frame}: core::panicking::panic_fmt\n             at /rustc/x/library/core/src/panicking.rs:75:14\n"));
+        }
+        output.push_str("test result: FAILED. 0 passed; 1 failed\n");
+        assert_eq!(
+            earlier_key_lines(&output, 20),
+            [
+                "test t ... FAILED",
+                "thread 't' panicked at src/lib.rs:5:9:",
+                "assertion `left == right` failed",
+                "  left: 1",
+                " right: 2",
+            ]
+        );
+        assert!(earlier_key_lines("a\nb\n", 20).is_empty());
     }
 
     #[test]

@@ -36,6 +36,7 @@ pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
 pub(crate) use repo::Repo;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
+pub(crate) use state_dir::read_run_log;
 pub(crate) use state_tree::StateTree;
 pub(crate) use verify_file::Armed;
 pub(crate) use worktree::LOCAL_ENV;

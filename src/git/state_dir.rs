@@ -83,6 +83,18 @@ impl Repo {
     }
 }
 
+/// A run log's text (lossily UTF-8, at most the log cap), `None` when it cannot be read.
+pub(crate) fn read_run_log(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(crate::verify::LOG_CAP)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// Where the failing copy of `log` goes: `last-failed-run.log` beside `last-run.log`, and
 /// `<key>.failed.log` beside a session's `<key>.log`.
 pub(crate) fn failing_log_of(log: &Path) -> PathBuf {

@@ -271,3 +271,56 @@ fn run_keeps_the_last_failing_log_apart_from_the_last_runs() {
         "assertion failed: boom\n"
     );
 }
+
+// Issue 21 item 12: with RUST_BACKTRACE=1 the last 20 lines of a failing `cargo test` are
+// backtrace frames, and the assertion's `left:`/`right:` never reached the agent.
+#[test]
+fn the_assertion_before_a_backtrace_reaches_the_agent() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.verify_script(
+        "echo 'running 1 test'\n\
+         echo \"thread 'tests::adds' panicked at src/lib.rs:9:9:\"\n\
+         echo 'assertion `left == right` failed'\n\
+         echo '  left: 4'\n\
+         echo ' right: 5'\n\
+         echo 'stack backtrace:'\n\
+         i=0; while [ $i -lt 40 ]; do echo \"  $i: core::panicking::panic_fmt\"; i=$((i+1)); done\n\
+         echo 'test result: FAILED. 0 passed; 1 failed'\n\
+         exit 101",
+    );
+    repo.commit_all("initial");
+    claude(
+        &repo,
+        &serde_json::json!({
+            "session_id": "s1-messages",
+            "transcript_path": "/nonexistent/t.jsonl",
+            "cwd": repo.root,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }),
+    );
+    repo.write("a.txt", "changed\n");
+    let block = claude(&repo, &stop_event(&repo, false));
+    let reason = block["reason"].as_str().unwrap();
+    let last = reason.find("Last 20 lines of output:").expect(reason);
+    for key in [
+        "panicked at src/lib.rs:9:9:",
+        "assertion `left == right` failed",
+        "  left: 4",
+        " right: 5",
+    ] {
+        let at = reason
+            .find(key)
+            .unwrap_or_else(|| panic!("{key:?} not in {reason}"));
+        assert!(
+            at < last,
+            "{key:?} is not among the earlier key lines: {reason}"
+        );
+    }
+    assert!(
+        reason.contains("test result: FAILED. 0 passed; 1 failed"),
+        "{reason}"
+    );
+    assert!(reason.contains("PROVE_IT_SKIP=1"), "{reason}");
+}
