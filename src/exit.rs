@@ -8,6 +8,10 @@ pub const NOT_PROVEN: u8 = 1;
 pub const ERROR: u8 = 2;
 /// `run`, `status`: verify.sh is not armed (missing, not executable, or not a file inside the worktree).
 pub const NOT_ARMED: u8 = 3;
+/// Any command whose stdout was closed before it finished writing (`check --all | head -1`):
+/// its output was cut short, so its answer is not known, and 0 would claim it. 128 + SIGPIPE,
+/// as git and a shell report a command killed by the closed pipe (SPEC.md, "Exit codes").
+pub const BROKEN_PIPE: u8 = 141;
 
 // `claim` (SPEC.md, "claim"): one code per oracle outcome, and two for no verdict at all.
 // PROVEN is `OK` (0); DISPROVEN shares 1 with `run`'s failure, which is also a DISPROVEN.

@@ -6,7 +6,7 @@ fn main() -> ExitCode {
     let cli = cli::Cli::from_env();
     match cli::execute(cli) {
         Ok(code) => ExitCode::from(code),
-        Err(failure) if failure.is_broken_pipe() => ExitCode::SUCCESS,
+        Err(failure) if failure.is_broken_pipe() => ExitCode::from(exit::BROKEN_PIPE),
         Err(failure) => {
             let _ = failure.render(&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
             ExitCode::from(exit::ERROR)

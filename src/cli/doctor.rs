@@ -52,6 +52,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         pre_push: install::PRE_PUSH,
         merge_strategy: MERGE_STRATEGY,
         man_page: install_man::man_page_location(),
+        cwd,
     };
     let checks = doctor::checks(&inputs)?;
     let report = DoctorReport {

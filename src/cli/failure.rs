@@ -22,7 +22,7 @@ impl Failure {
     }
 
     /// Whether the failure was writing to a closed pipe (`git prove-it status | head -1`), which is
-    /// not worth an error message.
+    /// not worth an error message, but is never a success (`exit::BROKEN_PIPE`).
     pub fn is_broken_pipe(&self) -> bool {
         self.error.chain().any(|cause| {
             cause

@@ -178,6 +178,7 @@ fn plan(
             path,
             wired,
             created: existing.is_none(),
+            user_level: host.user_level_to_wire(),
         });
     }
     if args.pre_push {

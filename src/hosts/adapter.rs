@@ -53,6 +53,13 @@ pub(crate) trait Adapter: Sync {
     /// unverified is told to the agent as one last block, to report it.
     fn shows_notices(&self) -> bool;
 
+    /// Whether this run of the host is headless (`claude -p`), as the hook's environment
+    /// (`var`) tells: a host that shows notices to a person at its screen may show none in the
+    /// output a script or a person reads afterwards, and is then treated as showing none.
+    fn headless(&self, _var: &dyn Fn(&str) -> Option<String>) -> bool {
+        false
+    }
+
     /// Whether a notice from outside the gate's own count (the gate could not check, a bypass)
     /// is told to the agent as a block in answer to `event`, for a host that shows no notices
     /// (`report::reply` words it so).
@@ -68,13 +75,27 @@ pub(crate) trait Adapter: Sync {
     }
 
     /// The directory the host says the session's project is in, from the hook's environment
-    /// (`gate::HostRules::project_dir`); None for hosts that say none.
-    fn project_dir(&self) -> Option<PathBuf> {
+    /// (`var`, as for [`Adapter::headless`]; `gate::HostRules::project_dir`); None for hosts
+    /// that say none.
+    fn project_dir(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         None
     }
 
     /// Where `init` wires the host, and what it writes there.
     fn wiring(&self) -> &'static Scheme;
+
+    /// Whether the host, started in a subdirectory of the worktree (`src/`), still reads the
+    /// project's hooks at its root. Where it does not, only a user-level configuration
+    /// ([`Adapter::user_config`]) gates a session started there.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        true
+    }
+
+    /// The host's user-level configuration, read wherever it starts, in the shape of its
+    /// project file (`wiring`), where it has one worth naming.
+    fn user_config(&self) -> Option<PathBuf> {
+        None
+    }
 
     /// What the user must do before the host runs a repository's hooks, if anything.
     fn trust_step(&self) -> Option<&'static str> {

@@ -21,6 +21,11 @@ pub(crate) const CLAUDE_BLOCK_CAP_ENV: &str = "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP";
 
 /// The project folder Claude Code was started in, set in every hook's environment.
 const PROJECT_DIR_ENV: &str = "CLAUDE_PROJECT_DIR";
+/// How Claude Code was started: `cli` interactively, `sdk-cli` for `claude -p`, `sdk-ts` and
+/// `sdk-py` from the Agent SDK.
+const ENTRYPOINT_ENV: &str = "CLAUDE_CODE_ENTRYPOINT";
+/// `0` when no person attends the session (`claude -p`).
+const ATTENDED_ENV: &str = "CLAUDE_CODE_SESSION_ATTENDED";
 
 /// Claude Code's cap on consecutive blocks when its environment sets none.
 const DEFAULT_BLOCK_CAP: u32 = 8;
@@ -84,14 +89,32 @@ impl Adapter for Claude {
 
     /// Claude Code runs every hook with `CLAUDE_PROJECT_DIR`, the folder it was started in,
     /// whatever the agent's shell did to the payload's `cwd` (issue 19, hole 4).
-    fn project_dir(&self) -> Option<PathBuf> {
-        std::env::var_os(PROJECT_DIR_ENV)
+    fn project_dir(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+        var(PROJECT_DIR_ENV)
             .filter(|dir| !dir.is_empty())
             .map(PathBuf::from)
     }
 
+    /// `claude -p` (and the Agent SDK) shows no `systemMessage` in its text or `json` result:
+    /// Claude Code 2.1.328 runs hooks with `CLAUDE_CODE_ENTRYPOINT=sdk-cli` and
+    /// `CLAUDE_CODE_SESSION_ATTENDED=0` there (`cli` for an interactive session).
+    fn headless(&self, var: &dyn Fn(&str) -> Option<String>) -> bool {
+        var(ENTRYPOINT_ENV).is_some_and(|entry| entry.starts_with("sdk"))
+            || var(ATTENDED_ENV).is_some_and(|attended| attended.trim() == "0")
+    }
+
     fn wiring(&self) -> &'static Scheme {
         &WIRING
+    }
+
+    /// Claude Code 2.1.328, started in a subdirectory, runs no hook of the root's
+    /// `.claude/settings.json`, but those of the user's settings (and of plugins).
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    fn user_config(&self) -> Option<PathBuf> {
+        Some(dir_from("CLAUDE_CONFIG_DIR", || home().join(".claude")).join("settings.json"))
     }
 
     fn trust_step(&self) -> Option<&'static str> {

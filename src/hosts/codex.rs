@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::adapter::Adapter;
 use super::fields::Object;
-use super::trust::{Trust, dir_from, home};
+use super::trust::{Trust, dir_from, home, read_record};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError};
 use crate::gate::Message;
@@ -62,6 +62,12 @@ impl Adapter for Codex {
         false
     }
 
+    /// Copilot's rule: `codex exec` prints no `systemMessage`, so a skip or the gate's own
+    /// failure would leave no trace in its output (issue 19).
+    fn notices_as_blocks(&self, event: Option<&Event>) -> bool {
+        super::copilot::notice_becomes_a_block(event)
+    }
+
     fn wiring(&self) -> &'static Scheme {
         &WIRING
     }
@@ -74,7 +80,9 @@ impl Adapter for Codex {
     /// skipped silently, so even a trusted project is only a warning.
     fn trust(&self, workdir: &Path) -> Option<Trust> {
         let file = dir_from("CODEX_HOME", || home().join(".codex")).join("config.toml");
-        let config = std::fs::read_to_string(&file).unwrap_or_default();
+        let config = read_record(&file)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .unwrap_or_default();
         let what = if trusts(&config, workdir) {
             "Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked from here; unapproved hooks are skipped silently".to_string()
         } else {

@@ -6,7 +6,6 @@
 //! Only a JSON block blocks (exit 2 does not), no notice reliably reaches the user (see
 //! [`notice_becomes_a_block`]), and Copilot ends a turn after 8 consecutive blocks.
 
-use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -15,6 +14,7 @@ use time::format_description::well_known::Rfc3339;
 
 use super::adapter::Adapter;
 use super::fields::{Object, flag, optional_string, snake_start, snake_stop, string};
+use super::payload_file::{self, Part, READ_TIME};
 use super::trust::{dir_from, env_true, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError, Start, Stop};
@@ -201,13 +201,10 @@ fn answer(message: &Message) -> Option<Value> {
 /// was written after `after` (the gate's previous answer in this session, in ns since the
 /// epoch). Copilot writes the file lazily: at a stop its newest message may not be there yet,
 /// and an older one found in its place belongs to an earlier turn, so it is no claim.
+/// The path is the payload's: a FIFO, a device or a directory there is no transcript, and
+/// is never waited on (`payload_file`).
 fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
-    let mut file = std::fs::File::open(transcript).ok()?;
-    let length = file.metadata().ok()?.len();
-    file.seek(SeekFrom::Start(length.saturating_sub(TRANSCRIPT_TAIL)))
-        .ok()?;
-    let mut tail = Vec::new();
-    file.take(TRANSCRIPT_TAIL).read_to_end(&mut tail).ok()?;
+    let tail = payload_file::read(transcript, Part::Tail(TRANSCRIPT_TAIL), READ_TIME).ok()?;
     let (text, written) = String::from_utf8_lossy(&tail)
         .lines()
         .rev()

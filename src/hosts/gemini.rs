@@ -1,8 +1,10 @@
 //! Gemini CLI: hooks in `.gemini/settings.json`. The end of a turn is `AfterAgent`, with no turn
 //! id (`prompt` stays the original prompt) and the turn's answers joined by newlines in
 //! `prompt_response`. A block is `{"decision":"block","reason":...}` (the reason becomes the next
-//! user turn); `systemMessage` is shown as a warning. It has no cap on consecutive blocks, and its
-//! hook timeouts are in milliseconds.
+//! user turn); `systemMessage` is shown as a warning in an interactive session only, so a notice
+//! at a stop also stops the agent, which headless output reports, and the turn's end unverified
+//! is one last block. It has no cap on consecutive blocks, and its hook timeouts are in
+//! milliseconds.
 //!
 //! `stop_hook_active` is true only for a stop that follows a block with no tool call in between:
 //! once the agent runs a tool after a block, the next stop says `false` again (Gemini CLI 0.61.0),
@@ -14,7 +16,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::adapter::Adapter;
 use super::fields::{Object, optional_string, snake_start, snake_stop, string};
@@ -58,17 +60,43 @@ impl Adapter for Gemini {
         parse(payload)
     }
 
-    /// Gemini CLI reads Claude Code's answer keys.
-    fn answer(&self, _event: Option<&Event>, message: &Message) -> Option<Value> {
-        super::claude::answer(message)
+    /// Gemini CLI reads Claude Code's answer keys. A notice at a stop (or in answer to input
+    /// that could not be read) also stops the agent, whose turn was ending anyway: headless
+    /// Gemini CLI prints a bare `systemMessage` only as a debug line on stderr, but reports a
+    /// stop as `Agent execution stopped: <systemMessage>` on stderr in text output and among
+    /// the `warnings` of the JSON result (Gemini CLI 0.61.0). Never at a session start, where
+    /// stopping would end the session before its first prompt.
+    fn answer(&self, event: Option<&Event>, message: &Message) -> Option<Value> {
+        match (event, message) {
+            (None | Some(Event::Stop(_)), Message::Notice(text)) => Some(json!({
+                "continue": false,
+                "stopReason": text,
+                "systemMessage": text,
+            })),
+            _ => super::claude::answer(message),
+        }
     }
 
+    /// A person at Gemini CLI's screen sees a `systemMessage`; a headless run's output does not
+    /// carry it, and the hook cannot tell the two apart (no variable of its environment and no
+    /// field of its payload says which). So the turn's end unverified is told to the agent as
+    /// one last block, to report it, as for Codex (issue 19); Gemini has no cap to leave room in.
     fn shows_notices(&self) -> bool {
-        true
+        false
     }
 
     fn wiring(&self) -> &'static Scheme {
         &WIRING
+    }
+
+    /// Gemini CLI 0.61.0 loads `.gemini/settings.json` only from the directory it is started
+    /// in; its user settings (`~/.gemini/settings.json`) wherever it starts.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    fn user_config(&self) -> Option<PathBuf> {
+        Some(dir_from("GEMINI_CLI_HOME", home).join(".gemini/settings.json"))
     }
 
     fn trust_step(&self) -> Option<&'static str> {

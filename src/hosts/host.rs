@@ -95,11 +95,13 @@ impl Host {
     /// The blocks the gate may give in one turn: the policy's, kept below the host's cap so
     /// that the gate's own "ended unverified" (and, where notices are not shown, the last block
     /// that carries it) is what ends the turn, never the host giving up silently.
-    pub(crate) fn block_budget(self, policy: u32, claude_cap: Option<&str>) -> u32 {
+    /// `claude_cap` is `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`'s value; `shows_notices`, whether this
+    /// run shows them ([`Rules`]).
+    fn block_budget(self, policy: u32, claude_cap: Option<&str>, shows_notices: bool) -> u32 {
         let Some(cap) = self.adapter().cap(claude_cap) else {
             return policy;
         };
-        let last_block = u32::from(!self.shows_notices());
+        let last_block = u32::from(!shows_notices);
         policy.min(cap.saturating_sub(1 + last_block))
     }
 
@@ -130,12 +132,15 @@ impl Host {
         self.adapter().claim(stop, previous_answer_ns)
     }
 
-    /// The host's rules for the gate; `claude_cap` is `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`'s value
-    /// in the hook's environment.
-    pub(crate) fn rules(self, claude_cap: Option<String>) -> Rules {
+    /// The host's rules for this run, as the hook's environment (`var`) gives its settings:
+    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, whether the run is headless, and the project folder
+    /// the host names.
+    pub(crate) fn rules(self, var: &dyn Fn(&str) -> Option<String>) -> Rules {
         Rules {
             host: self,
-            claude_cap,
+            claude_cap: var(claude::CLAUDE_BLOCK_CAP_ENV),
+            headless: self.adapter().headless(var),
+            project_dir: self.adapter().project_dir(var),
         }
     }
 
@@ -156,6 +161,40 @@ impl Host {
         config: &str,
     ) -> Result<Vec<(HookEntry, Wiring)>, wiring::Error> {
         self.adapter().wiring().wired_timeouts(config)
+    }
+
+    /// Whether the host, started in a subdirectory of the worktree, still reads the project's
+    /// hooks at its root.
+    pub(crate) fn reads_project_hooks_below_root(self) -> bool {
+        self.adapter().reads_project_hooks_below_root()
+    }
+
+    /// The host's user-level configuration file, and whether it wires the gate's hooks (all
+    /// of them), where the host has one.
+    pub(crate) fn user_wiring(self) -> Option<(std::path::PathBuf, bool)> {
+        let file = self.adapter().user_config()?;
+        let wired = super::trust::read_record(&file)
+            .and_then(|bytes| String::from_utf8(bytes).ok())
+            .and_then(|text| self.wired_timeouts(&text).ok())
+            .is_some_and(|entries| {
+                entries
+                    .iter()
+                    .all(|(_, wiring)| matches!(wiring, Wiring::Wired(_)))
+            });
+        Some((file, wired))
+    }
+
+    /// The user-level file to wire so that a session started in a subdirectory is gated,
+    /// where the host reads the project's hooks only where it starts and that file does not
+    /// wire the gate yet.
+    pub(crate) fn user_level_to_wire(self) -> Option<std::path::PathBuf> {
+        if self.reads_project_hooks_below_root() {
+            return None;
+        }
+        match self.user_wiring()? {
+            (file, false) => Some(file),
+            (_, true) => None,
+        }
     }
 
     /// What the user must do before the host runs a repository's hooks, if anything.
@@ -186,6 +225,21 @@ fn canonical(path: &Path) -> std::path::PathBuf {
 pub(crate) struct Rules {
     host: Host,
     claude_cap: Option<String>,
+    /// A headless run shows no notices, whatever the host shows a person at its screen.
+    headless: bool,
+    /// The folder the host says the session's project is in (`CLAUDE_PROJECT_DIR`).
+    project_dir: Option<std::path::PathBuf>,
+}
+
+impl Rules {
+    /// Whether a notice outside the gate's own count (a skip, the gate's own failure) is told
+    /// to the agent as a block in answer to `event` (None: the input could not be read): the
+    /// host's rule, or, in a headless run of a host that shows notices otherwise, Copilot's
+    /// (`copilot::notice_becomes_a_block`), so that the notice reaches the run's output.
+    pub(crate) fn notices_as_blocks(&self, event: Option<&Event>) -> bool {
+        self.host.notices_as_blocks(event)
+            || (self.headless && copilot::notice_becomes_a_block(event))
+    }
 }
 
 impl HostRules for Rules {
@@ -194,11 +248,12 @@ impl HostRules for Rules {
     }
 
     fn block_budget(&self, policy: u32) -> u32 {
-        self.host.block_budget(policy, self.claude_cap.as_deref())
+        self.host
+            .block_budget(policy, self.claude_cap.as_deref(), self.shows_notices())
     }
 
     fn shows_notices(&self) -> bool {
-        self.host.shows_notices()
+        self.host.shows_notices() && !self.headless
     }
 
     fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
@@ -206,7 +261,7 @@ impl HostRules for Rules {
     }
 
     fn project_dir(&self) -> Option<std::path::PathBuf> {
-        self.host.adapter().project_dir()
+        self.project_dir.clone()
     }
 }
 
@@ -224,30 +279,86 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_budget_stays_below_each_hosts_cap() {
-        // Claude Code ends a turn after 8 blocks: at most 7, and its notice shows the yield.
-        assert_eq!(Host::Claude.block_budget(3, None), 3);
-        assert_eq!(Host::Claude.block_budget(7, None), 7);
-        assert_eq!(Host::Claude.block_budget(7, Some("5")), 4);
-        assert_eq!(Host::Claude.block_budget(7, Some("not a number")), 7);
-        // Copilot shows no notice: the yield is one more block, and both stay below 8.
-        assert_eq!(Host::Copilot.block_budget(7, None), 6);
-        assert_eq!(Host::Cursor.block_budget(7, None), 3);
-        // No cap of their own: the policy is the only loop guard.
-        assert_eq!(Host::Codex.block_budget(7, None), 7);
-        assert_eq!(Host::Gemini.block_budget(3, None), 3);
-        assert_eq!(Host::Claude.block_budget(3, Some("1")), 0);
+    /// The hook's environment, with `vars` set.
+    fn env(vars: &[(&str, &str)]) -> impl Fn(&str) -> Option<String> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(name, value)| ((*name).to_string(), (*value).to_string()))
+            .collect();
+        move |name| {
+            vars.iter()
+                .find(|(set, _)| set == name)
+                .map(|(_, value)| value.clone())
+        }
+    }
+
+    /// The budget of a run with `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` set to `claude_cap`.
+    fn budget(host: Host, policy: u32, claude_cap: Option<&str>) -> u32 {
+        let vars: Vec<(&str, &str)> = claude_cap
+            .map(|cap| (claude::CLAUDE_BLOCK_CAP_ENV, cap))
+            .into_iter()
+            .collect();
+        host.rules(&env(&vars)).block_budget(policy)
     }
 
     #[test]
-    fn notices_are_shown_by_claude_gemini_and_vscode_only() {
+    fn the_budget_stays_below_each_hosts_cap() {
+        // Claude Code ends a turn after 8 blocks: at most 7, and its notice shows the yield.
+        assert_eq!(budget(Host::Claude, 3, None), 3);
+        assert_eq!(budget(Host::Claude, 7, None), 7);
+        assert_eq!(budget(Host::Claude, 7, Some("5")), 4);
+        assert_eq!(budget(Host::Claude, 7, Some("not a number")), 7);
+        // Copilot shows no notice: the yield is one more block, and both stay below 8.
+        assert_eq!(budget(Host::Copilot, 7, None), 6);
+        assert_eq!(budget(Host::Cursor, 7, None), 3);
+        // No cap of their own: the policy is the only loop guard.
+        assert_eq!(budget(Host::Codex, 7, None), 7);
+        assert_eq!(budget(Host::Gemini, 3, None), 3);
+        assert_eq!(budget(Host::Claude, 3, Some("1")), 0);
+        // `claude -p` shows no notice: its yield is one more block, below the cap too.
+        let headless = env(&[("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")]);
+        assert_eq!(Host::Claude.rules(&headless).block_budget(7), 6);
+        assert_eq!(Host::Claude.rules(&headless).block_budget(3), 3);
+    }
+
+    #[test]
+    fn notices_are_shown_by_claude_and_vscode_only() {
         let shown: Vec<&str> = Host::all()
             .iter()
             .filter(|host| host.shows_notices())
             .map(|host| host.name())
             .collect();
-        assert_eq!(shown, ["claude", "gemini", "vscode"]);
+        // Gemini CLI shows them to a person at its screen only, and the hook cannot tell.
+        assert_eq!(shown, ["claude", "vscode"]);
+    }
+
+    /// Issue 19, hole 12: `claude -p` ended an unverified turn with the model's "All tests
+    /// pass." as its result, the yield in a `systemMessage` that its output never shows.
+    #[test]
+    fn a_headless_claude_run_shows_no_notices() {
+        let interactive = env(&[
+            ("CLAUDE_CODE_ENTRYPOINT", "cli"),
+            ("CLAUDE_CODE_SESSION_ATTENDED", "1"),
+        ]);
+        assert!(Host::Claude.rules(&interactive).shows_notices());
+        assert!(Host::Claude.rules(&env(&[])).shows_notices());
+        for headless in [
+            env(&[
+                ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+                ("CLAUDE_CODE_SESSION_ATTENDED", "0"),
+            ]),
+            env(&[("CLAUDE_CODE_ENTRYPOINT", "sdk-ts")]),
+            env(&[("CLAUDE_CODE_SESSION_ATTENDED", "0")]),
+        ] {
+            let rules = Host::Claude.rules(&headless);
+            assert!(!rules.shows_notices());
+            // A skip or the gate's own failure is told to the agent at a turn's first stop.
+            assert!(rules.notices_as_blocks(None));
+        }
+        assert!(!Host::Claude.rules(&interactive).notices_as_blocks(None));
+        // Other hosts read nothing of Claude Code's variables.
+        let headless = env(&[("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")]);
+        assert!(Host::Vscode.rules(&headless).shows_notices());
     }
 
     /// The first JSON block of the host's section in ADAPTERS.md.

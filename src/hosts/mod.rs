@@ -2,7 +2,9 @@
 //! in its protocol, its block cap and whether it shows notices, how `init` wires it, how
 //! `doctor` reads its trust), behind the `adapter::Adapter` trait; `host.rs` names the hosts and is
 //! the registry. Shared machinery has its own files: `fields.rs` (a payload's JSON fields),
-//! `wiring.rs` (merging a JSON hooks file), `trust.rs` (what doctor says of trust).
+//! `wiring.rs` (merging a JSON hooks file), `trust.rs` (what doctor says of trust),
+//! `payload_file.rs` (reading a file a payload names: never blocking, only a regular file,
+//! bounded in size and time).
 //!
 //! Nothing here decides, touches the repository or prints: a host's stdin becomes a normalised
 //! event, and the gate's message becomes the host's stdout. ADAPTERS.md documents each host's
@@ -19,11 +21,11 @@ mod event;
 mod fields;
 mod gemini;
 mod host;
+mod payload_file;
 mod trust;
 mod vscode;
 mod wiring;
 
-pub(crate) use claude::CLAUDE_BLOCK_CAP_ENV;
 pub(crate) use event::{Event, InputError, Start, Stop};
 pub(crate) use host::{Host, Incoming};
 pub(crate) use trust::Trust;

@@ -3,6 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::payload_file::{self, Part, READ_TIME};
+
 /// Whether a host runs a folder's project hooks, as far as its records tell.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Trust {
@@ -22,9 +24,18 @@ pub(super) fn dir_from(var: &str, default: impl FnOnce() -> PathBuf) -> PathBuf 
     std::env::var_os(var).map_or_else(default, PathBuf::from)
 }
 
-/// A JSON file's value, or None when it cannot be read or parsed.
+/// A host's own records are small; a larger file is not read.
+const RECORD_CAP: u64 = 16 * 1024 * 1024;
+
+/// A JSON file's value, or None when it cannot be read or parsed. Read as a payload's file is
+/// (`payload_file`): an agent can put a FIFO where a host keeps its records.
 pub(super) fn read_json(file: &Path) -> Option<serde_json::Value> {
-    serde_json::from_str(&std::fs::read_to_string(file).ok()?).ok()
+    serde_json::from_slice(&read_record(file)?).ok()
+}
+
+/// A host's record file, when it is a regular file that can be read in time.
+pub(super) fn read_record(file: &Path) -> Option<Vec<u8>> {
+    payload_file::read(file, Part::Whole(RECORD_CAP), READ_TIME).ok()
 }
 
 /// Whether an environment variable says yes.

@@ -127,10 +127,14 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
              is shown once."
                 .to_string(),
         ),
-        Reply::StandAside { round } => Message::Notice(format!(
-            "prove-it: standing aside: this agent runs round {round} of a git prove-it claim \
-             gauntlet (PROVE_IT_ROUND is set), whose turns are not gated."
-        )),
+        // A gauntlet round's agent answers with a packet, which a quoted notice would spoil:
+        // it is never told one as a block, on any host.
+        Reply::StandAside { round } => {
+            return Message::Notice(format!(
+                "prove-it: standing aside: this agent runs round {round} of a git prove-it \
+                 claim gauntlet (PROVE_IT_ROUND is set), whose turns are not gated."
+            ));
+        }
         Reply::Answer(decided) => answer(decided),
         Reply::AnchorNotRecorded(error) => Message::Notice(format!(
             "prove-it: could not record this session's anchor: {error}. Stops in this \
@@ -735,6 +739,22 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn a_gauntlet_round_is_never_told_a_notice_as_a_block() {
+        let round = Reply::StandAside { round: "03".into() };
+        assert!(matches!(
+            reply(&round, true),
+            Message::Notice(text) if text.contains("standing aside")
+        ));
+        let skip = Reply::Answer(Answer {
+            verdict: Verdict::Skipped,
+            facts: Facts::default(),
+            to_the_agent: false,
+        });
+        assert!(matches!(reply(&skip, true), Message::Block(_)));
+        assert!(matches!(reply(&skip, false), Message::Notice(_)));
     }
 
     #[test]

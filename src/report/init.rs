@@ -25,6 +25,9 @@ pub(crate) enum Step {
         path: PathBuf,
         wired: Wired,
         created: bool,
+        /// The user-level file that would gate sessions started in a subdirectory, where the
+        /// host reads `path` only in the directory it starts in and that file wires no gate.
+        user_level: Option<PathBuf>,
     },
     PrePush {
         path: PathBuf,
@@ -126,6 +129,7 @@ impl InitReport {
                     path,
                     wired,
                     created,
+                    ..
                 } if !wired.added.is_empty() => writeln!(
                     out,
                     "wired {}: {} hooks {} {}",
@@ -161,6 +165,20 @@ impl InitReport {
                 && let Some(trust) = host.trust_step()
             {
                 writeln!(out, "  trust: {trust}")?;
+            }
+            if let Step::Wire {
+                host,
+                user_level: Some(user),
+                ..
+            } = step
+            {
+                writeln!(
+                    out,
+                    "  where: {} reads {} only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into {}",
+                    host.title(),
+                    host.config_path(),
+                    user.display()
+                )?;
             }
         }
         match &self.demo {

@@ -43,6 +43,8 @@ pub(crate) struct Inputs<'a> {
     pub merge_strategy: &'a str,
     /// The man page `git help prove-it` opens, if it finds one.
     pub man_page: Option<PathBuf>,
+    /// Where doctor runs: a host started here may not read the project's hooks.
+    pub cwd: PathBuf,
 }
 
 /// Every check, in the order doctor shows them.
@@ -50,7 +52,12 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
     verify_sh(repo.armed()?, &mut checks);
-    hosts(repo.workdir()?, &inputs.verify_timeout, &mut checks);
+    hosts(
+        repo.workdir()?,
+        &inputs.cwd,
+        &inputs.verify_timeout,
+        &mut checks,
+    );
     on_path(&mut checks);
     pre_push(&inputs.hooks_dir, inputs.pre_push, &mut checks);
     identity(repo, &mut checks);
@@ -102,7 +109,12 @@ fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
     });
 }
 
-fn hosts(workdir: &Path, timeout: &Result<u64, policy::Error>, checks: &mut Vec<Finding>) {
+fn hosts(
+    workdir: &Path,
+    cwd: &Path,
+    timeout: &Result<u64, policy::Error>,
+    checks: &mut Vec<Finding>,
+) {
     for &host in Host::all() {
         let path = workdir.join(host.config_path());
         let Ok(text) = std::fs::read_to_string(&path) else {
@@ -162,9 +174,53 @@ fn hosts(workdir: &Path, timeout: &Result<u64, policy::Error>, checks: &mut Vec<
                     ))),
                 }
                 checks.extend(trust(host, workdir));
+                checks.extend(start_dir(host, workdir, cwd));
             }
         }
     }
+}
+
+/// Where the host runs no gate although its project file wires it: a host that reads the
+/// project's hooks only in the directory it starts in, started in a subdirectory (issue 19).
+/// Run from a subdirectory, that is where doctor is, and a failure; from the root, a warning.
+fn start_dir(host: Host, workdir: &Path, cwd: &Path) -> Option<Finding> {
+    if host.reads_project_hooks_below_root() {
+        return None;
+    }
+    let (user, wired) = host.user_wiring()?;
+    let title = host.title();
+    let rel = host.config_path();
+    let user = user.display();
+    if wired {
+        return Some(ok(format!(
+            "{title}: the gate's hooks are wired in {user} too, so a session started in any subdirectory is gated"
+        )));
+    }
+    let fix = format!(
+        "start {title} at {}, or wire the gate for every folder: merge the hooks of {rel} into {user} (ADAPTERS.md; the gate stays silent in repositories without verify.sh)",
+        workdir.display()
+    );
+    let here = canonical(cwd);
+    let root = canonical(workdir);
+    Some(match here.strip_prefix(&root) {
+        Ok(below) if !below.as_os_str().is_empty() => fail(
+            format!(
+                "{title} reads {rel} only in the directory it is started in: started here, in {}/, it runs no gate",
+                below.display()
+            ),
+            fix,
+        ),
+        _ => warn(
+            format!(
+                "{title} reads {rel} only in the directory it is started in: started in a subdirectory (such as src/), it runs no gate"
+            ),
+            fix,
+        ),
+    })
+}
+
+fn canonical(path: &Path) -> PathBuf {
+    path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 
 fn describe(error: &WiringError) -> String {

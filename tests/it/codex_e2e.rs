@@ -49,8 +49,15 @@ impl Agent for Codex {
         FakeModel::start(Responses, script)
     }
 
-    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
-        run_codex_trusting(binary, repo, server, prompt, Trust::Recorded)
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output {
+        run_codex_trusting(binary, repo, dir, server, prompt, Trust::Recorded)
     }
 
     fn shows_notices(&self) -> bool {
@@ -139,11 +146,13 @@ apps = false
 fn run_codex_trusting(
     codex: &Path,
     repo: &TestRepo,
+    dir: &Path,
     server: &FakeModel,
     prompt: &str,
     trust: Trust,
 ) -> Output {
     let mut cmd = host_command(codex, repo);
+    cmd.current_dir(dir);
     cmd.args(["exec", "--json", "--skip-git-repo-check"]);
     if trust == Trust::Flag {
         cmd.arg("--trust");
@@ -180,6 +189,7 @@ fn doctor_reads_the_project_trust_codex_records() {
     let out = run_codex_trusting(
         &codex,
         &repo,
+        &repo.root,
         &server,
         "what is in answer.txt?",
         Trust::Flag,

@@ -66,10 +66,18 @@ impl Agent for Copilot {
         FakeModel::start(Chat, script)
     }
 
-    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output {
         let home = repo.home().join("copilot-home");
         std::fs::create_dir_all(&home).unwrap();
         let mut cmd = host_command(binary, repo);
+        cmd.current_dir(dir);
         cmd.args(["-p", prompt, "--allow-all-tools", "--no-auto-update"])
             .args(["--output-format", "json"])
             .env("COPILOT_OFFLINE", "true")

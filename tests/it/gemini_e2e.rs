@@ -2,10 +2,11 @@
 //! `git prove-it init --host gemini`, against a fake Gemini API, so Gemini CLI itself calls
 //! `git prove-it hook gemini` at SessionStart and AfterAgent and reads our answers. It has no cap
 //! on blocks; a block's reason is the next user turn, raw, and shows as a warning of the JSON
-//! result; a `systemMessage` is printed on stderr in headless mode. The scenarios are
-//! `crate::e2e::scenarios`.
+//! result; a bare `systemMessage` is only a debug line on stderr in headless mode, so the hook
+//! answers a notice at a stop by also stopping the agent, which the JSON result's warnings
+//! report. The scenarios are `crate::e2e::scenarios`.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::Duration;
 
@@ -22,8 +23,8 @@ use crate::harness::TestRepo;
 const RUN_LIMIT: Duration = Duration::from_secs(120);
 /// How the JSON result's warnings show a block.
 const BLOCKED: &str = "Agent execution blocked: ";
-/// How headless Gemini CLI prints a hook's `systemMessage` on stderr.
-const SYSTEM_MESSAGE: &str = "Hook system message: ";
+/// How the JSON result's warnings show a hook's notice that stopped the agent.
+const STOPPED: &str = "Agent execution stopped: ";
 
 pub struct Gemini;
 
@@ -49,18 +50,36 @@ impl Agent for Gemini {
         FakeModel::start(GeminiApi, script)
     }
 
-    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
-        // Its own user settings: API-key auth, nothing that reaches the network on its own.
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output {
+        // Its own user settings: API-key auth, nothing that reaches the network on its own;
+        // the hooks `wire_for_every_folder` put there are kept.
         let home = repo.home().join("gemini-home");
         std::fs::create_dir_all(home.join(".gemini")).unwrap();
-        let settings = json!({
+        let file = home.join(".gemini/settings.json");
+        let hooks = std::fs::read_to_string(&file)
+            .ok()
+            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+            .map(|old| old["hooks"].clone())
+            .unwrap_or(Value::Null);
+        let mut settings = json!({
             "security": {"auth": {"selectedType": "gemini-api-key"}},
             "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
             "privacy": {"usageStatisticsEnabled": false},
             "telemetry": {"enabled": false},
         });
-        std::fs::write(home.join(".gemini/settings.json"), settings.to_string()).unwrap();
+        if !hooks.is_null() {
+            settings["hooks"] = hooks;
+        }
+        std::fs::write(&file, settings.to_string()).unwrap();
         let mut cmd = host_command(binary, repo);
+        cmd.current_dir(dir);
         cmd.args(["-p", prompt, "--yolo", "--output-format", "json"])
             .env("GEMINI_CLI_HOME", &home)
             .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
@@ -69,8 +88,27 @@ impl Agent for Gemini {
         run_bounded(cmd, RUN_LIMIT)
     }
 
+    /// Gemini CLI 0.61.0 loads `.gemini/settings.json` only where it is started.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    /// The project's hooks, as init wired them, in the run's user settings.
+    fn wire_for_every_folder(&self, repo: &TestRepo) -> Vec<(&'static str, PathBuf)> {
+        let project: Value =
+            serde_json::from_str(&std::fs::read_to_string(repo.path(INFO.wiring)).unwrap())
+                .unwrap();
+        let home = repo.home().join("gemini-home");
+        std::fs::create_dir_all(home.join(".gemini")).unwrap();
+        let hooks = json!({"hooks": project["hooks"]});
+        std::fs::write(home.join(".gemini/settings.json"), hooks.to_string()).unwrap();
+        vec![("GEMINI_CLI_HOME", home)]
+    }
+
+    /// Headless, Gemini CLI shows no `systemMessage` in its result, and its hook cannot tell a
+    /// headless run: the yield is a last block (issue 19).
     fn shows_notices(&self) -> bool {
-        true
+        false
     }
 
     fn feedback(&self) -> Feedback {
@@ -85,12 +123,14 @@ impl Agent for Gemini {
         Some("Output: (empty)")
     }
 
-    /// The hook system messages on stderr.
+    /// The notices the JSON result carries: a hook's notice that stopped the agent is the
+    /// warning "Agent execution stopped: <systemMessage>" (a bare `systemMessage` is only a
+    /// debug line on stderr, `Hook system message: ...`, which is not read as shown).
     fn notices(&self, out: &Output) -> Vec<String> {
-        String::from_utf8_lossy(&out.stderr)
-            .lines()
-            .filter_map(|line| line.split_once(SYSTEM_MESSAGE))
-            .map(|(_, text)| text.to_owned())
+        warnings(out)
+            .iter()
+            .filter_map(|warning| warning.strip_prefix(STOPPED))
+            .map(str::to_owned)
             .collect()
     }
 
@@ -105,13 +145,12 @@ impl Agent for Gemini {
 
     /// The warnings of the JSON result, each block's as "Agent execution blocked: <reason>";
     /// a warning of another shape is marked as such.
+    /// The stop that ends the turn with a notice (`notices`) is no block.
     fn blocks_shown(&self, out: &Output) -> Option<Vec<String>> {
         Some(
-            result(out)["warnings"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
+            warnings(out)
+                .iter()
+                .filter(|warning| !warning.starts_with(STOPPED))
                 .map(|warning| match warning.strip_prefix(BLOCKED) {
                     Some(reason) => reason.to_owned(),
                     None => format!("not a block: {warning}"),
@@ -119,6 +158,17 @@ impl Agent for Gemini {
                 .collect(),
         )
     }
+}
+
+/// The warnings of the JSON result.
+fn warnings(out: &Output) -> Vec<String> {
+    result(out)["warnings"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The run's JSON result on stdout (`--output-format json`).

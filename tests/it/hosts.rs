@@ -49,12 +49,14 @@ impl Host {
     }
 
     /// Whether the host shows notices; where it does not, the gate's notice is a last block.
+    /// Gemini CLI shows them only to a person at its screen, never in headless output, and
+    /// its hook cannot tell the two apart (issue 19).
     fn shows_notices(self) -> bool {
-        matches!(self, Host::Claude | Host::Gemini | Host::Vscode)
+        matches!(self, Host::Claude | Host::Vscode)
     }
 
     /// The command-line event argument and the payload of a session start.
-    fn start(self, repo: &TestRepo, session: &str) -> (Option<&'static str>, Value) {
+    pub fn start(self, repo: &TestRepo, session: &str) -> (Option<&'static str>, Value) {
         let cwd = repo.root.display().to_string();
         match self {
             Host::Claude | Host::Codex | Host::Gemini => (
@@ -148,6 +150,13 @@ impl Host {
                     assert_eq!(json["decision"], "block", "{json}");
                     assert_eq!(object.len(), 2, "only decision and reason: {json}");
                     Answer::Block(json["reason"].as_str().unwrap().into())
+                } else if self == Host::Gemini && object.contains_key("continue") {
+                    // A notice at Gemini's stop also stops the agent, which its headless
+                    // output reports with the notice's text.
+                    assert_eq!(json["continue"], false, "{json}");
+                    assert_eq!(json["stopReason"], json["systemMessage"], "{json}");
+                    assert_eq!(object.len(), 3, "{json}");
+                    Answer::Notice(json["systemMessage"].as_str().unwrap().into())
                 } else {
                     assert_ne!(self, Host::Copilot, "Copilot gets blocks only: {json}");
                     assert_eq!(object.len(), 1, "{json}");
@@ -516,4 +525,118 @@ fn the_plugins_hooks_are_the_settings_snippets_with_the_announcement() {
     let marketplace = read(".claude-plugin/marketplace.json");
     assert_eq!(marketplace["plugins"][0]["name"], "prove-it");
     assert_eq!(marketplace["plugins"][0]["source"], "./");
+}
+
+/// Issue 19, hole 18: with the ledger on, a Copilot `transcriptPath` that is a FIFO blocked the
+/// hook (reading the claim) until the host killed it, with no answer at all. Any file a payload
+/// names is opened without blocking and read only as a regular file: the gate still answers.
+#[test]
+fn a_fifo_as_copilots_transcript_never_hangs_the_gate() {
+    let (repo, _) = always_failing();
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        repo.home().join("events.jsonl"),
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        0,
+    )
+    .unwrap();
+    hook(&repo, Host::Copilot, Host::Copilot.start(&repo, "s1"), &[]);
+    repo.write("b.txt", "change\n");
+    let started = std::time::Instant::now();
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    let (arg, payload) = Host::Copilot.stop(&repo, "s1", 0);
+    cmd.args(["hook", "copilot"]).args(arg);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(payload.to_string())
+        .timeout(std::time::Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        started.elapsed()
+    );
+    let answer = Host::Copilot.read(&out);
+    assert!(
+        matches!(&answer, Answer::Block(reason) if reason.contains("check 42 is broken")),
+        "{answer:?}"
+    );
+    let ledger = json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+    let entry = &ledger["entries"][0];
+    assert_eq!(entry["host"], "copilot", "{ledger}");
+    assert_eq!(
+        entry["claim"],
+        Value::Null,
+        "no claim from a FIFO: {ledger}"
+    );
+    // A directory and a device in its place are no transcript either.
+    for path in [repo.home().to_path_buf(), "/dev/zero".into()] {
+        let payload = json!({"sessionId": "s2", "timestamp": 1795978336226u64,
+            "cwd": repo.root.display().to_string(), "transcriptPath": path,
+            "stopReason": "end_turn", "stop_hook_active": false});
+        let answer = hook(&repo, Host::Copilot, (Some("agentStop"), payload), &[]);
+        assert!(matches!(answer, Answer::Block(_)), "{path:?}: {answer:?}");
+    }
+}
+
+/// Issue 19, hole 15: Gemini CLI (and Claude Code) read a project's hooks only in the directory
+/// they are started in: started in `src/`, no gate runs, and `doctor`, even run from `src/`,
+/// said the hooks were wired. Now doctor says where the gate does not run (a failure when run
+/// from there), until the hooks are wired at user level too, which holds from any folder.
+#[test]
+fn doctor_says_where_a_host_that_reads_hooks_only_where_it_starts_runs_no_gate() {
+    for (host, user_file) in [
+        ("gemini", ".gemini/settings.json"),
+        ("claude", ".claude/settings.json"),
+    ] {
+        let repo = TestRepo::new();
+        repo.write("src/lib.txt", "a\n");
+        repo.commit_all("initial");
+        let init = repo
+            .prove_it(&["init", "--yes", "--no-demo", "--host", host])
+            .assert()
+            .code(0);
+        let said = String::from_utf8_lossy(&init.get_output().stdout).into_owned();
+        assert!(
+            said.contains("only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into"),
+            "{host}: init says so too: {said}"
+        );
+        let doctor = |dir: &std::path::Path| {
+            let mut cmd = repo.command(cargo_bin("git-prove-it"));
+            cmd.arg("doctor").current_dir(dir);
+            let out = cmd.output().unwrap();
+            (
+                out.status.code(),
+                String::from_utf8_lossy(&out.stdout).into_owned(),
+            )
+        };
+        let (_, at_root) = doctor(&repo.root);
+        assert!(
+            at_root.contains("only in the directory it is started in: started in a subdirectory (such as src/), it runs no gate"),
+            "{host}: {at_root}"
+        );
+        assert!(at_root.contains("\nwarn  "), "{host}: {at_root}");
+        let (code, in_src) = doctor(&repo.path("src"));
+        assert_eq!(code, Some(1), "{host}: {in_src}");
+        assert!(
+            in_src.contains(
+                "only in the directory it is started in: started here, in src/, it runs no gate"
+            ),
+            "{host}: {in_src}"
+        );
+        assert!(in_src.contains("merge the hooks of"), "{host}: {in_src}");
+        // Wired for every folder, in the user's settings (the same hooks): gated from src/.
+        let wired = std::fs::read_to_string(repo.path(user_file)).unwrap();
+        let user = repo.home().join(user_file);
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, wired).unwrap();
+        let (_, in_src) = doctor(&repo.path("src"));
+        assert!(
+            in_src.contains("too, so a session started in any subdirectory is gated"),
+            "{host}: {in_src}"
+        );
+        assert!(!in_src.contains("it runs no gate"), "{host}: {in_src}");
+    }
 }

@@ -26,6 +26,7 @@ mod odd_states;
 mod pre_push;
 mod run;
 mod run_rev;
+mod sealed_output;
 mod sealed_tamper;
 mod sealed_where;
 mod signed;

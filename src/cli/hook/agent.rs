@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 
 use crate::gate::{self, Message, Reply};
-use crate::hosts::{CLAUDE_BLOCK_CAP_ENV, Event, Host, Incoming, InputError};
+use crate::hosts::{Event, Host, Incoming, InputError};
 use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
@@ -127,7 +127,8 @@ pub(crate) fn run(
             )),
         ),
     };
-    let message = report::reply(&reply, dialect.notices_as_blocks(event.as_ref()));
+    let rules = dialect.rules(&env_var);
+    let message = report::reply(&reply, rules.notices_as_blocks(event.as_ref()));
     if let Message::Notice(text) | Message::Block(text) = &message {
         // Hosts show stderr in their verbose modes and logs; stdout is the protocol.
         let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());
@@ -135,6 +136,11 @@ pub(crate) fn run(
     out.write_all(dialect.render(event.as_ref(), &message).as_bytes())?;
     out.flush()?;
     Ok(crate::exit::OK)
+}
+
+/// A variable of the hook's environment, where the host's settings for this run are.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
 }
 
 /// The dialect to answer in, the event when it could be read, and the gate's reply.
@@ -164,9 +170,7 @@ fn answer(
         }
     };
     let reply = super::guarded(|| match &event {
-        Event::Stop(stop) => {
-            gate::stop(&host.rules(std::env::var(CLAUDE_BLOCK_CAP_ENV).ok()), stop)
-        }
+        Event::Stop(stop) => gate::stop(&host.rules(&env_var), stop),
         Event::Start(start) => gate::session_start(start, announce),
         Event::Other { .. } => Reply::Silent,
     });

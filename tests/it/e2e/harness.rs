@@ -88,7 +88,32 @@ pub trait Agent: Sync {
 
     /// Run the host non-interactively on `prompt` in the repository against the server,
     /// bounded so that a run the gate did not end fails the test.
-    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output;
+    fn run(&self, binary: &Path, repo: &TestRepo, server: &FakeModel, prompt: &str) -> Output {
+        self.run_in(binary, repo, &repo.root, server, prompt)
+    }
+
+    /// [`Agent::run`], started in `dir` (the repository or a directory below it).
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output;
+
+    /// Whether the host, started in a subdirectory, reads the hooks wired at the repository's
+    /// root (ADAPTERS.md, "Where each host reads its hooks").
+    fn reads_project_hooks_below_root(&self) -> bool {
+        true
+    }
+
+    /// Wire the gate in the host's user-level configuration of the repository's runs, which
+    /// it reads wherever it starts, where the host needs that to gate a subdirectory; the
+    /// variables that name that configuration, for `doctor` to find it.
+    fn wire_for_every_folder(&self, _repo: &TestRepo) -> Vec<(&'static str, PathBuf)> {
+        Vec::new()
+    }
 
     /// Whether the host shows the user a hook's notice; where it does not, the gate tells the
     /// agent in one last block.

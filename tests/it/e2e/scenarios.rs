@@ -41,6 +41,24 @@ macro_rules! scenarios_for {
         fn deleting_verify_sh_is_refused_until_it_is_restored() {
             $crate::e2e::scenarios::deleting_verify_sh_is_refused_until_it_is_restored(&$agent);
         }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_headless_run_ends_by_reporting_the_unverified_end() {
+            $crate::e2e::scenarios::a_headless_run_ends_by_reporting_the_unverified_end(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not() {
+            $crate::e2e::scenarios::a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_skipped_session_is_said_in_the_runs_output() {
+            $crate::e2e::scenarios::a_skipped_session_is_said_in_the_runs_output(&$agent);
+        }
     };
 }
 pub(crate) use scenarios_for;
@@ -75,6 +93,13 @@ pub const MARKS_HOME: &str = "touch \"$HOME/verify-ran\"";
 pub const CLAIM: &str = "All tests pass.";
 /// The failing change's last answer, after the fix.
 pub const FIXED: &str = "Fixed: answer.txt is 4 again, verify.sh passes.";
+
+/// What a model that does as the last block asks ends its answer with.
+pub const REPORTED: &str = "Not done: prove-it says NOT_PROVEN, this turn ended unverified.";
+/// How the gate says a session is skipped.
+pub const SKIPPED: &str = "prove-it: skipped by PROVE_IT_SKIP=1";
+/// What a model told of the skip answers.
+pub const REPORTED_SKIP: &str = "prove-it skipped this turn (PROVE_IT_SKIP=1): it is unverified.";
 
 /// How the gate refuses a deleted verify.sh.
 pub const REFUSED_DELETION: &str = "verify.sh was armed when this session started";
@@ -134,6 +159,22 @@ pub fn deleting_verify_sh() -> Script {
             Reply::Shell("git checkout -- verify.sh"),
         ],
         Reply::Text("Restored verify.sh."),
+    )
+}
+
+/// A change, the claim at the budget's stops and at the last, then, told of the unverified
+/// end, the report a model that does as it is asked gives. A host that gave no last block
+/// ends the run with the claim.
+pub fn reporting_when_told() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo change > change.txt"),
+            Reply::Text(CLAIM),
+            Reply::Text(CLAIM),
+            Reply::Text(CLAIM),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED),
     )
 }
 
@@ -382,7 +423,7 @@ pub fn an_always_failing_verify_sh_ends_the_turn_unverified(agent: &dyn Agent) {
     assert_three_blocks(&run, &blocks);
     assert_the_yield_is_told(agent, &run, &blocks);
     if let Some(shown) = agent.blocks_shown(out) {
-        assert_eq!(shown.len(), 3, "{context}");
+        assert_eq!(shown.len(), 3 + last_block, "{context}");
     }
     assert_final_answer(agent, out, CLAIM, context);
     if let Some(answers) = agent.answers(out) {
@@ -481,4 +522,184 @@ pub fn deleting_verify_sh_is_refused_until_it_is_restored(agent: &dyn Agent) {
     assert!(repo.path("verify.sh").is_file(), "{context}");
     let state = repo.stock_state_tree().unwrap();
     assert!(repo.note(&state).is_some(), "{context}");
+}
+
+/// Issue 19, hole 12: headless (`claude -p`, `gemini -p`), the NOT_PROVEN yield was only in the
+/// host's transcript, and the run's result was the agent's "All tests pass.", exit 0. Every
+/// host's headless run now gives the agent one last block with the yield, asking it to report
+/// it: the run's final answer is that report (the model here does as it is asked), and a
+/// script checks afterwards with `git prove-it status`, which exits 1.
+pub fn a_headless_run_ends_by_reporting_the_unverified_end(agent: &dyn Agent) {
+    assert!(
+        !agent.shows_notices(),
+        "a headless run shows no notice: the yield must be a last block"
+    );
+    let run = run(
+        agent,
+        ALWAYS_FAILING,
+        &[],
+        |_| {},
+        reporting_when_told(),
+        "make a change",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let blocks = blocks_seen(agent, server);
+    assert_eq!(blocks.len(), 4, "{context}");
+    assert_three_blocks(&run, &blocks);
+    assert_the_yield_is_told(agent, &run, &blocks);
+    assert_eq!(server.agent_turns().len(), 6, "{context}");
+    assert_final_answer(agent, out, REPORTED, context);
+    if let Some(shown) = agent.blocks_shown(out) {
+        // The host's own output shows the last block too.
+        assert_eq!(shown.len(), 4, "{shown:?}\n{context}");
+        assert!(shown[3].starts_with(YIELD), "{shown:?}\n{context}");
+    }
+    assert_unproven(repo);
+    repo.prove_it(&["status"]).assert().code(1);
+}
+
+/// Issue 19, hole 16: under `codex exec`, a `PROVE_IT_SKIP=1` session left no trace in stdout
+/// or stderr. A skip is now said where the run's reader sees it: told to the agent as a block
+/// at the turn's first stop, where the host's output shows no notice, and by the host itself
+/// where its output does (Gemini CLI's `Agent execution stopped: ...`). The variable is set in
+/// the wired hook's command, as a person's `PROVE_IT_SKIP=1 <host>` gives it to the hook.
+pub fn a_skipped_session_is_said_in_the_runs_output(agent: &dyn Agent) {
+    let wiring = agent.info().wiring;
+    let skip = |repo: &TestRepo| {
+        let text = std::fs::read_to_string(repo.path(wiring)).unwrap();
+        assert!(text.contains("git prove-it hook"), "{text}");
+        repo.write(
+            wiring,
+            &text.replace("git prove-it hook", "PROVE_IT_SKIP=1 git prove-it hook"),
+        );
+    };
+    let script = Script::new(
+        vec![Reply::Shell("echo change > change.txt"), Reply::Text(CLAIM)],
+        Reply::Text(REPORTED_SKIP),
+    );
+    let run = run(agent, MARKS_HOME, &[], skip, script, "make a change");
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let turns = server.agent_turns();
+    let told = turns
+        .iter()
+        .any(|turn| turn.last_user_text().contains(SKIPPED));
+    if told {
+        // Told to the agent once, which reported it: the run's final answer.
+        assert_eq!(turns.len(), 3, "{context}");
+        assert!(turns[2].last_user_text().contains(SKIPPED), "{context}");
+        assert!(
+            turns[2].last_user_text().contains(QUOTE_THE_NOTICE),
+            "{context}"
+        );
+        assert_final_answer(agent, out, REPORTED_SKIP, context);
+    } else {
+        // Said by the host itself, in the output of the run.
+        assert_eq!(turns.len(), 2, "{context}");
+        let notices = agent.notices(out);
+        assert!(
+            notices.iter().any(|notice| notice.starts_with(SKIPPED)),
+            "{notices:?}\n{context}"
+        );
+    }
+    assert!(
+        !repo.home().join("verify-ran").exists(),
+        "verify.sh never runs in a skipped session: {context}"
+    );
+    assert_unproven(repo);
+}
+
+/// Issue 19, hole 15: a host that reads a project's hooks only in the directory it is started
+/// in (Gemini CLI, and Claude Code too) ran no gate when started in `src/`, while `doctor`, even
+/// run from `src/`, said the hooks were wired. Each host is started in `src/` with a failing
+/// change: one that reads the root's hooks blocks it; one that does not lets it through, as
+/// ADAPTERS.md records, and `doctor` run there says so (a failure), until the gate is wired in
+/// the host's user-level configuration, which then gates the same run.
+pub fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(agent: &dyn Agent) {
+    let binary = agent.info().binary();
+    let files = [("answer.txt", "4\n"), ("src/lib.txt", "code\n")];
+    let repo = agent.wired_repo(ANSWER_CHECK, &files);
+    let src = repo.path("src");
+    // The shell runs in src/: the change (a new file, each run its own, and answer.txt broken)
+    // and the fix are the root's.
+    let script = |second: bool| {
+        let change = if second {
+            "echo hello > ../greeting-2.txt && echo 5 > ../answer.txt"
+        } else {
+            "echo hello > ../greeting-1.txt && echo 5 > ../answer.txt"
+        };
+        Script::new(
+            vec![
+                Reply::Shell(change),
+                Reply::Text(CLAIM),
+                Reply::Shell("echo 4 > ../answer.txt"),
+            ],
+            Reply::Text(FIXED),
+        )
+    };
+    let gated = |repo: &TestRepo, second: bool| {
+        let server = agent.start(script(second));
+        let out = agent.run_in(&binary, repo, &src, &server, "add a greeting");
+        let context = describe(&out, &server);
+        assert!(out.status.success(), "{context}");
+        let blocked = server.final_user_text().contains(ANSWER_WRONG);
+        (blocked, server.agent_turns().len(), context)
+    };
+    let doctor_in_src = |repo: &TestRepo, env: &[(&str, std::path::PathBuf)]| {
+        let mut cmd = repo.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+        cmd.arg("doctor").current_dir(&src);
+        for (name, value) in env {
+            cmd.env(name, value);
+        }
+        let out = cmd.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+        )
+    };
+    let (blocked, turns, context) = gated(&repo, false);
+    if agent.reads_project_hooks_below_root() {
+        assert!(blocked, "{context}");
+        assert_eq!(turns, 4, "{context}");
+        assert_proven_by(&repo, agent.info());
+        return;
+    }
+    // The gap: no hook ran at all, and the unverified change is not proven.
+    assert!(!blocked, "{context}");
+    assert_eq!(turns, 2, "{context}");
+    assert!(last_answers(&repo).is_empty(), "{context}");
+    assert_eq!(
+        std::fs::read_to_string(repo.path("answer.txt")).unwrap(),
+        "5\n"
+    );
+    assert_unproven(&repo);
+    let (code, report) = doctor_in_src(&repo, &[]);
+    assert_eq!(code, Some(1), "{report}");
+    assert!(
+        report.contains(
+            "only in the directory it is started in: started here, in src/, it runs no gate"
+        ),
+        "{report}"
+    );
+    // Wired for every folder: the same run from src/ is gated, and doctor says so.
+    repo.git(&["checkout", "--", "answer.txt"]);
+    let env = agent.wire_for_every_folder(&repo);
+    let (code, report) = doctor_in_src(&repo, &env);
+    assert!(
+        report.contains("so a session started in any subdirectory is gated"),
+        "{code:?}: {report}"
+    );
+    let (blocked, turns, context) = gated(&repo, true);
+    assert!(blocked, "{context}");
+    assert_eq!(turns, 4, "{context}");
+    assert_proven_by(&repo, agent.info());
 }
