@@ -6,10 +6,11 @@ use super::decide::{Decision, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
-use super::ledger::{append_ledger, earlier_key_lines, ledger_actual};
+use super::ledger::{Refusal, append_refusal, earlier_key_lines, ledger_actual};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
+use crate::outcome::Outcome;
 use crate::proof::{self, Attempted};
 
 /// Where a failed run's full output is, and its key lines found before the last lines.
@@ -120,18 +121,27 @@ pub(crate) fn record(
 ) -> Result<Answer, Error> {
     let gate_policy = ctx.gate.clone()?;
     let blocks = seen.observed.blocks;
-    // The first refusal of a turn goes into the ledger: a block, or a yield in warn-only mode.
+    // The first refusal of a turn goes into the ledger, and so does the turn's unverified end:
+    // a turn blocked three times is one entry for its first block and one for its yield.
     let refusal = match &verdict {
-        Verdict::Block { why, attempt, .. } => Some((why, *attempt)),
-        Verdict::Yield { why, .. } if blocks == 0 => Some((why, 1)),
+        Verdict::Block {
+            why, attempt: 1, ..
+        } => Some((why, 1, Outcome::Disproven)),
+        Verdict::Yield { why, .. } => Some((why, blocks + 1, Outcome::NotProven)),
         _ => None,
     };
     if gate_policy.ledger
-        && let Some((why, 1)) = refusal
+        && let Some((why, attempt, outcome)) = refusal
     {
         let (exit_code, actual) = ledger_actual(why);
         let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
-        append_ledger(ctx, host, event, exit_code, actual, previous)?;
+        let refusal = Refusal {
+            exit_code,
+            actual,
+            attempt,
+            outcome,
+        };
+        append_refusal(ctx, host, event, refusal, previous)?;
     }
 
     let facts = Facts {

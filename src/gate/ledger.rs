@@ -25,6 +25,20 @@ pub(crate) struct LedgerEntry {
     /// The summary line(s) seen in verify.sh's output, or what happened instead.
     pub actual: Vec<String>,
     pub attempt: u32,
+    /// How the refusal left the turn: `DISPROVEN` for a block the agent is sent back with,
+    /// `NOT_PROVEN` for a turn that ended unverified (a yield, a skip, a stop that could not be
+    /// checked). Entries written before it was recorded have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// What one ledger line records of a refusal, besides the turn it is about.
+pub(crate) struct Refusal {
+    pub exit_code: Option<i32>,
+    pub actual: Vec<String>,
+    /// The stop of the turn this refusal was given at: 1 for the first.
+    pub attempt: u32,
+    pub outcome: crate::outcome::Outcome,
 }
 
 /// What the ledger says was demanded of every turn.
@@ -138,7 +152,8 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
     }
 }
 
-/// Append one line to the ledger of refused turns.
+/// Append one line to the ledger of refused turns: a turn that ended unverified at its first
+/// stop (skipped, or not checked).
 pub(crate) fn append_ledger(
     ctx: &Context,
     host: &dyn HostRules,
@@ -149,6 +164,29 @@ pub(crate) fn append_ledger(
     // older than it is no claim of this turn's.
     previous_answer: Option<u64>,
 ) -> Result<(), Error> {
+    let refusal = Refusal {
+        exit_code,
+        actual,
+        attempt: 1,
+        outcome: crate::outcome::Outcome::NotProven,
+    };
+    append_refusal(ctx, host, event, refusal, previous_answer)
+}
+
+/// Append one line to the ledger of refused turns.
+pub(crate) fn append_refusal(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    refusal: Refusal,
+    previous_answer: Option<u64>,
+) -> Result<(), Error> {
+    let Refusal {
+        exit_code,
+        actual,
+        attempt,
+        outcome,
+    } = refusal;
     let entry = LedgerEntry {
         ts: ctx
             .clock
@@ -162,15 +200,137 @@ pub(crate) fn append_ledger(
         evidence_demanded: EVIDENCE_DEMANDED.to_string(),
         exit_code,
         actual,
-        attempt: 1,
+        attempt,
+        outcome: Some(outcome.to_string()),
     };
     ledger::append(&ctx.repo, &entry)?;
     Ok(())
 }
 
+/// The ledger counted: per repository and host, the turns that ended unverified, and the exit
+/// codes that came back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct LedgerSummary {
+    pub entries: usize,
+    /// Entries whose outcome is `NOT_PROVEN`: turns that ended unverified.
+    pub unverified: usize,
+    pub by_repo_and_host: Vec<RepoHostCount>,
+    /// Exit codes seen in more than one entry, most frequent first.
+    pub recurring_exit_codes: Vec<ExitCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct RepoHostCount {
+    pub repo: String,
+    pub host: String,
+    pub entries: usize,
+    pub unverified: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct ExitCount {
+    pub exit_code: i32,
+    pub entries: usize,
+}
+
+/// Count `entries` for `ledger --summary`.
+pub(crate) fn summarize(entries: &[LedgerEntry]) -> LedgerSummary {
+    let not_proven = |entry: &LedgerEntry| entry.outcome.as_deref() == Some("NOT_PROVEN");
+    let mut groups: Vec<RepoHostCount> = Vec::new();
+    let mut codes: Vec<ExitCount> = Vec::new();
+    for entry in entries {
+        let group = match groups
+            .iter_mut()
+            .position(|g| g.repo == entry.repo && g.host == entry.host)
+        {
+            Some(at) => &mut groups[at],
+            None => {
+                groups.push(RepoHostCount {
+                    repo: entry.repo.clone(),
+                    host: entry.host.clone(),
+                    entries: 0,
+                    unverified: 0,
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        group.entries += 1;
+        group.unverified += usize::from(not_proven(entry));
+        if let Some(code) = entry.exit_code {
+            match codes.iter_mut().find(|c| c.exit_code == code) {
+                Some(count) => count.entries += 1,
+                None => codes.push(ExitCount {
+                    exit_code: code,
+                    entries: 1,
+                }),
+            }
+        }
+    }
+    codes.retain(|count| count.entries > 1);
+    codes.sort_by(|a, b| {
+        b.entries
+            .cmp(&a.entries)
+            .then(a.exit_code.cmp(&b.exit_code))
+    });
+    LedgerSummary {
+        entries: entries.len(),
+        unverified: entries.iter().filter(|e| not_proven(e)).count(),
+        by_repo_and_host: groups,
+        recurring_exit_codes: codes,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(repo: &str, host: &str, exit_code: Option<i32>, outcome: &str) -> LedgerEntry {
+        LedgerEntry {
+            ts: "2026-12-01T00:00:00Z".into(),
+            repo: repo.into(),
+            host: host.into(),
+            session: "s".into(),
+            claim: None,
+            evidence_demanded: EVIDENCE_DEMANDED.into(),
+            exit_code,
+            actual: vec![],
+            attempt: 1,
+            outcome: Some(outcome.into()),
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_per_repository_and_host_and_finds_recurring_exit_codes() {
+        let entries = [
+            entry("/a", "claude", Some(101), "DISPROVEN"),
+            entry("/a", "claude", Some(101), "NOT_PROVEN"),
+            entry("/a", "codex", Some(1), "DISPROVEN"),
+            entry("/b", "claude", Some(101), "DISPROVEN"),
+            entry("/b", "claude", None, "NOT_PROVEN"),
+        ];
+        let summary = summarize(&entries);
+        assert_eq!((summary.entries, summary.unverified), (5, 2));
+        let counts: Vec<_> = summary
+            .by_repo_and_host
+            .iter()
+            .map(|g| (g.repo.as_str(), g.host.as_str(), g.entries, g.unverified))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("/a", "claude", 2, 1),
+                ("/a", "codex", 1, 0),
+                ("/b", "claude", 2, 1)
+            ]
+        );
+        assert_eq!(
+            summary.recurring_exit_codes,
+            [ExitCount {
+                exit_code: 101,
+                entries: 3
+            }]
+        );
+    }
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()

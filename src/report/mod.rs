@@ -34,7 +34,7 @@ pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
-pub(crate) use ledger::LedgerReport;
+pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;

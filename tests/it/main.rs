@@ -18,6 +18,7 @@ mod harness;
 mod hostile;
 mod hosts;
 mod init;
+mod ledger;
 mod log;
 mod manuals;
 mod messages;

@@ -171,7 +171,7 @@ fn fails_until_told(repo: &TestRepo) -> std::path::PathBuf {
 }
 
 /// One Claude Code hook event for session `s1` in `repo`.
-fn claude(repo: &TestRepo, event: &serde_json::Value) -> serde_json::Value {
+pub fn claude(repo: &TestRepo, event: &serde_json::Value) -> serde_json::Value {
     let assert = repo
         .prove_it(&["hook", "claude"])
         .write_stdin(event.to_string())
@@ -185,7 +185,7 @@ fn claude(repo: &TestRepo, event: &serde_json::Value) -> serde_json::Value {
     }
 }
 
-fn stop_event(repo: &TestRepo, active: bool) -> serde_json::Value {
+pub fn stop_event(repo: &TestRepo, active: bool) -> serde_json::Value {
     serde_json::json!({
         "session_id": "s1-messages",
         "transcript_path": "/nonexistent/t.jsonl",
