@@ -80,7 +80,7 @@ fn run(
             log,
             ..
         }) => {
-            let earlier = crate::git::read_run_log(&log)
+            let earlier = crate::git::read_run_log(&log, crate::verify::LOG_CAP)
                 .map(|output| earlier_key_lines(&output, tail.len()))
                 .unwrap_or_default();
             let log = FailedLog {

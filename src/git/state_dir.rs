@@ -83,13 +83,13 @@ impl Repo {
     }
 }
 
-/// A run log's text (lossily UTF-8, at most the log cap), `None` when it cannot be read.
-pub(crate) fn read_run_log(path: &Path) -> Option<String> {
+/// A run log's text (lossily UTF-8, at most `cap` bytes), `None` when it cannot be read.
+pub(crate) fn read_run_log(path: &Path, cap: u64) -> Option<String> {
     use std::io::Read as _;
     let mut bytes = Vec::new();
     std::fs::File::open(path)
         .ok()?
-        .take(crate::verify::LOG_CAP)
+        .take(cap)
         .read_to_end(&mut bytes)
         .ok()?;
     Some(String::from_utf8_lossy(&bytes).into_owned())
