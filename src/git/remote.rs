@@ -242,9 +242,14 @@ fn refused_refs(porcelain: &str) -> Vec<RefusedRef> {
 
 /// What git printed on a refused push, less its summary line that says nothing more.
 fn remote_said(stderr: &str) -> Option<RemoteSaid> {
+    // The remote pads its lines with spaces to wipe progress output; they say nothing.
     let said: Vec<&str> = stderr
         .lines()
-        .filter(|line| !line.trim().is_empty() && !line.contains("failed to push some refs"))
+        .map(str::trim_end)
+        .filter(|line| {
+            let text = line.strip_prefix("remote:").unwrap_or(line).trim();
+            !text.is_empty() && !line.contains("failed to push some refs")
+        })
         .collect();
     (!said.is_empty()).then(|| RemoteSaid(said.join("\n")))
 }

@@ -81,7 +81,10 @@ pub(crate) fn push_refused_hints(remote: &str, reasons: &[String]) -> Vec<String
         ));
     } else if any("failed to update ref") || any("failed to lock") {
         hints.push(format!(
-            "another push was updating the proofs on {remote} at that moment; run 'git prove-it sync {remote}' again"
+            "the proofs on {remote} stayed locked through every retry: another push may still be running there; run 'git prove-it sync {remote}' again later"
+        ));
+        hints.push(format!(
+            "if none is, a lock left by a killed push is in the way (the 'caused by' lines name it); whoever runs {remote} can remove it"
         ));
     } else if any("[rejected]") {
         hints.push(format!(

@@ -265,7 +265,14 @@ fn a_remote_lock_that_never_clears_ends_in_gits_own_words() {
             "cannot lock ref 'refs/notes/prove-it'",
         ))
         .stderr(predicate::str::contains("File exists"))
-        .stderr(predicate::str::contains("kept changing under us").not());
+        .stderr(predicate::str::contains("kept changing under us").not())
+        // Issue 21 item 15: the refused ref in git's words, and hints about the lock.
+        .stderr(predicate::str::starts_with(
+            "error: origin refused refs/notes/prove-it: [remote rejected] (failed to update ref)\n",
+        ))
+        .stderr(predicate::str::contains(
+            "hint: the proofs on origin stayed locked through every retry",
+        ));
     assert_eq!(remote.note_count(), 0);
 }
 
