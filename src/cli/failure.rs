@@ -62,11 +62,25 @@ impl Failure {
         };
         let mut hints = kind.hints();
         hints.extend(self.hints.iter().cloned());
+        // One sentence on the error line: what git printed on further lines (a failed
+        // `git ls-remote`'s advice, say, wrapped as a paragraph) is one cause below it.
+        let text = self.error.to_string();
+        let mut lines = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|line| !line.is_empty());
+        let message = lines.next().unwrap_or_default().to_string();
+        let rest = lines.map(str::trim).collect::<Vec<_>>().join(" ");
+        let mut said: Vec<String> = Vec::new();
+        if !rest.is_empty() {
+            said.push(rest);
+        }
+        said.extend(causes);
         FailureReport {
             version: JSON_VERSION,
             code: kind.code(),
-            message: self.error.to_string(),
-            causes,
+            message,
+            causes: said,
             hints,
         }
     }
@@ -112,6 +126,21 @@ mod tests {
         assert!(Failure::from(wrapped).is_broken_pipe());
         let other = std::io::Error::from(std::io::ErrorKind::PermissionDenied);
         assert!(!Failure::from(other).is_broken_pipe());
+    }
+
+    #[test]
+    fn an_error_of_several_lines_keeps_one_on_the_error_line() {
+        let error = anyhow::anyhow!(
+            "git ls-remote failed: fatal: no such remote\nfatal: Could not read.\n\nPlease make sure\nit exists.\n"
+        );
+        let mut err = Vec::new();
+        Failure::from(error)
+            .render(&mut Vec::new(), &mut err)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "error: git ls-remote failed: fatal: no such remote\ncaused by: fatal: Could not read. Please make sure it exists.\n"
+        );
     }
 
     #[test]

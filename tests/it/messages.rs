@@ -324,3 +324,33 @@ fn the_assertion_before_a_backtrace_reaches_the_agent() {
     );
     assert!(reason.contains("PROVE_IT_SKIP=1"), "{reason}");
 }
+
+// Issue 21 item 7: a failed git command put git's whole paragraph on the error line.
+#[test]
+fn a_failed_git_command_is_one_sentence_then_gits_words_then_a_hint() {
+    let repo = TestRepo::with_commit();
+    let assert = repo
+        .prove_it(&["sync", "nowhere"])
+        .assert()
+        .code(2)
+        .stdout("");
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert!(
+        lines[0].starts_with("error: git ls-remote -- nowhere"),
+        "{stderr}"
+    );
+    assert!(
+        lines[1..]
+            .iter()
+            .all(|line| line.starts_with("caused by: ") || line.starts_with("hint: ")),
+        "{stderr}"
+    );
+    assert!(
+        lines
+            .last()
+            .unwrap()
+            .starts_with("hint: check that 'nowhere' is a remote"),
+        "{stderr}"
+    );
+}
