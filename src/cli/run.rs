@@ -121,6 +121,12 @@ fn prove(
         ))
         .hint("verify.sh is ignored: remove it from .gitignore or .git/info/exclude"));
     }
+    // Before "already proven": a proof of this tree never tested the submodule's changes.
+    if !before.dirty_submodules().is_empty() {
+        return Err(content_hint(git::Error::DirtySubmodules {
+            paths: before.dirty_submodules().to_vec(),
+        }));
+    }
     let tree = Some(before.id.to_string());
     if !args.force
         && let Some(report) = already_proven(ctx, before.id, before.verify)?
@@ -235,8 +241,22 @@ fn unarmed(armed: &git::Armed) -> Unarmed {
 fn content_hint(error: git::Error) -> super::Failure {
     let content = error.is_worktree_content();
     let locked = matches!(error, git::Error::RefLocked { .. });
+    let submodules = matches!(error, git::Error::DirtySubmodules { .. });
+    let verify = matches!(
+        error,
+        git::Error::VerifyNotAsRecorded { .. } | git::Error::VerifyOutsideState { .. }
+    );
     let failure = super::Failure::from(error);
-    if locked {
+    if verify {
+        failure.hint(
+            "verify.sh must be a file of the working state whose bytes git records as they are: \
+             drop its filter, eol or ident attribute, or its skip-worktree or assume-unchanged flag",
+        )
+    } else if submodules {
+        failure
+            .hint("commit inside the submodule, then stage its new commit here (git add <path>)")
+            .hint("or restore it to its commit (git -C <path> stash -u)")
+    } else if locked {
         failure.hint("if no git command is running, remove the lock file and run again")
     } else if content {
         failure.hint("fix or remove the path named above; git add -A would fail on it too")

@@ -40,6 +40,9 @@ pub(crate) enum Tampered {
 pub(crate) enum State {
     /// The state tree could not be computed because of the worktree's content.
     ContentError(String),
+    /// Checked-out submodules (or nested repositories) hold changes their commit does not:
+    /// their paths, sorted. The state tree cannot show them, so nothing may prove it.
+    DirtySubmodules(Vec<String>),
     Tree {
         tree: ObjectId,
         head_tree: Option<ObjectId>,
@@ -125,6 +128,10 @@ pub(crate) enum Why {
     AnchorTampered(Tampered),
     /// verify.sh changed since the session started, and `prove-it.verifyEdits = block`.
     VerifyEdited,
+    /// Submodules hold changes their commit does not (issue 19): a change, and unprovable.
+    DirtySubmodules {
+        paths: Vec<String>,
+    },
 }
 
 /// How the policy was weakened since the session started.
@@ -283,6 +290,13 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         Some(State::ContentError(message)) => {
             return refuse(Why::Content {
                 message: message.clone(),
+            });
+        }
+        // Before rule 5 and rule 6: the tree looks the same (and may even have a proof) while
+        // the submodule's worktree is not what any proof tested.
+        Some(State::DirtySubmodules(paths)) => {
+            return refuse(Why::DirtySubmodules {
+                paths: paths.clone(),
             });
         }
         None => unreachable!("the state is observed whenever verify.sh is armed"),
@@ -780,5 +794,29 @@ mod tests {
                 ..
             }
         ));
+    }
+
+    // A dirty submodule refuses even where the tree is the anchor's, or is proven: the tree
+    // records the submodule's commit only.
+    #[test]
+    fn dirty_submodules_block_even_an_unchanged_or_proven_tree() {
+        for anchor_tree in [id(1), id(3)] {
+            let mut o = changed();
+            o.anchor = Some(AnchorFacts {
+                state_tree: Some(anchor_tree),
+                ..anchor()
+            });
+            o.state = Some(State::DirtySubmodules(vec!["sub".into()]));
+            assert_eq!(
+                verdict(&o),
+                Verdict::Block {
+                    why: Why::DirtySubmodules {
+                        paths: vec!["sub".into()]
+                    },
+                    attempt: 1,
+                    max: 3,
+                }
+            );
+        }
     }
 }

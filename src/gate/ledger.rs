@@ -149,6 +149,10 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             ],
         ),
         Why::VerifyEdited => (None, vec!["verify.sh edited (verifyEdits = block)".into()]),
+        Why::DirtySubmodules { paths } => (
+            None,
+            vec![format!("dirty submodule(s): {}", paths.join(", "))],
+        ),
     }
 }
 

@@ -147,6 +147,13 @@ pub(crate) fn stop(
     let mut signatures = StopSignatures::new(repo);
     if armed_now.is_armed() {
         observed.state = Some(match repo.state_tree(false) {
+            // A dirty submodule is a change the tree does not show, and no proof may vouch
+            // for it: decide refuses, naming the submodules.
+            Ok(tree) if !tree.dirty_submodules().is_empty() => {
+                let dirty = State::DirtySubmodules(tree.dirty_submodules().to_vec());
+                state = Some(tree);
+                dirty
+            }
             Ok(tree) => {
                 let facts = State::Tree {
                     tree: tree.id,

@@ -47,6 +47,19 @@ pub(crate) enum Error {
         "'{path}' is a git repository with no commit checked out; git refuses to add it, and so do we"
     )]
     EmbeddedRepositoryWithoutCommit { path: String },
+    #[error(
+        "{path} on disk is not what the state tree records for it ({reason}), so a proof would name a verify.sh that did not run"
+    )]
+    VerifyNotAsRecorded { path: String, reason: &'static str },
+    #[error(
+        "verify.sh leads to '{target}', which is not part of the working state (it is ignored, or inside .git or a submodule), so a proof could not name what ran"
+    )]
+    VerifyOutsideState { target: String },
+    #[error(
+        "submodule {} has changes its checked-out commit does not hold (uncommitted, or untracked and not ignored), so no proof can vouch for this state",
+        quoted(.paths)
+    )]
+    DirtySubmodules { paths: Vec<String> },
     #[error("the ref {name} does not lead to an object")]
     RefUnpeelable {
         name: String,
@@ -162,13 +175,26 @@ pub(crate) struct RefusedRef {
 #[error("{0}")]
 pub(crate) struct RemoteSaid(pub String);
 
+/// Paths as `'a', 'b'`, for a message.
+fn quoted(paths: &[String]) -> String {
+    paths
+        .iter()
+        .map(|path| format!("'{path}'"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 impl Error {
     /// Whether the working tree's content, not the infrastructure, caused this error: such
     /// errors are the repository's to fix, like a failing verify.sh.
     pub(crate) fn is_worktree_content(&self) -> bool {
         matches!(
             self,
-            Error::Unreadable { .. } | Error::EmbeddedRepositoryWithoutCommit { .. }
+            Error::Unreadable { .. }
+                | Error::EmbeddedRepositoryWithoutCommit { .. }
+                | Error::VerifyNotAsRecorded { .. }
+                | Error::VerifyOutsideState { .. }
+                | Error::DirtySubmodules { .. }
         )
     }
 

@@ -17,6 +17,7 @@ mod notes_sync;
 mod reflog;
 mod remote;
 mod repo;
+mod run_start;
 mod session;
 mod state_dir;
 mod state_tree;

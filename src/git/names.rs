@@ -22,6 +22,9 @@ pub(crate) const LAST_FAILED_RUN_LOG: &str = "last-failed-run.log";
 /// What an agent session's copy of its last failing run's log ends in, beside its `<key>.log`.
 pub(crate) const FAILED_LOG_SUFFIX: &str = ".failed.log";
 
+/// The prefix, under [`STATE_DIR`], of the file whose ctime marks a verify.sh run's start.
+pub(crate) const RUN_START_PREFIX: &str = "run-start.";
+
 /// The marker, under [`STATE_DIR`], that the gate's announcement was made in this repository.
 pub(crate) const ANNOUNCED: &str = "announced";
 

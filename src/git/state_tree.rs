@@ -5,6 +5,12 @@
 //! others are hashed from disk through the same clean filters git applies. Untracked files that
 //! are not ignored come from a directory walk. Trees are built in memory and only written to the
 //! object database when the state is to be recorded.
+//!
+//! Where git trusts what it does not look at, the state tree looks (issue 19, SPEC.md section
+//! 2): skip-worktree and assume-unchanged files present on disk are read from disk, and stat
+//! data is never trusted without ctime. The same walk also tells which checked-out submodules
+//! hold changes their commit does not, whether verify.sh on disk is the blob recorded, and,
+//! after a run, which paths changed since it started.
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -18,6 +24,7 @@ use gix::index::entry::{Flags, Mode};
 use gix::objs::Write as _;
 
 use super::names::VERIFY_SCRIPT;
+use super::run_start::FsTime;
 use super::{Error, Repo};
 
 /// Tree entry modes as git writes them.
@@ -38,6 +45,12 @@ pub(crate) struct StateTree {
     pub verify: Option<(ObjectId, u32)>,
     /// Every path with its mode and object, sorted; kept to name what changed between two states.
     entries: Vec<Item>,
+    /// Paths of the state whose ctime is at or after the moment the tree was asked about
+    /// (`Repo::state_tree_since`), sorted; empty when none was given.
+    touched: Vec<String>,
+    /// Checked-out submodules and nested repositories whose worktree holds changes their
+    /// commit does not (uncommitted, or untracked and not ignored), sorted.
+    dirty_submodules: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -65,14 +78,36 @@ impl Repo {
     /// touching the index. With `persist`, every blob and tree is also written to the object
     /// database, so the id can be annotated and checked out later.
     pub(crate) fn state_tree(&self, persist: bool) -> Result<StateTree, Error> {
-        StateTree::compute(&self.git, persist)
+        StateTree::compute(&self.git, persist, None)
+    }
+
+    /// The state tree, persisted, as after a verify.sh run that started at `start`: it also
+    /// names every path of the state (tracked or untracked, not ignored) changed since, in the
+    /// same walk. A path changed and changed back keeps its tree entry, not its ctime.
+    pub(crate) fn state_tree_since(&self, start: FsTime) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, true, Some(start))
     }
 }
 
 impl StateTree {
     /// Compute the state tree of `repo`'s worktree. With `persist`, every blob and tree is also
-    /// written to the object database, so the id can be annotated and checked out later.
-    pub(crate) fn compute(repo: &gix::Repository, persist: bool) -> Result<StateTree, Error> {
+    /// written to the object database, so the id can be annotated and checked out later. With
+    /// `since`, the paths changed at or after it are named in `touched`.
+    pub(crate) fn compute(
+        repo: &gix::Repository,
+        persist: bool,
+        since: Option<FsTime>,
+    ) -> Result<StateTree, Error> {
+        Self::compute_in(repo, persist, since, true)
+    }
+
+    /// `top` is false for a submodule's own state: its verify.sh is not the one that runs.
+    fn compute_in(
+        repo: &gix::Repository,
+        persist: bool,
+        since: Option<FsTime>,
+        top: bool,
+    ) -> Result<StateTree, Error> {
         let workdir = repo.workdir().ok_or_else(|| Error::Bare {
             path: repo.git_dir().to_owned(),
         })?;
@@ -80,12 +115,21 @@ impl StateTree {
         let caps = repo
             .filesystem_options()
             .map_err(Error::read("core.fileMode and core.symlinks"))?;
-        let stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
+        let mut stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
+        // Stat data without ctime cannot vouch for content: a same-size edit with its mtime set
+        // back looks clean, and only ctime cannot be set back (issue 19). So ctime and the full
+        // stat data are compared whatever core.trustctime and core.checkStat say.
+        stat_options.trust_ctime = true;
+        stat_options.check_stat = true;
+        // Within one second only the nanoseconds tell an edit from the staged file. A
+        // filesystem that loses them costs a rehash, never a wrong state.
+        stat_options.use_nsec = true;
         let context = Context {
             workdir,
             stat_options,
             executable_bit: caps.executable_bit,
             symlinks: caps.symlink,
+            since,
         };
 
         let groups = path_groups(&index);
@@ -101,9 +145,20 @@ impl StateTree {
             buf: Vec::new(),
         };
         let mut items = Vec::with_capacity(groups.len());
-        for (group, slot) in groups.iter().zip(slots) {
+        let mut touched = Vec::new();
+        let mut dirty_submodules = Vec::new();
+        let mut inner = |path: &BStr, abs: &Path, touched: &mut Vec<String>| {
+            let found = inner_changes(repo, path, abs, since)?;
+            dirty_submodules.extend(found.dirty);
+            touched.extend(found.touched);
+            Ok::<_, Error>(())
+        };
+        for (group, (slot, changed_since)) in groups.iter().zip(slots) {
             let entry = &index.entries()[group.start];
             let path = entry.path(&index);
+            if changed_since {
+                touched.push(path.to_string());
+            }
             match slot {
                 Slot::Gone => {}
                 Slot::Keep if entry.mode == Mode::DIR => items.push(Item {
@@ -118,9 +173,13 @@ impl StateTree {
                     id: entry.id,
                 }),
                 Slot::Gitlink => {
-                    let id = match submodule_commit(&workdir.join(to_path(path)))? {
+                    let abs = workdir.join(to_path(path));
+                    let id = match submodule_commit(&abs)? {
                         None => continue,
-                        Some(Some(id)) => id,
+                        Some(Some(id)) => {
+                            inner(path, &abs, &mut touched)?;
+                            id
+                        }
                         // A submodule that is not checked out keeps its recorded commit.
                         Some(None) if entry.mode == Mode::COMMIT => entry.id,
                         Some(None) => {
@@ -153,6 +212,9 @@ impl StateTree {
             let item = match kind {
                 Kind::File | Kind::Symlink => {
                     let meta = lstat(&abs)?;
+                    if context.changed_since(&meta) {
+                        touched.push(path.to_string());
+                    }
                     let (mode, as_link) = mode_from_disk(&meta, None, &context);
                     hasher
                         .file(&mut pipeline, &index, workdir, path.as_bstr(), as_link)?
@@ -163,11 +225,14 @@ impl StateTree {
                         })
                 }
                 Kind::Repository => match submodule_commit(&abs)? {
-                    Some(Some(id)) => Some(Item {
-                        path: path.clone(),
-                        mode: MODE_GITLINK,
-                        id,
-                    }),
+                    Some(Some(id)) => {
+                        inner(path.as_bstr(), &abs, &mut touched)?;
+                        Some(Item {
+                            path: path.clone(),
+                            mode: MODE_GITLINK,
+                            id,
+                        })
+                    }
                     _ => {
                         return Err(Error::EmbeddedRepositoryWithoutCommit {
                             path: path.to_string(),
@@ -185,11 +250,36 @@ impl StateTree {
             .iter()
             .find(|item| item.path == VERIFY_SCRIPT)
             .map(|item| (item.id, item.mode));
+        if top && verify.is_some() {
+            let recorded = |path: &[u8]| {
+                items
+                    .binary_search_by(|item| item.path.as_slice().cmp(path))
+                    .ok()
+                    .map(|i| items[i].id)
+            };
+            super::verify_file::check_recorded(workdir, &index, repo.object_hash(), recorded)?;
+        }
+        touched.sort();
+        dirty_submodules.sort();
         Ok(StateTree {
             id,
             verify,
             entries: items,
+            touched,
+            dirty_submodules,
         })
+    }
+
+    /// Checked-out submodules and nested repositories whose worktree holds changes their
+    /// commit does not, sorted: the state tree records a submodule by its commit only, so no
+    /// proof may vouch for such a state (issue 19).
+    pub(crate) fn dirty_submodules(&self) -> &[String] {
+        &self.dirty_submodules
+    }
+
+    /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
+    pub(crate) fn touched(&self) -> &[String] {
+        &self.touched
     }
 
     /// Paths whose mode or content differ between `self` and `other`, sorted.
@@ -250,9 +340,16 @@ struct Context<'a> {
     stat_options: gix::index::entry::stat::Options,
     executable_bit: bool,
     symlinks: bool,
+    since: Option<FsTime>,
 }
 
 impl Context<'_> {
+    /// Whether the file `meta` describes changed at or after `since`.
+    fn changed_since(&self, meta: &DiskStat) -> bool {
+        self.since
+            .is_some_and(|since| FsTime::ctime_of(&meta.0) >= since)
+    }
+
     /// Decide every group's slot, on several threads for large indexes (the time goes to
     /// lstat), and meanwhile run `alongside` on the calling thread.
     fn classify_all<R>(
@@ -260,7 +357,7 @@ impl Context<'_> {
         index: &gix::index::State,
         groups: &[Group],
         alongside: impl FnOnce() -> R,
-    ) -> (Vec<Slot>, R) {
+    ) -> (Vec<(Slot, bool)>, R) {
         // Each run of groups is classified in order, sharing its cache of verified directories.
         let classify_run = |run: &[Group]| {
             let mut dirs = Vec::new();
@@ -289,32 +386,55 @@ impl Context<'_> {
         })
     }
 
-    /// `dirs` is the last directory known to be reached without a symlink, shared by the calls
-    /// of one thread: index entries come sorted, so neighbours share their leading directories.
+    /// The group's slot, and whether its path changed at or after `since`. `dirs` is the last
+    /// directory known to be reached without a symlink, shared by the calls of one thread:
+    /// index entries come sorted, so neighbours share their leading directories.
     fn classify(
         &self,
         index: &gix::index::State,
         group: &Group,
         dirs: &mut Vec<u8>,
         leaf: &mut LeafDir,
+    ) -> (Slot, bool) {
+        let mut changed = false;
+        let slot = self.slot(index, group, dirs, leaf, &mut changed);
+        (slot, changed)
+    }
+
+    /// `changed` is set when the path was stat'ed and its ctime is at or after `since`.
+    fn slot(
+        &self,
+        index: &gix::index::State,
+        group: &Group,
+        dirs: &mut Vec<u8>,
+        leaf: &mut LeafDir,
+        changed: &mut bool,
     ) -> Slot {
         let entries = &index.entries()[group.start..group.start + group.len];
         let entry = &entries[0];
         let conflicted = entries.iter().any(|e| e.stage_raw() != 0);
-        if !conflicted
-            && (entry.mode == Mode::DIR
-                || entry
-                    .flags
-                    .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID))
-        {
+        if !conflicted && entry.mode == Mode::DIR {
             return Slot::Keep;
         }
+        // git trusts a skip-worktree or assume-unchanged entry without looking at the file, so
+        // an edit behind either flag is invisible to it (issue 19). The state is what is on
+        // disk: only an entry whose file is absent (a sparse checkout's) keeps its index blob.
+        let flagged = !conflicted
+            && entry
+                .flags
+                .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID);
+        let absent = if flagged { Slot::Keep } else { Slot::Gone };
         if self.has_symlink_leading_path(entry.path(index), dirs) {
-            return Slot::Gone;
+            return absent;
         }
         let Some(meta) = leaf.lstat(self.workdir, entry.path(index)) else {
-            return Slot::Gone;
+            return absent;
         };
+        // A directory's ctime moves with its entries; a submodule's content is its own state.
+        *changed = !meta.is_dir() && self.changed_since(&meta);
+        if flagged && !(meta.is_file() || meta.is_symlink()) {
+            return Slot::Keep;
+        }
         // As git's `check_removed`: a directory keeps a gitlink (checked out or not), and turns a
         // file into a gitlink if it is a repository; otherwise the file counts as deleted and
         // the directory's content is untracked. A gitlink whose directory became a file or a
@@ -344,6 +464,7 @@ impl Context<'_> {
         };
         let (mode, as_link) = mode_from_disk(&meta, known, self);
         if conflicted
+            || flagged
             || entry.flags.contains(Flags::INTENT_TO_ADD)
             || mode != index_mode(entry.mode)
         {
@@ -569,6 +690,46 @@ fn submodule_commit(path: &Path) -> Result<Option<Option<ObjectId>>, Error> {
         return Ok(Some(None));
     };
     Ok(Some(repo.head_id().ok().map(gix::Id::detach)))
+}
+
+/// What a checked-out submodule or nested repository holds beyond its commit, named from the
+/// superproject: `dirty` when its own state tree is not its HEAD's tree (and any repository
+/// nested in it that is dirty), `touched` its paths changed since `since`.
+#[derive(Default)]
+struct InnerChanges {
+    dirty: Vec<String>,
+    touched: Vec<String>,
+}
+
+/// Look inside the submodule at `abs` (`path` in the superproject), with its own state tree:
+/// the same definition, its own index, excludes and attributes, whatever
+/// `submodule.<name>.ignore` says. Only submodules that are checked out are looked into.
+fn inner_changes(
+    outer: &gix::Repository,
+    path: &BStr,
+    abs: &Path,
+    since: Option<FsTime>,
+) -> Result<InnerChanges, Error> {
+    let Ok(repo) = gix::open_opts(abs, outer.open_options().clone()) else {
+        return Ok(InnerChanges::default());
+    };
+    if repo.workdir().is_none() {
+        return Ok(InnerChanges::default());
+    }
+    let Ok(head_tree) = repo.head_tree_id() else {
+        return Ok(InnerChanges::default());
+    };
+    let head_tree = head_tree.detach();
+    let state = StateTree::compute_in(&repo, false, since, false)?;
+    let named = |inner: &String| format!("{path}/{inner}");
+    let mut dirty: Vec<String> = state.dirty_submodules.iter().map(named).collect();
+    if state.id != head_tree {
+        dirty.push(path.to_string());
+    }
+    Ok(InnerChanges {
+        dirty,
+        touched: state.touched.iter().map(named).collect(),
+    })
 }
 
 /// Untracked, not ignored files and nested repositories, each reported on its own.

@@ -1,5 +1,6 @@
 //! Acting on a decision to prove: run verify.sh on a state tree, check that the state did not
-//! move under it, and record the proof.
+//! move under it (nor changed and changed back: every path's ctime is checked against the
+//! run's start, on the filesystem's clock), and record the proof.
 //!
 //! Shared by `git prove-it run`, the agent hooks and the pre-push hook, so every proof is made
 //! the same way. It never prints: progress goes through `on_tick`, results are values.
@@ -64,7 +65,8 @@ pub(crate) enum Attempted {
         /// writes over (`Repo::keep_failing_log`).
         log: std::path::PathBuf,
     },
-    /// verify.sh passed but the working state after the run is not the one it tested.
+    /// verify.sh passed but the working state after the run is not the one it tested, or some
+    /// of its paths changed while it ran (and maybe changed back).
     StateChanged {
         duration_ms: u64,
         after: git::ObjectId,
@@ -101,6 +103,16 @@ pub(crate) fn prove(
     let program = repo.verify_path()?;
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
+    // A submodule is recorded by its commit only: its uncommitted changes would run untested
+    // by any proof of this tree, so none is made (issue 19).
+    if !before.dirty_submodules().is_empty() {
+        return Err(git::Error::DirtySubmodules {
+            paths: before.dirty_submodules().to_vec(),
+        }
+        .into());
+    }
+    // Last before the run: whatever changes the state from here on is seen by its ctime.
+    let run_start = repo.mark_run_start()?;
     let outcome = verify::run(
         verify::Request {
             program: &program,
@@ -132,13 +144,21 @@ pub(crate) fn prove(
         });
     }
 
-    // The proof must be for the state that was tested: if verify.sh changed it, record nothing.
-    let after = repo.state_tree(true)?;
-    if after.id != before.id {
+    // The proof must be for the state that was tested: if verify.sh (or anything else) changed
+    // it while it ran, record nothing, even if the state is back as it was: a helper could have
+    // put good content in place for the run and restored the broken one before it ended.
+    let after = repo.state_tree_since(run_start)?;
+    if after.id != before.id || !after.touched().is_empty() || !after.dirty_submodules().is_empty()
+    {
+        let mut changed_paths = before.changed_paths(&after);
+        changed_paths.extend_from_slice(after.touched());
+        changed_paths.extend_from_slice(after.dirty_submodules());
+        changed_paths.sort();
+        changed_paths.dedup();
         return Ok(Attempted::StateChanged {
             duration_ms,
             after: after.id,
-            changed_paths: before.changed_paths(&after),
+            changed_paths,
         });
     }
 

@@ -282,6 +282,24 @@ fn headline(why: &Why) -> String {
             weakened
         ),
         Why::Content { message } => format!("the working state cannot be read: {message}."),
+        Why::DirtySubmodules { paths } => {
+            let named = paths
+                .iter()
+                .map(|path| format!("'{}'", cut_line(path)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            if paths.len() == 1 {
+                format!(
+                    "the submodule {named} has changes its commit does not record, so no proof \
+                     can vouch for this state."
+                )
+            } else {
+                format!(
+                    "the submodules {named} have changes their commits do not record, so no \
+                     proof can vouch for this state."
+                )
+            }
+        }
         Why::StateChanged { paths } => format!(
             "verify.sh passed but changed the working state while it ran ({} path{}), so the \
              state it tested is not the current one.",
@@ -376,11 +394,26 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 text,
                 "Generated files belong in .gitignore; verify.sh must not edit tracked files."
             );
+            let _ = writeln!(
+                text,
+                "A path written while verify.sh ran counts even if its content is back as it was."
+            );
+        }
+        Why::DirtySubmodules { .. } => {
+            let _ = writeln!(
+                text,
+                "hint: commit inside the submodule, then stage its new commit here \
+                 (git -C <path> commit -a, then git add <path>)"
+            );
+            let _ = writeln!(
+                text,
+                "hint: or restore it to its commit (git -C <path> stash -u)"
+            );
         }
         Why::Content { .. } => {
             let _ = writeln!(
                 text,
-                "Fix or remove the path named above; git add -A would fail on it too."
+                "Fix or remove the path named above; until then no proof can be recorded for this state."
             );
         }
         Why::Disarmed { .. } | Why::Weakened { .. } => {

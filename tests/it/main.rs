@@ -28,6 +28,7 @@ mod pre_push;
 mod run;
 mod run_rev;
 mod sealed_output;
+mod sealed_state;
 mod sealed_tamper;
 mod sealed_where;
 mod signed;

@@ -149,6 +149,13 @@ fn a_submodule_is_proven_by_the_commit_it_has_checked_out() {
     let moved = repo.assert_state_tree_matches_git();
     assert_ne!(moved, tree);
     assert_eq!(status(&repo)["proven"], false);
+    // new.txt is still untracked inside the submodule: a change its commit does not hold, so
+    // nothing may prove this state (issue 19) until it is committed or removed.
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("submodule 'sub'"));
+    std::fs::remove_file(repo.path("sub/new.txt")).unwrap();
     repo.prove_it(&["run"]).assert().code(0);
     assert_eq!(status(&repo)["proven"], true);
 }

@@ -1,0 +1,105 @@
+//! The start of a verify.sh run on the filesystem's own clock: a file whose ctime is at or
+//! after it was changed while verify.sh ran.
+//!
+//! ctime cannot be set back by a process (only the clock can move it), so a helper that puts
+//! good content in place while verify.sh runs and restores the broken content before it exits
+//! leaves the same state tree before and after, but not the same ctimes (issue 19). The kernel
+//! stamps files from a coarse clock, so the start is read from a file stamped by that clock,
+//! never from `Instant` or `SystemTime`.
+
+use std::io::Write as _;
+use std::time::{Duration, Instant};
+
+use super::names::RUN_START_PREFIX;
+use super::{Error, Repo};
+
+/// How long to wait for the filesystem's clock to tick past the marker's creation. Its tick is
+/// a few milliseconds on Linux; a filesystem with whole-second (or coarser) timestamps costs up
+/// to this much per run.
+const TICK_WAIT: Duration = Duration::from_millis(2_500);
+
+/// A moment on the filesystem's clock, as ctime gives it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct FsTime {
+    secs: i64,
+    nsecs: i64,
+}
+
+impl FsTime {
+    pub(super) fn ctime_of(stat: &rustix::fs::Stat) -> FsTime {
+        FsTime {
+            secs: stat.st_ctime,
+            nsecs: stat.st_ctime_nsec as i64,
+        }
+    }
+}
+
+impl Repo {
+    /// Mark the start of a verify.sh run: a moment on the filesystem's clock after every change
+    /// made before this call, and at or before every change made after it returns.
+    ///
+    /// A file stamped in the same clock tick as the marker could have changed just before it,
+    /// so the marker is stamped again until the clock has ticked past its creation, and that
+    /// later stamp is the start. Should the clock not tick within [`TICK_WAIT`], the start is
+    /// just past the creation: a change within that very tick is then not told apart.
+    pub(crate) fn mark_run_start(&self) -> Result<FsTime, Error> {
+        let dir = self.state_dir()?;
+        let unusable = |source| Error::StateFile {
+            path: dir.join(RUN_START_PREFIX),
+            source,
+        };
+        let mut marker = tempfile::Builder::new()
+            .prefix(RUN_START_PREFIX)
+            .tempfile_in(&dir)
+            .map_err(unusable)?;
+        let stamp = |marker: &mut tempfile::NamedTempFile| -> Result<FsTime, Error> {
+            marker.write_all(b".").map_err(unusable)?;
+            let stat = rustix::fs::fstat(marker.as_file()).map_err(|e| unusable(e.into()))?;
+            Ok(FsTime::ctime_of(&stat))
+        };
+        let created = stamp(&mut marker)?;
+        let waited = Instant::now();
+        while waited.elapsed() < TICK_WAIT {
+            std::thread::sleep(Duration::from_millis(1));
+            let now = stamp(&mut marker)?;
+            if now > created {
+                return Ok(now);
+            }
+        }
+        Ok(FsTime {
+            secs: created.secs,
+            nsecs: created.nsecs + 1,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::git_repo;
+    use super::FsTime;
+
+    // A file written before the mark is before the start, even in the same clock tick; one
+    // written after it is at or after the start.
+    #[test]
+    fn the_run_start_falls_between_what_changed_before_and_after() {
+        let (dir, repo) = git_repo();
+        let ctime =
+            |name: &str| FsTime::ctime_of(&rustix::fs::lstat(dir.path().join(name)).unwrap());
+        std::fs::write(dir.path().join("before.txt"), "before\n").unwrap();
+        let start = repo.mark_run_start().unwrap();
+        std::fs::write(dir.path().join("after.txt"), "after\n").unwrap();
+        assert!(ctime("before.txt") < start);
+        assert!(ctime("after.txt") >= start);
+        let leftovers = std::fs::read_dir(repo.state_dir().unwrap())
+            .unwrap()
+            .filter(|e| {
+                e.as_ref()
+                    .unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with("run-start.")
+            })
+            .count();
+        assert_eq!(leftovers, 0, "the marker is removed");
+    }
+}
