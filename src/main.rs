@@ -1,15 +1,14 @@
 use std::process::ExitCode;
 
-use clap::Parser;
 use git_prove_it::{cli, exit};
 
 fn main() -> ExitCode {
-    let cli = cli::Cli::parse();
+    let cli = cli::Cli::from_env();
     match cli::execute(cli) {
         Ok(code) => ExitCode::from(code),
         Err(failure) if failure.is_broken_pipe() => ExitCode::from(exit::BROKEN_PIPE),
         Err(failure) => {
-            let _ = failure.render(&mut std::io::stderr().lock());
+            let _ = failure.render(&mut std::io::stdout().lock(), &mut std::io::stderr().lock());
             ExitCode::from(exit::ERROR)
         }
     }

@@ -1,4 +1,4 @@
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use super::{
     Failure, check, claim, completions, doctor, hook, init, install, install_man, ledger, log, run,
@@ -21,6 +21,33 @@ use super::{
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+
+    /// The command was asked for `--json`, so a failure is a JSON object on stdout too.
+    #[arg(skip)]
+    json: bool,
+}
+
+impl Cli {
+    /// Parse the process's command line, noting whether the command asked for `--json`.
+    pub fn from_env() -> Cli {
+        let matches = Cli::command().get_matches();
+        let mut cli = Cli::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+        cli.json = asks_for_json(&matches);
+        cli
+    }
+}
+
+/// Whether `--json` was given to the command or any subcommand on the way to it.
+fn asks_for_json(matches: &clap::ArgMatches) -> bool {
+    let here = matches
+        .try_get_one::<bool>("json")
+        .ok()
+        .flatten()
+        .copied()
+        .unwrap_or(false);
+    here || matches
+        .subcommand()
+        .is_some_and(|(_, sub)| asks_for_json(sub))
 }
 
 #[derive(Debug, Subcommand)]
@@ -42,6 +69,11 @@ enum Command {
 
 /// Run the parsed command line and return the process exit code (see `exit`).
 pub fn execute(cli: Cli) -> Result<u8, Failure> {
+    let json = cli.json;
+    dispatch(cli).map_err(|failure| failure.json(json))
+}
+
+fn dispatch(cli: Cli) -> Result<u8, Failure> {
     let mut out = std::io::stdout().lock();
     // Not locked: verify.sh's output is streamed to stderr from another thread with --verbose.
     let mut err = std::io::stderr();

@@ -1,11 +1,21 @@
+use crate::git;
+use crate::report::{FailureKind, FailureReport, JSON_VERSION, readable_causes};
+
 /// An error that ends a command, with the `hint:` lines that tell the user what to do.
 #[derive(Debug)]
 pub struct Failure {
     error: anyhow::Error,
     hints: Vec<String>,
+    /// The command was asked for `--json`: the failure is also a JSON object on stdout.
+    json: bool,
 }
 
 impl Failure {
+    pub(crate) fn json(mut self, json: bool) -> Self {
+        self.json = json;
+        self
+    }
+
     pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
         self.hints.push(hint.into());
         self
@@ -21,9 +31,75 @@ impl Failure {
         })
     }
 
-    /// Print the error, its causes and hints, as git prints its errors.
-    pub fn render(&self, err: &mut dyn std::io::Write) -> std::io::Result<()> {
-        crate::report::render_failure(self.error.as_ref(), &self.hints, err)
+    /// Print the error, its causes and hints, as git prints its errors; with `--json`, also
+    /// as one JSON object on `out`, so that a script reading stdout never reads nothing.
+    pub fn render(
+        &self,
+        out: &mut dyn std::io::Write,
+        err: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        let report = self.report();
+        if self.json {
+            crate::report::json(&report, out)?;
+        }
+        report.human(err)
+    }
+
+    /// The failure as plain values: a `git::Error` the user can fix by moving or naming
+    /// something else is said in its own words, without the library's causes below it.
+    pub(crate) fn report(&self) -> FailureReport {
+        let known = self
+            .error
+            .chain()
+            .find_map(|cause| cause.downcast_ref::<git::Error>().and_then(kind_of));
+        let (kind, causes) = match known {
+            // A remote's refusal carries the remote's own words: those are for the user.
+            Some(kind @ FailureKind::PushRefused { .. }) => {
+                (kind, readable_causes(self.error.as_ref()))
+            }
+            Some(kind) => (kind, Vec::new()),
+            None => (FailureKind::Other, readable_causes(self.error.as_ref())),
+        };
+        let mut hints = kind.hints();
+        hints.extend(self.hints.iter().cloned());
+        // One sentence on the error line: what git printed on further lines (a failed
+        // `git ls-remote`'s advice, say, wrapped as a paragraph) is one cause below it.
+        let text = self.error.to_string();
+        let mut lines = text
+            .lines()
+            .map(str::trim_end)
+            .filter(|line| !line.is_empty());
+        let message = lines.next().unwrap_or_default().to_string();
+        let rest = lines.map(str::trim).collect::<Vec<_>>().join(" ");
+        let mut said: Vec<String> = Vec::new();
+        if !rest.is_empty() {
+            said.push(rest);
+        }
+        said.extend(causes);
+        FailureReport {
+            version: JSON_VERSION,
+            code: kind.code(),
+            message,
+            causes: said,
+            hints,
+        }
+    }
+}
+
+/// The kind of a repository error whose causes are a library's internals, not the user's.
+fn kind_of(error: &git::Error) -> Option<FailureKind> {
+    match error {
+        git::Error::NotARepository { .. } => Some(FailureKind::NotARepository),
+        git::Error::Revision { .. } => Some(FailureKind::BadRevision),
+        git::Error::NotACommit { .. } => Some(FailureKind::NotACommit),
+        git::Error::Bare { .. } => Some(FailureKind::BareRepository),
+        git::Error::PushRefused {
+            remote, refused, ..
+        } => Some(FailureKind::PushRefused {
+            remote: remote.clone(),
+            reasons: refused.iter().map(|r| r.reason.clone()).collect(),
+        }),
+        _ => None,
     }
 }
 
@@ -32,6 +108,7 @@ impl<E: Into<anyhow::Error>> From<E> for Failure {
         Failure {
             error: error.into(),
             hints: Vec::new(),
+            json: false,
         }
     }
 }
@@ -52,11 +129,26 @@ mod tests {
     }
 
     #[test]
+    fn an_error_of_several_lines_keeps_one_on_the_error_line() {
+        let error = anyhow::anyhow!(
+            "git ls-remote failed: fatal: no such remote\nfatal: Could not read.\n\nPlease make sure\nit exists.\n"
+        );
+        let mut err = Vec::new();
+        Failure::from(error)
+            .render(&mut Vec::new(), &mut err)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "error: git ls-remote failed: fatal: no such remote\ncaused by: fatal: Could not read. Please make sure it exists.\n"
+        );
+    }
+
+    #[test]
     fn renders_the_error_its_causes_and_hints_as_git_does() {
         let error = anyhow::anyhow!("root cause").context("could not do the thing");
         let failure = Failure::from(error).hint("try the other thing");
         let mut err = Vec::new();
-        failure.render(&mut err).unwrap();
+        failure.render(&mut Vec::new(), &mut err).unwrap();
         assert_eq!(
             String::from_utf8(err).unwrap(),
             "error: could not do the thing\ncaused by: root cause\nhint: try the other thing\n"

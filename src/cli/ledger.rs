@@ -2,37 +2,64 @@ use std::io::Write;
 
 use anyhow::Context as _;
 
-use crate::gate::LedgerEntry;
+use crate::context::Context;
+use crate::gate::{LedgerEntry, summarize_ledger};
 use crate::git::{Repo, ledger};
-use crate::report::{self, JSON_VERSION, LedgerReport};
+use crate::report::{self, JSON_VERSION, LedgerReport, LedgerSummaryReport};
 
-/// Print the ledger: one entry per agent turn the gate refused, skipped or could not check,
-/// oldest first, newest last.
+/// Print the ledger: one entry for the first refusal of each agent turn the gate sent back,
+/// and one for each turn that ended unverified (after the last block, skipped, or not
+/// checked), oldest first, newest last.
 ///
 /// Each entry holds the time, the worktree, the host and session, what the agent claimed (its
-/// last message), the evidence demanded (verify.sh exit 0), the exit code and the summary lines
-/// verify.sh printed. The gate writes it only when PROVE_IT_LEDGER=1 or git config
-/// prove-it.ledger is true. The ledger is local: $(git rev-parse --git-common-dir)/prove-it/ledger.jsonl.
+/// last message, or Claude Code's transcript's last answer when the payload has none), the
+/// evidence demanded (verify.sh exit 0), the exit code, the summary lines verify.sh printed,
+/// the attempt, and the outcome (DISPROVEN for a block, NOT_PROVEN for a turn that ended
+/// unverified). The gate writes it only when PROVE_IT_LEDGER=1 or git config prove-it.ledger
+/// is true; when it is off, this says so and how to turn it on. The ledger is local:
+/// $(git rev-parse --git-common-dir)/prove-it/ledger.jsonl.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Print one JSON object holding every entry.
+    /// Print one JSON object holding every entry (or the summary).
     #[arg(long)]
     json: bool,
+
+    /// Print counts instead of entries: per repository and host, how many turns ended
+    /// unverified, and a hint when the same exit code recurs.
+    #[arg(long)]
+    summary: bool,
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover(&cwd)?;
+    let ctx = Context::resolve(Repo::discover(&cwd)?, None);
+    let enabled = ctx.gate.clone()?.ledger;
+    let repo = &ctx.repo;
     let mut entries = Vec::new();
     let mut unreadable = Vec::new();
-    for line in ledger::read::<LedgerEntry>(&repo)? {
+    for line in ledger::read::<LedgerEntry>(repo)? {
         match line {
             Ok(entry) => entries.push(entry),
             Err(text) => unreadable.push(text),
         }
     }
+    if args.summary {
+        let report = LedgerSummaryReport {
+            version: JSON_VERSION,
+            enabled,
+            summary: summarize_ledger(&entries),
+            unreadable: unreadable.len(),
+        };
+        if args.json {
+            report::json(&report, out)?;
+        } else {
+            report.human(out)?;
+        }
+        return Ok(crate::exit::OK);
+    }
     let report = LedgerReport {
         version: JSON_VERSION,
+        enabled,
         entries,
         unreadable,
     };

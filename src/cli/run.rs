@@ -8,7 +8,7 @@ use crate::exit;
 use crate::git::{self, PROOFS_REF, Repo};
 use crate::proof::lookup_proof;
 use crate::proof::{self, Attempted};
-use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult};
+use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult, Unarmed};
 use anyhow::Context as _;
 
 /// Prove the working state: run verify.sh unless a proof for this exact state already exists,
@@ -107,6 +107,7 @@ fn prove(
             tree: None,
             result: RunResult::NotArmed {
                 reason: armed.reason(),
+                hints: unarmed(&armed).hints(),
             },
         };
         return Ok((exit::NOT_ARMED, report));
@@ -224,6 +225,18 @@ fn prove(
     Ok((exit::NOT_PROVEN, report))
 }
 
+/// Which fix an unarmed verify.sh needs.
+fn unarmed(armed: &git::Armed) -> Unarmed {
+    match armed {
+        git::Armed::Missing => Unarmed::Missing,
+        git::Armed::NotExecutable => Unarmed::NotExecutable,
+        git::Armed::Yes
+        | git::Armed::NotAFile
+        | git::Armed::LinkLeadsOutside
+        | git::Armed::DanglingLink => Unarmed::NotAFile,
+    }
+}
+
 /// Errors caused by the worktree's content are the repository's to fix; say how.
 fn content_hint(error: git::Error) -> super::Failure {
     let content = error.is_worktree_content();
@@ -275,6 +288,7 @@ fn run_rev(
                 tree,
                 result: RunResult::NotArmed {
                     reason: NOT_IN_COMMIT,
+                    hints: Unarmed::NotInCommit.hints(),
                 },
             },
         ))

@@ -29,10 +29,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let remote = args.remote.clone().unwrap_or_else(|| repo.default_remote());
     let synced = repo
         .sync_proofs(&remote, &crate::proof::merge)
-        .map_err(|e| {
-            super::Failure::from(e).hint(format!(
+        .map_err(|e| match e {
+            // The remote was reached and said why it refused: its own hints fit better.
+            crate::git::Error::PushRefused { .. } => super::Failure::from(e),
+            e => super::Failure::from(e).hint(format!(
                 "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
-            ))
+            )),
         })?;
     let report = SyncReport::new(JSON_VERSION, &synced);
     if args.json {

@@ -6,11 +6,18 @@ use super::decide::{Decision, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
-use super::ledger::{append_ledger, ledger_actual};
+use super::ledger::{Refusal, append_refusal, earlier_key_lines, ledger_actual};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
+use crate::outcome::Outcome;
 use crate::proof::{self, Attempted};
+
+/// Where a failed run's full output is, and its key lines found before the last lines.
+pub(crate) struct FailedLog {
+    path: String,
+    earlier: Vec<String>,
+}
 
 /// Decide on what was seen, running verify.sh if the decision asks for it; the verdict and
 /// where the run's full output is, when it failed.
@@ -19,7 +26,7 @@ pub(crate) fn verdict(
     host: &dyn HostRules,
     event: &Stop,
     seen: &mut Seen,
-) -> Result<(Verdict, Option<String>), Error> {
+) -> Result<(Verdict, Option<FailedLog>), Error> {
     match decide(&seen.observed) {
         Decision::Verdict(verdict) => Ok((verdict, None)),
         Decision::Run => {
@@ -39,7 +46,7 @@ fn run(
     host: &dyn HostRules,
     event: &Stop,
     seen: &Seen,
-) -> Result<(RunFacts, Option<String>), Error> {
+) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let before = seen
         .state
         .as_ref()
@@ -72,14 +79,23 @@ fn run(
             tail,
             log,
             ..
-        }) => (
-            RunFacts::Failed {
-                exit,
-                exit_code,
-                tail,
-            },
-            Some(log.display().to_string()),
-        ),
+        }) => {
+            let earlier = crate::git::read_run_log(&log, crate::verify::LOG_CAP)
+                .map(|output| earlier_key_lines(&output, tail.len()))
+                .unwrap_or_default();
+            let log = FailedLog {
+                path: log.display().to_string(),
+                earlier,
+            };
+            (
+                RunFacts::Failed {
+                    exit,
+                    exit_code,
+                    tail,
+                },
+                Some(log),
+            )
+        }
         Ok(Attempted::StateChanged { changed_paths, .. }) => (
             RunFacts::StateChanged {
                 paths: changed_paths,
@@ -101,22 +117,31 @@ pub(crate) fn record(
     event: &Stop,
     mut seen: Seen,
     verdict: Verdict,
-    log: Option<String>,
+    log: Option<FailedLog>,
 ) -> Result<Answer, Error> {
     let gate_policy = ctx.gate.clone()?;
     let blocks = seen.observed.blocks;
-    // The first refusal of a turn goes into the ledger: a block, or a yield in warn-only mode.
+    // The first refusal of a turn goes into the ledger, and so does the turn's unverified end:
+    // a turn blocked three times is one entry for its first block and one for its yield.
     let refusal = match &verdict {
-        Verdict::Block { why, attempt, .. } => Some((why, *attempt)),
-        Verdict::Yield { why, .. } if blocks == 0 => Some((why, 1)),
+        Verdict::Block {
+            why, attempt: 1, ..
+        } => Some((why, 1, Outcome::Disproven)),
+        Verdict::Yield { why, .. } => Some((why, blocks + 1, Outcome::NotProven)),
         _ => None,
     };
     if gate_policy.ledger
-        && let Some((why, 1)) = refusal
+        && let Some((why, attempt, outcome)) = refusal
     {
         let (exit_code, actual) = ledger_actual(why);
         let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
-        append_ledger(ctx, host, event, exit_code, actual, previous)?;
+        let refusal = Refusal {
+            exit_code,
+            actual,
+            attempt,
+            outcome,
+        };
+        append_refusal(ctx, host, event, refusal, previous)?;
     }
 
     let facts = Facts {
@@ -124,7 +149,11 @@ pub(crate) fn record(
             Some(State::Tree { tree, .. }) => Some(tree.to_string()),
             _ => None,
         },
-        log,
+        earlier: log
+            .as_ref()
+            .map(|log| log.earlier.clone())
+            .unwrap_or_default(),
+        log: log.map(|log| log.path),
         diff: seen.diff.take(),
         anchor_missing: seen.anchor.is_none(),
     };

@@ -25,6 +25,20 @@ pub(crate) struct LedgerEntry {
     /// The summary line(s) seen in verify.sh's output, or what happened instead.
     pub actual: Vec<String>,
     pub attempt: u32,
+    /// How the refusal left the turn: `DISPROVEN` for a block the agent is sent back with,
+    /// `NOT_PROVEN` for a turn that ended unverified (a yield, a skip, a stop that could not be
+    /// checked). Entries written before it was recorded have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub outcome: Option<String>,
+}
+
+/// What one ledger line records of a refusal, besides the turn it is about.
+pub(crate) struct Refusal {
+    pub exit_code: Option<i32>,
+    pub actual: Vec<String>,
+    /// The stop of the turn this refusal was given at: 1 for the first.
+    pub attempt: u32,
+    pub outcome: crate::outcome::Outcome,
 }
 
 /// What the ledger says was demanded of every turn.
@@ -36,20 +50,10 @@ const SUMMARY_LINES: usize = 3;
 /// The line(s) of verify.sh's output that say how it went ("3 failed, 41 passed"): lines with a
 /// number and a test-runner word; else the last line; else how it exited.
 pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
-    const WORDS: [&str; 11] = [
-        "passed", "failed", "failures", "failure", "errors", "error", "skipped", "ok", "pass",
-        "fail", "warnings",
-    ];
     let summaries: Vec<String> = tail
         .iter()
         .map(|line| line.trim())
-        .filter(|line| {
-            let lower = line.to_ascii_lowercase();
-            line.chars().any(|c| c.is_ascii_digit())
-                && lower
-                    .split(|c: char| !c.is_ascii_alphabetic())
-                    .any(|word| WORDS.contains(&word))
-        })
+        .filter(|line| is_summary_line(line))
         .map(str::to_string)
         .collect();
     if !summaries.is_empty() {
@@ -60,6 +64,62 @@ pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
         Some(last) => vec![last.to_string()],
         None => vec![exit.to_string()],
     }
+}
+
+/// A test runner's summary line ("3 failed, 41 passed"): a number and a test-runner word.
+fn is_summary_line(line: &str) -> bool {
+    const WORDS: [&str; 11] = [
+        "passed", "failed", "failures", "failure", "errors", "error", "skipped", "ok", "pass",
+        "fail", "warnings",
+    ];
+    let lower = line.to_ascii_lowercase();
+    line.chars().any(|c| c.is_ascii_digit())
+        && lower
+            .split(|c: char| !c.is_ascii_alphabetic())
+            .any(|word| WORDS.contains(&word))
+}
+
+/// How many of a failure's key lines found before the last lines a block adds.
+const KEY_LINES: usize = 12;
+
+/// A line that says how a run failed wherever it stands in the output: a summary line (as the
+/// ledger's `actual` picks), a panic, an assertion and its `left:`/`right:` values, a
+/// `FAILED`, `FAIL` or `Error` line, a traceback's start.
+fn is_key_line(line: &str) -> bool {
+    let line = line.trim();
+    let lower = line.to_ascii_lowercase();
+    is_summary_line(line)
+        || line.contains("panicked at")
+        || line.starts_with("left:")
+        || line.starts_with("right:")
+        || lower.contains("assertion")
+        || line.contains("FAILED")
+        || line.starts_with("FAIL")
+        || line.starts_with("Error")
+        || line.starts_with("ERROR")
+        || line.starts_with("error:")
+        || line.starts_with("error[")
+        || line.contains("Error: ")
+        || line.starts_with("Traceback")
+}
+
+/// The failure's key lines in `output` before its last `tail_len` lines (which the block shows
+/// anyway), at most [`KEY_LINES`], first first: with `RUST_BACKTRACE=1` the last lines of a
+/// failing `cargo test` are backtrace frames, and the assertion's values come before them.
+pub(crate) fn earlier_key_lines(output: &str, tail_len: usize) -> Vec<String> {
+    let lines: Vec<&str> = output.lines().collect();
+    let earlier = &lines[..lines.len().saturating_sub(tail_len)];
+    let mut keys: Vec<String> = Vec::new();
+    for line in earlier.iter().filter(|line| is_key_line(line)) {
+        let line = line.trim_end();
+        if keys.last().is_none_or(|last| last != line) {
+            keys.push(line.to_string());
+        }
+        if keys.len() == KEY_LINES {
+            break;
+        }
+    }
+    keys
 }
 
 /// What the ledger says verify.sh (or the gate) showed for a refusal.
@@ -96,7 +156,8 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
     }
 }
 
-/// Append one line to the ledger of refused turns.
+/// Append one line to the ledger of refused turns: a turn that ended unverified at its first
+/// stop (skipped, or not checked).
 pub(crate) fn append_ledger(
     ctx: &Context,
     host: &dyn HostRules,
@@ -107,6 +168,29 @@ pub(crate) fn append_ledger(
     // older than it is no claim of this turn's.
     previous_answer: Option<u64>,
 ) -> Result<(), Error> {
+    let refusal = Refusal {
+        exit_code,
+        actual,
+        attempt: 1,
+        outcome: crate::outcome::Outcome::NotProven,
+    };
+    append_refusal(ctx, host, event, refusal, previous_answer)
+}
+
+/// Append one line to the ledger of refused turns.
+pub(crate) fn append_refusal(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    refusal: Refusal,
+    previous_answer: Option<u64>,
+) -> Result<(), Error> {
+    let Refusal {
+        exit_code,
+        actual,
+        attempt,
+        outcome,
+    } = refusal;
     let entry = LedgerEntry {
         ts: ctx
             .clock
@@ -120,15 +204,137 @@ pub(crate) fn append_ledger(
         evidence_demanded: EVIDENCE_DEMANDED.to_string(),
         exit_code,
         actual,
-        attempt: 1,
+        attempt,
+        outcome: Some(outcome.to_string()),
     };
     ledger::append(&ctx.repo, &entry)?;
     Ok(())
 }
 
+/// The ledger counted: per repository and host, the turns that ended unverified, and the exit
+/// codes that came back.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct LedgerSummary {
+    pub entries: usize,
+    /// Entries whose outcome is `NOT_PROVEN`: turns that ended unverified.
+    pub unverified: usize,
+    pub by_repo_and_host: Vec<RepoHostCount>,
+    /// Exit codes seen in more than one entry, most frequent first.
+    pub recurring_exit_codes: Vec<ExitCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct RepoHostCount {
+    pub repo: String,
+    pub host: String,
+    pub entries: usize,
+    pub unverified: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub(crate) struct ExitCount {
+    pub exit_code: i32,
+    pub entries: usize,
+}
+
+/// Count `entries` for `ledger --summary`.
+pub(crate) fn summarize(entries: &[LedgerEntry]) -> LedgerSummary {
+    let not_proven = |entry: &LedgerEntry| entry.outcome.as_deref() == Some("NOT_PROVEN");
+    let mut groups: Vec<RepoHostCount> = Vec::new();
+    let mut codes: Vec<ExitCount> = Vec::new();
+    for entry in entries {
+        let group = match groups
+            .iter_mut()
+            .position(|g| g.repo == entry.repo && g.host == entry.host)
+        {
+            Some(at) => &mut groups[at],
+            None => {
+                groups.push(RepoHostCount {
+                    repo: entry.repo.clone(),
+                    host: entry.host.clone(),
+                    entries: 0,
+                    unverified: 0,
+                });
+                groups.last_mut().expect("just pushed")
+            }
+        };
+        group.entries += 1;
+        group.unverified += usize::from(not_proven(entry));
+        if let Some(code) = entry.exit_code {
+            match codes.iter_mut().find(|c| c.exit_code == code) {
+                Some(count) => count.entries += 1,
+                None => codes.push(ExitCount {
+                    exit_code: code,
+                    entries: 1,
+                }),
+            }
+        }
+    }
+    codes.retain(|count| count.entries > 1);
+    codes.sort_by(|a, b| {
+        b.entries
+            .cmp(&a.entries)
+            .then(a.exit_code.cmp(&b.exit_code))
+    });
+    LedgerSummary {
+        entries: entries.len(),
+        unverified: entries.iter().filter(|e| not_proven(e)).count(),
+        by_repo_and_host: groups,
+        recurring_exit_codes: codes,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn entry(repo: &str, host: &str, exit_code: Option<i32>, outcome: &str) -> LedgerEntry {
+        LedgerEntry {
+            ts: "2026-12-01T00:00:00Z".into(),
+            repo: repo.into(),
+            host: host.into(),
+            session: "s".into(),
+            claim: None,
+            evidence_demanded: EVIDENCE_DEMANDED.into(),
+            exit_code,
+            actual: vec![],
+            attempt: 1,
+            outcome: Some(outcome.into()),
+        }
+    }
+
+    #[test]
+    fn the_summary_counts_per_repository_and_host_and_finds_recurring_exit_codes() {
+        let entries = [
+            entry("/a", "claude", Some(101), "DISPROVEN"),
+            entry("/a", "claude", Some(101), "NOT_PROVEN"),
+            entry("/a", "codex", Some(1), "DISPROVEN"),
+            entry("/b", "claude", Some(101), "DISPROVEN"),
+            entry("/b", "claude", None, "NOT_PROVEN"),
+        ];
+        let summary = summarize(&entries);
+        assert_eq!((summary.entries, summary.unverified), (5, 2));
+        let counts: Vec<_> = summary
+            .by_repo_and_host
+            .iter()
+            .map(|g| (g.repo.as_str(), g.host.as_str(), g.entries, g.unverified))
+            .collect();
+        assert_eq!(
+            counts,
+            [
+                ("/a", "claude", 2, 1),
+                ("/a", "codex", 1, 0),
+                ("/b", "claude", 2, 1)
+            ]
+        );
+        assert_eq!(
+            summary.recurring_exit_codes,
+            [ExitCount {
+                exit_code: 101,
+                entries: 3
+            }]
+        );
+    }
 
     fn lines(text: &str) -> Vec<String> {
         text.lines().map(str::to_string).collect()
@@ -147,6 +353,30 @@ mod tests {
             summary_lines(&lines("= 3 failed, 41 passed in 2.1s ="), "exit code 1"),
             vec!["= 3 failed, 41 passed in 2.1s ="]
         );
+    }
+
+    #[test]
+    fn finds_the_assertion_before_a_backtrace() {
+        let mut output = String::from(
+            "running 1 test\ntest t ... FAILED\n\nfailures:\n\n---- t stdout ----\n\
+             thread 't' panicked at src/lib.rs:5:9:\nassertion `left == right` failed\n  left: 1\n right: 2\n\
+             stack backtrace:\n",
+        );
+        for frame in 0..40 {
+            output.push_str(&format!("  {frame}: core::panicking::panic_fmt\n             at /rustc/x/library/core/src/panicking.rs:75:14\n"));
+        }
+        output.push_str("test result: FAILED. 0 passed; 1 failed\n");
+        assert_eq!(
+            earlier_key_lines(&output, 20),
+            [
+                "test t ... FAILED",
+                "thread 't' panicked at src/lib.rs:5:9:",
+                "assertion `left == right` failed",
+                "  left: 1",
+                " right: 2",
+            ]
+        );
+        assert!(earlier_key_lines("a\nb\n", 20).is_empty());
     }
 
     #[test]

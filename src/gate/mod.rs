@@ -30,7 +30,7 @@ pub(crate) use decide::{
 pub(crate) use error::error_chain;
 pub(crate) use event::{Start, Stop};
 pub(crate) use host::HostRules;
-pub(crate) use ledger::LedgerEntry;
+pub(crate) use ledger::{LedgerEntry, LedgerSummary, summarize as summarize_ledger};
 pub(crate) use message::Message;
 pub(crate) use pipeline::{Part, Reply, session_start, stop};
 pub(crate) use push::{Update, push};

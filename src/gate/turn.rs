@@ -100,6 +100,10 @@ pub(crate) struct Facts {
     pub tree: Option<String>,
     /// Where the full output of the last run is.
     pub log: Option<String>,
+    /// The failure's key lines found before the last lines of its output (panics, assertion
+    /// values, summaries), for the words to add to the tail.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub earlier: Vec<String>,
     /// verify.sh's diff since the session started, when it was edited.
     pub diff: Option<String>,
     /// No anchor was found for this session.

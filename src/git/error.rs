@@ -137,6 +137,18 @@ pub(crate) enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error(
+        "{remote} refused {}",
+        .refused.iter().map(|r| format!("{}: {}", r.name, r.reason)).collect::<Vec<_>>().join("; ")
+    )]
+    PushRefused {
+        remote: String,
+        refused: Vec<RefusedRef>,
+        /// What git and the remote printed on stderr besides, when they printed more than
+        /// "failed to push some refs".
+        #[source]
+        said: Option<RemoteSaid>,
+    },
     #[error("git {command} failed: {stderr}")]
     GitFailed { command: String, stderr: String },
     #[error("git {command} gave no answer within {seconds} s")]
@@ -148,6 +160,20 @@ pub(crate) enum Error {
         source: std::io::Error,
     },
 }
+
+/// A ref a remote refused in a push, with git's own words for why (`git push --porcelain`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RefusedRef {
+    /// The remote's ref, `refs/notes/prove-it`.
+    pub name: String,
+    /// git's status and reason, as it printed them: `[remote rejected] (pre-receive hook declined)`.
+    pub reason: String,
+}
+
+/// The words git and a remote printed about a push (`remote: error: cannot lock ref ...`).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub(crate) struct RemoteSaid(pub String);
 
 /// Paths as `'a', 'b'`, for a message.
 fn quoted(paths: &[String]) -> String {

@@ -26,7 +26,7 @@ mod test_repo;
 mod verify_file;
 mod worktree;
 
-pub(crate) use error::Error;
+pub(crate) use error::{Error, RefusedRef, RemoteSaid};
 /// An object id, as every type in `git/` names commits, trees and blobs.
 pub(crate) use gix::ObjectId;
 pub(crate) use history::{CommitInfo, Selection};
@@ -37,6 +37,7 @@ pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
 pub(crate) use repo::Repo;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
+pub(crate) use state_dir::read_run_log;
 pub(crate) use state_tree::StateTree;
 pub(crate) use verify_file::Armed;
 pub(crate) use worktree::LOCAL_ENV;

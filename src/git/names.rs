@@ -15,6 +15,13 @@ pub(crate) const STATE_DIR: &str = "prove-it";
 /// The full output of the last verify.sh run, under [`STATE_DIR`].
 pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
 
+/// A copy of the full output of the last verify.sh run that failed, under [`STATE_DIR`]: the
+/// next run, passing, writes over [`LAST_RUN_LOG`], not this.
+pub(crate) const LAST_FAILED_RUN_LOG: &str = "last-failed-run.log";
+
+/// What an agent session's copy of its last failing run's log ends in, beside its `<key>.log`.
+pub(crate) const FAILED_LOG_SUFFIX: &str = ".failed.log";
+
 /// The prefix, under [`STATE_DIR`], of the file whose ctime marks a verify.sh run's start.
 pub(crate) const RUN_START_PREFIX: &str = "run-start.";
 

@@ -10,12 +10,15 @@ use gix::ObjectId;
 use crate::process::{self, Exit, Finished};
 
 use super::names::{PROOFS_REF, REMOTE_PROOFS_PREFIX};
+use super::notes::backoff;
 use super::notes_sync::{Merge, Merged, merge_notes, ref_tip};
-use super::{Error, Repo};
+use super::{Error, RefusedRef, RemoteSaid, Repo};
 
 /// How often fetch, merge and push are retried when the remote's proofs moved between our fetch
-/// and our push.
-const MAX_PUSH_ATTEMPTS: u32 = 4;
+/// and our push, or another push was updating them at that moment. Enough that a fleet of
+/// clones syncing at once all get through (tests/it/sync.rs pins eight), with the pauses of
+/// [`push_backoff`] between attempts.
+const MAX_PUSH_ATTEMPTS: u32 = 12;
 
 /// How long `remote_proofs_tip_within` waits for the end of git's output once git is gone: a
 /// process that left git's group (an ssh control master) may hold the pipes for ever.
@@ -210,15 +213,27 @@ impl Repo {
             if output.success() {
                 return Ok(synced(true));
             }
-            match refusal(&String::from_utf8_lossy(&output.stdout)) {
-                Refusal::Moved => {}
-                // Another writer was updating the remote's proofs at that very moment: give it
-                // a moment to finish. On the last attempt, git's own words say what is in the
-                // way (a lock left on the remote, say).
-                Refusal::Busy if attempt < MAX_PUSH_ATTEMPTS => {
-                    std::thread::sleep(Duration::from_millis(100 * u64::from(attempt)));
+            let porcelain = String::from_utf8_lossy(&output.stdout);
+            match refusal(&porcelain) {
+                // Another writer got there first, or was updating the remote's proofs at that
+                // very moment: give it a moment, a different one for each loser, so that they
+                // do not collide again in step. On the last attempt, git's own words say what
+                // is in the way (a lock left on the remote, say).
+                Refusal::Moved | Refusal::Busy if attempt < MAX_PUSH_ATTEMPTS => {
+                    std::thread::sleep(push_backoff(attempt));
                 }
-                Refusal::Busy | Refusal::Final => return Err(failed(&args, &output)),
+                Refusal::Moved => {}
+                Refusal::Busy | Refusal::Final => {
+                    let refused = refused_refs(&porcelain);
+                    if refused.is_empty() {
+                        return Err(failed(&args, &output));
+                    }
+                    return Err(Error::PushRefused {
+                        remote: remote.to_string(),
+                        refused,
+                        said: remote_said(&output.stderr_text()),
+                    });
+                }
             }
         }
         Err(Error::RefContention {
@@ -226,6 +241,47 @@ impl Repo {
             attempts: MAX_PUSH_ATTEMPTS,
         })
     }
+}
+
+/// The pause before push attempt `attempt + 1`: the local notes writer's jittered, growing
+/// pause, scaled from its microseconds to a network round trip's tens of milliseconds (30 to
+/// 60 ms first, doubling up to 0.5 to 1 s), so that a lock that never clears is reported after
+/// about six seconds.
+fn push_backoff(attempt: u32) -> Duration {
+    backoff(attempt.saturating_sub(1).min(4)) * 60
+}
+
+/// The refs `git push --porcelain` reports as refused, each with git's own status and reason.
+fn refused_refs(porcelain: &str) -> Vec<RefusedRef> {
+    // `!<TAB><from>:<to><TAB><summary>`, the summary `[remote rejected] (<reason>)` and the like.
+    porcelain
+        .lines()
+        .filter_map(|line| line.strip_prefix('!'))
+        .filter_map(|line| {
+            let mut fields = line.trim_start_matches('\t').splitn(2, '\t');
+            let refspec = fields.next()?;
+            let reason = fields.next()?.trim();
+            let name = refspec.rsplit_once(':').map_or(refspec, |(_, to)| to);
+            Some(RefusedRef {
+                name: name.to_string(),
+                reason: reason.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// What git printed on a refused push, less its summary line that says nothing more.
+fn remote_said(stderr: &str) -> Option<RemoteSaid> {
+    // The remote pads its lines with spaces to wipe progress output; they say nothing.
+    let said: Vec<&str> = stderr
+        .lines()
+        .map(str::trim_end)
+        .filter(|line| {
+            let text = line.strip_prefix("remote:").unwrap_or(line).trim();
+            !text.is_empty() && !line.contains("failed to push some refs")
+        })
+        .collect();
+    (!said.is_empty()).then(|| RemoteSaid(said.join("\n")))
 }
 
 /// The proofs ref's commit in `git ls-remote` output.
@@ -307,5 +363,26 @@ mod tests {
             "!\trefs/notes/prove-it:refs/notes/prove-it\t[remote rejected] (hook declined)\n";
         assert_eq!(refusal(declined), Refusal::Final);
         assert_eq!(refusal(""), Refusal::Final);
+    }
+
+    #[test]
+    fn each_refused_ref_keeps_gits_own_reason() {
+        let declined = "To /srv/remote.git\n!\trefs/notes/prove-it:refs/notes/prove-it\t[remote rejected] (pre-receive hook declined)\nDone\n";
+        assert_eq!(
+            refused_refs(declined),
+            [RefusedRef {
+                name: "refs/notes/prove-it".into(),
+                reason: "[remote rejected] (pre-receive hook declined)".into(),
+            }]
+        );
+        assert!(refused_refs("To x\n=\trefs/a:refs/a\t[up to date]\nDone\n").is_empty());
+    }
+
+    #[test]
+    fn the_pauses_between_pushes_grow_and_differ() {
+        assert!(push_backoff(1) >= Duration::from_millis(30));
+        assert!(push_backoff(1) <= Duration::from_millis(60));
+        assert!(push_backoff(5) >= Duration::from_millis(480));
+        assert!(push_backoff(40) <= Duration::from_millis(960));
     }
 }

@@ -1,16 +1,22 @@
 //! The state directory: local, never shared state under the common git dir (run logs, the
 //! ledger, session files, the announcement marker). Nothing in it is ever pushed or fetched.
 
-use std::os::unix::fs::DirBuilderExt;
-use std::path::PathBuf;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
-use super::names::{ANNOUNCED, LAST_RUN_LOG, STATE_DIR, TOLD_INERT};
+use super::names::{
+    ANNOUNCED, FAILED_LOG_SUFFIX, LAST_FAILED_RUN_LOG, LAST_RUN_LOG, STATE_DIR, TOLD_INERT,
+};
 use super::{Error, Repo};
 
 impl Repo {
-    /// The directory for local, never shared state, created 0700 on first use.
+    /// The directory for local, never shared state, created 0700 on first use. Its path is the
+    /// canonical one: in a linked worktree git gives the common dir as
+    /// `.git/worktrees/<name>/../..`, a path that stops existing with the worktree, and a
+    /// temporary worktree's is printed after it is removed (issue 21).
     pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
         let path = self.git.common_dir().join(STATE_DIR);
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
         if !path.is_dir() {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -20,6 +26,7 @@ impl Repo {
                     path: path.clone(),
                     source,
                 })?;
+            return Ok(std::fs::canonicalize(&path).unwrap_or(path));
         }
         Ok(path)
     }
@@ -27,6 +34,35 @@ impl Repo {
     /// Where the full output of the last verify.sh run outside an agent session goes.
     pub(crate) fn last_run_log(&self) -> Result<PathBuf, Error> {
         Ok(self.state_dir()?.join(LAST_RUN_LOG))
+    }
+
+    /// Keep a copy of `log`, the full output of a run that just failed, apart from it, where the
+    /// next run (which may pass) does not write over it; the copy's path. The output the agent
+    /// was told to read must still be there when it reads it (issue 21).
+    pub(crate) fn keep_failing_log(&self, log: &Path) -> Result<PathBuf, Error> {
+        let kept = failing_log_of(log);
+        let write = |source| Error::WriteFile {
+            path: kept.clone(),
+            source,
+        };
+        // Copied through a temporary file and renamed, so a reader never sees half a log.
+        let partial = kept.with_extension(format!("partial-{}", std::process::id()));
+        let copied = (|| {
+            let mut from = std::fs::File::open(log)?;
+            let mut to = std::fs::OpenOptions::new()
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .mode(0o600)
+                .open(&partial)?;
+            std::io::copy(&mut from, &mut to)?;
+            std::fs::rename(&partial, &kept)
+        })();
+        if let Err(source) = copied {
+            let _ = std::fs::remove_file(&partial);
+            return Err(write(source));
+        }
+        Ok(kept)
     }
 
     /// Mark the gate's announcement as made in this repository: `true` the first time, `false`
@@ -59,9 +95,45 @@ impl Repo {
     }
 }
 
+/// A run log's text (lossily UTF-8, at most `cap` bytes), `None` when it cannot be read.
+pub(crate) fn read_run_log(path: &Path, cap: u64) -> Option<String> {
+    use std::io::Read as _;
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(cap)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// Where the failing copy of `log` goes: `last-failed-run.log` beside `last-run.log`, and
+/// `<key>.failed.log` beside a session's `<key>.log`.
+pub(crate) fn failing_log_of(log: &Path) -> PathBuf {
+    let name = log.file_name().and_then(|name| name.to_str()).unwrap_or("");
+    if name == LAST_RUN_LOG {
+        return log.with_file_name(LAST_FAILED_RUN_LOG);
+    }
+    let stem = name.strip_suffix(".log").unwrap_or(name);
+    log.with_file_name(format!("{stem}{FAILED_LOG_SUFFIX}"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::test_repo::git_repo;
+    use super::*;
+
+    #[test]
+    fn a_failing_log_is_kept_beside_the_log_it_copies() {
+        assert_eq!(
+            failing_log_of(Path::new("/r/.git/prove-it/last-run.log")),
+            Path::new("/r/.git/prove-it/last-failed-run.log")
+        );
+        assert_eq!(
+            failing_log_of(Path::new("/r/.git/prove-it/sessions/abc.log")),
+            Path::new("/r/.git/prove-it/sessions/abc.failed.log")
+        );
+    }
 
     #[test]
     fn the_announcement_is_marked_once() {

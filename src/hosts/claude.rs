@@ -10,10 +10,12 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::adapter::Adapter;
-use super::fields::{Object, snake_start, snake_stop, string};
+use super::copilot::{TRANSCRIPT_TAIL, written_ns};
+use super::fields::{Object, optional_string, snake_start, snake_stop, string};
+use super::payload_file::{self, Part, READ_TIME};
 use super::trust::{dir_from, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
-use super::{Event, Host, InputError, vscode};
+use super::{Event, Host, InputError, Stop, vscode};
 use crate::gate::Message;
 
 /// Claude Code's own cap on consecutive blocks may be set in its environment.
@@ -117,6 +119,14 @@ impl Adapter for Claude {
         Some(dir_from("CLAUDE_CONFIG_DIR", || home().join(".claude")).join("settings.json"))
     }
 
+    /// `last_assistant_message`, else the transcript's last answer of this turn.
+    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
+        stop.claim.clone().or_else(|| {
+            let transcript = stop.transcript.as_deref()?;
+            last_answer(transcript, previous_answer_ns)
+        })
+    }
+
     fn trust_step(&self) -> Option<&'static str> {
         Some(
             "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",
@@ -145,9 +155,53 @@ impl Adapter for Claude {
     }
 }
 
-/// Claude Code's events.
+/// Claude Code's events. A stop without `last_assistant_message` (older and some headless
+/// versions send none) keeps `transcript_path`, where the claim is read from then.
 pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
-    parse_shape(map, "prompt_id")
+    match parse_shape(map, "prompt_id")? {
+        Event::Stop(mut stop) if stop.claim.is_none() => {
+            stop.transcript = optional_string(map, "transcript_path").map(PathBuf::from);
+            Ok(Event::Stop(stop))
+        }
+        event => Ok(event),
+    }
+}
+
+/// The last assistant text in a Claude Code transcript (JSON lines of
+/// `{"type":"assistant","message":{"content":[{"type":"text","text":...}]},"timestamp":...}`),
+/// if it can be read and was written after `after` (the gate's previous answer in this
+/// session, ns since the epoch): an older one is an earlier turn's, no claim of this one. The
+/// path is the payload's, read only as a bounded regular file (`payload_file`).
+fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
+    let tail = payload_file::read(transcript, Part::Tail(TRANSCRIPT_TAIL), READ_TIME).ok()?;
+    let (text, written) = String::from_utf8_lossy(&tail)
+        .lines()
+        .rev()
+        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+        .find_map(|event| Some((assistant_text(&event)?, written_ns(&event))))?;
+    match after {
+        Some(after) if written.is_none_or(|written| written <= after) => None,
+        _ => Some(text),
+    }
+}
+
+/// The text of an assistant entry: its content's text blocks (a tool call alone has none).
+fn assistant_text(event: &Value) -> Option<String> {
+    if event["type"] != "assistant" {
+        return None;
+    }
+    let content = &event["message"]["content"];
+    let text = match content {
+        Value::String(text) => text.clone(),
+        Value::Array(blocks) => blocks
+            .iter()
+            .filter(|block| block["type"] == "text")
+            .filter_map(|block| block["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => return None,
+    };
+    Some(text).filter(|text| !text.trim().is_empty())
 }
 
 /// Events in Claude Code's shape, whose turn id is in the field `turn` (Codex's differs).

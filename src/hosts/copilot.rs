@@ -21,7 +21,7 @@ use super::{Event, InputError, Start, Stop};
 use crate::gate::Message;
 
 /// The transcript's tail read for the claim: the last message is near the end.
-const TRANSCRIPT_TAIL: u64 = 1024 * 1024;
+pub(super) const TRANSCRIPT_TAIL: u64 = 1024 * 1024;
 
 /// Copilot CLI ends a turn after this many consecutive blocks.
 const BLOCK_CAP: u32 = 8;
@@ -217,7 +217,7 @@ fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
 }
 
 /// An event's `timestamp` (RFC 3339, as Copilot writes it), in ns since the epoch.
-fn written_ns(event: &Value) -> Option<u64> {
+pub(super) fn written_ns(event: &Value) -> Option<u64> {
     let stamp = event["timestamp"].as_str()?;
     let time = OffsetDateTime::parse(stamp, &Rfc3339).ok()?;
     u64::try_from(time.unix_timestamp_nanos()).ok()

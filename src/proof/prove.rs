@@ -61,6 +61,8 @@ pub(crate) enum Attempted {
         duration_ms: u64,
         output_bytes: u64,
         tail: Vec<String>,
+        /// The copy of this failing run's full output, kept apart from the log the next run
+        /// writes over (`Repo::keep_failing_log`).
         log: std::path::PathBuf,
     },
     /// verify.sh passed but the working state after the run is not the one it tested, or some
@@ -145,7 +147,7 @@ pub(crate) fn prove(
             duration_ms,
             output_bytes: outcome.output_bytes,
             tail: outcome.tail,
-            log,
+            log: repo.keep_failing_log(&log)?,
         });
     }
 

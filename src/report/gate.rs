@@ -64,10 +64,14 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             if ctx.anchor_missing {
                 let _ = writeln!(foot, "{ANCHOR_MISSING}");
             }
-            let mut body = String::new();
-            details(&mut body, why, tree, ctx);
-            // The instruction and the bypass must survive any amount of output.
+            // The instruction and the bypass must survive any amount of output; the failure's
+            // key lines from earlier in it get what room the rest leaves.
             let room = limit.saturating_sub(head.len() + foot.len());
+            let mut body = String::new();
+            details(&mut body, why, tree, ctx, "");
+            let keys = key_lines(&ctx.earlier, room.saturating_sub(body.len()));
+            let mut body = String::new();
+            details(&mut body, why, tree, ctx, &keys);
             Message::Block(format!("{head}{}{foot}", cap_to(body, room)))
         }
         Verdict::Yield { why, max } => {
@@ -80,7 +84,13 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 "prove-it: NOT_PROVEN: this turn ended unverified ({budget}). {}\n",
                 headline(why)
             );
-            details(&mut text, why, tree, ctx);
+            let mut rest = String::new();
+            details(&mut rest, why, tree, ctx, "");
+            let keys = key_lines(
+                &ctx.earlier,
+                REASON_CAP.saturating_sub(text.len() + rest.len() + 200),
+            );
+            details(&mut text, why, tree, ctx, &keys);
             let _ = writeln!(
                 text,
                 "\nDo not treat this work as done: run `git prove-it run` to see the failure."
@@ -323,26 +333,60 @@ fn headline(why: &Why) -> String {
     }
 }
 
-fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts) {
+/// The failure's key lines found before the last lines of its output, as many as fit in
+/// `room` characters; empty when there are none or none fit.
+fn key_lines(earlier: &[String], room: usize) -> String {
+    const HEAD: &str = "Key lines from earlier in the output (panics, assertions, failures):\n";
+    let mut text = String::new();
+    for line in earlier {
+        let line = format!("    {}\n", cut_line(line));
+        if HEAD.len() + text.len() + line.len() > room {
+            break;
+        }
+        text.push_str(&line);
+    }
+    if text.is_empty() {
+        text
+    } else {
+        format!("{HEAD}{text}")
+    }
+}
+
+/// What a verdict's reason shows; `keys` is the block of [`key_lines`] a failure shows before
+/// its last lines.
+fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
     match why {
         Why::Failed {
             exit_code, tail, ..
         } => {
             let code = exit_code.map_or_else(|| "none".to_string(), |c| c.to_string());
-            let _ = writeln!(
-                text,
-                "The working state (tree {tree}) is not proven; exit code: {code}. Last {} of output:",
-                if tail.len() == 1 {
-                    "line".to_string()
-                } else {
-                    format!("{} lines", tail.len())
-                }
-            );
+            let last = if tail.len() == 1 {
+                "line".to_string()
+            } else {
+                format!("{} lines", tail.len())
+            };
+            if keys.is_empty() {
+                let _ = writeln!(
+                    text,
+                    "The working state (tree {tree}) is not proven; exit code: {code}. Last {last} of output:"
+                );
+            } else {
+                let _ = writeln!(
+                    text,
+                    "The working state (tree {tree}) is not proven; exit code: {code}."
+                );
+                text.push_str(keys);
+                let _ = writeln!(text, "Last {last} of output:");
+            }
             for line in tail {
                 let _ = writeln!(text, "    {}", cut_line(line));
             }
             if let Some(log) = &ctx.log {
                 let _ = writeln!(text, "Full output: {log}");
+                let _ = writeln!(
+                    text,
+                    "That file is this failing run's output, kept apart from the latest run's log: a later run, passing or not, does not write over it."
+                );
             }
         }
         Why::StateChanged { paths } => {
@@ -571,6 +615,7 @@ mod tests {
             "is a violation, not a fix",
             "PROVE_IT_SKIP=1",
             "Full output: /repo/.git/prove-it/last-run.log",
+            "this failing run's output, kept apart from the latest run's log",
         ] {
             assert!(reason.contains(needle), "{needle:?} not in {reason}");
         }
@@ -593,6 +638,51 @@ mod tests {
         );
         assert!(!text.contains("PROVEN:") || text.contains("NOT_PROVEN:"));
         assert!(text.contains("exit code: 1"), "{text}");
+    }
+
+    #[test]
+    fn the_failures_key_lines_from_earlier_come_before_the_last_lines_within_the_cap() {
+        let tail: Vec<String> = (0..20)
+            .map(|i| format!("  {i}: std::rt::lang_start"))
+            .collect();
+        let ctx = Facts {
+            earlier: vec!["  left: 1".into(), " right: 2".into()],
+            ..Facts::default()
+        };
+        let verdict = Verdict::Block {
+            why: failed(tail.clone()),
+            attempt: 1,
+            max: 3,
+        };
+        let Message::Block(reason) = message(&verdict, &ctx) else {
+            panic!("a block")
+        };
+        let keys = reason
+            .find("      left: 1\n     right: 2\n")
+            .expect(&reason);
+        assert!(
+            keys < reason.find("Last 20 lines of output:").unwrap(),
+            "{reason}"
+        );
+
+        // Twenty long lines and many long key lines: the key lines get what room is left.
+        let tail = (0..20).map(|_| "x".repeat(10_000)).collect();
+        let ctx = Facts {
+            earlier: (0..12).map(|_| "left: ".repeat(1_000)).collect(),
+            ..Facts::default()
+        };
+        let verdict = Verdict::Block {
+            why: failed(tail),
+            attempt: 1,
+            max: 3,
+        };
+        let Message::Block(reason) = message(&verdict, &ctx) else {
+            panic!("a block")
+        };
+        assert!(reason.len() <= REASON_CAP, "{}", reason.len());
+        assert!(reason.contains("Key lines from earlier"), "{reason}");
+        assert!(!reason.contains("[... cut to fit"), "{reason}");
+        assert!(reason.contains("PROVE_IT_SKIP=1"));
     }
 
     #[test]

@@ -4,20 +4,96 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::gate::LedgerEntry;
+use crate::gate::{LedgerEntry, LedgerSummary};
+
+/// How to turn the ledger on, said wherever it is found off.
+const TURN_IT_ON: &str = "hint: turn it on: git config prove-it.ledger true (or PROVE_IT_LEDGER=1 in the agent's environment)";
 
 #[derive(Debug, Serialize)]
 pub(crate) struct LedgerReport {
     pub version: u32,
+    /// Whether the gate writes the ledger in this repository now (prove-it.ledger,
+    /// PROVE_IT_LEDGER).
+    pub enabled: bool,
     pub entries: Vec<LedgerEntry>,
     /// Lines that are not ledger entries, kept verbatim.
     pub unreadable: Vec<String>,
 }
 
+/// `ledger --summary`: the ledger counted.
+#[derive(Debug, Serialize)]
+pub(crate) struct LedgerSummaryReport {
+    pub version: u32,
+    pub enabled: bool,
+    #[serde(flatten)]
+    pub summary: LedgerSummary,
+    pub unreadable: usize,
+}
+
+impl LedgerSummaryReport {
+    pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        let s = &self.summary;
+        writeln!(
+            out,
+            "ledger: {} {}, {} turn{} ended unverified{}",
+            s.entries,
+            if s.entries == 1 { "entry" } else { "entries" },
+            s.unverified,
+            if s.unverified == 1 { "" } else { "s" },
+            if self.enabled {
+                ""
+            } else {
+                " (the ledger is off)"
+            }
+        )?;
+        for group in &s.by_repo_and_host {
+            writeln!(
+                out,
+                "  {}  {}: {} {}, {} unverified",
+                group.repo,
+                group.host,
+                group.entries,
+                if group.entries == 1 {
+                    "entry"
+                } else {
+                    "entries"
+                },
+                group.unverified
+            )?;
+        }
+        if self.unreadable > 0 {
+            writeln!(out, "  {} unreadable ledger lines", self.unreadable)?;
+        }
+        for code in &s.recurring_exit_codes {
+            writeln!(
+                out,
+                "hint: exit code {} recurs in {} entries: the same failure keeps coming back; see it with 'git prove-it run' and fix its cause, not its symptom",
+                code.exit_code, code.entries
+            )?;
+        }
+        if !self.enabled {
+            writeln!(out, "{TURN_IT_ON}")?;
+        }
+        Ok(())
+    }
+}
+
 impl LedgerReport {
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
-        if self.entries.is_empty() {
+        if self.entries.is_empty() && !self.enabled {
+            writeln!(
+                out,
+                "the ledger is off: neither git config prove-it.ledger nor PROVE_IT_LEDGER turns it on here, so the gate records no refused turns"
+            )?;
+            writeln!(out, "{TURN_IT_ON}")?;
+        } else if self.entries.is_empty() {
             writeln!(out, "the ledger is empty")?;
+        } else if !self.enabled {
+            writeln!(
+                out,
+                "the ledger is off here now (neither git config prove-it.ledger nor PROVE_IT_LEDGER turns it on); these entries were written while it was on"
+            )?;
+            writeln!(out, "{TURN_IT_ON}")?;
         }
         for entry in &self.entries {
             let exit = entry
@@ -25,12 +101,16 @@ impl LedgerReport {
                 .map_or_else(|| "-".to_string(), |c| c.to_string());
             writeln!(
                 out,
-                "{} {} session {} attempt {} exit {}",
+                "{} {} session {} attempt {} exit {}{}",
                 entry.ts,
                 entry.host,
                 super::short(&entry.session),
                 entry.attempt,
-                exit
+                exit,
+                entry
+                    .outcome
+                    .as_deref()
+                    .map_or_else(String::new, |outcome| format!(" {outcome}"))
             )?;
             if let Some(claim) = &entry.claim {
                 writeln!(out, "    claimed: {}", one_line(claim, 200))?;

@@ -28,17 +28,17 @@ pub(crate) use commits::{
     commit_heading, use_color,
 };
 pub(crate) use doctor::DoctorReport;
-pub(crate) use failure::{error_chain, render_failure};
+pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_causes};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
-pub(crate) use ledger::LedgerReport;
+pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
-pub(crate) use run::{RunReport, RunResult};
+pub(crate) use run::{RunReport, RunResult, Unarmed};
 pub(crate) use status::StatusReport;
 pub(crate) use sync::SyncReport;
 

@@ -44,17 +44,19 @@ pub(crate) fn proofs_sent(sync: &SyncReport, err: &mut dyn Write) -> io::Result<
 /// After a push went through the hook but its proofs could not follow.
 pub(crate) fn proofs_not_sent(
     remote: &str,
-    error: &(dyn std::error::Error + 'static),
+    failure: &super::FailureReport,
     err: &mut dyn Write,
 ) -> io::Result<()> {
     writeln!(
         err,
-        "prove-it: warning: the push goes on, but its proofs were not sent to {remote}: {error}"
+        "prove-it: warning: the push goes on, but its proofs were not sent to {remote}: {}",
+        failure.message
     )?;
-    let mut source = error.source();
-    while let Some(cause) = source {
+    for cause in &failure.causes {
         writeln!(err, "caused by: {cause}")?;
-        source = cause.source();
+    }
+    for hint in &failure.hints {
+        writeln!(err, "hint: {hint}")?;
     }
     writeln!(
         err,

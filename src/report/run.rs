@@ -21,6 +21,8 @@ pub(crate) struct RunReport {
 pub(crate) enum RunResult {
     NotArmed {
         reason: &'static str,
+        /// What fixes it, as the human output's `hint:` lines say it.
+        hints: Vec<&'static str>,
     },
     AlreadyProven {
         proof: ProofSummary,
@@ -44,16 +46,47 @@ pub(crate) enum RunResult {
     },
 }
 
+/// Why verify.sh is not armed, as far as the fix differs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unarmed {
+    /// There is no verify.sh at all.
+    Missing,
+    /// verify.sh is there but its owner may not execute it.
+    NotExecutable,
+    /// The commit being proven has no verify.sh.
+    NotInCommit,
+    /// Not a regular file, or a link that leads nowhere the gate accepts.
+    NotAFile,
+}
+
+impl Unarmed {
+    /// The `hint:` lines that fix it.
+    pub(crate) fn hints(self) -> Vec<&'static str> {
+        match self {
+            Unarmed::Missing => vec![
+                "write one for this project's stack: git prove-it init",
+                "or create an executable verify.sh at the repository root that exits 0 when the work is done",
+            ],
+            Unarmed::NotExecutable => vec!["make it executable: chmod +x verify.sh"],
+            Unarmed::NotInCommit => vec![
+                "commit an executable verify.sh (git prove-it init writes one), then prove a commit that has it",
+            ],
+            Unarmed::NotAFile => vec![
+                "make verify.sh a regular executable file at the repository root (a link must lead to one inside the worktree)",
+            ],
+        }
+    }
+}
+
 impl RunReport {
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let tree = self.tree.as_deref().map(short).unwrap_or("?");
         match &self.result {
-            RunResult::NotArmed { reason } => {
+            RunResult::NotArmed { reason, hints } => {
                 writeln!(out, "not armed: verify.sh {reason}")?;
-                writeln!(
-                    out,
-                    "hint: create an executable verify.sh at the repository root that exits 0 when the work is done"
-                )?;
+                for hint in hints {
+                    writeln!(out, "hint: {hint}")?;
+                }
             }
             RunResult::AlreadyProven { proof } => {
                 writeln!(out, "already proven: tree {tree} {}", proof.by_line())?;
@@ -102,6 +135,10 @@ impl RunReport {
                 }
                 if let Some(log) = log {
                     writeln!(out, "full output: {log}")?;
+                    writeln!(
+                        out,
+                        "(this failing run's, kept until the next failing run; last-run.log beside it holds the latest run's, whatever its result)"
+                    )?;
                 }
             }
             RunResult::StateChanged { changed_paths, .. } => {

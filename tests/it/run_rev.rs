@@ -152,3 +152,52 @@ fn an_interrupted_run_removes_its_worktree() {
     assert_eq!(status.code(), Some(1), "interrupted is not proven");
     assert_eq!(leftovers(&repo), (0, 0));
 }
+
+/// The log path a failed run printed, from its `full output:` line.
+fn printed_log(text: &str) -> std::path::PathBuf {
+    let line = text
+        .lines()
+        .find_map(|line| line.trim().strip_prefix("full output: "))
+        .unwrap_or_else(|| panic!("no log path in {text}"));
+    std::path::PathBuf::from(line.split_whitespace().next().unwrap())
+}
+
+// Issue 21 item 10: `run <rev>` printed the log path through the deleted temporary worktree
+// (`.git/worktrees/<tmp>/../../prove-it/...`), a path that no longer exists.
+#[test]
+fn a_failed_commits_log_path_is_real_and_canonical() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.verify_fails(1);
+    repo.commit_all("broken");
+    let assert = repo.prove_it(&["run", "HEAD"]).assert().code(1);
+    let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    let log = printed_log(&stdout);
+    assert!(log.is_file(), "{}: {stdout}", log.display());
+    assert_eq!(log, std::fs::canonicalize(&log).unwrap(), "{stdout}");
+    assert!(!log.to_string_lossy().contains("worktrees"), "{stdout}");
+
+    let value = json_stdout(&repo.prove_it(&["run", "--json", "HEAD"]).assert().code(1));
+    let log = std::path::PathBuf::from(value["log"].as_str().unwrap());
+    assert!(log.is_file(), "{value}");
+    assert_eq!(log, std::fs::canonicalize(&log).unwrap(), "{value}");
+}
+
+// Issue 21 item 10: the pre-push hook's `prove` printed the same path through its deleted
+// temporary worktree.
+#[test]
+fn pre_push_prove_prints_a_log_path_that_exists() {
+    let remote = crate::harness::BareRemote::new();
+    let repo = TestRepo::with_commit();
+    repo.git(&["remote", "add", "origin", remote.path.to_str().unwrap()]);
+    repo.prove_it(&["install", "pre-push"]).assert().code(0);
+    repo.git(&["config", "prove-it.prePush", "prove"]);
+    repo.verify_fails(1);
+    repo.commit_all("broken");
+    let out = repo.git_output(&["push", "origin", "main"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let log = printed_log(&stderr);
+    assert!(log.is_file(), "{}: {stderr}", log.display());
+    assert_eq!(log, std::fs::canonicalize(&log).unwrap(), "{stderr}");
+}

@@ -265,6 +265,183 @@ fn a_remote_lock_that_never_clears_ends_in_gits_own_words() {
             "cannot lock ref 'refs/notes/prove-it'",
         ))
         .stderr(predicate::str::contains("File exists"))
-        .stderr(predicate::str::contains("kept changing under us").not());
+        .stderr(predicate::str::contains("kept changing under us").not())
+        // Issue 21 item 15: the refused ref in git's words, and hints about the lock.
+        .stderr(predicate::str::starts_with(
+            "error: origin refused refs/notes/prove-it: [remote rejected] (failed to update ref)\n",
+        ))
+        .stderr(predicate::str::contains(
+            "hint: the proofs on origin stayed locked through every retry",
+        ));
     assert_eq!(remote.note_count(), 0);
+}
+
+/// A remote whose pre-receive hook refuses refs/notes/prove-it without a word.
+fn a_remote_that_refuses_proofs_silently() -> (BareRemote, TestRepo) {
+    let (remote, alice) = remote_and_clone();
+    let hook = remote.path.join("hooks/pre-receive");
+    std::fs::write(
+        &hook,
+        "#!/bin/sh\nwhile read old new name; do\n  [ \"$name\" = refs/notes/prove-it ] && exit 1\ndone\nexit 0\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    alice.prove_it(&["run"]).assert().code(0);
+    (remote, alice)
+}
+
+// Issue 21 item 15: a silent refusal showed only "failed to push some refs" and a hint about
+// the remote being reachable; git's own reason was on the dropped stdout of `push --porcelain`.
+#[test]
+fn a_silent_hook_refusal_is_reported_in_gits_own_words_with_hints_that_fit() {
+    let (remote, alice) = a_remote_that_refuses_proofs_silently();
+    let assert = alice.prove_it(&["sync"]).assert().code(2).stdout("");
+    let stderr = String::from_utf8_lossy(&assert.get_output().stderr).into_owned();
+    assert!(
+        stderr.starts_with(
+            "error: origin refused refs/notes/prove-it: [remote rejected] (pre-receive hook declined)\n"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: a hook on origin refuses refs/notes/prove-it"),
+        "{stderr}"
+    );
+    assert!(
+        !stderr.contains("is a remote you can fetch from"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("failed to push some refs"), "{stderr}");
+    assert!(remote.ref_id("refs/notes/prove-it").is_none());
+
+    let value = json_stdout(&alice.prove_it(&["sync", "--json"]).assert().code(2));
+    assert_eq!(value["code"], "push_refused");
+    assert_eq!(
+        value["message"],
+        "origin refused refs/notes/prove-it: [remote rejected] (pre-receive hook declined)"
+    );
+}
+
+// Issue 21 item 15: the pre-push hook's warning had the same dropped reason.
+#[test]
+fn the_pre_push_warning_names_a_silent_refusal_of_the_proofs() {
+    let (_remote, alice) = a_remote_that_refuses_proofs_silently();
+    alice.prove_it(&["install", "pre-push"]).assert().code(0);
+    let out = alice.git_output(&["push", "-q", "origin", "main"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "the push itself goes on: {stderr}");
+    assert!(
+        stderr.contains(
+            "proofs were not sent to origin: origin refused refs/notes/prove-it: [remote rejected] (pre-receive hook declined)"
+        ),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("hint: a hook on origin refuses"),
+        "{stderr}"
+    );
+}
+
+/// `git daemon` serving one bare remote on 127.0.0.1, pushes allowed; killed when dropped.
+struct Daemon {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Daemon {
+    fn serve(remote: &BareRemote, home: &std::path::Path) -> Daemon {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let base = remote.path.parent().unwrap();
+        let mut cmd = std::process::Command::new("git");
+        crate::harness::hermetic(&mut cmd, home);
+        let child = cmd
+            .arg("daemon")
+            .args(["--listen=127.0.0.1", "--reuseaddr", "--export-all"])
+            .args(["--enable=receive-pack", "--max-connections=0"])
+            .arg(format!("--port={port}"))
+            .arg(format!("--base-path={}", base.display()))
+            .arg(base)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .expect("git daemon runs");
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "git daemon never listened"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        Daemon {
+            child,
+            url: format!("git://127.0.0.1:{port}/remote.git"),
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// Issue 21 item 16: six to eight clones syncing at once against one served remote saw one or two
+// give up (`cannot lock ref`, or "kept changing under us after 4 attempts"): every loser paused
+// the same 100/200/300 ms and they retried in step.
+#[test]
+fn eight_concurrent_syncs_against_a_served_remote_all_succeed() {
+    let (remote, alice) = remote_and_clone();
+    let daemon = Daemon::serve(&remote, alice.home());
+    let clones: Vec<TestRepo> = (0..8)
+        .map(|i| {
+            let clone = TestRepo::clone_of(&remote);
+            clone.git(&["remote", "set-url", "origin", &daemon.url]);
+            clone.write(&format!("work-{i}.txt"), &format!("{i}\n"));
+            clone.commit_all("work");
+            clone.prove_it(&["run"]).assert().code(0);
+            clone
+        })
+        .collect();
+    let barrier = std::sync::Barrier::new(clones.len());
+    let outputs: Vec<std::process::Output> = std::thread::scope(|scope| {
+        let handles: Vec<_> = clones
+            .iter()
+            .map(|clone| {
+                let barrier = &barrier;
+                scope.spawn(move || {
+                    let mut sync = clone.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+                    sync.arg("sync");
+                    barrier.wait();
+                    sync.output().unwrap()
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    for (i, output) in outputs.iter().enumerate() {
+        assert!(
+            output.status.success(),
+            "clone {i} gave up: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+    assert_eq!(
+        remote.note_count(),
+        8,
+        "the remote holds every clone's proof"
+    );
+    for (i, clone) in clones.iter().enumerate() {
+        let tree = tree_of(clone, "HEAD");
+        assert!(
+            remote.note(&tree).is_some(),
+            "the remote lost clone {i}'s proof"
+        );
+    }
 }

@@ -112,7 +112,10 @@ fn pre_push(
     // the commits are proven here, and `git prove-it sync` can send the proofs later.
     match repo.sync_proofs(remote, &crate::proof::merge) {
         Ok(synced) => report::proofs_sent(&SyncReport::new(JSON_VERSION, &synced), err)?,
-        Err(error) => report::proofs_not_sent(remote, &error, err)?,
+        Err(error) => {
+            let failure = crate::cli::Failure::from(error);
+            report::proofs_not_sent(remote, &failure.report(), err)?;
+        }
     }
     Ok(exit::OK)
 }
