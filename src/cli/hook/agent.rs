@@ -25,8 +25,8 @@ pub(crate) struct CopilotArgs {
     /// per repository.
     #[arg(long)]
     pub announce: bool,
-    /// The event, as named in Copilot's hook configuration: sessionStart or agentStop. Not
-    /// needed for payloads that name their event (hook_event_name).
+    /// The event, as named in Copilot's hook configuration: sessionStart, agentStop or
+    /// userPromptSubmitted. Not needed for payloads that name their event (hook_event_name).
     pub event: Option<String>,
 }
 
