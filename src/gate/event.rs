@@ -11,6 +11,16 @@ pub(crate) struct Start {
     pub source: Option<String>,
 }
 
+/// A person submitted a prompt: a new turn begins (Claude Code's `UserPromptSubmit`, Gemini
+/// CLI's `BeforeAgent`, ...). The agent can send one too, by running the hook from its shell,
+/// so it only ever starts a new count for a turn whose last answer let it end
+/// (`TurnState::prompt`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prompt {
+    pub session: String,
+    pub cwd: PathBuf,
+}
+
 /// The agent tries to end its turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Stop {

@@ -111,9 +111,10 @@ pub(crate) fn stop(
     {
         return Ok(Observation::Answered(last.answer.clone()));
     }
-    // A fresh stop (not following a block) or a new turn id starts a new budget. Hosts without
-    // turn ids send `turn: None` throughout, so for them only the flag tells.
-    let same_turn = event.stop_hook_active && turn.turn == event.turn;
+    // A fresh stop (not following a block), a new turn id, or a person's prompt since the
+    // last answer starts a new budget. Hosts without turn ids send `turn: None` throughout, so
+    // for them only the flag and the prompt tell.
+    let same_turn = event.stop_hook_active && turn.turn == event.turn && !turn.prompted;
     let blocks = if same_turn { turn.blocks } else { 0 };
     let mut observed = Observed {
         skip: false,
@@ -209,6 +210,7 @@ pub(crate) fn stop(
     // A notice told to the agent counts for the turn it was told in only.
     let mut turn = turn;
     turn.notice_told &= same_turn;
+    turn.prompted = false;
     Ok(Observation::Stop(Box::new(Seen {
         observed,
         state,

@@ -11,13 +11,13 @@ use super::act;
 use super::anchor::Anchor;
 use super::decide::Verdict;
 use super::error::{Error, error_chain};
-use super::event::{Start, Stop};
+use super::event::{Prompt, Start, Stop};
 use super::host::HostRules;
 use super::ledger::append_ledger;
 use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
-use super::turn::{Answer, Facts};
+use super::turn::{Answer, Facts, TurnState};
 use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
@@ -289,6 +289,68 @@ fn stop_in(
     }
 }
 
+/// A person's prompt: in every worktree this session anchored (as a stop finds them, `scope`),
+/// a turn whose last answer let it end is marked, so that the next stop starts a new turn and
+/// a new budget (`TurnState::prompt`). Always silent: the host must not take anything from the
+/// gate as its answer to a prompt (Gemini CLI would block the prompt, Claude Code add it to the
+/// model's context), and a worktree whose mark could not be written keeps its count, which is
+/// only ever stricter.
+pub(crate) fn prompt(host: &dyn HostRules, event: &Prompt) -> Reply {
+    prompt_in(&SessionIndex::locate(), host, event);
+    Reply::Silent
+}
+
+/// [`prompt`], saying per worktree gated whether its next stop starts a new turn.
+fn prompt_in(
+    index: &Result<SessionIndex, session_index::Error>,
+    host: &dyn HostRules,
+    event: &Prompt,
+) -> Vec<Result<bool, Error>> {
+    if gauntlet_round().is_some() {
+        return Vec::new();
+    }
+    // A stop of the same session from the same cwd finds the worktrees its turn is counted in.
+    let at = Stop {
+        session: event.session.clone(),
+        turn: None,
+        cwd: event.cwd.clone(),
+        stop_hook_active: false,
+        claim: None,
+        transcript: None,
+    };
+    scope::stop(index, host, &at)
+        .targets
+        .into_iter()
+        .filter_map(|target| match target {
+            Target::Gate { repo, anchored, .. } => {
+                Some(mark_prompt(&Context::resolve(*repo, None), event, anchored))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Mark the prompt in one worktree's turn state, under the session's lock.
+fn mark_prompt(ctx: &Context, event: &Prompt, anchored: bool) -> Result<bool, Error> {
+    let repo = &ctx.repo;
+    // A repository the session did not anchor and that is not armed has no turn state, and
+    // gets none.
+    if !anchored && !repo.armed()?.is_armed() {
+        return Ok(false);
+    }
+    let files = SessionFiles::open(repo, &session_key(&event.session, &worktree(repo)?))?;
+    let _lock = files.lock()?;
+    let Some(bytes) = files.load() else {
+        return Ok(false);
+    };
+    let mut turn = TurnState::load(Some(&bytes), ctx.clock.now_ns());
+    if !turn.prompt() {
+        return Ok(false);
+    }
+    files.store(&turn.to_bytes())?;
+    Ok(true)
+}
+
 fn ledger_on(ctx: &Context) -> bool {
     ctx.gate.as_ref().is_ok_and(|policy| policy.ledger)
 }
@@ -507,6 +569,91 @@ mod tests {
         let again = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
         assert!(matches!(again.verdict, Verdict::Yield { .. }));
         assert!(!again.to_the_agent, "only once a turn");
+    }
+
+    fn prompt(dir: &Path) -> Vec<bool> {
+        let event = Prompt {
+            session: "s1".into(),
+            cwd: dir.to_path_buf(),
+        };
+        prompt_in(&index_of(dir), &NoNotices, &event)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect()
+    }
+
+    /// Issue 21, item 13: on a host without a turn id whose every stop may continue the
+    /// counted turn (Gemini CLI), a person's next prompt after the yield got no block at all.
+    #[test]
+    fn a_prompt_after_the_yield_gives_the_next_turn_its_whole_budget() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        assert_eq!(prompt(dir.path()), [false], "nothing answered yet");
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let attempts = |expected: &[u32]| {
+            for &attempt in expected {
+                let next = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+                assert!(
+                    matches!(next.verdict, Verdict::Block { attempt: a, .. } if a == attempt),
+                    "{next:?}"
+                );
+            }
+        };
+        attempts(&[1, 2, 3]);
+        let spent = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+        assert!(matches!(spent.verdict, Verdict::Yield { .. }) && spent.to_the_agent);
+        // The agent, told the yield as a last block, is still at work: a prompt now is its own.
+        assert_eq!(prompt(dir.path()), [false]);
+        let ended = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+        assert!(matches!(ended.verdict, Verdict::Yield { .. }) && !ended.to_the_agent);
+        // The person's next prompt: the same stop (same turn id, flag set) starts afresh.
+        assert_eq!(prompt(dir.path()), [true]);
+        attempts(&[1, 2, 3]);
+        let spent = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+        assert!(spent.to_the_agent, "the new turn is told its yield too");
+    }
+
+    /// The trap of item 13's fix: the agent can run `git prove-it hook <host>` from its shell
+    /// with a prompt's payload. Mid-turn (after a block) that resets nothing.
+    #[test]
+    fn a_forged_prompt_mid_turn_resets_no_budget() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        for attempt in 1..=3 {
+            assert_eq!(prompt(dir.path()), [false]);
+            let next = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+            assert!(
+                matches!(next.verdict, Verdict::Block { attempt: a, .. } if a == attempt),
+                "{next:?}"
+            );
+        }
+        assert_eq!(prompt(dir.path()), [false]);
+        let spent = answer(stop(&NoNotices, &stop_event(dir.path(), true)));
+        assert!(matches!(spent.verdict, Verdict::Yield { .. }), "{spent:?}");
+    }
+
+    /// A prompt marks every worktree the session anchored, wherever its cwd is, and leaves a
+    /// repository that is not armed without a trace.
+    #[test]
+    fn a_prompt_reaches_every_anchored_worktree_and_no_unarmed_one() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 0\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        std::fs::write(dir.path().join("b.txt"), "b\n").unwrap();
+        let passed = answer(stop(&NoNotices, &stop_event(dir.path(), false)));
+        assert_eq!(passed.verdict, Verdict::Quiet(Quiet::Proven));
+        let plain = repo(&[("a.txt", "a\n", 0o644)]);
+        let event = Prompt {
+            session: "s1".into(),
+            cwd: plain.path().to_path_buf(),
+        };
+        let marked: Vec<bool> = prompt_in(&index_of(dir.path()), &NoNotices, &event)
+            .into_iter()
+            .map(Result::unwrap)
+            .collect();
+        assert_eq!(marked, [true]);
+        assert_eq!(prompt(plain.path()), [false]);
+        assert!(!state_dir(plain.path()).exists());
     }
 
     /// Hole 4 of issue 19: a stop whose cwd moved out of the repository (to a directory in no

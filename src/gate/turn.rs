@@ -23,6 +23,11 @@ pub(crate) struct TurnState {
     /// no notices).
     #[serde(default)]
     pub notice_told: bool,
+    /// A person's prompt came after the last answer, which let the turn end: the next stop
+    /// starts a new turn and a new budget, whatever its turn id (Gemini CLI names none, and a
+    /// prompt like the previous one got its turn's spent budget; issue 21, item 13).
+    #[serde(default)]
+    pub prompted: bool,
 }
 
 impl TurnState {
@@ -49,11 +54,27 @@ impl TurnState {
         }
     }
 
+    /// A prompt was submitted (`gate::Prompt`): the next stop starts a new turn, if the last
+    /// answer let this one end (a pass, silence, a notice). After a block, or a notice told to
+    /// the agent as a block, the agent is still at work on the turn, and the only prompt that
+    /// can come then is one it sent itself from its shell to reset its budget (or the host's
+    /// own continuation, Gemini CLI's `BeforeAgent` with the block's reason): nothing changes.
+    /// Whether the next stop starts a new turn.
+    pub(crate) fn prompt(&mut self) -> bool {
+        let ended = self
+            .last
+            .as_ref()
+            .is_some_and(|last| last.answer.lets_the_turn_end());
+        self.prompted |= ended;
+        ended
+    }
+
     /// Whether the gate's own `act::record` could have saved this state by `now_ns`.
     fn is_possible(&self, now_ns: u64) -> bool {
         let Some(last) = &self.last else {
-            // Every stop that counts or tells saves its answer.
-            return self.blocks == 0 && !self.notice_told;
+            // Every stop that counts or tells saves its answer, and a prompt marks only an
+            // answered turn.
+            return self.blocks == 0 && !self.notice_told && !self.prompted;
         };
         let counted = match &last.answer.verdict {
             Verdict::Block { attempt, max, .. } => {
@@ -68,6 +89,7 @@ impl TurnState {
             && last.turn == self.turn
             && counted
             && (self.notice_told || !last.answer.to_the_agent)
+            && (!self.prompted || last.answer.lets_the_turn_end())
     }
 
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
@@ -111,6 +133,12 @@ pub(crate) struct Facts {
 }
 
 impl Answer {
+    /// Whether the host ends the turn on this answer: anything but a block, or a notice told
+    /// to the agent as one.
+    pub(crate) fn lets_the_turn_end(&self) -> bool {
+        !matches!(self.verdict, Verdict::Block { .. }) && !self.to_the_agent
+    }
+
     /// Whether the answer ends the turn with a notice to the user (rather than silently or
     /// with a block). `report::message` words exactly these as notices, which its tests pin.
     pub(crate) fn is_notice(verdict: &Verdict, facts: &Facts) -> bool {
@@ -151,6 +179,7 @@ mod tests {
                 },
             }),
             notice_told: true,
+            prompted: false,
         };
         assert_eq!(TurnState::from_bytes(Some(&state.to_bytes())), state);
     }
@@ -185,6 +214,7 @@ mod tests {
                 },
             }),
             notice_told: false,
+            prompted: false,
         }
     }
 
@@ -234,6 +264,12 @@ mod tests {
             notice_told: true,
             ..TurnState::default()
         };
+        let prompted_unanswered = TurnState {
+            prompted: true,
+            ..TurnState::default()
+        };
+        let mut prompted_mid_turn = answered(now, "t1", block(2));
+        prompted_mid_turn.prompted = true;
         let counted_nothing = TurnState {
             blocks: 2,
             ..TurnState::default()
@@ -249,6 +285,8 @@ mod tests {
             &told_nothing,
             &counted_nothing,
             &told_untold,
+            &prompted_unanswered,
+            &prompted_mid_turn,
         ] {
             assert_eq!(load(state), TurnState::default(), "{state:?}");
         }
@@ -258,5 +296,57 @@ mod tests {
             future,
             "the same state, written in time, is kept"
         );
+    }
+
+    /// A state saved before `prompted` existed reads as it was, with no prompt since.
+    #[test]
+    fn a_state_saved_before_prompts_were_noted_reads_back() {
+        let state = answered(7, "t1", block(1));
+        let mut older: serde_json::Value = serde_json::from_slice(&state.to_bytes()).unwrap();
+        older.as_object_mut().unwrap().remove("prompted");
+        let older = serde_json::to_vec(&older).unwrap();
+        assert_eq!(TurnState::load(Some(&older), 7), state);
+    }
+
+    /// Issue 21, item 13: a new prompt after a yield or a pass starts a new turn; after a
+    /// block (or the yield told to the agent as a last block) the agent is still at work, and
+    /// a prompt then can only be one it forged from its shell to reset its budget.
+    #[test]
+    fn a_prompt_starts_a_new_turn_only_after_an_answer_that_let_the_turn_end() {
+        let yielded = Verdict::Yield {
+            why: Why::Content {
+                message: "x".into(),
+            },
+            max: 3,
+        };
+        let mut told = answered(5, "t1", yielded.clone());
+        told.blocks = 3;
+        told.last.as_mut().unwrap().answer.to_the_agent = true;
+        told.notice_told = true;
+        for (state, ends) in [
+            (TurnState::default(), false),
+            (answered(5, "t1", block(1)), false),
+            (answered(5, "t1", block(3)), false),
+            (told, false),
+            (answered(5, "t1", yielded), true),
+            (answered(5, "t1", Verdict::Quiet(Quiet::Proven)), true),
+            (answered(5, "t1", Verdict::Quiet(Quiet::Unchanged)), true),
+            (answered(5, "t1", Verdict::Bounded), true),
+            (answered(5, "t1", Verdict::Skipped), true),
+        ] {
+            let mut prompted = state.clone();
+            assert_eq!(prompted.prompt(), ends, "{state:?}");
+            assert_eq!(prompted.prompted, ends, "{state:?}");
+            assert_eq!(
+                TurnState {
+                    prompted: false,
+                    ..prompted.clone()
+                },
+                state,
+                "a prompt changes nothing else"
+            );
+            // The gate could have written it: it loads as it was.
+            assert_eq!(TurnState::load(Some(&prompted.to_bytes()), 5), prompted);
+        }
     }
 }

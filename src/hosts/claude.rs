@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::adapter::Adapter;
 use super::copilot::{TRANSCRIPT_TAIL, written_ns};
-use super::fields::{Object, optional_string, snake_start, snake_stop, string};
+use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
 use super::payload_file::{self, Part, READ_TIME};
 use super::trust::{dir_from, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
@@ -210,6 +210,9 @@ pub(super) fn parse_shape(map: &Object, turn: &str) -> Result<Event, InputError>
     match name.as_str() {
         "SessionStart" => snake_start(map),
         "Stop" => Ok(Event::Stop(snake_stop(map, Some(turn))?)),
+        // Not wired by `init`: the turn id already names a new prompt's turn. Read all the
+        // same, so that a hand-wired one does what it says.
+        "UserPromptSubmit" => snake_prompt(map),
         _ => Ok(Event::Other { name }),
     }
 }
@@ -273,6 +276,19 @@ mod tests {
                 name: "SubagentStop".into()
             }
         );
+    }
+
+    /// As HOSTS.md records Claude Code's `UserPromptSubmit`, and Codex's of the same shape.
+    #[test]
+    fn parses_user_prompt_submit_as_a_prompt() {
+        let input = br#"{"session_id":"86ca","transcript_path":"/t.jsonl","cwd":"/repo","prompt_id":"99ce","permission_mode":"default","hook_event_name":"UserPromptSubmit","prompt":"make a file"}"#;
+        let prompt = Event::Prompt(crate::hosts::Prompt {
+            session: "86ca".into(),
+            cwd: "/repo".into(),
+        });
+        assert_eq!(parse(input).unwrap(), prompt);
+        let input = br#"{"session_id":"86ca","turn_id":"01b3","cwd":"/repo","hook_event_name":"UserPromptSubmit","prompt":"make a file"}"#;
+        assert_eq!(Host::Codex.parse(input, None).unwrap().event, prompt);
     }
 
     #[test]

@@ -13,11 +13,11 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use super::adapter::Adapter;
-use super::fields::{Object, flag, optional_string, snake_start, snake_stop, string};
+use super::fields::{Object, flag, optional_string, snake_prompt, snake_start, snake_stop, string};
 use super::payload_file::{self, Part, READ_TIME};
 use super::trust::{dir_from, env_true, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
-use super::{Event, InputError, Start, Stop};
+use super::{Event, InputError, Prompt, Start, Stop};
 use crate::gate::Message;
 
 /// The transcript's tail read for the claim: the last message is near the end.
@@ -168,6 +168,13 @@ fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError> {
             claim: None,
             transcript: optional_string(map, "transcriptPath").map(PathBuf::from),
         })),
+        // Not wired by `init`: a new prompt's first stop says `stop_hook_active: false`, which
+        // starts a new turn already. Read all the same, so that a hand-wired one does what it
+        // says.
+        "userPromptSubmitted" | "UserPromptSubmit" => Ok(Event::Prompt(Prompt {
+            session: string(map, "sessionId")?,
+            cwd: PathBuf::from(string(map, "cwd")?),
+        })),
         _ => Ok(Event::Other {
             name: name.to_string(),
         }),
@@ -182,6 +189,7 @@ fn parse_snake_case(map: &Object) -> Result<Event, InputError> {
             transcript: optional_string(map, "transcript_path").map(PathBuf::from),
             ..snake_stop(map, None)?
         })),
+        "UserPromptSubmit" | "userPromptSubmitted" => snake_prompt(map),
         _ => Ok(Event::Other { name }),
     }
 }
@@ -309,6 +317,21 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    /// Copilot CLI's `userPromptSubmitted` (camelCase, named on the command line) and the
+    /// snake_case `UserPromptSubmit` are prompts.
+    #[test]
+    fn a_submitted_prompt_is_a_prompt_in_both_dialects() {
+        let prompt = Event::Prompt(Prompt {
+            session: "0447".into(),
+            cwd: "/repo".into(),
+        });
+        let camel = br#"{"sessionId":"0447","timestamp":1795978336226,"cwd":"/repo","prompt":"make a file"}"#;
+        let incoming = Host::Copilot.parse(camel, Some("userPromptSubmitted"));
+        assert_eq!(incoming.unwrap().event, prompt);
+        let snake = br#"{"session_id":"0447","cwd":"/repo","hook_event_name":"UserPromptSubmit","prompt":"make a file"}"#;
+        assert_eq!(Host::Copilot.parse(snake, None).unwrap().event, prompt);
     }
 
     #[test]

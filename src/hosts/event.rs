@@ -1,10 +1,12 @@
-pub(crate) use crate::gate::{Start, Stop};
+pub(crate) use crate::gate::{Prompt, Start, Stop};
 
 /// A hook event, normalised across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Event {
     Start(Start),
     Stop(Stop),
+    /// A person submitted a prompt, where the host says so.
+    Prompt(Prompt),
     /// An event the gate has nothing to do with (SubagentStop, notifications, ...).
     Other {
         name: String,

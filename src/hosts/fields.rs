@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{Event, InputError, Start, Stop};
+use super::{Event, InputError, Prompt, Start, Stop};
 
 pub(super) type Object = Map<String, Value>;
 
@@ -52,6 +52,14 @@ pub(super) fn snake_start(map: &Object) -> Result<Event, InputError> {
         session: string(map, "session_id")?,
         cwd: PathBuf::from(string(map, "cwd")?),
         source: optional_string(map, "source"),
+    }))
+}
+
+/// A prompt submitted, in Claude Code's field names, which Codex and Gemini share.
+pub(super) fn snake_prompt(map: &Object) -> Result<Event, InputError> {
+    Ok(Event::Prompt(Prompt {
+        session: string(map, "session_id")?,
+        cwd: PathBuf::from(string(map, "cwd")?),
     }))
 }
 

@@ -12,14 +12,19 @@
 //! So the turn is named here instead: by its `prompt` and the first line of its cumulative
 //! `prompt_response`, which both stay the same through the turn, block loop and tool calls
 //! included, and every stop is read as possibly continuing the counted turn. A new prompt, or a
-//! new turn's first answer, is a new turn id and a new budget.
+//! new turn's first answer, is a new turn id and a new budget. The same prompt answered with the
+//! same first line (a person asking again after the turn ended unverified, in the session or a
+//! resumed one) is the same id, so `BeforeAgent`, which Gemini CLI fires when a person submits
+//! a prompt, is wired too and read as a prompt (`gate::Prompt`): the next stop is a new turn.
+//! Gemini CLI fires `BeforeAgent` again for the continuation after each block, with the block's
+//! reason as its `prompt`; the gate ignores a prompt while its last answer was a block.
 
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
 use super::adapter::Adapter;
-use super::fields::{Object, optional_string, snake_start, snake_stop, string};
+use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
 use super::trust::{dir_from, env_true, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError, Stop};
@@ -35,6 +40,7 @@ const WIRING: Scheme = Scheme {
     },
     entries: &[
         entry("SessionStart", COMMAND, START_TIMEOUT * 1000, false),
+        entry("BeforeAgent", COMMAND, START_TIMEOUT * 1000, false),
         entry("AfterAgent", COMMAND, STOP_TIMEOUT * 1000, true),
     ],
     timeout_unit_ms: 1,
@@ -53,7 +59,7 @@ impl Adapter for Gemini {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Gemini CLI's hooks (SessionStart, AfterAgent)"
+        "Gemini CLI's hooks (SessionStart, BeforeAgent, AfterAgent)"
     }
 
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
@@ -145,6 +151,7 @@ fn parse(map: &Object) -> Result<Event, InputError> {
                 ..snake_stop(map, None)?
             }))
         }
+        "BeforeAgent" => snake_prompt(map),
         _ => Ok(Event::Other { name }),
     }
 }
@@ -177,7 +184,7 @@ fn last_answer(all: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::hosts::{Event, Host, Start, Stop};
+    use crate::hosts::{Event, Host, Prompt, Start, Stop};
 
     fn stop(prompt: &str, response: &str, active: bool) -> Stop {
         let input = serde_json::json!({"session_id": "cc95",
@@ -238,8 +245,11 @@ mod tests {
         assert!(stop("make a file", "", false).turn.is_some());
     }
 
+    /// `BeforeAgent` is a prompt (issue 21, item 13); Gemini CLI also fires it with a block's
+    /// reason as the `prompt` of the continuation, which the gate tells apart by its last
+    /// answer (a block), not by the payload. Other events are passed by.
     #[test]
-    fn parses_session_start_and_ignores_before_agent() {
+    fn parses_session_start_and_before_agent_and_passes_other_events_by() {
         let input = br#"{"session_id":"cc95","cwd":"/repo","hook_event_name":"SessionStart","source":"startup"}"#;
         assert_eq!(
             Host::Gemini.parse(input, None).unwrap().event,
@@ -249,7 +259,15 @@ mod tests {
                 source: Some("startup".into()),
             })
         );
-        let input = br#"{"session_id":"cc95","cwd":"/repo","hook_event_name":"BeforeAgent"}"#;
+        let input = br#"{"session_id":"cc95","transcript_path":"/t/session.jsonl","cwd":"/repo","hook_event_name":"BeforeAgent","timestamp":"2026-11-29T18:49:40.000Z","prompt":"make a file"}"#;
+        assert_eq!(
+            Host::Gemini.parse(input, None).unwrap().event,
+            Event::Prompt(Prompt {
+                session: "cc95".into(),
+                cwd: "/repo".into(),
+            })
+        );
+        let input = br#"{"session_id":"cc95","cwd":"/repo","hook_event_name":"BeforeTool"}"#;
         assert!(matches!(
             Host::Gemini.parse(input, None).unwrap().event,
             Event::Other { .. }

@@ -82,6 +82,25 @@ impl Agent for Claude {
         run_claude_as(binary, repo, dir, server, prompt, &stream)
     }
 
+    /// `--continue`: the most recent conversation in the folder (`CLAUDE_CONFIG_DIR` keeps it).
+    fn run_resumed(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Option<Output> {
+        let args = [
+            "--continue".as_ref(),
+            "--output-format".as_ref(),
+            "stream-json".as_ref(),
+            "--verbose".as_ref(),
+        ];
+        Some(run_claude_as(
+            binary, repo, &repo.root, server, prompt, &args,
+        ))
+    }
+
     /// Claude Code 2.1.328 runs no hook of the root's `.claude/settings.json` when started in
     /// a subdirectory.
     fn reads_project_hooks_below_root(&self) -> bool {

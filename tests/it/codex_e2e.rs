@@ -60,6 +60,26 @@ impl Agent for Codex {
         run_codex_trusting(binary, repo, dir, server, prompt, Trust::Recorded)
     }
 
+    /// `codex exec resume --last`: the most recent session (`CODEX_HOME` keeps it).
+    fn run_resumed(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Option<Output> {
+        let resume = ["resume", "--last"];
+        Some(run_codex_as(
+            binary,
+            repo,
+            &repo.root,
+            server,
+            prompt,
+            Trust::Recorded,
+            &resume,
+        ))
+    }
+
     fn shows_notices(&self) -> bool {
         false
     }
@@ -151,9 +171,23 @@ fn run_codex_trusting(
     prompt: &str,
     trust: Trust,
 ) -> Output {
+    run_codex_as(codex, repo, dir, server, prompt, trust, &[])
+}
+
+/// [`run_codex_trusting`], as `codex exec <exec_args>...` (`resume --last`).
+fn run_codex_as(
+    codex: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+    trust: Trust,
+    exec_args: &[&str],
+) -> Output {
     let mut cmd = host_command(codex, repo);
     cmd.current_dir(dir);
-    cmd.args(["exec", "--json", "--skip-git-repo-check"]);
+    cmd.arg("exec").args(exec_args);
+    cmd.args(["--json", "--skip-git-repo-check"]);
     if trust == Trust::Flag {
         cmd.arg("--trust");
     }

@@ -74,25 +74,21 @@ impl Agent for Copilot {
         server: &FakeModel,
         prompt: &str,
     ) -> Output {
-        let home = repo.home().join("copilot-home");
-        std::fs::create_dir_all(&home).unwrap();
-        let mut cmd = host_command(binary, repo);
-        cmd.current_dir(dir);
-        cmd.args(["-p", prompt, "--allow-all-tools", "--no-auto-update"])
-            .args(["--output-format", "json"])
-            .env("COPILOT_OFFLINE", "true")
-            .env(
-                "COPILOT_PROVIDER_BASE_URL",
-                format!("{}/v1", server.base_url()),
-            )
-            .env("COPILOT_PROVIDER_TYPE", "openai")
-            .env("COPILOT_PROVIDER_API_KEY", "sk-fake-key-for-tests")
-            .env("COPILOT_PROVIDER_WIRE_API", "completions")
-            .env("COPILOT_MODEL", "gpt-4.1")
-            .env("COPILOT_HOME", &home)
-            .env("XDG_CACHE_HOME", package_cache(binary))
-            .env("COPILOT_ALLOW_ALL", "true");
-        run_bounded(cmd, RUN_LIMIT)
+        run_copilot_as(binary, repo, dir, server, prompt, &[])
+    }
+
+    /// `--continue`: the most recent session (`COPILOT_HOME` keeps it).
+    fn run_resumed(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Option<Output> {
+        let args = ["--continue"];
+        Some(run_copilot_as(
+            binary, repo, &repo.root, server, prompt, &args,
+        ))
     }
 
     fn shows_notices(&self) -> bool {
@@ -151,4 +147,35 @@ impl Agent for Copilot {
                 .collect(),
         )
     }
+}
+
+/// One headless run of `copilot -p` on `prompt` in `dir`, with `extra` arguments.
+fn run_copilot_as(
+    binary: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+    extra: &[&str],
+) -> Output {
+    let home = repo.home().join("copilot-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let mut cmd = host_command(binary, repo);
+    cmd.current_dir(dir);
+    cmd.args(["-p", prompt, "--allow-all-tools", "--no-auto-update"])
+        .args(["--output-format", "json"])
+        .env("COPILOT_OFFLINE", "true")
+        .env(
+            "COPILOT_PROVIDER_BASE_URL",
+            format!("{}/v1", server.base_url()),
+        )
+        .env("COPILOT_PROVIDER_TYPE", "openai")
+        .env("COPILOT_PROVIDER_API_KEY", "sk-fake-key-for-tests")
+        .env("COPILOT_PROVIDER_WIRE_API", "completions")
+        .env("COPILOT_MODEL", "gpt-4.1")
+        .env("COPILOT_HOME", &home)
+        .env("XDG_CACHE_HOME", package_cache(binary))
+        .env("COPILOT_ALLOW_ALL", "true");
+    cmd.args(extra);
+    run_bounded(cmd, RUN_LIMIT)
 }

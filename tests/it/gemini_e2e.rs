@@ -7,7 +7,7 @@
 //! report. The scenarios are `crate::e2e::scenarios`.
 
 use std::path::{Path, PathBuf};
-use std::process::Output;
+use std::process::{Command, Output};
 use std::time::Duration;
 
 use serde_json::{Value, json};
@@ -58,34 +58,20 @@ impl Agent for Gemini {
         server: &FakeModel,
         prompt: &str,
     ) -> Output {
-        // Its own user settings: API-key auth, nothing that reaches the network on its own;
-        // the hooks `wire_for_every_folder` put there are kept.
-        let home = repo.home().join("gemini-home");
-        std::fs::create_dir_all(home.join(".gemini")).unwrap();
-        let file = home.join(".gemini/settings.json");
-        let hooks = std::fs::read_to_string(&file)
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .map(|old| old["hooks"].clone())
-            .unwrap_or(Value::Null);
-        let mut settings = json!({
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
-            "privacy": {"usageStatisticsEnabled": false},
-            "telemetry": {"enabled": false},
-        });
-        if !hooks.is_null() {
-            settings["hooks"] = hooks;
-        }
-        std::fs::write(&file, settings.to_string()).unwrap();
-        let mut cmd = host_command(binary, repo);
-        cmd.current_dir(dir);
-        cmd.args(["-p", prompt, "--yolo", "--output-format", "json"])
-            .env("GEMINI_CLI_HOME", &home)
-            .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
-            .env("GEMINI_API_KEY", "fake-gemini-key-for-tests")
-            .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
-        run_bounded(cmd, RUN_LIMIT)
+        run_bounded(command(binary, repo, dir, server, prompt), RUN_LIMIT)
+    }
+
+    /// `--resume latest`: the project's last session (`GEMINI_CLI_HOME` keeps it).
+    fn run_resumed(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Option<Output> {
+        let mut cmd = command(binary, repo, &repo.root, server, prompt);
+        cmd.args(["--resume", "latest"]);
+        Some(run_bounded(cmd, RUN_LIMIT))
     }
 
     /// Gemini CLI 0.61.0 loads `.gemini/settings.json` only where it is started.
@@ -174,4 +160,42 @@ fn warnings(out: &Output) -> Vec<String> {
 /// The run's JSON result on stdout (`--output-format json`).
 fn result(out: &Output) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// The command of one run of `gemini -p` on `prompt` in `dir`, in its own user settings.
+fn command(
+    binary: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+) -> Command {
+    // Its own user settings: API-key auth, nothing that reaches the network on its own;
+    // the hooks `wire_for_every_folder` put there are kept.
+    let home = repo.home().join("gemini-home");
+    std::fs::create_dir_all(home.join(".gemini")).unwrap();
+    let file = home.join(".gemini/settings.json");
+    let hooks = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .map(|old| old["hooks"].clone())
+        .unwrap_or(Value::Null);
+    let mut settings = json!({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "telemetry": {"enabled": false},
+    });
+    if !hooks.is_null() {
+        settings["hooks"] = hooks;
+    }
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let mut cmd = host_command(binary, repo);
+    cmd.current_dir(dir);
+    cmd.args(["-p", prompt, "--yolo", "--output-format", "json"])
+        .env("GEMINI_CLI_HOME", &home)
+        .env("GOOGLE_GEMINI_BASE_URL", server.base_url())
+        .env("GEMINI_API_KEY", "fake-gemini-key-for-tests")
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    cmd
 }

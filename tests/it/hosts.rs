@@ -131,6 +131,39 @@ impl Host {
         }
     }
 
+    /// The command-line event argument and the payload of a person's prompt, for the hosts
+    /// that send one (HOSTS.md; Cursor's `beforeSubmitPrompt` is read as a session start).
+    pub fn prompt(self, repo: &TestRepo, session: &str) -> Option<(Option<&'static str>, Value)> {
+        let cwd = repo.root.display().to_string();
+        match self {
+            Host::Claude => Some((
+                None,
+                json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
+                       "prompt_id": "p1", "permission_mode": "default",
+                       "hook_event_name": "UserPromptSubmit", "prompt": "make a file"}),
+            )),
+            Host::Codex => Some((
+                None,
+                json!({"session_id": session, "turn_id": "t1", "transcript_path": null,
+                       "cwd": cwd, "hook_event_name": "UserPromptSubmit",
+                       "model": "gpt-5.1-codex", "permission_mode": "bypassPermissions",
+                       "prompt": "make a file"}),
+            )),
+            Host::Gemini => Some((
+                None,
+                json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
+                       "hook_event_name": "BeforeAgent", "timestamp": "2026-11-29T18:49:40.000Z",
+                       "prompt": "make a file"}),
+            )),
+            Host::Copilot => Some((
+                Some("userPromptSubmitted"),
+                json!({"sessionId": session, "timestamp": 1795978330000u64, "cwd": cwd,
+                       "prompt": "make a file"}),
+            )),
+            Host::Cursor | Host::Vscode => None,
+        }
+    }
+
     /// Read an answer in this host's protocol, asserting it is well-formed.
     pub fn read(self, out: &Output) -> Answer {
         assert_eq!(out.status.code(), Some(0), "hooks always exit 0: {out:?}");
@@ -341,6 +374,94 @@ fn hosts_without_turn_ids_start_a_new_budget_on_a_fresh_stop() {
             panic!("{host:?}: a new turn is gated again: {answer:?}");
         };
         assert!(reason.contains("attempt 1 of 3"), "{host:?}: {reason}");
+    }
+}
+
+/// Stop as if every stop continued the counted turn (the same turn id, the loop flag set, as
+/// Gemini CLI's stops all read) until the gate stops blocking; the blocks and the last answer.
+fn stop_continuing_until_let_go(
+    repo: &TestRepo,
+    host: Host,
+    session: &str,
+) -> (Vec<String>, Answer) {
+    let mut blocks = Vec::new();
+    for _ in 0..20 {
+        let after = u32::try_from(blocks.len()).unwrap() + 1;
+        match hook(repo, host, host.stop(repo, session, after), &[]) {
+            Answer::Block(reason) => blocks.push(reason),
+            answer => return (blocks, answer),
+        }
+    }
+    panic!("{host:?}: still blocking after 20 stops: the budget did not end the turn");
+}
+
+/// Issue 21, item 13: on Gemini CLI (no turn id), a person's next prompt that started like the
+/// previous one was judged the same turn and went straight to NOT_PROVEN, its budget spent. A
+/// prompt is a new turn on every host that sends one, even where its stops would not say so.
+#[test]
+fn a_new_prompt_after_the_yield_gets_the_whole_budget_on_every_host_that_sends_one() {
+    for host in ALL {
+        let Some(prompt) = host.prompt(&TestRepo::new(), "s1") else {
+            continue;
+        };
+        let (repo, _) = always_failing();
+        hook(&repo, host, host.start(&repo, "s1"), &[]);
+        assert_eq!(hook(&repo, host, prompt.clone(), &[]), Answer::Silent);
+        repo.write("b.txt", "change\n");
+        let (first, yielded) = stop_until_let_go(&repo, host, "s1", &[]);
+        assert!(first.len() >= 3, "{host:?}: {first:#?}");
+        assert!(!matches!(yielded, Answer::Block(_)), "{host:?}");
+        // Without a prompt, the same turn's next stop is let go again at once.
+        let (none, _) = stop_continuing_until_let_go(&repo, host, "s1");
+        assert!(none.is_empty(), "{host:?}: {none:#?}");
+        // The person's prompt, answered silently, gives the next turn its whole budget.
+        let prompt = host.prompt(&repo, "s1").unwrap();
+        assert_eq!(hook(&repo, host, prompt, &[]), Answer::Silent, "{host:?}");
+        let (again, _) = stop_continuing_until_let_go(&repo, host, "s1");
+        assert_eq!(again.len(), first.len(), "{host:?}: {again:#?}");
+        assert!(
+            again[0].contains("attempt 1 of 3"),
+            "{host:?}: {}",
+            again[0]
+        );
+    }
+}
+
+/// The trap of item 13's fix: the agent cannot submit a person's prompt, but it can run
+/// `git prove-it hook <host>` from its shell with a prompt's payload. After a block (and after
+/// the last block that tells it the yield) it is still at work on the turn: such a prompt
+/// resets nothing, so the budget still ends the turn.
+#[test]
+fn a_prompt_forged_from_the_agents_shell_mid_turn_resets_no_budget() {
+    for host in ALL {
+        let Some(prompt) = host.prompt(&TestRepo::new(), "s1") else {
+            continue;
+        };
+        let (repo, _) = always_failing();
+        hook(&repo, host, host.start(&repo, "s1"), &[]);
+        repo.write("b.txt", "change\n");
+        let mut blocks = Vec::new();
+        let last = loop {
+            assert!(
+                blocks.len() < 20,
+                "{host:?}: the budget did not end the turn"
+            );
+            let after = u32::try_from(blocks.len()).unwrap();
+            match hook(&repo, host, host.stop(&repo, "s1", after), &[]) {
+                Answer::Block(reason) => blocks.push(reason),
+                answer => break answer,
+            }
+            let (arg, payload) = &prompt;
+            let forged = (*arg, payload.clone());
+            assert_eq!(hook(&repo, host, forged, &[]), Answer::Silent, "{host:?}");
+        };
+        for (index, reason) in blocks.iter().take(3).enumerate() {
+            let attempt = format!("attempt {} of 3 for this turn", index + 1);
+            assert!(reason.contains(&attempt), "{host:?}: {reason}");
+        }
+        let expected = if host.shows_notices() { 3 } else { 4 };
+        assert_eq!(blocks.len(), expected, "{host:?}: {blocks:#?}");
+        assert!(!matches!(last, Answer::Block(_)), "{host:?}");
     }
 }
 

@@ -7,7 +7,8 @@ use crate::hosts::{Event, Host, Incoming, InputError};
 use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
-/// protocol. Session starts record the anchor; stops run the gate; other events do nothing.
+/// protocol. Session starts record the anchor; stops run the gate; a prompt starts a new turn
+/// where the last one ended; other events do nothing.
 /// Exit status is always 0: hosts read blocks and notices from stdout (ADAPTERS.md).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
@@ -26,8 +27,8 @@ pub(crate) struct CopilotArgs {
     /// Each once per repository.
     #[arg(long)]
     pub announce: bool,
-    /// The event, as named in Copilot's hook configuration: sessionStart or agentStop. Not
-    /// needed for payloads that name their event (hook_event_name).
+    /// The event, as named in Copilot's hook configuration: sessionStart, agentStop or
+    /// userPromptSubmitted. Not needed for payloads that name their event (hook_event_name).
     pub event: Option<String>,
 }
 
@@ -174,6 +175,7 @@ fn answer(
     let reply = super::guarded(|| match &event {
         Event::Stop(stop) => gate::stop(&host.rules(&env_var), stop),
         Event::Start(start) => gate::session_start(start, announce),
+        Event::Prompt(prompt) => gate::prompt(&host.rules(&env_var), prompt),
         Event::Other { .. } => Reply::Silent,
     });
     (host, Some(event), reply)

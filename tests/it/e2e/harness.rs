@@ -102,6 +102,19 @@ pub trait Agent: Sync {
         prompt: &str,
     ) -> Output;
 
+    /// Run the host again on `prompt`, resuming the repository's last session (Gemini CLI's
+    /// `--resume latest`, Claude Code's `--continue`); None where the module does not say how,
+    /// which fails the scenario that needs it.
+    fn run_resumed(
+        &self,
+        _binary: &Path,
+        _repo: &TestRepo,
+        _server: &FakeModel,
+        _prompt: &str,
+    ) -> Option<Output> {
+        None
+    }
+
     /// Whether the host, started in a subdirectory, reads the hooks wired at the repository's
     /// root (ADAPTERS.md, "Where each host reads its hooks").
     fn reads_project_hooks_below_root(&self) -> bool {

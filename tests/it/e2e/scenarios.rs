@@ -59,6 +59,12 @@ macro_rules! scenarios_for {
         fn a_skipped_session_is_said_in_the_runs_output() {
             $crate::e2e::scenarios::a_skipped_session_is_said_in_the_runs_output(&$agent);
         }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budget() {
+            $crate::e2e::scenarios::a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budget(&$agent);
+        }
     };
 }
 pub(crate) use scenarios_for;
@@ -702,4 +708,80 @@ pub fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(age
     assert!(blocked, "{context}");
     assert_eq!(turns, 4, "{context}");
     assert_proven_by(&repo, agent.info());
+}
+
+/// Issue 21, item 13: Gemini CLI sends no turn id, and a person's next prompt that starts like
+/// the previous one (the same prompt, answered with the same first line) was named the same
+/// turn: after a yield, the resumed session's next turn went straight to NOT_PROVEN with its
+/// budget spent, verify.sh never run. A new prompt is a new turn on every host: the resumed
+/// session, asked the same again, is given the whole budget again.
+pub fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budget(
+    agent: &dyn Agent,
+) {
+    let binary = agent.info().binary();
+    let repo = agent.wired_repo(ALWAYS_FAILING, &[]);
+    let runs = repo.home().join("verify-runs");
+    repo.verify_script(&format!(
+        "echo run >> '{}'\n{ALWAYS_FAILING}",
+        runs.display()
+    ));
+    repo.commit_all("verify.sh counts its runs");
+    let count = || {
+        std::fs::read_to_string(&runs)
+            .map(|text| text.lines().count())
+            .unwrap_or(0)
+    };
+    let prompt = "make a change";
+    let server = agent.start(always_claiming());
+    let out = agent.run(&binary, &repo, &server, prompt);
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    let first = Run {
+        repo,
+        server,
+        out,
+        context,
+    };
+    let blocks = blocks_seen(agent, &first.server);
+    assert_three_blocks(&first, &blocks);
+    assert_the_yield_is_told(agent, &first, &blocks);
+    let first_turn = count();
+    assert!(first_turn >= 4, "{}", first.context);
+
+    let server = agent.start(always_claiming());
+    let out = agent
+        .run_resumed(&binary, &first.repo, &server, prompt)
+        .expect("the host module says how to resume a session");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    // The same session, resumed: the model is shown the first run's conversation, blocks
+    // included, and the gate kept one turn state, that session's.
+    let turns = server.agent_turns();
+    let history = turns
+        .first()
+        .map(|turn| turn.user_text())
+        .unwrap_or_default();
+    assert_eq!(history.matches(BLOCK).count(), 3, "{context}");
+    assert_eq!(last_answers(&first.repo), ["notice"], "{context}");
+    // This turn's own blocks: three, then the last block that tells its yield.
+    let seen = server.final_user_text();
+    let new = |text: &str| seen.matches(text).count() - history.matches(text).count();
+    for attempt in 1..=3 {
+        assert_eq!(
+            new(&format!("{BLOCK}{attempt} of 3 for this turn)")),
+            1,
+            "{context}"
+        );
+    }
+    assert_eq!(new(BLOCK), 3, "{context}");
+    if !agent.shows_notices() {
+        assert_eq!(new(QUOTE_THE_NOTICE), 1, "{context}");
+    }
+    assert_eq!(
+        count(),
+        2 * first_turn,
+        "verify.sh ran at each stop of the new turn, as of the first: {context}"
+    );
+    assert_final_answer(agent, &out, CLAIM, &context);
+    assert_unproven(&first.repo);
 }
