@@ -50,6 +50,14 @@ pub(crate) struct Args {
     #[arg(long)]
     pre_push: bool,
 
+    /// Also wire the gate in the user-level settings of each --host that reads a project's
+    /// hooks only in the folder it is started in (Claude Code's ~/.claude/settings.json,
+    /// Gemini CLI's ~/.gemini/settings.json), so that a session started in a subdirectory is
+    /// gated too. Those hooks then run in every repository; one without an armed verify.sh is
+    /// left alone.
+    #[arg(long)]
+    user_level: bool,
+
     /// Do not ask: set up as the flags say (for scripts and agents).
     #[arg(short = 'y', long)]
     yes: bool,
@@ -181,13 +189,34 @@ fn plan(
             )))
             .hint("fix the file (or move it away) and run init again; nothing was changed")
         })?;
+        let user_file = host.user_level_to_wire();
         steps.push(Step::Wire {
             host,
             path,
             wired,
             created: existing.is_none(),
-            user_level: host.user_level_to_wire(),
+            user_level: user_file.clone().filter(|_| !args.user_level),
+            user: false,
         });
+        if let Some(path) = user_file.filter(|_| args.user_level) {
+            let existing = read_optional(&path)?;
+            let wired = host.wire(existing.as_deref()).map_err(|error| {
+                super::Failure::from(anyhow::Error::new(error).context(format!(
+                    "could not wire {} user-wide: {} cannot be read as settings",
+                    host.title(),
+                    path.display()
+                )))
+                .hint("fix the file (or move it away) and run init again; nothing was changed")
+            })?;
+            steps.push(Step::Wire {
+                host,
+                path,
+                wired,
+                created: existing.is_none(),
+                user_level: None,
+                user: true,
+            });
+        }
     }
     if args.pre_push {
         steps.push(plan_pre_push(repo, root)?);

@@ -29,6 +29,9 @@ pub(crate) enum Step {
         /// The user-level file that would gate sessions started in a subdirectory, where the
         /// host reads `path` only in the directory it starts in and that file wires no gate.
         user_level: Option<PathBuf>,
+        /// `path` is the host's user-level settings (`init --user-level`): not the project's,
+        /// so nothing to commit, and it gates sessions started in any folder.
+        user: bool,
     },
     PrePush {
         path: PathBuf,
@@ -106,12 +109,21 @@ impl InitReport {
                     )
                 }
                 Step::Wire {
-                    host, path, wired, ..
+                    host,
+                    path,
+                    wired,
+                    user,
+                    ..
                 } => format!(
-                    "add the gate's {} hooks for {} to {}",
+                    "add the gate's {} hooks for {} to {}{}",
                     wired.added.join(" and "),
                     host.title(),
-                    path.display()
+                    path.display(),
+                    if *user {
+                        " (your user-level settings: sessions started in any folder are gated)"
+                    } else {
+                        ""
+                    }
                 ),
                 Step::PrePush { path, .. } => {
                     format!("install the pre-push hook at {}", path.display())
@@ -173,10 +185,11 @@ impl InitReport {
                     path,
                     wired,
                     created,
+                    user,
                     ..
                 } if !wired.added.is_empty() => writeln!(
                     out,
-                    "wired {}: {} hooks {} {}",
+                    "wired {}: {} hooks {} {}{}",
                     host.title(),
                     wired.added.join(" and "),
                     if *created {
@@ -184,7 +197,12 @@ impl InitReport {
                     } else {
                         "merged into"
                     },
-                    path.display()
+                    path.display(),
+                    if *user {
+                        " (user-level: a session started in any folder is gated; repositories without an armed verify.sh are left alone)"
+                    } else {
+                        ""
+                    }
                 )?,
                 Step::Wire { host, path, .. } => {
                     writeln!(out, "already wired: {} in {}", host.title(), path.display())?;
@@ -265,7 +283,9 @@ impl InitReport {
                     if *already { "already set:" } else { "set" }
                 )?,
             }
-            if let Step::Wire { host, .. } = step
+            if let Step::Wire {
+                host, user: false, ..
+            } = step
                 && let Some(trust) = host.trust_step()
             {
                 writeln!(out, "  trust: {trust}")?;
@@ -278,10 +298,11 @@ impl InitReport {
             {
                 writeln!(
                     out,
-                    "  where: {} reads {} only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into {}",
+                    "  where: {} reads {} only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into {}\n  hint: git prove-it init --host {} --user-level does it",
                     host.title(),
                     host.config_path(),
-                    user.display()
+                    user.display(),
+                    host.name()
                 )?;
             }
         }
@@ -304,7 +325,12 @@ impl InitReport {
                     already: false,
                     ..
                 } => written.push(".husky/pre-push"),
-                Step::Wire { host, wired, .. } if !wired.added.is_empty() => {
+                Step::Wire {
+                    host,
+                    wired,
+                    user: false,
+                    ..
+                } if !wired.added.is_empty() => {
                     written.push(host.config_path());
                 }
                 _ => {}

@@ -761,3 +761,76 @@ fn doctor_says_where_a_host_that_reads_hooks_only_where_it_starts_runs_no_gate()
         assert!(!in_src.contains("it runs no gate"), "{host}: {in_src}");
     }
 }
+
+/// Issue 19, hole 15: `init --user-level` makes the wiring hold from any subdirectory for a
+/// host that reads a project's hooks only where it starts: the gate's hooks are merged into
+/// the user's settings (their other keys kept), `doctor` run in `src/` no longer says the gate
+/// does not run there, the user's file is not among the files to commit, and running it again
+/// changes nothing.
+#[test]
+fn init_user_level_wires_the_gate_for_sessions_started_in_any_folder() {
+    for (host, user_file) in [
+        ("gemini", ".gemini/settings.json"),
+        ("claude", ".claude/settings.json"),
+    ] {
+        let repo = TestRepo::new();
+        repo.write("src/lib.txt", "a\n");
+        repo.commit_all("initial");
+        let user = repo.home().join(user_file);
+        std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+        std::fs::write(&user, "{\n  \"theme\": \"dark\"\n}\n").unwrap();
+        let init = repo
+            .prove_it(&["init", "--yes", "--no-demo", "--host", host, "--user-level"])
+            .assert()
+            .code(0);
+        let said = String::from_utf8_lossy(&init.get_output().stdout).into_owned();
+        assert!(
+            said.contains(&format!("merged into {} (user-level", user.display())),
+            "{host}: {said}"
+        );
+        assert!(
+            !said.contains("a session started in a subdirectory is not gated"),
+            "{host}: {said}"
+        );
+        let commit = said
+            .lines()
+            .find(|line| line.contains("git add"))
+            .unwrap_or_default();
+        assert!(
+            commit.contains(user_file),
+            "{host}: the project's file: {commit}"
+        );
+        assert!(
+            !commit.contains(&user.display().to_string()),
+            "{host}: {commit}"
+        );
+        let settings: Value =
+            serde_json::from_str(&std::fs::read_to_string(&user).unwrap()).unwrap();
+        assert_eq!(
+            settings["theme"], "dark",
+            "{host}: the user's own keys are kept"
+        );
+        assert!(
+            settings["hooks"]
+                .to_string()
+                .contains(&format!("git prove-it hook {host}")),
+            "{host}: {settings}"
+        );
+        let mut cmd = repo.command(cargo_bin("git-prove-it"));
+        cmd.arg("doctor").current_dir(repo.path("src"));
+        let out = cmd.output().unwrap();
+        let doctor = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            doctor.contains("so a session started in any subdirectory is gated"),
+            "{host}: {doctor}"
+        );
+        assert!(!doctor.contains("it runs no gate"), "{host}: {doctor}");
+        let again = repo
+            .prove_it(&["init", "--yes", "--no-demo", "--host", host, "--user-level"])
+            .assert()
+            .code(0);
+        let said = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+        assert!(said.contains("already wired"), "{host}: {said}");
+        assert!(!said.contains("merged into"), "{host}: {said}");
+    }
+}
