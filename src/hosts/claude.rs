@@ -10,9 +10,8 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::adapter::Adapter;
-use super::copilot::{TRANSCRIPT_TAIL, written_ns};
 use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
-use super::payload_file::{self, Part, READ_TIME};
+use super::transcript;
 use super::trust::{dir_from, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, Host, InputError, Stop, vscode};
@@ -173,16 +172,7 @@ pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
 /// session, ns since the epoch): an older one is an earlier turn's, no claim of this one. The
 /// path is the payload's, read only as a bounded regular file (`payload_file`).
 fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
-    let tail = payload_file::read(transcript, Part::Tail(TRANSCRIPT_TAIL), READ_TIME).ok()?;
-    let (text, written) = String::from_utf8_lossy(&tail)
-        .lines()
-        .rev()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find_map(|event| Some((assistant_text(&event)?, written_ns(&event))))?;
-    match after {
-        Some(after) if written.is_none_or(|written| written <= after) => None,
-        _ => Some(text),
-    }
+    transcript::last_answer(transcript, after, assistant_text)
 }
 
 /// The text of an assistant entry: its content's text blocks (a tool call alone has none).

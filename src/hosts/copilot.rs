@@ -9,19 +9,14 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
-use time::OffsetDateTime;
-use time::format_description::well_known::Rfc3339;
 
 use super::adapter::Adapter;
 use super::fields::{Object, flag, optional_string, snake_prompt, snake_start, snake_stop, string};
-use super::payload_file::{self, Part, READ_TIME};
+use super::transcript;
 use super::trust::{dir_from, env_true, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError, Prompt, Start, Stop};
 use crate::gate::Message;
-
-/// The transcript's tail read for the claim: the last message is near the end.
-pub(super) const TRANSCRIPT_TAIL: u64 = 1024 * 1024;
 
 /// Copilot CLI ends a turn after this many consecutive blocks.
 const BLOCK_CAP: u32 = 8;
@@ -212,23 +207,7 @@ fn answer(message: &Message) -> Option<Value> {
 /// The path is the payload's: a FIFO, a device or a directory there is no transcript, and
 /// is never waited on (`payload_file`).
 fn last_answer(transcript: &Path, after: Option<u64>) -> Option<String> {
-    let tail = payload_file::read(transcript, Part::Tail(TRANSCRIPT_TAIL), READ_TIME).ok()?;
-    let (text, written) = String::from_utf8_lossy(&tail)
-        .lines()
-        .rev()
-        .filter_map(|line| serde_json::from_str::<Value>(line).ok())
-        .find_map(|event| Some((assistant_text(&event)?, written_ns(&event))))?;
-    match after {
-        Some(after) if written.is_none_or(|written| written <= after) => None,
-        _ => Some(text),
-    }
-}
-
-/// An event's `timestamp` (RFC 3339, as Copilot writes it), in ns since the epoch.
-pub(super) fn written_ns(event: &Value) -> Option<u64> {
-    let stamp = event["timestamp"].as_str()?;
-    let time = OffsetDateTime::parse(stamp, &Rfc3339).ok()?;
-    u64::try_from(time.unix_timestamp_nanos()).ok()
+    transcript::last_answer(transcript, after, assistant_text)
 }
 
 /// `{"type":"assistant.message","data":{"content":...}}`, or a message with role assistant.

@@ -22,6 +22,7 @@ mod fields;
 mod gemini;
 mod host;
 mod payload_file;
+mod transcript;
 mod trust;
 mod vscode;
 mod wiring;
