@@ -821,3 +821,23 @@ fn the_codex_plugins_hooks_are_inits_with_the_announcement() {
         json!({"source": "local", "path": "./codex"})
     );
 }
+
+#[test]
+fn the_gemini_extensions_hooks_are_inits_with_the_announcement_in_milliseconds() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap()
+    };
+    let hooks = read("gemini/hooks/hooks.json");
+    assert_plugin_hooks_are_inits_with_the_announcement("gemini", ".gemini/settings.json", &hooks);
+    // Gemini CLI's timeouts are milliseconds: the stop's must exceed verify.sh's default 300 s.
+    assert_eq!(wired_hook(&hooks, "AfterAgent")["timeout"], 900_000);
+    let manifest = read("gemini/gemini-extension.json");
+    // Gemini CLI installs an extension into a folder named after it.
+    assert_eq!(manifest["name"], "prove-it");
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        manifest.get("hooks").is_none(),
+        "Gemini CLI reads an extension's hooks from hooks/hooks.json only"
+    );
+}
