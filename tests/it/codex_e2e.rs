@@ -12,7 +12,9 @@ use std::process::Output;
 use std::time::Duration;
 
 use crate::e2e::harness::{host_command, wired_by_init};
-use crate::e2e::scenarios::{ANSWER, read_only};
+use crate::e2e::scenarios::{
+    ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change, read_only,
+};
 use crate::e2e::{
     Agent, Feedback, HostInfo, describe, json_lines, last_answers, run_bounded, scenarios_for,
 };
@@ -236,4 +238,121 @@ fn doctor_reads_the_project_trust_codex_records() {
         after.contains("warn  Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked"),
         "{after}\n{context}"
     );
+}
+
+// The Codex plugin (`codex/.codex-plugin/`, listed by `.agents/plugins/marketplace.json`):
+// installed from this checkout as a local marketplace, offline, it wires the gate by itself.
+
+#[test]
+#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn the_plugin_installed_from_a_local_marketplace_blocks_a_failing_change() {
+    let codex = INFO.binary();
+    let repo = TestRepo::new();
+    for (path, content) in ANSWER {
+        repo.write(path, content);
+    }
+    repo.verify_script(ANSWER_CHECK);
+    repo.commit_all("initial, not wired: the plugin is");
+    let server = Codex.start(failing_change());
+    let home = codex_home(&repo, &server, Trust::Recorded);
+    // Plugins on, as a user has them (the other runs turn them off to stay offline at start).
+    let config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    assert!(config.contains("\nplugins = false\n"));
+    std::fs::write(
+        home.join("config.toml"),
+        config.replace("\nplugins = false\n", "\nplugins = true\n"),
+    )
+    .unwrap();
+    let root = env!("CARGO_MANIFEST_DIR");
+    for args in [
+        &["plugin", "marketplace", "add", root][..],
+        &["plugin", "add", "prove-it@git-prove-it"],
+    ] {
+        let mut cmd = host_command(&codex, &repo);
+        cmd.args(args).env("CODEX_HOME", &home);
+        let out = run_bounded(cmd, RUN_LIMIT);
+        assert!(out.status.success(), "codex {args:?}: {out:?}");
+    }
+    let installed = home.join("plugins/cache/git-prove-it/prove-it/0.1.0");
+    assert!(installed.join(".codex-plugin/plugin.json").is_file());
+    trust_plugin_hooks(&codex, &repo, &home);
+
+    // Not run_codex_trusting: it writes the run's config.toml afresh, without the plugin.
+    let mut cmd = host_command(&codex, &repo);
+    cmd.args(["exec", "--json", "--skip-git-repo-check", "add a greeting"])
+        .env("CODEX_HOME", &home)
+        .env(KEY_VAR, "sk-fake-key-for-tests");
+    let out = run_bounded(cmd, RUN_LIMIT);
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert!(!repo.path(".codex/hooks.json").exists(), "{context}");
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert!(feedback.contains("<hook_prompt"), "{context}");
+    assert!(feedback.contains(&format!("{BLOCK}1 of 3")), "{context}");
+    assert!(feedback.contains(ANSWER_WRONG), "{context}");
+    assert_eq!(
+        Codex.final_answer(&out).as_deref(),
+        Some(FIXED),
+        "{context}"
+    );
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).unwrap_or_default();
+    assert!(
+        note.contains("host: codex"),
+        "the plugin's hook proved it: {note}\n{context}"
+    );
+}
+
+/// Trusts the plugin's hooks as approving them in interactive Codex does: `hooks/list` from
+/// `codex app-server` gives each hook's key and hash, recorded as
+/// `[hooks.state."<key>"] trusted_hash` in `config.toml`.
+fn trust_plugin_hooks(codex: &Path, repo: &TestRepo, home: &Path) {
+    use std::io::{BufRead as _, Write as _};
+    let mut cmd = host_command(codex, repo);
+    let mut child = cmd
+        .arg("app-server")
+        .env("CODEX_HOME", home)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let cwd = serde_json::json!([repo.root]);
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(
+        stdin,
+        r#"{{"jsonrpc":"2.0","id":1,"method":"initialize","params":{{"clientInfo":{{"name":"prove-it-tests","version":"1"}}}}}}
+{{"jsonrpc":"2.0","method":"initialized"}}
+{{"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{{"cwds":{cwd}}}}}"#
+    )
+    .unwrap();
+    let listed = std::io::BufReader::new(child.stdout.take().unwrap())
+        .lines()
+        .map_while(Result::ok)
+        .filter_map(|line| serde_json::from_str::<serde_json::Value>(&line).ok())
+        .find(|message| message["id"] == 2);
+    let _ = child.kill();
+    let _ = child.wait();
+    let listed = listed.expect("codex app-server answers hooks/list");
+    let hooks = listed["result"]["data"][0]["hooks"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut config = std::fs::read_to_string(home.join("config.toml")).unwrap();
+    for hook in &hooks {
+        let hash = hook["currentHash"].as_str().unwrap();
+        let hash = hash.split('/').next().unwrap();
+        config += &format!(
+            "\n[hooks.state.{:?}]\ntrusted_hash = {hash:?}\n",
+            hook["key"].as_str().unwrap()
+        );
+    }
+    assert_eq!(
+        hooks.len(),
+        2,
+        "the plugin's SessionStart and Stop hooks: {listed}"
+    );
+    std::fs::write(home.join("config.toml"), config).unwrap();
 }

@@ -199,3 +199,80 @@ fn command(
         .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
     cmd
 }
+
+// The Gemini CLI extension (`gemini/`): installed from this checkout with
+// `gemini extensions install`, offline, it wires the gate by itself.
+
+#[test]
+#[ignore = "drives the real gemini CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
+    use crate::e2e::scenarios::{
+        ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change, read_only,
+    };
+    use crate::e2e::{describe, last_answers};
+
+    let gemini = INFO.binary();
+    let repo = TestRepo::new();
+    for (path, content) in ANSWER {
+        repo.write(path, content);
+    }
+    repo.verify_script(ANSWER_CHECK);
+    repo.commit_all("initial, not wired: the extension is");
+    let home = repo.home().join("gemini-home");
+    std::fs::create_dir_all(&home).unwrap();
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("gemini");
+    let mut install = host_command(&gemini, &repo);
+    // Without a trusted workspace, install asks whether to trust the source folder, even with
+    // --consent.
+    install
+        .arg("extensions")
+        .arg("install")
+        .arg(&source)
+        .arg("--consent")
+        .env("GEMINI_CLI_HOME", &home)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    let out = run_bounded(install, RUN_LIMIT);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stderr)
+            .contains("Extension \"prove-it\" installed successfully and enabled."),
+        "{out:?}"
+    );
+    let installed = home.join(".gemini/extensions/prove-it");
+    assert!(installed.join("hooks/hooks.json").is_file());
+
+    let server = Gemini.start(failing_change());
+    let out = Gemini.run(&gemini, &repo, &server, "add a greeting");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert!(!repo.path(INFO.wiring).exists(), "{context}");
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert!(feedback.starts_with(&format!("{BLOCK}1 of 3")), "{context}");
+    assert!(feedback.contains(ANSWER_WRONG), "{context}");
+    let answer = Gemini.final_answer(&out).unwrap_or_default();
+    assert!(answer.ends_with(FIXED), "{answer}\n{context}");
+    assert_eq!(last_answers(&repo), ["silent"], "{context}");
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).unwrap_or_default();
+    assert!(
+        note.contains("host: gemini"),
+        "the extension's hook proved it: {note}\n{context}"
+    );
+
+    // The extension's hooks are the user's: a session started below the root is gated too
+    // (a repository's .gemini/settings.json is read only where Gemini CLI starts).
+    std::fs::create_dir(repo.path("src")).unwrap();
+    let server = Gemini.start(read_only());
+    let out = Gemini.run_in(
+        &gemini,
+        &repo,
+        &repo.path("src"),
+        &server,
+        "what is in answer.txt?",
+    );
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert_eq!(last_answers(&repo), ["silent", "silent"], "{context}");
+}

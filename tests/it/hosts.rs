@@ -834,3 +834,83 @@ fn init_user_level_wires_the_gate_for_sessions_started_in_any_folder() {
         assert!(!said.contains("merged into"), "{host}: {said}");
     }
 }
+
+/// The hooks a host reads from `file`, by event: `[event][0].hooks[0]`.
+fn wired_hook(config: &Value, event: &str) -> Value {
+    config["hooks"][event][0]["hooks"][0].clone()
+}
+
+/// `plugin`'s hooks are the ones `init --host <host>` writes, with `--announce` at SessionStart
+/// (as the Claude Code plugin's), and no other events.
+fn assert_plugin_hooks_are_inits_with_the_announcement(host: &str, wired: &str, plugin: &Value) {
+    let repo = TestRepo::with_commit();
+    repo.verify_passes();
+    repo.prove_it(&["init", "--yes", "--no-demo", "--host", host])
+        .assert()
+        .success();
+    let init: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path(wired)).unwrap()).unwrap();
+    let events = |config: &Value| -> Vec<String> {
+        config["hooks"]
+            .as_object()
+            .unwrap()
+            .keys()
+            .cloned()
+            .collect()
+    };
+    assert_eq!(events(plugin), events(&init), "{plugin}");
+    for event in events(&init) {
+        let (ours, inits) = (wired_hook(plugin, &event), wired_hook(&init, &event));
+        if event == "SessionStart" {
+            assert_eq!(ours["timeout"], inits["timeout"], "{event}");
+            assert_eq!(
+                ours["command"].as_str().unwrap(),
+                format!("{} --announce", inits["command"].as_str().unwrap())
+            );
+        } else {
+            assert_eq!(ours, inits, "{event}");
+        }
+    }
+}
+
+#[test]
+fn the_codex_plugins_hooks_are_inits_with_the_announcement() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap()
+    };
+    let hooks = read("codex/hooks/hooks.json");
+    assert_plugin_hooks_are_inits_with_the_announcement("codex", ".codex/hooks.json", &hooks);
+    let manifest = read("codex/.codex-plugin/plugin.json");
+    assert_eq!(manifest["name"], "prove-it");
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    // The marketplace file Codex reads (not .claude-plugin/marketplace.json, which it also
+    // reads but whose "./" would hand Codex the whole checkout, target/ included).
+    let marketplace = read(".agents/plugins/marketplace.json");
+    assert_eq!(marketplace["name"], "git-prove-it");
+    assert_eq!(marketplace["plugins"][0]["name"], "prove-it");
+    assert_eq!(
+        marketplace["plugins"][0]["source"],
+        json!({"source": "local", "path": "./codex"})
+    );
+}
+
+#[test]
+fn the_gemini_extensions_hooks_are_inits_with_the_announcement_in_milliseconds() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap()
+    };
+    let hooks = read("gemini/hooks/hooks.json");
+    assert_plugin_hooks_are_inits_with_the_announcement("gemini", ".gemini/settings.json", &hooks);
+    // Gemini CLI's timeouts are milliseconds: the stop's must exceed verify.sh's default 300 s.
+    assert_eq!(wired_hook(&hooks, "AfterAgent")["timeout"], 900_000);
+    let manifest = read("gemini/gemini-extension.json");
+    // Gemini CLI installs an extension into a folder named after it.
+    assert_eq!(manifest["name"], "prove-it");
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        manifest.get("hooks").is_none(),
+        "Gemini CLI reads an extension's hooks from hooks/hooks.json only"
+    );
+}

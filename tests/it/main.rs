@@ -20,6 +20,7 @@ mod hostile;
 mod hosts;
 mod init;
 mod init_beside;
+mod install_script;
 mod ledger;
 mod log;
 mod manuals;
