@@ -14,7 +14,8 @@ use crate::report;
 pub(crate) struct Args {
     /// At a session start that records an anchor, tell the user that the gate is armed; in a
     /// repository without an armed verify.sh, that the gate is inert there and how to arm it.
-    /// Each once per repository (the Claude Code plugin's hooks ask for this).
+    /// Each once per repository (the Claude Code and Codex plugins' and the Gemini CLI
+    /// extension's hooks ask for this).
     #[arg(long)]
     pub announce: bool,
 }
