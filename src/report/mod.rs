@@ -1,4 +1,4 @@
-//! Human, JSON and CI (JUnit) rendering of what the commands found; nothing else in the crate
+//! Human, JSON and CI (JUnit, an SVG badge) rendering of what the commands found; nothing else in the crate
 //! prints.
 //!
 //! Every function here takes the writer it prints to, so tests and callers decide where output
@@ -6,6 +6,7 @@
 //! (their own structs, filled by the `cli/` command that calls them) and never name the
 //! repository's types (`git/`) or the commands (`cli/`).
 
+mod badge;
 mod claim;
 mod commits;
 mod doctor;
@@ -19,9 +20,11 @@ mod pre_push;
 mod progress;
 mod proof;
 mod run;
+mod stats;
 mod status;
 mod sync;
 
+pub(crate) use badge::badge;
 pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
@@ -42,6 +45,7 @@ pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_ve
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult, Unarmed};
+pub(crate) use stats::StatsReport;
 pub(crate) use status::StatusReport;
 pub(crate) use sync::SyncReport;
 
