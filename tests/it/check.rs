@@ -578,3 +578,45 @@ fn format_json_is_json_and_json_with_another_format_is_refused() {
         .code(2)
         .stderr(predicate::str::contains("invalid value 'yaml'"));
 }
+
+#[test]
+fn junit_under_require_signed_types_each_failure_by_its_signature() {
+    let (repo, allowed) = crate::log::signed_history();
+    let args = [
+        "check",
+        "--all",
+        "--require-signed",
+        "--allowed-signers",
+        &allowed,
+        "--format",
+        "junit",
+    ];
+    let suite = junit_of(&repo.prove_it(&args).assert().code(1));
+    assert_eq!((suite.tests, suite.failures), (3, 2));
+    let good = case(&suite, &format!("{} initial", short(&repo, "HEAD~2")));
+    assert!(good.status.is_success(), "{good:?}");
+    assert!(
+        good.system_out
+            .as_deref()
+            .unwrap()
+            .contains("signature: good signature by alice@example.com"),
+        "{good:?}"
+    );
+    let unsigned = case(&suite, &format!("{} unsigned", short(&repo, "HEAD~1")));
+    let failure = unsigned.status.failure_as_ref();
+    assert_eq!(failure.failure_type, "unsigned");
+    assert_eq!(failure.message, "unsigned (--require-signed)");
+    let unproven = case(&suite, &format!("{} unproven", short(&repo, "HEAD")));
+    assert_eq!(unproven.status.failure_as_ref().failure_type, "unproven");
+
+    // The signed record altered after signing: a bad signature.
+    let tree = tree_of(&repo, "HEAD~2");
+    let forged = repo.note(&tree).unwrap().replace("host: cli", "host: ci");
+    hand_write_note(&repo, &tree, &forged);
+    let suite = junit_of(&repo.prove_it(&args).assert().code(1));
+    assert_eq!((suite.tests, suite.failures), (3, 3));
+    let bad = case(&suite, &format!("{} initial", short(&repo, "HEAD~2")));
+    let failure = bad.status.failure_as_ref();
+    assert_eq!(failure.failure_type, "bad-signature");
+    assert_eq!(failure.message, "BAD signature (--require-signed)");
+}

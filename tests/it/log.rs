@@ -186,7 +186,7 @@ fn stats_count_a_proof_through_an_edited_verify_sh_and_say_so() {
 
 /// Three commits: signed by alice and proven, proven unsigned, unproven; and a file allowing
 /// alice.
-fn signed_history() -> (TestRepo, String) {
+pub fn signed_history() -> (TestRepo, String) {
     let repo = TestRepo::with_commit();
     let (key, public) = crate::signed::keygen(&repo, "alice");
     crate::signed::sign_with(&repo, key.to_str().unwrap());
