@@ -57,9 +57,27 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE", requires = "require_signed")]
     allowed_signers: Option<PathBuf>,
 
-    /// Print the result as one JSON object on stdout.
-    #[arg(long)]
+    /// How to print the result: text for a person, json (one JSON object, as --json), or junit
+    /// (a JUnit XML report, one test case per commit, for GitLab's reports:junit, Jenkins and
+    /// test-reporter actions). The exit status is the same in every format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
+    format: Format,
+
+    /// Print the result as one JSON object on stdout: --format json.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+}
+
+/// What `check --format` takes; a new renderer is one more variant here and one more arm in
+/// [`run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Lines for a person.
+    Text,
+    /// One JSON object.
+    Json,
+    /// A JUnit XML report.
+    Junit,
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
@@ -124,10 +142,11 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         commits,
         verify_changed,
     };
-    if args.json {
-        report::json(&report, out)?;
-    } else {
-        report.human(out)?;
+    let format = if args.json { Format::Json } else { args.format };
+    match format {
+        Format::Text => report.human(out)?,
+        Format::Json => report::json(&report, out)?,
+        Format::Junit => report::junit(&report, out)?,
     }
     Ok(if proven { exit::OK } else { exit::NOT_PROVEN })
 }

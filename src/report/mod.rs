@@ -1,10 +1,12 @@
-//! Human and JSON rendering of what the commands found; nothing else in the crate prints.
+//! Human, JSON and CI (JUnit, an SVG badge) rendering of what the commands found; nothing else in the crate
+//! prints.
 //!
 //! Every function here takes the writer it prints to, so tests and callers decide where output
 //! goes. Human text and JSON are rendered from the same values. Renderers take plain values
 //! (their own structs, filled by the `cli/` command that calls them) and never name the
 //! repository's types (`git/`) or the commands (`cli/`).
 
+mod badge;
 mod claim;
 mod commits;
 mod doctor;
@@ -12,14 +14,17 @@ mod failure;
 mod gate;
 mod init;
 mod install;
+mod junit;
 mod ledger;
 mod pre_push;
 mod progress;
 mod proof;
 mod run;
+mod stats;
 mod status;
 mod sync;
 
+pub(crate) use badge::badge;
 pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
@@ -34,11 +39,13 @@ pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
+pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{RunReport, RunResult, Unarmed};
+pub(crate) use stats::StatsReport;
 pub(crate) use status::StatusReport;
 pub(crate) use sync::SyncReport;
 
