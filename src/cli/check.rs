@@ -57,9 +57,38 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE", requires = "require_signed")]
     allowed_signers: Option<PathBuf>,
 
-    /// Print the result as one JSON object on stdout.
-    #[arg(long)]
+    /// How to print the result: text for a person, json (one JSON object, as --json), or github
+    /// (GitHub Actions' workflow commands: one ::error annotation per commit not proven, at most
+    /// 10, the last counting the rest; then the text). The exit status is the same in every
+    /// format.
+    #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
+    format: Format,
+
+    /// Print the result as one JSON object on stdout: --format json.
+    #[arg(long, conflicts_with = "format")]
     json: bool,
+
+    /// Append a Markdown summary to FILE: a table of the commits checked (commit, subject,
+    /// proof, who, when, duration, signature, verify.sh edited), for $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+
+    /// Append the result to FILE in $GITHUB_OUTPUT's syntax: proven=true|false, proven-count=N,
+    /// and unproven, the full ids of the commits not proven, one a line.
+    #[arg(long, value_name = "FILE")]
+    outputs: Option<PathBuf>,
+}
+
+/// What `check --format` takes; a new renderer is one more variant here and one more arm in
+/// [`run`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum Format {
+    /// Lines for a person.
+    Text,
+    /// One JSON object.
+    Json,
+    /// GitHub Actions' annotations, then the text.
+    Github,
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
@@ -124,12 +153,37 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         commits,
         verify_changed,
     };
-    if args.json {
-        report::json(&report, out)?;
-    } else {
-        report.human(out)?;
+    for (file, render) in [
+        (&args.summary, report::github_summary as Render),
+        (&args.outputs, report::github_outputs),
+    ] {
+        if let Some(path) = file {
+            append(path, &report, render)?;
+        }
+    }
+    let format = if args.json { Format::Json } else { args.format };
+    match format {
+        Format::Text => report.human(out)?,
+        Format::Json => report::json(&report, out)?,
+        Format::Github => {
+            report::github_annotations(&report, out)?;
+            report.human(out)?;
+        }
     }
     Ok(if proven { exit::OK } else { exit::NOT_PROVEN })
+}
+
+type Render = fn(&CheckReport, &mut dyn Write) -> std::io::Result<()>;
+
+/// Append what `render` makes of `report` to the file at `path` (a CI's step file, which other
+/// steps write to as well).
+fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("could not open {}", path.display()))?;
+    render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
 }
 
 /// verify.sh changes since each of `bases` (the commits a range excludes) among `checked`.

@@ -26,7 +26,7 @@ pub(crate) struct CommitReport {
     pub signature: Option<SignatureStatus>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
-    require_signed: bool,
+    pub(super) require_signed: bool,
 }
 
 impl CommitReport {
@@ -65,12 +65,12 @@ impl CommitReport {
                 .is_some_and(SignatureStatus::is_good)
     }
 
-    fn short(&self) -> &str {
+    pub(super) fn short(&self) -> &str {
         &self.commit[..self.commit.len().min(7)]
     }
 
     /// Why it does not count as proven, as a fragment for a list.
-    fn why_not(&self) -> String {
+    pub(super) fn why_not(&self) -> String {
         match self.status {
             "proven" | "proven-edited" if self.lacks_signature() => format!(
                 "{} (--require-signed)",
@@ -111,7 +111,7 @@ impl From<&VerifyChange> for VerifyChangeReport {
 }
 
 impl VerifyChangeReport {
-    fn short_base(&self) -> &str {
+    pub(super) fn short_base(&self) -> &str {
         &self.base[..self.base.len().min(7)]
     }
 

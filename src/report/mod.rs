@@ -5,6 +5,7 @@
 //! (their own structs, filled by the `cli/` command that calls them) and never name the
 //! repository's types (`git/`) or the commands (`cli/`).
 
+mod ci;
 mod claim;
 mod commits;
 mod doctor;
@@ -20,6 +21,9 @@ mod run;
 mod status;
 mod sync;
 
+pub(crate) use ci::{
+    annotations as github_annotations, outputs as github_outputs, summary as github_summary,
+};
 pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
