@@ -522,3 +522,102 @@ fn the_gitlab_template_writes_a_junit_report_of_the_merge_requests_head() {
     assert!(xml.contains("<testsuite"), "{xml}");
     assert!(xml.contains(short(&unproven)), "{xml}");
 }
+
+/// What actions/checkout does by default on a pull request: a depth-1 fetch of the merge ref,
+/// in which the pull request's head, a parent of the merge commit, is not there at all.
+fn shallow_checkout_of_merge_ref(remote: &BareRemote) -> TestRepo {
+    let workspace = TestRepo::new();
+    let url = format!("file://{}", remote.path.display());
+    workspace.git(&["remote", "add", "origin", &url]);
+    workspace.git(&[
+        "fetch",
+        "-q",
+        "--no-tags",
+        "--depth=1",
+        "origin",
+        "+refs/pull/7/merge:refs/remotes/pull/7/merge",
+    ]);
+    workspace.git(&["checkout", "-q", "--detach", "refs/remotes/pull/7/merge"]);
+    workspace
+}
+
+/// The trap of a shallow checkout: the head commit is not in the clone, and neither is the
+/// history of the pull request; the action fetches what it checks.
+#[test]
+fn the_action_in_a_shallow_checkout_fetches_the_head_and_the_range_it_checks() {
+    let (remote, dev, base) = remote_with_proven_main();
+    dev.git(&["checkout", "-q", "-b", "feature"]);
+    let unproven = commit(&dev, "one.txt", false);
+    let head = commit(&dev, "two.txt", true);
+    dev.git(&["push", "-q", "--no-verify", "origin", "feature"]);
+    push_proofs(&dev);
+    dev.git(&["checkout", "-q", "--detach", "main"]);
+    dev.git(&["merge", "-q", "--no-ff", "-m", "Merge feature", "feature"]);
+    dev.git(&[
+        "push",
+        "-q",
+        "--no-verify",
+        "origin",
+        "HEAD:refs/pull/7/merge",
+    ]);
+
+    let workspace = shallow_checkout_of_merge_ref(&remote);
+    assert!(
+        !workspace
+            .git_output(&["cat-file", "-e", &format!("{head}^{{commit}}")])
+            .status
+            .success(),
+        "the head is not in a depth-1 checkout of the merge ref"
+    );
+    let run = run_action(
+        &workspace,
+        "pull_request",
+        &pull_request(&head, &base),
+        &[("binary", &binary())],
+    );
+    assert!(run.success, "{}\n{}", run.stdout, run.stderr);
+    assert_eq!(run.outputs["proven-count"], "1");
+
+    let workspace = shallow_checkout_of_merge_ref(&remote);
+    let run = run_action(
+        &workspace,
+        "pull_request",
+        &pull_request(&head, &base),
+        &[("binary", &binary()), ("range", "all")],
+    );
+    assert!(!run.success);
+    assert_eq!(run.outputs["unproven"], unproven, "{}", run.stderr);
+    assert_eq!(run.outputs["proven-count"], "1");
+}
+
+/// The inputs reach check: with `require-signed`, an unsigned proof does not count.
+#[test]
+fn the_action_with_require_signed_refuses_an_unsigned_proof() {
+    let (remote, _dev, initial) = remote_with_proven_main();
+    let workspace = TestRepo::clone_of(&remote);
+    std::fs::write(workspace.home().join("allowed_signers"), "").unwrap();
+    let signers = workspace.home().join("allowed_signers");
+    let push =
+        serde_json::json!({"before": "0000000000000000000000000000000000000000", "after": initial});
+    let run = run_action(&workspace, "push", &push, &[("binary", &binary())]);
+    assert!(run.success, "{}\n{}", run.stdout, run.stderr);
+    let run = run_action(
+        &workspace,
+        "push",
+        &push,
+        &[
+            ("binary", &binary()),
+            ("require-signed", "true"),
+            ("allowed-signers", signers.to_str().unwrap()),
+        ],
+    );
+    assert!(!run.success);
+    assert_eq!(
+        annotations(&run),
+        [format!(
+            "::error title=commit {0} is not proven::{0} initial: unsigned (--require-signed)",
+            short(&initial)
+        )]
+    );
+    assert!(run.summary.contains("| unsigned |"), "{}", run.summary);
+}
