@@ -41,10 +41,15 @@ fi
 
 # Proofs are notes, which clones do not fetch. A remote with no proofs at all has no such ref:
 # that is no error here, check then lists every commit as unproven.
-if git ls-remote --exit-code "$remote" refs/notes/prove-it >/dev/null 2>&1; then
+# (ls-remote --exit-code exits 2 for a missing ref; anything else is an unreachable remote.)
+if git ls-remote --exit-code "$remote" refs/notes/prove-it >/dev/null; then
   git fetch --quiet --no-tags "$remote" '+refs/notes/prove-it:refs/notes/prove-it'
+elif [ $? -ne 2 ]; then
+  echo "prove-it: could not read the proofs of $remote" >&2
+  exit 2
 else
   echo "prove-it: $remote has no proofs (refs/notes/prove-it) yet" >&2
+  echo "hint: prove a commit with 'git prove-it run' and push its proof with 'git prove-it sync'" >&2
 fi
 
 case ${PROVE_IT_RANGE:-} in

@@ -621,3 +621,27 @@ fn the_action_with_require_signed_refuses_an_unsigned_proof() {
     );
     assert!(run.summary.contains("| unsigned |"), "{}", run.summary);
 }
+
+/// A remote the recipe cannot reach is an error (exit 2), not a remote without proofs, which
+/// would list every commit as unproven and hide the cause.
+#[test]
+fn the_recipe_fails_on_an_unreachable_remote_rather_than_calling_it_empty() {
+    let repo = TestRepo::with_commit();
+    let missing = repo.home().join("no-such-remote.git");
+    let out = repo
+        .command("sh")
+        .arg(source_root().join("ci/prove-it-check.sh"))
+        .env("PROVE_IT_REMOTE", &missing)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "prove-it: could not read the proofs of {}",
+            missing.display()
+        )),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("has no proofs"), "{stderr}");
+}
