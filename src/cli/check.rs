@@ -57,10 +57,11 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE", requires = "require_signed")]
     allowed_signers: Option<PathBuf>,
 
-    /// How to print the result: text for a person, json (one JSON object, as --json), or github
-    /// (GitHub Actions' workflow commands: one ::error annotation per commit not proven, at most
-    /// 10, the last counting the rest; then the text). The exit status is the same in every
-    /// format.
+    /// How to print the result: text for a person, json (one JSON object, as --json), junit
+    /// (a JUnit XML report, one test case per commit, for GitLab's reports:junit, Jenkins and
+    /// test-reporter actions), or github (GitHub Actions' workflow commands: one ::error
+    /// annotation per commit not proven, at most 10, the last counting the rest; then the text).
+    /// The exit status is the same in every format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
     format: Format,
 
@@ -87,6 +88,8 @@ pub(crate) enum Format {
     Text,
     /// One JSON object.
     Json,
+    /// A JUnit XML report.
+    Junit,
     /// GitHub Actions' annotations, then the text.
     Github,
 }
@@ -165,6 +168,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     match format {
         Format::Text => report.human(out)?,
         Format::Json => report::json(&report, out)?,
+        Format::Junit => report::junit(&report, out)?,
         Format::Github => {
             report::github_annotations(&report, out)?;
             report.human(out)?;

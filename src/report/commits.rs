@@ -57,7 +57,7 @@ impl CommitReport {
     }
 
     /// Whether a good signature is required and the proof does not have one.
-    fn lacks_signature(&self) -> bool {
+    pub(super) fn lacks_signature(&self) -> bool {
         self.require_signed
             && !self
                 .signature

@@ -1,4 +1,5 @@
-//! Human and JSON rendering of what the commands found; nothing else in the crate prints.
+//! Human, JSON and CI (JUnit) rendering of what the commands found; nothing else in the crate
+//! prints.
 //!
 //! Every function here takes the writer it prints to, so tests and callers decide where output
 //! goes. Human text and JSON are rendered from the same values. Renderers take plain values
@@ -13,6 +14,7 @@ mod failure;
 mod gate;
 mod init;
 mod install;
+mod junit;
 mod ledger;
 mod pre_push;
 mod progress;
@@ -38,6 +40,7 @@ pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
+pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;

@@ -402,3 +402,179 @@ fn plain_check_says_a_proof_through_an_edited_verify_sh() {
             "  {head} initial (proven only through an edited verify.sh"
         )));
 }
+
+/// `check --format junit` parsed back with a maintained JUnit parser (junit-parser), as CI's
+/// test reporters read it.
+fn junit_of(assert: &assert_cmd::assert::Assert) -> junit_parser::TestSuite {
+    let stdout = &assert.get_output().stdout;
+    let suites = junit_parser::from_reader(std::io::Cursor::new(stdout))
+        .unwrap_or_else(|e| panic!("not JUnit XML: {e}\n{}", String::from_utf8_lossy(stdout)));
+    assert_eq!(suites.suites.len(), 1, "one suite");
+    let suite = suites.suites.into_iter().next().unwrap();
+    assert_eq!(suite.name, "git-prove-it");
+    assert_eq!(
+        suite.tests,
+        suite.cases.len() as u64,
+        "tests counts the cases"
+    );
+    let failed = suite.cases.iter().filter(|c| c.status.is_failure()).count();
+    assert_eq!(
+        suite.failures, failed as u64,
+        "failures counts the failed cases"
+    );
+    assert_eq!(suites.tests, suite.tests);
+    assert_eq!(suites.failures, suite.failures);
+    suite
+}
+
+fn case<'a>(suite: &'a junit_parser::TestSuite, name: &str) -> &'a junit_parser::TestCase {
+    suite
+        .cases
+        .iter()
+        .find(|c| c.original_name == name)
+        .unwrap_or_else(|| {
+            let names: Vec<_> = suite.cases.iter().map(|c| &c.original_name).collect();
+            panic!("no case {name:?} among {names:?}")
+        })
+}
+
+#[test]
+fn junit_has_a_case_per_commit_and_a_typed_failure_for_each_that_does_not_count() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("b.txt", "b\n");
+    repo.commit_all("unproven <b> & \"c\"\x1b[31m");
+    repo.write("c.txt", "c\n");
+    repo.commit_all("hand-written");
+    hand_write_note(&repo, &tree_of(&repo, "HEAD"), "tests pass, trust me");
+    repo.write("d.txt", "d\n");
+    repo.commit_all("edited");
+    let bounded = bounded_record(&repo);
+    hand_write_note(&repo, &tree_of(&repo, "HEAD"), &bounded);
+
+    let assert = repo
+        .prove_it(&["check", "--all", "--format", "junit"])
+        .assert()
+        .code(1);
+    let suite = junit_of(&assert);
+    assert_eq!(suite.tests, 4);
+    assert_eq!(suite.failures, 2);
+
+    let proven = case(&suite, &format!("{} initial", short(&repo, "HEAD~3")));
+    assert!(proven.status.is_success(), "{proven:?}");
+    assert_eq!(proven.classname.as_deref(), Some("prove-it"));
+    let out = proven.system_out.as_deref().unwrap();
+    assert!(out.contains("signed off by"), "{out}");
+    assert!(out.contains("on host cli"), "{out}");
+    assert!(out.contains("signature: unsigned"), "{out}");
+
+    // A subject's markup is escaped, and its escape character (which XML cannot carry) replaced.
+    let unproven = case(
+        &suite,
+        &format!(
+            "{} unproven <b> & \"c\"\u{fffd}[31m",
+            short(&repo, "HEAD~2")
+        ),
+    );
+    let failure = unproven.status.failure_as_ref();
+    assert_eq!(failure.failure_type, "unproven");
+    assert_eq!(failure.message, "no proof for its tree");
+
+    let invalid = case(&suite, &format!("{} hand-written", short(&repo, "HEAD~1")));
+    let failure = invalid.status.failure_as_ref();
+    assert_eq!(failure.failure_type, "invalid");
+    assert!(
+        failure
+            .message
+            .starts_with("not a valid record: malformed record"),
+        "{failure:?}"
+    );
+
+    // A proof through an edited verify.sh passes, and says so, unless --strict.
+    let edited_name = format!("{} edited", short(&repo, "HEAD"));
+    let edited = case(&suite, &edited_name);
+    assert!(edited.status.is_success(), "{edited:?}");
+    assert!(
+        edited
+            .system_out
+            .as_deref()
+            .unwrap()
+            .contains("proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES)")
+    );
+    let assert = repo
+        .prove_it(&["check", "--strict", "--format", "junit"])
+        .assert()
+        .code(1);
+    let suite = junit_of(&assert);
+    assert_eq!((suite.tests, suite.failures), (1, 1));
+    let failure = case(&suite, &edited_name).status.failure_as_ref();
+    assert_eq!(failure.failure_type, "proven-edited");
+    assert_eq!(
+        failure.message,
+        "proven only through an edited verify.sh (--strict)"
+    );
+}
+
+#[test]
+fn junit_of_a_proven_head_has_no_failure_and_check_exits_as_in_text() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    let assert = repo
+        .prove_it(&["check", "--format", "junit"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::starts_with(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>",
+        ));
+    let suite = junit_of(&assert);
+    assert_eq!((suite.tests, suite.failures), (1, 0));
+    assert!(suite.time >= 0.0);
+    assert_eq!(
+        suite.properties.hashmap.get("outcome").map(String::as_str),
+        Some("PROVEN")
+    );
+}
+
+#[test]
+fn junit_under_strict_fails_a_range_whose_verify_sh_changed() {
+    let repo = TestRepo::with_commit();
+    repo.verify_script("echo changed\nexit 0");
+    repo.commit_all("weaker verify.sh");
+    repo.prove_it(&["run"]).assert().code(0);
+    let name = format!("verify.sh changed since {} initial", short(&repo, "HEAD~1"));
+    let assert = repo
+        .prove_it(&["check", "--format", "junit", "HEAD~1..HEAD"])
+        .assert()
+        .code(0);
+    let suite = junit_of(&assert);
+    assert_eq!((suite.tests, suite.failures), (2, 0));
+    assert!(case(&suite, &name).status.is_success());
+    let assert = repo
+        .prove_it(&["check", "--strict", "--format", "junit", "HEAD~1..HEAD"])
+        .assert()
+        .code(1);
+    let suite = junit_of(&assert);
+    assert_eq!((suite.tests, suite.failures), (2, 1));
+    let failure = case(&suite, &name).status.failure_as_ref();
+    assert_eq!(failure.failure_type, "verify-change");
+}
+
+#[test]
+fn format_json_is_json_and_json_with_another_format_is_refused() {
+    let repo = TestRepo::with_commit();
+    let json = repo.prove_it(&["check", "--json"]).assert().code(1);
+    let format = repo
+        .prove_it(&["check", "--format", "json"])
+        .assert()
+        .code(1);
+    assert_eq!(json.get_output().stdout, format.get_output().stdout);
+    assert_eq!(json_stdout(&format)["outcome"], "NOT_PROVEN");
+    repo.prove_it(&["check", "--json", "--format", "junit"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot be used with"));
+    repo.prove_it(&["check", "--format", "yaml"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("invalid value 'yaml'"));
+}

@@ -502,8 +502,7 @@ fn run_gitlab(workspace: &TestRepo, ci: &[(&str, &str)]) -> (Output, Option<Stri
 /// The GitLab template on a merge request: the proofs fetched, the head checked, and the JUnit
 /// report where `artifacts: reports: junit:` names it.
 #[test]
-#[ignore = "needs `check --format junit` from branch h22-reports; run with --ignored once it is merged"]
-fn the_gitlab_template_writes_a_junit_report_of_the_merge_requests_head() {
+fn the_gitlab_template_writes_a_junit_report_of_the_merge_requests_head_not_the_merge_commit() {
     let (remote, dev, base) = remote_with_proven_main();
     let unproven = commit(&dev, "c.txt", false);
     dev.git(&["push", "-q", "--no-verify", "origin", "main"]);
@@ -519,8 +518,32 @@ fn the_gitlab_template_writes_a_junit_report_of_the_merge_requests_head() {
     );
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     let xml = xml.expect("the JUnit report is written");
-    assert!(xml.contains("<testsuite"), "{xml}");
-    assert!(xml.contains(short(&unproven)), "{xml}");
+    assert!(xml.contains("<testsuite "), "{xml}");
+    assert!(xml.contains("failures=\"1\""), "{xml}");
+    assert!(
+        xml.contains(&format!("name=\"{} change c.txt\"", short(&unproven))),
+        "{xml}"
+    );
+    assert!(xml.contains("type=\"unproven\""), "{xml}");
+
+    // A merged results pipeline: CI_COMMIT_SHA is the merge commit GitLab made, and the merge
+    // request's head is CI_MERGE_REQUEST_SOURCE_BRANCH_SHA, proven here.
+    let (out, xml) = run_gitlab(
+        &workspace,
+        &[
+            ("CI_COMMIT_SHA", &unproven),
+            ("CI_MERGE_REQUEST_SOURCE_BRANCH_SHA", &base),
+            ("CI_MERGE_REQUEST_DIFF_BASE_SHA", &base),
+            ("CI_PIPELINE_SOURCE", "merge_request_event"),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let xml = xml.unwrap();
+    assert!(xml.contains("failures=\"0\""), "{xml}");
+    assert!(
+        xml.contains(&format!("name=\"{} initial\"", short(&base))),
+        "{xml}"
+    );
 }
 
 /// What actions/checkout does by default on a pull request: a depth-1 fetch of the merge ref,
