@@ -5,7 +5,7 @@
 //! remote holding proofs and a real clone of it.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use assert_cmd::cargo::cargo_bin;
@@ -90,7 +90,20 @@ fn run_action(
     event: &serde_json::Value,
     inputs: &[(&str, &str)],
 ) -> ActionRun {
-    let action = yaml("action.yml");
+    run_action_at(&source_root(), workspace, event_name, event, inputs)
+}
+
+/// [`run_action`] with the action checked out at `source` (GITHUB_ACTION_PATH).
+fn run_action_at(
+    source: &Path,
+    workspace: &TestRepo,
+    event_name: &str,
+    event: &serde_json::Value,
+    inputs: &[(&str, &str)],
+) -> ActionRun {
+    let action: Value =
+        serde_norway::from_str(&std::fs::read_to_string(source.join("action.yml")).unwrap())
+            .unwrap();
     assert_eq!(text(&action["runs"]["using"]), "composite");
     let runner = tempfile::tempdir().unwrap();
     let temp = runner.path().join("temp");
@@ -112,7 +125,6 @@ fn run_action(
     // The runner's own PATH holds no git-prove-it: the install step must put one there.
     let mut path_dirs: Vec<PathBuf> = Vec::new();
     let base_path = built_path(&[], TOOLS);
-    let source = source_root();
     let expand = |template: &str, steps: &BTreeMap<String, BTreeMap<String, String>>| {
         // Only plain lookups are allowed, so that this substitution is exactly the runner's.
         let mut out = String::new();
@@ -185,7 +197,7 @@ fn run_action(
             .env("GITHUB_EVENT_NAME", event_name)
             .env("GITHUB_EVENT_PATH", &event_path)
             .env("GITHUB_WORKSPACE", &workspace.root)
-            .env("GITHUB_ACTION_PATH", &source)
+            .env("GITHUB_ACTION_PATH", source)
             .env("GITHUB_STEP_SUMMARY", &summary)
             .env("GITHUB_OUTPUT", &output_file)
             .env("GITHUB_PATH", &path_file)
@@ -667,4 +679,56 @@ fn the_recipe_fails_on_an_unreachable_remote_rather_than_calling_it_empty() {
         "{stderr}"
     );
     assert!(!stderr.contains("has no proofs"), "{stderr}");
+}
+
+/// The install step hands a released binary to install.sh (which verifies its checksum) with
+/// the prefix, and the version unless it is `latest`, which install.sh takes as its default.
+#[test]
+fn the_action_installs_through_install_sh_when_the_action_has_it() {
+    let (remote, _dev, initial) = remote_with_proven_main();
+    let workspace = TestRepo::clone_of(&remote);
+    let action = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        source_root().join("action.yml"),
+        action.path().join("action.yml"),
+    )
+    .unwrap();
+    std::fs::create_dir(action.path().join("ci")).unwrap();
+    std::fs::copy(
+        source_root().join("ci/prove-it-check.sh"),
+        action.path().join("ci/prove-it-check.sh"),
+    )
+    .unwrap();
+    // A stand-in for install.sh: it records how it was called and installs the built binary.
+    let calls = action.path().join("calls");
+    std::fs::write(
+        action.path().join("install.sh"),
+        format!(
+            "printf '%s\\n' \"$*\" >>'{calls}'\n\
+             while [ $# -gt 0 ]; do case $1 in --prefix) prefix=$2; shift 2;; *) shift;; esac; done\n\
+             mkdir -p \"$prefix/bin\" && cp '{binary}' \"$prefix/bin/git-prove-it\"\n",
+            calls = calls.display(),
+            binary = binary()
+        ),
+    )
+    .unwrap();
+    let push =
+        serde_json::json!({"before": "0000000000000000000000000000000000000000", "after": initial});
+    for inputs in [&[][..], &[("version", "0.1.0")][..]] {
+        let run = run_action_at(action.path(), &workspace, "push", &push, inputs);
+        assert!(run.success, "{}\n{}", run.stdout, run.stderr);
+        assert_eq!(run.outputs["proven-count"], "1");
+        assert!(!run.stdout.contains("::warning"), "{}", run.stdout);
+    }
+    let calls = std::fs::read_to_string(&calls).unwrap();
+    let lines: Vec<&str> = calls.lines().collect();
+    assert_eq!(lines.len(), 2, "{calls}");
+    assert!(
+        lines[0].starts_with("--prefix ") && lines[0].ends_with("/git-prove-it"),
+        "{calls}"
+    );
+    assert!(
+        lines[1].ends_with("/git-prove-it --version 0.1.0"),
+        "{calls}"
+    );
 }
