@@ -57,15 +57,27 @@ pub(crate) struct Args {
     #[arg(long, value_name = "FILE", requires = "require_signed")]
     allowed_signers: Option<PathBuf>,
 
-    /// How to print the result: text for a person, json (one JSON object, as --json), or junit
+    /// How to print the result: text for a person, json (one JSON object, as --json), junit
     /// (a JUnit XML report, one test case per commit, for GitLab's reports:junit, Jenkins and
-    /// test-reporter actions). The exit status is the same in every format.
+    /// test-reporter actions), or github (GitHub Actions' workflow commands: one ::error
+    /// annotation per commit not proven, at most 10, the last counting the rest; then the text).
+    /// The exit status is the same in every format.
     #[arg(long, value_enum, value_name = "FORMAT", default_value_t = Format::Text)]
     format: Format,
 
     /// Print the result as one JSON object on stdout: --format json.
     #[arg(long, conflicts_with = "format")]
     json: bool,
+
+    /// Append a Markdown summary to FILE: a table of the commits checked (commit, subject,
+    /// proof, who, when, duration, signature, verify.sh edited), for $GITHUB_STEP_SUMMARY.
+    #[arg(long, value_name = "FILE")]
+    summary: Option<PathBuf>,
+
+    /// Append the result to FILE in $GITHUB_OUTPUT's syntax: proven=true|false, proven-count=N,
+    /// and unproven, the full ids of the commits not proven, one a line.
+    #[arg(long, value_name = "FILE")]
+    outputs: Option<PathBuf>,
 }
 
 /// What `check --format` takes; a new renderer is one more variant here and one more arm in
@@ -78,6 +90,8 @@ pub(crate) enum Format {
     Json,
     /// A JUnit XML report.
     Junit,
+    /// GitHub Actions' annotations, then the text.
+    Github,
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
@@ -142,13 +156,38 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         commits,
         verify_changed,
     };
+    for (file, render) in [
+        (&args.summary, report::github_summary as Render),
+        (&args.outputs, report::github_outputs),
+    ] {
+        if let Some(path) = file {
+            append(path, &report, render)?;
+        }
+    }
     let format = if args.json { Format::Json } else { args.format };
     match format {
         Format::Text => report.human(out)?,
         Format::Json => report::json(&report, out)?,
         Format::Junit => report::junit(&report, out)?,
+        Format::Github => {
+            report::github_annotations(&report, out)?;
+            report.human(out)?;
+        }
     }
     Ok(if proven { exit::OK } else { exit::NOT_PROVEN })
+}
+
+type Render = fn(&CheckReport, &mut dyn Write) -> std::io::Result<()>;
+
+/// Append what `render` makes of `report` to the file at `path` (a CI's step file, which other
+/// steps write to as well).
+fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyhow::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .with_context(|| format!("could not open {}", path.display()))?;
+    render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
 }
 
 /// verify.sh changes since each of `bases` (the commits a range excludes) among `checked`.

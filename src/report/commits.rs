@@ -26,7 +26,7 @@ pub(crate) struct CommitReport {
     pub signature: Option<SignatureStatus>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
-    require_signed: bool,
+    pub(super) require_signed: bool,
 }
 
 impl CommitReport {

@@ -7,6 +7,7 @@
 //! repository's types (`git/`) or the commands (`cli/`).
 
 mod badge;
+mod ci;
 mod claim;
 mod commits;
 mod doctor;
@@ -25,6 +26,9 @@ mod status;
 mod sync;
 
 pub(crate) use badge::badge;
+pub(crate) use ci::{
+    annotations as github_annotations, outputs as github_outputs, summary as github_summary,
+};
 pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };

@@ -3,6 +3,7 @@
 mod architecture;
 mod bare;
 mod check;
+mod ci_templates;
 mod claim;
 mod claim_e2e;
 mod claude_e2e;
