@@ -80,17 +80,17 @@ impl Repo {
             .map_err(|error| spawn_failed(args, error))
     }
 
+    /// `branch.<current branch>.<key>`; `None` on a detached HEAD or when it is not set.
+    fn branch_config(&self, key: &str) -> Option<String> {
+        let name = self.git.head_name().ok().flatten()?;
+        let branch = name.shorten().to_string();
+        self.config_string(&format!("branch.{branch}.{key}"))
+    }
+
     /// The remote to sync with when none is named: the current branch's upstream remote, else
     /// `origin`.
     pub(crate) fn default_remote(&self) -> String {
-        self.git
-            .head_name()
-            .ok()
-            .flatten()
-            .and_then(|name| {
-                let branch = name.shorten().to_string();
-                self.config_string(&format!("branch.{branch}.remote"))
-            })
+        self.branch_config("remote")
             .filter(|remote| remote != ".")
             .unwrap_or_else(|| "origin".to_string())
     }
@@ -99,14 +99,7 @@ impl Repo {
     /// `remote.pushDefault`, then [`Repo::default_remote`]. In a contributor's clone of a
     /// project they do not own, that is their fork, not origin (issue 21, item 5).
     pub(crate) fn push_remote(&self) -> String {
-        self.git
-            .head_name()
-            .ok()
-            .flatten()
-            .and_then(|name| {
-                let branch = name.shorten().to_string();
-                self.config_string(&format!("branch.{branch}.pushRemote"))
-            })
+        self.branch_config("pushRemote")
             .or_else(|| self.config_string("remote.pushDefault"))
             .filter(|remote| remote != ".")
             .unwrap_or_else(|| self.default_remote())
