@@ -225,8 +225,8 @@ fn prove(
     Ok((exit::NOT_PROVEN, report))
 }
 
-/// Which fix an unarmed verify.sh needs.
-fn unarmed(armed: &git::Armed) -> Unarmed {
+/// Which fix an unarmed verify.sh needs (`status` says the same).
+pub(super) fn unarmed(armed: &git::Armed) -> Unarmed {
     match armed {
         git::Armed::Missing => Unarmed::Missing,
         git::Armed::NotExecutable => Unarmed::NotExecutable,

@@ -40,6 +40,11 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         outcome,
         armed: armed.is_armed(),
         not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
+        hints: if armed.is_armed() {
+            Vec::new()
+        } else {
+            super::run::unarmed(&armed).hints()
+        },
         tree: state.id.to_string(),
         head: repo.head_commit()?.map(|id| id.to_string()),
         proven: best.is_some(),

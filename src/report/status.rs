@@ -19,6 +19,9 @@ pub(crate) struct StatusReport {
     pub proof: Option<ProofSummary>,
     /// Records attached to this tree that cannot be trusted, each with its problem.
     pub invalid: Vec<String>,
+    /// What arms verify.sh, when it is not armed (as `run` says it).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hints: Vec<&'static str>,
 }
 
 impl StatusReport {
@@ -30,13 +33,17 @@ impl StatusReport {
         writeln!(out, "state tree: {}", self.tree)?;
         match &self.proof {
             Some(proof) => writeln!(out, "proof:      {} {}", proof.outcome, proof.by_line())?,
-            None => writeln!(
+            None if self.armed => writeln!(
                 out,
                 "proof:      none (run 'git prove-it run' to prove this state)"
             )?,
+            None => writeln!(out, "proof:      none")?,
         }
         for problem in &self.invalid {
             writeln!(out, "ignored:    {problem}")?;
+        }
+        for hint in &self.hints {
+            writeln!(out, "hint: {hint}")?;
         }
         Ok(())
     }

@@ -354,3 +354,27 @@ fn a_failed_git_command_is_one_sentence_then_gits_words_then_a_hint() {
         "{stderr}"
     );
 }
+
+// Issue 21 item 8, for `status` too: it told an unarmed repository to run `git prove-it run`,
+// which refuses there; it now gives run's hints, in text and in JSON.
+#[test]
+fn status_of_an_unarmed_verify_sh_gives_runs_hints_not_run() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.prove_it(&["status"])
+        .assert()
+        .code(3)
+        .stdout(predicate::str::contains(
+            "hint: write one for this project's stack: git prove-it init",
+        ))
+        .stdout(predicate::str::contains("run 'git prove-it run'").not());
+    repo.write("verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("verify.sh", 0o644);
+    let assert = repo.prove_it(&["status", "--json"]).assert().code(3);
+    let value = crate::harness::json_stdout(&assert);
+    assert_eq!(value["hints"][0], "make it executable: chmod +x verify.sh");
+    repo.chmod("verify.sh", 0o755);
+    let assert = repo.prove_it(&["status", "--json"]).assert();
+    let value = crate::harness::json_stdout(&assert);
+    assert!(value.get("hints").is_none(), "{value}");
+}
