@@ -253,9 +253,8 @@ fn content_hint(error: git::Error) -> super::Failure {
              drop its filter, eol or ident attribute, or its skip-worktree or assume-unchanged flag",
         )
     } else if submodules {
-        failure
-            .hint("commit inside the submodule, then stage its new commit here (git add <path>)")
-            .hint("or restore it to its commit (git -C <path> stash -u)")
+        let [commit, restore] = super::status::DIRTY_SUBMODULE_HINTS;
+        failure.hint(commit).hint(restore)
     } else if locked {
         failure.hint("if no git command is running, remove the lock file and run again")
     } else if content {

@@ -20,6 +20,12 @@ pub(crate) struct Args {
     json: bool,
 }
 
+/// What makes a state with dirty submodules provable (as `run` says).
+pub(super) const DIRTY_SUBMODULE_HINTS: [&str; 2] = [
+    "commit inside the submodule, then stage its new commit here (git add <path>)",
+    "or restore it to its commit (git -C <path> stash -u)",
+];
+
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
@@ -29,7 +35,10 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     // The proof `run` and the gate would accept: with signing on, a signed one.
     let signed_only = ctx.signed_only;
     let found = lookup_proof(repo, state.id, state.verify)?;
-    let best = found.best(signed_only);
+    // A dirty submodule is a change its gitlink does not record: a proof of this tree never
+    // tested it, so it does not count here, as the gate and `run` refuse the state (issue 19).
+    let dirty = state.dirty_submodules().to_vec();
+    let best = found.best(signed_only).filter(|_| dirty.is_empty());
     let (outcome, code) = match (armed.is_armed(), best) {
         (false, _) => (Outcome::InsufficientEvidence, exit::NOT_ARMED),
         (true, Some(record)) => (record.outcome, exit::OK),
@@ -40,11 +49,14 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         outcome,
         armed: armed.is_armed(),
         not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
-        hints: if armed.is_armed() {
-            Vec::new()
-        } else {
+        hints: if !armed.is_armed() {
             super::run::unarmed(&armed).hints()
+        } else if !dirty.is_empty() {
+            DIRTY_SUBMODULE_HINTS.to_vec()
+        } else {
+            Vec::new()
         },
+        dirty_submodules: dirty,
         tree: state.id.to_string(),
         head: repo.head_commit()?.map(|id| id.to_string()),
         proven: best.is_some(),

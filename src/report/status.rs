@@ -19,7 +19,12 @@ pub(crate) struct StatusReport {
     pub proof: Option<ProofSummary>,
     /// Records attached to this tree that cannot be trusted, each with its problem.
     pub invalid: Vec<String>,
-    /// What arms verify.sh, when it is not armed (as `run` says it).
+    /// Submodules whose worktree holds changes their commit does not: the state cannot be
+    /// proven until they are committed or restored.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub dirty_submodules: Vec<String>,
+    /// What arms verify.sh when it is not armed, or what makes a state with dirty submodules
+    /// provable (as `run` says it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<&'static str>,
 }
@@ -31,9 +36,16 @@ impl StatusReport {
             Some(reason) => writeln!(out, "verify.sh:  not armed: it {reason}")?,
         }
         writeln!(out, "state tree: {}", self.tree)?;
+        if !self.dirty_submodules.is_empty() {
+            writeln!(
+                out,
+                "submodules: dirty: {} (changes their commits do not hold: this state cannot be proven)",
+                self.dirty_submodules.join(", ")
+            )?;
+        }
         match &self.proof {
             Some(proof) => writeln!(out, "proof:      {} {}", proof.outcome, proof.by_line())?,
-            None if self.armed => writeln!(
+            None if self.armed && self.dirty_submodules.is_empty() => writeln!(
                 out,
                 "proof:      none (run 'git prove-it run' to prove this state)"
             )?,

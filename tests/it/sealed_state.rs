@@ -343,6 +343,15 @@ fn uncommitted_change_in_a_submodule_blocks_naming_it() {
             "hint: commit inside the submodule",
         ));
     assert_eq!(proofs(&repo), recorded, "nothing recorded");
+    // status agrees with the gate: the tree's proof does not count for this state.
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("submodules: dirty: sub"))
+        .stdout(predicate::str::contains("PROVEN").not())
+        .stdout(predicate::str::contains(
+            "hint: commit inside the submodule",
+        ));
     git_in_sub(&repo, &["commit", "-q", "-am", "inside"]);
     repo.git(&["add", "sub"]);
     assert_eq!(hook(&repo, "Stop"), None, "the committed state is proven");
