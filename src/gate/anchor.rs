@@ -38,6 +38,9 @@ pub(crate) struct Anchor {
     pub sign: bool,
     /// `prove-it.verifyEdits` at session start; older anchors read as `show`.
     pub verify_edits: VerifyEdits,
+    /// `Repo::filter_digest` at session start: the clean filters and attributes from outside
+    /// the worktree. Anchors written before it existed have none, and are not compared.
+    pub filters: Option<ObjectId>,
     /// verify.sh's text at session start, for the diff a later edit is shown with.
     pub verify_text: Option<String>,
 }
@@ -72,6 +75,9 @@ impl Anchor {
         let _ = writeln!(out, "timeout: {}", self.timeout_secs);
         let _ = writeln!(out, "sign: {}", if self.sign { "on" } else { "off" });
         let _ = writeln!(out, "verify-edits: {}", self.verify_edits.as_str());
+        if let Some(filters) = self.filters {
+            let _ = writeln!(out, "filters: {filters}");
+        }
         if let Some(text) = &self.verify_text {
             // One space before each line, so the text cannot forge a key of its own.
             let _ = writeln!(out, "{VERIFY_TEXT}:");
@@ -165,6 +171,13 @@ impl Anchor {
                 Some(value) => VerifyEdits::parse(value)
                     .ok_or_else(|| malformed("verify-edits: is not show or block"))?,
             },
+            filters: match fields.get("filters").copied() {
+                None => None,
+                Some(hex) => Some(
+                    ObjectId::from_hex(hex.as_bytes())
+                        .map_err(|_| malformed("filters: is not an object id"))?,
+                ),
+            },
             verify_text,
         })
     }
@@ -201,6 +214,7 @@ mod tests {
             timeout_secs: 300,
             sign: true,
             verify_edits: VerifyEdits::Block,
+            filters: None,
             verify_text: text.map(str::to_string),
         }
     }
@@ -244,11 +258,32 @@ mod tests {
         let old = anchor(None)
             .render()
             .replace("sign: on\n", "")
-            .replace("verify-edits: block\n", "");
+            .replace("verify-edits: block\n", "")
+            .replace(
+                &format!("filters: {}\n", ObjectId::empty_blob(gix::hash::Kind::Sha1)),
+                "",
+            );
         let parsed = Anchor::parse(&old).unwrap();
         assert!(!parsed.sign);
         assert_eq!(parsed.verify_edits, VerifyEdits::Show);
+        assert_eq!(parsed.filters, None, "not compared");
         let bad = anchor(None).render().replace("sign: on", "sign: maybe");
+        assert!(Anchor::parse(&bad).is_err());
+    }
+
+    #[test]
+    fn the_filter_digest_round_trips_and_is_checked() {
+        let with = Anchor {
+            filters: Some(ObjectId::empty_blob(gix::hash::Kind::Sha1)),
+            ..anchor(Some("#!/bin/sh\n"))
+        };
+        let text = with.render();
+        assert!(
+            text.contains("\nfilters: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391\n"),
+            "{text}"
+        );
+        assert_eq!(Anchor::parse(&text).unwrap(), with);
+        let bad = text.replace("filters: e69de29b", "filters: nothex");
         assert!(Anchor::parse(&bad).is_err());
     }
 

@@ -94,6 +94,8 @@ pub(crate) struct Observed {
     pub verify_edits: VerifyEdits,
     /// `Some` when the anchor disagrees with the session's own copy of it.
     pub tampered: Option<Tampered>,
+    /// The anchor recorded the filter configuration (`Repo::filter_digest`), and it differs now.
+    pub filters_changed: bool,
     /// Without an anchor, verify.sh in HEAD's tree (`Some(None)`: HEAD has none): the
     /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
     /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
@@ -146,6 +148,9 @@ pub(crate) enum Weakened {
     Signing,
     /// `prove-it.verifyEdits` lowered from `block` to `show`.
     VerifyEdits,
+    /// The clean filters or attributes from outside the worktree changed: a filter can map an
+    /// edit back to a proven blob, hiding it from the state tree.
+    Filters,
 }
 
 /// What was weakened, as a fragment: in the gate's words and in the ledger.
@@ -164,6 +169,10 @@ impl std::fmt::Display for Weakened {
             Weakened::VerifyEdits => write!(
                 f,
                 "edits of verify.sh shown instead of refused (PROVE_IT_VERIFY_EDITS or prove-it.verifyEdits)"
+            ),
+            Weakened::Filters => write!(
+                f,
+                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.attributesFile, .git/info/attributes), which can hide edits from the state tree"
             ),
         }
     }
@@ -277,6 +286,11 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         }
         if observed.verify_edits < anchor.verify_edits {
             return refuse(Why::Weakened(Weakened::VerifyEdits));
+        }
+        // A state that cannot be read (verify.sh not as recorded, through that very filter,
+        // say) is refused below in its own, more precise words.
+        if observed.filters_changed && !matches!(observed.state, Some(State::ContentError(_))) {
+            return refuse(Why::Weakened(Weakened::Filters));
         }
     }
 
@@ -400,6 +414,7 @@ mod tests {
             sign: false,
             verify_edits: VerifyEdits::Show,
             tampered: None,
+            filters_changed: false,
             verify_at_head: None,
             blocks: 0,
             run: None,
@@ -707,6 +722,28 @@ mod tests {
         let mut o = changed();
         o.sign = true;
         assert_eq!(decide(&o), Decision::Run);
+    }
+
+    /// A filter configuration changed since the anchor is refused like a lower budget, even
+    /// where the state looks unchanged (the filter may be what makes it look so).
+    #[test]
+    fn changed_filters_are_refused_even_on_an_unchanged_state() {
+        let mut o = changed();
+        o.filters_changed = true;
+        assert_eq!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Weakened(Weakened::Filters),
+                attempt: 1,
+                max: 3
+            }
+        );
+        o.anchor = None;
+        assert_eq!(
+            decide(&o),
+            Decision::Run,
+            "without an anchor nothing to compare"
+        );
     }
 
     /// Issue 19, hole 14: `verifyEdits = block` refuses an edited verify.sh before it runs,

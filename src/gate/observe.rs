@@ -140,6 +140,11 @@ pub(crate) fn stop(
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
         tampered,
+        // Read only when the anchor recorded it: one config walk and one small file.
+        filters_changed: anchor
+            .as_ref()
+            .and_then(|a| a.filters)
+            .is_some_and(|filters| filters != repo.filter_digest()),
         verify_at_head: None,
         blocks,
         run: None,

@@ -161,6 +161,7 @@ fn start(
         timeout_secs: policy.timeout.as_secs(),
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
+        filters: Some(repo.filter_digest()),
         verify_text: verify_text(repo),
     };
     let text = anchor.render();

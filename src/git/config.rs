@@ -3,6 +3,8 @@
 
 use std::os::unix::fs::PermissionsExt;
 
+use gix::ObjectId;
+
 use super::{Error, Repo};
 
 impl Repo {
@@ -12,6 +14,41 @@ impl Repo {
             .config_snapshot()
             .string(key)
             .map(|v| v.to_string())
+    }
+
+    /// A digest of what turns worktree files into the state tree's blobs besides their bytes,
+    /// from outside the worktree: every `filter.*` section of the config in force, the
+    /// end-of-line settings, `core.attributesFile` and the repository's `info/attributes`. A
+    /// clean filter set there can map any edit back to a proven blob, so the gate anchors this
+    /// digest and refuses a stop where it changed (issue 19). The worktree's `.gitattributes`
+    /// files are part of the state tree already.
+    pub(crate) fn filter_digest(&self) -> ObjectId {
+        let snapshot = self.git.config_snapshot();
+        let mut data = Vec::new();
+        if let Some(sections) = snapshot.plumbing().sections_by_name("filter") {
+            for section in sections {
+                data.extend_from_slice(&section.to_bstring());
+                data.push(0);
+            }
+        }
+        for key in [
+            "core.autocrlf",
+            "core.eol",
+            "core.safecrlf",
+            "core.attributesFile",
+        ] {
+            let value = snapshot.string(key);
+            data.extend_from_slice(format!("{key}={value:?}\0").as_bytes());
+        }
+        for file in [self.git.common_dir().join("info").join("attributes")]
+            .into_iter()
+            .chain(snapshot.trusted_path("core.attributesFile").ok().flatten())
+        {
+            data.extend_from_slice(&std::fs::read(file).unwrap_or_default());
+            data.push(0);
+        }
+        gix::objs::compute_hash(self.git.object_hash(), gix::objs::Kind::Blob, &data)
+            .unwrap_or_else(|_| ObjectId::null(self.git.object_hash()))
     }
 
     /// Set `key` (`section.subsection.name`) to `value` in the repository's own config file, as

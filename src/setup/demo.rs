@@ -238,6 +238,7 @@ fn judge(
         sign: false,
         verify_edits: Default::default(),
         tampered: None,
+        filters_changed: false,
         verify_at_head: None,
         blocks: 0,
         run: Some(facts),

@@ -392,3 +392,49 @@ fn a_file_rewritten_inside_a_submodule_during_the_run_is_named() {
     assert!(reason.contains("    sub/a.txt"), "{reason}");
     assert_eq!(status(&repo)["proven"], false, "{reason}");
 }
+
+// A clean filter set from outside the worktree (`.git/config` and `.git/info/attributes`,
+// neither part of the state) mapped every edit back to its proven blob: the state looked
+// unchanged and the stop ended quietly while verify.sh failed on the file on disk. The filter
+// configuration is anchored now, and changing it mid-session is refused like a lower budget.
+#[test]
+fn a_clean_filter_configured_mid_session_is_refused() {
+    let repo = proven_session();
+    let recorded = proofs(&repo);
+    std::fs::create_dir_all(repo.path(".git/info")).unwrap();
+    std::fs::write(repo.path(".git/info/attributes"), "a.txt filter=hide\n").unwrap();
+    repo.git(&["config", "filter.hide.clean", "echo good"]);
+    repo.write("a.txt", "bad, and hidden\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(
+        reason.contains("the clean filters or attributes set outside the worktree changed"),
+        "{reason}"
+    );
+    assert_eq!(proofs(&repo), recorded, "nothing recorded");
+    // Without the filter the edit is plain, and verify.sh refuses it.
+    repo.git(&["config", "--unset", "filter.hide.clean"]);
+    std::fs::remove_file(repo.path(".git/info/attributes")).unwrap();
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("a.txt is bad"), "{reason}");
+}
+
+// A filter in place before the session started (Git LFS, say) is the session's starting point:
+// stops are gated as ever, on the state as the filter makes it.
+#[test]
+fn a_clean_filter_set_before_the_session_is_not_refused() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n");
+    repo.verify_script(CHECKS_A);
+    repo.commit_all("initial");
+    std::fs::create_dir_all(repo.path(".git/info")).unwrap();
+    std::fs::write(repo.path(".git/info/attributes"), "*.bin filter=keep\n").unwrap();
+    repo.git(&["config", "filter.keep.clean", "cat"]);
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    repo.write("a.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("a.txt is bad"), "{reason}");
+    assert!(!reason.contains("clean filters"), "{reason}");
+    repo.write("a.txt", "good\n");
+    repo.write("b.bin", "data\n");
+    assert_eq!(hook(&repo, "Stop"), None, "proven through the filter");
+}
