@@ -51,6 +51,12 @@ pub(crate) enum Error {
         "{path} on disk is not what the state tree records for it ({reason}), so a proof would name a verify.sh that did not run"
     )]
     VerifyNotAsRecorded { path: String, reason: &'static str },
+    /// A check's script or the checks file, on disk, is not the blob the state tree records
+    /// (a clean filter or an index flag), so a proof would name bytes that did not run.
+    #[error(
+        "{path} on disk is not what the state tree records for it (a clean filter, an end-of-line conversion or an index flag changes it), so a proof would name a {what} that did not run"
+    )]
+    NotAsRecorded { path: String, what: &'static str },
     #[error(
         "verify.sh leads to '{target}', which is not part of the working state (it is ignored, or inside .git or a submodule), so a proof could not name what ran"
     )]
@@ -194,6 +200,7 @@ impl Error {
                 | Error::EmbeddedRepositoryWithoutCommit { .. }
                 | Error::VerifyNotAsRecorded { .. }
                 | Error::VerifyOutsideState { .. }
+                | Error::NotAsRecorded { .. }
                 | Error::DirtySubmodules { .. }
         )
     }

@@ -10,6 +10,7 @@ mod config;
 mod error;
 mod history;
 mod hooks;
+mod input_tree;
 pub(crate) mod ledger;
 mod names;
 mod notes;

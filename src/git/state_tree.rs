@@ -28,11 +28,11 @@ use super::run_start::FsTime;
 use super::{Error, Repo};
 
 /// Tree entry modes as git writes them.
-const MODE_TREE: u32 = 0o040000;
+pub(super) const MODE_TREE: u32 = 0o040000;
 const MODE_FILE: u32 = 0o100644;
 const MODE_EXECUTABLE: u32 = 0o100755;
 const MODE_SYMLINK: u32 = 0o120000;
-const MODE_GITLINK: u32 = 0o160000;
+pub(super) const MODE_GITLINK: u32 = 0o160000;
 
 /// Below this many index entries, checking them on several threads costs more than it saves.
 const PARALLEL_THRESHOLD: usize = 2_000;
@@ -54,11 +54,11 @@ pub(crate) struct StateTree {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
-struct Item {
+pub(super) struct Item {
     /// The repository-relative path; a sparse-index directory keeps its trailing slash.
-    path: BString,
-    mode: u32,
-    id: ObjectId,
+    pub(super) path: BString,
+    pub(super) mode: u32,
+    pub(super) id: ObjectId,
 }
 
 /// What the worktree says about one index path.
@@ -275,6 +275,20 @@ impl StateTree {
     /// proof may vouch for such a state (issue 19).
     pub(crate) fn dirty_submodules(&self) -> &[String] {
         &self.dirty_submodules
+    }
+
+    /// Every path of the state with its mode and object, sorted by path.
+    pub(super) fn items(&self) -> &[Item] {
+        &self.entries
+    }
+
+    /// The blob and mode of `path` in this state, if it is a file or a link there.
+    pub(crate) fn entry(&self, path: &str) -> Option<(ObjectId, u32)> {
+        self.entries
+            .binary_search_by(|item| item.path.as_slice().cmp(path.as_bytes()))
+            .ok()
+            .map(|i| (self.entries[i].id, self.entries[i].mode))
+            .filter(|(_, mode)| *mode != MODE_TREE && *mode != MODE_GITLINK)
     }
 
     /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
@@ -767,10 +781,10 @@ fn untracked(
 }
 
 /// Hashes worktree content (and writes it, when persisting) the way `git add` would.
-struct Hasher<'repo> {
-    repo: &'repo gix::Repository,
-    persist: bool,
-    buf: Vec<u8>,
+pub(super) struct Hasher<'repo> {
+    pub(super) repo: &'repo gix::Repository,
+    pub(super) persist: bool,
+    pub(super) buf: Vec<u8>,
 }
 
 impl Hasher<'_> {
@@ -846,7 +860,7 @@ impl Hasher<'_> {
 }
 
 /// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).
-fn build_tree(items: &[Item], prefix: usize, hasher: &mut Hasher<'_>) -> Result<ObjectId, Error> {
+pub(super) fn build_tree(items: &[Item], prefix: usize, hasher: &mut Hasher<'_>) -> Result<ObjectId, Error> {
     let mut data = Vec::with_capacity(items.len() * 48);
     let mut i = 0;
     while i < items.len() {

@@ -5,6 +5,7 @@
 //!
 //! It never prints and never decides a turn: the gate and the commands do, with what it returns.
 
+mod checks_file;
 mod commit_status;
 mod lookup;
 mod prove;

@@ -1,0 +1,322 @@
+//! Input trees: a tree pruned to some of its paths, as `git write-tree` would write it from an
+//! index holding only those paths (SPEC.md section 2.1). A check's proof is keyed by the state
+//! tree pruned to the check's inputs, so a change outside them leaves its key, and its proof,
+//! as they were. Also the reads a check set needs of a tree: one entry, one blob.
+
+use gix::ObjectId;
+use gix::bstr::{BString, ByteSlice};
+
+use super::state_tree::{Hasher, Item, MODE_TREE, build_tree};
+use super::{Error, Repo, StateTree};
+
+impl Repo {
+    /// `state` pruned to `inputs` (repository-relative paths of files or directories; `""` is
+    /// every path, and then the state tree itself is the input tree). Paths not in the state
+    /// are left out. With `persist`, the pruned trees are written to the object database, so
+    /// that stock git can show a note attached to the id.
+    pub(crate) fn input_tree(
+        &self,
+        state: &StateTree,
+        inputs: &[String],
+        persist: bool,
+    ) -> Result<ObjectId, Error> {
+        let inputs = outermost(inputs);
+        if inputs.iter().any(String::is_empty) {
+            return Ok(state.id);
+        }
+        let mut items = Vec::new();
+        for item in state.items() {
+            let path = item.path.as_slice();
+            if inputs.iter().any(|input| within(path, input.as_bytes())) {
+                items.push(item.clone());
+            } else if item.mode == MODE_TREE && path.ends_with(b"/") {
+                // A sparse-index directory holds its paths as one tree: an input inside it is
+                // found in that tree.
+                for input in &inputs {
+                    if let Some(rest) = input.as_bytes().strip_prefix(path) {
+                        let rest = rest.to_str_lossy().into_owned();
+                        if let Some((id, mode)) = self.entry_in(item.id, &rest)? {
+                            items.push(item_at(input, mode, id));
+                        }
+                    }
+                }
+            }
+        }
+        items.sort_by(|a, b| a.path.cmp(&b.path));
+        self.build(&items, persist)
+    }
+
+    /// The committed `tree` pruned to `inputs`, as [`Repo::input_tree`] prunes a state; only
+    /// hashed, never written (the trees it would write are the ones a proof of that state
+    /// wrote).
+    pub(crate) fn tree_input_tree(
+        &self,
+        tree: ObjectId,
+        inputs: &[String],
+    ) -> Result<ObjectId, Error> {
+        let inputs = outermost(inputs);
+        if inputs.iter().any(String::is_empty) {
+            return Ok(tree);
+        }
+        let mut items = Vec::new();
+        for input in &inputs {
+            if let Some((id, mode)) = self.entry_in(tree, input)? {
+                items.push(item_at(input, mode, id));
+            }
+        }
+        items.sort_by(|a, b| a.path.cmp(&b.path));
+        self.build(&items, false)
+    }
+
+    /// The blob (or link) and mode at `path` in the committed `tree`, if it is one there.
+    pub(crate) fn tree_entry(
+        &self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<(ObjectId, u32)>, Error> {
+        Ok(self
+            .entry_in(tree, path)?
+            .filter(|(_, mode)| *mode != MODE_TREE && *mode != super::state_tree::MODE_GITLINK))
+    }
+
+    /// The bytes of blob `id`.
+    pub(crate) fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
+        Ok(self
+            .git
+            .find_blob(id)
+            .map_err(Error::read(format!("blob {id}")))?
+            .data
+            .clone())
+    }
+
+    /// The bytes of `path` as `state` records them, `None` when it is not a file or link of the
+    /// state. A blob the state only hashed is read from disk, and must still hash to it: a
+    /// clean filter or index flag could otherwise make the state name bytes that are not the
+    /// ones a check reads or runs (`what` says which, for the error).
+    pub(crate) fn state_file(
+        &self,
+        state: &StateTree,
+        path: &str,
+        what: &'static str,
+    ) -> Result<Option<Vec<u8>>, Error> {
+        let Some((id, mode)) = state.entry(path) else {
+            return Ok(None);
+        };
+        if let Ok(blob) = self.git.find_blob(id) {
+            return Ok(Some(blob.data.clone()));
+        }
+        let disk = self.workdir()?.join(path);
+        let data = if mode == 0o120000 {
+            std::fs::read_link(&disk).map(|target| {
+                use std::os::unix::ffi::OsStrExt;
+                target.as_os_str().as_bytes().to_vec()
+            })
+        } else {
+            std::fs::read(&disk)
+        }
+        .map_err(|source| Error::Unreadable {
+            path: disk.clone(),
+            source,
+        })?;
+        let hashed = gix::objs::compute_hash(self.git.object_hash(), gix::objs::Kind::Blob, &data)
+            .map_err(|e| Error::read(format!("the blob of {path}"))(gix::Error::from_error(e)))?;
+        if hashed != id {
+            return Err(Error::NotAsRecorded {
+                path: path.to_string(),
+                what,
+            });
+        }
+        Ok(Some(data))
+    }
+
+    /// The entry at `path` below the committed tree `tree`, any kind.
+    fn entry_in(&self, tree: ObjectId, path: &str) -> Result<Option<(ObjectId, u32)>, Error> {
+        let what = || format!("{path} in tree {tree}");
+        let tree = self.git.find_tree(tree).map_err(Error::read(what()))?;
+        let entry = tree
+            .lookup_entry_by_path(path)
+            .map_err(|e| Error::read(what())(gix::Error::from_error(e)))?;
+        Ok(entry.map(|entry| (entry.object_id(), u32::from(entry.mode().value()))))
+    }
+
+    fn build(&self, items: &[Item], persist: bool) -> Result<ObjectId, Error> {
+        let mut hasher = Hasher {
+            repo: &self.git,
+            persist,
+            buf: Vec::new(),
+        };
+        build_tree(items, 0, &mut hasher)
+    }
+}
+
+/// An item for `path` in a tree being built: a directory keeps a trailing slash, as a sparse
+/// index writes it, so that `build_tree` takes its tree whole.
+fn item_at(path: &str, mode: u32, id: ObjectId) -> Item {
+    let mut path = BString::from(path);
+    if mode == MODE_TREE {
+        path.push(b'/');
+    }
+    Item { path, mode, id }
+}
+
+/// Whether `path` is `input` or below it.
+fn within(path: &[u8], input: &[u8]) -> bool {
+    path.strip_prefix(input)
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(b"/"))
+}
+
+/// The inputs without repeats and without any path inside another.
+fn outermost(inputs: &[String]) -> Vec<String> {
+    let mut kept: Vec<String> = inputs
+        .iter()
+        .map(|input| input.trim_matches('/').to_string())
+        .collect();
+    kept.sort();
+    kept.dedup();
+    let all = kept.clone();
+    kept.retain(|path| {
+        !all.iter().any(|other| {
+            other != path
+                && (other.is_empty() || within(path.as_bytes(), other.as_bytes()))
+        })
+    });
+    kept
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::{git_repo, run};
+    use super::*;
+
+    fn inputs(paths: &[&str]) -> Vec<String> {
+        paths.iter().map(|p| p.to_string()).collect()
+    }
+
+    /// The input tree is the tree stock git writes from an index holding only those paths.
+    fn stock(dir: &std::path::Path, tree: &str, paths: &[&str]) -> String {
+        let index = dir.join(".git/pruned-index");
+        let env = [("GIT_INDEX_FILE", index.to_str().unwrap())];
+        let git = |args: &[&str]| {
+            let out = std::process::Command::new("git")
+                .args(args)
+                .current_dir(dir)
+                .envs(env)
+                .output()
+                .unwrap();
+            assert!(out.status.success(), "{args:?}: {out:?}");
+            String::from_utf8(out.stdout).unwrap()
+        };
+        let _ = std::fs::remove_file(&index);
+        git(&["read-tree", "--empty"]);
+        let listed = git(&["ls-tree", "-r", "--full-tree", tree]);
+        let mut info = String::new();
+        for line in listed.lines() {
+            let (meta, path) = line.split_once('\t').unwrap();
+            if paths
+                .iter()
+                .any(|input| within(path.as_bytes(), input.as_bytes()))
+            {
+                let mut meta = meta.split(' ');
+                let (mode, _, id) = (meta.next().unwrap(), meta.next(), meta.next().unwrap());
+                info.push_str(&format!("{mode} {id}\t{path}\n"));
+            }
+        }
+        let mut child = std::process::Command::new("git")
+            .args(["update-index", "--index-info"])
+            .current_dir(dir)
+            .envs(env)
+            .stdin(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        use std::io::Write;
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(info.as_bytes())
+            .unwrap();
+        assert!(child.wait().unwrap().success());
+        git(&["write-tree"]).trim().to_string()
+    }
+
+    fn layout(dir: &std::path::Path) {
+        for (path, body) in [
+            ("packages/api/src/lib.rs", "api\n"),
+            ("packages/api/verify.sh", "#!/bin/sh\n"),
+            ("packages/api.txt", "sorted before the directory\n"),
+            ("packages/shared/x", "shared\n"),
+            ("docs/index.md", "docs\n"),
+            ("Cargo.lock", "lock\n"),
+            ("prove-it.toml", "[checks]\n"),
+        ] {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, body).unwrap();
+        }
+    }
+
+    #[test]
+    fn an_input_tree_is_the_tree_stock_git_writes_for_those_paths() {
+        let (dir, repo) = git_repo();
+        layout(dir.path());
+        let state = repo.state_tree(true).unwrap();
+        let tree = state.id.to_string();
+        for paths in [
+            &["packages/api", "packages/shared", "Cargo.lock", "prove-it.toml"][..],
+            &["docs", "prove-it.toml"],
+            &["packages/api.txt"],
+            &["packages"],
+            &["missing", "docs/index.md"],
+            &["nothing-here"],
+        ] {
+            let ours = repo.input_tree(&state, &inputs(paths), true).unwrap();
+            assert_eq!(ours.to_string(), stock(dir.path(), &tree, paths), "{paths:?}");
+            assert_eq!(
+                repo.tree_input_tree(state.id, &inputs(paths)).unwrap(),
+                ours,
+                "{paths:?}: committed and worktree pruning agree"
+            );
+            // Persisted: stock git reads it.
+            run(dir.path(), &["cat-file", "-e", &ours.to_string()]);
+        }
+        assert_eq!(repo.input_tree(&state, &inputs(&[""]), false).unwrap(), state.id);
+    }
+
+    #[test]
+    fn a_change_outside_the_inputs_keeps_the_input_tree() {
+        let (dir, repo) = git_repo();
+        layout(dir.path());
+        let api = inputs(&["packages/api", "Cargo.lock"]);
+        let before = repo.state_tree(false).unwrap();
+        std::fs::write(dir.path().join("docs/index.md"), "changed\n").unwrap();
+        let after = repo.state_tree(false).unwrap();
+        assert_ne!(before.id, after.id);
+        assert_eq!(
+            repo.input_tree(&before, &api, false).unwrap(),
+            repo.input_tree(&after, &api, false).unwrap()
+        );
+        std::fs::write(dir.path().join("packages/api/src/lib.rs"), "changed\n").unwrap();
+        let again = repo.state_tree(false).unwrap();
+        assert_ne!(
+            repo.input_tree(&after, &api, false).unwrap(),
+            repo.input_tree(&again, &api, false).unwrap()
+        );
+    }
+
+    #[test]
+    fn a_state_file_hashed_only_is_read_from_disk_and_checked() {
+        let (dir, repo) = git_repo();
+        layout(dir.path());
+        let state = repo.state_tree(false).unwrap();
+        assert_eq!(
+            repo.state_file(&state, "prove-it.toml", "checks file").unwrap(),
+            Some(b"[checks]\n".to_vec())
+        );
+        assert_eq!(repo.state_file(&state, "docs", "checks file").unwrap(), None);
+        std::fs::write(dir.path().join("prove-it.toml"), "# changed\n").unwrap();
+        let error = repo
+            .state_file(&state, "prove-it.toml", "checks file")
+            .unwrap_err();
+        assert!(matches!(error, Error::NotAsRecorded { .. }), "{error:?}");
+    }
+}

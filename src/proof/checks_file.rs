@@ -1,0 +1,242 @@
+//! `prove-it.toml`: the checks a repository declares, each a script and the paths it reads
+//! (SPEC.md section 2.1). One parser, over the `toml` crate; an error names the line. Pure: it
+//! turns text into values and never touches the repository.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+/// The checks file, at the worktree root.
+pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
+
+/// The name of the check a root verify.sh is, with every path as input.
+pub(crate) const VERIFY_CHECK: &str = "verify.sh";
+
+/// One check as the file declares it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Declared {
+    pub name: String,
+    /// The script's repository-relative path; it runs from its own directory.
+    pub run: String,
+    /// The repository-relative paths it reads, normalised, sorted, and none inside another.
+    pub inputs: Vec<String>,
+}
+
+/// Why a checks file cannot be used, in words that name the line where the file says it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("prove-it.toml is not a valid checks file: {0}")]
+pub(crate) struct Invalid(pub String);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    #[serde(default)]
+    checks: BTreeMap<String, toml::Spanned<Entry>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    run: toml::Spanned<String>,
+    inputs: toml::Spanned<Vec<toml::Spanned<String>>>,
+}
+
+/// The checks `text` declares, in name order. Every error says where: the toml crate's own
+/// errors give line and column, and ours the line of the value at fault.
+pub(crate) fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
+    let file: File = toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))?;
+    let line_of = |span: std::ops::Range<usize>| {
+        1 + text[..span.start.min(text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count()
+    };
+    let mut checks = Vec::with_capacity(file.checks.len());
+    for (name, entry) in file.checks {
+        let at = line_of(entry.span());
+        let entry = entry.into_inner();
+        if !valid_name(&name) {
+            return Err(Invalid(format!(
+                "line {at}: the check name {name:?} must start with a letter or digit and hold only letters, digits, '.', '_' and '-'"
+            )));
+        }
+        if name == VERIFY_CHECK {
+            return Err(Invalid(format!(
+                "line {at}: the check name \"{VERIFY_CHECK}\" is the root verify.sh's; give this check another name"
+            )));
+        }
+        let run = normal_path(entry.run.get_ref()).map_err(|why| {
+            Invalid(format!(
+                "line {}: check {name}: run = {:?} {why}",
+                line_of(entry.run.span()),
+                entry.run.get_ref()
+            ))
+        })?;
+        if entry.inputs.get_ref().is_empty() {
+            return Err(Invalid(format!(
+                "line {}: check {name}: inputs is empty; list the paths the check reads (\".\" for all of them)",
+                line_of(entry.inputs.span())
+            )));
+        }
+        let mut inputs = Vec::new();
+        for input in entry.inputs.into_inner() {
+            let path = normal_path(input.get_ref()).or_else(|why| {
+                if matches!(input.get_ref().trim_end_matches('/'), "." | "") {
+                    Ok(String::new())
+                } else {
+                    Err(why)
+                }
+            });
+            match path {
+                Ok(path) => inputs.push(path),
+                Err(why) => {
+                    return Err(Invalid(format!(
+                        "line {}: check {name}: input {:?} {why}",
+                        line_of(input.span()),
+                        input.get_ref()
+                    )));
+                }
+            }
+        }
+        checks.push(Declared {
+            name,
+            run,
+            inputs: outermost(inputs),
+        });
+    }
+    Ok(checks)
+}
+
+/// The toml crate's message on one line per fact, without its source excerpt's blank lines.
+fn one_paragraph(error: &toml::de::Error) -> String {
+    let text = error.to_string();
+    text.lines()
+        .map(str::trim_end)
+        .filter(|line| !line.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn valid_name(name: &str) -> bool {
+    let mut chars = name.chars();
+    chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// A repository-relative path as git names it: `/`-separated, no `.` or `..` component, not
+/// absolute, no trailing slash.
+fn normal_path(path: &str) -> Result<String, &'static str> {
+    if path.starts_with('/') {
+        return Err("is absolute; paths are relative to the repository root");
+    }
+    if path.contains('\\') {
+        return Err("holds a backslash; separate directories with '/'");
+    }
+    if path.chars().any(char::is_control) {
+        return Err("holds a control character");
+    }
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|part| !part.is_empty() && *part != ".")
+        .collect();
+    if parts.contains(&"..") {
+        return Err("leaves the repository root through '..'");
+    }
+    if parts.is_empty() {
+        return Err("names no path");
+    }
+    if parts.first() == Some(&".git") {
+        return Err("is inside .git, which is not part of any state");
+    }
+    Ok(parts.join("/"))
+}
+
+/// The inputs sorted, without repeats and without any path inside another ("" is the root).
+fn outermost(mut inputs: Vec<String>) -> Vec<String> {
+    inputs.sort();
+    inputs.dedup();
+    let all = inputs.clone();
+    inputs.retain(|path| {
+        !all.iter().any(|other| {
+            other != path && (other.is_empty() || path.starts_with(&format!("{other}/")))
+        })
+    });
+    inputs
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TWO: &str = r#"
+[checks.api]
+run = "packages/api/verify.sh"          # an executable in the worktree, run from its directory
+inputs = ["packages/api", "packages/shared", "Cargo.lock"]
+[checks.docs]
+run = "docs/verify.sh"
+inputs = ["docs"]
+"#;
+
+    #[test]
+    fn the_issues_example_parses_in_name_order() {
+        let checks = parse(TWO).unwrap();
+        assert_eq!(
+            checks,
+            [
+                Declared {
+                    name: "api".into(),
+                    run: "packages/api/verify.sh".into(),
+                    inputs: vec![
+                        "Cargo.lock".into(),
+                        "packages/api".into(),
+                        "packages/shared".into()
+                    ],
+                },
+                Declared {
+                    name: "docs".into(),
+                    run: "docs/verify.sh".into(),
+                    inputs: vec!["docs".into()],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn an_empty_file_declares_no_checks() {
+        assert_eq!(parse("").unwrap(), []);
+        assert_eq!(parse("[checks]\n").unwrap(), []);
+    }
+
+    #[test]
+    fn paths_are_normalised_and_nested_inputs_folded_into_their_parent() {
+        let checks = parse(
+            "[checks.a]\nrun = \"./a//verify.sh\"\ninputs = [\"a/\", \"a/src\", \"./b\", \"b\"]\n",
+        )
+        .unwrap();
+        assert_eq!(checks[0].run, "a/verify.sh");
+        assert_eq!(checks[0].inputs, ["a", "b"]);
+        let all = parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\".\", \"a\"]\n").unwrap();
+        assert_eq!(all[0].inputs, [""]);
+    }
+
+    #[test]
+    fn each_error_names_its_line() {
+        let cases: &[(&str, &str)] = &[
+            ("[checks.a]\nrun = \"a.sh\"\ninputs = [\"../up\"]\n", "line 3"),
+            ("[checks.a]\nrun = \"/abs.sh\"\ninputs = [\"a\"]\n", "line 2"),
+            ("\n\n[checks.a]\nrun = \"a.sh\"\ninputs = []\n", "line 5"),
+            ("[checks.\"-x\"]\nrun = \"a.sh\"\ninputs = [\"a\"]\n", "line 1"),
+            ("[checks.\"verify.sh\"]\nrun = \"a.sh\"\ninputs = [\"a\"]\n", "line 1"),
+            ("[checks.a]\nrun = \"a.sh\"\n", "line 1"),
+            ("[checks.a]\nrun = \"a.sh\"\ninputs = [\"a\"]\ntimeout = 3\n", "line 4"),
+            ("[checks.a]\nrun = 3\ninputs = [\"a\"]\n", "line 2"),
+            ("[checks.a\nrun = \"a.sh\"\n", "line 1"),
+            ("[checks.a]\nrun = \"a.sh\"\ninputs = [\".git/config\"]\n", "line 3"),
+        ];
+        for (text, line) in cases {
+            let error = parse(text).expect_err(text).to_string();
+            assert!(error.contains(line), "{text:?}: {error}");
+            assert!(error.starts_with("prove-it.toml is not a valid checks file"));
+        }
+    }
+}
