@@ -176,8 +176,7 @@ fn outermost(inputs: &[String]) -> Vec<String> {
     let all = kept.clone();
     kept.retain(|path| {
         !all.iter().any(|other| {
-            other != path
-                && (other.is_empty() || within(path.as_bytes(), other.as_bytes()))
+            other != path && (other.is_empty() || within(path.as_bytes(), other.as_bytes()))
         })
     });
     kept
@@ -262,7 +261,12 @@ mod tests {
         let state = repo.state_tree(true).unwrap();
         let tree = state.id.to_string();
         for paths in [
-            &["packages/api", "packages/shared", "Cargo.lock", "prove-it.toml"][..],
+            &[
+                "packages/api",
+                "packages/shared",
+                "Cargo.lock",
+                "prove-it.toml",
+            ][..],
             &["docs", "prove-it.toml"],
             &["packages/api.txt"],
             &["packages"],
@@ -270,7 +274,11 @@ mod tests {
             &["nothing-here"],
         ] {
             let ours = repo.input_tree(&state, &inputs(paths), true).unwrap();
-            assert_eq!(ours.to_string(), stock(dir.path(), &tree, paths), "{paths:?}");
+            assert_eq!(
+                ours.to_string(),
+                stock(dir.path(), &tree, paths),
+                "{paths:?}"
+            );
             assert_eq!(
                 repo.tree_input_tree(state.id, &inputs(paths)).unwrap(),
                 ours,
@@ -279,7 +287,10 @@ mod tests {
             // Persisted: stock git reads it.
             run(dir.path(), &["cat-file", "-e", &ours.to_string()]);
         }
-        assert_eq!(repo.input_tree(&state, &inputs(&[""]), false).unwrap(), state.id);
+        assert_eq!(
+            repo.input_tree(&state, &inputs(&[""]), false).unwrap(),
+            state.id
+        );
     }
 
     #[test]
@@ -309,10 +320,14 @@ mod tests {
         layout(dir.path());
         let state = repo.state_tree(false).unwrap();
         assert_eq!(
-            repo.state_file(&state, "prove-it.toml", "checks file").unwrap(),
+            repo.state_file(&state, "prove-it.toml", "checks file")
+                .unwrap(),
             Some(b"[checks]\n".to_vec())
         );
-        assert_eq!(repo.state_file(&state, "docs", "checks file").unwrap(), None);
+        assert_eq!(
+            repo.state_file(&state, "docs", "checks file").unwrap(),
+            None
+        );
         std::fs::write(dir.path().join("prove-it.toml"), "# changed\n").unwrap();
         let error = repo
             .state_file(&state, "prove-it.toml", "checks file")

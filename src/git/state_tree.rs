@@ -860,7 +860,11 @@ impl Hasher<'_> {
 }
 
 /// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).
-pub(super) fn build_tree(items: &[Item], prefix: usize, hasher: &mut Hasher<'_>) -> Result<ObjectId, Error> {
+pub(super) fn build_tree(
+    items: &[Item],
+    prefix: usize,
+    hasher: &mut Hasher<'_>,
+) -> Result<ObjectId, Error> {
     let mut data = Vec::with_capacity(items.len() * 48);
     let mut i = 0;
     while i < items.len() {

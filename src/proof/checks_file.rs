@@ -222,16 +222,34 @@ inputs = ["docs"]
     #[test]
     fn each_error_names_its_line() {
         let cases: &[(&str, &str)] = &[
-            ("[checks.a]\nrun = \"a.sh\"\ninputs = [\"../up\"]\n", "line 3"),
-            ("[checks.a]\nrun = \"/abs.sh\"\ninputs = [\"a\"]\n", "line 2"),
+            (
+                "[checks.a]\nrun = \"a.sh\"\ninputs = [\"../up\"]\n",
+                "line 3",
+            ),
+            (
+                "[checks.a]\nrun = \"/abs.sh\"\ninputs = [\"a\"]\n",
+                "line 2",
+            ),
             ("\n\n[checks.a]\nrun = \"a.sh\"\ninputs = []\n", "line 5"),
-            ("[checks.\"-x\"]\nrun = \"a.sh\"\ninputs = [\"a\"]\n", "line 1"),
-            ("[checks.\"verify.sh\"]\nrun = \"a.sh\"\ninputs = [\"a\"]\n", "line 1"),
+            (
+                "[checks.\"-x\"]\nrun = \"a.sh\"\ninputs = [\"a\"]\n",
+                "line 1",
+            ),
+            (
+                "[checks.\"verify.sh\"]\nrun = \"a.sh\"\ninputs = [\"a\"]\n",
+                "line 1",
+            ),
             ("[checks.a]\nrun = \"a.sh\"\n", "line 1"),
-            ("[checks.a]\nrun = \"a.sh\"\ninputs = [\"a\"]\ntimeout = 3\n", "line 4"),
+            (
+                "[checks.a]\nrun = \"a.sh\"\ninputs = [\"a\"]\ntimeout = 3\n",
+                "line 4",
+            ),
             ("[checks.a]\nrun = 3\ninputs = [\"a\"]\n", "line 2"),
             ("[checks.a\nrun = \"a.sh\"\n", "line 1"),
-            ("[checks.a]\nrun = \"a.sh\"\ninputs = [\".git/config\"]\n", "line 3"),
+            (
+                "[checks.a]\nrun = \"a.sh\"\ninputs = [\".git/config\"]\n",
+                "line 3",
+            ),
         ];
         for (text, line) in cases {
             let error = parse(text).expect_err(text).to_string();

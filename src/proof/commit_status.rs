@@ -242,6 +242,7 @@ mod tests {
         Record {
             outcome,
             tree,
+            check: None,
             head: None,
             verify: Script {
                 blob,

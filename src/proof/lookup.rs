@@ -29,7 +29,12 @@ impl Found {
         let Some(note) = note else {
             return Found::default();
         };
-        let Proofs { mut valid, invalid } = Proofs::from_note(note, tree, verify);
+        Found::from_proofs(Proofs::from_note(note, tree, verify))
+    }
+
+    /// The proofs of one note, sorted best first.
+    pub(crate) fn from_proofs(proofs: Proofs) -> Found {
+        let Proofs { mut valid, invalid } = proofs;
         // A stable sort: of two records alike in kind and time, the one written first leads.
         valid.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
         Found { valid, invalid }

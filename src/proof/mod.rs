@@ -5,12 +5,17 @@
 //!
 //! It never prints and never decides a turn: the gate and the commands do, with what it returns.
 
+mod checks;
 mod checks_file;
 mod commit_status;
 mod lookup;
 mod prove;
 mod record;
 
+pub(crate) use checks::{
+    Check, CheckProof, CheckSet, ChecksError, lookup_check, state_check_proofs, tree_check_proofs,
+};
+pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK};
 pub(crate) use commit_status::{
     CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures, classify,
     verify_changes,

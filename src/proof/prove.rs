@@ -9,6 +9,8 @@ use std::io::Write;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
+use super::checks::Check;
+use super::checks_file::VERIFY_CHECK;
 use super::record::{self, Outcome, Record, Script, Signature};
 use crate::context::Clock;
 use crate::git::{self, PROOFS_REF, Repo, StateTree};
@@ -74,6 +76,31 @@ pub(crate) enum Attempted {
     },
 }
 
+/// One check to run: what it is, its key in the state, and how the session started with it.
+pub(crate) struct ToRun {
+    pub check: Check,
+    pub input_tree: git::ObjectId,
+    /// The check's script as the session started with it (the record's `verify-anchor`).
+    pub anchor: Option<Script>,
+    /// The diff of what proves this check (its script, the checks file) since the session
+    /// started, when it was edited: the record's `verify-diff`, and a BOUNDED_CLAIM_SURVIVES.
+    pub diff: Option<String>,
+}
+
+/// What a run of several checks reports as it goes.
+pub(crate) enum Progress<'a> {
+    /// Every 200 ms or so, the time since the first check started.
+    Tick(Duration),
+    /// A check's script was started.
+    Started(&'a str),
+    /// A check's script ended, passing or not, after this long.
+    Ended {
+        check: &'a str,
+        passed: bool,
+        duration: Duration,
+    },
+}
+
 /// Run verify.sh on `before` (the state tree computed just now, which must hold verify.sh) and
 /// record a proof if it exits 0 and leaves the state as it found it. With `prove-it.sign` on,
 /// the proof is signed, and a signer that cannot work is an error before verify.sh runs.
@@ -83,6 +110,40 @@ pub(crate) fn prove(
     attempt: ProveOptions<'_>,
     on_tick: &mut dyn FnMut(Duration),
 ) -> Result<Attempted, Error> {
+    let (blob, mode) = before.verify.ok_or(git::Error::VerifyOutsideState {
+        target: git::VERIFY_SCRIPT.to_string(),
+    })?;
+    let run = ToRun {
+        check: Check {
+            name: VERIFY_CHECK.to_string(),
+            run: git::VERIFY_SCRIPT.to_string(),
+            inputs: vec![String::new()],
+            script: Some(Script { blob, mode }),
+        },
+        input_tree: before.id,
+        anchor: attempt.anchor,
+        diff: attempt.verify_diff.clone(),
+    };
+    let mut ran = prove_checks(repo, before, vec![run], attempt, 1, &mut |progress| {
+        if let Progress::Tick(elapsed) = progress {
+            on_tick(elapsed);
+        }
+    })?;
+    Ok(ran.pop().expect("one check run, one result").1)
+}
+
+/// Run each check of `runs` on `before`, up to `jobs` at once, each script from its own
+/// directory in its own process group under the timeout, and record a proof of each that
+/// exits 0 and whose inputs the runs left as they found them (a check passing is recorded even
+/// when another fails). Results in the order of `runs`.
+pub(crate) fn prove_checks(
+    repo: &Repo,
+    before: &StateTree,
+    runs: Vec<ToRun>,
+    attempt: ProveOptions<'_>,
+    jobs: usize,
+    on_progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<(String, Attempted)>, Error> {
     // Every proof is recorded here, so this is where signing is decided: asked for and
     // impossible is an error, never an unsigned proof.
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
@@ -95,14 +156,10 @@ pub(crate) fn prove(
                 signer.without_prompt()
             }
         });
-    let log = match attempt.log {
-        Some(log) => log,
+    let base_log = match &attempt.log {
+        Some(log) => log.clone(),
         None => repo.last_run_log()?,
     };
-    let env = verify::env(&before.id.to_string(), attempt.host);
-    let program = repo.verify_path()?;
-    // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
-    let started = attempt.clock.now_seconds();
     // A submodule is recorded by its commit only: its uncommitted changes would run untested
     // by any proof of this tree, so none is made (issue 19).
     if !before.dirty_submodules().is_empty() {
@@ -111,110 +168,314 @@ pub(crate) fn prove(
         }
         .into());
     }
-    // Last before the run: whatever changes the state from here on is seen by its ctime.
-    let run_start = repo.mark_run_start()?;
-    let outcome = verify::run(
-        verify::Request {
-            program: &program,
-            workdir: repo.workdir()?,
-            env: &env,
-            timeout: attempt.timeout,
-            log_path: Some(&log),
-            log_cap: verify::LOG_CAP,
-            tail_lines: TAIL_LINES,
-            echo: attempt.echo,
-            interrupt: attempt.interrupt,
-        },
-        on_tick,
-    )?;
-    let duration_ms = millis(outcome.duration);
-
-    if !outcome.passed() {
-        let exit_code = match outcome.exit {
-            verify::Exit::Code(code) => Some(code),
-            _ => None,
-        };
-        let exit = outcome.exit.describe(attempt.timeout);
-        if matches!(
-            outcome.exit,
-            verify::Exit::TimedOut | verify::Exit::Interrupted
-        ) {
-            note_the_end(&log, &exit);
-        }
-        return Ok(Attempted::Failed {
-            exit,
-            exit_code,
-            duration_ms,
-            output_bytes: outcome.output_bytes,
-            tail: outcome.tail,
-            log: repo.keep_failing_log(&log)?,
-        });
+    let workdir = repo.workdir()?.to_owned();
+    // A script is run as the state records it: its bytes on disk must be the blob the proof
+    // will name (the root verify.sh's are checked by the state tree itself).
+    for run in runs.iter().filter(|run| !run.check.is_root()) {
+        repo.state_file(before, &run.check.run, "check's script")?;
     }
+    let single = runs.len() == 1;
+    let mut echo = attempt.echo;
+    let plans: Vec<Plan> = runs
+        .iter()
+        .map(|run| {
+            let program = workdir.join(&run.check.run);
+            let dir = program
+                .parent()
+                .map_or_else(|| workdir.clone(), std::path::Path::to_owned);
+            let mut env = verify::env(&run.input_tree.to_string(), attempt.host);
+            if !run.check.is_root() {
+                env.push(("PROVE_IT_CHECK".into(), run.check.name.clone().into()));
+                env.push(("PROVE_IT_STATE_TREE".into(), before.id.to_string().into()));
+            }
+            Plan {
+                name: run.check.name.clone(),
+                program,
+                dir,
+                env,
+                log: if run.check.is_root() {
+                    base_log.clone()
+                } else {
+                    check_log(&base_log, &run.check.name)
+                },
+                echo: if single {
+                    echo.take()
+                } else {
+                    echo.is_some()
+                        .then(|| Box::new(Prefixed::new(&run.check.name)) as Box<dyn Write + Send>)
+                },
+            }
+        })
+        .collect();
+    // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
+    let started = attempt.clock.now_seconds();
+    // Last before the runs: whatever changes the state from here on is seen by its ctime.
+    let run_start = repo.mark_run_start()?;
+    let outcomes = run_all(plans, attempt.timeout, attempt.interrupt, jobs, on_progress)?;
 
-    // The proof must be for the state that was tested: if verify.sh (or anything else) changed
-    // it while it ran, record nothing, even if the state is back as it was: a helper could have
-    // put good content in place for the run and restored the broken one before it ended.
-    let after = repo.state_tree_since(run_start)?;
-    if after.id != before.id || !after.touched().is_empty() || !after.dirty_submodules().is_empty()
-    {
-        let mut changed_paths = before.changed_paths(&after);
-        changed_paths.extend_from_slice(after.touched());
-        changed_paths.extend_from_slice(after.dirty_submodules());
+    let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
+    let mut after: Option<StateTree> = None;
+    for (run, (outcome, log)) in runs.into_iter().zip(outcomes) {
+        let duration_ms = millis(outcome.duration);
+        if !outcome.passed() {
+            let exit_code = match outcome.exit {
+                verify::Exit::Code(code) => Some(code),
+                _ => None,
+            };
+            let exit = outcome.exit.describe(attempt.timeout);
+            if matches!(
+                outcome.exit,
+                verify::Exit::TimedOut | verify::Exit::Interrupted
+            ) {
+                note_the_end(&log, &exit);
+            }
+            results.push((
+                run.check.name.clone(),
+                Attempted::Failed {
+                    exit,
+                    exit_code,
+                    duration_ms,
+                    output_bytes: outcome.output_bytes,
+                    tail: outcome.tail,
+                    log: repo.keep_failing_log(&log)?,
+                },
+            ));
+            continue;
+        }
+        // The proof must be for the state that was tested: if a script (or anything else)
+        // changed the check's inputs while it ran, record nothing, even if they are back as
+        // they were: a helper could have put good content in place for the run and restored
+        // the broken one before it ended.
+        if after.is_none() {
+            after = Some(repo.state_tree_since(run_start)?);
+        }
+        let after = after.as_ref().expect("computed just above");
+        let after_input = repo.input_tree(after, &run.check.inputs, true)?;
+        let inside = |path: &String| {
+            run.check.inputs.iter().any(|input| {
+                input.is_empty() || path == input || path.starts_with(&format!("{input}/"))
+            })
+        };
+        let mut changed_paths: Vec<String> = before
+            .changed_paths(after)
+            .into_iter()
+            .chain(after.touched().iter().cloned())
+            .filter(|path| inside(path))
+            .collect();
+        changed_paths.extend(after.dirty_submodules().iter().cloned());
         changed_paths.sort();
         changed_paths.dedup();
-        return Ok(Attempted::StateChanged {
+        if after_input != run.input_tree || !changed_paths.is_empty() {
+            results.push((
+                run.check.name.clone(),
+                Attempted::StateChanged {
+                    duration_ms,
+                    after: after_input,
+                    changed_paths,
+                },
+            ));
+            continue;
+        }
+        let verify = run
+            .check
+            .script
+            .expect("a check is run only through a script the state holds");
+        let edited = run.diff.is_some() || run.anchor.is_some_and(|anchor| anchor != verify);
+        let identity = repo.identity();
+        let record = Record {
+            outcome: if edited {
+                Outcome::BoundedClaimSurvives
+            } else {
+                Outcome::Proven
+            },
+            tree: after_input,
+            check: run.check.record_name().map(str::to_string),
+            head: repo.head_commit()?,
+            verify,
+            verify_anchor: run.anchor,
+            exit_code: 0,
             duration_ms,
-            after: after.id,
-            changed_paths,
-        });
+            time: started,
+            host: attempt.host.to_string(),
+            session: attempt.session.map(str::to_string),
+            tool: format!("git-prove-it {}", env!("CARGO_PKG_VERSION")),
+            identity_missing: identity.missing,
+            verify_diff: if edited { run.diff } else { None },
+            signed_off_by: identity.display.clone(),
+            signature: None,
+        };
+        let record = match &signer {
+            None => record,
+            Some(signer) => {
+                let signed = record.canonical();
+                Record {
+                    signature: Some(Signature {
+                        armor: signer.sign(&signed)?,
+                        signed,
+                    }),
+                    ..record
+                }
+            }
+        };
+        let what = match &record.check {
+            Some(check) => format!("prove-it: proof of check {check} for tree {after_input}"),
+            None => format!("prove-it: proof for tree {after_input}"),
+        };
+        repo.notes(PROOFS_REF)
+            .update(after_input, &what, |existing| {
+                record::append(existing, &record)
+            })?;
+        results.push((run.check.name.clone(), Attempted::Proven(record)));
     }
+    Ok(results)
+}
 
-    let (blob, mode) = after
-        .verify
-        .expect("the state after the run equals the one before, which holds verify.sh");
-    let verify = Script { blob, mode };
-    let edited = attempt.anchor.is_some_and(|anchor| anchor != verify);
-    let identity = repo.identity();
-    let record = Record {
-        outcome: if edited {
-            Outcome::BoundedClaimSurvives
-        } else {
-            Outcome::Proven
-        },
-        tree: after.id,
-        head: repo.head_commit()?,
-        verify,
-        verify_anchor: attempt.anchor,
-        exit_code: 0,
-        duration_ms,
-        time: started,
-        host: attempt.host.to_string(),
-        session: attempt.session.map(str::to_string),
-        tool: format!("git-prove-it {}", env!("CARGO_PKG_VERSION")),
-        identity_missing: identity.missing,
-        verify_diff: if edited { attempt.verify_diff } else { None },
-        signed_off_by: identity.display.clone(),
-        signature: None,
-    };
-    let record = match signer {
-        None => record,
-        Some(signer) => {
-            let signed = record.canonical();
-            Record {
-                signature: Some(Signature {
-                    armor: signer.sign(&signed)?,
-                    signed,
-                }),
-                ..record
+/// Where one check's output goes: its own log beside the run's (`last-run.api.log`), so that
+/// checks running at once never write over each other's.
+fn check_log(base: &std::path::Path, check: &str) -> std::path::PathBuf {
+    let name = base
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("run.log");
+    let stem = name.strip_suffix(".log").unwrap_or(name);
+    base.with_file_name(format!("{stem}.{check}.log"))
+}
+
+/// One script's run, ready to start.
+struct Plan {
+    name: String,
+    program: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    log: std::path::PathBuf,
+    echo: Option<Box<dyn Write + Send>>,
+}
+
+enum Event {
+    Started(usize),
+    Ended(usize, Result<verify::Ran, verify::Error>),
+}
+
+/// Run every plan, `jobs` at a time, reporting progress from this thread; each plan's run and
+/// log, in the plans' order. The first error to start a script is returned once all have
+/// ended (the interrupt flag, shared, ends the others at once when it is raised).
+fn run_all(
+    plans: Vec<Plan>,
+    timeout: Duration,
+    interrupt: Option<&AtomicBool>,
+    jobs: usize,
+    on_progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<Vec<(verify::Ran, std::path::PathBuf)>, Error> {
+    let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
+    let logs: Vec<std::path::PathBuf> = plans.iter().map(|plan| plan.log.clone()).collect();
+    let count = plans.len();
+    let queue = std::sync::Mutex::new(plans.into_iter().enumerate().collect::<Vec<_>>());
+    let (sender, receiver) = std::sync::mpsc::channel::<Event>();
+    let mut results: Vec<Option<Result<verify::Ran, verify::Error>>> =
+        (0..count).map(|_| None).collect();
+    let began = std::time::Instant::now();
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.clamp(1, count.max(1)) {
+            let sender = sender.clone();
+            let queue = &queue;
+            scope.spawn(move || {
+                loop {
+                    let next = queue.lock().map(|mut queue| {
+                        if queue.is_empty() {
+                            None
+                        } else {
+                            Some(queue.remove(0))
+                        }
+                    });
+                    let Ok(Some((index, plan))) = next else {
+                        break;
+                    };
+                    let _ = sender.send(Event::Started(index));
+                    let ran = verify::run(
+                        verify::Request {
+                            program: &plan.program,
+                            workdir: &plan.dir,
+                            env: &plan.env,
+                            timeout,
+                            log_path: Some(&plan.log),
+                            log_cap: verify::LOG_CAP,
+                            tail_lines: TAIL_LINES,
+                            echo: plan.echo,
+                            interrupt,
+                        },
+                        &mut |_| {},
+                    );
+                    let _ = sender.send(Event::Ended(index, ran));
+                }
+            });
+        }
+        drop(sender);
+        let mut ended = 0;
+        while ended < count {
+            match receiver.recv_timeout(Duration::from_millis(200)) {
+                Ok(Event::Started(index)) => on_progress(Progress::Started(&names[index])),
+                Ok(Event::Ended(index, ran)) => {
+                    ended += 1;
+                    if let Ok(ran) = &ran {
+                        on_progress(Progress::Ended {
+                            check: &names[index],
+                            passed: ran.passed(),
+                            duration: ran.duration,
+                        });
+                    }
+                    results[index] = Some(ran);
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    on_progress(Progress::Tick(began.elapsed()));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
-    };
-    repo.notes(PROOFS_REF).update(
-        after.id,
-        &format!("prove-it: proof for tree {}", after.id),
-        |existing| record::append(existing, &record),
-    )?;
-    Ok(Attempted::Proven(record))
+    });
+    let mut out = Vec::with_capacity(count);
+    for (result, log) in results.into_iter().zip(logs) {
+        match result {
+            Some(Ok(ran)) => out.push((ran, log)),
+            Some(Err(error)) => return Err(error.into()),
+            None => unreachable!("every started check ends before the scope does"),
+        }
+    }
+    Ok(out)
+}
+
+/// `--verbose` with several checks at once: each line of a check's output on stderr, after its
+/// name, so that the interleaved lines stay readable.
+struct Prefixed {
+    prefix: Vec<u8>,
+    at_line_start: bool,
+}
+
+impl Prefixed {
+    fn new(check: &str) -> Self {
+        Prefixed {
+            prefix: format!("[{check}] ").into_bytes(),
+            at_line_start: true,
+        }
+    }
+}
+
+impl Write for Prefixed {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut out = Vec::with_capacity(buf.len() + self.prefix.len());
+        for &byte in buf {
+            if self.at_line_start {
+                out.extend_from_slice(&self.prefix);
+            }
+            out.push(byte);
+            self.at_line_start = byte == b'\n';
+        }
+        std::io::stderr().lock().write_all(&out)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
 }
 
 pub(crate) fn millis(duration: Duration) -> u64 {

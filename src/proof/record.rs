@@ -38,7 +38,11 @@ impl std::fmt::Display for Script {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Record {
     pub outcome: Outcome,
+    /// The check's input tree: the state tree itself for the root verify.sh.
     pub tree: ObjectId,
+    /// The named check of `prove-it.toml` this proves; `None` for the root verify.sh (its
+    /// records have no `check:` line, as before checks files existed).
+    pub check: Option<String>,
     pub head: Option<ObjectId>,
     pub verify: Script,
     pub verify_anchor: Option<Script>,
@@ -66,7 +70,7 @@ pub(crate) enum Problem {
     Malformed(String),
     #[error("tree mismatch: record is for tree {recorded}, but is attached to {key}")]
     TreeMismatch { recorded: ObjectId, key: ObjectId },
-    #[error("record ran verify.sh {recorded}, but this tree's verify.sh is {actual}")]
+    #[error("record ran the script {recorded}, but this tree's is {actual}")]
     VerifyMismatch { recorded: Script, actual: String },
 }
 
@@ -81,16 +85,30 @@ impl Proofs {
     /// Read the note of state tree `key`, whose verify.sh is `verify` (blob and mode, or `None`
     /// when the tree has none). A record only proves the tree if it ran that very verify.sh.
     pub(crate) fn from_note(note: &str, key: &gix::oid, verify: Option<(ObjectId, u32)>) -> Self {
+        Self::of_check(note, key, None, verify)
+    }
+
+    /// Read the note of input tree `key` for the check named `check` (`None`: the root
+    /// verify.sh) whose script is `script`: a record proves it only if it is that check's and
+    /// ran that very script, so two checks with equal input trees never prove each other. The
+    /// records of other checks are left out, neither valid nor invalid here.
+    pub(crate) fn of_check(
+        note: &str,
+        key: &gix::oid,
+        check: Option<&str>,
+        script: Option<(ObjectId, u32)>,
+    ) -> Self {
         let mut proofs = Proofs::default();
         for parsed in parse_note(note, key) {
             match parsed {
-                Ok(record) if Some((record.verify.blob, record.verify.mode)) == verify => {
+                Ok(record) if record.check.as_deref() != check => {}
+                Ok(record) if Some((record.verify.blob, record.verify.mode)) == script => {
                     proofs.valid.push(record);
                 }
                 Ok(record) => proofs.invalid.push(Invalid {
                     problem: Problem::VerifyMismatch {
                         recorded: record.verify,
-                        actual: verify.map_or_else(
+                        actual: script.map_or_else(
                             || "missing".to_string(),
                             |(blob, mode)| Script { blob, mode }.to_string(),
                         ),
@@ -138,6 +156,9 @@ impl Record {
         let _ = writeln!(out, "{MAGIC_KEY}: {VERSION}");
         let _ = writeln!(out, "outcome: {}", self.outcome.as_str());
         let _ = writeln!(out, "tree: {}", self.tree);
+        if let Some(check) = &self.check {
+            let _ = writeln!(out, "check: {}", one_line(check));
+        }
         let _ = writeln!(
             out,
             "head: {}",
@@ -297,6 +318,7 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
         let slot = match name {
             "outcome" => &mut fields.outcome,
             "tree" => &mut fields.tree,
+            "check" => &mut fields.check,
             "head" => &mut fields.head,
             "verify" => &mut fields.verify,
             "verify-anchor" => &mut fields.verify_anchor,
@@ -329,6 +351,7 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
 struct Fields {
     outcome: Option<String>,
     tree: Option<String>,
+    check: Option<String>,
     head: Option<String>,
     verify: Option<String>,
     verify_anchor: Option<String>,
@@ -417,6 +440,7 @@ impl Fields {
         Ok(Record {
             outcome,
             tree,
+            check: self.check.filter(|check| !check.is_empty()),
             head: optional_id(self.head.as_deref().unwrap_or("none"), "head")?,
             verify: script(&required(self.verify, "verify")?, "verify")?,
             verify_anchor,
@@ -466,6 +490,7 @@ mod tests {
         Record {
             outcome: Outcome::Proven,
             tree: id(TREE),
+            check: None,
             head: Some(id("1111111111111111111111111111111111111111")),
             verify: Script {
                 blob: id(BLOB),

@@ -1,0 +1,273 @@
+//! The checks of a tree (SPEC.md section 2.1): the root verify.sh, with every path as input,
+//! and the named checks its `prove-it.toml` declares, each keyed by its input tree. One reader
+//! for the working state and committed trees alike, and the lookup of each check's proof.
+
+use gix::ObjectId;
+
+use super::checks_file::{self, CHECKS_FILE, Invalid, VERIFY_CHECK};
+use super::lookup::Found;
+use super::record::{Proofs, Record, Script};
+use crate::git::{self, PROOFS_REF, Repo, StateTree};
+
+const MODE_EXECUTABLE: u32 = 0o100755;
+const MODE_LINK: u32 = 0o120000;
+
+/// One check of a tree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Check {
+    /// `verify.sh` for the root verify.sh, else the name `prove-it.toml` gives it.
+    pub name: String,
+    /// The script's repository-relative path.
+    pub run: String,
+    /// The paths it reads: `[""]` (all) for the root verify.sh; a named check's declared
+    /// paths and the checks file.
+    pub inputs: Vec<String>,
+    /// The script as the tree holds it; `None` when the tree has no file there.
+    pub script: Option<Script>,
+}
+
+impl Check {
+    /// Whether this is the root verify.sh (its records carry no `check:` line).
+    pub(crate) fn is_root(&self) -> bool {
+        self.name == VERIFY_CHECK
+    }
+
+    /// The name a record gives the check: `None` for the root verify.sh.
+    pub(crate) fn record_name(&self) -> Option<&str> {
+        (!self.is_root()).then_some(self.name.as_str())
+    }
+
+    /// `Err(why)` when the script cannot run: missing from the tree, or not an executable file
+    /// (a named check's script may not be a link: a link's blob is its target's name, and a
+    /// proof must name the bytes that ran).
+    pub(crate) fn runnable(&self) -> Result<Script, &'static str> {
+        match self.script {
+            None => Err("does not exist"),
+            Some(script) if script.mode == MODE_EXECUTABLE => Ok(script),
+            Some(script) if script.mode == MODE_LINK && self.is_root() => Ok(script),
+            Some(script) if script.mode == MODE_LINK => Err("is a link, not a file"),
+            Some(_) => Err("is not executable"),
+        }
+    }
+}
+
+/// The checks of one tree, and its checks file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct CheckSet {
+    /// `prove-it.toml` as the tree holds it, with its text; `None` without one.
+    pub file: Option<(Script, String)>,
+    /// The root verify.sh first (when the tree holds one), then the named checks by name.
+    pub checks: Vec<Check>,
+}
+
+/// Why the checks of a tree cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum ChecksError {
+    #[error(transparent)]
+    Git(#[from] git::Error),
+    #[error(transparent)]
+    Invalid(#[from] Invalid),
+}
+
+impl ChecksError {
+    /// Whether the worktree's content is at fault (a checks file in error, a file not as
+    /// recorded): at a stop, a refusal the agent can fix, not a failure of the gate.
+    pub(crate) fn is_worktree_content(&self) -> bool {
+        match self {
+            ChecksError::Invalid(_) => true,
+            ChecksError::Git(error) => error.is_worktree_content(),
+        }
+    }
+}
+
+impl CheckSet {
+    /// The checks of the working state `state`. The checks file is read as the state records
+    /// it (from disk, checked against its blob).
+    pub(crate) fn of_state(repo: &Repo, state: &StateTree) -> Result<CheckSet, ChecksError> {
+        let text = repo.state_file(state, CHECKS_FILE, "checks file")?;
+        Self::build(state.entry(CHECKS_FILE), text, state.verify, &|path| {
+            Ok(state.entry(path))
+        })
+    }
+
+    /// The checks of the committed tree `tree`.
+    pub(crate) fn of_tree(repo: &Repo, tree: ObjectId) -> Result<CheckSet, ChecksError> {
+        let file = repo.tree_entry(tree, CHECKS_FILE)?;
+        let text = match file {
+            Some((blob, _)) => Some(repo.read_blob(blob)?),
+            None => None,
+        };
+        let verify = repo.tree_entry(tree, git::VERIFY_SCRIPT)?;
+        Self::build(file, text, verify, &|path| repo.tree_entry(tree, path))
+    }
+
+    fn build(
+        file: Option<(ObjectId, u32)>,
+        text: Option<Vec<u8>>,
+        verify: Option<(ObjectId, u32)>,
+        entry: &dyn Fn(&str) -> Result<Option<(ObjectId, u32)>, git::Error>,
+    ) -> Result<CheckSet, ChecksError> {
+        let mut set = CheckSet::default();
+        // The root verify.sh is a check only where it could run, as before checks files.
+        if let Some((blob, mode)) = verify
+            && (mode == MODE_EXECUTABLE || mode == MODE_LINK)
+        {
+            set.checks.push(Check {
+                name: VERIFY_CHECK.to_string(),
+                run: git::VERIFY_SCRIPT.to_string(),
+                inputs: vec![String::new()],
+                script: Some(Script { blob, mode }),
+            });
+        }
+        let (Some((blob, mode)), Some(text)) = (file, text) else {
+            return Ok(set);
+        };
+        let text =
+            String::from_utf8(text).map_err(|_| Invalid("it is not UTF-8 text".to_string()))?;
+        for declared in checks_file::parse(&text)? {
+            let mut inputs = declared.inputs;
+            inputs.push(CHECKS_FILE.to_string());
+            set.checks.push(Check {
+                script: entry(&declared.run)?.map(|(blob, mode)| Script { blob, mode }),
+                name: declared.name,
+                run: declared.run,
+                inputs,
+            });
+        }
+        set.file = Some((Script { blob, mode }, text));
+        Ok(set)
+    }
+
+    /// Whether anything here can prove a state: verify.sh, or a checks file.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.checks.is_empty() && self.file.is_none()
+    }
+
+    /// The check named `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&Check> {
+        self.checks.iter().find(|check| check.name == name)
+    }
+}
+
+/// One check of a state or commit, its key, and its proofs.
+#[derive(Debug)]
+pub(crate) struct CheckProof {
+    pub check: Check,
+    pub input_tree: ObjectId,
+    pub found: Found,
+}
+
+impl CheckProof {
+    /// The proof that spares the check a run (see `Found::best`).
+    pub(crate) fn best(&self, signed_only: bool) -> Option<&Record> {
+        self.found.best(signed_only)
+    }
+}
+
+/// Each check of `set` with its input tree in `state` and the proofs of it.
+pub(crate) fn state_check_proofs(
+    repo: &Repo,
+    state: &StateTree,
+    set: &CheckSet,
+) -> Result<Vec<CheckProof>, git::Error> {
+    set.checks
+        .iter()
+        .map(|check| {
+            let input_tree = repo.input_tree(state, &check.inputs, false)?;
+            lookup_check(repo, check, input_tree)
+        })
+        .collect()
+}
+
+/// Each check of `set` (read from the committed `tree`) with its input tree and its proofs.
+pub(crate) fn tree_check_proofs(
+    repo: &Repo,
+    tree: ObjectId,
+    set: &CheckSet,
+) -> Result<Vec<CheckProof>, git::Error> {
+    set.checks
+        .iter()
+        .map(|check| {
+            let input_tree = repo.tree_input_tree(tree, &check.inputs)?;
+            lookup_check(repo, check, input_tree)
+        })
+        .collect()
+}
+
+/// The proofs of `check` at `input_tree`, read from the proofs ref: records of that check,
+/// through that very script.
+pub(crate) fn lookup_check(
+    repo: &Repo,
+    check: &Check,
+    input_tree: ObjectId,
+) -> Result<CheckProof, git::Error> {
+    let note = repo.notes(PROOFS_REF).lookup(&input_tree)?;
+    let script = check.script.map(|s| (s.blob, s.mode));
+    let found = match note {
+        None => Found::default(),
+        Some(note) => Found::from_proofs(Proofs::of_check(
+            &note,
+            &input_tree,
+            check.record_name(),
+            script,
+        )),
+    };
+    Ok(CheckProof {
+        check: check.clone(),
+        input_tree,
+        found,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn id(n: u8) -> ObjectId {
+        ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    #[test]
+    fn a_tree_with_verify_sh_alone_has_one_check_of_every_path() {
+        let set =
+            CheckSet::build(None, None, Some((id(1), MODE_EXECUTABLE)), &|_| Ok(None)).unwrap();
+        assert_eq!(set.checks.len(), 1);
+        assert!(set.checks[0].is_root());
+        assert_eq!(set.checks[0].inputs, [""]);
+        assert_eq!(set.file, None);
+        // A verify.sh that could not run is no check, as before checks files.
+        let unarmed = CheckSet::build(None, None, Some((id(1), 0o100644)), &|_| Ok(None)).unwrap();
+        assert!(unarmed.is_empty());
+    }
+
+    #[test]
+    fn named_checks_read_the_checks_file_too_and_find_their_scripts() {
+        let text = "[checks.api]\nrun = \"api/verify.sh\"\ninputs = [\"api\"]\n[checks.docs]\nrun = \"docs/v.sh\"\ninputs = [\"docs\"]\n";
+        let set = CheckSet::build(
+            Some((id(2), 0o100644)),
+            Some(text.as_bytes().to_vec()),
+            None,
+            &|path| Ok((path == "api/verify.sh").then_some((id(3), MODE_EXECUTABLE))),
+        )
+        .unwrap();
+        let names: Vec<_> = set.checks.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(names, ["api", "docs"]);
+        assert_eq!(set.checks[0].inputs, ["api", CHECKS_FILE]);
+        assert!(set.checks[0].runnable().is_ok());
+        assert_eq!(set.checks[1].runnable(), Err("does not exist"));
+        assert_eq!(set.get("api").unwrap().record_name(), Some("api"));
+    }
+
+    #[test]
+    fn a_checks_file_in_error_is_the_worktrees_to_fix() {
+        let error = CheckSet::build(
+            Some((id(2), 0o100644)),
+            Some(b"[checks.a]\nrun = 1\n".to_vec()),
+            None,
+            &|_| Ok(None),
+        )
+        .unwrap_err();
+        assert!(error.is_worktree_content());
+        assert!(error.to_string().contains("line 2"), "{error}");
+    }
+}
