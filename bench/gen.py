@@ -9,9 +9,18 @@
                                      (one-level fanout, ab/..., as git lays out 10k notes)
     gen.py signed DIR COMMITS KEY    the same history, each proof signed with the SSH key KEY
                                      (ssh-keygen -Y sign, as `prove-it.sign` signs them)
+    gen.py monorepo DIR KIND         packages/p01..p10, each with its own verify.sh that sleeps
+                                     2 s and passes; KIND checks: a prove-it.toml declaring check
+                                     pNN with inputs ["packages/pNN"], no root verify.sh; KIND
+                                     baseline: no checks file, one root verify.sh running the 10
+                                     package scripts one after another (issue 23)
+    gen.py checks DIR CHECKS         commit a prove-it.toml to a `repo` repository: CHECKS checks,
+                                     each a script of its own reading an equal share of the
+                                     top-level directories, beside the root verify.sh
 
 Every repository's verify.sh exits with $BENCH_VERIFY_EXIT, 1 by default: a measured stop that
-missed the cache would run it and block, which the benchmark checks never happens.
+missed the cache would run it and block, which the benchmark checks never happens. The
+monorepo's scripts are the exception: their stops are meant to run them.
 """
 
 import os
@@ -27,6 +36,8 @@ PER_DIR = 50
 
 def git(repo, *args, stdin=None, capture=False):
     env = dict(os.environ, GIT_CONFIG_NOSYSTEM="1", TZ="UTC", LC_ALL="C")
+    # A commit made through the index (`checks`) gets the same date as fast-import's.
+    env.update(GIT_AUTHOR_DATE="1700000000 +0000", GIT_COMMITTER_DATE="1700000000 +0000")
     result = subprocess.run(
         ["git", "-C", repo, *args],
         input=stdin,
@@ -175,6 +186,66 @@ def history_cmd(repo, commits, key=None):
     git(repo, "fast-import", "--quiet", stdin=b"".join(out))
 
 
+PACKAGES = 10
+# Files per package, besides its verify.sh: enough for a package to be a directory of sources.
+PACKAGE_FILES = 20
+# A package's check: 2 s of work that passes, and a line in $BENCH_RAN (when set) for each run,
+# so that the benchmark can count which checks each measured stop ran.
+PACKAGE_VERIFY = b'#!/bin/sh\n[ -z "${BENCH_RAN:-}" ] || echo "${PWD##*/}" >> "$BENCH_RAN"\nsleep 2\nexit 0\n'
+# Every package's script, one after another, from its own directory: the single verify.sh a
+# repository without a checks file has.
+BASELINE_VERIFY = b'#!/bin/sh\nset -e\nfor p in packages/*/; do (cd "$p" && ./verify.sh); done\n'
+
+
+def package(n):
+    return f"packages/p{n:02}"
+
+
+def monorepo_cmd(repo, kind):
+    init(repo)
+    out = [b"commit refs/heads/main\n", b"committer %s 1700000000 +0000\n" % IDENT.encode()]
+    data(out, b"the benchmark's monorepo\n")
+    toml = []
+    for n in range(1, PACKAGES + 1):
+        pkg = package(n)
+        out.append(b"M 100755 inline %s/verify.sh\n" % pkg.encode())
+        data(out, PACKAGE_VERIFY)
+        for i in range(PACKAGE_FILES):
+            out.append(b"M 100644 inline %s/src/f%02d.txt\n" % (pkg.encode(), i))
+            data(out, b"package %d, file %d\n" % (n, i))
+        toml.append(f'[checks.p{n:02}]\nrun = "{pkg}/verify.sh"\ninputs = ["{pkg}"]\n')
+    if kind == "checks":
+        out.append(b"M 100644 inline prove-it.toml\n")
+        data(out, "".join(toml).encode())
+    elif kind == "baseline":
+        out.append(b"M 100755 inline verify.sh\n")
+        data(out, BASELINE_VERIFY)
+    else:
+        sys.exit(f"unknown monorepo kind {kind}")
+    out.append(b"\n")
+    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
+    checkout(repo)
+
+
+def checks_cmd(repo, count):
+    """Commit a checks file of COUNT checks on top of a `repo` repository, through the index."""
+    tops = sorted({path.split("/")[0] for path in git(repo, "ls-files", capture=True).decode().split() if "/" in path})
+    share = -(-len(tops) // count)
+    os.makedirs(os.path.join(repo, "checks"), exist_ok=True)
+    toml = []
+    for c in range(count):
+        script = f"checks/c{c}.sh"
+        with open(os.path.join(repo, script), "wb") as f:
+            f.write(VERIFY)
+        os.chmod(os.path.join(repo, script), 0o755)
+        inputs = ", ".join(f'"{top}"' for top in tops[c * share : (c + 1) * share])
+        toml.append(f'[checks.c{c}]\nrun = "{script}"\ninputs = [{inputs}]\n')
+    with open(os.path.join(repo, "prove-it.toml"), "w") as f:
+        f.write("".join(toml))
+    git(repo, "add", "prove-it.toml", "checks")
+    git(repo, "commit", "-q", "-m", "the benchmark's checks")
+
+
 def main():
     command, repo, *rest = sys.argv[1:]
     if command == "repo":
@@ -185,6 +256,10 @@ def main():
         notes_cmd(repo, int(rest[0]))
     elif command == "history":
         history_cmd(repo, int(rest[0]))
+    elif command == "monorepo":
+        monorepo_cmd(repo, rest[0])
+    elif command == "checks":
+        checks_cmd(repo, int(rest[0]))
     elif command == "signed":
         history_cmd(repo, int(rest[0]), rest[1])
     else:

@@ -42,83 +42,152 @@ def files(n):
     return f"{n // 1000}k"
 
 
-print("Times in ms: median (interquartile range) of whole processes, warm cache.")
-print()
-print("### 1. Cache-hit Stop hook vs stock git")
-print()
-print("| files | state | `git prove-it hook claude` | `git status --porcelain` | ratio | temp-index `add -A` + `write-tree` | ratio | target |")
-print("|---|---|---|---|---|---|---|---|")
-for n in sizes:
-    for kind in ("clean", "dirty"):
-        r = load(f"hook-{n}-{kind}")
-        hook, status, script = (r[k] for k in ("git prove-it hook claude", "git status --porcelain", "temp-index git add -A + write-tree"))
-        vs_status = median(hook) / median(status)
-        vs_script = median(hook) / median(script)
-        targets = []
-        if n == big:
-            targets.append(verdict(vs_status <= 1.3, f"{files(n)} {kind}: within 1.3x of git status") + " ≤1.3× status")
-            targets.append(verdict(vs_script < 1.0, f"{files(n)} {kind}: faster than the temp-index script") + " < script")
-        if n == 1000:
-            targets.append(verdict(median(hook) < 20, f"1k {kind}: under 20 ms") + " < 20 ms")
-        print(f"| {files(n)} | {kind} | {cell(hook)} | {cell(status)} | {vs_status:.2f}× | {cell(script)} | {vs_script:.2f}× | {', '.join(targets)} |")
-print()
-print("dirty: 100 modified, 100 deleted and 1000 untracked files.")
-print()
-
-baseline_file = os.path.join(json_dir, "baseline")
-if os.path.exists(baseline_file):
-    rev = open(baseline_file).read().strip()
-    print(f"### 1b. The same cache-hit hook, this build beside the baseline {rev}")
+def stock_sections():
+    print("### 1. Cache-hit Stop hook vs stock git")
     print()
-    print("Both binaries called directly (no `git` dispatch), in the same hyperfine run as section 1.")
-    print()
-    print("| files | state | this build | baseline | ratio | target |")
-    print("|---|---|---|---|---|---|")
+    print("| files | state | `git prove-it hook claude` | `git status --porcelain` | ratio | temp-index `add -A` + `write-tree` | ratio | target |")
+    print("|---|---|---|---|---|---|---|---|")
     for n in sizes:
         for kind in ("clean", "dirty"):
             r = load(f"hook-{n}-{kind}")
-            now, before = r["this build"], r["baseline"]
-            ratio = median(now) / median(before)
-            # No slower than before, within the run-to-run noise of whole processes (5%).
-            target = verdict(ratio <= 1.05, f"{files(n)} {kind}: no slower than the baseline") + " ≤1.05× baseline"
-            print(f"| {files(n)} | {kind} | {cell(now)} | {cell(before)} | {ratio:.2f}× | {target} |")
+            hook, status, script = (r[k] for k in ("git prove-it hook claude", "git status --porcelain", "temp-index git add -A + write-tree"))
+            vs_status = median(hook) / median(status)
+            vs_script = median(hook) / median(script)
+            targets = []
+            if n == big:
+                targets.append(verdict(vs_status <= 1.3, f"{files(n)} {kind}: within 1.3x of git status") + " ≤1.3× status")
+                targets.append(verdict(vs_script < 1.0, f"{files(n)} {kind}: faster than the temp-index script") + " < script")
+            if n == 1000:
+                targets.append(verdict(median(hook) < 20, f"1k {kind}: under 20 ms") + " < 20 ms")
+            print(f"| {files(n)} | {kind} | {cell(hook)} | {cell(status)} | {vs_status:.2f}× | {cell(script)} | {vs_script:.2f}× | {', '.join(targets)} |")
+    print()
+    print("dirty: 100 modified, 100 deleted and 1000 untracked files.")
     print()
 
-r = load("notes")
-one, many = r["hook, 1 proof"], r["hook, 100k proofs"]
-added = median(many) - median(one)
-print("### 2. Proof lookup among 100k notes (cache-hit hook, 1k files)")
-print()
-print("| 1 proof | 100k proofs | added | target |")
-print("|---|---|---|---|")
-print(f"| {cell(one)} | {cell(many)} | {added:+.1f} ms | {verdict(added < 5, '100k proofs add under 5 ms')} < 5 ms |")
-print()
+    baseline_file = os.path.join(json_dir, "baseline")
+    if os.path.exists(baseline_file):
+        rev = open(baseline_file).read().strip()
+        print(f"### 1b. The same cache-hit hook, this build beside the baseline {rev}")
+        print()
+        print("Both binaries called directly (no `git` dispatch), in the same hyperfine run as section 1.")
+        print()
+        print("| files | state | this build | baseline | ratio | target |")
+        print("|---|---|---|---|---|---|")
+        for n in sizes:
+            for kind in ("clean", "dirty"):
+                r = load(f"hook-{n}-{kind}")
+                now, before = r["this build"], r["baseline"]
+                ratio = median(now) / median(before)
+                # No slower than before, within the run-to-run noise of whole processes (5%).
+                target = verdict(ratio <= 1.05, f"{files(n)} {kind}: no slower than the baseline") + " ≤1.05× baseline"
+                print(f"| {files(n)} | {kind} | {cell(now)} | {cell(before)} | {ratio:.2f}× | {target} |")
+        print()
 
-r = load("history")
-base = r["git log --format=%T"]
-print("### 3. Over 10k commits, every tree proven")
-print()
-print("| command | time | `git log --format=%T` | ratio | target |")
-print("|---|---|---|---|---|")
-for name in ("git prove-it check --all", "git prove-it log"):
-    ratio = median(r[name]) / median(base)
-    print(f"| `{name}` | {cell(r[name])} | {cell(base)} | {ratio:.2f}× | {verdict(ratio <= 2.0, name + ' within 2x of git log')} ≤2× |")
-floor = r["git cat-file --batch, the same objects"]
-print(f"| floor: stock `git cat-file --batch` reading the same commits, root trees and notes | {cell(floor)} | {cell(base)} | {median(floor) / median(base):.2f}× | - |")
-print()
-for name in ("git prove-it check --all", "git prove-it log"):
-    print(f"`{name}` is at {median(r[name]) / median(floor):.2f}× of that floor.")
-print()
+    r = load("notes")
+    one, many = r["hook, 1 proof"], r["hook, 100k proofs"]
+    added = median(many) - median(one)
+    print("### 2. Proof lookup among 100k notes (cache-hit hook, 1k files)")
+    print()
+    print("| 1 proof | 100k proofs | added | target |")
+    print("|---|---|---|---|")
+    print(f"| {cell(one)} | {cell(many)} | {added:+.1f} ms | {verdict(added < 5, '100k proofs add under 5 ms')} < 5 ms |")
+    print()
 
-print(f"### 4. Peak memory (RSS) at {files(big)} files")
+    r = load("history")
+    base = r["git log --format=%T"]
+    print("### 3. Over 10k commits, every tree proven")
+    print()
+    print("| command | time | `git log --format=%T` | ratio | target |")
+    print("|---|---|---|---|---|")
+    for name in ("git prove-it check --all", "git prove-it log"):
+        ratio = median(r[name]) / median(base)
+        print(f"| `{name}` | {cell(r[name])} | {cell(base)} | {ratio:.2f}× | {verdict(ratio <= 2.0, name + ' within 2x of git log')} ≤2× |")
+    floor = r["git cat-file --batch, the same objects"]
+    print(f"| floor: stock `git cat-file --batch` reading the same commits, root trees and notes | {cell(floor)} | {cell(base)} | {median(floor) / median(base):.2f}× | - |")
+    print()
+    for name in ("git prove-it check --all", "git prove-it log"):
+        print(f"`{name}` is at {median(r[name]) / median(floor):.2f}× of that floor.")
+    print()
+
+    print(f"### 4. Peak memory (RSS) at {files(big)} files")
+    print()
+    print("| state | `git-prove-it hook claude` | `git status --porcelain` | target |")
+    print("|---|---|---|---|")
+    for kind in ("clean", "dirty"):
+        hook = int(open(os.path.join(json_dir, f"rss-{big}-{kind}-hook")).read().split()[-1]) / 1024
+        status = int(open(os.path.join(json_dir, f"rss-{big}-{kind}-status")).read().split()[-1]) / 1024
+        print(f"| {kind} | {hook:.1f} MB | {status:.1f} MB | {verdict(hook < 100, f'{kind}: peak RSS under 100 MB')} < 100 MB |")
+    print()
+
+
+def seconds(times):
+    """A stop's time in s: the median (min–max) of a few runs, too few for quartiles."""
+    return f"{statistics.median(times):.2f} s ({times[0]:.2f}–{times[-1]:.2f})"
+
+
+def checks_section():
+    one, every, hit = load("checks-one"), load("checks-every"), load("checks-hit")
+    # Two lines of uptime(1), at the section's start and end.
+    load_avg = [line.split("load average:")[1].strip() for line in open(os.path.join(json_dir, "checks-load"))]
+    base = one["verify.sh"]
+    runs = len(base)
+    print("### 5. Checks with inputs (issue 23): 10 packages, each check sleeps 2 s and passes")
+    print()
+    print("A stop is `git prove-it run` (the Stop hook runs the same checks through the same engine "
+          "once the gate reads prove-it.toml); PROVE_IT_JOBS unset, so as many checks at once as "
+          f"there are cores. Median (min–max) of {runs} stops, each after a fresh change.")
+    print()
+    print("| change | checks run | prove-it.toml, one check per package | single verify.sh running all 10 | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    for what, ran, r, ideal in (("one package", "1 of 10", one, 2), ("every package", "10 of 10", every, 10)):
+        checks = r["checks"]
+        ratio = statistics.median(checks) / statistics.median(base)
+        # "About" 2 s and 10 s: the checks' own sleep, and up to a quarter more for everything else.
+        ok = verdict(statistics.median(checks) <= ideal * 1.25, f"a change in {what}: about {ideal} s")
+        same = "" if r is one else " (the row above: it runs every package whatever changed)"
+        print(f"| {what} | {ran} | {seconds(checks)} | {seconds(base)}{same} | {ratio:.2f}× | {ok} ≤ {ideal * 1.25:g} s |")
+    print()
+    print("Cache hit, nothing changed since the last proof (ms, median (interquartile range)):")
+    print()
+    print("| repository | stop | `git status --porcelain` | ratio |")
+    print("|---|---|---|---|")
+    for what, key in (("prove-it.toml, 10 checks", "checks"), ("single verify.sh", "verify.sh")):
+        stop, status = hit[f"{key}: stop"], hit[f"{key}: git status --porcelain"]
+        print(f"| {what} | {cell(stop)} | {cell(status)} | {median(stop) / median(status):.2f}× |")
+    print()
+    r = load(f"checks-{big}")
+    print(f"Cache hit at {files(big)} files (ms): a committed prove-it.toml of 4 checks, each over a "
+          "quarter of the top-level directories, beside the root verify.sh, all proven; and the same "
+          "files without a checks file.")
+    print()
+    print("| repository | command | time | `git status --porcelain`, same repository | ratio | target |")
+    print("|---|---|---|---|---|---|")
+    with_checks = r["checks: git prove-it run"]
+    status = r["checks: git status --porcelain"]
+    ratio = median(with_checks) / median(status)
+    ok = verdict(ratio <= 1.3, f"{files(big)} with checks: cache hit within 1.3x of git status")
+    print(f"| prove-it.toml, 4 checks + verify.sh | `git prove-it run` | {cell(with_checks)} | {cell(status)} | {ratio:.2f}× | {ok} ≤1.3× status |")
+    status = r["no checks file: git status --porcelain"]
+    for command in ("git prove-it run", "git prove-it hook claude"):
+        times = r[f"no checks file: {command}"]
+        print(f"| no checks file | `{command}` | {cell(times)} | {cell(status)} | {median(times) / median(status):.2f}× | - |")
+    plain = r["no checks file: git prove-it run"]
+    print()
+    print(f"With the checks file, `run`'s cache hit costs {median(with_checks) / median(plain):.2f}× "
+          f"({median(with_checks) - median(plain):+.1f} ms) of the same without one.")
+    print()
+    print("Load average at the start and the end of this section: "
+          + "; ".join(load_avg) + ".")
+    print()
+
+
+print("Times in ms: median (interquartile range) of whole processes, warm cache.")
 print()
-print("| state | `git-prove-it hook claude` | `git status --porcelain` | target |")
-print("|---|---|---|---|")
-for kind in ("clean", "dirty"):
-    hook = int(open(os.path.join(json_dir, f"rss-{big}-{kind}-hook")).read().split()[-1]) / 1024
-    status = int(open(os.path.join(json_dir, f"rss-{big}-{kind}-status")).read().split()[-1]) / 1024
-    print(f"| {kind} | {hook:.1f} MB | {status:.1f} MB | {verdict(hook < 100, f'{kind}: peak RSS under 100 MB')} < 100 MB |")
-print()
+# bench/run leaves out sections 1 to 4 with PROVE_IT_BENCH_ONLY=checks.
+if os.path.exists(os.path.join(json_dir, f"hook-{sizes[0]}-clean.json")):
+    stock_sections()
+if os.path.exists(os.path.join(json_dir, "checks-one.json")):
+    checks_section()
 
 load_avg = open("/proc/loadavg").read().split()[:3]
 print(f"Load average at the end of the run: {' '.join(load_avg)}; "
