@@ -12,8 +12,9 @@ use super::stack::{self, Stack};
 /// The checks file, at the worktree root.
 pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
 
-/// The name of the root verify.sh's check, which no package's check may take.
-const RESERVED: &str = "verify.sh";
+/// A package's script, in its directory, named as the root's; also the name of the root
+/// verify.sh's check, which no package's check may take.
+pub(crate) const VERIFY_SH: &str = "verify.sh";
 
 /// Directories no detector looks into: build output, vendored code, git's own.
 const SKIPPED: &[&str] = &["node_modules", "vendor", "target", "testdata"];
@@ -73,7 +74,7 @@ pub(crate) struct Package {
 impl Package {
     /// Its check's `run`: its verify.sh, repository-relative.
     pub(crate) fn run(&self) -> String {
-        format!("{}/{RESERVED}", self.dir)
+        format!("{}/{VERIFY_SH}", self.dir)
     }
 
     /// The verify.sh init writes for it: the root's generator, applied to its own stacks.
@@ -168,9 +169,22 @@ impl Workspace {
     }
 }
 
+/// How a package's verify.sh at `path` stands, as a fragment that reads after "verify.sh ":
+/// "is executable", or why it would not run.
+pub(crate) fn script_state(path: &Path) -> &'static str {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => "is a link to nothing",
+        Err(_) => "does not exist",
+        Ok(meta) if !meta.is_file() => "is not a regular file",
+        Ok(meta) if meta.permissions().mode() & 0o100 == 0 => "is not executable by its owner",
+        Ok(_) => "is executable",
+    }
+}
+
 /// Whether `name` may name a check: `[A-Za-z0-9][A-Za-z0-9._-]*`, and not `verify.sh`.
 pub(crate) fn is_check_name(name: &str) -> bool {
-    name != RESERVED
+    name != VERIFY_SH
         && name
             .chars()
             .next()
