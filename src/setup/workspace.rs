@@ -43,7 +43,7 @@ pub(crate) enum Source {
 }
 
 impl Source {
-    /// Where the packages were read from, for a human: "Cargo.toml's [workspace] members".
+    /// Where the packages were read from, for a human: `Cargo.toml's [workspace] members`.
     pub(crate) fn describe(self) -> &'static str {
         match self {
             Source::Cargo => "Cargo.toml's [workspace] members",
