@@ -16,7 +16,8 @@ pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
 /// verify.sh's check, which no package's check may take.
 pub(crate) const VERIFY_SH: &str = "verify.sh";
 
-/// Directories no detector looks into: build output, vendored code, git's own.
+/// Directories no wildcard and no search for go.mod files goes into: installed dependencies,
+/// vendored code, build output, test data. Hidden ones (.git among them) are skipped too.
 const SKIPPED: &[&str] = &["node_modules", "vendor", "target", "testdata"];
 
 /// How deep below the root `go.mod` files are looked for without a `go.work`.
