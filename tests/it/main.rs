@@ -22,6 +22,7 @@ mod hostile;
 mod hosts;
 mod init;
 mod init_beside;
+mod init_checks;
 mod install_script;
 mod ledger;
 mod log;
