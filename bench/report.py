@@ -155,8 +155,9 @@ def checks_section():
     print()
 
     hit, spent = load("checks-hit"), cpu("checks-hit")
-    print("Cache hit, nothing changed since the last proof (ms, median (interquartile range); CPU: "
-          "the mean of user + system time, which the machine's load changes less):")
+    print("Cache hit, nothing changed since the last proof (ms, median (interquartile range), each "
+          "command with the `sh -c` that runs it, about 1 ms; CPU: the mean of user + system time, "
+          "which the machine's load changes less):")
     print()
     print("| repository | stop | CPU | `git status --porcelain` | CPU | ratio |")
     print("|---|---|---|---|---|---|")
