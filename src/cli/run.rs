@@ -270,7 +270,7 @@ fn prove(
                 outcome: record.outcome,
                 tree,
                 result: RunResult::Proven {
-                    proof: ProofSummary::from(&record),
+                    proof: ProofSummary::from(&*record),
                     proofs_ref: PROOFS_REF,
                 },
             };
@@ -438,7 +438,7 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
         Attempted::Proven(record) => (
             record.tree.to_string(),
             RunResult::Proven {
-                proof: ProofSummary::from(&record),
+                proof: ProofSummary::from(&*record),
                 proofs_ref: PROOFS_REF,
             },
         ),
