@@ -489,6 +489,14 @@ fn checks_hint(error: proof::ChecksError) -> super::Failure {
             "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
             proof::CHECKS_FILE
         )),
+        error @ proof::ChecksError::NotInState => super::Failure::from(error).hint(format!(
+            "make {} a file of the working state: remove it from .gitignore or .git/info/exclude",
+            proof::CHECKS_FILE
+        )),
+        error @ proof::ChecksError::NoChecks => super::Failure::from(error).hint(format!(
+            "declare a check in {} (SPEC.md section 2.1), or remove it and write a verify.sh (git prove-it init)",
+            proof::CHECKS_FILE
+        )),
     }
 }
 

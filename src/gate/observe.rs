@@ -85,9 +85,22 @@ pub(crate) fn stop(
         }
         _ => false,
     };
+    // Only asked when the checks file is gone and there is no anchor to say it was there.
+    let checks_at_head = match head_tree {
+        Some(tree) if !has_checks && anchor.is_none() => {
+            repo.tree_entry(tree, CHECKS_FILE)?.is_some()
+        }
+        _ => false,
+    };
     // A worktree the session index says this session anchored is never opted out: its anchor
     // gone missing is tampering or an error, said below.
-    if !armed_now.is_armed() && !has_checks && anchor.is_none() && !armed_at_head && !anchored {
+    if !armed_now.is_armed()
+        && !has_checks
+        && anchor.is_none()
+        && !armed_at_head
+        && !checks_at_head
+        && !anchored
+    {
         return Ok(Observation::OptedOut);
     }
 
@@ -164,6 +177,8 @@ pub(crate) fn stop(
             .is_some_and(|filters| filters != repo.filter_digest()),
         verify_at_head: None,
         provers_at_head: None,
+        checks_file_now: has_checks,
+        checks_file_at_head: checks_at_head,
         blocks,
         run: None,
     };

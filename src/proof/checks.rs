@@ -70,16 +70,33 @@ pub(crate) enum ChecksError {
     Git(#[from] git::Error),
     #[error(transparent)]
     Invalid(#[from] Invalid),
+    /// The checks file is on disk and not part of the state (ignored): no proof could name it,
+    /// and a state without it would be proven by nothing it declares.
+    #[error(
+        "prove-it.toml is not part of the working state (it is ignored, or not a file), so no proof could name the checks it declares"
+    )]
+    NotInState,
+    /// Neither a root verify.sh nor a named check: nothing could prove the state.
+    #[error("prove-it.toml declares no checks, and there is no verify.sh at the root")]
+    NoChecks,
 }
 
 impl CheckSet {
     /// The checks of the working state `state`. The checks file is read as the state records
     /// it (from disk, checked against its blob).
     pub(crate) fn of_state(repo: &Repo, state: &StateTree) -> Result<CheckSet, ChecksError> {
+        let on_disk = std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok();
+        if on_disk && state.entry(CHECKS_FILE).is_none() {
+            return Err(ChecksError::NotInState);
+        }
         let text = repo.state_file(state, CHECKS_FILE, "checks file")?;
-        Self::build(state.entry(CHECKS_FILE), text, state.verify, &|path| {
+        let set = Self::build(state.entry(CHECKS_FILE), text, state.verify, &|path| {
             Ok(state.entry(path))
-        })
+        })?;
+        if set.file.is_some() && set.checks.is_empty() {
+            return Err(ChecksError::NoChecks);
+        }
+        Ok(set)
     }
 
     /// The checks of the committed tree `tree`.

@@ -1126,6 +1126,52 @@ mod checks {
         }
     }
 
+    /// An ignored checks file would leave the state proven by nothing it declares.
+    #[test]
+    fn a_checks_file_hidden_by_gitignore_is_refused_never_vacuously_proven() {
+        let repo = monorepo("exit 1", "exit 1");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.git(&["rm", "-q", "--cached", "prove-it.toml"]);
+        repo.write(".git/info/exclude", "prove-it.toml\n");
+        repo.write("packages/api/src.txt", "broken\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("prove-it.toml is not part of the working state"),
+            "{block}"
+        );
+        repo.prove_it(&["run"])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("remove it from .gitignore"));
+    }
+
+    #[test]
+    fn a_checks_file_deleted_without_an_anchor_is_refused_by_heads() {
+        let repo = monorepo("exit 0", "exit 0");
+        repo.remove("prove-it.toml");
+        // No SessionStart: nothing anchored, HEAD's tree says the checks file was there.
+        let block = Session::new(&repo).stop(false).block();
+        assert!(
+            block.contains("prove-it.toml, which declares this repository's checks, was deleted"),
+            "{block}"
+        );
+    }
+
+    #[test]
+    fn a_checks_file_declaring_nothing_proves_nothing() {
+        let repo = monorepo("exit 0", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("prove-it.toml", "# no checks\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("prove-it.toml declares no checks"),
+            "{block}"
+        );
+        repo.prove_it(&["run"]).assert().code(2);
+    }
+
     #[test]
     fn deleting_the_checks_file_beside_a_root_verify_sh_is_refused() {
         let repo = monorepo("exit 0", "exit 0");
