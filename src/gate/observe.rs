@@ -201,13 +201,11 @@ pub(crate) fn stop(
                 }
                 Err(error) => State::ContentError(error_chain(&error)),
                 Ok(set) => {
+                    let provers = provers_of(repo, &set, &|path| {
+                        repo.state_file(&tree, path, "check's script")
+                    })?;
                     let mut facts = ChecksFacts {
-                        provers: provers_of(repo, &set, &|path| {
-                            repo.state_file(&tree, path, "check's script")
-                        })?
-                        .into_iter()
-                        .map(|p| (p.path, p.script))
-                        .collect(),
+                        provers: provers.iter().map(|p| (p.path.clone(), p.script)).collect(),
                         ..ChecksFacts::default()
                     };
                     facts.unrunnable = set.checks.iter().find_map(|check| {
@@ -240,9 +238,7 @@ pub(crate) fn stop(
                             }
                         }
                     }
-                    provers_now = Some(provers_of(repo, &set, &|path| {
-                        repo.state_file(&tree, path, "check's script")
-                    })?);
+                    provers_now = Some(provers);
                     let facts = State::Tree {
                         tree: tree.id,
                         head_tree,
