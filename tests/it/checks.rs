@@ -1,6 +1,8 @@
 //! Checks with inputs (issue 23): `prove-it.toml` declares named checks, each proven for the
 //! part of the tree it reads, run only when those inputs changed, several at once.
 
+use std::time::Duration;
+
 use predicates::prelude::*;
 
 use crate::harness::{TestRepo, json_stdout};
@@ -306,4 +308,85 @@ fn doctor_reads_the_checks_file_and_names_a_check_that_cannot_run() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains("line 2"));
+}
+
+/// An interrupt ends every check running at once, and everything each started; nothing is
+/// recorded.
+#[test]
+fn an_interrupt_ends_every_running_check_and_their_children() {
+    let started = |name: &str| {
+        format!(
+            "sleep 30 &\necho $! > \"$HOME/{name}.tmp\"\nmv \"$HOME/{name}.tmp\" \"$HOME/{name}.pid\"\nsleep 30"
+        )
+    };
+    let repo = monorepo(&started("api"), &started("docs"));
+    let mut cmd = repo.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+    let child = cmd
+        .arg("run")
+        .env("PROVE_IT_JOBS", "2")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let since = std::time::Instant::now();
+    let pid = |name: &str| repo.home().join(format!("{name}.pid"));
+    while !(pid("api").exists() && pid("docs").exists()) {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "the checks never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = repo
+        .command("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(since.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("2 of 2 checks failed"), "{stdout}");
+    for name in ["api", "docs"] {
+        let grandchild = std::fs::read_to_string(pid(name)).unwrap();
+        let proc = std::path::PathBuf::from(format!("/proc/{}", grandchild.trim()));
+        let gone = (0..100).any(|_| {
+            let dead = std::fs::read_to_string(proc.join("stat"))
+                .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"));
+            if !dead {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            dead
+        });
+        assert!(
+            gone,
+            "check {name}'s background child survived the interrupt"
+        );
+    }
+    assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
+}
+
+/// Each check has the timeout to itself, and one hung check does not hold the others.
+#[test]
+fn a_hung_check_is_killed_at_the_timeout_and_the_others_are_recorded() {
+    let repo = monorepo("sleep 30 &\nsleep 30\nexit 0", "exit 0");
+    repo.prove_it(&["run", "--timeout", "1"])
+        .env("PROVE_IT_JOBS", "2")
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("api").and(predicate::str::contains("timed out after 1 s")),
+        );
+    assert!(repo.note(&stock_input_tree(&repo, DOCS_INPUTS)).is_some());
+}
+
+#[test]
+fn verbose_streams_each_checks_output_after_its_name() {
+    let repo = monorepo("echo from-api", "echo from-docs");
+    repo.prove_it(&["run", "--verbose"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("[api] from-api"))
+        .stderr(predicate::str::contains("[docs] from-docs"));
 }
