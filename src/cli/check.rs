@@ -190,7 +190,8 @@ fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyho
     render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
 }
 
-/// verify.sh changes since each of `bases` (the commits a range excludes) among `checked`.
+/// verify.sh changes (with checks, of the checks file and the checks' scripts too) since each
+/// of `bases` (the commits a range excludes) among `checked`.
 pub(crate) fn verify_changes(
     repo: &Repo,
     bases: &[crate::git::ObjectId],
@@ -198,7 +199,7 @@ pub(crate) fn verify_changes(
 ) -> Result<Vec<VerifyChangeReport>, super::Failure> {
     let mut unique = bases.to_vec();
     unique.dedup();
-    let bases = repo.commits_with_notes(&unique, |info, _| info)?;
+    let bases = crate::proof::commit_standings(repo, &unique)?;
     Ok(crate::proof::verify_changes(&bases, checked)
         .iter()
         .map(VerifyChangeReport::from)

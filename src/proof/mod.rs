@@ -17,9 +17,11 @@ pub(crate) use checks::{
 };
 pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK};
 pub(crate) use commit_status::{
-    CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures, classify,
-    verify_changes,
+    CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures,
+    commit_standings, verify_changes,
 };
+#[cfg(test)]
+pub(crate) use commit_status::{classify, classify_checks};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
