@@ -472,7 +472,8 @@ impl PushRefusal {
         )?;
         list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
         for commit in &self.unproven {
-            if commit.status != "not-armed" {
+            // Nothing could prove a commit without verify.sh, or whose checks file is in error.
+            if !matches!(commit.status, "not-armed" | "checks-error") {
                 writeln!(err, "hint: prove it: git prove-it run {}", commit.short())?;
             }
         }
