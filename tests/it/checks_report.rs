@@ -462,3 +462,52 @@ fn the_pre_push_hook_never_tries_to_prove_a_commit_whose_checks_file_is_in_error
     );
     assert_eq!(remote.refs(), "");
 }
+
+#[test]
+fn status_lists_each_check_with_its_input_tree_and_whether_it_is_proven() {
+    let repo = two_checks();
+    prove_check(&repo, "HEAD", "api");
+    let (api, docs) = (
+        input_tree(&repo, "HEAD", "api"),
+        input_tree(&repo, "HEAD", "docs"),
+    );
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "checks:     1 of 2 proven (prove-it.toml)\n",
+        ))
+        .stdout(predicate::str::contains(format!(
+            "  api          {} PROVEN by A U Thor <author@example.com>",
+            &api[..12]
+        )))
+        .stdout(predicate::str::contains(format!(
+            "  docs         {} not proven\n",
+            &docs[..12]
+        )))
+        .stdout(predicate::str::contains("proof:").not());
+    let json = json_stdout(&repo.prove_it(&["status", "--json"]).assert().code(1));
+    assert_eq!(json["proven"], false);
+    assert_eq!(json["checks"][0]["name"], "api");
+    assert_eq!(json["checks"][0]["input_tree"], api.as_str());
+    assert_eq!(json["checks"][0]["proven"], true);
+    assert_eq!(json["checks"][1]["input_tree"], docs.as_str());
+    assert_eq!(json["checks"][1]["proven"], false);
+    // An edit outside docs keeps api's proof; every check proven is a proven state.
+    prove_check(&repo, "HEAD", "docs");
+    repo.write("README", "edited, in no check's inputs\n");
+    let json = json_stdout(&repo.prove_it(&["status", "--json"]).assert().code(0));
+    assert_eq!(json["outcome"], "PROVEN");
+    assert_eq!(json["checks"][0]["input_tree"], api.as_str());
+    // A checks file in error: not proven, the line named.
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"api/verify.sh\"\ninputs = []\n",
+    );
+    repo.prove_it(&["status"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "checks:     prove-it.toml is not a valid checks file: line 3",
+        ));
+}
