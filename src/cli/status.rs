@@ -10,9 +10,10 @@ use crate::proof::{CHECKS_FILE, CheckSet, ChecksError, Record, lookup_proof, sta
 use crate::report::{self, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
-/// whom, when) it was proven. With a checks file (prove-it.toml), each check: its input tree,
-/// and whether (and by whom) it was proven; the state is proven when every check is. Runs
-/// nothing.
+/// whom, when) it was proven. Runs nothing.
+///
+/// With a checks file (prove-it.toml), it lists each check: its input tree, and whether (and by
+/// whom) it was proven; the state is proven when every check is.
 ///
 /// Exit status: 0 proven, 1 not proven, 2 usage or repository error, 3 verify.sh not armed
 /// (and no check declared).

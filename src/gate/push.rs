@@ -191,12 +191,33 @@ mod tests {
         classify_checks(commit, Err("line 2: bad".into()))
     }
 
+    /// A commit whose checks (api, docs) have no proof: `run` runs them.
+    fn checks_unproven(n: u8) -> CommitStatus {
+        let mut commit = checked(n, false).commit;
+        commit.checks_file = Some((id(201), 0o100644));
+        let check = |name: &str| crate::proof::CheckProof {
+            check: crate::proof::Check {
+                name: name.into(),
+                run: format!("{name}/verify.sh"),
+                inputs: vec![name.into()],
+                script: Some(crate::proof::Script {
+                    blob: id(202),
+                    mode: 0o100755,
+                }),
+            },
+            input_tree: id(203),
+            found: crate::proof::Found::default(),
+        };
+        classify_checks(commit, Ok(vec![check("api"), check("docs")]))
+    }
+
     #[test]
     fn a_push_decides_by_the_policy_and_the_commits_standing() {
         use PushDecision::*;
         let none: &[CommitStatus] = &[];
         let two = [checked(1, true), checked(2, false)];
         let three = [checked(1, true), checked(2, false), checks_in_error(3)];
+        let with_checks = [checks_unproven(4), checked(2, false)];
         let table = [
             // (mode, unproven, tried, decision)
             (PrePush::Tip, none, false, Allow),
@@ -208,6 +229,8 @@ mod tests {
             (PrePush::Prove, &two[..], true, Refuse { tried: true }),
             // Nor one whose checks file is in error: it names the line to fix.
             (PrePush::Prove, &three[..], false, Prove(vec![id(1)])),
+            // A commit with checks not all proven is proven, without verify.sh at its root.
+            (PrePush::Prove, &with_checks[..], false, Prove(vec![id(4)])),
             (PrePush::Prove, none, true, Allow),
         ];
         for (mode, unproven, tried, want) in table {
