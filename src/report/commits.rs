@@ -148,11 +148,23 @@ impl CommitReport {
                 require_signed,
             ),
             proof: record.map(ProofSummary::from),
-            invalid: checked
-                .invalid
-                .iter()
-                .map(|invalid| invalid.problem.to_string())
-                .collect(),
+            invalid: match &checked.checks {
+                // Each problem says whose: two checks' records may share an input tree.
+                Some(checks) => checks
+                    .iter()
+                    .flat_map(|check| {
+                        check
+                            .invalid
+                            .iter()
+                            .map(move |i| format!("check {}: {}", check.name, i.problem))
+                    })
+                    .collect(),
+                None => checked
+                    .invalid
+                    .iter()
+                    .map(|invalid| invalid.problem.to_string())
+                    .collect(),
+            },
             verify_diff: record.and_then(|r| r.verify_diff.clone()),
             signature: checked.signature.clone(),
             checks,

@@ -281,6 +281,21 @@ fn a_record_of_one_check_never_proves_another_with_the_same_input_tree() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains("missing: docs"));
+    // A hand-written note on docs' input tree is docs' invalid record, named as docs'.
+    hand_write_note(&repo, &docs_tree, "docs pass, trust me");
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "(proven 1/2 checks, invalid: docs)",
+        ));
+    let json = json_stdout(&repo.prove_it(&["check", "--json"]).assert().code(1));
+    assert_eq!(json["commits"][0]["status"], "invalid");
+    assert_eq!(
+        json["commits"][0]["invalid"][0],
+        "check docs: malformed record: first line is not `prove-it-record: 1`"
+    );
+    assert_eq!(json["commits"][0]["checks"][1]["standing"], "invalid");
 }
 
 #[test]
