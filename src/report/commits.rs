@@ -276,7 +276,7 @@ pub(crate) struct VerifyChangeReport {
 }
 
 fn is_verify_sh(text: &str) -> bool {
-    text == crate::git::VERIFY_SCRIPT
+    text == crate::proof::VERIFY_CHECK
 }
 
 impl From<&VerifyChange> for VerifyChangeReport {
@@ -417,7 +417,7 @@ impl CheckReport {
     pub(crate) fn changed_first(&self) -> &str {
         self.verify_changed
             .first()
-            .map_or(crate::git::VERIFY_SCRIPT, |change| change.what.as_str())
+            .map_or(crate::proof::VERIFY_CHECK, |change| change.what.as_str())
     }
 
     fn verify_change_lines(&self, refused: bool, out: &mut dyn Write) -> io::Result<()> {
