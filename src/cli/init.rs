@@ -12,6 +12,7 @@ use crate::git::Repo;
 use crate::hosts::Host;
 use crate::report::{DemoResult, InitReport, Step};
 use crate::setup::pre_push::{self, Manager, Plan};
+use crate::setup::workspace::{self, Workspace};
 use crate::setup::{demo, stack};
 
 /// The git config `init` sets so that stock `git notes merge` keeps every proof record whole.
@@ -29,13 +30,27 @@ pub(crate) const MERGE_STRATEGY: &str = "notes.prove-it.mergeStrategy";
 /// notes.prove-it.mergeStrategy is set to union. It ends by naming the files it wrote, to
 /// commit: teammates and CI need them.
 ///
+/// In a repository with several packages (Cargo, npm, yarn or pnpm workspaces, a go.work or
+/// several go.mod files, directories under packages/ or apps/ holding a recognised stack) and
+/// no prove-it.toml yet, init offers a prove-it.toml instead: one check per package, named after
+/// its directory, running that package's own verify.sh (written as above, from the package's
+/// stacks; its whitespace check looks at the package only) with the package's directory and the
+/// workspace's lockfiles as inputs. It then writes no verify.sh at the root, and says so; one
+/// already there is kept (--force overwrites it). An existing prove-it.toml is never
+/// overwritten, and with it init writes no root verify.sh either. --no-checks keeps the single
+/// root verify.sh.
+///
 /// Then a demonstration: verify.sh runs on the working state, and a copy of it with `exit 1`
 /// appended (in a temporary directory) runs too, and the gate's answer to each is shown. Nothing
-/// is recorded and the repository is not changed by it. Running init twice changes nothing.
+/// is recorded and the repository is not changed by it. Without a root verify.sh beside
+/// prove-it.toml there is no demonstration ('git prove-it run' runs the checks). Running init
+/// twice changes nothing.
 ///
-/// On a terminal, init asks before changing anything; elsewhere it needs --yes. Exit status: 0
-/// set up, verify.sh passed and its failing copy was refused; 1 verify.sh did not pass (or its
-/// copy was not refused); 2 usage or repository error, nothing changed; 3 verify.sh is not armed.
+/// On a terminal, init asks before changing anything (and whether to write prove-it.toml);
+/// elsewhere it needs --yes. Exit status: 0 set up, verify.sh passed and its failing copy was
+/// refused (or there is no root verify.sh beside prove-it.toml to demonstrate); 1 verify.sh did
+/// not pass (or its copy was not refused); 2 usage or repository error, nothing changed; 3
+/// verify.sh is not armed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Wire this agent host's hooks to the gate (repeatable).
@@ -62,9 +77,15 @@ pub(crate) struct Args {
     #[arg(short = 'y', long)]
     yes: bool,
 
-    /// Overwrite an existing verify.sh.
+    /// Overwrite an existing verify.sh (the root's, and in a repository with several packages
+    /// each package's). prove-it.toml is never overwritten.
     #[arg(short, long)]
     force: bool,
+
+    /// In a repository with several packages, write one verify.sh at the root as in a
+    /// single-package repository, and no prove-it.toml.
+    #[arg(long)]
+    no_checks: bool,
 
     /// Skip the demonstration.
     #[arg(long)]
@@ -81,6 +102,7 @@ pub(crate) fn run(
     let repo = Repo::discover(&cwd)?;
     let interactive = !args.yes && std::io::stdin().is_terminal();
     let stacks = stack::detect(repo.workdir()?);
+    let checks = checks(&repo, interactive, args, input, err)?;
 
     let mut hosts = Vec::new();
     for host in &args.hosts {
@@ -99,7 +121,7 @@ pub(crate) fn run(
 
     // Everything is planned and checked before anything is written, so that a malformed
     // settings file or a foreign hook changes nothing.
-    let steps = plan(&repo, &stacks, &hosts, args)?;
+    let steps = plan(&repo, &stacks, &checks, &hosts, args)?;
     let changes = steps.iter().any(Step::changes);
     if changes && !args.yes {
         InitReport::plan(&steps, err)?;
@@ -124,7 +146,12 @@ pub(crate) fn run(
         DemoResult::Skipped
     } else {
         let armed = repo.armed()?;
-        if armed.is_armed() {
+        let no_root_verify = steps
+            .iter()
+            .any(|step| matches!(step, Step::RootVerifyNotWritten));
+        if no_root_verify && !armed.is_armed() {
+            DemoResult::ChecksOnly
+        } else if armed.is_armed() {
             let sources = Settings::of(&repo);
             let timeout = Policy::resolve(None, &sources)?.timeout;
             let max_blocks = GatePolicy::resolve(&sources)?.max_blocks;
@@ -146,36 +173,114 @@ pub(crate) fn run(
     };
     report.human(out)?;
     Ok(match &report.demo {
-        DemoResult::Skipped => exit::OK,
+        DemoResult::Skipped | DemoResult::ChecksOnly => exit::OK,
         DemoResult::NotArmed(_) => exit::NOT_ARMED,
         DemoResult::Ran(demo) if demo.verify.passed && !demo.copy.passed => exit::OK,
         DemoResult::Ran(_) => exit::NOT_PROVEN,
     })
 }
 
+/// What init does about prove-it.toml (issue 23).
+enum Checks {
+    /// Nothing: one package, or --no-checks, or the offer declined. The root verify.sh as ever.
+    None,
+    /// prove-it.toml is there already: kept, and no root verify.sh is written beside it.
+    Kept,
+    /// Write prove-it.toml and each package's verify.sh, and no root verify.sh.
+    Write(Workspace),
+}
+
+/// Whether init writes prove-it.toml: offered when the repository holds several packages and
+/// has none yet, asked on a terminal, accepted with --yes (or by the plan shown without it).
+fn checks(
+    repo: &Repo,
+    interactive: bool,
+    args: &Args,
+    input: &mut dyn BufRead,
+    err: &mut dyn Write,
+) -> Result<Checks, super::Failure> {
+    let root = repo.workdir()?;
+    if args.no_checks {
+        return Ok(Checks::None);
+    }
+    if std::fs::symlink_metadata(root.join(workspace::CHECKS_FILE)).is_ok() {
+        return Ok(Checks::Kept);
+    }
+    let Some(found) = workspace::detect(root) else {
+        return Ok(Checks::None);
+    };
+    if interactive {
+        let dirs: Vec<&str> = found.packages.iter().map(|p| p.dir.as_str()).collect();
+        let question = format!(
+            "Write {} with one check per package ({} found: {}), each with its own verify.sh, and no verify.sh at the root?",
+            workspace::CHECKS_FILE,
+            dirs.len(),
+            dirs.join(", ")
+        );
+        if !ask(&question, true, input, err)? {
+            return Ok(Checks::None);
+        }
+    }
+    Ok(Checks::Write(found))
+}
+
 fn plan(
     repo: &Repo,
     stacks: &[stack::Stack],
+    checks: &Checks,
     hosts: &[Host],
     args: &Args,
 ) -> Result<Vec<Step>, super::Failure> {
     let root = repo.workdir()?;
     let mut steps = Vec::new();
+    match checks {
+        Checks::None => {}
+        Checks::Kept => steps.push(Step::ChecksKept),
+        Checks::Write(found) => {
+            steps.push(Step::WriteChecks {
+                text: found.render(),
+                workspace: found.clone(),
+            });
+            for package in &found.packages {
+                let path = root.join(&package.dir).join(workspace::VERIFY_SH);
+                let text = package.verify_script();
+                let exists = std::fs::symlink_metadata(&path).is_ok();
+                let same = std::fs::read(&path).is_ok_and(|current| current == text.as_bytes());
+                steps.push(if exists && (same || !args.force) {
+                    Step::VerifyKept {
+                        armed: workspace::script_state(&path),
+                        dir: Some(package.dir.clone()),
+                    }
+                } else {
+                    Step::WriteVerify {
+                        checks: package.stacks.iter().map(|s| s.checks.len()).sum(),
+                        text,
+                        overwrite: exists,
+                        dir: Some(package.dir.clone()),
+                    }
+                });
+            }
+        }
+    }
     let verify = repo.verify_path()?;
     let exists = std::fs::symlink_metadata(&verify).is_ok();
     let text = stack::verify_script(stacks);
     let same = repo
         .read_verify()
         .is_ok_and(|current| current.is_some_and(|current| current == text.as_bytes()));
-    steps.push(if exists && (same || !args.force) {
+    steps.push(if !exists && !matches!(checks, Checks::None) {
+        Step::RootVerifyNotWritten
+    } else if exists && (same || !args.force) {
         Step::VerifyKept {
             armed: repo.armed()?.reason(),
+            dir: None,
         }
     } else {
         Step::WriteVerify {
             text,
             checks: stacks.iter().map(|s| s.checks.len()).sum(),
             overwrite: exists,
+            dir: None,
         }
     });
     for &host in hosts {
@@ -303,13 +408,30 @@ fn plan_pre_push(repo: &Repo, root: &Path) -> Result<Step, super::Failure> {
 
 fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
     match step {
-        Step::VerifyKept { .. } | Step::PrePush { already: true, .. } => {}
+        Step::VerifyKept { .. }
+        | Step::ChecksKept
+        | Step::RootVerifyNotWritten
+        | Step::PrePush { already: true, .. } => {}
         Step::PrePushWrite { already: true, .. }
         | Step::PrePushSnippet { .. }
         | Step::PrePushLine { .. } => {}
         Step::PrePushWrite { path, text, .. } => write_file(path, text, 0o755)?,
         Step::MergeStrategy { already: true } => {}
-        Step::WriteVerify { text, .. } => write_file(&repo.verify_path()?, text, 0o755)?,
+        Step::WriteChecks { text, .. } => {
+            write_file(&repo.workdir()?.join(workspace::CHECKS_FILE), text, 0o644)?
+        }
+        Step::WriteVerify {
+            text, dir: None, ..
+        } => write_file(&repo.verify_path()?, text, 0o755)?,
+        Step::WriteVerify {
+            text,
+            dir: Some(dir),
+            ..
+        } => write_file(
+            &repo.workdir()?.join(dir).join(workspace::VERIFY_SH),
+            text,
+            0o755,
+        )?,
         Step::Wire { path, wired, .. } => {
             if !wired.added.is_empty() {
                 write_file(path, &wired.text, 0o644)?;

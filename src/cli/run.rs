@@ -6,9 +6,12 @@ use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::exit;
 use crate::git::{self, PROOFS_REF, Repo};
+use crate::proof::CheckSet;
 use crate::proof::lookup_proof;
 use crate::proof::{self, Attempted};
-use crate::report::{self, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult, Unarmed};
+use crate::report::{
+    self, CheckRun, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult, Unarmed,
+};
 use anyhow::Context as _;
 
 /// Prove the working state: run verify.sh unless a proof for this exact state already exists,
@@ -92,6 +95,39 @@ fn already_proven(
     }))
 }
 
+/// The report for a committed tree with a checks file whose every check has a proof, if each
+/// has one.
+fn all_proven(
+    ctx: &Context,
+    tree: gix::ObjectId,
+    set: &CheckSet,
+) -> Result<Option<RunReport>, git::Error> {
+    let mut checks = Vec::new();
+    let mut outcome = Outcome::Proven;
+    for proven in proof::tree_check_proofs(&ctx.repo, tree, set)? {
+        let Some(record) = proven.best(ctx.signed_only) else {
+            return Ok(None);
+        };
+        if record.outcome == Outcome::BoundedClaimSurvives {
+            outcome = record.outcome;
+        }
+        checks.push(CheckRun {
+            name: proven.check.name.clone(),
+            run: proven.check.run.clone(),
+            input_tree: proven.input_tree.to_string(),
+            result: RunResult::AlreadyProven {
+                proof: ProofSummary::from(record),
+            },
+        });
+    }
+    Ok(Some(RunReport {
+        version: JSON_VERSION,
+        outcome,
+        tree: Some(tree.to_string()),
+        result: RunResult::Checks { checks },
+    }))
+}
+
 fn prove(
     ctx: &Context,
     policy: &Policy,
@@ -100,7 +136,8 @@ fn prove(
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
     let armed = repo.armed()?;
-    if !armed.is_armed() {
+    let checks_file = repo.workdir()?.join(proof::CHECKS_FILE).exists();
+    if !armed.is_armed() && !checks_file {
         let report = RunReport {
             version: JSON_VERSION,
             outcome: Outcome::InsufficientEvidence,
@@ -114,6 +151,24 @@ fn prove(
     }
 
     let before = repo.state_tree(false).map_err(content_hint)?;
+    if checks_file {
+        let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
+        if set.file.is_some() {
+            return prove_checks(ctx, policy, args, &before, &set, err);
+        }
+    }
+    if !armed.is_armed() {
+        let report = RunReport {
+            version: JSON_VERSION,
+            outcome: Outcome::InsufficientEvidence,
+            tree: None,
+            result: RunResult::NotArmed {
+                reason: armed.reason(),
+                hints: unarmed(&armed).hints(),
+            },
+        };
+        return Ok((exit::NOT_ARMED, report));
+    }
     if before.verify.is_none() {
         // A proof names the verify.sh it ran, so one that is not part of the state cannot prove it.
         return Err(super::Failure::from(anyhow::anyhow!(
@@ -225,6 +280,212 @@ fn prove(
     Ok((exit::NOT_PROVEN, report))
 }
 
+/// A state with a checks file: run the checks without a proof (every one with `--force`), up
+/// to `prove-it.jobs` at once, and report each.
+fn prove_checks(
+    ctx: &Context,
+    policy: &Policy,
+    args: &Args,
+    before: &git::StateTree,
+    set: &CheckSet,
+    err: &mut dyn Write,
+) -> Result<(u8, RunReport), super::Failure> {
+    let repo = &ctx.repo;
+    // Before "already proven": a proof of this tree never tested the submodule's changes.
+    if !before.dirty_submodules().is_empty() {
+        return Err(content_hint(git::Error::DirtySubmodules {
+            paths: before.dirty_submodules().to_vec(),
+        }));
+    }
+    for check in &set.checks {
+        if let Err(why) = check.runnable() {
+            return Err(super::Failure::from(anyhow::anyhow!(
+                "check {}: its script {} {why}",
+                check.name,
+                check.run
+            ))
+            .hint(format!(
+                "make {} an executable file of the working state (chmod +x), or remove check {} from {}",
+                check.run,
+                check.name,
+                proof::CHECKS_FILE
+            )));
+        }
+    }
+    let found = proof::state_check_proofs(repo, before, set)?;
+    let mut reports: Vec<Option<CheckRun>> = Vec::with_capacity(found.len());
+    let mut to_run = Vec::new();
+    for proven in &found {
+        let report = |result| CheckRun {
+            name: proven.check.name.clone(),
+            run: proven.check.run.clone(),
+            input_tree: proven.input_tree.to_string(),
+            result,
+        };
+        match proven.best(ctx.signed_only) {
+            Some(record) if !args.force => reports.push(Some(report(RunResult::AlreadyProven {
+                proof: ProofSummary::from(record),
+            }))),
+            _ => {
+                reports.push(None);
+                to_run.push(proof::ToRun {
+                    check: proven.check.clone(),
+                    input_tree: proven.input_tree,
+                    anchor: None,
+                    diff: None,
+                });
+            }
+        }
+    }
+    let mut results = Vec::new();
+    if !to_run.is_empty() {
+        let interrupt = crate::process::interrupt_flag()?;
+        let mut progress = Progress::new(args.verbose && to_run.len() == 1);
+        let many = to_run.len() > 1;
+        let ran = proof::prove_checks(
+            repo,
+            before,
+            to_run,
+            proof::ProveOptions {
+                host: &args.host,
+                session: None,
+                anchor: None,
+                verify_diff: None,
+                timeout: policy.timeout,
+                echo: args
+                    .verbose
+                    .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
+                interrupt: Some(&interrupt),
+                log: None,
+                clock: ctx.clock,
+            },
+            policy.jobs,
+            &mut |event| match event {
+                proof::Progress::Tick(elapsed) => progress.tick(elapsed),
+                proof::Progress::Started(check) if many => progress.check(check, None),
+                proof::Progress::Ended {
+                    check,
+                    passed,
+                    duration,
+                } if many => progress.check(check, Some((passed, duration))),
+                _ => {}
+            },
+        );
+        results = match ran {
+            Ok(results) => results,
+            Err(proof::Error::Git(error)) => return Err(content_hint(error)),
+            Err(proof::Error::Sign(error)) => {
+                let hint = error.hint();
+                return Err(super::Failure::from(proof::Error::Sign(error)).hint(hint));
+            }
+            Err(error @ proof::Error::Verify(_)) => {
+                return Err(super::Failure::from(error).hint(
+                    "each check's script must be executable and start with a line such as #!/bin/sh",
+                ));
+            }
+        };
+        progress.finish(Duration::ZERO, err);
+    }
+    let mut results = results.into_iter();
+    let mut checks = Vec::with_capacity(found.len());
+    let mut outcome = Outcome::Proven;
+    for (proven, report) in found.iter().zip(reports) {
+        let report = match report {
+            Some(report) => report,
+            None => {
+                let (_, attempted) = results.next().expect("one result for each check run");
+                let (input_tree, result) = check_result(attempted, proven.input_tree);
+                CheckRun {
+                    name: proven.check.name.clone(),
+                    run: proven.check.run.clone(),
+                    input_tree,
+                    result,
+                }
+            }
+        };
+        outcome = match (&report.result, outcome) {
+            (RunResult::Failed { .. } | RunResult::StateChanged { .. }, _) => Outcome::Disproven,
+            (_, Outcome::Disproven) => Outcome::Disproven,
+            (RunResult::AlreadyProven { proof } | RunResult::Proven { proof, .. }, _)
+                if proof.outcome == Outcome::BoundedClaimSurvives =>
+            {
+                Outcome::BoundedClaimSurvives
+            }
+            (_, outcome) => outcome,
+        };
+        checks.push(report);
+    }
+    let code = if outcome == Outcome::Disproven {
+        exit::NOT_PROVEN
+    } else {
+        exit::OK
+    };
+    Ok((
+        code,
+        RunReport {
+            version: JSON_VERSION,
+            outcome,
+            tree: Some(before.id.to_string()),
+            result: RunResult::Checks { checks },
+        },
+    ))
+}
+
+/// One check's attempt as its report: its input tree (after the run, when it changed) and
+/// result.
+fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, RunResult) {
+    match attempted {
+        Attempted::Proven(record) => (
+            record.tree.to_string(),
+            RunResult::Proven {
+                proof: ProofSummary::from(&record),
+                proofs_ref: PROOFS_REF,
+            },
+        ),
+        Attempted::Failed {
+            exit,
+            exit_code,
+            duration_ms,
+            output_bytes,
+            tail,
+            log,
+        } => (
+            input_tree.to_string(),
+            RunResult::Failed {
+                exit,
+                exit_code,
+                duration_ms,
+                output_bytes,
+                tail,
+                log: Some(log.display().to_string()),
+            },
+        ),
+        Attempted::StateChanged {
+            duration_ms,
+            after,
+            changed_paths,
+        } => (
+            input_tree.to_string(),
+            RunResult::StateChanged {
+                duration_ms,
+                after: after.to_string(),
+                changed_paths,
+            },
+        ),
+    }
+}
+
+/// A checks file that cannot be read is the repository's to fix.
+fn checks_hint(error: proof::ChecksError) -> super::Failure {
+    match error {
+        proof::ChecksError::Git(error) => content_hint(error),
+        error @ proof::ChecksError::Invalid(_) => super::Failure::from(error).hint(format!(
+            "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
+            proof::CHECKS_FILE
+        )),
+    }
+}
+
 /// Which fix an unarmed verify.sh needs (`status` says the same).
 pub(super) fn unarmed(armed: &git::Armed) -> Unarmed {
     match armed {
@@ -278,7 +539,11 @@ fn run_rev(
     let repo = &ctx.repo;
     let info = commit_of(repo, rev)?;
     let tree = Some(info.tree.to_string());
-    let early = if info.verify.is_none() {
+    let set = match repo.tree_entry(info.tree, proof::CHECKS_FILE)? {
+        Some(_) => Some(CheckSet::of_tree(repo, info.tree).map_err(checks_hint)?),
+        None => None,
+    };
+    let early = if info.verify.is_none() && set.is_none() {
         Some((
             exit::NOT_ARMED,
             RunReport {
@@ -293,6 +558,8 @@ fn run_rev(
         ))
     } else if args.force {
         None
+    } else if let Some(set) = &set {
+        all_proven(ctx, info.tree, set)?.map(|report| (exit::OK, report))
     } else {
         already_proven(ctx, info.tree, info.verify)?.map(|report| (exit::OK, report))
     };

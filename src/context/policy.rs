@@ -6,6 +6,9 @@ use std::time::Duration;
 pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(300);
 pub(crate) const TIMEOUT_ENV: &str = "PROVE_IT_TIMEOUT";
 pub(crate) const TIMEOUT_CONFIG: &str = "prove-it.timeout";
+/// How many checks of `prove-it.toml` run at once; the default is the number of cores.
+pub(crate) const JOBS_ENV: &str = "PROVE_IT_JOBS";
+pub(crate) const JOBS_CONFIG: &str = "prove-it.jobs";
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name} must be {expected}, not {value:?}")]
@@ -19,6 +22,8 @@ pub(crate) struct Error {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Policy {
     pub timeout: Duration,
+    /// The most checks run at once (at least 1).
+    pub jobs: usize,
 }
 
 /// Where policy values come from besides flags: the environment and git config.
@@ -40,7 +45,12 @@ impl Policy {
                 (None, None) => DEFAULT_TIMEOUT,
             },
         };
-        Ok(Policy { timeout })
+        let jobs = match (sources.env(JOBS_ENV), sources.config(JOBS_CONFIG)) {
+            (Some(value), _) => jobs(&value, JOBS_ENV)?,
+            (None, Some(value)) => jobs(&value, JOBS_CONFIG)?,
+            (None, None) => std::thread::available_parallelism().map_or(1, usize::from),
+        };
+        Ok(Policy { timeout, jobs })
     }
 }
 
@@ -100,7 +110,7 @@ impl VerifyEdits {
 }
 
 /// What the gate at an agent's stop does besides running verify.sh.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GatePolicy {
     /// Blocks per turn before the turn ends unverified; 0 = warn-only.
     pub max_blocks: u32,
@@ -108,6 +118,8 @@ pub(crate) struct GatePolicy {
     pub ledger: bool,
     /// `PROVE_IT_SKIP=1`: end the turn without checking, and say so.
     pub skip: bool,
+    /// `PROVE_IT_SKIP=api,docs`: the checks of `prove-it.toml` not to run, visibly; sorted.
+    pub skip_checks: Vec<String>,
     /// `prove-it.verifyEdits`: show an edited verify.sh, or refuse the turn.
     pub verify_edits: VerifyEdits,
 }
@@ -127,9 +139,9 @@ impl GatePolicy {
             (None, Some(value)) => boolean(&value, LEDGER_CONFIG)?,
             (None, None) => false,
         };
-        let skip = match sources.env(SKIP_ENV) {
-            Some(value) => boolean(&value, SKIP_ENV)?,
-            None => false,
+        let (skip, skip_checks) = match sources.env(SKIP_ENV) {
+            Some(value) => skipped(&value)?,
+            None => (false, Vec::new()),
         };
         let verify_edits = match (
             sources.env(VERIFY_EDITS_ENV),
@@ -143,6 +155,7 @@ impl GatePolicy {
             max_blocks,
             ledger,
             skip,
+            skip_checks,
             verify_edits,
         })
     }
@@ -175,6 +188,43 @@ fn boolean(value: &str, source_name: &str) -> Result<bool, Error> {
         _ => Err(Error {
             source_name: source_name.to_string(),
             expected: "true or false (1 or 0)",
+            value: value.to_string(),
+        }),
+    }
+}
+
+/// `PROVE_IT_SKIP`: a boolean skips everything, a list of check names those checks.
+fn skipped(value: &str) -> Result<(bool, Vec<String>), Error> {
+    if let Ok(all) = boolean(value, SKIP_ENV) {
+        return Ok((all, Vec::new()));
+    }
+    let mut names: Vec<String> = value
+        .split(',')
+        .map(|name| name.trim().to_string())
+        .filter(|name| !name.is_empty())
+        .collect();
+    let valid = |name: &String| {
+        name.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    };
+    if names.is_empty() || !names.iter().all(valid) {
+        return Err(Error {
+            source_name: SKIP_ENV.to_string(),
+            expected: "1 (skip everything) or check names separated by commas",
+            value: value.to_string(),
+        });
+    }
+    names.sort();
+    names.dedup();
+    Ok((false, names))
+}
+
+fn jobs(value: &str, source_name: &str) -> Result<usize, Error> {
+    match value.trim().parse::<usize>() {
+        Ok(n) if (1..=256).contains(&n) => Ok(n),
+        _ => Err(Error {
+            source_name: source_name.to_string(),
+            expected: "a whole number from 1 to 256",
             value: value.to_string(),
         }),
     }
@@ -344,8 +394,36 @@ mod tests {
                 max_blocks: 3,
                 ledger: false,
                 skip: false,
+                skip_checks: Vec::new(),
                 verify_edits: VerifyEdits::Show,
             }
+        );
+    }
+
+    #[test]
+    fn skip_takes_a_boolean_or_check_names_and_jobs_a_count() {
+        let skip = |value: &'static str| {
+            let env: &'static [(&'static str, &'static str)] =
+                Box::leak(Box::new([("PROVE_IT_SKIP", value)]));
+            GatePolicy::resolve(&Table(env, &[])).map(|p| (p.skip, p.skip_checks))
+        };
+        assert_eq!(skip("1"), Ok((true, vec![])));
+        assert_eq!(skip("0"), Ok((false, vec![])));
+        assert_eq!(
+            skip("docs, api,docs"),
+            Ok((false, vec!["api".to_string(), "docs".to_string()]))
+        );
+        assert!(skip("api docs").is_err());
+        let jobs = |value: &'static str| {
+            let env: &'static [(&'static str, &'static str)] =
+                Box::leak(Box::new([("PROVE_IT_JOBS", value)]));
+            Policy::resolve(None, &Table(env, &[("prove-it.jobs", "7")])).map(|p| p.jobs)
+        };
+        assert_eq!(jobs("3"), Ok(3));
+        assert!(jobs("0").is_err());
+        assert_eq!(
+            Policy::resolve(None, &Table(&[], &[("prove-it.jobs", "7")])).map(|p| p.jobs),
+            Ok(7)
         );
     }
 

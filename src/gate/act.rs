@@ -51,6 +51,15 @@ fn run(
         .state
         .as_ref()
         .expect("a run is decided only on a computed state tree");
+    if matches!(
+        seen.observed.state,
+        Some(State::Tree {
+            checks: Some(_),
+            ..
+        })
+    ) {
+        return run_checks(ctx, host, event, seen, before);
+    }
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
     }
@@ -92,6 +101,7 @@ fn run(
                     exit,
                     exit_code,
                     tail,
+                    checks: Vec::new(),
                 },
                 Some(log),
             )
@@ -107,6 +117,132 @@ fn run(
         }
         Err(error) => return Err(error.into()),
     })
+}
+
+/// With a checks file: run the checks without a proof, in parallel, and sum up what they
+/// showed: any failure fails the turn (each failing check's last lines, within the lines one
+/// run gets), else any check whose inputs changed, else a pass.
+fn run_checks(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    seen: &Seen,
+    before: &crate::git::StateTree,
+) -> Result<(RunFacts, Option<FailedLog>), Error> {
+    let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
+    let policy = ctx.policy.clone()?;
+    let runs: Vec<proof::ToRun> = seen
+        .pending
+        .iter()
+        .map(|run| proof::ToRun {
+            check: run.check.clone(),
+            input_tree: run.input_tree,
+            anchor: run.anchor,
+            diff: run.diff.clone(),
+        })
+        .collect();
+    let ran = proof::prove_checks(
+        &ctx.repo,
+        before,
+        runs,
+        proof::ProveOptions {
+            host: host.name(),
+            session: Some(&event.session),
+            anchor: None,
+            verify_diff: None,
+            timeout: policy.timeout,
+            echo: None,
+            interrupt: Some(&interrupt),
+            log: Some(seen.files.log()),
+            clock: ctx.clock,
+        },
+        policy.jobs,
+        &mut |_| {},
+    );
+    let ran = match ran {
+        Ok(ran) => ran,
+        Err(proof::Error::Git(error)) if error.is_worktree_content() => {
+            return Ok((RunFacts::ContentError(error_chain(&error)), None));
+        }
+        Err(error) => return Err(error.into()),
+    };
+    let failed: Vec<_> = ran
+        .iter()
+        .filter(|(_, attempted)| matches!(attempted, Attempted::Failed { .. }))
+        .collect();
+    if !failed.is_empty() {
+        // The lines one run gets, shared: each failing check keeps its own last lines.
+        let each = (proof::TAIL_LINES / failed.len()).max(3);
+        let (mut exits, mut tail, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+        let mut first: Option<(Option<i32>, std::path::PathBuf, usize)> = None;
+        for (name, attempted) in &failed {
+            let Attempted::Failed {
+                exit,
+                exit_code,
+                tail: lines,
+                log,
+                ..
+            } = attempted
+            else {
+                continue;
+            };
+            exits.push(format!("{name}: {exit}"));
+            if failed.len() > 1 {
+                tail.push(format!("--- check {name} ({exit}):"));
+            }
+            let kept = &lines[lines.len().saturating_sub(each)..];
+            tail.extend(kept.iter().cloned());
+            checks.push(name.clone());
+            first.get_or_insert((*exit_code, log.clone(), kept.len()));
+        }
+        let (exit_code, log, kept) = first.expect("at least one failure");
+        let earlier = crate::git::read_run_log(&log, crate::verify::LOG_CAP)
+            .map(|output| earlier_key_lines(&output, kept))
+            .unwrap_or_default();
+        return Ok((
+            RunFacts::Failed {
+                exit: exits.join("; "),
+                exit_code,
+                tail,
+                checks,
+            },
+            Some(FailedLog {
+                path: log.display().to_string(),
+                earlier,
+            }),
+        ));
+    }
+    let mut paths: Vec<String> = ran
+        .iter()
+        .filter_map(|(_, attempted)| match attempted {
+            Attempted::StateChanged { changed_paths, .. } => Some(changed_paths.clone()),
+            _ => None,
+        })
+        .flatten()
+        .collect();
+    if !paths.is_empty() {
+        paths.sort();
+        paths.dedup();
+        return Ok((RunFacts::StateChanged { paths }, None));
+    }
+    // Every check run passed; the turn's proof is bounded if any check's is, run now or before.
+    let bounded = ran.iter().any(|(_, attempted)| {
+        matches!(attempted, Attempted::Proven(record) if record.outcome == Outcome::BoundedClaimSurvives)
+    }) || matches!(
+        seen.observed.state,
+        Some(State::Tree {
+            proof: Some(Outcome::BoundedClaimSurvives),
+            ..
+        })
+    );
+    Ok((
+        RunFacts::Passed(if bounded {
+            Outcome::BoundedClaimSurvives
+        } else {
+            Outcome::Proven
+        }),
+        None,
+    ))
 }
 
 /// Count the verdict, write the ledger on a turn's first refusal, and save the turn state; the

@@ -18,6 +18,8 @@ use crate::proof::Script;
 const MAGIC_KEY: &str = "prove-it-anchor";
 const VERSION: u32 = 1;
 const VERIFY_TEXT: &str = "verify-text";
+const PROVER: &str = "prover";
+const PROVER_TEXT: &str = "prover-text";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Anchor {
@@ -43,6 +45,18 @@ pub(crate) struct Anchor {
     pub filters: Option<ObjectId>,
     /// verify.sh's text at session start, for the diff a later edit is shown with.
     pub verify_text: Option<String>,
+    /// With a checks file at session start: it and each named check's script, by path, with
+    /// their texts (`None` in anchors of repositories without one, and in older anchors).
+    pub provers: Option<Vec<Prover>>,
+}
+
+/// A file that says how a state is proven besides verify.sh: the checks file, or a named
+/// check's script.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Prover {
+    pub path: String,
+    pub script: Script,
+    pub text: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -78,16 +92,21 @@ impl Anchor {
         if let Some(filters) = self.filters {
             let _ = writeln!(out, "filters: {filters}");
         }
+        for prover in self.provers.iter().flatten() {
+            let _ = writeln!(
+                out,
+                "{PROVER}: {} {}",
+                prover.script,
+                one_line(&prover.path)
+            );
+        }
         if let Some(text) = &self.verify_text {
-            // One space before each line, so the text cannot forge a key of its own.
             let _ = writeln!(out, "{VERIFY_TEXT}:");
-            for line in text.split_inclusive('\n') {
-                let _ = write!(out, " {line}");
-            }
-            if !text.is_empty() && !text.ends_with('\n') {
-                // Mark a missing final newline, as diff does, so the text round-trips exactly.
-                let _ = writeln!(out, "\n\\");
-            }
+            block(&mut out, text);
+        }
+        for prover in self.provers.iter().flatten() {
+            let _ = writeln!(out, "{PROVER_TEXT}: {}", one_line(&prover.path));
+            block(&mut out, &prover.text);
         }
         out
     }
@@ -104,22 +123,27 @@ impl Anchor {
         }
         let mut fields = std::collections::HashMap::new();
         let mut verify_text = None;
+        let mut provers: Option<Vec<Prover>> = None;
+        let mut prover_texts = std::collections::HashMap::new();
         while let Some(line) = lines.next() {
             if line == format!("{VERIFY_TEXT}:") {
-                let mut body = String::new();
-                while let Some(next) = lines.peek() {
-                    if let Some(rest) = next.strip_prefix(' ') {
-                        body.push_str(rest);
-                        body.push('\n');
-                        lines.next();
-                    } else if *next == "\\" {
-                        body.pop();
-                        lines.next();
-                    } else {
-                        break;
-                    }
-                }
-                verify_text = Some(body);
+                verify_text = Some(read_block(&mut lines));
+            } else if let Some(path) = line.strip_prefix(&format!("{PROVER_TEXT}: ")) {
+                prover_texts.insert(path.to_string(), read_block(&mut lines));
+            } else if let Some(value) = line.strip_prefix(&format!("{PROVER}: ")) {
+                let mut parts = value.splitn(3, ' ');
+                let (Some(blob), Some(mode), Some(path)) =
+                    (parts.next(), parts.next(), parts.next())
+                else {
+                    return Err(malformed("prover: is not <blob> <mode> <path>"));
+                };
+                let script = parse_script(&format!("{blob} {mode}"))
+                    .ok_or_else(|| malformed("prover: is not <blob> <mode> <path>"))?;
+                provers.get_or_insert_with(Vec::new).push(Prover {
+                    path: path.to_string(),
+                    script,
+                    text: String::new(),
+                });
             } else if let Some((key, value)) = line.split_once(": ") {
                 fields.insert(key, value);
             } else if !line.is_empty() {
@@ -179,8 +203,46 @@ impl Anchor {
                 ),
             },
             verify_text,
+            provers: provers.map(|provers| {
+                provers
+                    .into_iter()
+                    .map(|prover| Prover {
+                        text: prover_texts.get(&prover.path).cloned().unwrap_or_default(),
+                        ..prover
+                    })
+                    .collect()
+            }),
         })
     }
+}
+
+/// A text as continuation lines: one space before each line, so the text cannot forge a key
+/// of its own; a missing final newline is marked, as diff does, so the text round-trips.
+fn block(out: &mut String, text: &str) {
+    for line in text.split_inclusive('\n') {
+        let _ = write!(out, " {line}");
+    }
+    if !text.is_empty() && !text.ends_with('\n') {
+        let _ = writeln!(out, "\n\\");
+    }
+}
+
+/// The continuation lines after a text key, as `block` wrote them.
+fn read_block<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> String {
+    let mut body = String::new();
+    while let Some(next) = lines.peek() {
+        if let Some(rest) = next.strip_prefix(' ') {
+            body.push_str(rest);
+            body.push('\n');
+            lines.next();
+        } else if *next == "\\" {
+            body.pop();
+            lines.next();
+        } else {
+            break;
+        }
+    }
+    body
 }
 
 fn parse_script(value: &str) -> Option<Script> {
@@ -216,7 +278,32 @@ mod tests {
             verify_edits: VerifyEdits::Block,
             filters: None,
             verify_text: text.map(str::to_string),
+            provers: None,
         }
+    }
+
+    #[test]
+    fn provers_round_trip_with_their_texts() {
+        let mut with = anchor(Some("#!/bin/sh\n"));
+        with.provers = Some(vec![
+            Prover {
+                path: "packages/my api/verify.sh".into(),
+                script: Script {
+                    blob: ObjectId::empty_blob(gix::hash::Kind::Sha1),
+                    mode: 0o100755,
+                },
+                text: "#!/bin/sh\nexit 0".into(),
+            },
+            Prover {
+                path: "prove-it.toml".into(),
+                script: Script {
+                    blob: ObjectId::empty_tree(gix::hash::Kind::Sha1),
+                    mode: 0o100644,
+                },
+                text: "[checks.api]\n\nverify-text:\n".into(),
+            },
+        ]);
+        assert_eq!(Anchor::parse(&with.render()).unwrap(), with);
     }
 
     #[test]

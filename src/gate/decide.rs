@@ -19,6 +19,20 @@ pub(crate) struct AnchorFacts {
     /// `prove-it.sign` at session start.
     pub sign: bool,
     pub verify_edits: VerifyEdits,
+    /// With a checks file at session start: it and each named check's script, by path
+    /// (`gate::anchor::Prover`); `None` without one.
+    pub provers: Option<Vec<(String, Script)>>,
+}
+
+/// With a checks file: what the gate saw of its checks (SPEC.md section 2.1).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub(crate) struct ChecksFacts {
+    /// The checks file and each named check's script, by path, sorted.
+    pub provers: Vec<(String, Script)>,
+    /// A check that cannot run, and why: refused, as a disarmed verify.sh is.
+    pub unrunnable: Option<(String, String)>,
+    /// The checks `PROVE_IT_SKIP` named that the checks file declares: not run, visibly.
+    pub skipped: Vec<String>,
 }
 
 /// How the session's anchor disagrees with the session's own copy of it, saved when the
@@ -47,8 +61,12 @@ pub(crate) enum State {
         tree: ObjectId,
         head_tree: Option<ObjectId>,
         verify: Option<Script>,
-        /// The outcome of the best valid proof of `tree`, if there is one.
+        /// The outcome of the best valid proof of `tree`, if there is one. With a checks
+        /// file: `Some` when every check not skipped has one (BOUNDED_CLAIM_SURVIVES if any
+        /// of them is).
         proof: Option<Outcome>,
+        /// `Some` with a checks file.
+        checks: Option<ChecksFacts>,
     },
 }
 
@@ -61,6 +79,8 @@ pub(crate) enum RunFacts {
         exit: String,
         exit_code: Option<i32>,
         tail: Vec<String>,
+        /// The named checks that failed; empty for the root verify.sh alone.
+        checks: Vec<String>,
     },
     /// verify.sh passed, but the state after it is not the one it tested.
     StateChanged {
@@ -100,6 +120,9 @@ pub(crate) struct Observed {
     /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
     /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
     pub verify_at_head: Option<Option<Script>>,
+    /// Without an anchor, the checks file and check scripts of HEAD's tree, when it has a
+    /// checks file (the baseline an edit of them is told by).
+    pub provers_at_head: Option<Vec<(String, Script)>>,
     /// Blocks already given in this turn.
     pub blocks: u32,
     pub run: Option<RunFacts>,
@@ -112,6 +135,14 @@ pub(crate) enum Why {
         exit: String,
         exit_code: Option<i32>,
         tail: Vec<String>,
+        /// The checks of `prove-it.toml` that failed; empty when verify.sh alone ran.
+        #[serde(default)]
+        checks: Vec<String>,
+    },
+    /// A check of `prove-it.toml` (or the checks file itself) cannot run or was deleted.
+    CheckDisarmed {
+        check: String,
+        reason: String,
     },
     /// Armed at session start, not now.
     Disarmed {
@@ -201,6 +232,9 @@ pub(crate) enum Verdict {
     Yield { why: Why, max: u32 },
     /// `PROVE_IT_SKIP=1`: the turn ends unverified, and the gate says so.
     Skipped,
+    /// `PROVE_IT_SKIP=api,docs`: the other checks are proven; these were not run, and the
+    /// turn ends unverified, saying so.
+    SkippedChecks { checks: Vec<String> },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -218,7 +252,9 @@ impl Verdict {
             Verdict::Quiet(Quiet::Proven) => Outcome::Proven,
             Verdict::Bounded => Outcome::BoundedClaimSurvives,
             Verdict::Block { .. } => Outcome::Disproven,
-            Verdict::Yield { .. } | Verdict::Skipped => Outcome::NotProven,
+            Verdict::Yield { .. } | Verdict::Skipped | Verdict::SkippedChecks { .. } => {
+                Outcome::NotProven
+            }
         }
     }
 }
@@ -254,6 +290,19 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
 
     // Rules 3 and 4: not armed now.
     if let Err(reason) = observed.armed_now {
+        // A session that started with a checks file and no verify.sh lost the checks file.
+        if let Some(anchor) = &observed.anchor
+            && anchor.verify.is_none()
+            && anchor
+                .provers
+                .as_ref()
+                .is_some_and(|provers| !provers.is_empty())
+        {
+            return refuse(Why::CheckDisarmed {
+                check: crate::proof::CHECKS_FILE.to_string(),
+                reason: "was deleted".to_string(),
+            });
+        }
         let armed_at_start = match &observed.anchor {
             Some(anchor) => anchor.armed,
             None => observed.armed_at_head,
@@ -294,13 +343,14 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         }
     }
 
-    let (tree, head_tree, verify, proof) = match &observed.state {
+    let (tree, head_tree, verify, proof, checks) = match &observed.state {
         Some(State::Tree {
             tree,
             head_tree,
             verify,
             proof,
-        }) => (tree, head_tree, verify, proof),
+            checks,
+        }) => (tree, head_tree, verify, proof, checks),
         Some(State::ContentError(message)) => {
             return refuse(Why::Content {
                 message: message.clone(),
@@ -324,17 +374,50 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if !changed {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
+    // The checks file deleted, or a check that cannot run: refused like a disarmed verify.sh.
+    let provers_now = checks.as_ref().map(|c| c.provers.clone());
+    if let Some(anchor) = &observed.anchor
+        && let Some(before) = &anchor.provers
+        && provers_now.is_none()
+        && !before.is_empty()
+    {
+        return refuse(Why::CheckDisarmed {
+            check: crate::proof::CHECKS_FILE.to_string(),
+            reason: "was deleted".to_string(),
+        });
+    }
+    if let Some((check, reason)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
+        return refuse(Why::CheckDisarmed { check, reason });
+    }
     let edited = match &observed.anchor {
-        Some(anchor) => anchor.verify != *verify,
-        None => matches!(observed.verify_at_head, Some(Some(head)) if Some(head) != *verify),
+        Some(anchor) => {
+            anchor.verify != *verify
+                || anchor.provers.as_ref().unwrap_or(&Vec::new())
+                    != provers_now.as_ref().unwrap_or(&Vec::new())
+        }
+        None => {
+            matches!(observed.verify_at_head, Some(Some(head)) if Some(head) != *verify)
+                || observed
+                    .provers_at_head
+                    .as_ref()
+                    .is_some_and(|head| Some(head) != provers_now.as_ref())
+        }
     };
+    let skipped = checks
+        .as_ref()
+        .map(|c| c.skipped.clone())
+        .unwrap_or_default();
     // Rule 5b (issue 19, hole 14): with `verifyEdits = block`, an edited verify.sh is refused
     // before anything runs; it is the person's to change.
     if edited && observed.verify_edits == VerifyEdits::Block {
         return refuse(Why::VerifyEdited);
     }
     let proven = |outcome: Outcome| {
-        Done(if edited || outcome == Outcome::BoundedClaimSurvives {
+        Done(if !skipped.is_empty() {
+            Verdict::SkippedChecks {
+                checks: skipped.clone(),
+            }
+        } else if edited || outcome == Outcome::BoundedClaimSurvives {
             Verdict::Bounded
         } else {
             Verdict::Quiet(Quiet::Proven)
@@ -354,10 +437,12 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             exit,
             exit_code,
             tail,
+            checks,
         }) => refuse(Why::Failed {
             exit: exit.clone(),
             exit_code: *exit_code,
             tail: tail.clone(),
+            checks: checks.clone(),
         }),
         Some(RunFacts::StateChanged { paths }) => refuse(Why::StateChanged {
             paths: paths.clone(),
@@ -393,6 +478,7 @@ mod tests {
             timeout_secs: 300,
             sign: false,
             verify_edits: VerifyEdits::Show,
+            provers: None,
         }
     }
 
@@ -408,6 +494,7 @@ mod tests {
                 head_tree: Some(id(2)),
                 verify: Some(script(9)),
                 proof: None,
+                checks: None,
             }),
             max_blocks: 3,
             timeout_secs: 300,
@@ -416,6 +503,7 @@ mod tests {
             tampered: None,
             filters_changed: false,
             verify_at_head: None,
+            provers_at_head: None,
             blocks: 0,
             run: None,
         }
@@ -430,6 +518,7 @@ mod tests {
             head_tree,
             verify,
             proof,
+            ..
         }) = &mut o.state
         {
             f(tree, head_tree, verify, proof);
@@ -442,6 +531,7 @@ mod tests {
             exit: "exit code 1".into(),
             exit_code: Some(1),
             tail: vec!["1 failed".into()],
+            checks: Vec::new(),
         }
     }
 

@@ -37,6 +37,36 @@ pub(crate) fn verify_diff(before: &str, after: &str) -> Option<String> {
     Some(cut)
 }
 
+/// The diff of another file that says how a state is proven (the checks file, a check's
+/// script) since the session started, under its own path; `None` when equal. Cut like
+/// [`verify_diff`]'s, at the same cap.
+pub(crate) fn file_diff(path: &str, before: &str, after: &str) -> Option<String> {
+    if before == after {
+        return None;
+    }
+    let text = similar::TextDiff::from_lines(before, after)
+        .unified_diff()
+        .context_radius(3)
+        .header(
+            &format!("a/{path} (session start)"),
+            &format!("b/{path} (now)"),
+        )
+        .to_string();
+    let lines: Vec<&str> = text.lines().collect();
+    if lines.len() <= DIFF_LINE_CAP {
+        return Some(text);
+    }
+    let mut cut: String = lines[..DIFF_LINE_CAP]
+        .iter()
+        .flat_map(|line| [*line, "\n"])
+        .collect();
+    cut.push_str(&format!(
+        "... ({} more lines of diff of {path}; the session's anchor holds it as it was)\n",
+        lines.len() - DIFF_LINE_CAP
+    ));
+    Some(cut)
+}
+
 fn unified(before: &str, after: &str, context: usize) -> String {
     similar::TextDiff::from_lines(before, after)
         .unified_diff()

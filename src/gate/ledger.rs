@@ -129,8 +129,10 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             exit,
             exit_code,
             tail,
+            ..
         } => (*exit_code, summary_lines(tail, exit)),
         Why::Disarmed { reason } => (None, vec![format!("verify.sh {reason}")]),
+        Why::CheckDisarmed { check, reason } => (None, vec![format!("check {check} {reason}")]),
         Why::Weakened(weakened) => (None, vec![weakened.to_string()]),
         Why::Content { message } => (None, vec![message.clone()]),
         Why::StateChanged { paths } => (

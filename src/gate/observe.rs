@@ -6,16 +6,20 @@ use std::path::PathBuf;
 
 use gix::ObjectId;
 
-use super::anchor::Anchor;
-use super::decide::{AnchorFacts, Observed, State, Tampered};
-use super::diff::verify_diff;
+use super::anchor::{Anchor, Prover};
+use super::decide::{AnchorFacts, ChecksFacts, Observed, State, Tampered};
+use super::diff::{file_diff, verify_diff};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
 use super::turn::{Answer, TurnState};
 use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
-use crate::proof::{Script, StopSignatures, lookup_proof};
+use crate::outcome::Outcome;
+use crate::proof::{
+    CHECKS_FILE, CheckSet, ChecksError, Script, StopSignatures, ToRun, lookup_proof,
+    state_check_proofs,
+};
 
 /// What a stop looks like before anything is decided.
 pub(crate) enum Observation {
@@ -43,6 +47,8 @@ pub(crate) struct Seen {
     pub files: SessionFiles,
     /// The turn state as saved by the previous stop of this session.
     pub turn: TurnState,
+    /// With a checks file: the checks without a proof (and not skipped), to run.
+    pub pending: Vec<ToRun>,
     _lock: git::SessionLock,
 }
 
@@ -66,6 +72,7 @@ pub(crate) fn stop(
     let gate_policy = ctx.gate.clone()?;
     let policy = ctx.policy.clone()?;
     let armed_now = repo.armed()?;
+    let has_checks = has_checks_file(repo)?;
     let key = session_key(&event.session, &worktree(repo)?);
 
     let note = repo.notes(ANCHORS_REF).lookup(&key)?;
@@ -80,7 +87,7 @@ pub(crate) fn stop(
     };
     // A worktree the session index says this session anchored is never opted out: its anchor
     // gone missing is tampering or an error, said below.
-    if !armed_now.is_armed() && anchor.is_none() && !armed_at_head && !anchored {
+    if !armed_now.is_armed() && !has_checks && anchor.is_none() && !armed_at_head && !anchored {
         return Ok(Observation::OptedOut);
     }
 
@@ -116,9 +123,15 @@ pub(crate) fn stop(
     // for them only the flag and the prompt tell.
     let same_turn = event.stop_hook_active && turn.turn == event.turn && !turn.prompted;
     let blocks = if same_turn { turn.blocks } else { 0 };
+    // With a checks file, a missing verify.sh is no disarming unless the session started with
+    // one (or, without an anchor, HEAD has one).
+    let verify_at_start = match &anchor {
+        Some(anchor) => anchor.verify.is_some(),
+        None => armed_at_head,
+    };
     let mut observed = Observed {
         skip: false,
-        armed_now: if armed_now.is_armed() {
+        armed_now: if armed_now.is_armed() || (has_checks && !verify_at_start) {
             Ok(())
         } else {
             Err(armed_now.reason())
@@ -132,6 +145,10 @@ pub(crate) fn stop(
             timeout_secs: a.timeout_secs,
             sign: a.sign,
             verify_edits: a.verify_edits,
+            provers: a
+                .provers
+                .as_ref()
+                .map(|provers| provers.iter().map(|p| (p.path.clone(), p.script)).collect()),
         }),
         armed_at_head,
         state: None,
@@ -146,12 +163,15 @@ pub(crate) fn stop(
             .and_then(|a| a.filters)
             .is_some_and(|filters| filters != repo.filter_digest()),
         verify_at_head: None,
+        provers_at_head: None,
         blocks,
         run: None,
     };
     let mut state = None;
+    let mut pending = Vec::new();
+    let mut provers_now = None;
     let mut signatures = StopSignatures::new(repo);
-    if armed_now.is_armed() {
+    if armed_now.is_armed() || has_checks {
         observed.state = Some(match repo.state_tree(false) {
             // A dirty submodule is a change the tree does not show, and no proof may vouch
             // for it: decide refuses, naming the submodules.
@@ -160,6 +180,65 @@ pub(crate) fn stop(
                 state = Some(tree);
                 dirty
             }
+            Ok(tree) if has_checks => match CheckSet::of_state(repo, &tree) {
+                Err(ChecksError::Git(error)) if !error.is_worktree_content() => {
+                    return Err(error.into());
+                }
+                Err(error) => State::ContentError(error_chain(&error)),
+                Ok(set) => {
+                    let mut facts = ChecksFacts {
+                        provers: provers_of(repo, &set, &|path| {
+                            repo.state_file(&tree, path, "check's script")
+                        })?
+                        .into_iter()
+                        .map(|p| (p.path, p.script))
+                        .collect(),
+                        ..ChecksFacts::default()
+                    };
+                    facts.unrunnable = set.checks.iter().find_map(|check| {
+                        check.runnable().err().map(|why| {
+                            (
+                                check.name.clone(),
+                                format!("its script {} {why}", check.run),
+                            )
+                        })
+                    });
+                    let mut proof = Some(Outcome::Proven);
+                    for found in state_check_proofs(repo, &tree, &set)? {
+                        if gate_policy.skip_checks.contains(&found.check.name) {
+                            facts.skipped.push(found.check.name.clone());
+                            continue;
+                        }
+                        let best = found
+                            .found
+                            .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))
+                            .map_err(Error::from)?
+                            .map(|record| record.outcome);
+                        match best {
+                            Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {
+                                proof = Some(Outcome::BoundedClaimSurvives);
+                            }
+                            Some(_) => {}
+                            None => {
+                                proof = None;
+                                pending.push(found);
+                            }
+                        }
+                    }
+                    provers_now = Some(provers_of(repo, &set, &|path| {
+                        repo.state_file(&tree, path, "check's script")
+                    })?);
+                    let facts = State::Tree {
+                        tree: tree.id,
+                        head_tree,
+                        verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
+                        proof,
+                        checks: Some(facts),
+                    };
+                    state = Some(tree);
+                    facts
+                }
+            },
             Ok(tree) => {
                 let facts = State::Tree {
                     tree: tree.id,
@@ -169,6 +248,7 @@ pub(crate) fn stop(
                         .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))
                         .map_err(Error::from)?
                         .map(|record| record.outcome),
+                    checks: None,
                 };
                 state = Some(tree);
                 facts
@@ -188,6 +268,25 @@ pub(crate) fn stop(
         (None, Some(tree)) if armed_now.is_armed() => Some(repo.tree_verify(tree)?),
         _ => None,
     };
+    // The checks' baseline: the anchor's, else HEAD's when it has a checks file.
+    let provers_before: Option<Vec<Prover>> = match (&anchor, head_tree) {
+        (Some(anchor), _) => anchor.provers.clone(),
+        (None, Some(tree)) if has_checks => match CheckSet::of_tree(repo, tree) {
+            Ok(set) if set.file.is_some() => Some(provers_of(repo, &set, &|path| match repo
+                .tree_entry(tree, path)?
+            {
+                Some((blob, _)) => repo.read_blob(blob).map(Some),
+                None => Ok(None),
+            })?),
+            _ => None,
+        },
+        _ => None,
+    };
+    if anchor.is_none() {
+        observed.provers_at_head = provers_before
+            .as_ref()
+            .map(|provers| provers.iter().map(|p| (p.path.clone(), p.script)).collect());
+    }
     let at_head =
         at_head.map(|found| found.map(|(blob, mode, data)| (Script { blob, mode }, data)));
     observed.verify_at_head = at_head
@@ -212,6 +311,25 @@ pub(crate) fn stop(
         }
         _ => None,
     };
+    let diff = match checks_diff(provers_before.as_deref(), provers_now.as_deref()) {
+        None => diff,
+        Some(more) => Some(format!("{}{more}", diff.unwrap_or_default())),
+    };
+    // Each check to run, with its script as the session started with it.
+    let pending = pending
+        .into_iter()
+        .map(|found| ToRun {
+            anchor: provers_before.as_ref().and_then(|provers| {
+                provers
+                    .iter()
+                    .find(|p| p.path == found.check.run)
+                    .map(|p| p.script)
+            }),
+            diff: diff.clone(),
+            input_tree: found.input_tree,
+            check: found.check,
+        })
+        .collect();
     // A notice told to the agent counts for the turn it was told in only.
     let mut turn = turn;
     turn.notice_told &= same_turn;
@@ -224,8 +342,75 @@ pub(crate) fn stop(
         baseline_verify,
         files,
         turn,
+        pending,
         _lock: lock,
     })))
+}
+
+/// Whether the worktree has a checks file at its root (read as the state records it later).
+pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
+    Ok(std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok())
+}
+
+/// The checks file and each named check's script in `set`, by path, with their texts read
+/// through `read`; sorted by path, each path once.
+pub(crate) fn provers_of(
+    _repo: &Repo,
+    set: &CheckSet,
+    read: &dyn Fn(&str) -> Result<Option<Vec<u8>>, git::Error>,
+) -> Result<Vec<Prover>, git::Error> {
+    let mut provers = Vec::new();
+    if let Some((script, text)) = &set.file {
+        provers.push(Prover {
+            path: CHECKS_FILE.to_string(),
+            script: *script,
+            text: text.clone(),
+        });
+    }
+    for check in set.checks.iter().filter(|check| !check.is_root()) {
+        let Some(script) = check.script else {
+            continue;
+        };
+        if provers.iter().any(|p: &Prover| p.path == check.run) {
+            continue;
+        }
+        let text = read(&check.run)?.unwrap_or_default();
+        provers.push(Prover {
+            path: check.run.clone(),
+            script,
+            text: String::from_utf8_lossy(&text).into_owned(),
+        });
+    }
+    provers.sort_by(|a, b| a.path.cmp(&b.path));
+    Ok(provers)
+}
+
+/// The diffs of the checks file and the check scripts since `before`, each under its path;
+/// `None` when none changed.
+fn checks_diff(before: Option<&[Prover]>, now: Option<&[Prover]>) -> Option<String> {
+    let (before, now) = (before.unwrap_or(&[]), now.unwrap_or(&[]));
+    let mut paths: Vec<&str> = before.iter().chain(now).map(|p| p.path.as_str()).collect();
+    paths.sort();
+    paths.dedup();
+    let text = |provers: &[Prover], path: &str| {
+        provers
+            .iter()
+            .find(|p| p.path == path)
+            .map(|p| p.text.clone())
+            .unwrap_or_default()
+    };
+    let mut out = String::new();
+    for path in paths {
+        let was = before.iter().find(|p| p.path == path).map(|p| p.script);
+        let is = now.iter().find(|p| p.path == path).map(|p| p.script);
+        if was == is {
+            continue;
+        }
+        if let Some(diff) = file_diff(path, &text(before, path), &text(now, path)) {
+            out.push_str(&diff);
+        }
+    }
+    (!out.is_empty()).then_some(out)
 }
 
 /// How the anchor's note disagrees with the session's own copy of it, if it does.

@@ -21,7 +21,7 @@ use super::turn::{Answer, Facts, TurnState};
 use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
-use crate::proof::Script;
+use crate::proof::{CheckSet, Script};
 
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
 /// the host's protocol.
@@ -113,7 +113,7 @@ fn start(
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Reply::Silent);
     };
-    if !repo.armed()?.is_armed() {
+    if !repo.armed()?.is_armed() && !observe::has_checks_file(&repo)? {
         // With the plugin installed user-wide, sessions start in every repository: say once
         // per repository that the gate is inert there and how to arm it (issue 21, item 6).
         // A marker that cannot be written keeps the session start silent, as before.
@@ -147,6 +147,19 @@ fn start(
     // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
     // session then counts as a change, and the content error is reported there.
     let state = repo.state_tree(false).ok();
+    // With a checks file, the anchor keeps it and every check's script, with their texts.
+    let provers = match &state {
+        Some(state) if observe::has_checks_file(repo)? => CheckSet::of_state(repo, state)
+            .ok()
+            .filter(|set| set.file.is_some())
+            .map(|set| {
+                observe::provers_of(repo, &set, &|path| {
+                    repo.state_file(state, path, "check's script")
+                })
+            })
+            .transpose()?,
+        _ => None,
+    };
     let anchor = Anchor {
         session: event.session.clone(),
         worktree: worktree.display().to_string(),
@@ -163,6 +176,7 @@ fn start(
         verify_edits: gate_policy.verify_edits,
         filters: Some(repo.filter_digest()),
         verify_text: verify_text(repo),
+        provers,
     };
     let text = anchor.render();
     let key_blob = repo

@@ -81,9 +81,10 @@ impl TurnState {
                 *attempt >= 1 && attempt <= max && self.blocks == *attempt
             }
             Verdict::Yield { max, .. } => self.blocks <= *max,
-            Verdict::Quiet(_) | Verdict::Bounded | Verdict::Skipped => {
-                self.blocks <= MAX_PLAUSIBLE_BLOCKS
-            }
+            Verdict::Quiet(_)
+            | Verdict::Bounded
+            | Verdict::Skipped
+            | Verdict::SkippedChecks { .. } => self.blocks <= MAX_PLAUSIBLE_BLOCKS,
         };
         last.at_ns <= now_ns
             && last.turn == self.turn
@@ -145,7 +146,10 @@ impl Answer {
         match verdict {
             Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) | Verdict::Block { .. } => false,
             Verdict::Quiet(Quiet::Proven) => facts.anchor_missing,
-            Verdict::Bounded | Verdict::Yield { .. } | Verdict::Skipped => true,
+            Verdict::Bounded
+            | Verdict::Yield { .. }
+            | Verdict::Skipped
+            | Verdict::SkippedChecks { .. } => true,
         }
     }
 }

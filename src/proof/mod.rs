@@ -25,7 +25,9 @@ pub(crate) use commit_status::{classify, classify_checks};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
-pub(crate) use prove::{Attempted, Error, ProveOptions, TAIL_LINES, millis, prove};
+pub(crate) use prove::{
+    Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
+};
 pub(crate) use record::{Outcome, Record, Script, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};

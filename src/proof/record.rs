@@ -70,7 +70,7 @@ pub(crate) enum Problem {
     Malformed(String),
     #[error("tree mismatch: record is for tree {recorded}, but is attached to {key}")]
     TreeMismatch { recorded: ObjectId, key: ObjectId },
-    #[error("record ran the script {recorded}, but this tree's is {actual}")]
+    #[error("record ran verify.sh {recorded}, but this tree's verify.sh is {actual}")]
     VerifyMismatch { recorded: Script, actual: String },
 }
 

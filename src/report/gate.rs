@@ -27,6 +27,23 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             "prove-it: PROVEN: verify.sh passed on the working state (tree {tree}). {ANCHOR_MISSING}"
         )),
         Verdict::Quiet(Quiet::Proven) => Message::Silent,
+        Verdict::Bounded
+            if ctx
+                .diff
+                .as_deref()
+                .is_some_and(|d| diffed(d) != "verify.sh") =>
+        {
+            let mut text = format!(
+                "prove-it: BOUNDED_CLAIM_SURVIVES: the checks passed on the working state (tree \
+                 {tree}), but prove-it.toml or a check's script was edited during this session, \
+                 so the proof holds only for the edited checks. Review the edit:\n"
+            );
+            let room = REASON_CAP.saturating_sub(text.len());
+            if let Some(diff) = ctx.diff.as_deref() {
+                text.push_str(&diff_to_fit(diff, room, tree));
+            }
+            Message::Notice(cap(text))
+        }
         Verdict::Bounded => {
             let mut text = format!(
                 "prove-it: BOUNDED_CLAIM_SURVIVES: verify.sh passed on the working state (tree \
@@ -46,6 +63,14 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             }
             Message::Notice(cap(text))
         }
+        Verdict::SkippedChecks { checks } => Message::Notice(format!(
+            "prove-it: skipped by PROVE_IT_SKIP={}: NOT_PROVEN, this turn ended unverified; \
+             the other checks passed, and {} {} not run. Unset PROVE_IT_SKIP to gate every check \
+             again.",
+            checks.join(","),
+            checks.join(", "),
+            if checks.len() == 1 { "was" } else { "were" }
+        )),
         Verdict::Skipped => Message::Notice(
             "prove-it: skipped by PROVE_IT_SKIP=1: NOT_PROVEN, this turn ended unverified; \
              verify.sh was not run. Unset PROVE_IT_SKIP to gate turns again."
@@ -277,9 +302,41 @@ pub(crate) fn notice_for_the_agent(notice: &str) -> String {
     )
 }
 
+/// The checks file, as the gate's words name it (`proof::CHECKS_FILE`).
+const CHECKS_FILE: &str = "prove-it.toml";
+
+/// What a diff of the session's edits is of: verify.sh alone, or the checks too.
+fn diffed(diff: &str) -> &'static str {
+    if diff
+        .lines()
+        .all(|line| !line.starts_with("--- a/") || line.starts_with("--- a/verify.sh "))
+    {
+        "verify.sh"
+    } else {
+        "what proves this state (verify.sh, prove-it.toml, the checks' scripts)"
+    }
+}
+
 fn headline(why: &Why) -> String {
     match why {
-        Why::Failed { exit, .. } => format!("verify.sh failed ({exit})."),
+        Why::Failed { exit, checks, .. } if checks.is_empty() => {
+            format!("verify.sh failed ({exit}).")
+        }
+        Why::Failed { exit, checks, .. } => format!(
+            "{} failed ({exit}).",
+            if checks.len() == 1 {
+                format!("check {}", checks[0])
+            } else {
+                format!("checks {}", checks.join(", "))
+            }
+        ),
+        Why::CheckDisarmed { check, reason } if check == CHECKS_FILE => format!(
+            "{check}, which declares this repository's checks, {reason} during this session. \
+             Restore it."
+        ),
+        Why::CheckDisarmed { check, reason } => format!(
+            "check {check} of prove-it.toml: {reason}, so this state cannot be proven. Restore it."
+        ),
         Why::Disarmed { reason } => format!(
             "verify.sh was armed when this session started, and now it {reason}. Restore it."
         ),
@@ -423,9 +480,9 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 "Fix or remove the path named above; until then no proof can be recorded for this state."
             );
         }
-        Why::Disarmed { .. } | Why::Weakened { .. } => {
+        Why::Disarmed { .. } | Why::Weakened { .. } | Why::CheckDisarmed { .. } => {
             if let Some(diff) = &ctx.diff {
-                let _ = writeln!(text, "verify.sh since the session started:");
+                let _ = writeln!(text, "{} since the session started:", diffed(diff));
                 text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
             }
         }
@@ -448,7 +505,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                  shows the change), or leave the change to a person and say so"
             );
             if let Some(diff) = &ctx.diff {
-                let _ = writeln!(text, "verify.sh since the session started:");
+                let _ = writeln!(text, "{} since the session started:", diffed(diff));
                 text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
             }
         }
@@ -586,6 +643,7 @@ mod tests {
             exit: "exit code 1".into(),
             exit_code: Some(1),
             tail,
+            checks: Vec::new(),
         }
     }
 

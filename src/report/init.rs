@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use crate::hosts::{Host, Wired};
 use crate::setup::demo::{Demo, Shown};
 use crate::setup::pre_push::{self, Manager};
+use crate::setup::workspace::{self, Workspace};
 use crate::setup::{Stack, stack};
 
 use crate::gate::Message;
@@ -11,16 +12,30 @@ use crate::gate::Message;
 /// One thing `init` does, or found already done.
 #[derive(Debug)]
 pub(crate) enum Step {
+    /// prove-it.toml written with one check per package of `workspace` (issue 23).
+    WriteChecks {
+        text: String,
+        workspace: Workspace,
+    },
+    /// prove-it.toml exists and is kept: init never overwrites it.
+    ChecksKept,
+    /// A verify.sh written: the root's (`dir` is `None`) or a package's, in `dir`.
     WriteVerify {
         text: String,
         /// How many checks are there as comments.
         checks: usize,
         overwrite: bool,
+        dir: Option<String>,
     },
-    /// verify.sh exists and is kept; `armed` says how it stands ("is armed", or why not).
+    /// A verify.sh exists and is kept, the root's (`dir` is `None`) or a package's; `armed`
+    /// says how it stands ("is armed", or why not), after "verify.sh ".
     VerifyKept {
         armed: &'static str,
+        dir: Option<String>,
     },
+    /// There is no verify.sh at the root and init writes none: prove-it.toml's checks prove
+    /// the repository.
+    RootVerifyNotWritten,
     Wire {
         host: Host,
         path: PathBuf,
@@ -65,8 +80,8 @@ impl Step {
     /// Whether the step writes anything.
     pub(crate) fn changes(&self) -> bool {
         match self {
-            Step::WriteVerify { .. } => true,
-            Step::VerifyKept { .. } => false,
+            Step::WriteChecks { .. } | Step::WriteVerify { .. } => true,
+            Step::ChecksKept | Step::VerifyKept { .. } | Step::RootVerifyNotWritten => false,
             Step::Wire { wired, .. } => !wired.added.is_empty(),
             Step::PrePush { already, .. }
             | Step::PrePushWrite { already, .. }
@@ -82,6 +97,8 @@ pub(crate) enum DemoResult {
     Ran(Box<Demo>),
     /// verify.sh is not armed, so there was nothing to run; the reason reads after "verify.sh ".
     NotArmed(&'static str),
+    /// There is no verify.sh at the root to show, and prove-it.toml's checks stand in for it.
+    ChecksOnly,
     Skipped,
 }
 
@@ -99,12 +116,26 @@ impl InitReport {
         writeln!(out, "git prove-it init will:")?;
         for step in steps.iter().filter(|step| step.changes()) {
             let line = match step {
+                Step::WriteChecks { workspace, .. } => format!(
+                    "write {} with {} checks, one per package: {}",
+                    workspace::CHECKS_FILE,
+                    workspace.packages.len(),
+                    workspace
+                        .packages
+                        .iter()
+                        .map(|p| format!("{} ({})", p.check, p.dir))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
                 Step::WriteVerify {
-                    overwrite: true, ..
-                } => "overwrite verify.sh (--force)".to_string(),
-                Step::WriteVerify { .. } => {
+                    overwrite: true,
+                    dir,
+                    ..
+                } => format!("overwrite {} (--force)", script_path(dir.as_deref())),
+                Step::WriteVerify { dir, .. } => {
                     format!(
-                        "write verify.sh with one active check ({})",
+                        "write {} with one active check ({})",
+                        script_path(dir.as_deref()),
                         stack::ACTIVE_CHECK
                     )
                 }
@@ -139,7 +170,7 @@ impl InitReport {
                 Step::MergeStrategy { .. } => {
                     "set git config notes.prove-it.mergeStrategy union".to_string()
                 }
-                Step::VerifyKept { .. } => continue,
+                Step::VerifyKept { .. } | Step::ChecksKept | Step::RootVerifyNotWritten => continue,
             };
             writeln!(out, "  - {line}")?;
         }
@@ -147,12 +178,16 @@ impl InitReport {
     }
 
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+        let has = |wanted: fn(&Step) -> bool| self.steps.iter().any(wanted);
+        // Without a root verify.sh, the root's stacks name no checks to install tools for.
+        let root_verify = !has(|step| matches!(step, Step::RootVerifyNotWritten));
+        let checks_written = has(|step| matches!(step, Step::WriteChecks { .. }));
         if self.stacks.is_empty() {
             writeln!(out, "stack: none recognised at the worktree root")?;
         }
         for stack in &self.stacks {
             writeln!(out, "stack: {} ({})", stack.name, stack.evidence)?;
-            if !stack.missing.is_empty() {
+            if root_verify && !stack.missing.is_empty() {
                 writeln!(
                     out,
                     "hint: {} not on PATH here: install {} before enabling the {} checks in verify.sh",
@@ -168,17 +203,33 @@ impl InitReport {
         }
         for step in &self.steps {
             match step {
+                Step::WriteChecks { workspace, .. } => render_checks(workspace, out)?,
+                Step::ChecksKept => writeln!(
+                    out,
+                    "kept {} as it is (init never overwrites it)",
+                    workspace::CHECKS_FILE
+                )?,
                 Step::WriteVerify {
-                    checks, overwrite, ..
+                    checks,
+                    overwrite,
+                    dir,
+                    ..
                 } => writeln!(
                     out,
-                    "{} verify.sh: one active check ({}); {checks} more commented out, to enable one at a time",
+                    "{} {}: one active check ({}); {checks} more commented out, to enable one at a time",
                     if *overwrite { "overwrote" } else { "wrote" },
+                    script_path(dir.as_deref()),
                     stack::ACTIVE_CHECK
                 )?,
-                Step::VerifyKept { armed } => writeln!(
+                Step::VerifyKept { armed, dir } => writeln!(
                     out,
-                    "kept verify.sh as it is (it {armed}; --force overwrites it)"
+                    "kept {} as it is (it {armed}; --force overwrites it)",
+                    script_path(dir.as_deref())
+                )?,
+                Step::RootVerifyNotWritten => writeln!(
+                    out,
+                    "no verify.sh at the root, and init writes none: the checks in {} prove this repository ('git prove-it init --no-checks' writes one)",
+                    workspace::CHECKS_FILE
                 )?,
                 Step::Wire {
                     host,
@@ -308,6 +359,11 @@ impl InitReport {
         }
         match &self.demo {
             DemoResult::Skipped => {}
+            DemoResult::ChecksOnly => writeln!(
+                out,
+                "\nno demonstration: it runs the root's verify.sh, and there is none; 'git prove-it run' runs the checks in {}",
+                workspace::CHECKS_FILE
+            )?,
             DemoResult::NotArmed(reason) => writeln!(
                 out,
                 "\nno demonstration: verify.sh {reason}\nhint: make it an executable file at the worktree root (chmod +x verify.sh), or run init --force for a new one"
@@ -316,22 +372,25 @@ impl InitReport {
         }
         // Teammates and CI need these files: an agent session elsewhere is gated only by a
         // committed verify.sh and host configuration (issue 21, item 14).
-        let mut written: Vec<&str> = Vec::new();
+        let mut written: Vec<String> = Vec::new();
         for step in &self.steps {
             match step {
-                Step::WriteVerify { .. } => written.push("verify.sh"),
+                Step::WriteChecks { .. } => written.push(workspace::CHECKS_FILE.to_string()),
+                Step::WriteVerify { dir, .. } => {
+                    written.push(shell_word(&script_path(dir.as_deref())))
+                }
                 Step::PrePushWrite {
                     husky: true,
                     already: false,
                     ..
-                } => written.push(".husky/pre-push"),
+                } => written.push(".husky/pre-push".to_string()),
                 Step::Wire {
                     host,
                     wired,
                     user: false,
                     ..
                 } if !wired.added.is_empty() => {
-                    written.push(host.config_path());
+                    written.push(host.config_path().to_string());
                 }
                 _ => {}
             }
@@ -339,15 +398,97 @@ impl InitReport {
         if !written.is_empty() {
             writeln!(
                 out,
-                "\ncommit what init wrote, so that teammates and CI get it too:\n  git add {} && git commit -m 'Gate agent turns on verify.sh'",
-                written.join(" ")
+                "\ncommit what init wrote, so that teammates and CI get it too:\n  git add {} && git commit -m '{}'",
+                written.join(" "),
+                if checks_written {
+                    "Gate agent turns on the checks in prove-it.toml"
+                } else {
+                    "Gate agent turns on verify.sh"
+                }
             )?;
         }
         writeln!(
             out,
-            "\nnext: enable verify.sh's checks one at a time; 'git prove-it run' proves the working state, \
-             'git prove-it doctor' checks the set-up"
+            "\nnext: enable {} one at a time; 'git prove-it run' proves the working state, \
+             'git prove-it doctor' checks the set-up",
+            if checks_written {
+                "each package's verify.sh checks"
+            } else if has(|step| matches!(step, Step::ChecksKept)) {
+                "the checks of the scripts prove-it.toml runs"
+            } else {
+                "verify.sh's checks"
+            }
         )
+    }
+}
+
+/// The checks file init wrote: each check, its script and inputs, and the tools its
+/// package's checks need that are not on PATH, each named once.
+fn render_checks(workspace: &Workspace, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(
+        out,
+        "wrote {}: one check per package, from {}:",
+        workspace::CHECKS_FILE,
+        workspace
+            .sources
+            .iter()
+            .map(|source| source.describe())
+            .collect::<Vec<_>>()
+            .join(" and ")
+    )?;
+    let mut missing: Vec<(&str, String)> = Vec::new();
+    for package in &workspace.packages {
+        let stacks: Vec<&str> = package.stacks.iter().map(|s| s.name.as_str()).collect();
+        writeln!(
+            out,
+            "  {}: {} ({}), inputs {}",
+            package.check,
+            package.run(),
+            if stacks.is_empty() {
+                "no stack recognised".to_string()
+            } else {
+                stacks.join(", ")
+            },
+            package.inputs.join(", ")
+        )?;
+        for stack in package.stacks.iter().filter(|s| !s.missing.is_empty()) {
+            let tools = stack.missing.join(", ");
+            if !missing
+                .iter()
+                .any(|(name, have)| *name == stack.name && *have == tools)
+            {
+                missing.push((&stack.name, tools));
+            }
+        }
+    }
+    for (name, tools) in missing {
+        writeln!(
+            out,
+            "hint: {tools} not on PATH here: install {} before enabling the {name} checks in the packages' verify.sh",
+            if tools.contains(", ") { "them" } else { "it" },
+        )?;
+    }
+    Ok(())
+}
+
+/// A verify.sh's path as the user sees it: `verify.sh` at the root, else in its package.
+fn script_path(dir: Option<&str>) -> String {
+    match dir {
+        None => "verify.sh".to_string(),
+        Some(dir) => format!("{dir}/verify.sh"),
+    }
+}
+
+/// `path` as one word of a shell command line: single-quoted when it holds anything but
+/// letters, digits and `._/-`.
+fn shell_word(path: &str) -> String {
+    if path
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "._/-".contains(c))
+    {
+        path.to_string()
+    } else {
+        format!("'{}'", path.replace('\'', "'\\''"))
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
-pub(crate) use run::{RunReport, RunResult, Unarmed};
+pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{StatusCheck, StatusReport};
 pub(crate) use sync::SyncReport;

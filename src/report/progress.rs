@@ -32,6 +32,23 @@ impl Progress {
         }
     }
 
+    /// A check of several started or ended: its own line, above the running count.
+    pub(crate) fn check(&mut self, check: &str, ended: Option<(bool, Duration)>) {
+        if self.enabled {
+            let mut err = std::io::stderr().lock();
+            let _ = match ended {
+                None => writeln!(err, "\r\x1b[2Kprove-it: {check} started"),
+                Some((passed, took)) => writeln!(
+                    err,
+                    "\r\x1b[2Kprove-it: {check} {} in {}s",
+                    if passed { "passed" } else { "failed" },
+                    took.as_secs()
+                ),
+            };
+            let _ = err.flush();
+        }
+    }
+
     /// Clear the line, and say so when the run was slow enough to belong in CI.
     pub(crate) fn finish(&mut self, elapsed: Duration, err: &mut dyn Write) {
         if self.shown {

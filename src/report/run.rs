@@ -44,6 +44,22 @@ pub(crate) enum RunResult {
         after: String,
         changed_paths: Vec<String>,
     },
+    /// A state with a checks file: each check's own result (never `Checks` or `NotArmed`).
+    Checks {
+        checks: Vec<CheckRun>,
+    },
+}
+
+/// One check of `prove-it.toml` (or the root verify.sh beside them) in a `run`.
+#[derive(Debug, Serialize)]
+pub(crate) struct CheckRun {
+    pub name: String,
+    /// The script's path.
+    pub run: String,
+    /// The check's key: the state tree pruned to its inputs.
+    pub input_tree: String,
+    #[serde(flatten)]
+    pub result: RunResult,
 }
 
 /// Why verify.sh is not armed, as far as the fix differs.
@@ -141,6 +157,7 @@ impl RunReport {
                     )?;
                 }
             }
+            RunResult::Checks { checks } => checks_human(tree, checks, out)?,
             RunResult::StateChanged { changed_paths, .. } => {
                 writeln!(
                     out,
@@ -157,4 +174,83 @@ impl RunReport {
         }
         Ok(())
     }
+}
+
+/// Several checks: one line each, what failed in full below them, then the verdict.
+fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Result<()> {
+    let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
+    let mut failed = Vec::new();
+    for check in checks {
+        let input = short(&check.input_tree);
+        let what = match &check.result {
+            RunResult::AlreadyProven { proof } => format!("already proven {}", proof.by_line()),
+            RunResult::Proven { proof, .. } => {
+                format!("proven: exit 0 in {}", seconds(proof.duration_ms))
+            }
+            RunResult::Failed {
+                exit, duration_ms, ..
+            } => {
+                failed.push(check);
+                if exit.starts_with("timed out") {
+                    format!("not proven: {exit}")
+                } else {
+                    format!("not proven: {exit} after {}", seconds(*duration_ms))
+                }
+            }
+            RunResult::StateChanged { .. } => {
+                failed.push(check);
+                "not proven: its inputs changed while it ran".to_string()
+            }
+            RunResult::NotArmed { reason, .. } => format!("not armed: {reason}"),
+            RunResult::Checks { .. } => String::new(),
+        };
+        writeln!(out, "  {:width$}  input tree {input}  {what}", check.name)?;
+    }
+    for check in &failed {
+        match &check.result {
+            RunResult::Failed { tail, log, .. } => {
+                writeln!(out, "check {} ({}):", check.name, check.run)?;
+                if !tail.is_empty() {
+                    writeln!(out, "last {} lines of its output:", tail.len())?;
+                    for line in tail {
+                        writeln!(out, "  {line}")?;
+                    }
+                }
+                if let Some(log) = log {
+                    writeln!(out, "full output: {log}")?;
+                }
+            }
+            RunResult::StateChanged { changed_paths, .. } => {
+                writeln!(out, "check {} ({}):", check.name, check.run)?;
+                for path in changed_paths {
+                    writeln!(out, "  changed: {path}")?;
+                }
+                writeln!(
+                    out,
+                    "hint: add files that the check generates to .gitignore, or make it leave its inputs as it found them"
+                )?;
+            }
+            _ => {}
+        }
+    }
+    if failed.is_empty() {
+        writeln!(out, "proven: tree {tree}, all {} checks", checks.len())?;
+        let ran = checks
+            .iter()
+            .filter(|c| matches!(c.result, RunResult::Proven { .. }))
+            .count();
+        if ran == 0 {
+            writeln!(out, "nothing was run; use --force to run the checks again")?;
+        }
+    } else {
+        let names: Vec<&str> = failed.iter().map(|c| c.name.as_str()).collect();
+        writeln!(
+            out,
+            "not proven: tree {tree}, {} of {} checks failed: {}",
+            failed.len(),
+            checks.len(),
+            names.join(", ")
+        )?;
+    }
+    Ok(())
 }

@@ -197,6 +197,7 @@ fn failed(ran: &verify::Ran, timeout: Duration) -> RunFacts {
             _ => None,
         },
         tail: ran.tail.clone(),
+        checks: Vec::new(),
     }
 }
 
@@ -224,6 +225,7 @@ fn judge(
             timeout_secs,
             sign: false,
             verify_edits: Default::default(),
+            provers: None,
         }),
         armed_at_head: true,
         state: Some(State::Tree {
@@ -232,12 +234,14 @@ fn judge(
             verify,
             // The demonstration runs whatever proofs exist: it shows the gate deciding on a run.
             proof: None,
+            checks: None,
         }),
         max_blocks: settings.max_blocks,
         timeout_secs,
         sign: false,
         verify_edits: Default::default(),
         tampered: None,
+        provers_at_head: None,
         filters_changed: false,
         verify_at_head: None,
         blocks: 0,

@@ -22,12 +22,27 @@ pub(crate) struct Stack {
 /// Makefile, a Python project with a Node front end); each is listed. Only the root is read:
 /// verify.sh runs from there.
 pub(crate) fn detect(root: &Path) -> Vec<Stack> {
-    detect_with(root, &|program| on_path(program).is_some())
+    detect_with(root, &|_| false, &|program| on_path(program).is_some())
 }
 
-/// [`detect`], with `installed` saying whether a program can be run here.
-fn detect_with(root: &Path, installed: &dyn Fn(&str) -> bool) -> Vec<Stack> {
+/// The stacks of the package in `dir`, a directory of the workspace at `root`: as [`detect`]
+/// reads them in `dir`, except that a lockfile naming the package manager (`pnpm-lock.yaml`,
+/// `uv.lock`, ...) may also be at the workspace's root, where workspaces keep theirs.
+pub(crate) fn detect_package(dir: &Path, root: &Path) -> Vec<Stack> {
+    detect_with(dir, &|name| root.join(name).is_file(), &|program| {
+        on_path(program).is_some()
+    })
+}
+
+/// [`detect`], with `root_has` saying whether the workspace's root holds a lockfile, and
+/// `installed` whether a program can be run here.
+fn detect_with(
+    root: &Path,
+    root_has: &dyn Fn(&str) -> bool,
+    installed: &dyn Fn(&str) -> bool,
+) -> Vec<Stack> {
     let has = |name: &str| root.join(name).is_file();
+    let locked = |name: &str| has(name) || root_has(name);
     let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap_or_default();
     let mut stacks = Vec::new();
     let mut add = |name: &str, evidence: &str, checks: Vec<String>| {
@@ -61,7 +76,7 @@ fn detect_with(root: &Path, installed: &dyn Fn(&str) -> bool) -> Vec<Stack> {
         );
     }
     if has("package.json") {
-        let (manager, evidence) = node_manager(&has);
+        let (manager, evidence) = node_manager(&locked);
         add(
             &format!("Node ({manager})"),
             evidence,
@@ -81,7 +96,7 @@ fn detect_with(root: &Path, installed: &dyn Fn(&str) -> bool) -> Vec<Stack> {
     .into_iter()
     .find(|name| has(name))
     {
-        let run = if has("uv.lock") { "uv run " } else { "" };
+        let run = if locked("uv.lock") { "uv run " } else { "" };
         let pytest = if run.is_empty() {
             "python -m pytest -q"
         } else {
@@ -93,7 +108,11 @@ fn detect_with(root: &Path, installed: &dyn Fn(&str) -> bool) -> Vec<Stack> {
             } else {
                 "Python (uv)"
             },
-            if has("uv.lock") { "uv.lock" } else { evidence },
+            if locked("uv.lock") {
+                "uv.lock"
+            } else {
+                evidence
+            },
             vec![
                 format!("{run}ruff check ."),
                 format!("{run}mypy ."),
@@ -344,28 +363,69 @@ fn make_targets(makefile: &str) -> Vec<&'static str> {
 /// tree in SHA-1 and SHA-256 repositories alike.
 pub(crate) const ACTIVE_CHECK: &str = "git diff --check";
 
-/// The verify.sh `init` writes for `stacks`.
+/// The verify.sh `init` writes at the worktree root for `stacks`.
 pub(crate) fn verify_script(stacks: &[Stack]) -> String {
-    let mut text = String::from(
-        "#!/bin/sh
-# How this repository proves itself. `git prove-it run` (and the gate, when an agent says it is
+    script(stacks, None)
+}
+
+/// The verify.sh `init` writes in the package directory `dir` (repository-relative) for the
+/// stacks found there, for the package's check in prove-it.toml: the same file as the root's,
+/// except that it says whose it is, runs from `dir`, and looks for whitespace errors in `dir`
+/// only.
+pub(crate) fn package_script(stacks: &[Stack], dir: &str) -> String {
+    script(stacks, Some(dir))
+}
+
+/// The verify.sh for `stacks`, at the root (`package` is `None`) or in a package's directory.
+fn script(stacks: &[Stack], package: Option<&str>) -> String {
+    let mut text = String::from("#!/bin/sh\n");
+    match package {
+        None => text.push_str(
+            "# How this repository proves itself. `git prove-it run` (and the gate, when an agent says it is
 # done) runs this file and records a proof when it exits 0.
-#
+",
+        ),
+        Some(dir) => text.push_str(&format!(
+            "# How the package in {dir} proves itself. Its check in prove-it.toml runs this file from
+# this directory; `git prove-it run` (and the gate, when an agent says it is done) records a
+# proof when it exits 0.
+"
+        )),
+    }
+    text.push_str(
+        "#
 # One check is active. Enable the others one at a time: uncomment one, make it fail once on
 # purpose to see that it really checks something, fix that, then `git prove-it run`, then the
 # next. Keep the whole file under a minute; slower checks belong in CI.
 set -eu
 
-# Whitespace errors in what changed since the last commit (before the first one: everything).
-base=$(git rev-parse -q --verify HEAD || git hash-object -t tree /dev/null)
-git diff --check \"$base\"
 ",
     );
+    text.push_str(match package {
+        None => {
+            "# Whitespace errors in what changed since the last commit (before the first one: everything).
+base=$(git rev-parse -q --verify HEAD || git hash-object -t tree /dev/null)
+git diff --check \"$base\"
+"
+        }
+        Some(_) => {
+            "# Whitespace errors in what changed here since the last commit (before the first one:
+# everything here).
+base=$(git rev-parse -q --verify HEAD || git hash-object -t tree /dev/null)
+git diff --check \"$base\" -- .
+"
+        }
+    });
     if stacks.is_empty() {
-        text.push_str(
-            "\n# No build tool was recognised at the root. Add this project's checks here, e.g.:\n\
+        text.push_str(&format!(
+            "\n# No build tool was recognised {}. Add this project's checks here, e.g.:\n\
              # make test\n",
-        );
+            if package.is_some() {
+                "in this directory"
+            } else {
+                "at the root"
+            }
+        ));
     }
     for stack in stacks {
         text.push_str(&format!("\n# {} ({})\n", stack.name, stack.evidence));
@@ -395,7 +455,7 @@ mod tests {
     }
 
     fn names(files: &[(&str, &str)]) -> Vec<String> {
-        detect_with(project(files).path(), &|_| true)
+        detect_with(project(files).path(), &|_| false, &|_| true)
             .into_iter()
             .map(|s| s.name)
             .collect()
@@ -453,7 +513,7 @@ mod tests {
     #[test]
     fn programs_not_on_path_are_named_once_per_stack() {
         let dir = project(&[("pyproject.toml", ""), ("uv.lock", ""), ("gradlew", "")]);
-        let stacks = detect_with(dir.path(), &|program| program != "uv");
+        let stacks = detect_with(dir.path(), &|_| false, &|program| program != "uv");
         assert_eq!(stacks[0].name, "Python (uv)");
         assert_eq!(stacks[0].missing, ["uv"]);
         // A wrapper in the repository is not looked for on PATH.
@@ -516,5 +576,44 @@ mod tests {
         assert!(script.contains("\n# cargo test --quiet\n"));
         assert!(script.contains("\n# go test ./...\n"));
         assert!(script.contains("one at a time"));
+    }
+
+    #[test]
+    fn a_package_verify_sh_runs_from_its_directory_and_checks_only_it() {
+        let script = package_script(&[], "crates/a");
+        assert!(script.starts_with("#!/bin/sh\n# How the package in crates/a proves itself."));
+        let active: Vec<&str> = script
+            .lines()
+            .filter(|line| !line.is_empty() && !line.starts_with('#'))
+            .collect();
+        assert_eq!(
+            active,
+            [
+                "set -eu",
+                "base=$(git rev-parse -q --verify HEAD || git hash-object -t tree /dev/null)",
+                "git diff --check \"$base\" -- ."
+            ]
+        );
+        assert!(script.contains("\n# No build tool was recognised in this directory."));
+        // The root's is as it was: the whole worktree, and the root named.
+        let root = verify_script(&[]);
+        assert!(root.contains("\ngit diff --check \"$base\"\n"));
+        assert!(root.contains("\n# No build tool was recognised at the root."));
+    }
+
+    #[test]
+    fn a_package_takes_its_package_manager_from_the_workspace_lockfile() {
+        let workspace = project(&[("pnpm-lock.yaml", ""), ("uv.lock", "")]);
+        let package = workspace.path().join("web");
+        std::fs::create_dir(&package).unwrap();
+        std::fs::write(package.join("package.json"), "{}").unwrap();
+        std::fs::write(package.join("pyproject.toml"), "").unwrap();
+        let names =
+            |stacks: Vec<Stack>| -> Vec<String> { stacks.into_iter().map(|s| s.name).collect() };
+        assert_eq!(
+            names(detect_package(&package, workspace.path())),
+            ["Node (pnpm)", "Python (uv)"]
+        );
+        assert_eq!(names(detect(&package)), ["Node (npm)", "Python"]);
     }
 }

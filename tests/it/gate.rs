@@ -1033,3 +1033,183 @@ fn the_ledger_command_keeps_lines_it_cannot_read() {
         "{out}"
     );
 }
+
+/// Issue 23: the stop with a checks file runs only the checks whose inputs changed, blocks on
+/// the failing ones with their own lines, and treats an edit or a disarming of any check as it
+/// treats verify.sh's.
+mod checks {
+    use super::Session;
+    use crate::checks::{TWO_CHECKS, monorepo, runs, script, stock_input_tree};
+
+    const DOCS_INPUTS: &[&str] = &["docs", "prove-it.toml"];
+    const API_INPUTS: &[&str] = &[
+        "packages/api",
+        "packages/shared",
+        "Cargo.lock",
+        "prove-it.toml",
+    ];
+
+    #[test]
+    fn a_failing_check_blocks_with_its_lines_and_the_passing_one_is_recorded() {
+        let repo = monorepo("echo 'api: 2 tests failed'\nexit 1", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("packages/api/src.txt", "changed\n");
+        repo.write("docs/index.md", "changed\n");
+        let block = session.stop(false).block();
+        assert!(block.contains("check api failed"), "{block}");
+        assert!(block.contains("api: 2 tests failed"), "{block}");
+        assert!(block.contains("attempt 1 of 3"), "{block}");
+        assert!(repo.note(&stock_input_tree(&repo, DOCS_INPUTS)).is_some());
+        assert!(repo.note(&stock_input_tree(&repo, API_INPUTS)).is_none());
+        // The fix: only api runs again.
+        script(&repo, "packages/api/verify.sh", "api", "exit 0");
+        session.stop(true).notice();
+        assert_eq!(runs(&repo, "docs").len(), 1);
+        assert_eq!(runs(&repo, "api").len(), 2);
+    }
+
+    #[test]
+    fn a_change_in_one_package_runs_only_its_check_at_the_stop() {
+        let repo = monorepo("exit 0", "exit 0");
+        repo.prove_it(&["run"]).assert().code(0);
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("docs/index.md", "changed\n");
+        session.stop(false).silent();
+        assert_eq!(runs(&repo, "api").len(), 1);
+        assert_eq!(runs(&repo, "docs").len(), 2);
+        // Proven now: the next stop runs nothing.
+        session.stop(false).silent();
+        assert_eq!(runs(&repo, "docs").len(), 2);
+    }
+
+    #[test]
+    fn several_failing_checks_are_each_named_with_their_own_last_lines() {
+        let repo = monorepo("echo api-broke\nexit 1", "echo docs-broke\nexit 2");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("README.md", "changed\n");
+        let block = session.stop(false).block();
+        assert!(block.contains("checks api, docs failed"), "{block}");
+        assert!(block.contains("--- check api (exit code 1):"), "{block}");
+        assert!(
+            block.contains("api-broke") && block.contains("docs-broke"),
+            "{block}"
+        );
+    }
+
+    #[test]
+    fn deleting_or_disarming_a_checks_script_mid_session_is_refused() {
+        type Disarm = fn(&crate::harness::TestRepo);
+        let cases: [(&str, Disarm); 3] = [
+            ("its script docs/verify.sh does not exist", |r| {
+                r.remove("docs/verify.sh")
+            }),
+            ("its script docs/verify.sh is not executable", |r| {
+                r.chmod("docs/verify.sh", 0o644)
+            }),
+            (
+                "prove-it.toml, which declares this repository's checks, was deleted",
+                |r| r.remove("prove-it.toml"),
+            ),
+        ];
+        for (reason, disarm) in cases {
+            let repo = monorepo("exit 0", "exit 0");
+            let session = Session::new(&repo);
+            session.start().silent();
+            disarm(&repo);
+            let block = session.stop(false).block();
+            assert!(block.contains(reason), "{reason}: {block}");
+            assert!(block.contains("Restore it"), "{block}");
+            assert!(runs(&repo, "docs").is_empty(), "{reason}");
+        }
+    }
+
+    #[test]
+    fn an_edited_checks_file_or_script_is_bounded_with_its_diff() {
+        let repo = monorepo("exit 0", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        // Weakening: docs now reads nothing that changes.
+        repo.write(
+            "prove-it.toml",
+            &TWO_CHECKS.replace("inputs = [\"docs\"]", "inputs = [\"docs/none\"]"),
+        );
+        script(&repo, "packages/api/verify.sh", "api", "true");
+        let notice = session.stop(false).notice();
+        assert!(
+            notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+            "{notice}"
+        );
+        assert!(
+            notice.contains("a/prove-it.toml (session start)"),
+            "{notice}"
+        );
+        assert!(notice.contains("-inputs = [\"docs\"]"), "{notice}");
+        assert!(
+            notice.contains("a/packages/api/verify.sh (session start)"),
+            "{notice}"
+        );
+        let note = repo
+            .note(&stock_input_tree(&repo, API_INPUTS))
+            .expect("api's proof");
+        assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES"), "{note}");
+        assert!(note.contains("verify-diff:"), "{note}");
+        // With verifyEdits=block the edit is refused before anything runs.
+        let repo = monorepo("exit 0", "exit 0");
+        repo.git(&["config", "prove-it.verifyEdits", "block"]);
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("prove-it.toml", &format!("{TWO_CHECKS}# edited\n"));
+        session.stop(false).block();
+        assert!(runs(&repo, "api").is_empty());
+    }
+
+    #[test]
+    fn prove_it_skip_names_checks_not_to_run_and_says_so() {
+        let repo = monorepo("exit 0", "exit 1");
+        let session = Session::new(&repo).env("PROVE_IT_SKIP", "docs");
+        session.start().silent();
+        repo.write("README.md", "changed\n");
+        let notice = session.stop(false).notice();
+        assert!(
+            notice.starts_with("prove-it: skipped by PROVE_IT_SKIP=docs"),
+            "{notice}"
+        );
+        assert!(notice.contains("docs was not run"), "{notice}");
+        assert!(runs(&repo, "docs").is_empty());
+        assert_eq!(runs(&repo, "api").len(), 1);
+    }
+
+    #[test]
+    fn a_checks_file_in_error_blocks_naming_its_line() {
+        let repo = monorepo("exit 0", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("prove-it.toml", "[checks.api]\nrun = \"x.sh\"\nputs = []\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("prove-it.toml is not a valid checks file"),
+            "{block}"
+        );
+        assert!(block.contains("line 3"), "{block}");
+    }
+
+    #[test]
+    fn a_repository_with_only_a_checks_file_is_gated() {
+        let repo = monorepo("exit 3", "exit 0");
+        assert!(!repo.path("verify.sh").exists());
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("packages/shared/lib.txt", "changed\n");
+        session.stop(false).block();
+        assert_eq!(runs(&repo, "api").len(), 1);
+        // A session that changed nothing is left alone.
+        let repo = monorepo("exit 3", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        session.stop(false).silent();
+        assert!(runs(&repo, "api").is_empty());
+    }
+}

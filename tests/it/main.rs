@@ -3,6 +3,7 @@
 mod architecture;
 mod bare;
 mod check;
+mod checks;
 mod checks_report;
 mod ci_templates;
 mod claim;
@@ -22,6 +23,7 @@ mod hostile;
 mod hosts;
 mod init;
 mod init_beside;
+mod init_checks;
 mod install_script;
 mod ledger;
 mod log;

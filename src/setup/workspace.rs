@@ -1,0 +1,987 @@
+//! The packages of a repository that holds several (Cargo, npm, yarn or pnpm workspaces, Go
+//! modules, a `packages/` or `apps/` layout), and the prove-it.toml `init` offers for them: one
+//! check per package, run by that package's own verify.sh, with the inputs it can infer (the
+//! package's directory and the workspace's lockfiles). Issue 23, "checks with inputs".
+//!
+//! Everything here only reads the filesystem: `cli/init.rs` writes what it returns.
+
+use std::path::Path;
+
+use super::stack::{self, Stack};
+
+/// The checks file, at the worktree root.
+pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
+
+/// A package's script, in its directory, named as the root's; also the name of the root
+/// verify.sh's check, which no package's check may take.
+pub(crate) const VERIFY_SH: &str = "verify.sh";
+
+/// Directories no wildcard and no search for go.mod files goes into: installed dependencies,
+/// vendored code, build output, test data. Hidden ones (.git among them) are skipped too.
+const SKIPPED: &[&str] = &["node_modules", "vendor", "target", "testdata"];
+
+/// How deep below the root `go.mod` files are looked for without a `go.work`.
+const GO_DEPTH: usize = 3;
+
+/// How deep a `**` in a workspace pattern reaches.
+const GLOB_DEPTH: usize = 8;
+
+/// What made a directory a package.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Source {
+    /// The root Cargo.toml's `[workspace] members`.
+    Cargo,
+    /// The root package.json's `workspaces` (npm, yarn, bun).
+    PackageJson,
+    /// pnpm-workspace.yaml's `packages`.
+    Pnpm,
+    /// go.work's `use` directives.
+    GoWork,
+    /// `go.mod` files in subdirectories, without a go.work.
+    GoModules,
+    /// A directory under `packages/` or `apps/` holding a recognised stack's files.
+    Directories,
+}
+
+impl Source {
+    /// Where the packages were read from, for a human: `Cargo.toml's [workspace] members`.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Source::Cargo => "Cargo.toml's [workspace] members",
+            Source::PackageJson => "package.json's workspaces",
+            Source::Pnpm => "pnpm-workspace.yaml's packages",
+            Source::GoWork => "go.work's use directives",
+            Source::GoModules => "go.mod files in subdirectories",
+            Source::Directories => "directories under packages/ or apps/",
+        }
+    }
+}
+
+/// One package and the check init offers for it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Package {
+    /// Its directory, repository-relative and `/`-separated: `crates/a`.
+    pub dir: String,
+    /// Its check's name in prove-it.toml, unique among the packages: `a`.
+    pub check: String,
+    /// The paths its check reads: its directory, then the workspace's lockfiles that exist.
+    pub inputs: Vec<String>,
+    /// The stacks found in its directory, for its verify.sh.
+    pub stacks: Vec<Stack>,
+    /// What made it a package (the first detector that found it).
+    pub source: Source,
+}
+
+impl Package {
+    /// Its check's `run`: its verify.sh, repository-relative.
+    pub(crate) fn run(&self) -> String {
+        format!("{}/{VERIFY_SH}", self.dir)
+    }
+
+    /// The verify.sh init writes for it: the root's generator, applied to its own stacks.
+    pub(crate) fn verify_script(&self) -> String {
+        stack::package_script(&self.stacks, &self.dir)
+    }
+}
+
+/// A repository with several packages.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Workspace {
+    /// At least two, ordered by directory.
+    pub packages: Vec<Package>,
+    /// What found them, each once, in the order of [`Source`].
+    pub sources: Vec<Source>,
+}
+
+/// The packages of the repository whose worktree is `root`, when there are at least two of
+/// them. Every detector runs and their packages are merged (a directory found twice is one
+/// package); the root itself is never a package. Only real directories inside the worktree
+/// count: a link is not followed.
+pub(crate) fn detect(root: &Path) -> Option<Workspace> {
+    let cargo = cargo_members(root);
+    let package_json = package_json_workspaces(root);
+    let pnpm = pnpm_packages(root);
+    let go_work = go_work_modules(root);
+    let declared = Declared {
+        cargo: cargo.is_some(),
+        node: package_json.is_some() || pnpm.is_some(),
+        go: go_work.is_some(),
+    };
+    let mut found: Vec<(String, Source)> = Vec::new();
+    for (source, dirs) in [
+        (Source::Cargo, cargo.unwrap_or_default()),
+        (Source::PackageJson, package_json.unwrap_or_default()),
+        (Source::Pnpm, pnpm.unwrap_or_default()),
+        (Source::GoWork, go_work.unwrap_or_default()),
+        (Source::GoModules, go_modules(root)),
+        (Source::Directories, layout_directories(root, declared)),
+    ] {
+        for dir in dirs {
+            if !found.iter().any(|(have, _)| *have == dir) {
+                found.push((dir, source));
+            }
+        }
+    }
+    if found.len() < 2 {
+        return None;
+    }
+    found.sort();
+    let mut sources: Vec<Source> = found.iter().map(|(_, source)| *source).collect();
+    sources.sort();
+    sources.dedup();
+    let mut names: Vec<String> = Vec::new();
+    let packages = found
+        .into_iter()
+        .map(|(dir, source)| {
+            let check = unique_name(&dir, &names);
+            names.push(check.clone());
+            Package {
+                inputs: inputs(root, &dir),
+                stacks: stack::detect_package(&root.join(&dir), root),
+                check,
+                dir,
+                source,
+            }
+        })
+        .collect();
+    Some(Workspace { packages, sources })
+}
+
+impl Workspace {
+    /// prove-it.toml with one `[checks.<name>]` table per package.
+    pub(crate) fn render(&self) -> String {
+        let mut text = String::from(
+            "# The checks this repository proves itself with, one per package, written by
+# `git prove-it init`. Each runs its `run` script from that script's directory; `inputs` are
+# the paths it reads (this file is an input of every check without being listed). The format
+# is in git-prove-it's SPEC.md. Add the inputs a package reads from elsewhere in the repository.
+",
+        );
+        for package in &self.packages {
+            let inputs: Vec<String> = package.inputs.iter().map(|i| quoted(i)).collect();
+            text.push_str(&format!(
+                "\n[checks.{}]\nrun = {}\ninputs = [{}]\n",
+                key(&package.check),
+                quoted(&package.run()),
+                inputs.join(", ")
+            ));
+        }
+        text
+    }
+}
+
+/// How a package's verify.sh at `path` stands, as a fragment that reads after "verify.sh ":
+/// "is executable", or why it would not run.
+pub(crate) fn script_state(path: &Path) -> &'static str {
+    use std::os::unix::fs::PermissionsExt;
+    match std::fs::metadata(path) {
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => "is a link to nothing",
+        Err(_) => "does not exist",
+        Ok(meta) if !meta.is_file() => "is not a regular file",
+        Ok(meta) if meta.permissions().mode() & 0o100 == 0 => "is not executable by its owner",
+        Ok(_) => "is executable",
+    }
+}
+
+/// Whether `name` may name a check: `[A-Za-z0-9][A-Za-z0-9._-]*`, and not `verify.sh`.
+pub(crate) fn is_check_name(name: &str) -> bool {
+    name != VERIFY_SH
+        && name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphanumeric())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+}
+
+/// The check name for the package in `dir`: its last component made to fit the name rule
+/// (other characters become `-`, leading ones that cannot start a name are dropped), then
+/// `-2`, `-3`, ... until it is not in `taken`.
+fn unique_name(dir: &str, taken: &[String]) -> String {
+    let last = dir.rsplit('/').next().unwrap_or(dir);
+    let mapped: String = last
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || "._-".contains(c) {
+                c
+            } else {
+                '-'
+            }
+        })
+        .collect();
+    let trimmed = mapped.trim_start_matches(|c: char| !c.is_ascii_alphanumeric());
+    let base = if trimmed.is_empty() {
+        "package"
+    } else {
+        trimmed
+    };
+    let free = |name: &str| is_check_name(name) && !taken.iter().any(|t| t == name);
+    if free(base) {
+        return base.to_string();
+    }
+    (2..)
+        .map(|n| format!("{base}-{n}"))
+        .find(|name| free(name))
+        .expect("some suffix is free")
+}
+
+/// The inputs of the package in `dir`: the directory, then each lockfile at the root of the
+/// ecosystems whose manifest the package holds, when it exists.
+fn inputs(root: &Path, dir: &str) -> Vec<String> {
+    const LOCKFILES: &[(&str, &[&str])] = &[
+        ("Cargo.toml", &["Cargo.lock"]),
+        (
+            "package.json",
+            &[
+                "package-lock.json",
+                "yarn.lock",
+                "pnpm-lock.yaml",
+                "bun.lock",
+                "bun.lockb",
+            ],
+        ),
+        ("go.mod", &["go.work", "go.work.sum"]),
+        ("pyproject.toml", &["uv.lock"]),
+    ];
+    let mut inputs = vec![dir.to_string()];
+    for (manifest, lockfiles) in LOCKFILES {
+        if !root.join(dir).join(manifest).is_file() {
+            continue;
+        }
+        for lockfile in *lockfiles {
+            if root.join(lockfile).is_file() && !inputs.iter().any(|i| i == lockfile) {
+                inputs.push((*lockfile).to_string());
+            }
+        }
+    }
+    inputs
+}
+
+/// Which ecosystems' workspaces the root declares: their manifests say which directories are
+/// packages, and the `packages/` and `apps/` layout does not add others of theirs.
+#[derive(Debug, Clone, Copy)]
+struct Declared {
+    cargo: bool,
+    node: bool,
+    go: bool,
+}
+
+/// The member directories of the root Cargo.toml's `[workspace]`, globs expanded to the
+/// directories holding a Cargo.toml, `exclude` taken out; `None` without a `[workspace]`.
+fn cargo_members(root: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("Cargo.toml")).ok()?;
+    let document = toml::de::DeTable::parse(&text).ok()?;
+    let workspace = document
+        .get_ref()
+        .get("workspace")
+        .and_then(|w| w.get_ref().as_table())?;
+    let strings = |key: &str| -> Vec<String> {
+        workspace
+            .get(key)
+            .and_then(|value| value.get_ref().as_array())
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| item.get_ref().as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let members = strings("members");
+    let exclude = strings("exclude");
+    Some(expand_all(root, &members, &exclude, "Cargo.toml"))
+}
+
+/// The root package.json's `workspaces`: an array of patterns, or `{"packages": [...]}`;
+/// `None` without one.
+fn package_json_workspaces(root: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("package.json")).ok()?;
+    let json = serde_json::from_str::<serde_json::Value>(&text).ok()?;
+    let patterns = match json.get("workspaces")? {
+        serde_json::Value::Array(items) => Some(items),
+        serde_json::Value::Object(object) => {
+            object.get("packages").and_then(serde_json::Value::as_array)
+        }
+        _ => None,
+    };
+    let patterns: Vec<String> = patterns
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect();
+    Some(node_patterns(root, &patterns))
+}
+
+/// pnpm-workspace.yaml's `packages`; `None` without the file.
+fn pnpm_packages(root: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("pnpm-workspace.yaml")).ok()?;
+    // A file that is not YAML still says this is a pnpm workspace: it declares no package.
+    let yaml = serde_norway::from_str::<serde_norway::Value>(&text).unwrap_or_default();
+    let patterns: Vec<String> = yaml
+        .get("packages")
+        .and_then(serde_norway::Value::as_sequence)
+        .into_iter()
+        .flatten()
+        .filter_map(|p| p.as_str().map(str::to_string))
+        .collect();
+    Some(node_patterns(root, &patterns))
+}
+
+/// Node workspace patterns, `!pattern` excluding, expanded to directories holding a
+/// package.json.
+fn node_patterns(root: &Path, patterns: &[String]) -> Vec<String> {
+    let (exclude, include): (Vec<String>, Vec<String>) =
+        patterns.iter().cloned().partition(|p| p.starts_with('!'));
+    let exclude: Vec<String> = exclude
+        .iter()
+        .map(|p| p.trim_start_matches('!').to_string())
+        .collect();
+    expand_all(root, &include, &exclude, "package.json")
+}
+
+/// The modules go.work `use`s, each a directory holding a go.mod; `None` without a go.work.
+fn go_work_modules(root: &Path) -> Option<Vec<String>> {
+    let text = std::fs::read_to_string(root.join("go.work")).ok()?;
+    let mut dirs = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or_default().trim();
+        let path = if in_block {
+            if line.starts_with(')') {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line.strip_prefix("use")
+            && (rest.is_empty() || rest.starts_with([' ', '\t', '(']))
+        {
+            let rest = rest.trim_start();
+            match rest.strip_prefix('(') {
+                Some(after) => {
+                    in_block = true;
+                    after.trim()
+                }
+                None => rest,
+            }
+        } else {
+            continue;
+        };
+        let path = path.trim_matches(|c| c == '"' || c == '`');
+        if path.is_empty() {
+            continue;
+        }
+        if let Some(dir) = normalise(path)
+            && real_dir(root, &dir)
+            && root.join(&dir).join("go.mod").is_file()
+            && !dirs.contains(&dir)
+        {
+            dirs.push(dir);
+        }
+    }
+    Some(dirs)
+}
+
+/// Without a go.work, the directories below the root (to [`GO_DEPTH`]) holding a go.mod.
+fn go_modules(root: &Path) -> Vec<String> {
+    if root.join("go.work").is_file() {
+        return Vec::new();
+    }
+    let mut found = Vec::new();
+    let mut level = vec![String::new()];
+    for _ in 0..GO_DEPTH {
+        let mut next = Vec::new();
+        for dir in &level {
+            for child in subdirectories(root, dir) {
+                // Go itself ignores directories whose names start with `_` or `.`.
+                if child.rsplit('/').next().is_some_and(|n| n.starts_with('_')) {
+                    continue;
+                }
+                if root.join(&child).join("go.mod").is_file() {
+                    found.push(child.clone());
+                }
+                next.push(child);
+            }
+        }
+        level = next;
+    }
+    found
+}
+
+/// The directories under `packages/` and `apps/` holding the files of a stack init knows,
+/// other than a Cargo, Node or Go package of a workspace the root declares: its manifest says
+/// which of them are packages (a pnpm workspace's `!apps/legacy` stays out).
+fn layout_directories(root: &Path, declared: Declared) -> Vec<String> {
+    let undeclared = |stack: &Stack| match stack.name.split(' ').next() {
+        Some("Rust") => !declared.cargo,
+        Some("Node") => !declared.node,
+        Some("Go") => !declared.go,
+        _ => true,
+    };
+    ["packages", "apps"]
+        .into_iter()
+        .filter(|base| real_dir(root, base))
+        .flat_map(|base| subdirectories(root, base))
+        .filter(|dir| stack::detect(&root.join(dir)).iter().any(undeclared))
+        .collect()
+}
+
+/// Every pattern of `include` expanded to the directories holding `marker`, less those of
+/// `exclude`, each once, in the order found.
+fn expand_all(root: &Path, include: &[String], exclude: &[String], marker: &str) -> Vec<String> {
+    let excluded: Vec<String> = exclude
+        .iter()
+        .flat_map(|pattern| expand(root, pattern, marker))
+        .collect();
+    let mut dirs = Vec::new();
+    for pattern in include {
+        for dir in expand(root, pattern, marker) {
+            if !excluded.contains(&dir) && !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+    }
+    dirs
+}
+
+/// The directories a workspace pattern (`crates/*`, `packages/**`, `tools/cli`) names that
+/// hold `marker`, repository-relative. `*` and `?` match within one component and not a
+/// leading `.`; `**` matches any number of components, to [`GLOB_DEPTH`]. A pattern leaving
+/// the worktree (`..`, a leading `/`) names nothing; neither does the root itself.
+fn expand(root: &Path, pattern: &str, marker: &str) -> Vec<String> {
+    let Some(pattern) = normalise(pattern) else {
+        return Vec::new();
+    };
+    let components: Vec<&str> = pattern.split('/').collect();
+    let mut found = Vec::new();
+    walk(root, "", &components, marker, 0, &mut found);
+    found
+}
+
+fn walk(
+    root: &Path,
+    dir: &str,
+    components: &[&str],
+    marker: &str,
+    depth: usize,
+    found: &mut Vec<String>,
+) {
+    let Some((first, rest)) = components.split_first() else {
+        if !dir.is_empty()
+            && root.join(dir).join(marker).is_file()
+            && !found.iter().any(|f| f == dir)
+        {
+            found.push(dir.to_string());
+        }
+        return;
+    };
+    if *first == "**" {
+        walk(root, dir, rest, marker, depth, found);
+        if depth < GLOB_DEPTH {
+            for child in subdirectories(root, dir) {
+                walk(root, &child, components, marker, depth + 1, found);
+            }
+        }
+    } else if first.contains(['*', '?']) {
+        for child in subdirectories(root, dir) {
+            let name = child.rsplit('/').next().unwrap_or(&child);
+            if wildcard(first, name) {
+                walk(root, &child, rest, marker, depth + 1, found);
+            }
+        }
+    } else {
+        let child = join(dir, first);
+        if real_dir(root, &child) {
+            walk(root, &child, rest, marker, depth + 1, found);
+        }
+    }
+}
+
+/// Whether `name` matches `pattern`, where `*` is any run of characters and `?` any one.
+fn wildcard(pattern: &str, name: &str) -> bool {
+    fn matches(pattern: &[char], name: &[char]) -> bool {
+        match pattern.split_first() {
+            None => name.is_empty(),
+            Some(('*', rest)) => (0..=name.len()).any(|skip| matches(rest, &name[skip..])),
+            Some(('?', rest)) => !name.is_empty() && matches(rest, &name[1..]),
+            Some((c, rest)) => name.first() == Some(c) && matches(rest, &name[1..]),
+        }
+    }
+    let pattern: Vec<char> = pattern.chars().collect();
+    let name: Vec<char> = name.chars().collect();
+    matches(&pattern, &name)
+}
+
+/// The directories directly in `dir` (repository-relative, `""` for the root), sorted: real
+/// directories only (no links), not hidden, not one of [`SKIPPED`], with names that are text
+/// without control characters, so that they can be written into prove-it.toml and verify.sh.
+fn subdirectories(root: &Path, dir: &str) -> Vec<String> {
+    let Ok(entries) = std::fs::read_dir(root.join(dir)) else {
+        return Vec::new();
+    };
+    let mut names: Vec<String> = entries
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            if !entry.file_type().ok()?.is_dir() {
+                return None;
+            }
+            let name = entry.file_name().into_string().ok()?;
+            (!name.starts_with('.')
+                && !SKIPPED.contains(&name.as_str())
+                && !name.chars().any(char::is_control))
+            .then_some(name)
+        })
+        .collect();
+    names.sort();
+    names.into_iter().map(|name| join(dir, &name)).collect()
+}
+
+/// Whether `dir` (repository-relative) is a directory inside the worktree, reached without
+/// following a link.
+fn real_dir(root: &Path, dir: &str) -> bool {
+    let mut path = root.to_path_buf();
+    dir.split('/').all(|component| {
+        path.push(component);
+        std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir())
+    })
+}
+
+/// `pattern` as a repository-relative path: `./` and `.` components and trailing `/` dropped;
+/// `None` for one that is absolute, climbs out with `..`, names the root, or holds a `\` or a
+/// control character.
+fn normalise(pattern: &str) -> Option<String> {
+    if pattern.starts_with('/') || pattern.contains('\\') || pattern.chars().any(char::is_control) {
+        return None;
+    }
+    let components: Vec<&str> = pattern
+        .split('/')
+        .filter(|c| !c.is_empty() && *c != ".")
+        .collect();
+    if components.is_empty() || components.contains(&"..") {
+        return None;
+    }
+    Some(components.join("/"))
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_string()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// A check name as a TOML key: bare when it can be, quoted when it holds a `.`.
+fn key(name: &str) -> String {
+    if name
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+    {
+        name.to_string()
+    } else {
+        quoted(name)
+    }
+}
+
+/// `text` as a TOML basic string.
+fn quoted(text: &str) -> String {
+    let mut out = String::from("\"");
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, content) in files {
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
+        }
+        dir
+    }
+
+    /// Each package's directory, check name and inputs.
+    fn found(files: &[(&str, &str)]) -> Option<Vec<(String, String, Vec<String>)>> {
+        let dir = tree(files);
+        detect(dir.path()).map(|workspace| {
+            workspace
+                .packages
+                .into_iter()
+                .map(|p| (p.dir, p.check, p.inputs))
+                .collect()
+        })
+    }
+
+    fn strings(items: &[&str]) -> Vec<String> {
+        items.iter().map(|s| (*s).to_string()).collect()
+    }
+
+    #[test]
+    fn cargo_members_globs_and_excludes_are_read_from_the_root_manifest() {
+        let dir = tree(&[
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\"crates/*\", \"tools/cli\", \"../outside\", \".\"]\nexclude = [\"crates/old\"]\n",
+            ),
+            ("Cargo.lock", ""),
+            ("crates/a/Cargo.toml", "[package]\n"),
+            ("crates/b/Cargo.toml", "[package]\n"),
+            ("crates/old/Cargo.toml", "[package]\n"),
+            ("crates/notes/README.md", ""),
+            ("tools/cli/Cargo.toml", "[package]\n"),
+        ]);
+        let workspace = detect(dir.path()).unwrap();
+        assert_eq!(workspace.sources, [Source::Cargo]);
+        let packages: Vec<(&str, &str, &[String])> = workspace
+            .packages
+            .iter()
+            .map(|p| (p.dir.as_str(), p.check.as_str(), p.inputs.as_slice()))
+            .collect();
+        assert_eq!(
+            packages,
+            [
+                ("crates/a", "a", &strings(&["crates/a", "Cargo.lock"])[..]),
+                ("crates/b", "b", &strings(&["crates/b", "Cargo.lock"])[..]),
+                (
+                    "tools/cli",
+                    "cli",
+                    &strings(&["tools/cli", "Cargo.lock"])[..]
+                ),
+            ]
+        );
+        let a = &workspace.packages[0];
+        assert_eq!(a.run(), "crates/a/verify.sh");
+        assert_eq!(a.stacks[0].name, "Rust");
+        assert!(a.verify_script().contains("# cargo test --quiet\n"));
+        assert!(
+            a.verify_script()
+                .contains("\ngit diff --check \"$base\" -- .\n")
+        );
+    }
+
+    #[test]
+    fn a_cargo_manifest_without_a_workspace_or_not_toml_has_no_members() {
+        let crates = [
+            ("crates/a/Cargo.toml", "[package]\n"),
+            ("crates/b/Cargo.toml", "[package]\n"),
+        ];
+        let mut files = vec![("Cargo.toml", "[package]\nname = \"x\"\n")];
+        files.extend(crates);
+        assert_eq!(found(&files), None);
+        files[0] = ("Cargo.toml", "[workspace\nmembers = [\"crates/*\"]\n");
+        assert_eq!(found(&files), None);
+    }
+
+    #[test]
+    fn npm_workspaces_take_an_array_or_an_object_and_the_root_lockfiles() {
+        let packages = [
+            ("packages/web/package.json", "{}"),
+            ("packages/api/package.json", "{}"),
+            ("packages/docs/README.md", ""),
+        ];
+        for manifest in [
+            r#"{"workspaces": ["packages/*"]}"#,
+            r#"{"workspaces": {"packages": ["packages/*"], "nohoist": ["**"]}}"#,
+        ] {
+            let mut files = vec![("package.json", manifest), ("yarn.lock", "")];
+            files.extend(packages);
+            assert_eq!(
+                found(&files).unwrap(),
+                [
+                    (
+                        "packages/api".into(),
+                        "api".into(),
+                        strings(&["packages/api", "yarn.lock"])
+                    ),
+                    (
+                        "packages/web".into(),
+                        "web".into(),
+                        strings(&["packages/web", "yarn.lock"])
+                    ),
+                ],
+                "{manifest}"
+            );
+        }
+    }
+
+    #[test]
+    fn pnpm_workspace_packages_exclude_negated_patterns_and_stacks_use_the_root_lockfile() {
+        let dir = tree(&[
+            ("package.json", "{}"),
+            (
+                "pnpm-workspace.yaml",
+                "packages:\n  - 'apps/**'\n  - '!apps/legacy'\n",
+            ),
+            ("pnpm-lock.yaml", ""),
+            (
+                "apps/site/package.json",
+                r#"{"scripts": {"test": "vitest"}}"#,
+            ),
+            ("apps/nested/deep/package.json", "{}"),
+            ("apps/legacy/package.json", "{}"),
+            ("apps/site/node_modules/dep/package.json", "{}"),
+        ]);
+        let workspace = detect(dir.path()).unwrap();
+        assert_eq!(workspace.sources, [Source::Pnpm]);
+        let dirs: Vec<&str> = workspace.packages.iter().map(|p| p.dir.as_str()).collect();
+        assert_eq!(dirs, ["apps/nested/deep", "apps/site"]);
+        let site = &workspace.packages[1];
+        assert_eq!(site.inputs, ["apps/site", "pnpm-lock.yaml"]);
+        // The package has no lockfile of its own: pnpm is told by the workspace's.
+        assert_eq!(site.stacks[0].name, "Node (pnpm)");
+        assert_eq!(site.stacks[0].checks, ["pnpm test"]);
+    }
+
+    #[test]
+    fn go_work_use_directives_in_lines_and_blocks() {
+        let dir = tree(&[
+            (
+                "go.work",
+                "go 1.22\n\nuse ./tools // the CLI\nuse (\n\t./svc/api\n\t\"./svc/web\"\n\t.\n\t./gone\n)\n",
+            ),
+            ("go.work.sum", ""),
+            ("go.mod", "module root\n"),
+            ("tools/go.mod", "module tools\n"),
+            ("svc/api/go.mod", "module api\n"),
+            ("svc/web/go.mod", "module web\n"),
+            ("svc/unused/go.mod", "module unused\n"),
+        ]);
+        let workspace = detect(dir.path()).unwrap();
+        assert_eq!(workspace.sources, [Source::GoWork]);
+        let packages: Vec<(&str, &[String])> = workspace
+            .packages
+            .iter()
+            .map(|p| (p.dir.as_str(), p.inputs.as_slice()))
+            .collect();
+        assert_eq!(
+            packages,
+            [
+                (
+                    "svc/api",
+                    &strings(&["svc/api", "go.work", "go.work.sum"])[..]
+                ),
+                (
+                    "svc/web",
+                    &strings(&["svc/web", "go.work", "go.work.sum"])[..]
+                ),
+                ("tools", &strings(&["tools", "go.work", "go.work.sum"])[..]),
+            ]
+        );
+        assert_eq!(workspace.packages[0].stacks[0].name, "Go");
+    }
+
+    #[test]
+    fn go_modules_without_go_work_are_found_to_depth_three_outside_vendor() {
+        assert_eq!(
+            found(&[
+                ("a/go.mod", "module a\n"),
+                ("x/y/b/go.mod", "module b\n"),
+                ("x/y/z/too-deep/go.mod", "module deep\n"),
+                ("vendor/v/go.mod", "module v\n"),
+                ("node_modules/n/go.mod", "module n\n"),
+                ("_old/go.mod", "module old\n"),
+                (".hidden/go.mod", "module hidden\n"),
+            ])
+            .unwrap(),
+            [
+                ("a".into(), "a".into(), strings(&["a"])),
+                ("x/y/b".into(), "b".into(), strings(&["x/y/b"])),
+            ]
+        );
+        // One module below the root is not several.
+        assert_eq!(found(&[("go.mod", ""), ("tools/go.mod", "")]), None);
+    }
+
+    #[test]
+    fn packages_and_apps_directories_count_when_they_hold_a_stack() {
+        let dir = tree(&[
+            ("packages/lib/pyproject.toml", "[project]\n"),
+            ("apps/server/Makefile", "test:\n\ttrue\n"),
+            ("apps/assets/logo.svg", ""),
+            ("uv.lock", ""),
+        ]);
+        let workspace = detect(dir.path()).unwrap();
+        assert_eq!(workspace.sources, [Source::Directories]);
+        let packages: Vec<(&str, &str, &[String])> = workspace
+            .packages
+            .iter()
+            .map(|p| (p.dir.as_str(), p.check.as_str(), p.inputs.as_slice()))
+            .collect();
+        assert_eq!(
+            packages,
+            [
+                ("apps/server", "server", &strings(&["apps/server"])[..]),
+                (
+                    "packages/lib",
+                    "lib",
+                    &strings(&["packages/lib", "uv.lock"])[..]
+                ),
+            ]
+        );
+        assert_eq!(workspace.packages[1].stacks[0].name, "Python (uv)");
+    }
+
+    #[test]
+    fn one_package_is_not_a_workspace() {
+        assert_eq!(found(&[("Cargo.toml", "[package]\n")]), None);
+        assert_eq!(
+            found(&[
+                ("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n"),
+                ("crates/only/Cargo.toml", ""),
+            ]),
+            None
+        );
+        assert_eq!(found(&[("packages/one/package.json", "{}")]), None);
+    }
+
+    #[test]
+    fn a_directory_found_by_two_detectors_is_one_package() {
+        let dir = tree(&[
+            ("Cargo.toml", "[workspace]\nmembers = [\"packages/*\"]\n"),
+            ("Cargo.lock", ""),
+            ("package-lock.json", ""),
+            ("packages/core/Cargo.toml", ""),
+            ("packages/core/package.json", "{}"),
+            ("packages/ui/package.json", "{}"),
+        ]);
+        let workspace = detect(dir.path()).unwrap();
+        assert_eq!(workspace.sources, [Source::Cargo, Source::Directories]);
+        let core = &workspace.packages[0];
+        assert_eq!(core.source, Source::Cargo);
+        assert_eq!(
+            core.inputs,
+            ["packages/core", "Cargo.lock", "package-lock.json"]
+        );
+        assert_eq!(
+            workspace.packages[1].inputs,
+            ["packages/ui", "package-lock.json"]
+        );
+    }
+
+    #[test]
+    fn a_linked_directory_is_not_followed() {
+        let outside = tree(&[("Cargo.toml", "[package]\n")]);
+        let dir = tree(&[
+            (
+                "Cargo.toml",
+                "[workspace]\nmembers = [\"crates/*\", \"linked\"]\n",
+            ),
+            ("crates/a/Cargo.toml", ""),
+        ]);
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("crates/b")).unwrap();
+        std::os::unix::fs::symlink(outside.path(), dir.path().join("linked")).unwrap();
+        assert_eq!(found_in(dir.path()), None);
+    }
+
+    fn found_in(root: &Path) -> Option<Vec<String>> {
+        detect(root).map(|w| w.packages.into_iter().map(|p| p.dir).collect())
+    }
+
+    #[test]
+    fn check_names_fit_the_rule_and_are_unique() {
+        let mut taken = Vec::new();
+        for (dir, expected) in [
+            ("crates/api", "api"),
+            ("services/api", "api-2"),
+            ("other/api", "api-3"),
+            ("pkgs/@scope+name", "scope-name"),
+            ("pkgs/_private", "private"),
+            ("pkgs/---", "package"),
+            ("pkgs/verify.sh", "verify.sh-2"),
+            ("pkgs/web.app", "web.app"),
+            ("pkgs/émoji", "moji"),
+        ] {
+            let name = unique_name(dir, &taken);
+            assert_eq!(name, expected, "{dir}");
+            assert!(is_check_name(&name), "{name}");
+            taken.push(name);
+        }
+        assert!(!is_check_name("verify.sh"));
+        assert!(!is_check_name("-a"));
+        assert!(!is_check_name(""));
+        assert!(!is_check_name("a b"));
+    }
+
+    #[test]
+    fn wildcards_match_within_one_component() {
+        assert!(wildcard("*", "a"));
+        assert!(wildcard("app-*", "app-web"));
+        assert!(!wildcard("app-*", "lib-web"));
+        assert!(wildcard("v?", "v1"));
+        assert!(!wildcard("v?", "v10"));
+        assert_eq!(normalise("./crates/a/"), Some("crates/a".into()));
+        assert_eq!(normalise("/abs"), None);
+        assert_eq!(normalise("a/../b"), None);
+        assert_eq!(normalise("."), None);
+    }
+
+    /// The rendered checks file is read back as TOML: every name, run and inputs as detected,
+    /// a name with a `.` and a path with a quote included.
+    #[test]
+    fn the_checks_file_parses_back_to_the_packages() {
+        let package = |dir: &str, check: &str, inputs: &[&str]| Package {
+            dir: dir.into(),
+            check: check.into(),
+            inputs: strings(inputs),
+            stacks: Vec::new(),
+            source: Source::Directories,
+        };
+        let workspace = Workspace {
+            packages: vec![
+                package("crates/a", "a", &["crates/a", "Cargo.lock"]),
+                package("apps/web.app", "web.app", &["apps/web.app"]),
+                package(
+                    "apps/say \"hi\"",
+                    "say-hi",
+                    &["apps/say \"hi\"", "yarn.lock"],
+                ),
+            ],
+            sources: vec![Source::Directories],
+        };
+        let text = workspace.render();
+        assert!(text.starts_with("# "), "{text}");
+        assert!(text.contains("SPEC.md"), "{text}");
+        let document = toml::de::DeTable::parse(&text).unwrap();
+        let checks = document.get_ref()["checks"].get_ref().as_table().unwrap();
+        let read: Vec<(String, String, Vec<String>)> = checks
+            .iter()
+            .map(|(name, check)| {
+                let check = check.get_ref().as_table().unwrap();
+                assert_eq!(check.len(), 2, "only run and inputs");
+                let inputs = check["inputs"]
+                    .get_ref()
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|i| i.get_ref().as_str().unwrap().to_string())
+                    .collect();
+                (
+                    name.get_ref().to_string(),
+                    check["run"].get_ref().as_str().unwrap().to_string(),
+                    inputs,
+                )
+            })
+            .collect();
+        let mut expected: Vec<(String, String, Vec<String>)> = workspace
+            .packages
+            .iter()
+            .map(|p| (p.check.clone(), p.run(), p.inputs.clone()))
+            .collect();
+        expected.sort();
+        let mut read = read;
+        read.sort();
+        assert_eq!(read, expected);
+    }
+}

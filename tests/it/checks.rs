@@ -1,0 +1,285 @@
+//! Checks with inputs (issue 23): `prove-it.toml` declares named checks, each proven for the
+//! part of the tree it reads, run only when those inputs changed, several at once.
+
+use predicates::prelude::*;
+
+use crate::harness::{TestRepo, json_stdout};
+
+pub const TWO_CHECKS: &str = r#"[checks.api]
+run = "packages/api/verify.sh"
+inputs = ["packages/api", "packages/shared", "Cargo.lock"]
+
+[checks.docs]
+run = "docs/verify.sh"
+inputs = ["docs"]
+"#;
+
+/// A monorepo with two checks whose scripts count their runs in HOME and then run `body`.
+pub fn monorepo(api_body: &str, docs_body: &str) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("prove-it.toml", TWO_CHECKS);
+    repo.write("packages/api/src.txt", "api\n");
+    repo.write("packages/shared/lib.txt", "shared\n");
+    repo.write("docs/index.md", "docs\n");
+    repo.write("Cargo.lock", "lock\n");
+    repo.write("README.md", "readme\n");
+    script(&repo, "packages/api/verify.sh", "api", api_body);
+    script(&repo, "docs/verify.sh", "docs", docs_body);
+    repo.commit_all("monorepo");
+    repo
+}
+
+pub fn script(repo: &TestRepo, path: &str, name: &str, body: &str) {
+    let counter = repo.home().join(format!("runs-{name}"));
+    repo.write(
+        path,
+        &format!(
+            "#!/bin/sh\necho \"$PWD $PROVE_IT_CHECK $PROVE_IT_TREE\" >> '{}'\n{body}\n",
+            counter.display()
+        ),
+    );
+    repo.chmod(path, 0o755);
+}
+
+pub fn runs(repo: &TestRepo, name: &str) -> Vec<String> {
+    std::fs::read_to_string(repo.home().join(format!("runs-{name}")))
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+/// The input tree stock git writes for `paths` of the working state: an index holding only
+/// those paths (`read-tree --empty`, `update-index --index-info`), then `write-tree`.
+pub fn stock_input_tree(repo: &TestRepo, paths: &[&str]) -> String {
+    let state = repo.stock_state_tree().unwrap();
+    let listed = repo.git(&["ls-tree", "-r", "--full-tree", &state]);
+    let mut info = String::new();
+    for line in listed.lines() {
+        let (meta, path) = line.split_once('\t').unwrap();
+        if paths
+            .iter()
+            .any(|p| path == *p || path.starts_with(&format!("{p}/")))
+        {
+            let parts: Vec<&str> = meta.split(' ').collect();
+            info.push_str(&format!("{} {}\t{path}\n", parts[0], parts[2]));
+        }
+    }
+    let index = repo.home().join("pruned-index");
+    let _ = std::fs::remove_file(&index);
+    let with_index = |args: &[&str], stdin: Option<&str>| {
+        let mut cmd = repo.command("git");
+        cmd.env("GIT_INDEX_FILE", &index).args(args);
+        let mut cmd = assert_cmd::Command::from_std(cmd);
+        if let Some(stdin) = stdin {
+            cmd.write_stdin(stdin.to_string());
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    with_index(&["read-tree", "--empty"], None);
+    with_index(&["update-index", "--index-info"], Some(&info));
+    with_index(&["write-tree"], None).trim().to_string()
+}
+
+const API_INPUTS: &[&str] = &[
+    "packages/api",
+    "packages/shared",
+    "Cargo.lock",
+    "prove-it.toml",
+];
+const DOCS_INPUTS: &[&str] = &["docs", "prove-it.toml"];
+
+#[test]
+fn each_check_is_proven_on_its_input_tree_and_stock_git_reads_the_proof() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("proven: tree"))
+        .stdout(predicate::str::contains("all 2 checks"));
+    let api = stock_input_tree(&repo, API_INPUTS);
+    let docs = stock_input_tree(&repo, DOCS_INPUTS);
+    assert_ne!(api, docs);
+    let note = repo.note(&api).expect("a note on api's input tree");
+    assert!(
+        note.contains(&format!("tree: {api}\ncheck: api\n")),
+        "{note}"
+    );
+    let blob = repo.git(&["rev-parse", "HEAD:packages/api/verify.sh"]);
+    assert!(
+        note.contains(&format!("verify: {} 100755", blob.trim())),
+        "{note}"
+    );
+    let note = repo.note(&docs).expect("a note on docs' input tree");
+    assert!(note.contains("check: docs\n"), "{note}");
+    // Each script ran once, from its own directory, told its name and its input tree.
+    let api_runs = runs(&repo, "api");
+    assert_eq!(api_runs.len(), 1);
+    assert!(
+        api_runs[0].ends_with(&format!("packages/api api {api}")),
+        "{api_runs:?}"
+    );
+    // Nothing changed: nothing runs.
+    repo.prove_it(&["run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("nothing was run"));
+    assert_eq!(runs(&repo, "api").len(), 1);
+}
+
+#[test]
+fn a_change_outside_a_checks_inputs_runs_only_the_checks_it_touches() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("docs/index.md", "more docs\n");
+    let out = json_stdout(&repo.prove_it(&["run", "--json"]).assert().code(0));
+    let checks = out["checks"].as_array().unwrap();
+    assert_eq!(checks[0]["name"], "api");
+    assert_eq!(checks[0]["result"], "already_proven");
+    assert_eq!(checks[1]["name"], "docs");
+    assert_eq!(checks[1]["result"], "proven");
+    assert_eq!(runs(&repo, "api").len(), 1);
+    assert_eq!(runs(&repo, "docs").len(), 2);
+    // A file no check reads changes no key.
+    repo.write("README.md", "changed\n");
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(runs(&repo, "api").len(), 1);
+    assert_eq!(runs(&repo, "docs").len(), 2);
+    // The checks file is an input of every check.
+    repo.write("prove-it.toml", &format!("{TWO_CHECKS}# a comment\n"));
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(runs(&repo, "api").len(), 2);
+    assert_eq!(runs(&repo, "docs").len(), 3);
+}
+
+#[test]
+fn a_failing_check_fails_the_run_and_the_passing_one_is_still_recorded() {
+    let repo = monorepo("echo 'api test broke' >&2\nexit 4", "exit 0");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("api test broke"))
+        .stdout(predicate::str::contains("1 of 2 checks failed: api"));
+    assert!(repo.note(&stock_input_tree(&repo, DOCS_INPUTS)).is_some());
+    assert!(repo.note(&stock_input_tree(&repo, API_INPUTS)).is_none());
+    // The next run reruns only the failing check.
+    repo.prove_it(&["run"]).assert().code(1);
+    assert_eq!(runs(&repo, "docs").len(), 1);
+    assert_eq!(runs(&repo, "api").len(), 2);
+}
+
+/// Two checks that each wait for the other to have started can only pass when they run at
+/// once: with one job the first gives up, with two both pass.
+#[test]
+fn checks_run_in_parallel_up_to_prove_it_jobs() {
+    let wait = |me: &str, other: &str| {
+        format!(
+            "touch \"$HOME/started-{me}\"\ni=0\nwhile [ ! -e \"$HOME/started-{other}\" ]; do i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done\nexit 0"
+        )
+    };
+    let repo = monorepo(&wait("api", "docs"), &wait("docs", "api"));
+    repo.prove_it(&["run"])
+        .env("PROVE_IT_JOBS", "1")
+        .assert()
+        .code(1);
+    for name in ["api", "docs"] {
+        let _ = std::fs::remove_file(repo.home().join(format!("started-{name}")));
+    }
+    // --force: one job let the second check pass on the first's mark, and it is proven.
+    repo.prove_it(&["run", "--force"])
+        .env("PROVE_IT_JOBS", "2")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("all 2 checks"));
+}
+
+#[test]
+fn two_checks_with_equal_input_trees_never_prove_each_other() {
+    let repo = TestRepo::new();
+    repo.write(
+        "prove-it.toml",
+        "[checks.a]\nrun = \"a.sh\"\ninputs = [\"src\"]\n[checks.b]\nrun = \"b.sh\"\ninputs = [\"src\"]\n",
+    );
+    repo.write("src/x", "x\n");
+    script(&repo, "a.sh", "a", "exit 0");
+    script(&repo, "b.sh", "b", "exit 0");
+    repo.prove_it(&["run"]).assert().code(0);
+    let tree = stock_input_tree(&repo, &["src", "prove-it.toml"]);
+    let note = repo.note(&tree).unwrap();
+    assert!(
+        note.contains("check: a\n") && note.contains("check: b\n"),
+        "{note}"
+    );
+    assert_eq!(runs(&repo, "a").len(), 1);
+    assert_eq!(runs(&repo, "b").len(), 1);
+}
+
+#[test]
+fn a_checks_file_in_error_names_its_line_and_runs_nothing() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"packages/api/verify.sh\"\ninputs = [\"../outside\"]\n",
+    );
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("line 3"))
+        .stderr(predicate::str::contains("hint: fix prove-it.toml"));
+    assert!(runs(&repo, "api").is_empty());
+}
+
+#[test]
+fn a_check_whose_script_is_missing_or_not_executable_is_refused_by_name() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.chmod("docs/verify.sh", 0o644);
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "check docs: its script docs/verify.sh is not executable",
+        ));
+    repo.remove("docs/verify.sh");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("docs/verify.sh does not exist"));
+}
+
+#[test]
+fn a_check_that_changes_its_inputs_while_it_runs_is_not_recorded() {
+    let repo = monorepo("echo generated > generated.txt\nexit 0", "exit 0");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "changed: packages/api/generated.txt",
+        ));
+    assert!(repo.note(&stock_input_tree(&repo, DOCS_INPUTS)).is_some());
+}
+
+#[test]
+fn a_root_verify_sh_beside_a_checks_file_is_the_check_of_every_path() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.verify_passes();
+    repo.prove_it(&["run"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("all 3 checks"));
+    // Its record is the one it always was: on the state tree, without a check line.
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).unwrap();
+    assert!(!note.contains("check:"), "{note}");
+}
+
+#[test]
+fn run_rev_proves_a_commits_checks_and_then_finds_them_proven() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.prove_it(&["run", "HEAD"]).assert().code(0);
+    assert_eq!(runs(&repo, "api").len(), 1);
+    repo.prove_it(&["run", "HEAD"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("nothing was run"));
+    assert_eq!(runs(&repo, "api").len(), 1);
+}
