@@ -526,3 +526,60 @@ fn status_lists_each_check_with_its_input_tree_and_whether_it_is_proven() {
             "checks:     prove-it.toml is not a valid checks file: line 3",
         ));
 }
+
+/// The proofs `git prove-it run` records are the ones `check` reads: one note per check, on the
+/// input tree stock git computes.
+#[test]
+fn check_reads_the_proofs_run_records_for_each_check() {
+    let repo = two_checks();
+    repo.prove_it(&["run"]).assert().code(0);
+    assert!(repo.note(&input_tree(&repo, "HEAD", "api")).is_some());
+    assert!(repo.note(&input_tree(&repo, "HEAD", "docs")).is_some());
+    repo.prove_it(&["check"]).assert().code(0);
+    repo.write("docs/index.md", "# changed\n");
+    repo.commit_all("edit docs");
+    repo.prove_it(&["check"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "(proven 1/2 checks, missing: docs)",
+        ));
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["check"]).assert().code(0);
+}
+
+#[test]
+fn the_pre_push_hook_proves_only_a_commit_with_a_check_unproven() {
+    let (remote, repo) = hooked();
+    repo.prove_it(&["run"]).assert().code(0);
+    let push = |repo: &TestRepo| {
+        repo.command("git")
+            .env("PROVE_IT_PRE_PUSH", "prove")
+            .args(["push", "origin", "main"])
+            .output()
+            .unwrap()
+    };
+    // Every check proven: nothing is checked out, nothing runs.
+    let out = push(&repo);
+    assert!(out.status.success(), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("checking it out"));
+    // docs unproven: the hook proves the commit, and the push goes on.
+    repo.write("docs/index.md", "# changed\n");
+    repo.commit_all("edit docs");
+    let out = push(&repo);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "commit {} edit docs: checking it out",
+            short(&repo, "HEAD")
+        )),
+        "{stderr}"
+    );
+    repo.prove_it(&["check"]).assert().code(0);
+    let docs = input_tree(&repo, "HEAD", "docs");
+    assert_eq!(remote.note(&docs), repo.note(&docs));
+    // api's input tree did not change: its one proof still stands, made once.
+    let api = repo.note(&input_tree(&repo, "HEAD", "api")).unwrap();
+    assert_eq!(api.matches("prove-it-record: 1").count(), 1, "{api}");
+}
