@@ -12,7 +12,8 @@ pub(crate) struct CommitReport {
     pub commit: String,
     pub tree: String,
     pub subject: String,
-    /// proven, proven-edited, unproven, invalid or not-armed.
+    /// proven, proven-edited, unproven, invalid or not-armed; checks-error for a commit whose
+    /// checks file is in error.
     pub status: &'static str,
     /// Whether it counts as proven under the options in force (`--strict`).
     pub proven: bool,
@@ -733,6 +734,51 @@ pub(crate) fn use_color(choice: &str, no_color: Option<&str>, terminal: bool) ->
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_error_of_the_checks_file_fits_one_line_without_the_files_excerpt() {
+        let toml = "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6\n  |\n1 | x = [\n  |      ^\nunclosed array, expected `]`";
+        assert_eq!(
+            one_line(toml),
+            "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6 unclosed array, expected `]`"
+        );
+        assert_eq!(one_line("line 3: check api: bad"), "line 3: check api: bad");
+    }
+
+    #[test]
+    fn a_commit_with_checks_names_those_that_do_not_count_grouped_by_why() {
+        let check = |name: &str, standing: &'static str, proven: bool| CommitCheckReport {
+            name: name.into(),
+            run: format!("{name}/verify.sh"),
+            input_tree: "ab".repeat(20),
+            standing,
+            proven,
+            proof: None,
+            invalid: Vec::new(),
+            verify_diff: None,
+            signature: None,
+            script_problem: None,
+        };
+        let mut commit = report("unproven", false);
+        commit.checks = Some(vec![
+            check("api", "proven", true),
+            check("docs", "unproven", false),
+            check("web", "missing-script", false),
+            check("cli", "unproven", false),
+            check("db", "invalid", false),
+        ]);
+        assert_eq!(
+            commit.why_not(),
+            "proven 1/5 checks, missing: docs, cli; missing script: web; invalid: db"
+        );
+        commit.checks = Some(Vec::new());
+        assert!(commit.why_not().starts_with("not armed: "));
+        commit.checks_error = Some("prove-it.toml is not a valid checks file: line 2".into());
+        assert_eq!(
+            commit.why_not(),
+            "prove-it.toml is not a valid checks file: line 2"
+        );
+    }
 
     #[test]
     fn colour_follows_the_flag_then_no_color_then_the_terminal() {
