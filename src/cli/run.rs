@@ -21,9 +21,15 @@ use anyhow::Context as _;
 /// not ignored), computed without touching the index. With a commit, prove that commit instead:
 /// it is checked out into a temporary worktree (removed afterwards, also on failure or
 /// interrupt), verify.sh runs there without the caller's GIT_DIR and similar variables, and the
-/// proof is recorded for the commit's tree; the working tree is not touched. Exit status: 0
-/// proven, 1 verify.sh failed or changed the working state while it ran, 2 usage or repository
-/// error, 3 verify.sh not armed.
+/// proof is recorded for the commit's tree; the working tree is not touched.
+///
+/// With a prove-it.toml at the root, each check it declares is proven for its input tree (the
+/// state pruned to the paths it reads): only the checks without a proof run, up to
+/// PROVE_IT_JOBS (git config prove-it.jobs; default the number of cores) at once, and a passing
+/// check is recorded even when another fails.
+///
+/// Exit status: 0 proven, 1 verify.sh (or a check) failed or changed the working state while it
+/// ran, 2 usage or repository error, 3 verify.sh not armed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Prove this commit rather than the working state.
@@ -38,7 +44,7 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Run verify.sh even if this state was proven before.
+    /// Run verify.sh (every check) even if this state was proven before.
     #[arg(short, long)]
     force: bool,
 
@@ -270,7 +276,7 @@ fn prove(
                 outcome: record.outcome,
                 tree,
                 result: RunResult::Proven {
-                    proof: ProofSummary::from(&record),
+                    proof: ProofSummary::from(&*record),
                     proofs_ref: PROOFS_REF,
                 },
             };
@@ -438,7 +444,7 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
         Attempted::Proven(record) => (
             record.tree.to_string(),
             RunResult::Proven {
-                proof: ProofSummary::from(&record),
+                proof: ProofSummary::from(&*record),
                 proofs_ref: PROOFS_REF,
             },
         ),

@@ -347,6 +347,9 @@ pub(crate) fn stop(
     })))
 }
 
+/// Reads a file of a state or a tree by path; `None` when it has none there.
+pub(crate) type ReadFile<'a> = &'a dyn Fn(&str) -> Result<Option<Vec<u8>>, git::Error>;
+
 /// Whether the worktree has a checks file at its root (read as the state records it later).
 pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
     Ok(std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok())
@@ -357,7 +360,7 @@ pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
 pub(crate) fn provers_of(
     _repo: &Repo,
     set: &CheckSet,
-    read: &dyn Fn(&str) -> Result<Option<Vec<u8>>, git::Error>,
+    read: ReadFile<'_>,
 ) -> Result<Vec<Prover>, git::Error> {
     let mut provers = Vec::new();
     if let Some((script, text)) = &set.file {

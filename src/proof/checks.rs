@@ -12,6 +12,9 @@ use crate::git::{self, PROOFS_REF, Repo, StateTree};
 const MODE_EXECUTABLE: u32 = 0o100755;
 const MODE_LINK: u32 = 0o120000;
 
+/// The blob and mode at a path of a state or tree, when it has a file there.
+type EntryAt<'a> = &'a dyn Fn(&str) -> Result<Option<(ObjectId, u32)>, git::Error>;
+
 /// One check of a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Check {
@@ -69,17 +72,6 @@ pub(crate) enum ChecksError {
     Invalid(#[from] Invalid),
 }
 
-impl ChecksError {
-    /// Whether the worktree's content is at fault (a checks file in error, a file not as
-    /// recorded): at a stop, a refusal the agent can fix, not a failure of the gate.
-    pub(crate) fn is_worktree_content(&self) -> bool {
-        match self {
-            ChecksError::Invalid(_) => true,
-            ChecksError::Git(error) => error.is_worktree_content(),
-        }
-    }
-}
-
 impl CheckSet {
     /// The checks of the working state `state`. The checks file is read as the state records
     /// it (from disk, checked against its blob).
@@ -105,7 +97,7 @@ impl CheckSet {
         file: Option<(ObjectId, u32)>,
         text: Option<Vec<u8>>,
         verify: Option<(ObjectId, u32)>,
-        entry: &dyn Fn(&str) -> Result<Option<(ObjectId, u32)>, git::Error>,
+        entry: EntryAt<'_>,
     ) -> Result<CheckSet, ChecksError> {
         let mut set = CheckSet::default();
         // The root verify.sh is a check only where it could run, as before checks files.
@@ -136,16 +128,6 @@ impl CheckSet {
         }
         set.file = Some((Script { blob, mode }, text));
         Ok(set)
-    }
-
-    /// Whether anything here can prove a state: verify.sh, or a checks file.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.checks.is_empty() && self.file.is_none()
-    }
-
-    /// The check named `name`.
-    pub(crate) fn get(&self, name: &str) -> Option<&Check> {
-        self.checks.iter().find(|check| check.name == name)
     }
 }
 
@@ -237,7 +219,7 @@ mod tests {
         assert_eq!(set.file, None);
         // A verify.sh that could not run is no check, as before checks files.
         let unarmed = CheckSet::build(None, None, Some((id(1), 0o100644)), &|_| Ok(None)).unwrap();
-        assert!(unarmed.is_empty());
+        assert!(unarmed.checks.is_empty() && unarmed.file.is_none());
     }
 
     #[test]
@@ -255,7 +237,7 @@ mod tests {
         assert_eq!(set.checks[0].inputs, ["api", CHECKS_FILE]);
         assert!(set.checks[0].runnable().is_ok());
         assert_eq!(set.checks[1].runnable(), Err("does not exist"));
-        assert_eq!(set.get("api").unwrap().record_name(), Some("api"));
+        assert_eq!(set.checks[0].record_name(), Some("api"));
     }
 
     #[test]
@@ -267,7 +249,7 @@ mod tests {
             &|_| Ok(None),
         )
         .unwrap_err();
-        assert!(error.is_worktree_content());
+        assert!(matches!(error, ChecksError::Invalid(_)));
         assert!(error.to_string().contains("line 2"), "{error}");
     }
 }

@@ -12,10 +12,8 @@ mod lookup;
 mod prove;
 mod record;
 
-pub(crate) use checks::{
-    Check, CheckProof, CheckSet, ChecksError, lookup_check, state_check_proofs, tree_check_proofs,
-};
-pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK};
+pub(crate) use checks::{CheckSet, ChecksError, state_check_proofs, tree_check_proofs};
+pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK, is_check_name};
 pub(crate) use commit_status::{
     CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures,
     commit_standings, verify_changes,

@@ -283,3 +283,27 @@ fn run_rev_proves_a_commits_checks_and_then_finds_them_proven() {
         .stdout(predicate::str::contains("nothing was run"));
     assert_eq!(runs(&repo, "api").len(), 1);
 }
+
+#[test]
+fn doctor_reads_the_checks_file_and_names_a_check_that_cannot_run() {
+    let repo = monorepo("exit 0", "exit 0");
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("prove-it.toml declares 2 checks: api, docs"),
+        "{text}"
+    );
+    assert!(!text.contains("verify.sh does not exist"), "{text}");
+    repo.chmod("docs/verify.sh", 0o644);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "check docs: its script docs/verify.sh is not executable",
+        ));
+    repo.write("prove-it.toml", "[checks.x]\nrun = 1\n");
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("line 2"));
+}
