@@ -29,7 +29,7 @@ pub(crate) enum Standing {
     /// The commit's tree has no verify.sh (nor a check), so nothing can prove it.
     NotArmed,
     /// A check whose script cannot run at that commit: missing, or not an executable file
-    /// (the reason, as [`super::Check::runnable`] gives it).
+    /// (the reason, as [`super::checks::Check::runnable`] gives it).
     ScriptMissing(&'static str),
     /// The commit's checks file is in error (the message names the line): nothing can prove
     /// the commit until it is fixed.
