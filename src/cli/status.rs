@@ -112,8 +112,8 @@ fn with_checks(
 ) -> Result<StatusReport, super::Failure> {
     let (checks, checks_error) = match CheckSet::of_state(repo, state) {
         Ok(set) => (state_check_proofs(repo, state, &set)?, None),
-        Err(ChecksError::Invalid(invalid)) => (Vec::new(), Some(invalid.to_string())),
         Err(ChecksError::Git(error)) => return Err(error.into()),
+        Err(error) => (Vec::new(), Some(error.to_string())),
     };
     let any_check = !checks.is_empty() || checks_error.is_some();
     let best: Vec<Option<&Record>> = checks

@@ -310,8 +310,8 @@ pub(crate) fn commit_standings(
 fn with_checks(repo: &Repo, commit: CommitInfo) -> Result<CommitStatus, git::Error> {
     let checks = match CheckSet::of_tree(repo, commit.tree) {
         Ok(set) => Ok(tree_check_proofs(repo, commit.tree, &set)?),
-        Err(ChecksError::Invalid(invalid)) => Err(invalid.to_string()),
         Err(ChecksError::Git(error)) => return Err(error),
+        Err(error) => Err(error.to_string()),
     };
     Ok(classify_checks(commit, checks))
 }
