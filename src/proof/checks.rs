@@ -101,13 +101,36 @@ impl CheckSet {
 
     /// The checks of the committed tree `tree`.
     pub(crate) fn of_tree(repo: &Repo, tree: ObjectId) -> Result<CheckSet, ChecksError> {
+        Self::of_tree_in(repo, tree, &mut Parsed::default())
+    }
+
+    /// [`CheckSet::of_tree`] over many commits: a checks file is read and parsed once per
+    /// blob, however many commits share it.
+    pub(crate) fn of_tree_in(
+        repo: &Repo,
+        tree: ObjectId,
+        parsed: &mut Parsed,
+    ) -> Result<CheckSet, ChecksError> {
         let file = repo.tree_entry(tree, CHECKS_FILE)?;
-        let text = match file {
-            Some((blob, _)) => Some(repo.read_blob(blob)?),
-            None => None,
-        };
         let verify = repo.tree_entry(tree, git::VERIFY_SCRIPT)?;
-        Self::build(file, text, verify, &|path| repo.tree_entry(tree, path))
+        let entry = |path: &str| repo.tree_entry(tree, path);
+        let Some((blob, mode)) = file else {
+            return Self::build(None, None, verify, &entry);
+        };
+        if let std::collections::hash_map::Entry::Vacant(slot) = parsed.0.entry(blob) {
+            let text = repo.read_blob(blob)?;
+            let read = String::from_utf8(text)
+                .map_err(|_| Invalid("it is not UTF-8 text".to_string()))
+                .and_then(|text| checks_file::parse(&text).map(|declared| (text, declared)));
+            slot.insert(read);
+        }
+        let (text, declared) = parsed.0[&blob].clone()?;
+        Self::assemble(
+            Some((Script { blob, mode }, text)),
+            declared,
+            verify,
+            &entry,
+        )
     }
 
     fn build(
@@ -133,7 +156,19 @@ impl CheckSet {
         };
         let text =
             String::from_utf8(text).map_err(|_| Invalid("it is not UTF-8 text".to_string()))?;
-        for declared in checks_file::parse(&text)? {
+        let declared = checks_file::parse(&text)?;
+        Self::assemble(Some((Script { blob, mode }, text)), declared, verify, entry)
+    }
+
+    /// The set of a tree whose checks file `file` declares `declared`.
+    fn assemble(
+        file: Option<(Script, String)>,
+        declared: Vec<checks_file::Declared>,
+        verify: Option<(ObjectId, u32)>,
+        entry: EntryAt<'_>,
+    ) -> Result<CheckSet, ChecksError> {
+        let mut set = Self::build(None, None, verify, entry)?;
+        for declared in declared {
             let mut inputs = declared.inputs;
             inputs.push(CHECKS_FILE.to_string());
             set.checks.push(Check {
@@ -143,10 +178,16 @@ impl CheckSet {
                 inputs,
             });
         }
-        set.file = Some((Script { blob, mode }, text));
+        set.file = file;
         Ok(set)
     }
 }
+
+/// Checks files already parsed, by blob.
+#[derive(Default)]
+pub(crate) struct Parsed(
+    std::collections::HashMap<ObjectId, Result<(String, Vec<checks_file::Declared>), Invalid>>,
+);
 
 /// One check of a state or commit, its key, and its proofs.
 #[derive(Debug)]

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
-use super::checks::{CheckProof, CheckSet, ChecksError, tree_check_proofs};
+use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs};
 use super::checks_file::CHECKS_FILE;
 use super::lookup::Found;
 use super::record::{Invalid, Outcome, Problem, Record, Script};
@@ -300,15 +300,20 @@ pub(crate) fn commit_standings(
     let mut all = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;
     // Reading a commit's checks takes the repository, which a history worker thread does
     // not have: these few commits are read here, each in its place.
+    let mut parsed = Parsed::default();
     for status in all.iter_mut().filter(|s| s.commit.checks_file.is_some()) {
-        *status = with_checks(repo, status.commit.clone())?;
+        *status = with_checks(repo, status.commit.clone(), &mut parsed)?;
     }
     Ok(all)
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.
-fn with_checks(repo: &Repo, commit: CommitInfo) -> Result<CommitStatus, git::Error> {
-    let checks = match CheckSet::of_tree(repo, commit.tree) {
+fn with_checks(
+    repo: &Repo,
+    commit: CommitInfo,
+    parsed: &mut Parsed,
+) -> Result<CommitStatus, git::Error> {
+    let checks = match CheckSet::of_tree_in(repo, commit.tree, parsed) {
         Ok(set) => Ok(tree_check_proofs(repo, commit.tree, &set)?),
         Err(ChecksError::Git(error)) => return Err(error),
         Err(error) => Err(error.to_string()),
