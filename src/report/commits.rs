@@ -401,6 +401,12 @@ impl CheckReport {
         list(&unproven, out)?;
         edited_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
+        if unproven.iter().any(|c| c.checks_error.is_some()) {
+            writeln!(
+                out,
+                "hint: a commit's prove-it.toml is in error: fix it at the line named (SPEC.md section 2.1) and commit the fix; no proof can count for that commit"
+            )?;
+        }
         writeln!(
             out,
             "hint: prove a commit with 'git prove-it run <commit>' and push its proof with 'git prove-it sync'"

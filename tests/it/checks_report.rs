@@ -190,6 +190,9 @@ fn a_checks_file_in_error_fails_check_naming_the_line() {
         .code(1)
         .stdout(predicate::str::contains(
             "(prove-it.toml is not a valid checks file: line 3: check api: input \"../up\"",
+        ))
+        .stdout(predicate::str::contains(
+            "hint: a commit's prove-it.toml is in error: fix it at the line named",
         ));
     let json = json_stdout(&repo.prove_it(&["check", "--json"]).assert().code(1));
     assert_eq!(json["commits"][0]["status"], "checks-error");
