@@ -200,33 +200,15 @@ fn prove(
     let attempted = proof::prove(
         repo,
         &before,
-        proof::ProveOptions {
-            host: &args.host,
-            session: None,
-            anchor: None,
-            verify_diff: None,
-            timeout: policy.timeout,
-            echo: args
-                .verbose
-                .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
-            interrupt: Some(&interrupt),
-            log: None,
-            clock: ctx.clock,
-        },
+        options(ctx, policy, args, &interrupt),
         &mut |elapsed| progress.tick(elapsed),
     );
-    let attempted = match attempted {
-        Ok(attempted) => attempted,
-        Err(proof::Error::Git(error)) => return Err(content_hint(error)),
-        Err(proof::Error::Sign(error)) => {
-            let hint = error.hint();
-            return Err(super::Failure::from(proof::Error::Sign(error)).hint(hint));
-        }
-        Err(error @ proof::Error::Verify(_)) => {
-            return Err(super::Failure::from(error)
-                .hint("verify.sh must be executable and start with a line such as #!/bin/sh"));
-        }
-    };
+    let attempted = attempted.map_err(|error| {
+        prove_failure(
+            error,
+            "verify.sh must be executable and start with a line such as #!/bin/sh",
+        )
+    })?;
     let duration_ms = match &attempted {
         Attempted::Proven(record) => record.duration_ms,
         Attempted::Failed { duration_ms, .. } | Attempted::StateChanged { duration_ms, .. } => {
@@ -352,19 +334,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            proof::ProveOptions {
-                host: &args.host,
-                session: None,
-                anchor: None,
-                verify_diff: None,
-                timeout: policy.timeout,
-                echo: args
-                    .verbose
-                    .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
-                interrupt: Some(&interrupt),
-                log: None,
-                clock: ctx.clock,
-            },
+            options(ctx, policy, args, &interrupt),
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -377,19 +347,12 @@ fn prove_checks(
                 _ => {}
             },
         );
-        results = match ran {
-            Ok(results) => results,
-            Err(proof::Error::Git(error)) => return Err(content_hint(error)),
-            Err(proof::Error::Sign(error)) => {
-                let hint = error.hint();
-                return Err(super::Failure::from(proof::Error::Sign(error)).hint(hint));
-            }
-            Err(error @ proof::Error::Verify(_)) => {
-                return Err(super::Failure::from(error).hint(
-                    "each check's script must be executable and start with a line such as #!/bin/sh",
-                ));
-            }
-        };
+        results = ran.map_err(|error| {
+            prove_failure(
+                error,
+                "each check's script must be executable and start with a line such as #!/bin/sh",
+            )
+        })?;
         progress.finish(Duration::ZERO, err);
     }
     let mut results = results.into_iter();
@@ -435,6 +398,41 @@ fn prove_checks(
             result: RunResult::Checks { checks },
         },
     ))
+}
+
+/// How `run` proves: as the person at the terminal, streaming with `--verbose`.
+fn options<'a>(
+    ctx: &Context,
+    policy: &Policy,
+    args: &'a Args,
+    interrupt: &'a std::sync::atomic::AtomicBool,
+) -> proof::ProveOptions<'a> {
+    proof::ProveOptions {
+        host: &args.host,
+        session: None,
+        anchor: None,
+        verify_diff: None,
+        timeout: policy.timeout,
+        echo: args
+            .verbose
+            .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
+        interrupt: Some(interrupt),
+        log: None,
+        clock: ctx.clock,
+    }
+}
+
+/// A proof that could not be attempted, with the hint that fixes it; `start` is the hint for a
+/// script that could not be started.
+fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
+    match error {
+        proof::Error::Git(error) => content_hint(error),
+        proof::Error::Sign(error) => {
+            let hint = error.hint();
+            super::Failure::from(proof::Error::Sign(error)).hint(hint)
+        }
+        error @ proof::Error::Verify(_) => super::Failure::from(error).hint(start.to_string()),
+    }
 }
 
 /// One check's attempt as its report: its input tree (after the run, when it changed) and

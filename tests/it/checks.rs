@@ -349,17 +349,8 @@ fn an_interrupt_ends_every_running_check_and_their_children() {
     assert!(stdout.contains("2 of 2 checks failed"), "{stdout}");
     for name in ["api", "docs"] {
         let grandchild = std::fs::read_to_string(pid(name)).unwrap();
-        let proc = std::path::PathBuf::from(format!("/proc/{}", grandchild.trim()));
-        let gone = (0..100).any(|_| {
-            let dead = std::fs::read_to_string(proc.join("stat"))
-                .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"));
-            if !dead {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            dead
-        });
         assert!(
-            gone,
+            crate::harness::gone_within_5s(grandchild.trim()),
             "check {name}'s background child survived the interrupt"
         );
     }
