@@ -66,6 +66,8 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
                 interrupt: Some(&interrupt),
             };
             doctor::Ran::Ran(Box::new(demo::check(repo, &settings)?))
+        } else if repo.workdir()?.join(crate::proof::CHECKS_FILE).exists() {
+            doctor::Ran::ChecksOnly
         } else {
             doctor::Ran::NotArmed
         })

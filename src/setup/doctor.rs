@@ -61,6 +61,8 @@ pub(crate) struct Inputs<'a> {
 pub(crate) enum Ran {
     /// verify.sh is not armed: there was nothing to run (the verify.sh check says why).
     NotArmed,
+    /// No root verify.sh, and a checks file: `--run` runs the root verify.sh only.
+    ChecksOnly,
     Ran(Box<demo::Checked>),
 }
 
@@ -224,6 +226,12 @@ fn run(ran: &Ran) -> Finding {
             return fail(
                 "--run: verify.sh is not armed, so the gate has nothing to run",
                 "arm verify.sh (see above), then: git prove-it doctor --run",
+            );
+        }
+        Ran::ChecksOnly => {
+            return warn(
+                "--run: there is no root verify.sh to run; the checks of prove-it.toml are run by 'git prove-it run', which records their proofs",
+                "git prove-it run --force",
             );
         }
         Ran::Ran(checked) => checked,

@@ -381,3 +381,14 @@ fn verbose_streams_each_checks_output_after_its_name() {
         .stderr(predicate::str::contains("[api] from-api"))
         .stderr(predicate::str::contains("[docs] from-docs"));
 }
+
+#[test]
+fn doctor_run_without_a_root_verify_sh_points_at_run_for_the_checks() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.prove_it(&["doctor", "--run"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "--run: there is no root verify.sh to run; the checks of prove-it.toml are run by 'git prove-it run'",
+        ));
+    assert!(runs(&repo, "api").is_empty());
+}
