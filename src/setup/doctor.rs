@@ -63,7 +63,7 @@ pub(crate) enum Ran {
     NotArmed,
     /// No root verify.sh, and a checks file: `--run` runs the root verify.sh only.
     ChecksOnly,
-    Ran(Box<demo::Checked>),
+    Checked(Box<demo::Checked>),
 }
 
 /// Every check, in the order doctor shows them.
@@ -234,7 +234,7 @@ fn run(ran: &Ran) -> Finding {
                 "git prove-it run --force",
             );
         }
-        Ran::Ran(checked) => checked,
+        Ran::Checked(checked) => checked,
     };
     let shown = &checked.shown;
     let tree = &checked.tree[..checked.tree.len().min(12)];
