@@ -16,10 +16,15 @@ use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeR
 /// 'git prove-it sync' (or fetch refs/notes/prove-it) first. It reads only commits, trees and
 /// notes, so it works in a bare repository too: a mirror, or a server's post-receive hook.
 ///
+/// A commit whose tree has a checks file (prove-it.toml) is proven only when every check it
+/// declares is proven for that commit's input trees; the list names the checks that are not
+/// ("proven 1/2 checks, missing: docs"), and a checks file in error fails the commit, naming
+/// the line.
+///
 /// A proof through an edited verify.sh (BOUNDED_CLAIM_SURVIVES) counts unless --strict, and is
 /// always listed. For a range (BASE..HEAD), a checked commit whose verify.sh is not the base's
 /// is listed as "verify.sh changed since BASE", whatever the proofs say: that needs no anchor of
-/// the agent's session. --strict refuses such a range unless --allow-verify-change.
+/// the agent's session. So is one whose prove-it.toml, or a check's script, is not the base's. --strict refuses such a range unless --allow-verify-change.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,
@@ -190,7 +195,8 @@ fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyho
     render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
 }
 
-/// verify.sh changes since each of `bases` (the commits a range excludes) among `checked`.
+/// verify.sh changes (with checks, of the checks file and the checks' scripts too) since each
+/// of `bases` (the commits a range excludes) among `checked`.
 pub(crate) fn verify_changes(
     repo: &Repo,
     bases: &[crate::git::ObjectId],
@@ -198,7 +204,7 @@ pub(crate) fn verify_changes(
 ) -> Result<Vec<VerifyChangeReport>, super::Failure> {
     let mut unique = bases.to_vec();
     unique.dedup();
-    let bases = repo.commits_with_notes(&unique, |info, _| info)?;
+    let bases = crate::proof::commit_standings(repo, &unique)?;
     Ok(crate::proof::verify_changes(&bases, checked)
         .iter()
         .map(VerifyChangeReport::from)

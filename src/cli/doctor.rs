@@ -65,7 +65,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
                 max_blocks: context.gate.clone()?.max_blocks,
                 interrupt: Some(&interrupt),
             };
-            doctor::Ran::Ran(Box::new(demo::check(repo, &settings)?))
+            doctor::Ran::Checked(Box::new(demo::check(repo, &settings)?))
+        } else if repo.workdir()?.join(crate::proof::CHECKS_FILE).exists() {
+            doctor::Ran::ChecksOnly
         } else {
             doctor::Ran::NotArmed
         })

@@ -19,8 +19,12 @@ use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle, Stats
 /// checked against --allowed-signers, else git config prove-it.allowedSigners, else
 /// gpg.ssh.allowedSignersFile; with none of them, a signed proof shows as not verified.
 ///
+/// A commit whose tree has a checks file (prove-it.toml) is proven only when all its checks are:
+/// its line says "proven 1/2 checks, missing: docs", and -p lists each check with its input tree
+/// and proof.
+///
 /// For a range (BASE..HEAD), a listed commit whose verify.sh is not the base's is named after the
-/// list: "verify.sh changed since BASE".
+/// list: "verify.sh changed since BASE" (and so for prove-it.toml and the checks' scripts).
 ///
 /// With --stats, it prints instead the share of the listed commits that are proven, and signed:
 /// "proven 41 of 50 commits (82%), signed 30 (60%)". Proofs through an edited verify.sh count

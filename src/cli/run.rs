@@ -21,9 +21,15 @@ use anyhow::Context as _;
 /// not ignored), computed without touching the index. With a commit, prove that commit instead:
 /// it is checked out into a temporary worktree (removed afterwards, also on failure or
 /// interrupt), verify.sh runs there without the caller's GIT_DIR and similar variables, and the
-/// proof is recorded for the commit's tree; the working tree is not touched. Exit status: 0
-/// proven, 1 verify.sh failed or changed the working state while it ran, 2 usage or repository
-/// error, 3 verify.sh not armed.
+/// proof is recorded for the commit's tree; the working tree is not touched.
+///
+/// With a prove-it.toml at the root, each check it declares is proven for its input tree (the
+/// state pruned to the paths it reads): only the checks without a proof run, up to
+/// PROVE_IT_JOBS (git config prove-it.jobs; default the number of cores) at once, and a passing
+/// check is recorded even when another fails.
+///
+/// Exit status: 0 proven, 1 verify.sh (or a check) failed or changed the working state while it
+/// ran, 2 usage or repository error, 3 verify.sh not armed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Prove this commit rather than the working state.
@@ -38,7 +44,7 @@ pub(crate) struct Args {
     #[arg(long)]
     json: bool,
 
-    /// Run verify.sh even if this state was proven before.
+    /// Run verify.sh (every check) even if this state was proven before.
     #[arg(short, long)]
     force: bool,
 
@@ -194,33 +200,15 @@ fn prove(
     let attempted = proof::prove(
         repo,
         &before,
-        proof::ProveOptions {
-            host: &args.host,
-            session: None,
-            anchor: None,
-            verify_diff: None,
-            timeout: policy.timeout,
-            echo: args
-                .verbose
-                .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
-            interrupt: Some(&interrupt),
-            log: None,
-            clock: ctx.clock,
-        },
+        options(ctx, policy, args, &interrupt),
         &mut |elapsed| progress.tick(elapsed),
     );
-    let attempted = match attempted {
-        Ok(attempted) => attempted,
-        Err(proof::Error::Git(error)) => return Err(content_hint(error)),
-        Err(proof::Error::Sign(error)) => {
-            let hint = error.hint();
-            return Err(super::Failure::from(proof::Error::Sign(error)).hint(hint));
-        }
-        Err(error @ proof::Error::Verify(_)) => {
-            return Err(super::Failure::from(error)
-                .hint("verify.sh must be executable and start with a line such as #!/bin/sh"));
-        }
-    };
+    let attempted = attempted.map_err(|error| {
+        prove_failure(
+            error,
+            "verify.sh must be executable and start with a line such as #!/bin/sh",
+        )
+    })?;
     let duration_ms = match &attempted {
         Attempted::Proven(record) => record.duration_ms,
         Attempted::Failed { duration_ms, .. } | Attempted::StateChanged { duration_ms, .. } => {
@@ -270,7 +258,7 @@ fn prove(
                 outcome: record.outcome,
                 tree,
                 result: RunResult::Proven {
-                    proof: ProofSummary::from(&record),
+                    proof: ProofSummary::from(&*record),
                     proofs_ref: PROOFS_REF,
                 },
             };
@@ -346,19 +334,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            proof::ProveOptions {
-                host: &args.host,
-                session: None,
-                anchor: None,
-                verify_diff: None,
-                timeout: policy.timeout,
-                echo: args
-                    .verbose
-                    .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
-                interrupt: Some(&interrupt),
-                log: None,
-                clock: ctx.clock,
-            },
+            options(ctx, policy, args, &interrupt),
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -371,19 +347,12 @@ fn prove_checks(
                 _ => {}
             },
         );
-        results = match ran {
-            Ok(results) => results,
-            Err(proof::Error::Git(error)) => return Err(content_hint(error)),
-            Err(proof::Error::Sign(error)) => {
-                let hint = error.hint();
-                return Err(super::Failure::from(proof::Error::Sign(error)).hint(hint));
-            }
-            Err(error @ proof::Error::Verify(_)) => {
-                return Err(super::Failure::from(error).hint(
-                    "each check's script must be executable and start with a line such as #!/bin/sh",
-                ));
-            }
-        };
+        results = ran.map_err(|error| {
+            prove_failure(
+                error,
+                "each check's script must be executable and start with a line such as #!/bin/sh",
+            )
+        })?;
         progress.finish(Duration::ZERO, err);
     }
     let mut results = results.into_iter();
@@ -431,6 +400,41 @@ fn prove_checks(
     ))
 }
 
+/// How `run` proves: as the person at the terminal, streaming with `--verbose`.
+fn options<'a>(
+    ctx: &Context,
+    policy: &Policy,
+    args: &'a Args,
+    interrupt: &'a std::sync::atomic::AtomicBool,
+) -> proof::ProveOptions<'a> {
+    proof::ProveOptions {
+        host: &args.host,
+        session: None,
+        anchor: None,
+        verify_diff: None,
+        timeout: policy.timeout,
+        echo: args
+            .verbose
+            .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
+        interrupt: Some(interrupt),
+        log: None,
+        clock: ctx.clock,
+    }
+}
+
+/// A proof that could not be attempted, with the hint that fixes it; `start` is the hint for a
+/// script that could not be started.
+fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
+    match error {
+        proof::Error::Git(error) => content_hint(error),
+        proof::Error::Sign(error) => {
+            let hint = error.hint();
+            super::Failure::from(proof::Error::Sign(error)).hint(hint)
+        }
+        error @ proof::Error::Verify(_) => super::Failure::from(error).hint(start.to_string()),
+    }
+}
+
 /// One check's attempt as its report: its input tree (after the run, when it changed) and
 /// result.
 fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, RunResult) {
@@ -438,7 +442,7 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
         Attempted::Proven(record) => (
             record.tree.to_string(),
             RunResult::Proven {
-                proof: ProofSummary::from(&record),
+                proof: ProofSummary::from(&*record),
                 proofs_ref: PROOFS_REF,
             },
         ),
@@ -481,6 +485,14 @@ fn checks_hint(error: proof::ChecksError) -> super::Failure {
         proof::ChecksError::Git(error) => content_hint(error),
         error @ proof::ChecksError::Invalid(_) => super::Failure::from(error).hint(format!(
             "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
+            proof::CHECKS_FILE
+        )),
+        error @ proof::ChecksError::NotInState => super::Failure::from(error).hint(format!(
+            "make {} a file of the working state: remove it from .gitignore or .git/info/exclude",
+            proof::CHECKS_FILE
+        )),
+        error @ proof::ChecksError::NoChecks => super::Failure::from(error).hint(format!(
+            "declare a check in {} (SPEC.md section 2.1), or remove it and write a verify.sh (git prove-it init)",
             proof::CHECKS_FILE
         )),
     }

@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use anyhow::Context as _;
 
 use crate::git::{self, Repo};
-use crate::proof::{CommitStatus, SignatureStatus, check_signatures, classify};
+use crate::proof::{CommitStatus, SignatureStatus, check_signatures, commit_standings};
 use crate::signing::{self, Verifier};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
@@ -46,7 +46,7 @@ pub(crate) fn standings(
     ids: &[git::ObjectId],
     verifier: Option<&Verifier>,
 ) -> Result<Vec<CommitStatus>, super::Failure> {
-    let mut checked = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;
+    let mut checked = commit_standings(repo, ids)?;
     if let Some(verifier) = verifier {
         check_all(&mut checked, verifier)?;
     }

@@ -5,14 +5,18 @@ use anyhow::Context as _;
 
 use crate::context::Context;
 use crate::exit;
-use crate::git::Repo;
-use crate::proof::lookup_proof;
-use crate::report::{self, JSON_VERSION, ProofSummary, StatusReport};
+use crate::git::{Armed, Repo, StateTree};
+use crate::proof::{CHECKS_FILE, CheckSet, ChecksError, Record, lookup_proof, state_check_proofs};
+use crate::report::{self, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
 /// whom, when) it was proven. Runs nothing.
 ///
-/// Exit status: 0 proven, 1 not proven, 2 usage or repository error, 3 verify.sh not armed.
+/// With a checks file (prove-it.toml), it lists each check: its input tree, and whether (and by
+/// whom) it was proven; the state is proven when every check is.
+///
+/// Exit status: 0 proven, 1 not proven, 2 usage or repository error, 3 verify.sh not armed
+/// (and no check declared).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Print the status as one JSON object on stdout.
@@ -34,15 +38,19 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let state = repo.state_tree(false)?;
     // The proof `run` and the gate would accept: with signing on, a signed one.
     let signed_only = ctx.signed_only;
-    let found = lookup_proof(repo, state.id, state.verify)?;
     // A dirty submodule is a change its gitlink does not record: a proof of this tree never
     // tested it, so it does not count here, as the gate and `run` refuse the state (issue 19).
     let dirty = state.dirty_submodules().to_vec();
+    if state.entry(CHECKS_FILE).is_some() {
+        let report = with_checks(repo, &state, &armed, signed_only, dirty)?;
+        return print(args, &report, out);
+    }
+    let found = lookup_proof(repo, state.id, state.verify)?;
     let best = found.best(signed_only).filter(|_| dirty.is_empty());
-    let (outcome, code) = match (armed.is_armed(), best) {
-        (false, _) => (Outcome::InsufficientEvidence, exit::NOT_ARMED),
-        (true, Some(record)) => (record.outcome, exit::OK),
-        (true, None) => (Outcome::NotProven, exit::NOT_PROVEN),
+    let outcome = match (armed.is_armed(), best) {
+        (false, _) => Outcome::InsufficientEvidence,
+        (true, Some(record)) => record.outcome,
+        (true, None) => Outcome::NotProven,
     };
     let report = StatusReport {
         version: JSON_VERSION,
@@ -65,15 +73,117 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             .invalid
             .iter()
             .map(|i| i.problem.to_string())
-            .chain((found.unsigned_passed_over(signed_only) > 0).then(|| {
-                "an unsigned proof, which does not count while prove-it.sign is on".to_string()
-            }))
+            .chain(unsigned_line(found.unsigned_passed_over(signed_only)))
             .collect(),
+        checks: None,
+        checks_error: None,
     };
+    print(args, &report, out)
+}
+
+fn print(args: &Args, report: &StatusReport, out: &mut dyn Write) -> Result<u8, super::Failure> {
     if args.json {
-        report::json(&report, out)?;
+        report::json(report, out)?;
     } else {
         report.human(out)?;
     }
-    Ok(code)
+    Ok(match report.outcome {
+        _ if !report.armed => exit::NOT_ARMED,
+        Outcome::Proven | Outcome::BoundedClaimSurvives => exit::OK,
+        _ => exit::NOT_PROVEN,
+    })
+}
+
+/// The line saying an unsigned proof was passed over, when one was (`passed_over` of them).
+fn unsigned_line(passed_over: usize) -> Option<String> {
+    (passed_over > 0)
+        .then(|| "an unsigned proof, which does not count while prove-it.sign is on".to_string())
+}
+
+/// The status of a state with a checks file (SPEC.md section 2.1): each check with its input
+/// tree and its proof, the state proven only when every check is. verify.sh, when it can run,
+/// is one of them; the state is armed by any check.
+fn with_checks(
+    repo: &Repo,
+    state: &StateTree,
+    armed: &Armed,
+    signed_only: bool,
+    dirty: Vec<String>,
+) -> Result<StatusReport, super::Failure> {
+    let (checks, checks_error) = match CheckSet::of_state(repo, state) {
+        Ok(set) => (state_check_proofs(repo, state, &set)?, None),
+        Err(ChecksError::Git(error)) => return Err(error.into()),
+        Err(error) => (Vec::new(), Some(error.to_string())),
+    };
+    let any_check = !checks.is_empty() || checks_error.is_some();
+    let best: Vec<Option<&Record>> = checks
+        .iter()
+        .map(|check| match check.check.runnable() {
+            Ok(_) => check.best(signed_only).filter(|_| dirty.is_empty()),
+            Err(_) => None,
+        })
+        .collect();
+    let proven = any_check && checks_error.is_none() && best.iter().all(Option::is_some);
+    let outcome = match () {
+        () if !any_check => Outcome::InsufficientEvidence,
+        () if !proven => Outcome::NotProven,
+        () if best
+            .iter()
+            .flatten()
+            .any(|r| r.outcome == Outcome::BoundedClaimSurvives) =>
+        {
+            Outcome::BoundedClaimSurvives
+        }
+        () => Outcome::Proven,
+    };
+    let invalid = checks
+        .iter()
+        .flat_map(|check| {
+            check
+                .found
+                .invalid
+                .iter()
+                .map(|i| i.problem.to_string())
+                .chain(unsigned_line(check.found.unsigned_passed_over(signed_only)))
+                .map(move |problem| format!("check {}: {problem}", check.check.name))
+        })
+        .collect();
+    let statuses = checks
+        .iter()
+        .zip(&best)
+        .map(|(check, best)| StatusCheck {
+            name: check.check.name.clone(),
+            run: check.check.run.clone(),
+            input_tree: check.input_tree.to_string(),
+            proven: best.is_some(),
+            proof: best.map(ProofSummary::from),
+            script_problem: check.check.runnable().err(),
+        })
+        .collect();
+    Ok(StatusReport {
+        version: JSON_VERSION,
+        outcome,
+        armed: any_check,
+        not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
+        hints: if !any_check {
+            super::run::unarmed(armed).hints()
+        } else if !dirty.is_empty() {
+            DIRTY_SUBMODULE_HINTS.to_vec()
+        } else {
+            Vec::new()
+        },
+        dirty_submodules: dirty,
+        tree: state.id.to_string(),
+        head: repo.head_commit()?.map(|id| id.to_string()),
+        proven,
+        proof: best
+            .first()
+            .copied()
+            .flatten()
+            .filter(|_| proven)
+            .map(ProofSummary::from),
+        invalid,
+        checks: Some(statuses),
+        checks_error,
+    })
 }

@@ -6,7 +6,7 @@ use super::decide::{Decision, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
-use super::ledger::{Refusal, append_refusal, earlier_key_lines, ledger_actual};
+use super::ledger::{Refusal, append_ledger, append_refusal, earlier_key_lines, ledger_actual};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
@@ -266,6 +266,14 @@ pub(crate) fn record(
         Verdict::Yield { why, .. } => Some((why, blocks + 1, Outcome::NotProven)),
         _ => None,
     };
+    // Checks skipped by a person end the turn unverified: on the ledger, as a whole skip is.
+    if gate_policy.ledger
+        && let Verdict::SkippedChecks { checks } = &verdict
+    {
+        let actual = vec![format!("skipped by PROVE_IT_SKIP={}", checks.join(","))];
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        append_ledger(ctx, host, event, None, actual, previous)?;
+    }
     if gate_policy.ledger
         && let Some((why, attempt, outcome)) = refusal
     {

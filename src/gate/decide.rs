@@ -123,6 +123,11 @@ pub(crate) struct Observed {
     /// Without an anchor, the checks file and check scripts of HEAD's tree, when it has a
     /// checks file (the baseline an edit of them is told by).
     pub provers_at_head: Option<Vec<(String, Script)>>,
+    /// A checks file is at the worktree root now.
+    pub checks_file_now: bool,
+    /// Without an anchor and without a checks file now: HEAD's tree has one (the session
+    /// started with it, as far as can be told).
+    pub checks_file_at_head: bool,
     /// Blocks already given in this turn.
     pub blocks: u32,
     pub run: Option<RunFacts>,
@@ -289,20 +294,18 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     }
 
     // Rules 3 and 4: not armed now.
+    // The checks file the session started with (without an anchor: HEAD's) is gone.
+    let checks_at_start = match &observed.anchor {
+        Some(anchor) => anchor.provers.as_ref().is_some_and(|p| !p.is_empty()),
+        None => observed.checks_file_at_head,
+    };
+    if checks_at_start && !observed.checks_file_now {
+        return refuse(Why::CheckDisarmed {
+            check: crate::proof::CHECKS_FILE.to_string(),
+            reason: "was deleted".to_string(),
+        });
+    }
     if let Err(reason) = observed.armed_now {
-        // A session that started with a checks file and no verify.sh lost the checks file.
-        if let Some(anchor) = &observed.anchor
-            && anchor.verify.is_none()
-            && anchor
-                .provers
-                .as_ref()
-                .is_some_and(|provers| !provers.is_empty())
-        {
-            return refuse(Why::CheckDisarmed {
-                check: crate::proof::CHECKS_FILE.to_string(),
-                reason: "was deleted".to_string(),
-            });
-        }
         let armed_at_start = match &observed.anchor {
             Some(anchor) => anchor.armed,
             None => observed.armed_at_head,
@@ -374,18 +377,8 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if !changed {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
-    // The checks file deleted, or a check that cannot run: refused like a disarmed verify.sh.
+    // A check that cannot run: refused like a disarmed verify.sh.
     let provers_now = checks.as_ref().map(|c| c.provers.clone());
-    if let Some(anchor) = &observed.anchor
-        && let Some(before) = &anchor.provers
-        && provers_now.is_none()
-        && !before.is_empty()
-    {
-        return refuse(Why::CheckDisarmed {
-            check: crate::proof::CHECKS_FILE.to_string(),
-            reason: "was deleted".to_string(),
-        });
-    }
     if let Some((check, reason)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
         return refuse(Why::CheckDisarmed { check, reason });
     }
@@ -504,6 +497,8 @@ mod tests {
             filters_changed: false,
             verify_at_head: None,
             provers_at_head: None,
+            checks_file_now: false,
+            checks_file_at_head: false,
             blocks: 0,
             run: None,
         }

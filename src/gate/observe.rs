@@ -85,9 +85,22 @@ pub(crate) fn stop(
         }
         _ => false,
     };
+    // Only asked when the checks file is gone and there is no anchor to say it was there.
+    let checks_at_head = match head_tree {
+        Some(tree) if !has_checks && anchor.is_none() => {
+            repo.tree_entry(tree, CHECKS_FILE)?.is_some()
+        }
+        _ => false,
+    };
     // A worktree the session index says this session anchored is never opted out: its anchor
     // gone missing is tampering or an error, said below.
-    if !armed_now.is_armed() && !has_checks && anchor.is_none() && !armed_at_head && !anchored {
+    if !armed_now.is_armed()
+        && !has_checks
+        && anchor.is_none()
+        && !armed_at_head
+        && !checks_at_head
+        && !anchored
+    {
         return Ok(Observation::OptedOut);
     }
 
@@ -164,6 +177,8 @@ pub(crate) fn stop(
             .is_some_and(|filters| filters != repo.filter_digest()),
         verify_at_head: None,
         provers_at_head: None,
+        checks_file_now: has_checks,
+        checks_file_at_head: checks_at_head,
         blocks,
         run: None,
     };
@@ -186,13 +201,11 @@ pub(crate) fn stop(
                 }
                 Err(error) => State::ContentError(error_chain(&error)),
                 Ok(set) => {
+                    let provers = provers_of(repo, &set, &|path| {
+                        repo.state_file(&tree, path, "check's script")
+                    })?;
                     let mut facts = ChecksFacts {
-                        provers: provers_of(repo, &set, &|path| {
-                            repo.state_file(&tree, path, "check's script")
-                        })?
-                        .into_iter()
-                        .map(|p| (p.path, p.script))
-                        .collect(),
+                        provers: provers.iter().map(|p| (p.path.clone(), p.script)).collect(),
                         ..ChecksFacts::default()
                     };
                     facts.unrunnable = set.checks.iter().find_map(|check| {
@@ -225,9 +238,7 @@ pub(crate) fn stop(
                             }
                         }
                     }
-                    provers_now = Some(provers_of(repo, &set, &|path| {
-                        repo.state_file(&tree, path, "check's script")
-                    })?);
+                    provers_now = Some(provers);
                     let facts = State::Tree {
                         tree: tree.id,
                         head_tree,
@@ -347,6 +358,9 @@ pub(crate) fn stop(
     })))
 }
 
+/// Reads a file of a state or a tree by path; `None` when it has none there.
+pub(crate) type ReadFile<'a> = &'a dyn Fn(&str) -> Result<Option<Vec<u8>>, git::Error>;
+
 /// Whether the worktree has a checks file at its root (read as the state records it later).
 pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
     Ok(std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok())
@@ -357,7 +371,7 @@ pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
 pub(crate) fn provers_of(
     _repo: &Repo,
     set: &CheckSet,
-    read: &dyn Fn(&str) -> Result<Option<Vec<u8>>, git::Error>,
+    read: ReadFile<'_>,
 ) -> Result<Vec<Prover>, git::Error> {
     let mut provers = Vec::new();
     if let Some((script, text)) = &set.file {

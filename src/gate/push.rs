@@ -6,7 +6,7 @@ use gix::ObjectId;
 
 use crate::context::policy::PrePush;
 use crate::git::{self, Repo, Selection};
-use crate::proof::{CommitStatus, Standing, classify};
+use crate::proof::{CommitStatus, Standing, commit_standings};
 
 /// One ref the push updates, as git's pre-push protocol gives it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,7 +29,9 @@ pub(crate) enum PushDecision {
 
 /// May the push go on? `unproven` are the pushed commits that must be proven and are not;
 /// `tried` says whether the hook already tried to prove them. A commit whose tree holds no
-/// verify.sh cannot be proven, so it is never tried.
+/// verify.sh (nor a check), or whose checks file is in error, cannot be proven, so it is never
+/// tried; a commit with checks is tried when any of them is not proven (`run` runs only
+/// those), and a commit whose checks are all proven is not among `unproven`.
 pub(crate) fn decide_push(mode: PrePush, unproven: &[CommitStatus], tried: bool) -> PushDecision {
     if mode == PrePush::Off || unproven.is_empty() {
         return PushDecision::Allow;
@@ -38,7 +40,7 @@ pub(crate) fn decide_push(mode: PrePush, unproven: &[CommitStatus], tried: bool)
         return PushDecision::Prove(
             unproven
                 .iter()
-                .filter(|checked| checked.standing != Standing::NotArmed)
+                .filter(|checked| checked.standing.provable())
                 .map(|checked| checked.commit.id)
                 .collect(),
         );
@@ -149,8 +151,7 @@ fn pushed_tips(repo: &Repo, updates: &[Update]) -> Vec<ObjectId> {
 type Split = (Vec<CommitStatus>, Vec<CommitStatus>);
 
 fn standings(repo: &Repo, ids: &[ObjectId]) -> Result<Split, git::Error> {
-    let (unproven, proven): Split = repo
-        .commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?
+    let (unproven, proven): Split = commit_standings(repo, ids)?
         .into_iter()
         .partition(|checked| !checked.standing.is_proven(false));
     let edited = proven
@@ -164,6 +165,7 @@ fn standings(repo: &Repo, ids: &[ObjectId]) -> Result<Split, git::Error> {
 mod tests {
     use super::*;
     use crate::git::CommitInfo;
+    use crate::proof::{classify, classify_checks};
 
     fn id(n: u8) -> ObjectId {
         ObjectId::from_bytes_or_panic(&[n; 20])
@@ -176,9 +178,37 @@ mod tests {
                 tree: id(n + 100),
                 subject: format!("commit {n}"),
                 verify: armed.then(|| (id(200), 0o100755)),
+                checks_file: None,
             },
             None,
         )
+    }
+
+    /// A commit whose checks file is in error: no run could prove it.
+    fn checks_in_error(n: u8) -> CommitStatus {
+        let mut commit = checked(n, true).commit;
+        commit.checks_file = Some((id(201), 0o100644));
+        classify_checks(commit, Err("line 2: bad".into()))
+    }
+
+    /// A commit whose checks (api, docs) have no proof: `run` runs them.
+    fn checks_unproven(n: u8) -> CommitStatus {
+        let mut commit = checked(n, false).commit;
+        commit.checks_file = Some((id(201), 0o100644));
+        let check = |name: &str| crate::proof::CheckProof {
+            check: crate::proof::Check {
+                name: name.into(),
+                run: format!("{name}/verify.sh"),
+                inputs: vec![name.into()],
+                script: Some(crate::proof::Script {
+                    blob: id(202),
+                    mode: 0o100755,
+                }),
+            },
+            input_tree: id(203),
+            found: crate::proof::Found::default(),
+        };
+        classify_checks(commit, Ok(vec![check("api"), check("docs")]))
     }
 
     #[test]
@@ -186,6 +216,8 @@ mod tests {
         use PushDecision::*;
         let none: &[CommitStatus] = &[];
         let two = [checked(1, true), checked(2, false)];
+        let three = [checked(1, true), checked(2, false), checks_in_error(3)];
+        let with_checks = [checks_unproven(4), checked(2, false)];
         let table = [
             // (mode, unproven, tried, decision)
             (PrePush::Tip, none, false, Allow),
@@ -195,6 +227,10 @@ mod tests {
             // Proving skips a commit without verify.sh: nothing could prove it.
             (PrePush::Prove, &two[..], false, Prove(vec![id(1)])),
             (PrePush::Prove, &two[..], true, Refuse { tried: true }),
+            // Nor one whose checks file is in error: it names the line to fix.
+            (PrePush::Prove, &three[..], false, Prove(vec![id(1)])),
+            // A commit with checks not all proven is proven, without verify.sh at its root.
+            (PrePush::Prove, &with_checks[..], false, Prove(vec![id(4)])),
             (PrePush::Prove, none, true, Allow),
         ];
         for (mode, unproven, tried, want) in table {

@@ -1,11 +1,16 @@
 //! Commits as `check` and `log` see them: revisions resolved and walked with gix, and for each
-//! commit its tree and the verify.sh that tree holds.
+//! commit its tree, the verify.sh that tree holds, and whether it holds a checks file.
 
 use gix::ObjectId;
 use gix::revision::plumbing::Spec;
 
 use super::names::VERIFY_SCRIPT;
 use super::{Error, Repo};
+
+/// The checks file's name at the root of a tree (`proof::CHECKS_FILE`, which `git/` cannot
+/// name: it names nothing above it). Only its presence is noted here, from the root tree that
+/// is read for verify.sh anyway, so a commit without one costs no object read more.
+const CHECKS_FILE: &str = "prove-it.toml";
 
 /// What revision arguments select: commits to start from, and commits whose ancestry is excluded.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
@@ -23,6 +28,9 @@ pub(crate) struct CommitInfo {
     pub subject: String,
     /// verify.sh at the root of the commit's tree: its blob and mode, if there is one.
     pub verify: Option<(ObjectId, u32)>,
+    /// `prove-it.toml` at the root of the commit's tree: its blob and mode, if there is one.
+    /// Only a commit with one has its checks read (SPEC.md section 2.1).
+    pub checks_file: Option<(ObjectId, u32)>,
 }
 
 impl Repo {
@@ -118,8 +126,10 @@ impl Repo {
 
 fn commit_info(git: &gix::Repository, id: ObjectId) -> Result<CommitInfo, Error> {
     let head = commit_head(git, id)?;
+    let (verify, checks_file) = root_scripts(git, head.tree)?;
     Ok(CommitInfo {
-        verify: root_verify(git, head.tree)?,
+        verify,
+        checks_file,
         id,
         tree: head.tree,
         subject: head.subject,
@@ -190,13 +200,20 @@ fn commit_head(git: &gix::Repository, id: ObjectId) -> Result<Head, Error> {
     Ok(Head { id, tree, subject })
 }
 
-/// The verify.sh at the root of `tree`, if it has one.
-fn root_verify(git: &gix::Repository, tree: ObjectId) -> Result<Option<(ObjectId, u32)>, Error> {
-    Ok(git
+/// An entry at the root of a tree: its object and mode.
+type RootEntry = Option<(ObjectId, u32)>;
+
+/// The verify.sh and the checks file at the root of `tree`, each if it has one, from one read
+/// of the tree.
+fn root_scripts(git: &gix::Repository, tree: ObjectId) -> Result<(RootEntry, RootEntry), Error> {
+    let tree = git
         .find_tree(tree)
-        .map_err(|e| Error::read(format!("the tree {tree}"))(e))?
-        .find_entry(VERIFY_SCRIPT)
-        .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value()))))
+        .map_err(|e| Error::read(format!("the tree {tree}"))(e))?;
+    let entry = |name: &str| {
+        tree.find_entry(name)
+            .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value())))
+    };
+    Ok((entry(VERIFY_SCRIPT), entry(CHECKS_FILE)))
 }
 
 /// `commits_with_notes` on one thread, from the commits' heads.
@@ -211,8 +228,10 @@ fn with_notes<T>(
     commits
         .into_iter()
         .map(|head| {
+            let (verify, checks_file) = root_scripts(git, head.tree)?;
             let info = CommitInfo {
-                verify: root_verify(git, head.tree)?,
+                verify,
+                checks_file,
                 id: head.id,
                 tree: head.tree,
                 subject: head.subject,

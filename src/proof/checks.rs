@@ -12,6 +12,9 @@ use crate::git::{self, PROOFS_REF, Repo, StateTree};
 const MODE_EXECUTABLE: u32 = 0o100755;
 const MODE_LINK: u32 = 0o120000;
 
+/// The blob and mode at a path of a state or tree, when it has a file there.
+type EntryAt<'a> = &'a dyn Fn(&str) -> Result<Option<(ObjectId, u32)>, git::Error>;
+
 /// One check of a tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Check {
@@ -67,45 +70,74 @@ pub(crate) enum ChecksError {
     Git(#[from] git::Error),
     #[error(transparent)]
     Invalid(#[from] Invalid),
-}
-
-impl ChecksError {
-    /// Whether the worktree's content is at fault (a checks file in error, a file not as
-    /// recorded): at a stop, a refusal the agent can fix, not a failure of the gate.
-    pub(crate) fn is_worktree_content(&self) -> bool {
-        match self {
-            ChecksError::Invalid(_) => true,
-            ChecksError::Git(error) => error.is_worktree_content(),
-        }
-    }
+    /// The checks file is on disk and not part of the state (ignored): no proof could name it,
+    /// and a state without it would be proven by nothing it declares.
+    #[error(
+        "prove-it.toml is not part of the working state (it is ignored, or not a file), so no proof could name the checks it declares"
+    )]
+    NotInState,
+    /// Neither a root verify.sh nor a named check: nothing could prove the state.
+    #[error("prove-it.toml declares no checks, and there is no verify.sh at the root")]
+    NoChecks,
 }
 
 impl CheckSet {
     /// The checks of the working state `state`. The checks file is read as the state records
     /// it (from disk, checked against its blob).
     pub(crate) fn of_state(repo: &Repo, state: &StateTree) -> Result<CheckSet, ChecksError> {
+        let on_disk = std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok();
+        if on_disk && state.entry(CHECKS_FILE).is_none() {
+            return Err(ChecksError::NotInState);
+        }
         let text = repo.state_file(state, CHECKS_FILE, "checks file")?;
-        Self::build(state.entry(CHECKS_FILE), text, state.verify, &|path| {
+        let set = Self::build(state.entry(CHECKS_FILE), text, state.verify, &|path| {
             Ok(state.entry(path))
-        })
+        })?;
+        if set.file.is_some() && set.checks.is_empty() {
+            return Err(ChecksError::NoChecks);
+        }
+        Ok(set)
     }
 
     /// The checks of the committed tree `tree`.
     pub(crate) fn of_tree(repo: &Repo, tree: ObjectId) -> Result<CheckSet, ChecksError> {
+        Self::of_tree_in(repo, tree, &mut Parsed::default())
+    }
+
+    /// [`CheckSet::of_tree`] over many commits: a checks file is read and parsed once per
+    /// blob, however many commits share it.
+    pub(crate) fn of_tree_in(
+        repo: &Repo,
+        tree: ObjectId,
+        parsed: &mut Parsed,
+    ) -> Result<CheckSet, ChecksError> {
         let file = repo.tree_entry(tree, CHECKS_FILE)?;
-        let text = match file {
-            Some((blob, _)) => Some(repo.read_blob(blob)?),
-            None => None,
-        };
         let verify = repo.tree_entry(tree, git::VERIFY_SCRIPT)?;
-        Self::build(file, text, verify, &|path| repo.tree_entry(tree, path))
+        let entry = |path: &str| repo.tree_entry(tree, path);
+        let Some((blob, mode)) = file else {
+            return Self::build(None, None, verify, &entry);
+        };
+        if let std::collections::hash_map::Entry::Vacant(slot) = parsed.0.entry(blob) {
+            let text = repo.read_blob(blob)?;
+            let read = String::from_utf8(text)
+                .map_err(|_| Invalid("it is not UTF-8 text".to_string()))
+                .and_then(|text| checks_file::parse(&text).map(|declared| (text, declared)));
+            slot.insert(read);
+        }
+        let (text, declared) = parsed.0[&blob].clone()?;
+        Self::assemble(
+            Some((Script { blob, mode }, text)),
+            declared,
+            verify,
+            &entry,
+        )
     }
 
     fn build(
         file: Option<(ObjectId, u32)>,
         text: Option<Vec<u8>>,
         verify: Option<(ObjectId, u32)>,
-        entry: &dyn Fn(&str) -> Result<Option<(ObjectId, u32)>, git::Error>,
+        entry: EntryAt<'_>,
     ) -> Result<CheckSet, ChecksError> {
         let mut set = CheckSet::default();
         // The root verify.sh is a check only where it could run, as before checks files.
@@ -124,7 +156,19 @@ impl CheckSet {
         };
         let text =
             String::from_utf8(text).map_err(|_| Invalid("it is not UTF-8 text".to_string()))?;
-        for declared in checks_file::parse(&text)? {
+        let declared = checks_file::parse(&text)?;
+        Self::assemble(Some((Script { blob, mode }, text)), declared, verify, entry)
+    }
+
+    /// The set of a tree whose checks file `file` declares `declared`.
+    fn assemble(
+        file: Option<(Script, String)>,
+        declared: Vec<checks_file::Declared>,
+        verify: Option<(ObjectId, u32)>,
+        entry: EntryAt<'_>,
+    ) -> Result<CheckSet, ChecksError> {
+        let mut set = Self::build(None, None, verify, entry)?;
+        for declared in declared {
             let mut inputs = declared.inputs;
             inputs.push(CHECKS_FILE.to_string());
             set.checks.push(Check {
@@ -134,20 +178,16 @@ impl CheckSet {
                 inputs,
             });
         }
-        set.file = Some((Script { blob, mode }, text));
+        set.file = file;
         Ok(set)
     }
-
-    /// Whether anything here can prove a state: verify.sh, or a checks file.
-    pub(crate) fn is_empty(&self) -> bool {
-        self.checks.is_empty() && self.file.is_none()
-    }
-
-    /// The check named `name`.
-    pub(crate) fn get(&self, name: &str) -> Option<&Check> {
-        self.checks.iter().find(|check| check.name == name)
-    }
 }
+
+/// Checks files already parsed, by blob.
+#[derive(Default)]
+pub(crate) struct Parsed(
+    std::collections::HashMap<ObjectId, Result<(String, Vec<checks_file::Declared>), Invalid>>,
+);
 
 /// One check of a state or commit, its key, and its proofs.
 #[derive(Debug)]
@@ -237,7 +277,7 @@ mod tests {
         assert_eq!(set.file, None);
         // A verify.sh that could not run is no check, as before checks files.
         let unarmed = CheckSet::build(None, None, Some((id(1), 0o100644)), &|_| Ok(None)).unwrap();
-        assert!(unarmed.is_empty());
+        assert!(unarmed.checks.is_empty() && unarmed.file.is_none());
     }
 
     #[test]
@@ -255,7 +295,7 @@ mod tests {
         assert_eq!(set.checks[0].inputs, ["api", CHECKS_FILE]);
         assert!(set.checks[0].runnable().is_ok());
         assert_eq!(set.checks[1].runnable(), Err("does not exist"));
-        assert_eq!(set.get("api").unwrap().record_name(), Some("api"));
+        assert_eq!(set.checks[0].record_name(), Some("api"));
     }
 
     #[test]
@@ -267,7 +307,7 @@ mod tests {
             &|_| Ok(None),
         )
         .unwrap_err();
-        assert!(error.is_worktree_content());
+        assert!(matches!(error, ChecksError::Invalid(_)));
         assert!(error.to_string().contains("line 2"), "{error}");
     }
 }

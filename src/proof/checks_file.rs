@@ -117,6 +117,12 @@ fn one_paragraph(error: &toml::de::Error) -> String {
         .join("\n")
 }
 
+/// Whether `name` may name a check of the checks file: `[A-Za-z0-9][A-Za-z0-9._-]*`, and not
+/// the root verify.sh's.
+pub(crate) fn is_check_name(name: &str) -> bool {
+    name != VERIFY_CHECK && valid_name(name)
+}
+
 fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())

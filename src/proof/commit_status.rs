@@ -1,23 +1,59 @@
-//! Whether a commit is proven: a pure reading of the note attached to its tree, shared by
-//! `check`, `log` and the pre-push hook. It never touches the repository.
+//! Whether a commit is proven, shared by `check`, `log` and the pre-push hook: a pure reading
+//! of the notes attached to its tree, or, when its tree has a checks file, to each check's
+//! input tree (SPEC.md section 2.1). The readings are pure; [`commit_standings`] is the one
+//! function here that reads the repository, and only for commits that have a checks file.
 
+use std::collections::BTreeMap;
+
+use gix::ObjectId;
+
+use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs};
+use super::checks_file::CHECKS_FILE;
 use super::lookup::Found;
-use super::record::{Invalid, Outcome, Problem, Record};
-use crate::git::CommitInfo;
+use super::record::{Invalid, Outcome, Problem, Record, Script};
+use crate::git::{self, CommitInfo, Repo};
 
-/// Where one commit stands.
+/// Where one commit (or one check of it) stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Standing {
-    /// A valid `PROVEN` record.
+    /// A valid `PROVEN` record; for a commit with checks, every check has one.
     Proven(Record),
-    /// Only valid `BOUNDED_CLAIM_SURVIVES` records: proven through an edited verify.sh.
+    /// Only valid `BOUNDED_CLAIM_SURVIVES` records: proven through an edited verify.sh; for a
+    /// commit with checks, every check is proven and one at least only so.
     ProvenEdited(Record),
-    /// No record at all.
+    /// No record at all; for a commit with checks, some check is not proven.
     Unproven,
-    /// Records, none of them valid.
+    /// Records, none of them valid; for a commit with checks, each check not proven has
+    /// records, none of them valid.
     Invalid,
-    /// The commit's tree has no verify.sh, so nothing can prove it.
+    /// The commit's tree has no verify.sh (nor a check), so nothing can prove it.
     NotArmed,
+    /// A check whose script cannot run at that commit: missing, or not an executable file
+    /// (the reason, as [`super::checks::Check::runnable`] gives it).
+    ScriptMissing(&'static str),
+    /// The commit's checks file is in error (the message names the line): nothing can prove
+    /// the commit until it is fixed.
+    ChecksError(String),
+}
+
+/// One check of a commit with a checks file, its key, and where it stands.
+#[derive(Debug, Clone)]
+pub(crate) struct CheckStatus {
+    /// `verify.sh` for the root verify.sh, else the name `prove-it.toml` gives it.
+    pub name: String,
+    /// The script's repository-relative path.
+    pub run: String,
+    /// The script as the commit's tree holds it, `None` when it has none there.
+    pub script: Option<Script>,
+    /// The commit's tree pruned to the check's inputs: the key of its proofs.
+    pub input_tree: ObjectId,
+    pub standing: Standing,
+    /// Records of this check attached to its input tree that do not count.
+    pub invalid: Vec<Invalid>,
+    /// Every record that proves the check, the one to show first.
+    pub valid: Vec<Record>,
+    /// The signature of the proof shown, as for a commit.
+    pub signature: Option<SignatureStatus>,
 }
 
 /// One commit, where it stands, and the records attached to its tree that do not count.
@@ -30,6 +66,10 @@ pub(crate) struct CommitStatus {
     pub valid: Vec<Record>,
     /// The signature of the proof shown, or why there is none to trust; `None` without records.
     pub signature: Option<SignatureStatus>,
+    /// Each check, when the commit's tree has a checks file (the root verify.sh first, then
+    /// by name; empty when the checks file is in error); `None` without one, and then the
+    /// commit stands by the note of its tree alone, as before checks files.
+    pub checks: Option<Vec<CheckStatus>>,
 }
 
 /// What the signature of a commit's proof says (SPEC.md, "Signed proofs").
@@ -74,7 +114,11 @@ impl Standing {
         match self {
             Standing::Proven(_) => true,
             Standing::ProvenEdited(_) => !strict,
-            Standing::Unproven | Standing::Invalid | Standing::NotArmed => false,
+            Standing::Unproven
+            | Standing::Invalid
+            | Standing::NotArmed
+            | Standing::ScriptMissing(_)
+            | Standing::ChecksError(_) => false,
         }
     }
 
@@ -86,6 +130,8 @@ impl Standing {
             Standing::Unproven => "unproven",
             Standing::Invalid => "invalid",
             Standing::NotArmed => "not-armed",
+            Standing::ScriptMissing(_) => "missing-script",
+            Standing::ChecksError(_) => "checks-error",
         }
     }
 
@@ -95,19 +141,40 @@ impl Standing {
             _ => None,
         }
     }
+
+    /// Whether running the commit's checks could prove it: not when nothing is armed or the
+    /// checks file is in error (the pre-push hook never tries those).
+    pub(crate) fn provable(&self) -> bool {
+        !matches!(self, Standing::NotArmed | Standing::ChecksError(_))
+    }
 }
 
 /// Read `note` (the note of the commit's tree, if any) against the commit's tree and verify.sh.
+/// A commit with a checks file is classified by [`classify_checks`] instead.
 pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
     let proofs = Found::read(note, &commit.tree, commit.verify);
-    let best = proofs.best(false);
+    let (standing, signature) = standing_of_found(&proofs, commit.verify.is_none());
+    CommitStatus {
+        commit,
+        standing,
+        signature,
+        invalid: proofs.invalid,
+        valid: proofs.valid,
+        checks: None,
+    }
+}
+
+/// Where the proofs `found` leave one commit or check, and the signature of the one shown;
+/// `unarmed` when nothing could have made a proof.
+fn standing_of_found(found: &Found, unarmed: bool) -> (Standing, Option<SignatureStatus>) {
+    let best = found.best(false);
     let standing = match best {
         Some(record) => standing_of(record),
-        None if commit.verify.is_none() => Standing::NotArmed,
-        None if proofs.invalid.is_empty() => Standing::Unproven,
+        None if unarmed => Standing::NotArmed,
+        None if found.invalid.is_empty() => Standing::Unproven,
         None => Standing::Invalid,
     };
-    let copied = proofs
+    let copied = found
         .invalid
         .iter()
         .any(|i| matches!(i.problem, Problem::TreeMismatch { .. }));
@@ -116,13 +183,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
         None if copied => Some(SignatureStatus::TreeMismatch),
         None => None,
     };
-    CommitStatus {
-        commit,
-        standing,
-        signature,
-        invalid: proofs.invalid,
-        valid: proofs.valid,
-    }
+    (standing, signature)
 }
 
 fn standing_of(record: &Record) -> Standing {
@@ -133,59 +194,280 @@ fn standing_of(record: &Record) -> Standing {
     }
 }
 
+/// Classify a commit whose tree has a checks file, from its checks with their input trees and
+/// proofs (`Err`: the checks file's error). It is proven only when every check is; proven
+/// edited when every check is proven and one at least only through an edited script.
+pub(crate) fn classify_checks(
+    commit: CommitInfo,
+    checks: Result<Vec<CheckProof>, String>,
+) -> CommitStatus {
+    let checks = match checks {
+        Ok(checks) => checks,
+        Err(error) => {
+            return CommitStatus {
+                commit,
+                standing: Standing::ChecksError(error),
+                invalid: Vec::new(),
+                valid: Vec::new(),
+                signature: None,
+                checks: Some(Vec::new()),
+            };
+        }
+    };
+    let checks: Vec<CheckStatus> = checks.into_iter().map(check_status).collect();
+    let mut status = CommitStatus {
+        commit,
+        standing: Standing::NotArmed,
+        invalid: Vec::new(),
+        valid: Vec::new(),
+        signature: None,
+        checks: Some(checks),
+    };
+    roll_up(&mut status);
+    status
+}
+
+fn check_status(proof: CheckProof) -> CheckStatus {
+    let CheckProof {
+        check,
+        input_tree,
+        found,
+    } = proof;
+    let (standing, signature) = match check.runnable() {
+        Err(why) => (Standing::ScriptMissing(why), None),
+        Ok(_) => standing_of_found(&found, false),
+    };
+    CheckStatus {
+        name: check.name,
+        run: check.run,
+        script: check.script,
+        input_tree,
+        standing,
+        invalid: found.invalid,
+        valid: found.valid,
+        signature,
+    }
+}
+
+/// The commit's standing, records and signature from those of its checks: proven when every
+/// check is; the record shown is the first edited one, else the first check's; the signature
+/// shown is the first that is not good, else the first check's. A checks file that declares
+/// no check (and no verify.sh beside it) arms nothing: an empty list never proves a commit.
+fn roll_up(status: &mut CommitStatus) {
+    let Some(checks) = &status.checks else {
+        return;
+    };
+    status.invalid = checks.iter().flat_map(|c| c.invalid.clone()).collect();
+    status.valid = checks.iter().flat_map(|c| c.valid.clone()).collect();
+    if checks.is_empty() {
+        if !matches!(status.standing, Standing::ChecksError(_)) {
+            status.standing = Standing::NotArmed;
+        }
+        return;
+    }
+    let records: Option<Vec<&Record>> = checks.iter().map(|c| c.standing.record()).collect();
+    status.standing = match records {
+        Some(records) => {
+            let edited = records.iter().find(|r| r.outcome != Outcome::Proven);
+            match edited {
+                Some(record) => Standing::ProvenEdited((*record).clone()),
+                None => Standing::Proven(records[0].clone()),
+            }
+        }
+        None if checks
+            .iter()
+            .filter(|c| c.standing.record().is_none())
+            .all(|c| c.standing == Standing::Invalid) =>
+        {
+            Standing::Invalid
+        }
+        None => Standing::Unproven,
+    };
+    status.signature = checks
+        .iter()
+        .find(|c| !c.signature.as_ref().is_some_and(SignatureStatus::is_good))
+        .or(checks.first())
+        .and_then(|c| c.signature.clone());
+}
+
+/// Each of `ids` classified, with its checks read when its tree has a checks file: what
+/// `check`, `log` and the pre-push hook report on. A commit without a checks file costs what
+/// it cost before checks files: its commit, root tree and note.
+pub(crate) fn commit_standings(
+    repo: &Repo,
+    ids: &[ObjectId],
+) -> Result<Vec<CommitStatus>, git::Error> {
+    let mut all = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;
+    // Reading a commit's checks takes the repository, which a history worker thread does
+    // not have: these few commits are read here, each in its place.
+    let mut parsed = Parsed::default();
+    for status in all.iter_mut().filter(|s| s.commit.checks_file.is_some()) {
+        *status = with_checks(repo, status.commit.clone(), &mut parsed)?;
+    }
+    Ok(all)
+}
+
+/// Classify `commit` (whose tree has a checks file) by its checks.
+fn with_checks(
+    repo: &Repo,
+    commit: CommitInfo,
+    parsed: &mut Parsed,
+) -> Result<CommitStatus, git::Error> {
+    let checks = match CheckSet::of_tree_in(repo, commit.tree, parsed) {
+        Ok(set) => Ok(tree_check_proofs(repo, commit.tree, &set)?),
+        Err(ChecksError::Git(error)) => return Err(error),
+        Err(error) => Err(error.to_string()),
+    };
+    Ok(classify_checks(commit, checks))
+}
+
+/// A script whose change since a range's base is a verify.sh change (issue 19, hole 8; with
+/// checks, SPEC.md section 2.1): verify.sh, the checks file, or a named check's script.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Changed {
+    Verify,
+    ChecksFile,
+    /// A check the base has too, whose script is another (or none) at the commit.
+    Check {
+        name: String,
+        run: String,
+    },
+}
+
+impl Changed {
+    /// How a person names it: `verify.sh`, `prove-it.toml`, `check api's script`.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Changed::Verify => git::VERIFY_SCRIPT.to_string(),
+            Changed::ChecksFile => CHECKS_FILE.to_string(),
+            Changed::Check { name, .. } => format!("check {name}'s script"),
+        }
+    }
+
+    /// The path to diff to review it.
+    pub(crate) fn path(&self) -> &str {
+        match self {
+            Changed::Verify => git::VERIFY_SCRIPT,
+            Changed::ChecksFile => CHECKS_FILE,
+            Changed::Check { run, .. } => run,
+        }
+    }
+}
+
 /// A base of a checked range (`<base>..<head>`) and the checked commits whose verify.sh (blob
-/// or mode) is not the base's: CI's view of a verify.sh change, which needs no anchor (issue
-/// 19, hole 8).
+/// or mode; with checks, whose checks file or a check's script) is not the base's: CI's view
+/// of a verify.sh change, which needs no anchor (issue 19, hole 8).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct VerifyChange {
     pub base: CommitInfo,
-    /// The checked commits holding another verify.sh than the base (or none where it had one).
+    /// What changed.
+    pub what: Changed,
+    /// The checked commits holding another one than the base (or none where it had one).
     pub commits: Vec<CommitInfo>,
 }
 
-/// For each of `bases` (the commits a range excludes), the `checked` commits whose verify.sh
-/// differs from it; bases no checked commit differs from are left out.
-pub(crate) fn verify_changes(bases: &[CommitInfo], checked: &[CommitStatus]) -> Vec<VerifyChange> {
-    bases
+/// For each of `bases` (the commits a range excludes, classified as the checked ones are) and
+/// each script that changed, the `checked` commits where it differs from the base's; bases no
+/// checked commit differs from are left out. Each base gives verify.sh's change first, then
+/// the checks file's, then the checks' by name.
+pub(crate) fn verify_changes(
+    bases: &[CommitStatus],
+    checked: &[CommitStatus],
+) -> Vec<VerifyChange> {
+    let mut changes = Vec::new();
+    for base in bases {
+        let base_scripts = check_scripts(base);
+        let mut by_what: BTreeMap<Changed, Vec<CommitInfo>> = BTreeMap::new();
+        for status in checked {
+            let commit = &status.commit;
+            let mut what = Vec::new();
+            if commit.verify != base.commit.verify {
+                what.push(Changed::Verify);
+            }
+            if commit.checks_file != base.commit.checks_file {
+                what.push(Changed::ChecksFile);
+            }
+            for check in status.checks.iter().flatten() {
+                if let Some(before) = base_scripts.get(check.name.as_str())
+                    && *before != check.script
+                    && check.name != super::checks_file::VERIFY_CHECK
+                {
+                    what.push(Changed::Check {
+                        name: check.name.clone(),
+                        run: check.run.clone(),
+                    });
+                }
+            }
+            for changed in what {
+                by_what.entry(changed).or_default().push(commit.clone());
+            }
+        }
+        changes.extend(by_what.into_iter().map(|(what, commits)| VerifyChange {
+            base: base.commit.clone(),
+            what,
+            commits,
+        }));
+    }
+    changes
+}
+
+/// The named checks' scripts of a classified commit, by name.
+fn check_scripts(status: &CommitStatus) -> BTreeMap<&str, Option<Script>> {
+    status
+        .checks
         .iter()
-        .filter_map(|base| {
-            let commits: Vec<CommitInfo> = checked
-                .iter()
-                .filter(|c| c.commit.verify != base.verify)
-                .map(|c| c.commit.clone())
-                .collect();
-            (!commits.is_empty()).then(|| VerifyChange {
-                base: base.clone(),
-                commits,
-            })
-        })
+        .flatten()
+        .map(|check| (check.name.as_str(), check.script))
         .collect()
 }
 
 /// Check the signatures of `checked`'s proofs with `verify`, best proof first, until one is
 /// good: that one becomes the proof shown. When none is, the best proof stays, with what its
-/// signature said. Unsigned records are not given to `verify`.
+/// signature said. Unsigned records are not given to `verify`. A commit with checks has each
+/// check's proofs checked so, and then stands by its checks again.
 pub(crate) fn check_signatures<E>(
     checked: &mut CommitStatus,
     verify: &mut dyn FnMut(&Record) -> Result<SignatureStatus, E>,
 ) -> Result<(), E> {
+    if let Some(checks) = &mut checked.checks {
+        for check in checks.iter_mut() {
+            if matches!(check.standing, Standing::ScriptMissing(_)) {
+                continue;
+            }
+            if let Some((standing, signature)) = first_good(&check.valid, verify)? {
+                check.standing = standing;
+                check.signature = Some(signature);
+            }
+        }
+        roll_up(checked);
+        return Ok(());
+    }
+    if let Some((standing, signature)) = first_good(&checked.valid, verify)? {
+        checked.standing = standing;
+        checked.signature = Some(signature);
+    }
+    Ok(())
+}
+
+/// The standing and signature `valid` (best first) leaves once signatures are checked: that
+/// of the first proof with a good signature; else, when a signed or unsigned proof is there,
+/// the best proof's standing with its own signature's status.
+fn first_good<E>(
+    valid: &[Record],
+    verify: &mut dyn FnMut(&Record) -> Result<SignatureStatus, E>,
+) -> Result<Option<(Standing, SignatureStatus)>, E> {
     let mut first = None;
-    for record in &checked.valid {
+    for record in valid {
         let status = match record.signature {
             Some(_) => verify(record)?,
             None => SignatureStatus::Unsigned,
         };
         if status.is_good() {
-            checked.standing = standing_of(record);
-            checked.signature = Some(status);
-            return Ok(());
+            return Ok(Some((standing_of(record), status)));
         }
         first.get_or_insert(status);
     }
-    if first.is_some() {
-        checked.signature = first;
-    }
-    Ok(())
+    Ok(first.map(|status| (standing_of(&valid[0]), status)))
 }
 
 #[cfg(test)]
@@ -203,15 +485,18 @@ mod tests {
             tree: id(n + 50),
             subject: format!("c{n}"),
             verify: verify.map(|v| (id(v), 0o100_755)),
+            checks_file: None,
         };
         let base = with(1, Some(9));
         let checked: Vec<CommitStatus> = [with(2, Some(9)), with(3, Some(8)), with(4, None)]
             .into_iter()
             .map(|c| classify(c, None))
             .collect();
+        let base = classify(base, None);
         let changes = verify_changes(std::slice::from_ref(&base), &checked);
         assert_eq!(changes.len(), 1);
-        assert_eq!(changes[0].base, base);
+        assert_eq!(changes[0].base, base.commit);
+        assert_eq!(changes[0].what, Changed::Verify);
         let ids: Vec<_> = changes[0].commits.iter().map(|c| c.id).collect();
         assert_eq!(ids, vec![id(3), id(4)]);
         // A mode change is a change too; the same verify.sh everywhere is none.
@@ -235,6 +520,7 @@ mod tests {
             tree: id(2),
             subject: "subject".into(),
             verify,
+            checks_file: None,
         }
     }
 
@@ -380,5 +666,159 @@ mod tests {
         check_signatures::<()>(&mut checked, &mut |_| Ok(SignatureStatus::Bad)).unwrap();
         assert_eq!(checked.standing, Standing::Proven(newest_unsigned));
         assert_eq!(checked.signature, Some(SignatureStatus::Unsigned));
+    }
+
+    fn named(name: &str, script: Option<u8>, records: Vec<Record>) -> CheckProof {
+        CheckProof {
+            check: crate::proof::Check {
+                name: name.into(),
+                run: format!("{name}/verify.sh"),
+                inputs: vec![name.into(), CHECKS_FILE.into()],
+                script: script.map(|n| Script {
+                    blob: id(n),
+                    mode: 0o100_755,
+                }),
+            },
+            input_tree: id(60),
+            found: Found::from_proofs(crate::proof::record::Proofs {
+                valid: records,
+                invalid: Vec::new(),
+            }),
+        }
+    }
+
+    fn with_checks_file() -> CommitInfo {
+        let mut info = commit(None);
+        info.checks_file = Some((id(7), 0o100_644));
+        info
+    }
+
+    #[test]
+    fn a_commit_with_checks_is_proven_only_when_every_check_is() {
+        let proof = |outcome| vec![record(outcome, id(60), id(3))];
+        let both = classify_checks(
+            with_checks_file(),
+            Ok(vec![
+                named("api", Some(3), proof(Outcome::Proven)),
+                named("docs", Some(3), proof(Outcome::Proven)),
+            ]),
+        );
+        assert!(matches!(both.standing, Standing::Proven(_)));
+        assert_eq!(both.checks.as_ref().unwrap().len(), 2);
+        assert_eq!(both.valid.len(), 2);
+
+        let one = classify_checks(
+            with_checks_file(),
+            Ok(vec![
+                named("api", Some(3), proof(Outcome::Proven)),
+                named("docs", Some(3), Vec::new()),
+            ]),
+        );
+        assert_eq!(one.standing, Standing::Unproven);
+        let docs = &one.checks.as_ref().unwrap()[1];
+        assert_eq!(
+            (docs.name.as_str(), &docs.standing),
+            ("docs", &Standing::Unproven)
+        );
+
+        let edited = classify_checks(
+            with_checks_file(),
+            Ok(vec![
+                named("api", Some(3), proof(Outcome::Proven)),
+                named("docs", Some(3), proof(Outcome::BoundedClaimSurvives)),
+            ]),
+        );
+        assert!(
+            matches!(edited.standing, Standing::ProvenEdited(ref r) if r.outcome == Outcome::BoundedClaimSurvives)
+        );
+        assert!(!edited.standing.is_proven(true));
+    }
+
+    #[test]
+    fn a_check_without_its_script_is_not_proven_and_a_checks_file_in_error_proves_nothing() {
+        // A record cannot vouch for a script the tree does not hold.
+        let missing = classify_checks(
+            with_checks_file(),
+            Ok(vec![named(
+                "api",
+                None,
+                vec![record(Outcome::Proven, id(60), id(3))],
+            )]),
+        );
+        assert_eq!(missing.standing, Standing::Unproven);
+        assert_eq!(
+            missing.checks.unwrap()[0].standing,
+            Standing::ScriptMissing("does not exist")
+        );
+        let broken = classify_checks(with_checks_file(), Err("line 2: bad".into()));
+        assert_eq!(broken.standing, Standing::ChecksError("line 2: bad".into()));
+        assert!(!broken.standing.is_proven(false) && !broken.standing.provable());
+        assert_eq!(broken.standing.label(), "checks-error");
+        // A checks file that declares nothing, without verify.sh, arms nothing.
+        let empty = classify_checks(with_checks_file(), Ok(Vec::new()));
+        assert_eq!(empty.standing, Standing::NotArmed);
+    }
+
+    #[test]
+    fn with_checks_every_check_needs_a_good_signature() {
+        let signed_proof = || vec![signed(record(Outcome::Proven, id(60), id(3)))];
+        let mut checked = classify_checks(
+            with_checks_file(),
+            Ok(vec![
+                named("api", Some(3), signed_proof()),
+                named(
+                    "docs",
+                    Some(3),
+                    vec![record(Outcome::Proven, id(60), id(3))],
+                ),
+            ]),
+        );
+        let good = SignatureStatus::Good {
+            principal: "a@example.com".into(),
+            key: None,
+        };
+        check_signatures::<()>(&mut checked, &mut |_| Ok(good.clone())).unwrap();
+        let checks = checked.checks.as_ref().unwrap();
+        assert_eq!(checks[0].signature, Some(good.clone()));
+        assert_eq!(checks[1].signature, Some(SignatureStatus::Unsigned));
+        // The commit shows the signature that fails it: docs' proof is unsigned.
+        assert_eq!(checked.signature, Some(SignatureStatus::Unsigned));
+
+        let mut both = classify_checks(
+            with_checks_file(),
+            Ok(vec![
+                named("api", Some(3), signed_proof()),
+                named("docs", Some(3), signed_proof()),
+            ]),
+        );
+        check_signatures::<()>(&mut both, &mut |_| Ok(good.clone())).unwrap();
+        assert_eq!(both.signature, Some(good));
+    }
+
+    #[test]
+    fn a_change_of_the_checks_file_or_a_checks_script_is_a_verify_sh_change() {
+        let at = |n: u8, file: u8, script: u8| {
+            let mut info = with_checks_file();
+            info.id = id(n);
+            info.checks_file = Some((id(file), 0o100_644));
+            classify_checks(info, Ok(vec![named("api", Some(script), Vec::new())]))
+        };
+        let base = at(1, 7, 3);
+        let same = at(2, 7, 3);
+        let toml = at(3, 8, 3);
+        let script = at(4, 7, 4);
+        let changes = verify_changes(std::slice::from_ref(&base), &[same, toml, script]);
+        let said: Vec<(String, Vec<ObjectId>)> = changes
+            .iter()
+            .map(|c| (c.what.describe(), c.commits.iter().map(|c| c.id).collect()))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("prove-it.toml".to_string(), vec![id(3)]),
+                ("check api's script".to_string(), vec![id(4)]),
+            ]
+        );
+        assert_eq!(changes[1].what.path(), "api/verify.sh");
     }
 }

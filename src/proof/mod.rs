@@ -12,14 +12,16 @@ mod lookup;
 mod prove;
 mod record;
 
-pub(crate) use checks::{
-    Check, CheckProof, CheckSet, ChecksError, lookup_check, state_check_proofs, tree_check_proofs,
-};
-pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK};
+#[cfg(test)]
+pub(crate) use checks::{Check, CheckProof};
+pub(crate) use checks::{CheckSet, ChecksError, state_check_proofs, tree_check_proofs};
+pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK, is_check_name};
 pub(crate) use commit_status::{
-    CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures, classify,
-    verify_changes,
+    CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures,
+    commit_standings, verify_changes,
 };
+#[cfg(test)]
+pub(crate) use commit_status::{classify, classify_checks};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};

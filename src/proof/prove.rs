@@ -55,7 +55,7 @@ pub(crate) struct ProveOptions<'a> {
 /// What happened when verify.sh ran.
 #[derive(Debug)]
 pub(crate) enum Attempted {
-    Proven(Record),
+    Proven(Box<Record>),
     Failed {
         /// "exit code 1", "timed out after 300 s", ...
         exit: String,
@@ -325,7 +325,7 @@ pub(crate) fn prove_checks(
             .update(after_input, &what, |existing| {
                 record::append(existing, &record)
             })?;
-        results.push((run.check.name.clone(), Attempted::Proven(record)));
+        results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
     }
     Ok(results)
 }

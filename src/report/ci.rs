@@ -40,9 +40,10 @@ pub(crate) fn annotations(report: &CheckReport, out: &mut dyn Write) -> io::Resu
     ) {
         for change in &report.verify_changed {
             errors.push((
-                "verify.sh changed (--strict)".to_string(),
+                format!("{} changed (--strict)", change.what),
                 format!(
-                    "verify.sh changed since {} {}: a person reviews the change, then checks with --allow-verify-change",
+                    "{} changed since {} {}: a person reviews the change, then checks with --allow-verify-change",
+                    change.what,
                     change.short_base(),
                     change.base_subject
                 ),
@@ -104,7 +105,10 @@ pub(crate) fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<(
         report.allow_verify_change,
         &report.verify_changed,
     ) {
-        "not proven: verify.sh changed since the base of the range (--strict)".to_string()
+        format!(
+            "not proven: {} changed since the base of the range (--strict)",
+            report.changed_first()
+        )
     } else if total == 1 {
         "proven: 1 commit".to_string()
     } else {
@@ -124,7 +128,8 @@ pub(crate) fn summary(report: &CheckReport, out: &mut dyn Write) -> io::Result<(
         writeln!(out)?;
         writeln!(
             out,
-            "verify.sh changed since `{}` {}: in {}",
+            "{} changed since `{}` {}: in {}",
+            markdown(&change.what),
             change.short_base(),
             markdown(&change.base_subject),
             change
@@ -215,6 +220,8 @@ mod tests {
             invalid: Vec::new(),
             verify_diff: None,
             signature: None,
+            checks: None,
+            checks_error: None,
             require_signed: false,
         }
     }

@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
-use crate::proof::{CommitStatus, SignatureStatus, VerifyChange};
+use crate::proof::{CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange};
 
 /// One commit as `check`, `log` and the pre-push hook report it.
 #[derive(Debug, Clone, Serialize)]
@@ -12,7 +12,8 @@ pub(crate) struct CommitReport {
     pub commit: String,
     pub tree: String,
     pub subject: String,
-    /// proven, proven-edited, unproven, invalid or not-armed.
+    /// proven, proven-edited, unproven, invalid or not-armed; checks-error for a commit whose
+    /// checks file is in error.
     pub status: &'static str,
     /// Whether it counts as proven under the options in force (`--strict`).
     pub proven: bool,
@@ -24,35 +25,192 @@ pub(crate) struct CommitReport {
     /// What the proof's signature says (`status`: good, bad, unknown-signer, unsigned,
     /// not-verified, tree-mismatch), or null when no record is attached.
     pub signature: Option<SignatureStatus>,
+    /// Each check, for a commit whose tree has a checks file (absent without one): the commit
+    /// is proven only when every check is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<CommitCheckReport>>,
+    /// Why the commit's checks file cannot be used (status `checks-error`), naming the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks_error: Option<String>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
+}
+
+/// One check of a commit with a checks file, as `check`, `log` and the pre-push hook report it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct CommitCheckReport {
+    /// `verify.sh` for the root verify.sh, else the name `prove-it.toml` gives it.
+    pub name: String,
+    /// The script's path in the commit's tree.
+    pub run: String,
+    /// The key of its proofs: the commit's tree pruned to the check's inputs.
+    pub input_tree: String,
+    /// proven, proven-edited, unproven, invalid or missing-script.
+    pub standing: &'static str,
+    /// Whether it counts as proven under the options in force.
+    pub proven: bool,
+    pub proof: Option<ProofSummary>,
+    /// Records of this check on its input tree that do not count, each with its problem.
+    pub invalid: Vec<String>,
+    /// The diff of the check's script the proof carries, when it was edited during the session.
+    pub verify_diff: Option<String>,
+    pub signature: Option<SignatureStatus>,
+    /// Why the script cannot run (standing `missing-script`): "does not exist", ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_problem: Option<&'static str>,
+}
+
+impl CommitCheckReport {
+    fn new(check: &CheckStatus, strict: bool, require_signed: bool) -> Self {
+        let record = check.standing.record();
+        CommitCheckReport {
+            name: check.name.clone(),
+            run: check.run.clone(),
+            input_tree: check.input_tree.to_string(),
+            standing: check.standing.label(),
+            proven: counts(
+                &check.standing,
+                check.signature.as_ref(),
+                strict,
+                require_signed,
+            ),
+            proof: record.map(ProofSummary::from),
+            invalid: check
+                .invalid
+                .iter()
+                .map(|invalid| invalid.problem.to_string())
+                .collect(),
+            verify_diff: record.and_then(|r| r.verify_diff.clone()),
+            signature: check.signature.clone(),
+            script_problem: match check.standing {
+                Standing::ScriptMissing(why) => Some(why),
+                _ => None,
+            },
+        }
+    }
+
+    /// Why it does not count, as the word a list of check names follows: `missing`, ...
+    fn why_not(&self, require_signed: bool) -> String {
+        match self.standing {
+            "proven" | "proven-edited"
+                if require_signed
+                    && !self
+                        .signature
+                        .as_ref()
+                        .is_some_and(SignatureStatus::is_good) =>
+            {
+                format!(
+                    "{} (--require-signed)",
+                    self.signature
+                        .as_ref()
+                        .map_or("unsigned".to_string(), describe)
+                )
+            }
+            "proven-edited" => "proven only through an edited script (--strict)".to_string(),
+            "invalid" => "invalid".to_string(),
+            "missing-script" => "missing script".to_string(),
+            _ => "missing".to_string(),
+        }
+    }
+}
+
+/// Whether a standing counts: proven (edited only unless `strict`), and with a good
+/// signature when `require_signed`.
+fn counts(
+    standing: &Standing,
+    signature: Option<&SignatureStatus>,
+    strict: bool,
+    require_signed: bool,
+) -> bool {
+    standing.is_proven(strict)
+        && (!require_signed || signature.is_some_and(SignatureStatus::is_good))
 }
 
 impl CommitReport {
     /// `require_signed` counts a proof only with a good signature (`check --require-signed`).
     pub(crate) fn new(checked: &CommitStatus, strict: bool, require_signed: bool) -> Self {
         let record = checked.standing.record();
+        let checks = checked.checks.as_ref().map(|checks| {
+            checks
+                .iter()
+                .map(|check| CommitCheckReport::new(check, strict, require_signed))
+                .collect()
+        });
         CommitReport {
             commit: checked.commit.id.to_string(),
             tree: checked.commit.tree.to_string(),
             subject: checked.commit.subject.clone(),
             status: checked.standing.label(),
-            proven: checked.standing.is_proven(strict)
-                && (!require_signed
-                    || checked
-                        .signature
-                        .as_ref()
-                        .is_some_and(SignatureStatus::is_good)),
+            proven: counts(
+                &checked.standing,
+                checked.signature.as_ref(),
+                strict,
+                require_signed,
+            ),
             proof: record.map(ProofSummary::from),
-            invalid: checked
-                .invalid
-                .iter()
-                .map(|invalid| invalid.problem.to_string())
-                .collect(),
+            invalid: match &checked.checks {
+                // Each problem says whose: two checks' records may share an input tree.
+                Some(checks) => checks
+                    .iter()
+                    .flat_map(|check| {
+                        check
+                            .invalid
+                            .iter()
+                            .map(move |i| format!("check {}: {}", check.name, i.problem))
+                    })
+                    .collect(),
+                None => checked
+                    .invalid
+                    .iter()
+                    .map(|invalid| invalid.problem.to_string())
+                    .collect(),
+            },
             verify_diff: record.and_then(|r| r.verify_diff.clone()),
             signature: checked.signature.clone(),
+            checks,
+            checks_error: match &checked.standing {
+                Standing::ChecksError(error) => Some(error.clone()),
+                _ => None,
+            },
             require_signed,
+        }
+    }
+
+    /// For a commit with checks: `proven 1/2 checks, missing: docs`, each check that does not
+    /// count named after why (`missing`, `invalid`, `missing script`, ...).
+    pub(super) fn checks_summary(&self) -> Option<String> {
+        let checks = self.checks.as_ref()?;
+        let proven = checks.iter().filter(|c| c.proven).count();
+        let mut summary = format!("proven {proven}/{} checks", checks.len());
+        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        for check in checks.iter().filter(|c| !c.proven) {
+            let why = check.why_not(self.require_signed);
+            match groups.iter_mut().find(|(w, _)| *w == why) {
+                Some((_, names)) => names.push(&check.name),
+                None => groups.push((why, vec![&check.name])),
+            }
+        }
+        for (i, (why, names)) in groups.iter().enumerate() {
+            summary.push_str(if i == 0 { ", " } else { "; " });
+            summary.push_str(&format!("{why}: {}", names.join(", ")));
+        }
+        Some(summary)
+    }
+
+    /// What a proof through an edited script went through: `an edited verify.sh`, or for a
+    /// commit with checks, `an edited script (check api)`.
+    pub(crate) fn edited_what(&self) -> String {
+        match &self.checks {
+            Some(checks) => {
+                let names: Vec<&str> = checks
+                    .iter()
+                    .filter(|c| c.standing == "proven-edited")
+                    .map(|c| c.name.as_str())
+                    .collect();
+                format!("an edited script (check {})", names.join(", "))
+            }
+            None => "an edited verify.sh".to_string(),
         }
     }
 
@@ -69,8 +227,20 @@ impl CommitReport {
         &self.commit[..self.commit.len().min(7)]
     }
 
-    /// Why it does not count as proven, as a fragment for a list.
+    /// Why it does not count as proven, as a fragment for a list. For a commit with checks,
+    /// the checks that do not count, or the checks file's error.
     pub(super) fn why_not(&self) -> String {
+        if let Some(error) = &self.checks_error {
+            return one_line(error);
+        }
+        match &self.checks {
+            Some(checks) if checks.is_empty() => {
+                return "not armed: its checks file declares no check and its tree has no verify.sh"
+                    .to_string();
+            }
+            Some(_) => return self.checks_summary().unwrap_or_default(),
+            None => {}
+        }
         match self.status {
             "proven" | "proven-edited" if self.lacks_signature() => format!(
                 "{} (--require-signed)",
@@ -98,6 +268,16 @@ pub(crate) struct VerifyChangeReport {
     pub base_subject: String,
     /// The checked commits whose verify.sh is not the base's.
     pub commits: Vec<String>,
+    /// What changed, when it is not verify.sh: `prove-it.toml`, or `check <name>'s script`.
+    #[serde(skip_serializing_if = "is_verify_sh")]
+    pub what: String,
+    /// The path that changed, to review with `git diff` (absent for verify.sh, as `what`).
+    #[serde(skip_serializing_if = "is_verify_sh")]
+    pub path: String,
+}
+
+fn is_verify_sh(text: &str) -> bool {
+    text == crate::proof::VERIFY_CHECK
 }
 
 impl From<&VerifyChange> for VerifyChangeReport {
@@ -106,6 +286,8 @@ impl From<&VerifyChange> for VerifyChangeReport {
             base: change.base.id.to_string(),
             base_subject: change.base.subject.clone(),
             commits: change.commits.iter().map(|c| c.id.to_string()).collect(),
+            what: change.what.describe(),
+            path: change.what.path().to_string(),
         }
     }
 }
@@ -115,12 +297,14 @@ impl VerifyChangeReport {
         &self.base[..self.base.len().min(7)]
     }
 
-    /// `verify.sh changed since <base> <subject>: in <commits>`, one line.
+    /// `verify.sh changed since <base> <subject>: in <commits>` (or `prove-it.toml`, `check
+    /// api's script`), one line.
     fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let shorts: Vec<&str> = self.commits.iter().map(|c| &c[..c.len().min(7)]).collect();
         writeln!(
             out,
-            "verify.sh changed since {} {}: in {}",
+            "{} changed since {} {}: in {}",
+            self.what,
             self.short_base(),
             self.base_subject,
             shorts.join(", ")
@@ -137,9 +321,10 @@ fn edited_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()
     {
         writeln!(
             out,
-            "  {} {} (proven only through an edited verify.sh: BOUNDED_CLAIM_SURVIVES)",
+            "  {} {} (proven only through {}: BOUNDED_CLAIM_SURVIVES)",
             commit.short(),
-            commit.subject
+            commit.subject,
+            commit.edited_what()
         )?;
     }
     if commits
@@ -202,7 +387,8 @@ impl CheckReport {
             match (self.commits.as_slice(), refused) {
                 (_, true) => writeln!(
                     out,
-                    "not proven: verify.sh changed since the base of the range (--strict)"
+                    "not proven: {} changed since the base of the range (--strict)",
+                    self.changed_first()
                 )?,
                 ([one], false) => writeln!(out, "proven: {} {}", one.short(), one.subject)?,
                 (_, false) => writeln!(out, "proven: all {total} commits")?,
@@ -215,6 +401,12 @@ impl CheckReport {
         list(&unproven, out)?;
         edited_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
+        if unproven.iter().any(|c| c.checks_error.is_some()) {
+            writeln!(
+                out,
+                "hint: a commit's prove-it.toml is in error: fix it at the line named (SPEC.md section 2.1) and commit the fix; no proof can count for that commit"
+            )?;
+        }
         writeln!(
             out,
             "hint: prove a commit with 'git prove-it run <commit>' and push its proof with 'git prove-it sync'"
@@ -227,6 +419,14 @@ impl CheckReport {
 }
 
 impl CheckReport {
+    /// What changed since a base, first: verify.sh, else the checks file, else a check's
+    /// script (as `verify_changes` orders them).
+    pub(crate) fn changed_first(&self) -> &str {
+        self.verify_changed
+            .first()
+            .map_or(crate::proof::VERIFY_CHECK, |change| change.what.as_str())
+    }
+
     fn verify_change_lines(&self, refused: bool, out: &mut dyn Write) -> io::Result<()> {
         for change in &self.verify_changed {
             change.human(out)?;
@@ -235,12 +435,13 @@ impl CheckReport {
             for change in &self.verify_changed {
                 writeln!(
                     out,
-                    "hint: review the change: git diff {} {} -- verify.sh",
+                    "hint: review the change: git diff {} {} -- {}",
                     change.short_base(),
                     change
                         .commits
                         .last()
-                        .map_or("HEAD", |c| &c[..c.len().min(7)])
+                        .map_or("HEAD", |c| &c[..c.len().min(7)]),
+                    change.path
                 )?;
             }
             writeln!(
@@ -290,7 +491,8 @@ impl PushRefusal {
         )?;
         list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
         for commit in &self.unproven {
-            if commit.status != "not-armed" {
+            // Nothing could prove a commit without verify.sh, or whose checks file is in error.
+            if !matches!(commit.status, "not-armed" | "checks-error") {
                 writeln!(err, "hint: prove it: git prove-it run {}", commit.short())?;
             }
         }
@@ -340,6 +542,7 @@ impl LogReport {
                 _ => RED,
             };
             let detail = match (&commit.proof, commit.status) {
+                _ if commit.checks.is_some() => commit.checks_detail(),
                 (Some(proof), status) => {
                     let edited = if status == "proven-edited" {
                         ", through an edited verify.sh"
@@ -379,29 +582,18 @@ impl LogReport {
                 paint(DIM, &detail)
             )?;
             if style.patch
+                && let Some(checks) = &commit.checks
+            {
+                for check in checks {
+                    writeln!(out, "    {}", check.line())?;
+                    if let Some(diff) = &check.verify_diff {
+                        diff_lines(diff, "      ", &paint, out)?;
+                    }
+                }
+            } else if style.patch
                 && let Some(diff) = &commit.verify_diff
             {
-                for line in diff.lines() {
-                    // The diff is stored in a note anyone can write: its control characters
-                    // (a carriage return, an escape sequence) must not rewrite the screen.
-                    let line: String = line
-                        .chars()
-                        .map(|c| {
-                            if c.is_control() && c != '\t' {
-                                '\u{fffd}'
-                            } else {
-                                c
-                            }
-                        })
-                        .collect();
-                    let line = line.as_str();
-                    let colour = match line.as_bytes().first() {
-                        Some(b'+') if !line.starts_with("+++") => GREEN,
-                        Some(b'-') if !line.starts_with("---") => RED,
-                        _ => "",
-                    };
-                    writeln!(out, "    {}", paint(colour, line))?;
-                }
+                diff_lines(diff, "    ", &paint, out)?;
             }
         }
         for change in &self.verify_changed {
@@ -416,6 +608,110 @@ impl LogReport {
         }
         Ok(())
     }
+}
+
+/// The lines of a stored diff under a commit (or check) of `log -p`, indented by `indent`.
+fn diff_lines(
+    diff: &str,
+    indent: &str,
+    paint: &dyn Fn(&str, &str) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for line in diff.lines() {
+        // The diff is stored in a note anyone can write: its control characters (a carriage
+        // return, an escape sequence) must not rewrite the screen.
+        let line: String = line
+            .chars()
+            .map(|c| {
+                if c.is_control() && c != '\t' {
+                    '\u{fffd}'
+                } else {
+                    c
+                }
+            })
+            .collect();
+        let line = line.as_str();
+        let colour = match line.as_bytes().first() {
+            Some(b'+') if !line.starts_with("+++") => GREEN,
+            Some(b'-') if !line.starts_with("---") => RED,
+            _ => "",
+        };
+        writeln!(out, "{indent}{}", paint(colour, line))?;
+    }
+    Ok(())
+}
+
+impl CommitReport {
+    /// `log`'s detail for a commit with checks: `  (proven 1/2 checks, missing: docs)`, with
+    /// the proof's line when every check is proven, or the checks file's error.
+    fn checks_detail(&self) -> String {
+        if self.checks_error.is_some() || self.checks.as_ref().is_some_and(Vec::is_empty) {
+            return format!("  ({})", self.why_not());
+        }
+        let summary = self.checks_summary().unwrap_or_default();
+        match &self.proof {
+            Some(proof) if self.proven => format!(
+                "  ({summary}; {}, {}, host {}, {})",
+                proof.signed_off_by,
+                proof.time,
+                proof.host,
+                self.signature
+                    .as_ref()
+                    .map_or_else(|| "unsigned".to_string(), describe)
+            ),
+            _ => format!("  ({summary})"),
+        }
+    }
+}
+
+impl CommitCheckReport {
+    /// One check under its commit in `log -p`: name, standing, input tree, and its proof or
+    /// what keeps it from counting.
+    fn line(&self) -> String {
+        let short_tree = super::short(&self.input_tree);
+        let detail = match (&self.proof, self.standing) {
+            (Some(proof), _) => format!(
+                "{}, {}, {}, host {}, {}",
+                proof.signed_off_by,
+                proof.time,
+                super::seconds(proof.duration_ms),
+                proof.host,
+                self.signature
+                    .as_ref()
+                    .map_or_else(|| "unsigned".to_string(), describe)
+            ),
+            (None, "invalid") => format!(
+                "not a valid record: {}",
+                self.invalid.first().map_or("?", String::as_str)
+            ),
+            (None, "missing-script") => format!(
+                "{} {}",
+                self.run,
+                self.script_problem.unwrap_or("cannot run")
+            ),
+            (None, _) => "no proof for its input tree".to_string(),
+        };
+        format!(
+            "check {:<12} {:<13} {short_tree} ({detail})",
+            self.name, self.standing
+        )
+    }
+}
+
+/// An error's message on one line, for a list: its lines joined, the toml crate's excerpt of
+/// the file (lines with a `|` gutter) left out, as the message names the line anyway.
+pub(super) fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|line| {
+            !line.is_empty()
+                && !line.starts_with('|')
+                && !line
+                    .split_once(" | ")
+                    .is_some_and(|(n, _)| n.trim().chars().all(|c| c.is_ascii_digit()))
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// A signature's status as `log` and `check` print it.
@@ -446,6 +742,51 @@ mod tests {
     use super::*;
 
     #[test]
+    fn an_error_of_the_checks_file_fits_one_line_without_the_files_excerpt() {
+        let toml = "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6\n  |\n1 | x = [\n  |      ^\nunclosed array, expected `]`";
+        assert_eq!(
+            one_line(toml),
+            "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6 unclosed array, expected `]`"
+        );
+        assert_eq!(one_line("line 3: check api: bad"), "line 3: check api: bad");
+    }
+
+    #[test]
+    fn a_commit_with_checks_names_those_that_do_not_count_grouped_by_why() {
+        let check = |name: &str, standing: &'static str, proven: bool| CommitCheckReport {
+            name: name.into(),
+            run: format!("{name}/verify.sh"),
+            input_tree: "ab".repeat(20),
+            standing,
+            proven,
+            proof: None,
+            invalid: Vec::new(),
+            verify_diff: None,
+            signature: None,
+            script_problem: None,
+        };
+        let mut commit = report("unproven", false);
+        commit.checks = Some(vec![
+            check("api", "proven", true),
+            check("docs", "unproven", false),
+            check("web", "missing-script", false),
+            check("cli", "unproven", false),
+            check("db", "invalid", false),
+        ]);
+        assert_eq!(
+            commit.why_not(),
+            "proven 1/5 checks, missing: docs, cli; missing script: web; invalid: db"
+        );
+        commit.checks = Some(Vec::new());
+        assert!(commit.why_not().starts_with("not armed: "));
+        commit.checks_error = Some("prove-it.toml is not a valid checks file: line 2".into());
+        assert_eq!(
+            commit.why_not(),
+            "prove-it.toml is not a valid checks file: line 2"
+        );
+    }
+
+    #[test]
     fn colour_follows_the_flag_then_no_color_then_the_terminal() {
         assert!(use_color("always", Some("1"), false));
         assert!(!use_color("never", None, true));
@@ -466,6 +807,8 @@ mod tests {
             invalid: vec!["malformed record: `time` is missing".into()],
             verify_diff: Some("-old\n+new\n".into()),
             signature: None,
+            checks: None,
+            checks_error: None,
             require_signed: false,
         }
     }
@@ -534,6 +877,8 @@ mod tests {
             base: "abcdef0123".into(),
             base_subject: "base".into(),
             commits: vec!["0123456789".into()],
+            what: "verify.sh".into(),
+            path: "verify.sh".into(),
         };
         let check = |strict, allow| CheckReport {
             version: 1,

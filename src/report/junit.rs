@@ -144,7 +144,24 @@ fn write_case<W: Write>(case: &Case, w: &mut Writer<W>) -> io::Result<()> {
 
 fn commit_case(commit: &CommitReport) -> Case {
     let mut out = String::new();
-    if let Some(proof) = &commit.proof {
+    if let Some(checks) = &commit.checks {
+        for check in checks {
+            out.push_str(&format!(
+                "check {} (input tree {}): {}",
+                check.name, check.input_tree, check.standing
+            ));
+            if let Some(proof) = &check.proof {
+                out.push_str(&format!(", {}", proof.by_line()));
+            }
+            if let Some(why) = check.script_problem {
+                out.push_str(&format!(": {} {why}", check.run));
+            }
+            out.push('\n');
+        }
+        if let Some(error) = &commit.checks_error {
+            out.push_str(&format!("{error}\n"));
+        }
+    } else if let Some(proof) = &commit.proof {
         out.push_str(&format!(
             "proof: signed off by {}{} at {}; verify.sh ran {} on host {}\n",
             proof.signed_off_by,
@@ -176,7 +193,14 @@ fn commit_case(commit: &CommitReport) -> Case {
     });
     Case {
         name: format!("{} {}", commit.short(), commit.subject),
-        time_ms: commit.proof.as_ref().map_or(0, |p| p.duration_ms),
+        time_ms: match &commit.checks {
+            Some(checks) => checks
+                .iter()
+                .filter_map(|c| c.proof.as_ref())
+                .map(|p| p.duration_ms)
+                .sum(),
+            None => commit.proof.as_ref().map_or(0, |p| p.duration_ms),
+        },
         failure,
         out,
     }
@@ -204,21 +228,26 @@ fn change_case(change: &VerifyChangeReport, refused: bool) -> Case {
         .map(|c| &c[..c.len().min(7)])
         .collect();
     let out = format!(
-        "verify.sh changed since {} {}: in {}\n",
+        "{} changed since {} {}: in {}\n",
+        change.what,
         change.short_base(),
         change.base_subject,
         shorts.join(", ")
     );
     let failure = refused.then(|| Failure {
         kind: "verify-change".to_string(),
-        message: "verify.sh changed since the base of the range (--strict)".to_string(),
+        message: format!(
+            "{} changed since the base of the range (--strict)",
+            change.what
+        ),
         detail: format!(
             "{out}review the change, and if a person made it on purpose, check again with --allow-verify-change\n"
         ),
     });
     Case {
         name: format!(
-            "verify.sh changed since {} {}",
+            "{} changed since {} {}",
+            change.what,
             change.short_base(),
             change.base_subject
         ),

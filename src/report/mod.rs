@@ -50,7 +50,7 @@ pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
 pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
-pub(crate) use status::StatusReport;
+pub(crate) use status::{StatusCheck, StatusReport};
 pub(crate) use sync::SyncReport;
 
 /// The version of every JSON document this build prints.

@@ -27,12 +27,38 @@ pub(crate) struct StatusReport {
     /// provable (as `run` says it).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hints: Vec<&'static str>,
+    /// Each check, when the state has a checks file (absent without one): the state is proven
+    /// only when every check is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks: Option<Vec<StatusCheck>>,
+    /// Why the state's checks file cannot be used, naming the line.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checks_error: Option<String>,
+}
+
+/// One check of the working state, as `status` reports it.
+#[derive(Debug, Serialize)]
+pub(crate) struct StatusCheck {
+    /// `verify.sh` for the root verify.sh, else the name `prove-it.toml` gives it.
+    pub name: String,
+    /// The script's repository-relative path.
+    pub run: String,
+    /// The state tree pruned to the check's inputs: the key of its proofs.
+    pub input_tree: String,
+    /// Whether a proof `run` and the gate would accept is there.
+    pub proven: bool,
+    pub proof: Option<ProofSummary>,
+    /// Why the script cannot run: "does not exist", "is not executable", ...
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub script_problem: Option<&'static str>,
 }
 
 impl StatusReport {
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         match self.not_armed_reason {
             None => writeln!(out, "verify.sh:  armed")?,
+            // The checks of prove-it.toml arm the state without it.
+            Some(reason) if self.armed => writeln!(out, "verify.sh:  not a check: it {reason}")?,
             Some(reason) => writeln!(out, "verify.sh:  not armed: it {reason}")?,
         }
         writeln!(out, "state tree: {}", self.tree)?;
@@ -43,6 +69,55 @@ impl StatusReport {
                 self.dirty_submodules.join(", ")
             )?;
         }
+        if let Some(checks) = &self.checks {
+            self.checks_lines(checks, out)?;
+        } else {
+            self.proof_line(out)?;
+        }
+        for problem in &self.invalid {
+            writeln!(out, "ignored:    {problem}")?;
+        }
+        for hint in &self.hints {
+            writeln!(out, "hint: {hint}")?;
+        }
+        Ok(())
+    }
+
+    /// `checks:     1 of 2 proven (prove-it.toml)`, then one line per check: its name, input
+    /// tree, and its proof or what it lacks.
+    fn checks_lines(&self, checks: &[StatusCheck], out: &mut dyn Write) -> io::Result<()> {
+        if let Some(error) = &self.checks_error {
+            return writeln!(out, "checks:     {}", error.replace('\n', "\n            "));
+        }
+        let proven = checks.iter().filter(|c| c.proven).count();
+        writeln!(
+            out,
+            "checks:     {proven} of {} proven (prove-it.toml)",
+            checks.len()
+        )?;
+        for check in checks {
+            let standing = match (&check.proof, check.script_problem) {
+                (Some(proof), _) => format!("{} {}", proof.outcome, proof.by_line()),
+                (None, Some(why)) => format!("not proven: {} {why}", check.run),
+                (None, None) => "not proven".to_string(),
+            };
+            writeln!(
+                out,
+                "  {:<12} {} {standing}",
+                check.name,
+                super::short(&check.input_tree)
+            )?;
+        }
+        if self.armed && !self.proven && self.dirty_submodules.is_empty() {
+            writeln!(
+                out,
+                "hint: run 'git prove-it run' to prove the checks not proven"
+            )?;
+        }
+        Ok(())
+    }
+
+    fn proof_line(&self, out: &mut dyn Write) -> io::Result<()> {
         match &self.proof {
             Some(proof) => writeln!(out, "proof:      {} {}", proof.outcome, proof.by_line())?,
             None if self.armed && self.dirty_submodules.is_empty() => writeln!(
@@ -50,12 +125,6 @@ impl StatusReport {
                 "proof:      none (run 'git prove-it run' to prove this state)"
             )?,
             None => writeln!(out, "proof:      none")?,
-        }
-        for problem in &self.invalid {
-            writeln!(out, "ignored:    {problem}")?;
-        }
-        for hint in &self.hints {
-            writeln!(out, "hint: {hint}")?;
         }
         Ok(())
     }

@@ -242,6 +242,8 @@ fn judge(
         verify_edits: Default::default(),
         tampered: None,
         provers_at_head: None,
+        checks_file_now: false,
+        checks_file_at_head: false,
         filters_changed: false,
         verify_at_head: None,
         blocks: 0,

@@ -61,14 +61,23 @@ pub(crate) struct Inputs<'a> {
 pub(crate) enum Ran {
     /// verify.sh is not armed: there was nothing to run (the verify.sh check says why).
     NotArmed,
-    Ran(Box<demo::Checked>),
+    /// No root verify.sh, and a checks file: `--run` runs the root verify.sh only.
+    ChecksOnly,
+    Checked(Box<demo::Checked>),
 }
 
 /// Every check, in the order doctor shows them.
 pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
-    verify_sh(repo.armed()?, &mut checks);
+    let has_checks = repo.workdir()?.join(crate::proof::CHECKS_FILE).exists();
+    if has_checks {
+        checks_file(repo, &mut checks)?;
+    }
+    let armed = repo.armed()?;
+    if !(has_checks && armed == git::Armed::Missing) {
+        verify_sh(armed, &mut checks);
+    }
     verify_programs(repo, &mut checks);
     if let Some(ran) = &inputs.ran {
         checks.push(run(ran));
@@ -116,6 +125,48 @@ fn fail(what: impl Into<String>, fix: impl Into<String>) -> Finding {
         what: what.into(),
         fix: Some(fix.into()),
     }
+}
+
+/// The checks of `prove-it.toml` as the working state holds them: readable, and each able to run.
+fn checks_file(repo: &Repo, checks: &mut Vec<Finding>) -> Result<(), git::Error> {
+    let state = match repo.state_tree(false) {
+        Ok(state) => state,
+        // The state's own problem is told where it is met (status, run, the gate).
+        Err(error) if error.is_worktree_content() => return Ok(()),
+        Err(error) => return Err(error),
+    };
+    let set = match crate::proof::CheckSet::of_state(repo, &state) {
+        Ok(set) => set,
+        Err(error) => {
+            checks.push(fail(
+                error.to_string(),
+                "fix prove-it.toml at the line named (SPEC.md section 2.1 gives its format)",
+            ));
+            return Ok(());
+        }
+    };
+    let names: Vec<&str> = set.checks.iter().map(|c| c.name.as_str()).collect();
+    checks.push(ok(format!(
+        "prove-it.toml declares {} check{}: {}",
+        names.len(),
+        if names.len() == 1 { "" } else { "s" },
+        names.join(", ")
+    )));
+    for check in &set.checks {
+        if let Err(why) = check.runnable() {
+            checks.push(fail(
+                format!(
+                    "check {}: its script {} {why}: every stop is refused until it can run",
+                    check.name, check.run
+                ),
+                format!(
+                    "make {} an executable file (chmod +x), or remove check {} from prove-it.toml",
+                    check.run, check.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
@@ -177,7 +228,13 @@ fn run(ran: &Ran) -> Finding {
                 "arm verify.sh (see above), then: git prove-it doctor --run",
             );
         }
-        Ran::Ran(checked) => checked,
+        Ran::ChecksOnly => {
+            return warn(
+                "--run: there is no root verify.sh to run; the checks of prove-it.toml are run by 'git prove-it run', which records their proofs",
+                "git prove-it run --force",
+            );
+        }
+        Ran::Checked(checked) => checked,
     };
     let shown = &checked.shown;
     let tree = &checked.tree[..checked.tree.len().min(12)];

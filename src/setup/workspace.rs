@@ -10,11 +10,11 @@ use std::path::Path;
 use super::stack::{self, Stack};
 
 /// The checks file, at the worktree root.
-pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
+pub(crate) use crate::proof::CHECKS_FILE;
 
 /// A package's script, in its directory, named as the root's; also the name of the root
 /// verify.sh's check, which no package's check may take.
-pub(crate) const VERIFY_SH: &str = "verify.sh";
+pub(crate) use crate::proof::VERIFY_CHECK as VERIFY_SH;
 
 /// Directories no wildcard and no search for go.mod files goes into: installed dependencies,
 /// vendored code, build output, test data. Hidden ones (.git among them) are skipped too.
@@ -154,7 +154,8 @@ impl Workspace {
             "# The checks this repository proves itself with, one per package, written by
 # `git prove-it init`. Each runs its `run` script from that script's directory; `inputs` are
 # the paths it reads (this file is an input of every check without being listed). The format
-# is in git-prove-it's SPEC.md. Add the inputs a package reads from elsewhere in the repository.
+# is in git-prove-it's SPEC.md, section 2.1. Add the inputs a package reads from elsewhere in
+# the repository.
 ",
         );
         for package in &self.packages {
@@ -185,14 +186,7 @@ pub(crate) fn script_state(path: &Path) -> &'static str {
 
 /// Whether `name` may name a check: `[A-Za-z0-9][A-Za-z0-9._-]*`, and not `verify.sh`.
 pub(crate) fn is_check_name(name: &str) -> bool {
-    name != VERIFY_SH
-        && name
-            .chars()
-            .next()
-            .is_some_and(|c| c.is_ascii_alphanumeric())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "._-".contains(c))
+    crate::proof::is_check_name(name)
 }
 
 /// The check name for the package in `dir`: its last component made to fit the name rule

@@ -1,6 +1,8 @@
 //! Checks with inputs (issue 23): `prove-it.toml` declares named checks, each proven for the
 //! part of the tree it reads, run only when those inputs changed, several at once.
 
+use std::time::Duration;
+
 use predicates::prelude::*;
 
 use crate::harness::{TestRepo, json_stdout};
@@ -282,4 +284,111 @@ fn run_rev_proves_a_commits_checks_and_then_finds_them_proven() {
         .code(0)
         .stdout(predicate::str::contains("nothing was run"));
     assert_eq!(runs(&repo, "api").len(), 1);
+}
+
+#[test]
+fn doctor_reads_the_checks_file_and_names_a_check_that_cannot_run() {
+    let repo = monorepo("exit 0", "exit 0");
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("prove-it.toml declares 2 checks: api, docs"),
+        "{text}"
+    );
+    assert!(!text.contains("verify.sh does not exist"), "{text}");
+    repo.chmod("docs/verify.sh", 0o644);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "check docs: its script docs/verify.sh is not executable",
+        ));
+    repo.write("prove-it.toml", "[checks.x]\nrun = 1\n");
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("line 2"));
+}
+
+/// An interrupt ends every check running at once, and everything each started; nothing is
+/// recorded.
+#[test]
+fn an_interrupt_ends_every_running_check_and_their_children() {
+    let started = |name: &str| {
+        format!(
+            "sleep 30 &\necho $! > \"$HOME/{name}.tmp\"\nmv \"$HOME/{name}.tmp\" \"$HOME/{name}.pid\"\nsleep 30"
+        )
+    };
+    let repo = monorepo(&started("api"), &started("docs"));
+    let mut cmd = repo.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+    let child = cmd
+        .arg("run")
+        .env("PROVE_IT_JOBS", "2")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let since = std::time::Instant::now();
+    let pid = |name: &str| repo.home().join(format!("{name}.pid"));
+    while !(pid("api").exists() && pid("docs").exists()) {
+        assert!(
+            since.elapsed() < Duration::from_secs(20),
+            "the checks never started"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = repo
+        .command("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    assert!(since.elapsed() < Duration::from_secs(20));
+    assert_eq!(out.status.code(), Some(1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("2 of 2 checks failed"), "{stdout}");
+    for name in ["api", "docs"] {
+        let grandchild = std::fs::read_to_string(pid(name)).unwrap();
+        assert!(
+            crate::harness::gone_within_5s(grandchild.trim()),
+            "check {name}'s background child survived the interrupt"
+        );
+    }
+    assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
+}
+
+/// Each check has the timeout to itself, and one hung check does not hold the others.
+#[test]
+fn a_hung_check_is_killed_at_the_timeout_and_the_others_are_recorded() {
+    let repo = monorepo("sleep 30 &\nsleep 30\nexit 0", "exit 0");
+    repo.prove_it(&["run", "--timeout", "1"])
+        .env("PROVE_IT_JOBS", "2")
+        .timeout(Duration::from_secs(20))
+        .assert()
+        .code(1)
+        .stdout(
+            predicate::str::contains("api").and(predicate::str::contains("timed out after 1 s")),
+        );
+    assert!(repo.note(&stock_input_tree(&repo, DOCS_INPUTS)).is_some());
+}
+
+#[test]
+fn verbose_streams_each_checks_output_after_its_name() {
+    let repo = monorepo("echo from-api", "echo from-docs");
+    repo.prove_it(&["run", "--verbose"])
+        .assert()
+        .code(0)
+        .stderr(predicate::str::contains("[api] from-api"))
+        .stderr(predicate::str::contains("[docs] from-docs"));
+}
+
+#[test]
+fn doctor_run_without_a_root_verify_sh_points_at_run_for_the_checks() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.prove_it(&["doctor", "--run"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "--run: there is no root verify.sh to run; the checks of prove-it.toml are run by 'git prove-it run'",
+        ));
+    assert!(runs(&repo, "api").is_empty());
 }

@@ -1126,6 +1126,85 @@ mod checks {
         }
     }
 
+    /// An ignored checks file would leave the state proven by nothing it declares.
+    #[test]
+    fn a_checks_file_hidden_by_gitignore_is_refused_never_vacuously_proven() {
+        let repo = monorepo("exit 1", "exit 1");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.git(&["rm", "-q", "--cached", "prove-it.toml"]);
+        repo.write(".git/info/exclude", "prove-it.toml\n");
+        repo.write("packages/api/src.txt", "broken\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("prove-it.toml is not part of the working state"),
+            "{block}"
+        );
+        repo.prove_it(&["run"])
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("remove it from .gitignore"));
+    }
+
+    #[test]
+    fn a_checks_file_deleted_without_an_anchor_is_refused_by_heads() {
+        let repo = monorepo("exit 0", "exit 0");
+        repo.remove("prove-it.toml");
+        // No SessionStart: nothing anchored, HEAD's tree says the checks file was there.
+        let block = Session::new(&repo).stop(false).block();
+        assert!(
+            block.contains("prove-it.toml, which declares this repository's checks, was deleted"),
+            "{block}"
+        );
+    }
+
+    #[test]
+    fn a_checks_file_declaring_nothing_proves_nothing() {
+        let repo = monorepo("exit 0", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("prove-it.toml", "# no checks\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("prove-it.toml declares no checks"),
+            "{block}"
+        );
+        repo.prove_it(&["run"]).assert().code(2);
+    }
+
+    #[test]
+    fn deleting_the_checks_file_beside_a_root_verify_sh_is_refused() {
+        let repo = monorepo("exit 0", "exit 0");
+        repo.verify_passes();
+        repo.commit_all("with a root verify.sh");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.remove("prove-it.toml");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("prove-it.toml, which declares this repository's checks, was deleted"),
+            "{block}"
+        );
+    }
+
+    #[test]
+    fn a_checks_file_added_mid_session_is_an_edit_and_shown() {
+        let repo = crate::harness::TestRepo::with_commit();
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write(
+            "prove-it.toml",
+            "[checks.none]\nrun = \"none.sh\"\ninputs = [\"nothing\"]\n",
+        );
+        script(&repo, "none.sh", "none", "exit 0");
+        let notice = session.stop(false).notice();
+        assert!(
+            notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+            "{notice}"
+        );
+        assert!(notice.contains("+[checks.none]"), "{notice}");
+    }
+
     #[test]
     fn an_edited_checks_file_or_script_is_bounded_with_its_diff() {
         let repo = monorepo("exit 0", "exit 0");
@@ -1169,7 +1248,9 @@ mod checks {
     #[test]
     fn prove_it_skip_names_checks_not_to_run_and_says_so() {
         let repo = monorepo("exit 0", "exit 1");
-        let session = Session::new(&repo).env("PROVE_IT_SKIP", "docs");
+        let session = Session::new(&repo)
+            .env("PROVE_IT_SKIP", "docs")
+            .env("PROVE_IT_LEDGER", "1");
         session.start().silent();
         repo.write("README.md", "changed\n");
         let notice = session.stop(false).notice();
@@ -1180,6 +1261,20 @@ mod checks {
         assert!(notice.contains("docs was not run"), "{notice}");
         assert!(runs(&repo, "docs").is_empty());
         assert_eq!(runs(&repo, "api").len(), 1);
+        let ledger =
+            crate::harness::json_stdout(&repo.prove_it(&["ledger", "--json"]).assert().code(0));
+        assert_eq!(
+            ledger["entries"][0]["actual"][0],
+            "skipped by PROVE_IT_SKIP=docs"
+        );
+        // A failing check not skipped still blocks.
+        let repo = monorepo("exit 1", "exit 1");
+        let session = Session::new(&repo).env("PROVE_IT_SKIP", "docs");
+        session.start().silent();
+        repo.write("README.md", "changed\n");
+        let block = session.stop(false).block();
+        assert!(block.contains("check api failed"), "{block}");
+        assert!(runs(&repo, "docs").is_empty());
     }
 
     #[test]

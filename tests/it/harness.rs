@@ -447,3 +447,17 @@ pub fn json_stdout(assert: &assert_cmd::assert::Assert) -> serde_json::Value {
         )
     })
 }
+
+/// Whether the process `pid` is gone (or a zombie) within 5 s: a process killed on a loaded
+/// machine may take a moment to be scheduled to die.
+pub fn gone_within_5s(pid: &str) -> bool {
+    let stat = PathBuf::from(format!("/proc/{pid}/stat"));
+    (0..100).any(|_| {
+        let dead = std::fs::read_to_string(&stat)
+            .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"));
+        if !dead {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        dead
+    })
+}

@@ -4,6 +4,7 @@ mod architecture;
 mod bare;
 mod check;
 mod checks;
+mod checks_report;
 mod ci_templates;
 mod claim;
 mod claim_e2e;

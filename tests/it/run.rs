@@ -434,17 +434,8 @@ fn an_interrupt_ends_verify_sh_and_its_children() {
     assert_eq!(out.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&out.stdout).contains("not proven: verify.sh interrupted"));
     let grandchild = std::fs::read_to_string(&pids).unwrap();
-    let proc = std::path::PathBuf::from(format!("/proc/{}", grandchild.trim()));
-    let gone = (0..100).any(|_| {
-        let dead = std::fs::read_to_string(proc.join("stat"))
-            .map_or(true, |stat| stat.split_whitespace().nth(2) == Some("Z"));
-        if !dead {
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        dead
-    });
     assert!(
-        gone,
+        crate::harness::gone_within_5s(grandchild.trim()),
         "the background child of verify.sh survived the interrupt"
     );
     assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");

@@ -65,6 +65,12 @@ macro_rules! scenarios_for {
         fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budget() {
             $crate::e2e::scenarios::a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budget(&$agent);
         }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run() {
+            $crate::e2e::scenarios::a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run(&$agent);
+        }
     };
 }
 pub(crate) use scenarios_for;
@@ -784,4 +790,62 @@ pub fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budge
     );
     assert_final_answer(agent, &out, CLAIM, &context);
     assert_unproven(&first.repo);
+}
+
+/// Issue 23 with the real host: a repository proven by the checks of its prove-it.toml, a
+/// change in one package. The stop runs that package's check only: its failure blocks with its
+/// own line, the fix passes and is recorded on the check's input tree, and the other check,
+/// proven before the session, never runs.
+pub fn a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run(agent: &dyn Agent) {
+    let checks = |repo: &TestRepo| {
+        repo.write(
+            "prove-it.toml",
+            "[checks.answer]\nrun = \"answer/verify.sh\"\ninputs = [\"answer\"]\n\n\
+             [checks.docs]\nrun = \"docs/verify.sh\"\ninputs = [\"docs\"]\n",
+        );
+        repo.write("answer/answer.txt", "4\n");
+        repo.write("answer/verify.sh", &format!("#!/bin/sh\n{ANSWER_CHECK}\n"));
+        repo.chmod("answer/verify.sh", 0o755);
+        repo.write("docs/index.md", "docs\n");
+        repo.write(
+            "docs/verify.sh",
+            "#!/bin/sh\necho run >> \"$HOME/docs-runs\"\nexit 0\n",
+        );
+        repo.chmod("docs/verify.sh", 0o755);
+        repo.remove("verify.sh");
+        repo.commit_all("checks with inputs");
+        repo.prove_it(&["run"]).assert().code(0);
+    };
+    let script = Script::new(
+        vec![
+            Reply::Shell("echo 5 > answer/answer.txt"),
+            Reply::Text(CLAIM),
+            // A state of its own, which the check proves in the session.
+            Reply::Shell("echo 4 > answer/answer.txt && echo fixed > answer/fixed.txt"),
+        ],
+        Reply::Text(FIXED),
+    );
+    let run = run(agent, "exit 0", &[], checks, script, "fix the answer");
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert_feedback(agent, &feedback, &format!("{BLOCK}1 of 3"), context);
+    assert!(feedback.contains("check answer failed"), "{context}");
+    assert!(feedback.contains(ANSWER_WRONG), "{context}");
+    assert_final_answer(agent, out, FIXED, context);
+    let input_tree = crate::checks::stock_input_tree(repo, &["answer", "prove-it.toml"]);
+    let note = repo.git(&["notes", "--ref", "prove-it", "show", &input_tree]);
+    assert!(note.contains("check: answer\n"), "{note}");
+    assert!(
+        note.contains(&format!("host: {}", agent.info().name)),
+        "{note}"
+    );
+    let docs_runs = std::fs::read_to_string(repo.home().join("docs-runs")).unwrap();
+    assert_eq!(docs_runs.lines().count(), 1, "docs ran again: {context}");
 }
