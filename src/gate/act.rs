@@ -300,6 +300,13 @@ pub(crate) fn record(
         log: log.map(|log| log.path),
         diff: seen.diff.take(),
         anchor_missing: seen.anchor.is_none(),
+        checks: matches!(
+            seen.observed.state,
+            Some(State::Tree {
+                checks: Some(_),
+                ..
+            })
+        ),
     };
     // Where the host shows no notice, a notice (the turn's end unverified, a bounded proof) is
     // told to the agent as one last block, once a turn, for it to report; the host's cap

@@ -131,6 +131,9 @@ pub(crate) struct Facts {
     pub diff: Option<String>,
     /// No anchor was found for this session.
     pub anchor_missing: bool,
+    /// The state is proven by the checks of a checks file, not verify.sh alone.
+    #[serde(default)]
+    pub checks: bool,
 }
 
 impl Answer {

@@ -24,7 +24,12 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
     match verdict {
         Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Message::Silent,
         Verdict::Quiet(Quiet::Proven) if ctx.anchor_missing => Message::Notice(format!(
-            "prove-it: PROVEN: verify.sh passed on the working state (tree {tree}). {ANCHOR_MISSING}"
+            "prove-it: PROVEN: {} on the working state (tree {tree}). {ANCHOR_MISSING}",
+            if ctx.checks {
+                "the checks of prove-it.toml passed"
+            } else {
+                "verify.sh passed"
+            }
         )),
         Verdict::Quiet(Quiet::Proven) => Message::Silent,
         Verdict::Bounded
@@ -79,7 +84,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
         Verdict::Block { why, attempt, max } => {
             let head = format!(
                 "prove-it: DISPROVEN (attempt {attempt} of {max} for this turn): {}\n",
-                headline(why)
+                headline(why, ctx.checks)
             );
             let mut foot = "\nFix the cause, then end your turn again: the gate checks the new \
                 working state. Weakening verify.sh (deleting or skipping checks, removing its \
@@ -107,7 +112,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             };
             let mut text = format!(
                 "prove-it: NOT_PROVEN: this turn ended unverified ({budget}). {}\n",
-                headline(why)
+                headline(why, ctx.checks)
             );
             let mut rest = String::new();
             details(&mut rest, why, tree, ctx, "");
@@ -317,7 +322,7 @@ fn diffed(diff: &str) -> &'static str {
     }
 }
 
-fn headline(why: &Why) -> String {
+fn headline(why: &Why, checks: bool) -> String {
     match why {
         Why::Failed { exit, checks, .. } if checks.is_empty() => {
             format!("verify.sh failed ({exit}).")
@@ -364,6 +369,12 @@ fn headline(why: &Why) -> String {
                 )
             }
         }
+        Why::StateChanged { paths } if checks => format!(
+            "the checks passed but their inputs changed while they ran ({} path{}), so the \
+             state they tested is not the current one.",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        ),
         Why::StateChanged { paths } => format!(
             "verify.sh passed but changed the working state while it ran ({} path{}), so the \
              state it tested is not the current one.",

@@ -1159,6 +1159,28 @@ mod checks {
     }
 
     #[test]
+    fn the_words_name_the_checks_not_verify_sh() {
+        // Without an anchor, a proven state is said: by the checks.
+        let repo = monorepo("exit 0", "exit 0");
+        repo.write("docs/index.md", "changed\n");
+        let notice = Session::new(&repo).stop(false).notice();
+        assert!(
+            notice.starts_with("prove-it: PROVEN: the checks of prove-it.toml passed"),
+            "{notice}"
+        );
+        // A check that writes into its inputs.
+        let repo = monorepo("echo x > generated.txt", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("README.md", "changed\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("the checks passed but their inputs changed while they ran (1 path)"),
+            "{block}"
+        );
+    }
+
+    #[test]
     fn a_checks_file_declaring_nothing_proves_nothing() {
         let repo = monorepo("exit 0", "exit 0");
         let session = Session::new(&repo);
