@@ -25,21 +25,43 @@ impl Repo {
             return Ok(state.id);
         }
         let mut items = Vec::new();
-        for item in state.items() {
-            let path = item.path.as_slice();
-            if inputs.iter().any(|input| within(path, input.as_bytes())) {
+        let all = state.items();
+        for input in &inputs {
+            let path = input.as_bytes();
+            // A directory of the state: its tree, as built for the state, whole.
+            if let Some(id) = state.dir(path) {
+                items.push(item_at(input, MODE_TREE, id));
+                continue;
+            }
+            // A file, or a sparse-index directory ("dir/"), of the state.
+            let find = |wanted: &[u8]| {
+                all.binary_search_by(|item| item.path.as_slice().cmp(wanted))
+                    .ok()
+                    .map(|i| &all[i])
+            };
+            let exact = find(path)
+                .or_else(|| find(&[path, b"/"].concat()).filter(|item| item.mode == MODE_TREE));
+            if let Some(item) = exact {
                 items.push(item.clone());
-            } else if item.mode == MODE_TREE && path.ends_with(b"/") {
-                // A sparse-index directory holds its paths as one tree: an input inside it is
-                // found in that tree.
-                for input in &inputs {
-                    if let Some(rest) = input.as_bytes().strip_prefix(path) {
-                        let rest = rest.to_str_lossy().into_owned();
-                        if let Some((id, mode)) = self.entry_in(item.id, &rest)? {
-                            items.push(item_at(input, mode, id));
-                        }
+                continue;
+            }
+            // Inside a sparse-index directory, which holds its paths as one tree: found in
+            // that tree.
+            let mut parent = path;
+            while let Some(slash) = parent.iter().rposition(|&b| b == b'/') {
+                parent = &path[..=slash];
+                let at = all.partition_point(|item| item.path.as_slice() < parent);
+                if let Some(item) = all
+                    .get(at)
+                    .filter(|item| item.mode == MODE_TREE && item.path.as_slice() == parent)
+                {
+                    let rest = path[slash + 1..].to_str_lossy().into_owned();
+                    if let Some((id, mode)) = self.entry_in(item.id, &rest)? {
+                        items.push(item_at(input, mode, id));
                     }
+                    break;
                 }
+                parent = &path[..slash];
             }
         }
         items.sort_by(|a, b| a.path.cmp(&b.path));
@@ -144,6 +166,7 @@ impl Repo {
             repo: &self.git,
             persist,
             buf: Vec::new(),
+            dirs: None,
         };
         build_tree(items, 0, &mut hasher)
     }
@@ -291,6 +314,49 @@ mod tests {
             repo.input_tree(&state, &inputs(&[""]), false).unwrap(),
             state.id
         );
+    }
+
+    /// A sparse index holds a directory outside the cone as one entry: an input inside it, or
+    /// equal to it, is found in that tree.
+    #[test]
+    fn inputs_inside_a_sparse_index_directory_are_found_in_its_tree() {
+        let (dir, repo) = git_repo();
+        layout(dir.path());
+        run(dir.path(), &["add", "-A"]);
+        run(
+            dir.path(),
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "layout",
+            ],
+        );
+        let full = repo.state_tree(true).unwrap();
+        run(
+            dir.path(),
+            &["sparse-checkout", "init", "--cone", "--sparse-index"],
+        );
+        run(dir.path(), &["sparse-checkout", "set", "docs"]);
+        let listed = run(dir.path(), &["ls-files", "--sparse"]);
+        assert!(listed.lines().any(|l| l == "packages/"), "{listed}");
+        let repo = crate::git::Repo::discover_at(dir.path()).unwrap();
+        let sparse = repo.state_tree(true).unwrap();
+        assert_eq!(sparse.id, full.id);
+        for paths in [
+            &["packages/api", "prove-it.toml"][..],
+            &["packages"],
+            &["packages/shared/x", "docs"],
+        ] {
+            assert_eq!(
+                repo.input_tree(&sparse, &inputs(paths), false).unwrap(),
+                repo.input_tree(&full, &inputs(paths), false).unwrap(),
+                "{paths:?}"
+            );
+        }
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub(crate) struct StateTree {
     pub verify: Option<(ObjectId, u32)>,
     /// Every path with its mode and object, sorted; kept to name what changed between two states.
     entries: Vec<Item>,
+    /// Every directory the tree holds (its path, without a trailing slash) with its tree id,
+    /// sorted: an input tree takes a listed directory's tree whole, without hashing it again.
+    dirs: Vec<(BString, ObjectId)>,
     /// Paths of the state whose ctime is at or after the moment the tree was asked about
     /// (`Repo::state_tree_since`), sorted; empty when none was given.
     touched: Vec<String>,
@@ -143,6 +146,7 @@ impl StateTree {
             repo,
             persist,
             buf: Vec::new(),
+            dirs: Some(Vec::new()),
         };
         let mut items = Vec::with_capacity(groups.len());
         let mut touched = Vec::new();
@@ -261,10 +265,13 @@ impl StateTree {
         }
         touched.sort();
         dirty_submodules.sort();
+        let mut dirs = hasher.dirs.take().unwrap_or_default();
+        dirs.sort_by(|a, b| a.0.cmp(&b.0));
         Ok(StateTree {
             id,
             verify,
             entries: items,
+            dirs,
             touched,
             dirty_submodules,
         })
@@ -280,6 +287,15 @@ impl StateTree {
     /// Every path of the state with its mode and object, sorted by path.
     pub(super) fn items(&self) -> &[Item] {
         &self.entries
+    }
+
+    /// The tree id of the directory `path` in this state, if it is one there (a sparse-index
+    /// directory is an item, not one of these).
+    pub(super) fn dir(&self, path: &[u8]) -> Option<ObjectId> {
+        self.dirs
+            .binary_search_by(|(dir, _)| dir.as_slice().cmp(path))
+            .ok()
+            .map(|i| self.dirs[i].1)
     }
 
     /// The blob and mode of `path` in this state, if it is a file or a link there.
@@ -785,6 +801,8 @@ pub(super) struct Hasher<'repo> {
     pub(super) repo: &'repo gix::Repository,
     pub(super) persist: bool,
     pub(super) buf: Vec<u8>,
+    /// Where each directory's tree id is noted as it is built, if anywhere.
+    pub(super) dirs: Option<Vec<(BString, ObjectId)>>,
 }
 
 impl Hasher<'_> {
@@ -882,6 +900,9 @@ pub(super) fn build_tree(
                     .position(|item| !item.path[prefix..].starts_with(dir))
                     .unwrap_or(items.len() - i);
                 let id = build_tree(&items[i..end], prefix + dir.len(), hasher)?;
+                if let Some(dirs) = &mut hasher.dirs {
+                    dirs.push((items[i].path[..prefix + slash].into(), id));
+                }
                 push_entry(&mut data, MODE_TREE, &rest[..slash], &id);
                 i = end;
             }
