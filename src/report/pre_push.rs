@@ -15,15 +15,16 @@ pub(crate) fn pushed_through_edited_verify(
     let n = edited.len();
     writeln!(
         err,
-        "prove-it: warning: BOUNDED_CLAIM_SURVIVES: {n} pushed commit{} proven only through a verify.sh edited during the session",
+        "prove-it: warning: BOUNDED_CLAIM_SURVIVES: {n} pushed commit{} proven only through a verify.sh or check script edited during the session",
         if n == 1 { " is" } else { "s are" }
     )?;
     for commit in edited {
         writeln!(
             err,
-            "  {} {} (proven only through an edited verify.sh)",
+            "  {} {} (proven only through {})",
             &commit.commit[..commit.commit.len().min(7)],
-            commit.subject
+            commit.subject,
+            commit.edited_what()
         )?;
     }
     writeln!(

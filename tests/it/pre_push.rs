@@ -228,7 +228,7 @@ fn a_push_warns_of_every_commit_proven_through_an_edited_verify_sh() {
     assert!(out.status.success(), "such proofs count: {out:?}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        stderr.contains("prove-it: warning: BOUNDED_CLAIM_SURVIVES: 2 pushed commits are proven only through a verify.sh edited during the session"),
+        stderr.contains("prove-it: warning: BOUNDED_CLAIM_SURVIVES: 2 pushed commits are proven only through a verify.sh or check script edited during the session"),
         "{stderr}"
     );
     for (commit, subject) in [(first, "initial"), (second, "second")] {
