@@ -141,10 +141,12 @@ impl Repo {
     /// turned into a `T` by `each`, in the order of `ids`. Long lists are split over the
     /// machine's cores: reading three objects a commit (the commit, its root tree and the
     /// note) is most of what `check` and `log` cost.
+    /// `each` is also given the thread's own handle on the repository and its view of the
+    /// proofs ref, for what it reads beyond the tree's own note (a checks file's input trees).
     pub(crate) fn commits_with_notes<T: Send>(
         &self,
         ids: &[ObjectId],
-        each: impl Fn(CommitInfo, Option<String>) -> T + Sync,
+        each: impl Fn(&Repo, &mut super::Notes<'_>, CommitInfo, Option<String>) -> T + Sync,
     ) -> Result<Vec<T>, Error> {
         // The commits first, here: the walk that listed them has just read them through this
         // handle's object cache. The threads then read only root trees and notes.
@@ -156,7 +158,7 @@ impl Repo {
             .map_or(1, std::num::NonZero::get)
             .min(ids.len().div_ceil(PER_THREAD_AT_LEAST));
         if threads <= 1 {
-            return with_notes(&self.git, commits, &each);
+            return with_notes(self, commits, &each);
         }
         let chunk = ids.len().div_ceil(threads);
         let mut commits = commits.into_iter();
@@ -165,9 +167,9 @@ impl Repo {
                 .map(|_| {
                     let part: Vec<Head> = commits.by_ref().take(chunk).collect();
                     // A handle of its own per thread: gix repositories are Send, not Sync.
-                    let git = self.git.clone();
+                    let repo = self.handle();
                     let each = &each;
-                    scope.spawn(move || with_notes(&git, part, each))
+                    scope.spawn(move || with_notes(&repo, part, each))
                 })
                 .collect();
             let mut all = Vec::with_capacity(ids.len());
@@ -218,10 +220,11 @@ fn root_scripts(git: &gix::Repository, tree: ObjectId) -> Result<(RootEntry, Roo
 
 /// `commits_with_notes` on one thread, from the commits' heads.
 fn with_notes<T>(
-    git: &gix::Repository,
+    repo: &Repo,
     commits: Vec<Head>,
-    each: &impl Fn(CommitInfo, Option<String>) -> T,
+    each: &impl Fn(&Repo, &mut super::Notes<'_>, CommitInfo, Option<String>) -> T,
 ) -> Result<Vec<T>, Error> {
+    let git = &repo.git;
     // One `Notes` for all: it keeps the fanout levels it opened, so lookups stay cheap over
     // thousands of commits.
     let mut notes = super::Notes::new(git, super::PROOFS_REF);
@@ -237,7 +240,7 @@ fn with_notes<T>(
                 subject: head.subject,
             };
             let note = notes.lookup(&info.tree)?;
-            Ok(each(info, note))
+            Ok(each(repo, &mut notes, info, note))
         })
         .collect()
 }

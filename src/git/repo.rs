@@ -13,7 +13,8 @@ const FALLBACK_EMAIL: &str = "git-prove-it@localhost";
 /// set up (`Repo::discover`), or possibly bare for those that only read history, the commits,
 /// trees and notes (`Repo::discover_history`: `check` and `log`).
 pub(crate) struct Repo {
-    /// Private to `git/`: everything else goes through `Repo`'s methods.
+    /// Private to `git/`: everything else goes through `Repo`'s methods. (A `Repo` is Send,
+    /// not Sync: a thread of its own gets its own handle, `Repo::handle`.)
     pub(super) git: gix::Repository,
     /// The worktree root; `None` in a bare repository.
     workdir: Option<PathBuf>,
@@ -27,6 +28,18 @@ pub(crate) struct Identity {
     pub display: String,
     /// No identity was configured, so `display` is the fallback.
     pub missing: bool,
+}
+
+impl Repo {
+    /// Another handle on the same repository, for a thread of its own: gix repositories are
+    /// Send, not Sync, and a clone shares the object database, not the caches.
+    pub(super) fn handle(&self) -> Repo {
+        Repo {
+            git: self.git.clone(),
+            workdir: self.workdir.clone(),
+            identity: self.identity.clone(),
+        }
+    }
 }
 
 impl Repo {

@@ -7,7 +7,7 @@ use gix::ObjectId;
 use super::checks_file::{self, CHECKS_FILE, Invalid, VERIFY_CHECK};
 use super::lookup::Found;
 use super::record::{Proofs, Record, Script};
-use crate::git::{self, PROOFS_REF, Repo, StateTree};
+use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 
 const MODE_EXECUTABLE: u32 = 0o100755;
 const MODE_LINK: u32 = 0o120000;
@@ -101,7 +101,7 @@ impl CheckSet {
 
     /// The checks of the committed tree `tree`.
     pub(crate) fn of_tree(repo: &Repo, tree: ObjectId) -> Result<CheckSet, ChecksError> {
-        Self::of_tree_in(repo, tree, &mut Parsed::default())
+        Self::of_tree_in(repo, tree, &Parsed::default())
     }
 
     /// [`CheckSet::of_tree`] over many commits: a checks file is read and parsed once per
@@ -109,7 +109,7 @@ impl CheckSet {
     pub(crate) fn of_tree_in(
         repo: &Repo,
         tree: ObjectId,
-        parsed: &mut Parsed,
+        parsed: &Parsed,
     ) -> Result<CheckSet, ChecksError> {
         let file = repo.tree_entry(tree, CHECKS_FILE)?;
         let verify = repo.tree_entry(tree, git::VERIFY_SCRIPT)?;
@@ -117,14 +117,25 @@ impl CheckSet {
         let Some((blob, mode)) = file else {
             return Self::build(None, None, verify, &entry);
         };
-        if let std::collections::hash_map::Entry::Vacant(slot) = parsed.0.entry(blob) {
-            let text = repo.read_blob(blob)?;
-            let read = String::from_utf8(text)
-                .map_err(|_| Invalid("it is not UTF-8 text".to_string()))
-                .and_then(|text| checks_file::parse(&text).map(|declared| (text, declared)));
-            slot.insert(read);
-        }
-        let (text, declared) = parsed.0[&blob].clone()?;
+        let known = parsed
+            .0
+            .lock()
+            .ok()
+            .and_then(|parsed| parsed.get(&blob).cloned());
+        let read = match known {
+            Some(read) => read,
+            None => {
+                let text = repo.read_blob(blob)?;
+                let read = String::from_utf8(text)
+                    .map_err(|_| Invalid("it is not UTF-8 text".to_string()))
+                    .and_then(|text| checks_file::parse(&text).map(|declared| (text, declared)));
+                if let Ok(mut parsed) = parsed.0.lock() {
+                    parsed.insert(blob, read.clone());
+                }
+                read
+            }
+        };
+        let (text, declared) = read?;
         Self::assemble(
             Some((Script { blob, mode }, text)),
             declared,
@@ -183,11 +194,12 @@ impl CheckSet {
     }
 }
 
-/// Checks files already parsed, by blob.
+/// A checks file's text and checks, or why it has none.
+type ParsedFile = Result<(String, Vec<checks_file::Declared>), Invalid>;
+
+/// Checks files already parsed, by blob; shared by the threads that read history.
 #[derive(Default)]
-pub(crate) struct Parsed(
-    std::collections::HashMap<ObjectId, Result<(String, Vec<checks_file::Declared>), Invalid>>,
-);
+pub(crate) struct Parsed(std::sync::Mutex<std::collections::HashMap<ObjectId, ParsedFile>>);
 
 /// One check of a state or commit, its key, and its proofs.
 #[derive(Debug)]
@@ -225,11 +237,22 @@ pub(crate) fn tree_check_proofs(
     tree: ObjectId,
     set: &CheckSet,
 ) -> Result<Vec<CheckProof>, git::Error> {
+    tree_check_proofs_in(repo, &mut repo.notes(PROOFS_REF), tree, set)
+}
+
+/// [`tree_check_proofs`] through `notes`, a view of the proofs ref kept over many commits.
+pub(crate) fn tree_check_proofs_in(
+    repo: &Repo,
+    notes: &mut Notes<'_>,
+    tree: ObjectId,
+    set: &CheckSet,
+) -> Result<Vec<CheckProof>, git::Error> {
     set.checks
         .iter()
         .map(|check| {
             let input_tree = repo.tree_input_tree(tree, &check.inputs)?;
-            lookup_check(repo, check, input_tree)
+            let note = notes.lookup(&input_tree)?;
+            Ok(check_proof(check, input_tree, note.as_deref()))
         })
         .collect()
 }
@@ -242,21 +265,26 @@ pub(crate) fn lookup_check(
     input_tree: ObjectId,
 ) -> Result<CheckProof, git::Error> {
     let note = repo.notes(PROOFS_REF).lookup(&input_tree)?;
+    Ok(check_proof(check, input_tree, note.as_deref()))
+}
+
+/// `check` at `input_tree`, whose note is `note`.
+fn check_proof(check: &Check, input_tree: ObjectId, note: Option<&str>) -> CheckProof {
     let script = check.script.map(|s| (s.blob, s.mode));
     let found = match note {
         None => Found::default(),
         Some(note) => Found::from_proofs(Proofs::of_check(
-            &note,
+            note,
             &input_tree,
             check.record_name(),
             script,
         )),
     };
-    Ok(CheckProof {
+    CheckProof {
         check: check.clone(),
         input_tree,
         found,
-    })
+    }
 }
 
 #[cfg(test)]

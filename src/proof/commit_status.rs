@@ -7,11 +7,11 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
-use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs};
+use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs_in};
 use super::checks_file::CHECKS_FILE;
 use super::lookup::Found;
 use super::record::{Invalid, Outcome, Problem, Record, Script};
-use crate::git::{self, CommitInfo, Repo};
+use crate::git::{self, CommitInfo, Notes, Repo};
 
 /// Where one commit (or one check of it) stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -297,24 +297,28 @@ pub(crate) fn commit_standings(
     repo: &Repo,
     ids: &[ObjectId],
 ) -> Result<Vec<CommitStatus>, git::Error> {
-    let mut all = repo.commits_with_notes(ids, |info, note| classify(info, note.as_deref()))?;
-    // Reading a commit's checks takes the repository, which a history worker thread does
-    // not have: these few commits are read here, each in its place.
-    let mut parsed = Parsed::default();
-    for status in all.iter_mut().filter(|s| s.commit.checks_file.is_some()) {
-        *status = with_checks(repo, status.commit.clone(), &mut parsed)?;
-    }
-    Ok(all)
+    // A checks file shared by many commits is parsed once, whichever thread meets it first.
+    let parsed = Parsed::default();
+    repo.commits_with_notes(ids, |repo, notes, info, note| {
+        if info.checks_file.is_some() {
+            with_checks(repo, notes, info, &parsed)
+        } else {
+            Ok(classify(info, note.as_deref()))
+        }
+    })?
+    .into_iter()
+    .collect()
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.
 fn with_checks(
     repo: &Repo,
+    notes: &mut Notes<'_>,
     commit: CommitInfo,
-    parsed: &mut Parsed,
+    parsed: &Parsed,
 ) -> Result<CommitStatus, git::Error> {
     let checks = match CheckSet::of_tree_in(repo, commit.tree, parsed) {
-        Ok(set) => Ok(tree_check_proofs(repo, commit.tree, &set)?),
+        Ok(set) => Ok(tree_check_proofs_in(repo, notes, commit.tree, &set)?),
         Err(ChecksError::Git(error)) => return Err(error),
         Err(error) => Err(error.to_string()),
     };
