@@ -328,7 +328,7 @@ fn prove_checks(
     let mut results = Vec::new();
     if !to_run.is_empty() {
         let interrupt = crate::process::interrupt_flag()?;
-        let mut progress = Progress::new(args.verbose && to_run.len() == 1);
+        let mut progress = Progress::for_checks(args.verbose, to_run.len());
         let many = to_run.len() > 1;
         let ran = proof::prove_checks(
             repo,

@@ -5,6 +5,8 @@ use std::time::Duration;
 pub(crate) struct Progress {
     enabled: bool,
     shown: bool,
+    /// What runs, as the line says it: `verify.sh`, `3 checks`.
+    running: String,
 }
 
 /// A run longer than this earns the hint that slower checks belong in CI.
@@ -16,6 +18,19 @@ impl Progress {
         Progress {
             enabled: !streaming && std::io::stderr().is_terminal(),
             shown: false,
+            running: "verify.sh".to_string(),
+        }
+    }
+
+    /// The same, for `checks` checks of a checks file running at once.
+    pub(crate) fn for_checks(streaming: bool, checks: usize) -> Self {
+        Progress {
+            running: if checks == 1 {
+                "1 check".to_string()
+            } else {
+                format!("{checks} checks")
+            },
+            ..Progress::new(streaming)
         }
     }
 
@@ -24,7 +39,8 @@ impl Progress {
             let mut err = std::io::stderr().lock();
             let _ = write!(
                 err,
-                "\r\x1b[2Kprove-it: running verify.sh ... {}s",
+                "\r\x1b[2Kprove-it: running {} ... {}s",
+                self.running,
                 elapsed.as_secs()
             );
             let _ = err.flush();
@@ -73,6 +89,7 @@ mod tests {
         let mut progress = Progress {
             enabled: false,
             shown: false,
+            running: "verify.sh".into(),
         };
         let mut err = Vec::new();
         progress.finish(Duration::from_secs(59), &mut err);
@@ -89,6 +106,7 @@ mod tests {
         let mut progress = Progress {
             enabled: true,
             shown: true,
+            running: "verify.sh".into(),
         };
         let mut err = Vec::new();
         progress.finish(Duration::from_secs(1), &mut err);

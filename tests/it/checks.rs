@@ -392,3 +392,26 @@ fn doctor_run_without_a_root_verify_sh_points_at_run_for_the_checks() {
         ));
     assert!(runs(&repo, "api").is_empty());
 }
+
+/// On a terminal, each check's start and end is a line, under a running count of the checks.
+#[test]
+fn a_terminal_shows_each_check_start_and_end() {
+    let repo = monorepo("sleep 1.2\nexit 0", "exit 3");
+    let bin = assert_cmd::cargo::cargo_bin("git-prove-it");
+    let out = repo
+        .command("script")
+        .args(["-qec", &format!("'{}' run", bin.display()), "/dev/null"])
+        .env("PROVE_IT_JOBS", "2")
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    for line in [
+        "prove-it: api started",
+        "prove-it: docs started",
+        "prove-it: docs failed in 0s",
+        "prove-it: api passed in 1s",
+        "prove-it: running 2 checks ... 1s",
+    ] {
+        assert!(shown.contains(line), "{line}: {shown:?}");
+    }
+}
