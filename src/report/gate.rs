@@ -151,8 +151,8 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
         Reply::Silent => Message::Silent,
         Reply::Announce => Message::Notice(
             "prove-it: the gate is armed in this repository: when a turn that changed it ends \
-             on a working state never proven, verify.sh runs, and a failure sends the agent \
-             back (at most 3 times a turn by default). Proofs are git notes under \
+             on a working state never proven, verify.sh (or each check of prove-it.toml whose \
+             inputs changed) runs, and a failure sends the agent back (at most 3 times a turn by default). Proofs are git notes under \
              refs/notes/prove-it; `git prove-it status` shows the current state. This notice \
              is shown once."
                 .to_string(),
