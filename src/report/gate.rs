@@ -86,11 +86,19 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 "prove-it: DISPROVEN (attempt {attempt} of {max} for this turn): {}\n",
                 headline(why, ctx.checks)
             );
-            let mut foot = "\nFix the cause, then end your turn again: the gate checks the new \
+            let mut foot = if ctx.checks {
+                "\nFix the cause, then end your turn again: the gate checks the new \
+                working state. Weakening verify.sh, prove-it.toml or a check's script (deleting \
+                or skipping checks, narrowing a check's inputs, removing an execute bit, \
+                replacing a script) is a violation, not a fix. A person can bypass this gate \
+                knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
+            } else {
+                "\nFix the cause, then end your turn again: the gate checks the new \
                 working state. Weakening verify.sh (deleting or skipping checks, removing its \
                 execute bit, replacing it) is a violation, not a fix. A person can bypass this \
                 gate knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
-                .to_string();
+            }
+            .to_string();
             if ctx.anchor_missing {
                 let _ = writeln!(foot, "{ANCHOR_MISSING}");
             }

@@ -1059,6 +1059,10 @@ mod checks {
         let block = session.stop(false).block();
         assert!(block.contains("check api failed"), "{block}");
         assert!(block.contains("api: 2 tests failed"), "{block}");
+        assert!(
+            block.contains("Weakening verify.sh, prove-it.toml or a check's script"),
+            "{block}"
+        );
         assert!(block.contains("attempt 1 of 3"), "{block}");
         assert!(repo.note(&stock_input_tree(&repo, DOCS_INPUTS)).is_some());
         assert!(repo.note(&stock_input_tree(&repo, API_INPUTS)).is_none());
