@@ -217,55 +217,25 @@ fn prove(
     };
     progress.finish(Duration::from_millis(duration_ms), err);
 
-    let report = match attempted {
-        Attempted::Failed {
-            exit,
-            exit_code,
-            duration_ms,
-            output_bytes,
-            tail,
-            log,
-        } => RunReport {
-            version: JSON_VERSION,
-            outcome: Outcome::Disproven,
-            tree,
-            result: RunResult::Failed {
-                exit,
-                exit_code,
-                duration_ms,
-                output_bytes,
-                tail,
-                log: Some(log.display().to_string()),
-            },
-        },
-        Attempted::StateChanged {
-            duration_ms,
-            after,
-            changed_paths,
-        } => RunReport {
-            version: JSON_VERSION,
-            outcome: Outcome::Disproven,
-            tree,
-            result: RunResult::StateChanged {
-                duration_ms,
-                after: after.to_string(),
-                changed_paths,
-            },
-        },
-        Attempted::Proven(record) => {
-            let report = RunReport {
-                version: JSON_VERSION,
-                outcome: record.outcome,
-                tree,
-                result: RunResult::Proven {
-                    proof: ProofSummary::from(&*record),
-                    proofs_ref: PROOFS_REF,
-                },
-            };
-            return Ok((exit::OK, report));
-        }
+    let outcome = match &attempted {
+        Attempted::Proven(record) => record.outcome,
+        Attempted::Failed { .. } | Attempted::StateChanged { .. } => Outcome::Disproven,
     };
-    Ok((exit::NOT_PROVEN, report))
+    let (_, result) = check_result(attempted, before.id);
+    let code = if outcome == Outcome::Disproven {
+        exit::NOT_PROVEN
+    } else {
+        exit::OK
+    };
+    Ok((
+        code,
+        RunReport {
+            version: JSON_VERSION,
+            outcome,
+            tree,
+            result,
+        },
+    ))
 }
 
 /// A state with a checks file: run the checks without a proof (every one with `--force`), up
