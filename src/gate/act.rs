@@ -188,7 +188,10 @@ fn run_checks(
             };
             exits.push(format!("{name}: {exit}"));
             if failed.len() > 1 {
-                tail.push(format!("--- check {name} ({exit}):"));
+                tail.push(format!(
+                    "--- check {name} ({exit}; its full output: {}):",
+                    log.display()
+                ));
             }
             let kept = &lines[lines.len().saturating_sub(each)..];
             tail.extend(kept.iter().cloned());

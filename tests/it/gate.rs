@@ -1096,7 +1096,11 @@ mod checks {
         repo.write("README.md", "changed\n");
         let block = session.stop(false).block();
         assert!(block.contains("checks api, docs failed"), "{block}");
-        assert!(block.contains("--- check api (exit code 1):"), "{block}");
+        assert!(
+            block.contains("--- check api (exit code 1; its full output: "),
+            "{block}"
+        );
+        assert!(block.contains(".api.failed.log):"), "{block}");
         assert!(
             block.contains("api-broke") && block.contains("docs-broke"),
             "{block}"
