@@ -66,7 +66,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
                 interrupt: Some(&interrupt),
             };
             doctor::Ran::Checked(Box::new(demo::check(repo, &settings)?))
-        } else if repo.workdir()?.join(crate::proof::CHECKS_FILE).exists() {
+        } else if crate::proof::has_checks_file(repo)? {
             doctor::Ran::ChecksOnly
         } else {
             doctor::Ran::NotArmed

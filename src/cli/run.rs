@@ -142,7 +142,7 @@ fn prove(
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
     let armed = repo.armed()?;
-    let checks_file = repo.workdir()?.join(proof::CHECKS_FILE).exists();
+    let checks_file = proof::has_checks_file(repo)?;
     if !armed.is_armed() && !checks_file {
         let report = RunReport {
             version: JSON_VERSION,

@@ -17,8 +17,8 @@ use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
-    CHECKS_FILE, CheckSet, ChecksError, Script, StopSignatures, ToRun, lookup_proof,
-    state_check_proofs,
+    CHECKS_FILE, CheckSet, ChecksError, Script, StopSignatures, ToRun, has_checks_file,
+    lookup_proof, state_check_proofs,
 };
 
 /// What a stop looks like before anything is decided.
@@ -201,9 +201,8 @@ pub(crate) fn stop(
                 }
                 Err(error) => State::ContentError(error_chain(&error)),
                 Ok(set) => {
-                    let provers = provers_of(repo, &set, &|path| {
-                        repo.state_file(&tree, path, "check's script")
-                    })?;
+                    let provers =
+                        provers_of(&set, &|path| repo.state_file(&tree, path, "check's script"))?;
                     let mut facts = ChecksFacts {
                         provers: provers.iter().map(|p| (p.path.clone(), p.script)).collect(),
                         ..ChecksFacts::default()
@@ -283,7 +282,7 @@ pub(crate) fn stop(
     let provers_before: Option<Vec<Prover>> = match (&anchor, head_tree) {
         (Some(anchor), _) => anchor.provers.clone(),
         (None, Some(tree)) if has_checks => match CheckSet::of_tree(repo, tree) {
-            Ok(set) if set.file.is_some() => Some(provers_of(repo, &set, &|path| match repo
+            Ok(set) if set.file.is_some() => Some(provers_of(&set, &|path| match repo
                 .tree_entry(tree, path)?
             {
                 Some((blob, _)) => repo.read_blob(blob).map(Some),
@@ -361,18 +360,9 @@ pub(crate) fn stop(
 /// Reads a file of a state or a tree by path; `None` when it has none there.
 pub(crate) type ReadFile<'a> = &'a dyn Fn(&str) -> Result<Option<Vec<u8>>, git::Error>;
 
-/// Whether the worktree has a checks file at its root (read as the state records it later).
-pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
-    Ok(std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok())
-}
-
 /// The checks file and each named check's script in `set`, by path, with their texts read
 /// through `read`; sorted by path, each path once.
-pub(crate) fn provers_of(
-    _repo: &Repo,
-    set: &CheckSet,
-    read: ReadFile<'_>,
-) -> Result<Vec<Prover>, git::Error> {
+pub(crate) fn provers_of(set: &CheckSet, read: ReadFile<'_>) -> Result<Vec<Prover>, git::Error> {
     let mut provers = Vec::new();
     if let Some((script, text)) = &set.file {
         provers.push(Prover {

@@ -113,7 +113,7 @@ fn start(
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Reply::Silent);
     };
-    if !repo.armed()?.is_armed() && !observe::has_checks_file(&repo)? {
+    if !repo.armed()?.is_armed() && !crate::proof::has_checks_file(&repo)? {
         // With the plugin installed user-wide, sessions start in every repository: say once
         // per repository that the gate is inert there and how to arm it (issue 21, item 6).
         // A marker that cannot be written keeps the session start silent, as before.
@@ -149,13 +149,11 @@ fn start(
     let state = repo.state_tree(false).ok();
     // With a checks file, the anchor keeps it and every check's script, with their texts.
     let provers = match &state {
-        Some(state) if observe::has_checks_file(repo)? => CheckSet::of_state(repo, state)
+        Some(state) if crate::proof::has_checks_file(repo)? => CheckSet::of_state(repo, state)
             .ok()
             .filter(|set| set.file.is_some())
             .map(|set| {
-                observe::provers_of(repo, &set, &|path| {
-                    repo.state_file(state, path, "check's script")
-                })
+                observe::provers_of(&set, &|path| repo.state_file(state, path, "check's script"))
             })
             .transpose()?,
         _ => None,

@@ -81,12 +81,17 @@ pub(crate) enum ChecksError {
     NoChecks,
 }
 
+/// Whether the worktree has a checks file at its root: anything there by that name, a link
+/// included (not followed), so that one that is not a file is refused rather than overlooked.
+pub(crate) fn has_checks_file(repo: &Repo) -> Result<bool, git::Error> {
+    Ok(std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok())
+}
+
 impl CheckSet {
     /// The checks of the working state `state`. The checks file is read as the state records
     /// it (from disk, checked against its blob).
     pub(crate) fn of_state(repo: &Repo, state: &StateTree) -> Result<CheckSet, ChecksError> {
-        let on_disk = std::fs::symlink_metadata(repo.workdir()?.join(CHECKS_FILE)).is_ok();
-        if on_disk && state.entry(CHECKS_FILE).is_none() {
+        if state.entry(CHECKS_FILE).is_none() && has_checks_file(repo)? {
             return Err(ChecksError::NotInState);
         }
         let text = repo.state_file(state, CHECKS_FILE, "checks file")?;

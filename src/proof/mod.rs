@@ -14,7 +14,9 @@ mod record;
 
 #[cfg(test)]
 pub(crate) use checks::{Check, CheckProof};
-pub(crate) use checks::{CheckSet, ChecksError, state_check_proofs, tree_check_proofs};
+pub(crate) use checks::{
+    CheckSet, ChecksError, has_checks_file, state_check_proofs, tree_check_proofs,
+};
 pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK, is_check_name};
 pub(crate) use commit_status::{
     CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures,

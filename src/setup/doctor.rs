@@ -70,7 +70,7 @@ pub(crate) enum Ran {
 pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
-    let has_checks = repo.workdir()?.join(crate::proof::CHECKS_FILE).exists();
+    let has_checks = crate::proof::has_checks_file(repo)?;
     if has_checks {
         checks_file(repo, &mut checks)?;
     }

@@ -415,3 +415,17 @@ fn a_terminal_shows_each_check_start_and_end() {
         assert!(shown.contains(line), "{line}: {shown:?}");
     }
 }
+
+/// `run` and the gate read "is there a checks file" alike: a link is one, never overlooked.
+#[test]
+fn a_checks_file_that_is_a_dangling_link_is_refused_not_overlooked() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.verify_passes();
+    repo.remove("prove-it.toml");
+    repo.symlink("nowhere.toml", "prove-it.toml");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("prove-it.toml"));
+    assert!(runs(&repo, "api").is_empty());
+}
