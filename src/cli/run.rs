@@ -200,6 +200,8 @@ fn prove(
     let attempted = proof::prove(
         repo,
         &before,
+        None,
+        None,
         options(ctx, policy, args, &interrupt),
         &mut |elapsed| progress.tick(elapsed),
     );
@@ -380,8 +382,6 @@ fn options<'a>(
     proof::ProveOptions {
         host: &args.host,
         session: None,
-        anchor: None,
-        verify_diff: None,
         timeout: policy.timeout,
         echo: args
             .verbose

@@ -30,7 +30,8 @@ pub(crate) fn verdict(
     match decide(&seen.observed) {
         Decision::Verdict(verdict) => Ok((verdict, None)),
         Decision::Run => {
-            let (run, log) = run(ctx, host, event, seen)?;
+            let pending = std::mem::take(&mut seen.pending);
+            let (run, log) = run(ctx, host, event, seen, pending)?;
             seen.observed.run = Some(run);
             match decide(&seen.observed) {
                 Decision::Verdict(verdict) => Ok((verdict, log)),
@@ -40,12 +41,33 @@ pub(crate) fn verdict(
     }
 }
 
-/// Run verify.sh on the state seen, recording a proof if it passes.
+/// How the gate proves: for the session, into the session's own log, never streamed.
+fn options<'a>(
+    ctx: &Context,
+    host: &'a dyn HostRules,
+    event: &'a Stop,
+    seen: &Seen,
+    interrupt: &'a std::sync::atomic::AtomicBool,
+) -> Result<proof::ProveOptions<'a>, Error> {
+    Ok(proof::ProveOptions {
+        host: host.name(),
+        session: Some(&event.session),
+        timeout: ctx.policy.clone()?.timeout,
+        echo: None,
+        interrupt: Some(interrupt),
+        log: Some(seen.files.log()),
+        clock: ctx.clock,
+    })
+}
+
+/// Run verify.sh (or, with a checks file, the checks in `pending`) on the state seen,
+/// recording a proof of what passes.
 fn run(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
     seen: &Seen,
+    pending: Vec<proof::ToRun>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let before = seen
         .state
@@ -58,7 +80,7 @@ fn run(
             ..
         })
     ) {
-        return run_checks(ctx, host, event, seen, before);
+        return run_checks(ctx, host, event, seen, before, pending);
     }
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
@@ -67,17 +89,9 @@ fn run(
     let attempted = proof::prove(
         &ctx.repo,
         before,
-        proof::ProveOptions {
-            host: host.name(),
-            session: Some(&event.session),
-            anchor: seen.baseline_verify,
-            verify_diff: seen.diff.clone(),
-            timeout: ctx.policy.clone()?.timeout,
-            echo: None,
-            interrupt: Some(&interrupt),
-            log: Some(seen.files.log()),
-            clock: ctx.clock,
-        },
+        seen.baseline_verify,
+        seen.diff.clone(),
+        options(ctx, host, event, seen, &interrupt)?,
         &mut |_| {},
     );
     Ok(match attempted {
@@ -128,35 +142,15 @@ fn run_checks(
     event: &Stop,
     seen: &Seen,
     before: &crate::git::StateTree,
+    pending: Vec<proof::ToRun>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
-    let policy = ctx.policy.clone()?;
-    let runs: Vec<proof::ToRun> = seen
-        .pending
-        .iter()
-        .map(|run| proof::ToRun {
-            check: run.check.clone(),
-            input_tree: run.input_tree,
-            anchor: run.anchor,
-            diff: run.diff.clone(),
-        })
-        .collect();
     let ran = proof::prove_checks(
         &ctx.repo,
         before,
-        runs,
-        proof::ProveOptions {
-            host: host.name(),
-            session: Some(&event.session),
-            anchor: None,
-            verify_diff: None,
-            timeout: policy.timeout,
-            echo: None,
-            interrupt: Some(&interrupt),
-            log: Some(seen.files.log()),
-            clock: ctx.clock,
-        },
-        policy.jobs,
+        pending,
+        options(ctx, host, event, seen, &interrupt)?,
+        ctx.policy.clone()?.jobs,
         &mut |_| {},
     );
     let ran = match ran {

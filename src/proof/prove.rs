@@ -36,10 +36,6 @@ pub(crate) struct ProveOptions<'a> {
     /// `PROVE_IT_HOST` for verify.sh and `host:` in the record.
     pub host: &'a str,
     pub session: Option<&'a str>,
-    /// verify.sh as it was when the session started, if there is a session.
-    pub anchor: Option<Script>,
-    /// The unified diff of verify.sh since the anchor, when it was edited.
-    pub verify_diff: Option<String>,
     pub timeout: Duration,
     /// Where to stream verify.sh's output as it runs (`--verbose`).
     pub echo: Option<Box<dyn Write + Send>>,
@@ -102,11 +98,14 @@ pub(crate) enum Progress<'a> {
 }
 
 /// Run verify.sh on `before` (the state tree computed just now, which must hold verify.sh) and
-/// record a proof if it exits 0 and leaves the state as it found it. With `prove-it.sign` on,
+/// record a proof if it exits 0 and leaves the state as it found it. `anchor` is verify.sh as
+/// the session started with it, and `diff` its edit since, if any. With `prove-it.sign` on,
 /// the proof is signed, and a signer that cannot work is an error before verify.sh runs.
 pub(crate) fn prove(
     repo: &Repo,
     before: &StateTree,
+    anchor: Option<Script>,
+    diff: Option<String>,
     attempt: ProveOptions<'_>,
     on_tick: &mut dyn FnMut(Duration),
 ) -> Result<Attempted, Error> {
@@ -121,8 +120,8 @@ pub(crate) fn prove(
             script: Some(Script { blob, mode }),
         },
         input_tree: before.id,
-        anchor: attempt.anchor,
-        diff: attempt.verify_diff.clone(),
+        anchor,
+        diff,
     };
     let mut ran = prove_checks(repo, before, vec![run], attempt, 1, &mut |progress| {
         if let Progress::Tick(elapsed) = progress {
