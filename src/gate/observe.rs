@@ -139,7 +139,7 @@ pub(crate) fn stop(
     // With a checks file, a missing verify.sh is no disarming unless the session started with
     // one (or, without an anchor, HEAD has one).
     let verify_at_start = match &anchor {
-        Some(anchor) => anchor.verify.is_some(),
+        Some(anchor) => anchor.verify.is_some_and(|verify| verify.can_run()),
         None => armed_at_head,
     };
     let mut observed = Observed {

@@ -158,7 +158,7 @@ impl CheckSet {
         let mut set = CheckSet::default();
         // The root verify.sh is a check only where it could run, as before checks files.
         if let Some((blob, mode)) = verify
-            && (mode == MODE_EXECUTABLE || mode == MODE_LINK)
+            && (Script { blob, mode }).can_run()
         {
             set.checks.push(Check {
                 name: VERIFY_CHECK.to_string(),

@@ -28,6 +28,13 @@ pub(crate) struct Script {
     pub mode: u32,
 }
 
+impl Script {
+    /// Whether a tree entry of this mode runs as a script: an executable file, or a link.
+    pub(crate) fn can_run(&self) -> bool {
+        self.mode == 0o100755 || self.mode == 0o120000
+    }
+}
+
 impl std::fmt::Display for Script {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {:06o}", self.blob, self.mode)

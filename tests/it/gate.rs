@@ -1188,6 +1188,21 @@ mod checks {
         );
     }
 
+    /// A verify.sh committed without its execute bit is no check; beside a checks file it is
+    /// not a disarmed one either.
+    #[test]
+    fn a_verify_sh_that_never_could_run_beside_a_checks_file_is_not_a_disarmed_one() {
+        let repo = monorepo("exit 0", "exit 0");
+        repo.write("verify.sh", "#!/bin/sh\nexit 1\n");
+        repo.chmod("verify.sh", 0o644);
+        repo.commit_all("a verify.sh that is not armed");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("docs/index.md", "changed\n");
+        session.stop(false).silent();
+        assert_eq!(runs(&repo, "docs").len(), 1);
+    }
+
     #[test]
     fn a_checks_file_declaring_nothing_proves_nothing() {
         let repo = monorepo("exit 0", "exit 0");
