@@ -250,10 +250,13 @@ pub(crate) fn prove_checks(
         }
         let after = after.as_ref().expect("computed just above");
         let after_input = repo.input_tree(after, &run.check.inputs, true)?;
+        // The script itself counts as read, wherever it lies: one swapped while it ran (a
+        // shell reads a script as it goes) is not the one the record would name.
         let inside = |path: &String| {
-            run.check.inputs.iter().any(|input| {
-                input.is_empty() || path == input || path.starts_with(&format!("{input}/"))
-            })
+            *path == run.check.run
+                || run.check.inputs.iter().any(|input| {
+                    input.is_empty() || path == input || path.starts_with(&format!("{input}/"))
+                })
         };
         let mut changed_paths: Vec<String> = before
             .changed_paths(after)

@@ -429,3 +429,27 @@ fn a_checks_file_that_is_a_dangling_link_is_refused_not_overlooked() {
         .stderr(predicate::str::contains("prove-it.toml"));
     assert!(runs(&repo, "api").is_empty());
 }
+
+/// A check's script outside its own inputs is still what its record names: changed while it
+/// ran, nothing is recorded.
+#[test]
+fn a_check_script_outside_its_inputs_changed_while_it_ran_is_not_recorded() {
+    let repo = TestRepo::new();
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"scripts/api.sh\"\ninputs = [\"api\"]\n",
+    );
+    repo.write("api/x", "x\n");
+    script(
+        &repo,
+        "scripts/api.sh",
+        "api",
+        "echo '# swapped' >> \"$0\"\nexit 0",
+    );
+    repo.commit_all("a script outside its inputs");
+    repo.prove_it(&["run"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("changed: scripts/api.sh"));
+    assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
+}
