@@ -17,7 +17,7 @@ use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
-    CHECKS_FILE, CheckSet, ChecksError, Script, StopSignatures, ToRun, has_checks_file,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Script, StopSignatures, ToRun, has_checks_file,
     lookup_proof, state_check_proofs,
 };
 
@@ -201,49 +201,16 @@ pub(crate) fn stop(
                 }
                 Err(error) => State::ContentError(error_chain(&error)),
                 Ok(set) => {
-                    let provers =
-                        provers_of(&set, &|path| repo.state_file(&tree, path, "check's script"))?;
-                    let mut facts = ChecksFacts {
-                        provers: provers.iter().map(|p| (p.path.clone(), p.script)).collect(),
-                        ..ChecksFacts::default()
-                    };
-                    facts.unrunnable = set.checks.iter().find_map(|check| {
-                        check.runnable().err().map(|why| {
-                            (
-                                check.name.clone(),
-                                format!("its script {} {why}", check.run),
-                            )
-                        })
-                    });
-                    let mut proof = Some(Outcome::Proven);
-                    for found in state_check_proofs(repo, &tree, &set)? {
-                        if gate_policy.skip_checks.contains(&found.check.name) {
-                            facts.skipped.push(found.check.name.clone());
-                            continue;
-                        }
-                        let best = found
-                            .found
-                            .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))
-                            .map_err(Error::from)?
-                            .map(|record| record.outcome);
-                        match best {
-                            Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {
-                                proof = Some(Outcome::BoundedClaimSurvives);
-                            }
-                            Some(_) => {}
-                            None => {
-                                proof = None;
-                                pending.push(found);
-                            }
-                        }
-                    }
-                    provers_now = Some(provers);
+                    let skip = &gate_policy.skip_checks;
+                    let seen = observe_checks(ctx, &tree, &set, skip, &mut signatures)?;
+                    pending = seen.pending;
+                    provers_now = Some(seen.provers);
                     let facts = State::Tree {
                         tree: tree.id,
                         head_tree,
                         verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
-                        proof,
-                        checks: Some(facts),
+                        proof: seen.proof,
+                        checks: Some(seen.facts),
                     };
                     state = Some(tree);
                     facts
@@ -355,6 +322,71 @@ pub(crate) fn stop(
         pending,
         _lock: lock,
     })))
+}
+
+/// What a stop sees of a state's checks.
+struct ChecksSeen {
+    facts: ChecksFacts,
+    /// `Some` when every check not skipped has a trusted proof (BOUNDED_CLAIM_SURVIVES if one
+    /// of them is).
+    proof: Option<Outcome>,
+    /// The checks without one, to run.
+    pending: Vec<CheckProof>,
+    /// The checks file and the scripts, with their texts.
+    provers: Vec<Prover>,
+}
+
+/// Each check of `set` in `tree`: whether it can run, whether `PROVE_IT_SKIP` names it, and
+/// its best trusted proof.
+fn observe_checks(
+    ctx: &Context,
+    tree: &StateTree,
+    set: &CheckSet,
+    skip: &[String],
+    signatures: &mut StopSignatures<'_>,
+) -> Result<ChecksSeen, Error> {
+    let repo = &ctx.repo;
+    let provers = provers_of(set, &|path| repo.state_file(tree, path, "check's script"))?;
+    let mut facts = ChecksFacts {
+        provers: provers.iter().map(|p| (p.path.clone(), p.script)).collect(),
+        unrunnable: set.checks.iter().find_map(|check| {
+            check.runnable().err().map(|why| {
+                (
+                    check.name.clone(),
+                    format!("its script {} {why}", check.run),
+                )
+            })
+        }),
+        skipped: Vec::new(),
+    };
+    let mut proof = Some(Outcome::Proven);
+    let mut pending = Vec::new();
+    for found in state_check_proofs(repo, tree, set)? {
+        if skip.contains(&found.check.name) {
+            facts.skipped.push(found.check.name.clone());
+            continue;
+        }
+        let best = found
+            .found
+            .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))?
+            .map(|record| record.outcome);
+        match best {
+            Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {
+                proof = Some(Outcome::BoundedClaimSurvives);
+            }
+            Some(_) => {}
+            None => {
+                proof = None;
+                pending.push(found);
+            }
+        }
+    }
+    Ok(ChecksSeen {
+        facts,
+        proof,
+        pending,
+        provers,
+    })
 }
 
 /// Reads a file of a state or a tree by path; `None` when it has none there.

@@ -13,9 +13,9 @@ mod prove;
 mod record;
 
 #[cfg(test)]
-pub(crate) use checks::{Check, CheckProof};
+pub(crate) use checks::Check;
 pub(crate) use checks::{
-    CheckSet, ChecksError, has_checks_file, state_check_proofs, tree_check_proofs,
+    CheckProof, CheckSet, ChecksError, has_checks_file, state_check_proofs, tree_check_proofs,
 };
 pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK, is_check_name};
 pub(crate) use commit_status::{
