@@ -4,13 +4,8 @@
 use gix::ObjectId;
 use gix::revision::plumbing::Spec;
 
-use super::names::VERIFY_SCRIPT;
+use super::names::{CHECKS_FILE, VERIFY_SCRIPT};
 use super::{Error, Repo};
-
-/// The checks file's name at the root of a tree (`proof::CHECKS_FILE`, which `git/` cannot
-/// name: it names nothing above it). Only its presence is noted here, from the root tree that
-/// is read for verify.sh anyway, so a commit without one costs no object read more.
-const CHECKS_FILE: &str = "prove-it.toml";
 
 /// What revision arguments select: commits to start from, and commits whose ancestry is excluded.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]

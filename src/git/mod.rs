@@ -32,7 +32,7 @@ pub(crate) use error::{Error, RefusedRef, RemoteSaid};
 pub(crate) use gix::ObjectId;
 pub(crate) use history::{CommitInfo, Selection};
 pub(crate) use hooks::Hook;
-pub(crate) use names::{ANCHORS_REF, CLAIMS_REF, PROOFS_REF, VERIFY_SCRIPT};
+pub(crate) use names::{ANCHORS_REF, CHECKS_FILE, CLAIMS_REF, PROOFS_REF, VERIFY_SCRIPT};
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;

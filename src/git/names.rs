@@ -9,6 +9,10 @@ pub(crate) const ANCHORS_REF: &str = "refs/notes/prove-it-anchors";
 /// The script that proves a working state, at the worktree root.
 pub(crate) const VERIFY_SCRIPT: &str = "verify.sh";
 
+/// The checks file, at the worktree root: the named checks a state is proven by (its format
+/// is `proof::checks_file`'s).
+pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
+
 /// Local state (run logs, counters, locks) under the common git dir; never shared.
 pub(crate) const STATE_DIR: &str = "prove-it";
 

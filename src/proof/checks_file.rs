@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use serde::Deserialize;
 
 /// The checks file, at the worktree root.
-pub(crate) const CHECKS_FILE: &str = "prove-it.toml";
+pub(crate) use crate::git::CHECKS_FILE;
 
 /// The name of the check a root verify.sh is, with every path as input.
 pub(crate) const VERIFY_CHECK: &str = "verify.sh";
