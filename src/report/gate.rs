@@ -315,8 +315,7 @@ pub(crate) fn notice_for_the_agent(notice: &str) -> String {
     )
 }
 
-/// The checks file, as the gate's words name it (`proof::CHECKS_FILE`).
-const CHECKS_FILE: &str = "prove-it.toml";
+use crate::proof::CHECKS_FILE;
 
 /// What a diff of the session's edits is of: verify.sh alone, or the checks too.
 fn diffed(diff: &str) -> &'static str {
