@@ -4,6 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::gate::{Answer, Facts, Message, Part, Quiet, Reply, Tampered, Verdict, Why};
+use crate::proof::CHECKS_FILE;
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
@@ -314,8 +315,6 @@ pub(crate) fn notice_for_the_agent(notice: &str) -> String {
          this turn."
     )
 }
-
-use crate::proof::CHECKS_FILE;
 
 /// What a diff of the session's edits is of: verify.sh alone, or the checks too.
 fn diffed(diff: &str) -> &'static str {
