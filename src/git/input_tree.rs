@@ -114,7 +114,7 @@ impl Repo {
     /// The bytes of `path` as `state` records them, `None` when it is not a file or link of the
     /// state. A blob the state only hashed is read from disk, and must still hash to it: a
     /// clean filter or index flag could otherwise make the state name bytes that are not the
-    /// ones a check reads or runs (`what` says which, for the error).
+    /// ones a check reads (`what` says which, for the error).
     pub(crate) fn state_file(
         &self,
         state: &StateTree,
@@ -127,6 +127,34 @@ impl Repo {
         if let Ok(blob) = self.git.find_blob(id) {
             return Ok(Some(blob.data.clone()));
         }
+        self.disk_as_recorded(path, id, mode, what).map(Some)
+    }
+
+    /// Check that `path`'s bytes on disk, which a shell will run, hash to the blob `state`
+    /// records for it, whatever the object database holds: a clean filter or an end-of-line
+    /// conversion can map other bytes to a blob that is there (the one committed), and a
+    /// proof would then name a script that did not run. Nothing to check when the state has
+    /// no file there.
+    pub(crate) fn check_on_disk(
+        &self,
+        state: &StateTree,
+        path: &str,
+        what: &'static str,
+    ) -> Result<(), Error> {
+        match state.entry(path) {
+            Some((id, mode)) => self.disk_as_recorded(path, id, mode, what).map(drop),
+            None => Ok(()),
+        }
+    }
+
+    /// `path`'s bytes on disk (a link's target), which must hash to the blob `id`.
+    fn disk_as_recorded(
+        &self,
+        path: &str,
+        id: ObjectId,
+        mode: u32,
+        what: &'static str,
+    ) -> Result<Vec<u8>, Error> {
         let disk = self.workdir()?.join(path);
         let data = if mode == 0o120000 {
             std::fs::read_link(&disk).map(|target| {
@@ -148,7 +176,7 @@ impl Repo {
                 what,
             });
         }
-        Ok(Some(data))
+        Ok(data)
     }
 
     /// The entry at `path` below the committed tree `tree`, any kind.

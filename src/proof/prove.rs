@@ -171,7 +171,7 @@ pub(crate) fn prove_checks(
     // A script is run as the state records it: its bytes on disk must be the blob the proof
     // will name (the root verify.sh's are checked by the state tree itself).
     for run in runs.iter().filter(|run| !run.check.is_root()) {
-        repo.state_file(before, &run.check.run, "check's script")?;
+        repo.check_on_disk(before, &run.check.run, "check's script")?;
     }
     let single = runs.len() == 1;
     let mut echo = attempt.echo;

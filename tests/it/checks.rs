@@ -453,3 +453,28 @@ fn a_check_script_outside_its_inputs_changed_while_it_ran_is_not_recorded() {
         .stdout(predicate::str::contains("changed: scripts/api.sh"));
     assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
 }
+
+/// A script whose bytes on disk an end-of-line conversion maps back to its committed blob is
+/// not the script a record would name: refused before anything runs (as verify.sh is).
+#[test]
+fn a_check_script_changed_under_an_eol_conversion_is_refused_before_it_runs() {
+    let repo = monorepo("exit 0", "exit 0");
+    repo.git(&["config", "core.autocrlf", "true"]);
+    let counter = repo.home().join("runs-docs");
+    repo.write(
+        "docs/verify.sh",
+        &format!(
+            "#!/bin/sh\r\necho \"$PWD $PROVE_IT_CHECK $PROVE_IT_TREE\" >> '{}'\r\nexit 0\r\n",
+            counter.display()
+        ),
+    );
+    repo.chmod("docs/verify.sh", 0o755);
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "docs/verify.sh on disk is not what the state tree records for it",
+        ));
+    assert!(runs(&repo, "docs").is_empty());
+    assert!(runs(&repo, "api").is_empty());
+}
