@@ -6,6 +6,7 @@
 mod app;
 mod check;
 mod claim;
+mod commits;
 mod completions;
 mod doctor;
 mod failure;

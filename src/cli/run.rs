@@ -2,6 +2,7 @@ use crate::outcome::Outcome;
 use std::io::Write;
 use std::time::Duration;
 
+use super::commits::{CommitRun, Output, prove_commit};
 use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::exit;
@@ -389,6 +390,7 @@ fn options<'a>(
         interrupt: Some(interrupt),
         log: None,
         clock: ctx.clock,
+        retries: policy.retries,
     }
 }
 
@@ -423,6 +425,8 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
             output_bytes,
             tail,
             log,
+            attempts,
+            recorded,
         } => (
             input_tree.to_string(),
             RunResult::Failed {
@@ -432,6 +436,8 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
                 output_bytes,
                 tail,
                 log: Some(log.display().to_string()),
+                attempts,
+                failure_recorded: recorded.then_some(git::FAILURES_REF),
             },
         ),
         Attempted::StateChanged {
@@ -562,7 +568,8 @@ fn run_rev(
             verbose: args.verbose,
             json: args.json,
             force: args.force,
-            report_to_stderr: false,
+            output: Output::Inherit,
+            jobs: None,
         },
     )
 }
@@ -577,93 +584,4 @@ pub(crate) fn commit_of(repo: &Repo, rev: &str) -> Result<git::CommitInfo, super
                 .hint("run proves one commit; to see which commits of a range are proven, use 'git prove-it check --all <range>'"),
         ),
     }
-}
-
-/// How to prove a commit in a temporary worktree.
-pub(crate) struct CommitRun<'a> {
-    pub host: &'a str,
-    pub timeout: Duration,
-    pub verbose: bool,
-    pub json: bool,
-    pub force: bool,
-    /// Print the run's report on stderr rather than stdout (a hook's stdout is not for people).
-    pub report_to_stderr: bool,
-}
-
-/// Prove `commit` in a temporary worktree and return `run`'s exit code for it.
-///
-/// The proving is done by this same program (`git prove-it run`) started inside the worktree
-/// with the caller's repository-locating variables (`GIT_DIR`, `GIT_WORK_TREE`, ...) removed,
-/// so that neither it nor verify.sh acts on the caller's repository by mistake: git sets those
-/// variables for hooks. The worktree is removed afterwards, whatever happened, and on Ctrl-C,
-/// SIGTERM or SIGHUP once the run has stopped.
-pub(crate) fn prove_commit(
-    repo: &Repo,
-    commit: &git::CommitInfo,
-    how: &CommitRun<'_>,
-) -> Result<u8, super::Failure> {
-    let interrupt = crate::process::interrupt_flag()?;
-    let worktree = repo.add_temp_worktree(commit.id)?;
-    let checked_out = repo
-        .open_linked_worktree(worktree.path())
-        .and_then(|wt| wt.state_tree(false));
-    match checked_out {
-        Ok(state) if state.id == commit.tree => {}
-        Ok(state) => {
-            worktree.remove()?;
-            return Err(super::Failure::from(anyhow::anyhow!(
-                "checking out {} gives the state tree {}, not the commit's tree {}, so no proof made there would prove the commit",
-                commit.id,
-                state.id,
-                commit.tree
-            ))
-            .hint("clean or smudge filters (.gitattributes, git-lfs) or ignored files committed anyway change what a checkout holds")
-            .hint("prove the working state instead: check the commit out and run 'git prove-it run'"));
-        }
-        Err(error) => {
-            worktree.remove()?;
-            return Err(error.into());
-        }
-    }
-    if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
-        worktree.remove()?;
-        return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
-    }
-    let exe = std::env::current_exe().context("could not find the git-prove-it executable")?;
-    let mut cmd = crate::process::Request::new(exe)
-        .arg("run")
-        .args(["--host", how.host])
-        .args(["--timeout", &how.timeout.as_secs().to_string()])
-        .current_dir(worktree.path())
-        .stdout(if how.report_to_stderr {
-            crate::process::Stream::ToStderr
-        } else {
-            crate::process::Stream::Inherit
-        })
-        .stderr(crate::process::Stream::Inherit)
-        // When we are asked to stop, the request is passed on (SIGTERM) and the child waited
-        // for, so the worktree is removed only once nothing runs in it.
-        .forward_interrupt(&interrupt);
-    for (flag, on) in [
-        ("--verbose", how.verbose),
-        ("--json", how.json),
-        ("--force", how.force),
-    ] {
-        if on {
-            cmd = cmd.arg(flag);
-        }
-    }
-    for name in git::LOCAL_ENV {
-        cmd = cmd.env_remove(name);
-    }
-    let status = cmd
-        .run()
-        .map(|finished| finished.status)
-        .map_err(crate::process::Error::into_source);
-    worktree.remove()?;
-    let status = status.context("could not run git-prove-it in the temporary worktree")?;
-    Ok(status
-        .code()
-        .and_then(|code| u8::try_from(code).ok())
-        .unwrap_or(exit::ERROR))
 }

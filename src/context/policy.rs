@@ -9,6 +9,11 @@ pub(crate) const TIMEOUT_CONFIG: &str = "prove-it.timeout";
 /// How many checks of `prove-it.toml` run at once; the default is the number of cores.
 pub(crate) const JOBS_ENV: &str = "PROVE_IT_JOBS";
 pub(crate) const JOBS_CONFIG: &str = "prove-it.jobs";
+/// How many times a failing check runs again before it counts as failed; default 0.
+pub(crate) const RETRIES_ENV: &str = "PROVE_IT_RETRIES";
+pub(crate) const RETRIES_CONFIG: &str = "prove-it.retries";
+/// The most retries: a check that needs more to pass is broken, not flaky.
+pub(crate) const MAX_RETRIES: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name} must be {expected}, not {value:?}")]
@@ -24,6 +29,8 @@ pub(crate) struct Policy {
     pub timeout: Duration,
     /// The most checks run at once (at least 1).
     pub jobs: usize,
+    /// How many times a failing check runs again (`prove-it.retries`, at most [`MAX_RETRIES`]).
+    pub retries: u32,
 }
 
 /// Where policy values come from besides flags: the environment and git config.
@@ -50,7 +57,16 @@ impl Policy {
             (None, Some(value)) => jobs(&value, JOBS_CONFIG)?,
             (None, None) => std::thread::available_parallelism().map_or(1, usize::from),
         };
-        Ok(Policy { timeout, jobs })
+        let retries = match (sources.env(RETRIES_ENV), sources.config(RETRIES_CONFIG)) {
+            (Some(value), _) => retries(&value, RETRIES_ENV)?,
+            (None, Some(value)) => retries(&value, RETRIES_CONFIG)?,
+            (None, None) => 0,
+        };
+        Ok(Policy {
+            timeout,
+            jobs,
+            retries,
+        })
     }
 }
 
@@ -225,6 +241,17 @@ fn jobs(value: &str, source_name: &str) -> Result<usize, Error> {
         _ => Err(Error {
             source_name: source_name.to_string(),
             expected: "a whole number from 1 to 256",
+            value: value.to_string(),
+        }),
+    }
+}
+
+fn retries(value: &str, source_name: &str) -> Result<u32, Error> {
+    match value.trim().parse::<u32>() {
+        Ok(n) if n <= MAX_RETRIES => Ok(n),
+        _ => Err(Error {
+            source_name: source_name.to_string(),
+            expected: "a whole number from 0 to 10",
             value: value.to_string(),
         }),
     }

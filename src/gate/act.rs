@@ -49,10 +49,12 @@ fn options<'a>(
     seen: &Seen,
     interrupt: &'a std::sync::atomic::AtomicBool,
 ) -> Result<proof::ProveOptions<'a>, Error> {
+    let policy = ctx.policy.clone()?;
     Ok(proof::ProveOptions {
         host: host.name(),
         session: Some(&event.session),
-        timeout: ctx.policy.clone()?.timeout,
+        timeout: policy.timeout,
+        retries: policy.retries,
         echo: None,
         interrupt: Some(interrupt),
         log: Some(seen.files.log()),

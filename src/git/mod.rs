@@ -32,7 +32,9 @@ pub(crate) use error::{Error, RefusedRef, RemoteSaid};
 pub(crate) use gix::ObjectId;
 pub(crate) use history::{CommitInfo, Selection};
 pub(crate) use hooks::Hook;
-pub(crate) use names::{ANCHORS_REF, CHECKS_FILE, CLAIMS_REF, PROOFS_REF, VERIFY_SCRIPT};
+pub(crate) use names::{
+    ANCHORS_REF, CHECKS_FILE, CLAIMS_REF, FAILURES_REF, PROOFS_REF, VERIFY_SCRIPT,
+};
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
@@ -41,4 +43,4 @@ pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blo
 pub(crate) use state_dir::read_run_log;
 pub(crate) use state_tree::StateTree;
 pub(crate) use verify_file::Armed;
-pub(crate) use worktree::LOCAL_ENV;
+pub(crate) use worktree::{LOCAL_ENV, TempWorktree};

@@ -3,6 +3,10 @@
 /// Proofs, keyed by state tree id. Shared: pushed and fetched explicitly.
 pub(crate) const PROOFS_REF: &str = "refs/notes/prove-it";
 
+/// Failure records (a check's failing runs), keyed as proofs are. Local: pushed and fetched
+/// only by `sync --with-failures`.
+pub(crate) const FAILURES_REF: &str = "refs/notes/prove-it-failures";
+
 /// Anchors (what the gate saw at session start), keyed by session and worktree. Local: never pushed.
 pub(crate) const ANCHORS_REF: &str = "refs/notes/prove-it-anchors";
 

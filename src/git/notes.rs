@@ -49,6 +49,15 @@ impl Repo {
         Ok(Some(id.detach()))
     }
 
+    /// Whether the ref `name` exists (a notes ref that was ever written).
+    pub(crate) fn has_ref(&self, name: &str) -> Result<bool, Error> {
+        Ok(self
+            .git
+            .try_find_reference(name)
+            .map_err(Error::read(format!("the ref {name}")))?
+            .is_some())
+    }
+
     /// Every note of the notes commit `commit`, as (annotated object, note blob).
     pub(crate) fn all_notes(&self, commit: ObjectId) -> Result<Vec<(ObjectId, ObjectId)>, Error> {
         super::notes_sync::all_notes(&self.git, commit)

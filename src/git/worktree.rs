@@ -103,6 +103,28 @@ impl TempWorktree {
         &self.path
     }
 
+    /// Check `commit` out here instead, for the next run: tracked files as the commit holds
+    /// them, untracked ones removed; ignored files (build caches) are kept, so that a worktree
+    /// reused along a range builds incrementally. They are no part of a state tree.
+    pub(crate) fn switch(&self, commit: ObjectId) -> Result<(), Error> {
+        let here = |git: process::Request<'static>| {
+            LOCAL_ENV
+                .iter()
+                .fold(git, |git, name| git.env_remove(name))
+                .current_dir(&self.path)
+        };
+        run(
+            here(process::Request::new("git"))
+                .args(["checkout", "--detach", "--force", "--quiet"])
+                .arg(commit.to_string()),
+            "checkout",
+        )?;
+        run(
+            here(process::Request::new("git")).args(["clean", "-ffdq"]),
+            "clean",
+        )
+    }
+
     /// Remove the worktree and git's record of it.
     pub(crate) fn remove(mut self) -> Result<(), Error> {
         self.removed = true;

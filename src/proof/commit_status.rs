@@ -9,9 +9,10 @@ use gix::ObjectId;
 
 use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs_in};
 use super::checks_file::CHECKS_FILE;
+use super::failure::{Failure, lookup_failure};
 use super::lookup::Found;
 use super::record::{Invalid, Outcome, Problem, Record, Script};
-use crate::git::{self, CommitInfo, Notes, Repo};
+use crate::git::{self, CommitInfo, FAILURES_REF, Notes, Repo};
 
 /// Where one commit (or one check of it) stands.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,6 +55,9 @@ pub(crate) struct CheckStatus {
     pub valid: Vec<Record>,
     /// The signature of the proof shown, as for a commit.
     pub signature: Option<SignatureStatus>,
+    /// The newest failure on record of this check through this script for this input tree,
+    /// when the check is not proven (`refs/notes/prove-it-failures`).
+    pub failure: Option<Failure>,
 }
 
 /// One commit, where it stands, and the records attached to its tree that do not count.
@@ -70,6 +74,27 @@ pub(crate) struct CommitStatus {
     /// by name; empty when the checks file is in error); `None` without one, and then the
     /// commit stands by the note of its tree alone, as before checks files.
     pub checks: Option<Vec<CheckStatus>>,
+    /// Without a checks file: the newest failure on record of the commit's verify.sh for its
+    /// tree, when the commit is not proven. With one, each check has its own.
+    pub failure: Option<Failure>,
+}
+
+impl CommitStatus {
+    /// The failures on record that keep this commit from being proven, as (check, failure):
+    /// the root verify.sh's (check `None`) or each unproven check's.
+    pub(crate) fn failures(&self) -> Vec<(Option<&str>, &Failure)> {
+        match &self.checks {
+            None => self.failure.iter().map(|f| (None, f)).collect(),
+            Some(checks) => checks
+                .iter()
+                .filter_map(|c| {
+                    let name =
+                        (c.name != super::checks_file::VERIFY_CHECK).then_some(c.name.as_str());
+                    c.failure.as_ref().map(|f| (name, f))
+                })
+                .collect(),
+        }
+    }
 }
 
 /// What the signature of a commit's proof says (SPEC.md, "Signed proofs").
@@ -161,6 +186,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
         invalid: proofs.invalid,
         valid: proofs.valid,
         checks: None,
+        failure: None,
     }
 }
 
@@ -211,6 +237,7 @@ pub(crate) fn classify_checks(
                 valid: Vec::new(),
                 signature: None,
                 checks: Some(Vec::new()),
+                failure: None,
             };
         }
     };
@@ -222,6 +249,7 @@ pub(crate) fn classify_checks(
         valid: Vec::new(),
         signature: None,
         checks: Some(checks),
+        failure: None,
     };
     roll_up(&mut status);
     status
@@ -246,6 +274,7 @@ fn check_status(proof: CheckProof) -> CheckStatus {
         invalid: found.invalid,
         valid: found.valid,
         signature,
+        failure: None,
     }
 }
 
@@ -299,15 +328,48 @@ pub(crate) fn commit_standings(
 ) -> Result<Vec<CommitStatus>, git::Error> {
     // A checks file shared by many commits is parsed once, whichever thread meets it first.
     let parsed = Parsed::default();
+    // Failures are looked up only for what is not proven, and only when any was recorded.
+    let failures = repo.has_ref(FAILURES_REF)?;
     repo.commits_with_notes(ids, |repo, notes, info, note| {
-        if info.checks_file.is_some() {
-            with_checks(repo, notes, info, &parsed)
+        let mut status = if info.checks_file.is_some() {
+            with_checks(repo, notes, info, &parsed)?
         } else {
-            Ok(classify(info, note.as_deref()))
+            classify(info, note.as_deref())
+        };
+        if failures {
+            attach_failures(repo, &mut status)?;
         }
+        Ok(status)
     })?
     .into_iter()
     .collect()
+}
+
+/// Attach to `status` the newest failure on record of its verify.sh, or of each of its checks,
+/// that is not proven.
+fn attach_failures(repo: &Repo, status: &mut CommitStatus) -> Result<(), git::Error> {
+    let mut notes = repo.notes(FAILURES_REF);
+    match &mut status.checks {
+        None => {
+            if let (false, Some((blob, mode))) =
+                (status.standing.is_proven(false), status.commit.verify)
+            {
+                let script = Script { blob, mode };
+                status.failure = lookup_failure(&mut notes, status.commit.tree, None, script)?;
+            }
+        }
+        Some(checks) => {
+            for check in checks.iter_mut() {
+                let (false, Some(script)) = (check.standing.is_proven(false), check.script) else {
+                    continue;
+                };
+                let name =
+                    (check.name != super::checks_file::VERIFY_CHECK).then_some(check.name.as_str());
+                check.failure = lookup_failure(&mut notes, check.input_tree, name, script)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.
@@ -541,6 +603,7 @@ mod tests {
             verify_anchor: None,
             exit_code: 0,
             duration_ms: 10,
+            flaky: 0,
             time: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
             host: "cli".into(),
             session: None,

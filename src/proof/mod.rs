@@ -8,6 +8,7 @@
 mod checks;
 mod checks_file;
 mod commit_status;
+mod failure;
 mod lookup;
 mod prove;
 mod record;
@@ -24,6 +25,8 @@ pub(crate) use commit_status::{
 };
 #[cfg(test)]
 pub(crate) use commit_status::{classify, classify_checks};
+#[allow(unused_imports)] // for the commands of issue 24, landing next
+pub(crate) use failure::{Failure, bounded_output, lookup_failure, parse_failures, record_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};

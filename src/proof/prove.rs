@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::checks::Check;
 use super::checks_file::VERIFY_CHECK;
+use super::failure::Failure;
 use super::record::{self, Outcome, Record, Script, Signature};
 use crate::context::Clock;
 use crate::git::{self, PROOFS_REF, Repo, StateTree};
@@ -46,6 +47,9 @@ pub(crate) struct ProveOptions<'a> {
     pub log: Option<std::path::PathBuf>,
     /// The record's `time:`.
     pub clock: Clock,
+    /// How many times a failing check is run again before it counts as failed
+    /// (`prove-it.retries`); a pass after failures is recorded with `flaky:`.
+    pub retries: u32,
 }
 
 /// What happened when verify.sh ran.
@@ -62,6 +66,11 @@ pub(crate) enum Attempted {
         /// The copy of this failing run's full output, kept apart from the log the next run
         /// writes over (`Repo::keep_failing_log`).
         log: std::path::PathBuf,
+        /// How many runs failed: 1, or more under `prove-it.retries`.
+        attempts: u32,
+        /// Whether a failure record was written (`refs/notes/prove-it-failures`): not when the
+        /// run was interrupted or changed the check's inputs.
+        recorded: bool,
     },
     /// verify.sh passed but the working state after the run is not the one it tested, or some
     /// of its paths changed while it ran (and maybe changed back).
@@ -175,46 +184,76 @@ pub(crate) fn prove_checks(
     }
     let single = runs.len() == 1;
     let mut echo = attempt.echo;
+    let echoing = echo.is_some();
+    // Run `n` (0 for the first) of check `index`: its program, directory, environment and log.
+    let plan = |run: &ToRun, n: u32, echo: Option<Box<dyn Write + Send>>| {
+        let program = workdir.join(&run.check.run);
+        let dir = program
+            .parent()
+            .map_or_else(|| workdir.clone(), std::path::Path::to_owned);
+        let mut env = verify::env(&run.input_tree.to_string(), attempt.host);
+        if !run.check.is_root() {
+            env.push(("PROVE_IT_CHECK".into(), run.check.name.clone().into()));
+            env.push(("PROVE_IT_STATE_TREE".into(), before.id.to_string().into()));
+        }
+        Plan {
+            name: run.check.name.clone(),
+            program,
+            dir,
+            env,
+            log: if run.check.is_root() {
+                base_log.clone()
+            } else {
+                check_log(&base_log, &run.check.name)
+            },
+            echo: echo.or_else(|| {
+                let prefix = match n {
+                    0 => run.check.name.clone(),
+                    n => format!("{} run {}", run.check.name, n + 1),
+                };
+                (echoing && (n > 0 || !single))
+                    .then(|| Box::new(Prefixed::new(&prefix)) as Box<dyn Write + Send>)
+            }),
+        }
+    };
     let plans: Vec<Plan> = runs
         .iter()
-        .map(|run| {
-            let program = workdir.join(&run.check.run);
-            let dir = program
-                .parent()
-                .map_or_else(|| workdir.clone(), std::path::Path::to_owned);
-            let mut env = verify::env(&run.input_tree.to_string(), attempt.host);
-            if !run.check.is_root() {
-                env.push(("PROVE_IT_CHECK".into(), run.check.name.clone().into()));
-                env.push(("PROVE_IT_STATE_TREE".into(), before.id.to_string().into()));
-            }
-            Plan {
-                name: run.check.name.clone(),
-                program,
-                dir,
-                env,
-                log: if run.check.is_root() {
-                    base_log.clone()
-                } else {
-                    check_log(&base_log, &run.check.name)
-                },
-                echo: if single {
-                    echo.take()
-                } else {
-                    echo.is_some()
-                        .then(|| Box::new(Prefixed::new(&run.check.name)) as Box<dyn Write + Send>)
-                },
-            }
-        })
+        .map(|run| plan(run, 0, if single { echo.take() } else { None }))
         .collect();
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
-    let outcomes = run_all(plans, attempt.timeout, attempt.interrupt, jobs, on_progress)?;
+    let mut outcomes = run_all(plans, attempt.timeout, attempt.interrupt, jobs, on_progress)?;
+    // A failing check runs again, up to `retries` times, until it passes (a flaky one); one
+    // interrupted is never run again.
+    let interrupted = || {
+        attempt
+            .interrupt
+            .is_some_and(|flag| flag.load(std::sync::atomic::Ordering::SeqCst))
+    };
+    let mut failures = vec![0u32; runs.len()];
+    for n in 1..=attempt.retries {
+        let again: Vec<usize> = (0..runs.len())
+            .filter(|&i| {
+                let (ran, _) = &outcomes[i];
+                !ran.passed() && ran.exit != verify::Exit::Interrupted
+            })
+            .collect();
+        if again.is_empty() || interrupted() {
+            break;
+        }
+        let plans = again.iter().map(|&i| plan(&runs[i], n, None)).collect();
+        let rerun = run_all(plans, attempt.timeout, attempt.interrupt, jobs, on_progress)?;
+        for (i, ran) in again.into_iter().zip(rerun) {
+            failures[i] += 1;
+            outcomes[i] = ran;
+        }
+    }
 
     let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
     let mut after: Option<StateTree> = None;
-    for (run, (outcome, log)) in runs.into_iter().zip(outcomes) {
+    for ((run, (outcome, log)), failed_before) in runs.into_iter().zip(outcomes).zip(failures) {
         let duration_ms = millis(outcome.duration);
         if !outcome.passed() {
             let exit_code = match outcome.exit {
@@ -228,6 +267,39 @@ pub(crate) fn prove_checks(
             ) {
                 note_the_end(&log, &exit);
             }
+            // A failure is recorded for the state it ran on: not when it was interrupted (that
+            // says nothing of the check), nor when its inputs are not as they were.
+            let failure = (outcome.exit != verify::Exit::Interrupted)
+                .then(|| {
+                    if after.is_none() {
+                        after = repo.state_tree_since(run_start).ok();
+                    }
+                    let same = repo
+                        .input_tree(after.as_ref()?, &run.check.inputs, true)
+                        .ok()?;
+                    let verify = run.check.script?;
+                    (same == run.input_tree).then(|| Failure {
+                        tree: run.input_tree,
+                        check: run.check.record_name().map(str::to_string),
+                        head: repo.head_commit().ok().flatten(),
+                        verify,
+                        exit: exit.clone(),
+                        exit_code,
+                        duration_ms,
+                        attempts: failed_before + 1,
+                        time: started,
+                        host: attempt.host.to_string(),
+                        session: attempt.session.map(str::to_string),
+                        tool: tool(),
+                        identity_missing: repo.identity().missing,
+                        output: super::failure::bounded_output(&outcome.tail),
+                        signed_off_by: repo.identity().display.clone(),
+                    })
+                })
+                .flatten();
+            // Best effort: a failure that could not be recorded still fails the run.
+            let recorded = failure
+                .is_some_and(|failure| super::failure::record_failure(repo, &failure).is_ok());
             results.push((
                 run.check.name.clone(),
                 Attempted::Failed {
@@ -237,6 +309,8 @@ pub(crate) fn prove_checks(
                     output_bytes: outcome.output_bytes,
                     tail: outcome.tail,
                     log: repo.keep_failing_log(&log)?,
+                    attempts: failed_before + 1,
+                    recorded,
                 },
             ));
             continue;
@@ -297,10 +371,11 @@ pub(crate) fn prove_checks(
             verify_anchor: run.anchor,
             exit_code: 0,
             duration_ms,
+            flaky: failed_before,
             time: started,
             host: attempt.host.to_string(),
             session: attempt.session.map(str::to_string),
-            tool: format!("git-prove-it {}", env!("CARGO_PKG_VERSION")),
+            tool: tool(),
             identity_missing: identity.missing,
             verify_diff: if edited { run.diff } else { None },
             signed_off_by: identity.display.clone(),
@@ -330,6 +405,11 @@ pub(crate) fn prove_checks(
         results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
     }
     Ok(results)
+}
+
+/// The record's `tool:`.
+fn tool() -> String {
+    format!("git-prove-it {}", env!("CARGO_PKG_VERSION"))
 }
 
 /// Where one check's output goes: its own log beside the run's (`last-run.api.log`), so that

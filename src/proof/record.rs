@@ -17,6 +17,8 @@ const MAGIC_KEY: &str = "prove-it-record";
 pub(crate) const VERSION: u32 = 1;
 const SIGNED_OFF_BY: &str = "Signed-off-by";
 const VERIFY_DIFF: &str = "verify-diff";
+/// The last lines a failing run printed, in a failure record (`failure.rs`).
+pub(super) const OUTPUT: &str = "output";
 /// Each line of an armored SSH signature, after the record it signs. Readers that do not know
 /// the key ignore it, as they ignore any unknown key, so a signed record is still version 1.
 const SSH_SIGNATURE: &str = "ssh-signature";
@@ -55,6 +57,9 @@ pub(crate) struct Record {
     pub verify_anchor: Option<Script>,
     pub exit_code: i32,
     pub duration_ms: u64,
+    /// How many runs failed before the one that passed (`prove-it.retries`); 0, and no
+    /// `flaky:` line, for a check that passed at once.
+    pub flaky: u32,
     pub time: OffsetDateTime,
     pub host: String,
     pub session: Option<String>,
@@ -154,11 +159,6 @@ impl Record {
     pub(crate) fn canonical(&self) -> String {
         let mut out = String::new();
         let none = "none".to_string();
-        let time = self
-            .time
-            .to_offset(time::UtcOffset::UTC)
-            .format(&Rfc3339)
-            .expect("a UTC time within the year range of the clock formats as RFC 3339");
         // The writes below go to a String and cannot fail.
         let _ = writeln!(out, "{MAGIC_KEY}: {VERSION}");
         let _ = writeln!(out, "outcome: {}", self.outcome.as_str());
@@ -175,38 +175,70 @@ impl Record {
         let _ = writeln!(
             out,
             "verify-anchor: {}",
-            self.verify_anchor
-                .map_or_else(|| none.clone(), |s| s.to_string())
+            self.verify_anchor.map_or(none, |s| s.to_string())
         );
         let _ = writeln!(out, "exit-code: {}", self.exit_code);
         let _ = writeln!(out, "duration-ms: {}", self.duration_ms);
-        let _ = writeln!(out, "time: {time}");
-        let _ = writeln!(out, "host: {}", one_line(&self.host));
-        let _ = writeln!(
-            out,
-            "session: {}",
-            self.session.as_deref().map_or(none, one_line)
-        );
-        let _ = writeln!(out, "tool: {}", one_line(&self.tool));
-        if self.identity_missing {
-            let _ = writeln!(out, "identity: missing");
+        if self.flaky > 0 {
+            let _ = writeln!(out, "flaky: {}", self.flaky);
         }
+        let _ = writeln!(out, "time: {}", rfc3339(self.time));
+        write_run_by(
+            &mut out,
+            &self.host,
+            self.session.as_deref(),
+            &self.tool,
+            self.identity_missing,
+        );
         if let Some(diff) = &self.verify_diff {
-            // Continuation lines start with one space so that a blank line of the diff can never
-            // be mistaken for the blank line that separates records.
-            let _ = writeln!(out, "{VERIFY_DIFF}:");
-            for line in diff.lines() {
-                let _ = writeln!(out, " {line}");
-            }
+            write_block(&mut out, VERIFY_DIFF, diff.lines());
         }
         let _ = writeln!(out, "{SIGNED_OFF_BY}: {}", one_line(&self.signed_off_by));
         out
     }
 }
 
+/// A record's time as it is written: RFC 3339, in UTC, to the second.
+pub(super) fn rfc3339(time: OffsetDateTime) -> String {
+    time.to_offset(time::UtcOffset::UTC)
+        .format(&Rfc3339)
+        .expect("a UTC time within the year range of the clock formats as RFC 3339")
+}
+
+/// The lines saying who ran a check: `host:`, `session:`, `tool:` and `identity:`.
+pub(super) fn write_run_by(
+    out: &mut String,
+    host: &str,
+    session: Option<&str>,
+    tool: &str,
+    identity_missing: bool,
+) {
+    // The writes go to a String and cannot fail.
+    let _ = writeln!(out, "host: {}", one_line(host));
+    let _ = writeln!(
+        out,
+        "session: {}",
+        session.map_or("none".to_string(), one_line)
+    );
+    let _ = writeln!(out, "tool: {}", one_line(tool));
+    if identity_missing {
+        let _ = writeln!(out, "identity: missing");
+    }
+}
+
+/// A key whose value is lines of text (a diff, a run's output): `key:`, then each line after
+/// one space, so that a blank line in them can never be taken for the blank line that
+/// separates records.
+pub(super) fn write_block<'a>(out: &mut String, key: &str, lines: impl Iterator<Item = &'a str>) {
+    let _ = writeln!(out, "{key}:");
+    for line in lines {
+        let _ = writeln!(out, " {line}");
+    }
+}
+
 /// Keep a value on its line and off the terminal's controls: a newline inside a value would
 /// forge a key, and a carriage return or an escape sequence could rewrite what `log` shows.
-fn one_line(value: &str) -> String {
+pub(super) fn one_line(value: &str) -> String {
     value
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
@@ -290,6 +322,14 @@ fn split_signature(text: &str) -> Result<(&str, Option<Signature>), Problem> {
 
 fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
     let (text, signature) = split_signature(text)?;
+    let mut record = read_fields(text)?.into_record(key)?;
+    record.signature = signature;
+    Ok(record)
+}
+
+/// A record's lines as fields, its version checked, unknown keys skipped: the one reading of
+/// the format that proofs and failure records (`failure.rs`) share.
+pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
     let mut lines = text.lines().peekable();
     let first = lines.next().unwrap_or_default();
     match first.split_once(':') {
@@ -310,14 +350,21 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
             return Err(Problem::Malformed(format!("line without a key: {line:?}")));
         };
         let value = value.trim();
-        if name == VERIFY_DIFF {
-            let mut diff = String::new();
+        if name == VERIFY_DIFF || name == OUTPUT {
+            let mut block = String::new();
             while let Some(next) = lines.peek().and_then(|l| l.strip_prefix(' ')) {
-                diff.push_str(next);
-                diff.push('\n');
+                block.push_str(next);
+                block.push('\n');
                 lines.next();
             }
-            fields.verify_diff = Some(diff);
+            let slot = if name == OUTPUT {
+                &mut fields.output
+            } else {
+                &mut fields.verify_diff
+            };
+            if slot.replace(block).is_some() {
+                return Err(Problem::Malformed(format!("`{name}` appears twice")));
+            }
             continue;
         }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
@@ -331,6 +378,9 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
             "verify-anchor" => &mut fields.verify_anchor,
             "exit-code" => &mut fields.exit_code,
             "duration-ms" => &mut fields.duration_ms,
+            "flaky" => &mut fields.flaky,
+            "exit" => &mut fields.exit,
+            "attempts" => &mut fields.attempts,
             "time" => &mut fields.time,
             "host" => &mut fields.host,
             "session" => &mut fields.session,
@@ -349,42 +399,45 @@ fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
             return Err(Problem::Malformed(format!("`{name}` appears twice")));
         }
     }
-    let mut record = fields.into_record(key)?;
-    record.signature = signature;
-    Ok(record)
+    Ok(fields)
 }
 
+/// A record's fields as read, each `None` when its line is absent.
 #[derive(Default)]
-struct Fields {
-    outcome: Option<String>,
-    tree: Option<String>,
-    check: Option<String>,
-    head: Option<String>,
-    verify: Option<String>,
-    verify_anchor: Option<String>,
-    exit_code: Option<String>,
-    duration_ms: Option<String>,
-    time: Option<String>,
-    host: Option<String>,
-    session: Option<String>,
-    tool: Option<String>,
-    identity: Option<String>,
-    signed_off_by: Option<String>,
-    verify_diff: Option<String>,
+pub(super) struct Fields {
+    pub outcome: Option<String>,
+    pub tree: Option<String>,
+    pub check: Option<String>,
+    pub head: Option<String>,
+    pub verify: Option<String>,
+    pub verify_anchor: Option<String>,
+    pub exit_code: Option<String>,
+    pub duration_ms: Option<String>,
+    pub flaky: Option<String>,
+    pub exit: Option<String>,
+    pub attempts: Option<String>,
+    pub time: Option<String>,
+    pub host: Option<String>,
+    pub session: Option<String>,
+    pub tool: Option<String>,
+    pub identity: Option<String>,
+    pub signed_off_by: Option<String>,
+    pub verify_diff: Option<String>,
+    pub output: Option<String>,
 }
 
-fn required(value: Option<String>, name: &str) -> Result<String, Problem> {
+pub(super) fn required(value: Option<String>, name: &str) -> Result<String, Problem> {
     value
         .filter(|v| !v.is_empty())
         .ok_or_else(|| Problem::Malformed(format!("`{name}` is missing")))
 }
 
-fn object_id(value: &str, name: &str) -> Result<ObjectId, Problem> {
+pub(super) fn object_id(value: &str, name: &str) -> Result<ObjectId, Problem> {
     ObjectId::from_hex(value.as_bytes())
         .map_err(|_| Problem::Malformed(format!("`{name}` is not an object id: {value:?}")))
 }
 
-fn optional_id(value: &str, name: &str) -> Result<Option<ObjectId>, Problem> {
+pub(super) fn optional_id(value: &str, name: &str) -> Result<Option<ObjectId>, Problem> {
     if value == "none" {
         Ok(None)
     } else {
@@ -392,7 +445,32 @@ fn optional_id(value: &str, name: &str) -> Result<Option<ObjectId>, Problem> {
     }
 }
 
-fn script(value: &str, name: &str) -> Result<Script, Problem> {
+/// The record's `time:`, RFC 3339, kept within the years a record can be rendered in again.
+pub(super) fn time_field(value: Option<String>) -> Result<OffsetDateTime, Problem> {
+    let time = required(value, "time")?;
+    let time = OffsetDateTime::parse(&time, &Rfc3339)
+        .map_err(|_| Problem::Malformed(format!("time {time:?} is not RFC 3339")))?;
+    // In UTC the year may leave RFC 3339's 0000 to 9999 ("0000-01-01T00:00:00+01:00"), and
+    // such a time could not be rendered or shown again.
+    time.checked_to_offset(time::UtcOffset::UTC)
+        .filter(|utc| (0..=9999).contains(&utc.year()))
+        .ok_or_else(|| Problem::Malformed(format!("time {time} is out of RFC 3339's range in UTC")))
+}
+
+/// An optional count (`duration-ms:`, `flaky:`): 0 when its line is absent.
+pub(super) fn number<T: std::str::FromStr + Default>(
+    value: Option<String>,
+    name: &str,
+) -> Result<T, Problem> {
+    match value {
+        Some(value) => value
+            .parse()
+            .map_err(|_| Problem::Malformed(format!("{name} {value:?} is not a number"))),
+        None => Ok(T::default()),
+    }
+}
+
+pub(super) fn script(value: &str, name: &str) -> Result<Script, Problem> {
     let malformed = || Problem::Malformed(format!("`{name}` is not `<blob> <mode>`: {value:?}"));
     let (blob, mode) = value.split_once(' ').ok_or_else(malformed)?;
     Ok(Script {
@@ -423,23 +501,9 @@ impl Fields {
                 "exit-code {exit_code} is not a pass"
             )));
         }
-        let time = required(self.time, "time")?;
-        let time = OffsetDateTime::parse(&time, &Rfc3339)
-            .map_err(|_| Problem::Malformed(format!("time {time:?} is not RFC 3339")))?;
-        // In UTC the year may leave RFC 3339's 0000 to 9999 ("0000-01-01T00:00:00+01:00"), and
-        // such a time could not be rendered or shown again.
-        let time = time
-            .checked_to_offset(time::UtcOffset::UTC)
-            .filter(|utc| (0..=9999).contains(&utc.year()))
-            .ok_or_else(|| {
-                Problem::Malformed(format!("time {time} is out of RFC 3339's range in UTC"))
-            })?;
-        let duration_ms = match self.duration_ms {
-            Some(d) => d
-                .parse()
-                .map_err(|_| Problem::Malformed(format!("duration-ms {d:?} is not a number")))?,
-            None => 0,
-        };
+        let time = time_field(self.time)?;
+        let duration_ms = number(self.duration_ms, "duration-ms")?;
+        let flaky = number(self.flaky, "flaky")?;
         let verify_anchor = match self.verify_anchor.as_deref() {
             None | Some("none") => None,
             Some(value) => Some(script(value, "verify-anchor")?),
@@ -453,6 +517,7 @@ impl Fields {
             verify_anchor,
             exit_code,
             duration_ms,
+            flaky,
             time,
             host: self.host.unwrap_or_default(),
             session: self.session.filter(|s| s != "none"),
@@ -506,6 +571,7 @@ mod tests {
             verify_anchor: None,
             exit_code: 0,
             duration_ms: 1234,
+            flaky: 0,
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
             session: None,

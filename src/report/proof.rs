@@ -13,6 +13,9 @@ pub(crate) struct ProofSummary {
     pub host: String,
     pub session: Option<String>,
     pub duration_ms: u64,
+    /// How many runs failed before the one that passed (`prove-it.retries`).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub flaky: u32,
     pub verify_edited: bool,
     /// Whether the record carries an SSH signature (checked or not).
     pub signed: bool,
@@ -31,6 +34,7 @@ impl From<&Record> for ProofSummary {
             host: record.host.clone(),
             session: record.session.clone(),
             duration_ms: record.duration_ms,
+            flaky: record.flaky,
             verify_edited: record.verify_diff.is_some(),
             signed: record.signature.is_some(),
         }
@@ -46,12 +50,21 @@ impl ProofSummary {
             ""
         };
         let signed = if self.signed { ", signed" } else { "" };
+        let flaky = if self.flaky > 0 {
+            format!(", flaky: {}", self.flaky)
+        } else {
+            String::new()
+        };
         format!(
-            "by {} at {} (host {}, {}{missing}{signed})",
+            "by {} at {} (host {}, {}{missing}{signed}{flaky})",
             self.signed_off_by,
             self.time,
             self.host,
             super::seconds(self.duration_ms)
         )
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }

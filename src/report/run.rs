@@ -38,6 +38,11 @@ pub(crate) enum RunResult {
         output_bytes: u64,
         tail: Vec<String>,
         log: Option<String>,
+        /// How many runs failed: 1, or more under `prove-it.retries`.
+        attempts: u32,
+        /// The notes ref the failure was recorded in (`refs/notes/prove-it-failures`), if it
+        /// was: not when the run was interrupted or changed its inputs.
+        failure_recorded: Option<&'static str>,
     },
     StateChanged {
         duration_ms: u64,
@@ -111,8 +116,9 @@ impl RunReport {
             RunResult::Proven { proof, proofs_ref } => {
                 writeln!(
                     out,
-                    "proven: tree {tree}, verify.sh exit 0 in {}",
-                    seconds(proof.duration_ms)
+                    "proven: tree {tree}, verify.sh exit 0 in {}{}",
+                    seconds(proof.duration_ms),
+                    flaky(proof.flaky)
                 )?;
                 writeln!(
                     out,
@@ -131,16 +137,29 @@ impl RunReport {
                 duration_ms,
                 tail,
                 log,
+                attempts,
+                failure_recorded,
                 ..
             } => {
                 // A timeout already says how long it ran: "timed out after 300 s".
                 if exit_code.is_none() && exit.starts_with("timed out") {
-                    writeln!(out, "not proven: verify.sh {exit} on tree {tree}")?;
+                    writeln!(
+                        out,
+                        "not proven: verify.sh {exit} on tree {tree}{}",
+                        runs(*attempts)
+                    )?;
                 } else {
                     writeln!(
                         out,
-                        "not proven: verify.sh {exit} after {} on tree {tree}",
-                        seconds(*duration_ms)
+                        "not proven: verify.sh {exit} after {} on tree {tree}{}",
+                        seconds(*duration_ms),
+                        runs(*attempts)
+                    )?;
+                }
+                if let Some(failures_ref) = failure_recorded {
+                    writeln!(
+                        out,
+                        "the failure is recorded in {failures_ref} (local; git prove-it log shows it)"
                     )?;
                 }
                 if !tail.is_empty() {
@@ -176,6 +195,24 @@ impl RunReport {
     }
 }
 
+/// `, after 2 failed runs (flaky: 2)` for a pass under `prove-it.retries`, else nothing.
+fn flaky(failures: u32) -> String {
+    match failures {
+        0 => String::new(),
+        1 => ", after 1 failed run (flaky: 1)".to_string(),
+        n => format!(", after {n} failed runs (flaky: {n})"),
+    }
+}
+
+/// `, failing all 3 runs` for a failure under `prove-it.retries`, else nothing.
+fn runs(attempts: u32) -> String {
+    if attempts > 1 {
+        format!(", failing all {attempts} runs")
+    } else {
+        String::new()
+    }
+}
+
 /// Several checks: one line each, what failed in full below them, then the verdict.
 fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Result<()> {
     let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
@@ -185,16 +222,27 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
         let what = match &check.result {
             RunResult::AlreadyProven { proof } => format!("already proven {}", proof.by_line()),
             RunResult::Proven { proof, .. } => {
-                format!("proven: exit 0 in {}", seconds(proof.duration_ms))
+                format!(
+                    "proven: exit 0 in {}{}",
+                    seconds(proof.duration_ms),
+                    flaky(proof.flaky)
+                )
             }
             RunResult::Failed {
-                exit, duration_ms, ..
+                exit,
+                duration_ms,
+                attempts,
+                ..
             } => {
                 failed.push(check);
                 if exit.starts_with("timed out") {
-                    format!("not proven: {exit}")
+                    format!("not proven: {exit}{}", runs(*attempts))
                 } else {
-                    format!("not proven: {exit} after {}", seconds(*duration_ms))
+                    format!(
+                        "not proven: {exit} after {}{}",
+                        seconds(*duration_ms),
+                        runs(*attempts)
+                    )
                 }
             }
             RunResult::StateChanged { .. } => {

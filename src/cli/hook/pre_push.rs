@@ -15,7 +15,7 @@ use crate::gate::{self, Update};
 use crate::git::Repo;
 use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
 
-use super::super::run::{CommitRun, prove_commit};
+use super::super::commits::{CommitRun, Output, prove_commit};
 
 /// git's own hooks (pre-push).
 #[derive(Debug, clap::Args)]
@@ -83,7 +83,8 @@ fn pre_push(
                 verbose: false,
                 json: false,
                 force: false,
-                report_to_stderr: true,
+                output: Output::ToStderr,
+                jobs: None,
             },
         )?;
         Ok::<(), crate::cli::Failure>(())
