@@ -21,6 +21,7 @@ pub(crate) enum Output {
 }
 
 /// How to prove a commit in a temporary worktree.
+#[derive(Clone)]
 pub(crate) struct CommitRun<'a> {
     pub host: &'a str,
     pub timeout: std::time::Duration,
@@ -31,6 +32,9 @@ pub(crate) struct CommitRun<'a> {
     /// How many checks the run may run at once (`PROVE_IT_JOBS`), when not the policy's: a
     /// range proves several commits at once and shares the cores between them.
     pub jobs: Option<usize>,
+    /// Where the run keeps its output (`run --log`), when not in the state directory's
+    /// last-run.log: a range gives each commit its own.
+    pub log: Option<std::path::PathBuf>,
 }
 
 /// A commit proven in a worktree: `run`'s exit code, and its report when it was captured.
@@ -108,6 +112,9 @@ pub(crate) fn prove_in(
     }
     for name in git::LOCAL_ENV {
         cmd = cmd.env_remove(name);
+    }
+    if let Some(log) = &how.log {
+        cmd = cmd.arg("--log").arg(log);
     }
     if let Some(jobs) = how.jobs {
         cmd = cmd.env(crate::context::policy::JOBS_ENV, jobs.to_string());

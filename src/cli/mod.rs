@@ -16,6 +16,7 @@ mod install;
 mod install_man;
 mod ledger;
 mod log;
+mod range;
 pub(crate) mod run;
 mod signers;
 mod status;

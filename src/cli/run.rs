@@ -29,13 +29,44 @@ use anyhow::Context as _;
 /// PROVE_IT_JOBS (git config prove-it.jobs; default the number of cores) at once, and a passing
 /// check is recorded even when another fails.
 ///
-/// Exit status: 0 proven, 1 verify.sh (or a check) failed or changed the working state while it
-/// ran, 2 usage or repository error, 3 verify.sh not armed.
+/// With a range (main..topic, A...B, ^A B), prove every commit of it that is not proven yet,
+/// oldest first, up to --jobs at once, each in one of up to --jobs temporary worktrees reused
+/// along the range (untracked files removed between commits, ignored build caches kept) and
+/// removed at the end, also on failure or interrupt. A commit already proven costs a lookup;
+/// one that failed before on that exact state, through the same verify.sh (or check scripts),
+/// is not run again unless --retry-failed. Each commit's line is printed in history order as
+/// its result arrives, then a table; each commit's full output is kept in
+/// .git/prove-it/commit-logs/<commit>.log.
+///
+/// A failing run records its failure (exit, duration, the last 20 lines printed, never the
+/// environment) in the local notes ref refs/notes/prove-it-failures; with git config
+/// prove-it.retries N a failing check runs again up to N times, and a pass after failures is
+/// recorded with flaky: N.
+///
+/// Exit status: 0 proven (with a range: every commit), 1 verify.sh (or a check) failed or
+/// changed the working state while it ran (with a range: some commit is not proven), 2 usage
+/// or repository error, 3 verify.sh not armed.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// Prove this commit rather than the working state.
+    /// Prove this commit rather than the working state; with a range, every commit of it.
     #[arg(value_name = "REV")]
     rev: Option<String>,
+
+    /// With a range, prove up to this many commits at once, each in its own temporary
+    /// worktree; else run up to this many checks of prove-it.toml at once [default:
+    /// $PROVE_IT_JOBS, else git config prove-it.jobs, else the number of cores].
+    #[arg(short, long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..=256))]
+    jobs: Option<u16>,
+
+    /// With a range, run again the commits whose checks failed before on that exact state (a
+    /// range does not run a failure on record again otherwise; one state always runs).
+    #[arg(long)]
+    retry_failed: bool,
+
+    /// Where the run's full output goes, instead of .git/prove-it/last-run.log: set by
+    /// `run <range>` for each commit it proves.
+    #[arg(long, hide = true, value_name = "FILE")]
+    log: Option<std::path::PathBuf>,
 
     /// Stream verify.sh's output to stderr while it runs.
     #[arg(short, long)]
@@ -67,9 +98,38 @@ pub(crate) fn run(
 ) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
-    let policy = ctx.policy.clone()?;
+    let mut policy = ctx.policy.clone()?;
+    if let Some(jobs) = args.jobs {
+        policy.jobs = usize::from(jobs);
+    }
     if let Some(rev) = &args.rev {
-        return run_rev(&ctx, &policy, args, rev, out);
+        let selection = ctx.repo.select(std::slice::from_ref(rev))?;
+        if selection.tips.len() == 1 && selection.hidden.is_empty() {
+            return run_rev(&ctx, &policy, args, rev, out);
+        }
+        let mut ids = ctx.repo.walk(&selection, None)?;
+        // Oldest first: a range is proven, and read, in the order it was written.
+        ids.reverse();
+        if ids.is_empty() {
+            return Err(super::Failure::from(anyhow::anyhow!("the range {rev:?} holds no commit"))
+                .hint("name a range with commits in it, such as main..HEAD: git log --oneline main..HEAD lists them"));
+        }
+        return super::range::run_range(
+            &ctx,
+            &ids,
+            &super::range::RangeRun {
+                jobs: policy.jobs,
+                check_jobs: policy.jobs,
+                force: args.force,
+                retry_failed: args.retry_failed,
+                json: args.json,
+                verbose: args.verbose,
+                timeout: policy.timeout,
+                host: &args.host,
+            },
+            out,
+            err,
+        );
     }
     let (code, report) = prove(&ctx, &policy, args, err)?;
     print(&report, args.json, out)?;
@@ -388,7 +448,7 @@ fn options<'a>(
             .verbose
             .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
         interrupt: Some(interrupt),
-        log: None,
+        log: args.log.clone(),
         clock: ctx.clock,
         retries: policy.retries,
     }
@@ -569,7 +629,8 @@ fn run_rev(
             json: args.json,
             force: args.force,
             output: Output::Inherit,
-            jobs: None,
+            jobs: args.jobs.map(usize::from),
+            log: None,
         },
     )
 }

@@ -112,12 +112,18 @@ fn run(
                 path: log.display().to_string(),
                 earlier,
             };
+            let start = seen.anchor.as_ref().and_then(|anchor| anchor.state_tree);
+            let predates = start
+                .and_then(|start| predated(ctx, start, None, &tail))
+                .into_iter()
+                .collect();
             (
                 RunFacts::Failed {
                     exit,
                     exit_code,
                     tail,
                     checks: Vec::new(),
+                    predates,
                 },
                 Some(log),
             )
@@ -170,6 +176,7 @@ fn run_checks(
         // The lines one run gets, shared: each failing check keeps its own last lines.
         let each = (proof::TAIL_LINES / failed.len()).max(3);
         let (mut exits, mut tail, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+        let mut predates = Vec::new();
         let mut first: Option<(Option<i32>, std::path::PathBuf, usize)> = None;
         for (name, attempted) in &failed {
             let Attempted::Failed {
@@ -192,6 +199,16 @@ fn run_checks(
             let kept = &lines[lines.len().saturating_sub(each)..];
             tail.extend(kept.iter().cloned());
             checks.push(name.clone());
+            // Where the session started, this check's key: a failure there predates it.
+            let start = seen.anchor.as_ref().and_then(|anchor| {
+                anchor
+                    .start_inputs
+                    .iter()
+                    .find(|(check, _)| check == name)
+                    .map(|(_, tree)| *tree)
+            });
+            let record_name = (name != proof::VERIFY_CHECK).then_some(name.as_str());
+            predates.extend(start.and_then(|start| predated(ctx, start, record_name, lines)));
             first.get_or_insert((*exit_code, log.clone(), kept.len()));
         }
         let (exit_code, log, kept) = first.expect("at least one failure");
@@ -204,6 +221,7 @@ fn run_checks(
                 exit_code,
                 tail,
                 checks,
+                predates,
             },
             Some(FailedLog {
                 path: log.display().to_string(),
@@ -242,6 +260,34 @@ fn run_checks(
         }),
         None,
     ))
+}
+
+/// The failure on record of `check` (`None`: the root verify.sh) for `start`, its key in the
+/// state the session started from, when it failed with the same last lines as `tail` did now.
+/// Only words depend on it: the gate never takes a recorded failure for a verdict.
+fn predated(
+    ctx: &Context,
+    start: crate::git::ObjectId,
+    check: Option<&str>,
+    tail: &[String],
+) -> Option<super::decide::Predated> {
+    let note = ctx
+        .repo
+        .notes(crate::git::FAILURES_REF)
+        .lookup(&start)
+        .ok()??;
+    let failure = proof::parse_failures(&note, &start)
+        .into_iter()
+        .filter(|failure| failure.check.as_deref() == check)
+        .max_by_key(|failure| failure.time)?;
+    failure.same_lines(tail).then(|| super::decide::Predated {
+        check: check.map(str::to_string),
+        time: failure
+            .time
+            .format(&time::format_description::well_known::Rfc3339)
+            .unwrap_or_default(),
+        host: failure.host,
+    })
 }
 
 /// Count the verdict, write the ledger on a turn's first refusal, and save the turn state; the

@@ -20,6 +20,7 @@ const VERSION: u32 = 1;
 const VERIFY_TEXT: &str = "verify-text";
 const PROVER: &str = "prover";
 const PROVER_TEXT: &str = "prover-text";
+const START_INPUT: &str = "start-input";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Anchor {
@@ -35,6 +36,8 @@ pub(crate) struct Anchor {
     /// The gate's budget in force at session start (0 = warn-only).
     pub max_blocks: u32,
     pub timeout_secs: u64,
+    /// `prove-it.retries` at session start; anchors written before it existed read as 0.
+    pub retries: u32,
     /// `prove-it.sign` at session start: cached proofs count only with a good signature.
     /// Anchors written before it existed read as off.
     pub sign: bool,
@@ -48,6 +51,10 @@ pub(crate) struct Anchor {
     /// With a checks file at session start: it and each named check's script, by path, with
     /// their texts (`None` in anchors of repositories without one, and in older anchors).
     pub provers: Option<Vec<Prover>>,
+    /// With a checks file at session start: each check's input tree then, by check name, so
+    /// that a failure recorded for the state the session started from can be found
+    /// (`start-input:` lines; empty without one, and in older anchors).
+    pub start_inputs: Vec<(String, ObjectId)>,
 }
 
 /// A file that says how a state is proven besides verify.sh: the checks file, or a named
@@ -87,6 +94,9 @@ impl Anchor {
         );
         let _ = writeln!(out, "max-blocks: {}", self.max_blocks);
         let _ = writeln!(out, "timeout: {}", self.timeout_secs);
+        if self.retries > 0 {
+            let _ = writeln!(out, "retries: {}", self.retries);
+        }
         let _ = writeln!(out, "sign: {}", if self.sign { "on" } else { "off" });
         let _ = writeln!(out, "verify-edits: {}", self.verify_edits.as_str());
         if let Some(filters) = self.filters {
@@ -99,6 +109,9 @@ impl Anchor {
                 prover.script,
                 one_line(&prover.path)
             );
+        }
+        for (check, tree) in &self.start_inputs {
+            let _ = writeln!(out, "{START_INPUT}: {tree} {}", one_line(check));
         }
         if let Some(text) = &self.verify_text {
             let _ = writeln!(out, "{VERIFY_TEXT}:");
@@ -125,8 +138,17 @@ impl Anchor {
         let mut verify_text = None;
         let mut provers: Option<Vec<Prover>> = None;
         let mut prover_texts = std::collections::HashMap::new();
+        let mut start_inputs = Vec::new();
         while let Some(line) = lines.next() {
-            if line == format!("{VERIFY_TEXT}:") {
+            if let Some(value) = line.strip_prefix(&format!("{START_INPUT}: ")) {
+                let (tree, check) = value
+                    .split_once(' ')
+                    .and_then(|(tree, check)| {
+                        Some((ObjectId::from_hex(tree.as_bytes()).ok()?, check))
+                    })
+                    .ok_or_else(|| malformed("start-input: is not <tree> <check>"))?;
+                start_inputs.push((check.to_string(), tree));
+            } else if line == format!("{VERIFY_TEXT}:") {
                 verify_text = Some(read_block(&mut lines));
             } else if let Some(path) = line.strip_prefix(&format!("{PROVER_TEXT}: ")) {
                 prover_texts.insert(path.to_string(), read_block(&mut lines));
@@ -185,6 +207,12 @@ impl Anchor {
             timeout_secs: field("timeout")?
                 .parse()
                 .map_err(|_| malformed("timeout: is not a number"))?,
+            retries: match fields.get("retries").copied() {
+                None => 0,
+                Some(value) => value
+                    .parse()
+                    .map_err(|_| malformed("retries: is not a number"))?,
+            },
             sign: match fields.get("sign").copied() {
                 None | Some("off") => false,
                 Some("on") => true,
@@ -212,6 +240,7 @@ impl Anchor {
                     })
                     .collect()
             }),
+            start_inputs,
         })
     }
 }
@@ -274,12 +303,33 @@ mod tests {
             }),
             max_blocks: 3,
             timeout_secs: 300,
+            retries: 0,
             sign: true,
             verify_edits: VerifyEdits::Block,
             filters: None,
             verify_text: text.map(str::to_string),
             provers: None,
+            start_inputs: Vec::new(),
         }
+    }
+
+    #[test]
+    fn retries_and_start_inputs_round_trip_and_older_anchors_read_as_none() {
+        let mut with = anchor(None);
+        with.retries = 2;
+        with.start_inputs = vec![
+            ("api".into(), ObjectId::empty_tree(gix::hash::Kind::Sha1)),
+            (
+                "my docs".into(),
+                ObjectId::empty_blob(gix::hash::Kind::Sha1),
+            ),
+        ];
+        let text = with.render();
+        assert!(text.contains("\nretries: 2\n"), "{text}");
+        assert_eq!(Anchor::parse(&text).unwrap(), with);
+        let older = anchor(None).render();
+        assert!(!older.contains("retries") && !older.contains("start-input"));
+        assert_eq!(Anchor::parse(&older).unwrap().retries, 0);
     }
 
     #[test]

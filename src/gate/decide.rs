@@ -16,6 +16,8 @@ pub(crate) struct AnchorFacts {
     pub verify: Option<Script>,
     pub max_blocks: u32,
     pub timeout_secs: u64,
+    /// `prove-it.retries` at session start.
+    pub retries: u32,
     /// `prove-it.sign` at session start.
     pub sign: bool,
     pub verify_edits: VerifyEdits,
@@ -81,6 +83,9 @@ pub(crate) enum RunFacts {
         tail: Vec<String>,
         /// The named checks that failed; empty for the root verify.sh alone.
         checks: Vec<String>,
+        /// The failures that predate the session: the same check failed with the same last
+        /// lines on the state the session started from, and it is on record.
+        predates: Vec<Predated>,
     },
     /// verify.sh passed, but the state after it is not the one it tested.
     StateChanged {
@@ -108,6 +113,8 @@ pub(crate) struct Observed {
     pub max_blocks: u32,
     /// verify.sh's timeout in force now.
     pub timeout_secs: u64,
+    /// `prove-it.retries` in force now.
+    pub retries: u32,
     /// `prove-it.sign` in force now.
     pub sign: bool,
     /// `prove-it.verifyEdits` in force now.
@@ -133,6 +140,17 @@ pub(crate) struct Observed {
     pub run: Option<RunFacts>,
 }
 
+/// A failure of this turn that is on record, with the same last lines, for the state the
+/// session started from: it predates the session (issue 24).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Predated {
+    /// The named check; `None` for the root verify.sh.
+    pub check: Option<String>,
+    /// When that failure was recorded (RFC 3339) and by which host (`cli`, `claude`, ...).
+    pub time: String,
+    pub host: String,
+}
+
 /// Why a turn may not end as proven.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Why {
@@ -143,6 +161,9 @@ pub(crate) enum Why {
         /// The checks of `prove-it.toml` that failed; empty when verify.sh alone ran.
         #[serde(default)]
         checks: Vec<String>,
+        /// Which of these failures predate the session (`RunFacts::Failed::predates`).
+        #[serde(default)]
+        predates: Vec<Predated>,
     },
     /// A check of `prove-it.toml` (or the checks file itself) cannot run or was deleted.
     CheckDisarmed {
@@ -180,6 +201,9 @@ pub(crate) enum Weakened {
     /// A longer verify.sh timeout: past the host's hook timeout, a hung verify.sh would let the
     /// turn end without a verdict.
     Timeout { anchor: u64, now: u64 },
+    /// More retries of a failing check: a check that fails most of the time would pass once
+    /// it is run often enough.
+    Retries { anchor: u32, now: u32 },
     /// `prove-it.sign` turned off: an unsigned or forged proof would count again.
     Signing,
     /// `prove-it.verifyEdits` lowered from `block` to `show`.
@@ -200,6 +224,10 @@ impl std::fmt::Display for Weakened {
             Weakened::Timeout { anchor, now } => write!(
                 f,
                 "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
+            ),
+            Weakened::Retries { anchor, now } => write!(
+                f,
+                "retries of a failing check raised from {anchor} to {now} (PROVE_IT_RETRIES or prove-it.retries)"
             ),
             Weakened::Signing => write!(f, "signing of proofs turned off (prove-it.sign)"),
             Weakened::VerifyEdits => write!(
@@ -332,6 +360,14 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             now: observed.timeout_secs,
         }));
     }
+    if let Some(anchor) = &observed.anchor
+        && observed.retries > anchor.retries
+    {
+        return refuse(Why::Weakened(Weakened::Retries {
+            anchor: anchor.retries,
+            now: observed.retries,
+        }));
+    }
     if let Some(anchor) = &observed.anchor {
         if anchor.sign && !observed.sign {
             return refuse(Why::Weakened(Weakened::Signing));
@@ -431,11 +467,13 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             exit_code,
             tail,
             checks,
+            predates,
         }) => refuse(Why::Failed {
             exit: exit.clone(),
             exit_code: *exit_code,
             tail: tail.clone(),
             checks: checks.clone(),
+            predates: predates.clone(),
         }),
         Some(RunFacts::StateChanged { paths }) => refuse(Why::StateChanged {
             paths: paths.clone(),
@@ -469,6 +507,7 @@ mod tests {
             verify: Some(script(9)),
             max_blocks: 3,
             timeout_secs: 300,
+            retries: 0,
             sign: false,
             verify_edits: VerifyEdits::Show,
             provers: None,
@@ -491,6 +530,7 @@ mod tests {
             }),
             max_blocks: 3,
             timeout_secs: 300,
+            retries: 0,
             sign: false,
             verify_edits: VerifyEdits::Show,
             tampered: None,
@@ -527,6 +567,7 @@ mod tests {
             exit_code: Some(1),
             tail: vec!["1 failed".into()],
             checks: Vec::new(),
+            predates: Vec::new(),
         }
     }
 
@@ -613,6 +654,24 @@ mod tests {
         o.max_blocks = 5;
         o.run = Some(failed());
         assert!(matches!(verdict(&o), Verdict::Block { max: 5, .. }));
+    }
+
+    #[test]
+    fn more_retries_than_the_anchors_are_refused_and_fewer_are_not() {
+        let mut o = changed();
+        o.retries = 10;
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Weakened(Weakened::Retries { anchor: 0, now: 10 }),
+                ..
+            }
+        ));
+        if let Some(anchor) = &mut o.anchor {
+            anchor.retries = 10;
+        }
+        o.retries = 1;
+        assert_eq!(decide(&o), Decision::Run);
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub(crate) enum Observation {
     /// leaves no trace in it.
     OptedOut,
     /// Another hook process for this very stop decided while this one waited: its answer.
-    Answered(Answer),
+    Answered(Box<Answer>),
     Stop(Box<Seen>),
 }
 
@@ -129,7 +129,7 @@ pub(crate) fn stop(
         && last.at_ns >= started_ns
         && last.turn == event.turn
     {
-        return Ok(Observation::Answered(last.answer.clone()));
+        return Ok(Observation::Answered(Box::new(last.answer.clone())));
     }
     // A fresh stop (not following a block), a new turn id, or a person's prompt since the
     // last answer starts a new budget. Hosts without turn ids send `turn: None` throughout, so
@@ -156,6 +156,7 @@ pub(crate) fn stop(
             verify: a.verify,
             max_blocks: host.block_budget(a.max_blocks),
             timeout_secs: a.timeout_secs,
+            retries: a.retries,
             sign: a.sign,
             verify_edits: a.verify_edits,
             provers: a
@@ -167,6 +168,7 @@ pub(crate) fn stop(
         state: None,
         max_blocks: host.block_budget(gate_policy.max_blocks),
         timeout_secs: policy.timeout.as_secs(),
+        retries: policy.retries,
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
         tampered,

@@ -148,15 +148,30 @@ fn start(
     // session then counts as a change, and the content error is reported there.
     let state = repo.state_tree(false).ok();
     // With a checks file, the anchor keeps it and every check's script, with their texts.
-    let provers = match &state {
+    let set = match &state {
         Some(state) if crate::proof::has_checks_file(repo)? => CheckSet::of_state(repo, state)
             .ok()
-            .filter(|set| set.file.is_some())
-            .map(|set| {
-                observe::provers_of(&set, &|path| repo.state_file(state, path, "check's script"))
-            })
-            .transpose()?,
+            .filter(|set| set.file.is_some()),
         _ => None,
+    };
+    let provers = match (&set, &state) {
+        (Some(set), Some(state)) => Some(observe::provers_of(set, &|path| {
+            repo.state_file(state, path, "check's script")
+        })?),
+        _ => None,
+    };
+    // Each check's key in the starting state, where a failure from before the session would
+    // be on record (`act` looks there when a check fails).
+    let start_inputs = match (&set, &state) {
+        (Some(set), Some(state)) => set
+            .checks
+            .iter()
+            .filter_map(|check| {
+                let tree = repo.input_tree(state, &check.inputs, false).ok()?;
+                Some((check.name.clone(), tree))
+            })
+            .collect(),
+        _ => Vec::new(),
     };
     let anchor = Anchor {
         session: event.session.clone(),
@@ -170,11 +185,13 @@ fn start(
             .map(|(blob, mode)| Script { blob, mode }),
         max_blocks: gate_policy.max_blocks,
         timeout_secs: policy.timeout.as_secs(),
+        retries: policy.retries,
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
         filters: Some(repo.filter_digest()),
         verify_text: verify_text(repo),
         provers,
+        start_inputs,
     };
     let text = anchor.render();
     let key_blob = repo
@@ -401,7 +418,7 @@ fn gate(
 ) -> Result<Reply, Error> {
     let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
         Observation::OptedOut => return Ok(Reply::Silent),
-        Observation::Answered(answer) => return Ok(Reply::Answer(answer)),
+        Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
         Observation::Stop(seen) => *seen,
     };
     let (verdict, log) = act::verdict(ctx, host, event, &mut seen)?;

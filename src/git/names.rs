@@ -45,5 +45,9 @@ pub(crate) const CLAIMS_REF: &str = "refs/notes/prove-it-claims";
 /// `refs/notes/prove-it-remotes/<remote>`. Local only; never pushed.
 pub(crate) const REMOTE_PROOFS_PREFIX: &str = "refs/notes/prove-it-remotes/";
 
+/// The full output of each commit `run <range>` proved, `<commit id>.log` (and the last
+/// failing run's `<commit id>.failed.log`), under [`STATE_DIR`].
+pub(crate) const COMMIT_LOGS_DIR: &str = "commit-logs";
+
 /// Temporary worktrees of `run <rev>`, under [`STATE_DIR`].
 pub(crate) const WORKTREES_DIR: &str = "worktrees";

@@ -33,7 +33,7 @@ pub(crate) struct Identity {
 impl Repo {
     /// Another handle on the same repository, for a thread of its own: gix repositories are
     /// Send, not Sync, and a clone shares the object database, not the caches.
-    pub(super) fn handle(&self) -> Repo {
+    pub(crate) fn handle(&self) -> Repo {
         Repo {
             git: self.git.clone(),
             workdir: self.workdir.clone(),

@@ -17,7 +17,9 @@ use super::record::{
     self, OUTPUT, Outcome, Problem, Script, number, object_id, one_line, optional_id, required,
     rfc3339, script, time_field, write_block, write_run_by,
 };
-use crate::git::{self, FAILURES_REF, Notes, Repo};
+/// Where failure records are kept (its name lives in `git/names.rs` with every other).
+pub(crate) use crate::git::FAILURES_REF;
+use crate::git::{self, Notes, Repo};
 
 /// The most lines of output a failure record keeps: the last lines a block shows.
 pub(crate) const OUTPUT_LINES: usize = super::prove::TAIL_LINES;
@@ -152,7 +154,7 @@ fn strip_escapes(line: &str) -> String {
         }
         if chars.next_if_eq(&'[').is_some() {
             // Parameters and intermediates, then one final byte in `@` to `~`.
-            while let Some(next) = chars.next() {
+            for next in chars.by_ref() {
                 if ('@'..='~').contains(&next) {
                     break;
                 }

@@ -25,8 +25,7 @@ pub(crate) use commit_status::{
 };
 #[cfg(test)]
 pub(crate) use commit_status::{classify, classify_checks};
-#[allow(unused_imports)] // for the commands of issue 24, landing next
-pub(crate) use failure::{Failure, bounded_output, lookup_failure, parse_failures, record_failure};
+pub(crate) use failure::{FAILURES_REF, parse_failures};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};

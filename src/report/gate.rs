@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use crate::gate::{Answer, Facts, Message, Part, Quiet, Reply, Tampered, Verdict, Why};
-use crate::proof::CHECKS_FILE;
+use crate::proof::{CHECKS_FILE, FAILURES_REF};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
 pub(crate) const REASON_CAP: usize = 7_900;
@@ -431,7 +431,10 @@ fn key_lines(earlier: &[String], room: usize) -> String {
 fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
     match why {
         Why::Failed {
-            exit_code, tail, ..
+            exit_code,
+            tail,
+            predates,
+            ..
         } => {
             let code = exit_code.map_or_else(|| "none".to_string(), |c| c.to_string());
             let last = if tail.len() == 1 {
@@ -460,6 +463,17 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 let _ = writeln!(
                     text,
                     "That file is this failing run's output, kept apart from the latest run's log: a later run, passing or not, does not write over it."
+                );
+            }
+            for predated in predates {
+                let what = match &predated.check {
+                    Some(check) => format!("Check {check}"),
+                    None => "verify.sh".to_string(),
+                };
+                let _ = writeln!(
+                    text,
+                    "This failure predates the session: {what} failed with these same last lines on the state this session started from (recorded {} by {}, in {FAILURES_REF}). It still has to pass before the turn can end; it did not start with your changes.",
+                    predated.time, predated.host
                 );
             }
         }
@@ -661,6 +675,7 @@ mod tests {
             exit_code: Some(1),
             tail,
             checks: Vec::new(),
+            predates: Vec::new(),
         }
     }
 

@@ -198,6 +198,7 @@ fn failed(ran: &verify::Ran, timeout: Duration) -> RunFacts {
         },
         tail: ran.tail.clone(),
         checks: Vec::new(),
+        predates: Vec::new(),
     }
 }
 
@@ -223,6 +224,7 @@ fn judge(
             verify,
             max_blocks: settings.max_blocks,
             timeout_secs,
+            retries: 0,
             sign: false,
             verify_edits: Default::default(),
             provers: None,
@@ -238,6 +240,7 @@ fn judge(
         }),
         max_blocks: settings.max_blocks,
         timeout_secs,
+        retries: 0,
         sign: false,
         verify_edits: Default::default(),
         tampered: None,

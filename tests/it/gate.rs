@@ -1353,3 +1353,147 @@ mod checks {
         assert!(runs(&repo, "api").is_empty());
     }
 }
+
+/// Issue 24 at the stop: failure records are words, never verdicts; retries are policy.
+mod failures {
+    use super::{Session, armed, runs};
+    use crate::checks::{monorepo, script};
+    use crate::harness::TestRepo;
+
+    fn failures_note(repo: &TestRepo, object: &str) -> Option<String> {
+        let out = repo.git_output(&["notes", "--ref", "prove-it-failures", "show", object]);
+        out.status
+            .success()
+            .then(|| String::from_utf8(out.stdout).unwrap())
+    }
+
+    #[test]
+    fn a_failure_on_record_for_the_starting_state_is_said_to_predate_the_session() {
+        let (repo, counter) = armed(1);
+        repo.prove_it(&["run"]).assert().code(1);
+        assert!(
+            failures_note(&repo, "HEAD^{tree}").is_some_and(|n| n.contains("outcome: DISPROVEN"))
+        );
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("b.txt", "unrelated\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("This failure predates the session"),
+            "{block}"
+        );
+        assert!(block.contains("by cli"), "{block}");
+        // Said, and still blocked: it ran, and the turn may not end.
+        assert!(block.contains("attempt 1 of 3"), "{block}");
+        assert_eq!(runs(&counter), 2);
+    }
+
+    #[test]
+    fn a_failure_with_other_last_lines_is_not_said_to_predate_the_session() {
+        let repo = TestRepo::new();
+        repo.write("a.txt", "first\n");
+        repo.verify_script("cat a.txt\nexit 1");
+        repo.commit_all("initial");
+        repo.prove_it(&["run"]).assert().code(1);
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("a.txt", "second\n");
+        let block = session.stop(false).block();
+        assert!(block.contains("second"), "{block}");
+        assert!(!block.contains("predates"), "{block}");
+    }
+
+    /// The trap: a failure forged or recorded for the very state must not end the turn as
+    /// failed for good, nor spare the run that could prove it.
+    #[test]
+    fn a_recorded_failure_of_the_very_state_is_run_again_not_taken_as_final() {
+        let repo = TestRepo::new();
+        repo.write("a.txt", "a\n");
+        let flag = repo.home().join("broken");
+        let counter = repo.home().join("runs");
+        repo.verify_script(&format!(
+            "echo run >> '{}'\ntest ! -e '{}'",
+            counter.display(),
+            flag.display()
+        ));
+        repo.commit_all("initial");
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("a.txt", "fixed\n");
+        std::fs::write(&flag, "").unwrap();
+        repo.prove_it(&["run"]).assert().code(1);
+        let tree = repo.stock_state_tree().unwrap();
+        assert!(failures_note(&repo, &tree).is_some());
+        std::fs::remove_file(&flag).unwrap();
+        session.stop(false).silent();
+        assert_eq!(
+            std::fs::read_to_string(&counter).unwrap().lines().count(),
+            2
+        );
+        assert!(repo.note(&tree).is_some(), "the stop's pass is recorded");
+    }
+
+    #[test]
+    fn raising_prove_it_retries_mid_session_is_refused() {
+        let (repo, counter) = armed(0);
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.git(&["config", "prove-it.retries", "10"]);
+        repo.write("a.txt", "changed\n");
+        let block = session.stop(false).block();
+        assert!(
+            block.contains("retries of a failing check raised from 0 to 10"),
+            "{block}"
+        );
+        assert_eq!(runs(&counter), 0);
+    }
+
+    #[test]
+    fn a_flaky_verify_sh_passes_under_retries_and_its_proof_says_flaky() {
+        let repo = TestRepo::new();
+        repo.write("a.txt", "a\n");
+        let counter = repo.home().join("runs");
+        // Fails on its first run, passes on the next.
+        repo.verify_script(&format!(
+            "echo run >> '{0}'\ntest \"$(wc -l < '{0}')\" -ge 2",
+            counter.display()
+        ));
+        repo.commit_all("initial");
+        repo.git(&["config", "prove-it.retries", "2"]);
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("a.txt", "changed\n");
+        session.stop(false).silent();
+        let tree = repo.stock_state_tree().unwrap();
+        let note = repo.note(&tree).expect("proven");
+        assert!(note.contains("\nflaky: 1\n"), "{note}");
+        assert!(
+            failures_note(&repo, &tree).is_none(),
+            "a pass leaves no failure"
+        );
+    }
+
+    #[test]
+    fn a_checks_failure_on_record_at_the_start_is_named_as_predating_the_session() {
+        let repo = monorepo("echo 'api: 2 tests failed'\nexit 1", "exit 0");
+        repo.prove_it(&["run"]).assert().code(1);
+        let session = Session::new(&repo);
+        session.start().silent();
+        repo.write("README.md", "changed\n");
+        let block = session.stop(false).block();
+        assert!(block.contains("check api failed"), "{block}");
+        assert!(
+            block.contains("This failure predates the session: Check api failed"),
+            "{block}"
+        );
+        // A check's new failure is not said to predate it.
+        script(
+            &repo,
+            "packages/api/verify.sh",
+            "api",
+            "echo 'api: another'\nexit 1",
+        );
+        let block = session.stop(true).block();
+        assert!(!block.contains("predates"), "{block}");
+    }
+}

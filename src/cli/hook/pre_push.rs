@@ -85,6 +85,7 @@ fn pre_push(
                 force: false,
                 output: Output::ToStderr,
                 jobs: None,
+                log: None,
             },
         )?;
         Ok::<(), crate::cli::Failure>(())
