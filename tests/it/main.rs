@@ -33,6 +33,7 @@ mod notes;
 mod odd_states;
 mod pre_push;
 mod run;
+mod run_range;
 mod run_rev;
 mod sealed_output;
 mod sealed_state;

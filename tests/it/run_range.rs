@@ -1,0 +1,344 @@
+//! `git prove-it run <range>` (issue 24): every commit of a range proven in parallel, reused
+//! temporary worktrees, failures on record and not run again, retries, and cleanup.
+
+use std::io::Write as _;
+use std::path::Path;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use assert_cmd::cargo::cargo_bin;
+
+use crate::harness::{TestRepo, gone_within_5s, json_stdout};
+
+/// A history of `n` commits on top of a first one holding `verify` (a verify.sh body): commit
+/// `i` (1-based) writes `state.txt` as `bad i` when `bad` holds `i`, else `good i`. Written in
+/// one `git fast-import` stream: 200 commits in a few milliseconds.
+pub fn history(repo: &TestRepo, n: usize, bad: &[usize], verify: &str) {
+    let verify = format!("#!/bin/sh\n{verify}\n");
+    let mut stream = String::new();
+    let mut mark = 0;
+    let mut commit = |message: &str, files: &[(&str, &str, &str)], stream: &mut String| {
+        mark += 1;
+        stream.push_str(&format!(
+            "commit refs/heads/main\nmark :{mark}\ncommitter A U Thor <author@example.com> {} +0000\ndata {}\n{message}\n",
+            1_700_000_000 + mark,
+            message.len() + 1,
+        ));
+        if mark > 1 {
+            stream.push_str(&format!("from :{}\n", mark - 1));
+        }
+        for (mode, path, content) in files {
+            stream.push_str(&format!(
+                "M {mode} inline {path}\ndata {}\n{content}\n",
+                content.len()
+            ));
+        }
+    };
+    commit(
+        "base",
+        &[
+            ("100755", "verify.sh", &verify),
+            ("100644", ".gitignore", "target/\n"),
+            ("100644", "state.txt", "good 0\n"),
+        ],
+        &mut stream,
+    );
+    for i in 1..=n {
+        let state = if bad.contains(&i) {
+            format!("bad {i}\n")
+        } else {
+            format!("good {i}\n")
+        };
+        commit(
+            &format!("commit {i}"),
+            &[("100644", "state.txt", &state)],
+            &mut stream,
+        );
+    }
+    let mut import = repo.command("git");
+    import
+        .args(["fast-import", "--quiet"])
+        .stdin(Stdio::piped());
+    let mut child = import.spawn().unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stream.as_bytes())
+        .unwrap();
+    assert!(child.wait().unwrap().success());
+    repo.git(&["checkout", "-q", "-f", "main"]);
+}
+
+/// A verify.sh that appends `<dir> <state>` to `runs` outside the repository, then fails when
+/// state.txt says bad.
+fn logging_verify(runs: &Path) -> String {
+    format!(
+        "echo \"$PWD $(cat state.txt)\" >> '{}'\necho \"checked: $(cat state.txt)\"\n! grep -q bad state.txt",
+        runs.display()
+    )
+}
+
+fn lines(path: &Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .map(|text| text.lines().map(str::to_string).collect())
+        .unwrap_or_default()
+}
+
+fn note_count(repo: &TestRepo, notes_ref: &str) -> usize {
+    let out = repo.git_output(&["notes", "--ref", notes_ref, "list"]);
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// No temporary worktree is left, in git's records or on disk.
+#[track_caller]
+fn no_worktree_left(repo: &TestRepo) {
+    let list = repo.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(list.matches("worktree ").count(), 1, "{list}");
+    let dir = repo.path(".git/prove-it/worktrees");
+    let left: Vec<_> = std::fs::read_dir(&dir)
+        .map(|entries| entries.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    assert!(left.is_empty(), "{left:?}");
+}
+
+const BAD: &[usize] = &[37, 120, 121, 122, 200];
+
+#[test]
+fn a_200_commit_range_is_proven_in_parallel_reused_worktrees_with_its_failures_on_record() {
+    let repo = TestRepo::new();
+    let runs = repo.home().join("runs");
+    history(&repo, 200, BAD, &logging_verify(&runs));
+
+    let first = repo
+        .prove_it(&["run", "main~200..main", "--jobs", "2"])
+        .assert()
+        .code(1);
+    let out = String::from_utf8_lossy(&first.get_output().stdout).into_owned();
+    let ran = lines(&runs);
+    assert_eq!(ran.len(), 200, "each commit ran once");
+    // Two worktrees at once, each reused along the range: two directories ran everything.
+    let mut dirs: Vec<&str> = ran.iter().map(|l| l.split(' ').next().unwrap()).collect();
+    dirs.sort_unstable();
+    dirs.dedup();
+    assert_eq!(dirs.len(), 2, "{dirs:?}");
+    assert!(
+        dirs.iter().all(|d| d.contains("/.git/prove-it/worktrees/")),
+        "{dirs:?}"
+    );
+    // One line per commit, in history order, then the table.
+    let subjects: Vec<usize> = out
+        .lines()
+        .take_while(|line| !line.is_empty())
+        .filter(|line| !line.starts_with(' '))
+        .map(|line| {
+            let subject = line.split(": ").next().unwrap();
+            subject.rsplit(' ').next().unwrap().parse().unwrap()
+        })
+        .collect();
+    assert_eq!(subjects, (1..=200).collect::<Vec<_>>(), "{out}");
+    assert!(out.contains("commit 37: failed: exit code 1"), "{out}");
+    assert!(out.contains("    checked: bad 37"), "{out}");
+    assert!(out.contains("195 of 200 commits proven"), "{out}");
+    assert_eq!(note_count(&repo, "prove-it"), 195);
+    assert_eq!(note_count(&repo, "prove-it-failures"), 5);
+    let tree = repo.git(&["rev-parse", "main~80^{tree}"]);
+    let failure = repo.git(&["notes", "--ref", "prove-it-failures", "show", tree.trim()]);
+    assert!(failure.contains("outcome: DISPROVEN"), "{failure}");
+    assert!(failure.contains(" checked: bad 120"), "{failure}");
+    no_worktree_left(&repo);
+
+    // Again: the proofs cost a lookup, the failures on record are not run again.
+    let again = repo.prove_it(&["run", "main~200..main"]).assert().code(1);
+    let out = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+    assert_eq!(lines(&runs).len(), 200, "nothing ran");
+    assert!(
+        out.contains("commit 120: failed (recorded: exit 1,"),
+        "{out}"
+    );
+    assert!(out.contains("--retry-failed"), "{out}");
+    assert!(out.contains("nothing run, 200 from records"), "{out}");
+
+    // --retry-failed runs exactly the five again.
+    repo.prove_it(&["run", "main~200..main", "--retry-failed"])
+        .assert()
+        .code(1);
+    let ran = lines(&runs);
+    assert_eq!(ran.len(), 205);
+    assert!(
+        ran[200..].iter().all(|line| line.contains(" bad ")),
+        "{ran:?}"
+    );
+    no_worktree_left(&repo);
+}
+
+#[test]
+fn a_range_of_proven_commits_exits_0_and_says_so_in_json() {
+    let repo = TestRepo::new();
+    let runs = repo.home().join("runs");
+    history(&repo, 6, &[], &logging_verify(&runs));
+    repo.prove_it(&["run", "main~2"]).assert().code(0);
+    let assert = repo
+        .prove_it(&["run", "main~6..main", "--json"])
+        .assert()
+        .code(0);
+    let json = json_stdout(&assert);
+    assert_eq!(json["outcome"], "PROVEN");
+    let commits = json["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 6);
+    assert_eq!(commits[0]["subject"], "commit 1");
+    // main~2 is commit 4, proven before the range.
+    assert_eq!(commits[3]["result"], "already_proven", "{json}");
+    assert_eq!(commits[5]["result"], "proven", "{json}");
+    assert_eq!(
+        lines(&runs).len(),
+        6,
+        "5 in the range and the one proven before"
+    );
+    no_worktree_left(&repo);
+}
+
+/// Two commits whose verify.sh each waits for the other's to start: they pass only when two
+/// run at once.
+#[test]
+fn commits_of_a_range_run_at_once_up_to_jobs() {
+    let rendezvous = |repo: &TestRepo| {
+        let dir = repo.home().join("rendezvous");
+        std::fs::create_dir_all(&dir).unwrap();
+        format!(
+            "d='{}'\ntouch \"$d/$(cat state.txt | tr ' ' _)\"\ni=0\nwhile [ \"$(ls \"$d\" | wc -l)\" -lt 2 ]; do i=$((i+1)); [ $i -gt 30 ] && exit 1; sleep 0.1; done",
+            dir.display()
+        )
+    };
+    let repo = TestRepo::new();
+    history(&repo, 2, &[], &rendezvous(&repo));
+    repo.prove_it(&["run", "main~2..main", "--jobs", "2"])
+        .assert()
+        .code(0);
+
+    let serial = TestRepo::new();
+    history(&serial, 2, &[], &rendezvous(&serial));
+    serial
+        .prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .assert()
+        .code(1);
+}
+
+#[test]
+fn a_worktree_reused_along_a_range_keeps_ignored_build_caches() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    history(
+        &repo,
+        3,
+        &[],
+        &format!(
+            "if [ -e target/cache ]; then echo warm >> '{0}'; else echo cold >> '{0}'; fi\nmkdir -p target && touch target/cache",
+            seen.display()
+        ),
+    );
+    repo.prove_it(&["run", "main~3..main", "--jobs", "1"])
+        .assert()
+        .code(0);
+    assert_eq!(lines(&seen), ["cold", "warm", "warm"]);
+    no_worktree_left(&repo);
+}
+
+#[test]
+fn a_flaky_commit_passes_under_retries_and_the_range_says_flaky() {
+    let repo = TestRepo::new();
+    let marks = repo.home().join("marks");
+    std::fs::create_dir_all(&marks).unwrap();
+    // Each commit fails on its first run and passes on its second.
+    history(
+        &repo,
+        3,
+        &[],
+        &format!(
+            "m='{}'/\"$(cat state.txt | tr ' ' _)\"\nif [ -e \"$m\" ]; then exit 0; fi\ntouch \"$m\"\necho 'flaked'\nexit 1",
+            marks.display()
+        ),
+    );
+    repo.git(&["config", "prove-it.retries", "1"]);
+    let assert = repo.prove_it(&["run", "main~3..main"]).assert().code(0);
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(out.contains("after 1 failed run (flaky: 1)"), "{out}");
+    assert!(out.contains("proven (flaky)"), "{out}");
+    let tree = repo.git(&["rev-parse", "main^{tree}"]);
+    let note = repo.note(tree.trim()).unwrap();
+    assert!(note.contains("\nflaky: 1\n"), "{note}");
+    assert_eq!(note_count(&repo, "prove-it-failures"), 0);
+}
+
+#[test]
+fn an_interrupted_range_ends_every_run_and_leaves_no_worktree() {
+    let repo = TestRepo::new();
+    let pids = repo.home().join("pids");
+    history(
+        &repo,
+        4,
+        &[],
+        &format!("echo $$ >> '{}'\nsleep 60", pids.display()),
+    );
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.args(["run", "main~4..main", "--jobs", "2"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let child = cmd.spawn().unwrap();
+    let started = Instant::now();
+    while lines(&pids).len() < 2 {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the runs never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let killed = repo
+        .command("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("interrupted"), "{stdout}");
+    for pid in lines(&pids) {
+        assert!(gone_within_5s(&pid), "verify.sh {pid} still runs");
+    }
+    assert_eq!(
+        lines(&pids).len(),
+        2,
+        "no commit started after the interrupt"
+    );
+    no_worktree_left(&repo);
+}
+
+#[test]
+fn a_commit_without_verify_sh_in_a_range_is_not_armed_and_not_proven() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "root\n");
+    repo.commit_all("root");
+    repo.write("b.txt", "before verify.sh\n");
+    repo.commit_all("unarmed");
+    repo.verify_passes();
+    repo.commit_all("armed");
+    repo.write("c.txt", "more\n");
+    repo.commit_all("third");
+    let assert = repo
+        .prove_it(&["run", "HEAD~3..HEAD", "--json"])
+        .assert()
+        .code(1);
+    let json = json_stdout(&assert);
+    let results: Vec<&str> = json["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(results, ["not_armed", "proven", "proven"], "{json}");
+    assert_eq!(json["outcome"], "DISPROVEN");
+    let assert = repo.prove_it(&["run", "HEAD~2..HEAD"]).assert().code(0);
+    let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+    assert!(out.contains("2 of 2 commits proven; nothing run"), "{out}");
+}
