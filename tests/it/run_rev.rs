@@ -106,7 +106,7 @@ fn a_failing_commit_is_not_proven_and_its_worktree_is_removed() {
 }
 
 #[test]
-fn a_commit_without_verify_sh_is_not_armed_and_a_range_is_refused() {
+fn a_commit_without_verify_sh_is_not_armed_and_a_range_proves_each_commit_of_it() {
     let repo = TestRepo::new();
     repo.write("a.txt", "a\n");
     repo.commit_all("no verify.sh");
@@ -118,10 +118,11 @@ fn a_commit_without_verify_sh_is_not_armed_and_a_range_is_refused() {
         ));
     repo.verify_passes();
     repo.commit_all("armed");
+    // A range is not one commit: each of its commits is proven (run_range.rs has the rest).
     repo.prove_it(&["run", "HEAD~1..HEAD"])
         .assert()
-        .code(2)
-        .stderr(predicate::str::contains("is not a single commit"));
+        .code(0)
+        .stdout(predicate::str::contains("1 of 1 commit proven"));
     repo.prove_it(&["run", "no-such-rev"]).assert().code(2);
     assert_eq!(leftovers(&repo).0, 0);
 }
