@@ -33,8 +33,8 @@ pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
 pub(crate) use commits::{
-    CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, VerifyChangeReport,
-    commit_heading, use_color,
+    CheckReport, CommitReport, FailureSummary, LogReport, LogStyle, PushRefusal,
+    VerifyChangeReport, commit_heading, use_color,
 };
 pub(crate) use doctor::DoctorReport;
 pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_causes};
