@@ -51,7 +51,7 @@ pub(crate) use proof::ProofSummary;
 pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{StatusCheck, StatusReport};
-pub(crate) use sync::SyncReport;
+pub(crate) use sync::{SyncReport, SyncedNotes};
 
 /// The version of every JSON document this build prints.
 pub(crate) const JSON_VERSION: u32 = 1;

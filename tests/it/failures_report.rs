@@ -5,7 +5,9 @@
 use predicates::prelude::*;
 
 use crate::check::{short, tree_of};
-use crate::harness::{TestRepo, json_stdout};
+use crate::harness::{BareRemote, TestRepo, json_stdout};
+
+const FAILURES_REF: &str = "refs/notes/prove-it-failures";
 
 /// main: initial (proven), breaks (verify.sh fails with 1, failure recorded), another (same
 /// failing verify.sh, another tree: never run), fixed (verify.sh changed, never run).
@@ -400,4 +402,112 @@ fn status_says_the_last_run_failed_for_the_state_and_each_check() {
     let listed = json["checks"].as_array().unwrap();
     assert!(listed[0].get("failure").is_none());
     assert_eq!(listed[1]["failure"]["exit_code"], 3);
+}
+
+/// A remote, and a clone of it whose main (pushed, without hooks) fails on top of a proven
+/// commit, its failure recorded.
+fn failing_clone() -> (BareRemote, TestRepo) {
+    let remote = BareRemote::new();
+    let origin = TestRepo::with_commit();
+    origin.publish_to(&remote);
+    let clone = TestRepo::clone_of(&remote);
+    clone.prove_it(&["run"]).assert().code(0);
+    clone.verify_fails(1);
+    clone.commit_all("breaks");
+    clone.prove_it(&["run", "HEAD"]).assert().code(1);
+    clone.git(&["push", "-q", "--no-verify", "origin", "main"]);
+    assert!(clone.git(&["show-ref"]).contains(FAILURES_REF));
+    (remote, clone)
+}
+
+fn ls_remote(repo: &TestRepo) -> String {
+    repo.git(&["ls-remote", "origin"])
+}
+
+/// The failure records of the note on `tree` in `repo`'s failures ref, read by stock git.
+fn failure_records(repo: &TestRepo, tree: &str) -> usize {
+    let out = repo.git_output(&["notes", "--ref", FAILURES_REF, "show", tree]);
+    String::from_utf8_lossy(&out.stdout)
+        .matches("outcome: DISPROVEN")
+        .count()
+}
+
+#[test]
+fn sync_keeps_failures_local_unless_with_failures() {
+    let (remote, alice) = failing_clone();
+    // The pre-push hook sends the proofs along with a push, never the failures.
+    alice.prove_it(&["install", "pre-push"]).assert().code(0);
+    let pushed = alice.git_output(&["push", "-q", "origin", "HEAD~1:refs/heads/proven"]);
+    assert!(pushed.status.success(), "{pushed:?}");
+    let listed = ls_remote(&alice);
+    assert!(listed.contains("\trefs/notes/prove-it\n"), "{listed}");
+    assert!(!listed.contains(FAILURES_REF), "{listed}");
+
+    alice
+        .prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("failure").not());
+    assert!(!ls_remote(&alice).contains(FAILURES_REF));
+
+    alice
+        .prove_it(&["sync", "--with-failures"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::ends_with(
+            "sync: failures: origin has no failure records yet; pushed our failure records to origin\n",
+        ));
+    let listed = ls_remote(&alice);
+    assert!(listed.contains(FAILURES_REF), "{listed}");
+    assert_eq!(
+        remote.ref_id(FAILURES_REF).unwrap(),
+        alice.git(&["rev-parse", FAILURES_REF]).trim()
+    );
+
+    // Another clone fetches them only when it asks, and then its log shows the failure too.
+    let bob = TestRepo::clone_of(&remote);
+    bob.prove_it(&["sync"]).assert().code(0);
+    assert!(!bob.git(&["show-ref"]).contains(FAILURES_REF));
+    let json = json_stdout(
+        &bob.prove_it(&["sync", "--with-failures", "--json"])
+            .assert()
+            .code(0),
+    );
+    assert_eq!(json["failures"]["fetched"], true);
+    assert_eq!(json["failures"]["merge"], "fast_forward");
+    assert_eq!(json["failures"]["pushed"], false);
+    assert!(bob.git(&["show-ref"]).contains(FAILURES_REF));
+    bob.prove_it(&["log", "--color=never", "-n", "1"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(" failed (exit 1, "));
+}
+
+#[test]
+fn failures_recorded_on_both_sides_are_merged_by_union() {
+    let (remote, alice) = failing_clone();
+    alice
+        .prove_it(&["sync", "--with-failures"])
+        .assert()
+        .code(0);
+    // Bob fails the same commit before he has Alice's failure: a record of his own, later.
+    let bob = TestRepo::clone_of(&remote);
+    bob.prove_it(&["run", "HEAD"])
+        .env("PROVE_IT_TEST_CLOCK_OFFSET", "60")
+        .assert()
+        .code(1);
+    let tree = tree_of(&bob, "HEAD");
+    assert_eq!(failure_records(&bob, &tree), 1);
+    bob.prove_it(&["sync", "--with-failures"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "sync: failures: merged failure records from origin into ours (1 note gained records); pushed our failure records to origin\n",
+        ));
+    assert_eq!(failure_records(&bob, &tree), 2);
+    alice
+        .prove_it(&["sync", "--with-failures"])
+        .assert()
+        .code(0);
+    assert_eq!(failure_records(&alice, &tree), 2);
 }
