@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
+use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
 use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport};
@@ -25,6 +26,10 @@ use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeR
 /// always listed. For a range (BASE..HEAD), a checked commit whose verify.sh is not the base's
 /// is listed as "verify.sh changed since BASE", whatever the proofs say: that needs no anchor of
 /// the agent's session. So is one whose prove-it.toml, or a check's script, is not the base's. --strict refuses such a range unless --allow-verify-change.
+///
+/// A commit whose verify.sh (or a check) failed on that very tree says so: "failed (exit 1, 3
+/// min ago)", from the local refs/notes/prove-it-failures. A failure on record never changes
+/// whether a commit counts as proven, nor the exit status.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,
@@ -101,7 +106,9 @@ pub(crate) enum Format {
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover_history(&cwd)?;
+    let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
+    let repo = &ctx.repo;
+    let now = ctx.clock.now();
     let selection = repo.select(&args.revs).map_err(|error| {
         let failure = super::Failure::from(error);
         // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
@@ -124,7 +131,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     };
     // Signatures are checked only when they are required: each costs a few ssh-keygen runs.
     let verifier = if args.require_signed {
-        let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
+        let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
         Some(verifier.ok_or_else(|| {
             super::Failure::from(anyhow::anyhow!(
                 "--require-signed needs an allowed signers file, and none is given or configured"
@@ -135,11 +142,14 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     } else {
         None
     };
-    let standings = super::signers::standings(&repo, &ids, verifier.as_ref())?;
-    let verify_changed = verify_changes(&repo, &selection.hidden, &standings)?;
+    let standings = super::signers::standings(repo, &ids, verifier.as_ref())?;
+    let verify_changed = verify_changes(repo, &selection.hidden, &standings)?;
+    // A failure on record is said, never counted: the exit status is the proofs' alone.
     let commits: Vec<_> = standings
         .iter()
-        .map(|checked| CommitReport::new(checked, args.strict, args.require_signed))
+        .map(|checked| {
+            CommitReport::new(checked, args.strict, args.require_signed).with_failures(checked, now)
+        })
         .collect();
     let proven = commits.iter().all(|c| c.proven)
         && !CheckReport::refuses_verify_change(

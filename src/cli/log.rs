@@ -3,6 +3,7 @@ use std::path::PathBuf;
 
 use anyhow::Context as _;
 
+use crate::context::Context;
 use crate::git::Repo;
 use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle, StatsReport};
 
@@ -23,13 +24,20 @@ use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle, Stats
 /// its line says "proven 1/2 checks, missing: docs", and -p lists each check with its input tree
 /// and proof.
 ///
+/// A commit not proven whose verify.sh failed on that very tree (a failure on record in the local
+/// refs/notes/prove-it-failures) says "failed (exit 1, 3 min ago)" instead of "unproven"; with a
+/// checks file, its line names the check: "failed: docs (exit 1, 3 min ago)", and -p shows the
+/// failed run's last lines. A failure never counts for or against a proof. A proof that passed
+/// only after failed runs (git config prove-it.retries) says "proven (flaky: 1)".
+///
 /// For a range (BASE..HEAD), a listed commit whose verify.sh is not the base's is named after the
 /// list: "verify.sh changed since BASE" (and so for prove-it.toml and the checks' scripts).
 ///
 /// With --stats, it prints instead the share of the listed commits that are proven, and signed:
 /// "proven 41 of 50 commits (82%), signed 30 (60%)". Proofs through an edited verify.sh count
 /// as proven, and are said; signed counts proofs with a good signature by an allowed signer, so
-/// it needs an allowed signers file. --format svg writes that share as a badge CI can publish.
+/// it needs an allowed signers file. Flaky proofs and commits with a failure on record are
+/// counted too. --format svg writes that share as a badge CI can publish.
 ///
 /// It reads only commits, trees and notes, so it works in a bare repository too.
 #[derive(Debug, clap::Args)]
@@ -42,7 +50,8 @@ pub(crate) struct Args {
     #[arg(short = 'n', long = "max-count", value_name = "N")]
     max_count: Option<usize>,
 
-    /// Show the diff of verify.sh that a proof through an edited verify.sh carries.
+    /// Show the diff of verify.sh that a proof through an edited verify.sh carries, and the last
+    /// lines of a failure on record.
     #[arg(short = 'p', long = "patch")]
     patch: bool,
 
@@ -97,15 +106,17 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
 
 fn list(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
-    let repo = Repo::discover_history(&cwd)?;
+    let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
+    let repo = &ctx.repo;
+    let now = ctx.clock.now();
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
-    let verifier = super::signers::verifier(&repo, args.allowed_signers.as_deref())?;
-    let standings = super::signers::standings(&repo, &ids, verifier.as_ref())?;
-    let verify_changed = super::check::verify_changes(&repo, &selection.hidden, &standings)?;
+    let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
+    let standings = super::signers::standings(repo, &ids, verifier.as_ref())?;
+    let verify_changed = super::check::verify_changes(repo, &selection.hidden, &standings)?;
     let commits: Vec<_> = standings
         .iter()
-        .map(|checked| CommitReport::new(checked, false, false))
+        .map(|checked| CommitReport::new(checked, false, false).with_failures(checked, now))
         .collect();
     let format = if args.json { Format::Json } else { args.format };
     if args.stats || format == Format::Svg {

@@ -271,7 +271,7 @@ fn from_records(
             .time
             .format(&time::format_description::well_known::Rfc3339)
             .unwrap_or_default(),
-        ago: report::ago((now - newest.time).whole_seconds()),
+        ago: report::ago(newest.time, now),
         output: newest.output.clone(),
     })
 }

@@ -5,15 +5,21 @@ use anyhow::Context as _;
 
 use crate::context::Context;
 use crate::exit;
-use crate::git::{Armed, Repo, StateTree};
-use crate::proof::{CHECKS_FILE, CheckSet, ChecksError, Record, lookup_proof, state_check_proofs};
-use crate::report::{self, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
+use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
+use crate::proof::{
+    CHECKS_FILE, CheckSet, ChecksError, Record, Script, VERIFY_CHECK, lookup_failure, lookup_proof,
+    state_check_proofs,
+};
+use crate::report::{self, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
 /// whom, when) it was proven. Runs nothing.
 ///
 /// With a checks file (prove-it.toml), it lists each check: its input tree, and whether (and by
 /// whom) it was proven; the state is proven when every check is.
+///
+/// For the state (or a check) not proven, it says when a failure of the same script is on
+/// record for it (refs/notes/prove-it-failures): "last run failed: exit 1, 3 min ago".
 ///
 /// Exit status: 0 proven, 1 not proven, 2 usage or repository error, 3 verify.sh not armed
 /// (and no check declared).
@@ -41,12 +47,22 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     // A dirty submodule is a change its gitlink does not record: a proof of this tree never
     // tested it, so it does not count here, as the gate and `run` refuse the state (issue 19).
     let dirty = state.dirty_submodules().to_vec();
+    let failures = Failures {
+        repo,
+        now: ctx.clock.now(),
+    };
     if state.entry(CHECKS_FILE).is_some() {
-        let report = with_checks(repo, &state, &armed, signed_only, dirty)?;
+        let report = with_checks(repo, &state, &armed, signed_only, dirty, &failures)?;
         return print(args, &report, out);
     }
     let found = lookup_proof(repo, state.id, state.verify)?;
     let best = found.best(signed_only).filter(|_| dirty.is_empty());
+    let failure = match (best, state.verify) {
+        (None, Some((blob, mode))) if dirty.is_empty() => {
+            failures.newest(state.id, None, Script { blob, mode })?
+        }
+        _ => None,
+    };
     let outcome = match (armed.is_armed(), best) {
         (false, _) => Outcome::InsufficientEvidence,
         (true, Some(record)) => record.outcome,
@@ -77,8 +93,33 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             .collect(),
         checks: None,
         checks_error: None,
+        failure,
     };
     print(args, &report, out)
+}
+
+/// Where `status` looks up the failures on record, and the time their age is told from.
+struct Failures<'a> {
+    repo: &'a Repo,
+    now: time::OffsetDateTime,
+}
+
+impl Failures<'_> {
+    /// The newest failure on record of `check` (`None`: the root verify.sh) through `script`
+    /// for the tree `key`.
+    fn newest(
+        &self,
+        key: ObjectId,
+        check: Option<&str>,
+        script: Script,
+    ) -> Result<Option<FailureSummary>, crate::git::Error> {
+        if !self.repo.has_ref(FAILURES_REF)? {
+            return Ok(None);
+        }
+        let mut notes = self.repo.notes(FAILURES_REF);
+        Ok(lookup_failure(&mut notes, key, check, script)?
+            .map(|failure| FailureSummary::new(&failure, self.now)))
+    }
 }
 
 fn print(args: &Args, report: &StatusReport, out: &mut dyn Write) -> Result<u8, super::Failure> {
@@ -109,6 +150,7 @@ fn with_checks(
     armed: &Armed,
     signed_only: bool,
     dirty: Vec<String>,
+    failures: &Failures<'_>,
 ) -> Result<StatusReport, super::Failure> {
     let (checks, checks_error) = match CheckSet::of_state(repo, state) {
         Ok(set) => (state_check_proofs(repo, state, &set)?, None),
@@ -151,15 +193,25 @@ fn with_checks(
     let statuses = checks
         .iter()
         .zip(&best)
-        .map(|(check, best)| StatusCheck {
-            name: check.check.name.clone(),
-            run: check.check.run.clone(),
-            input_tree: check.input_tree.to_string(),
-            proven: best.is_some(),
-            proof: best.map(ProofSummary::from),
-            script_problem: check.check.runnable().err(),
+        .map(|(check, best)| {
+            let failure = match (best, check.check.runnable()) {
+                (None, Ok(script)) if dirty.is_empty() => {
+                    let name = (check.check.name != VERIFY_CHECK).then_some(&*check.check.name);
+                    failures.newest(check.input_tree, name, script)?
+                }
+                _ => None,
+            };
+            Ok(StatusCheck {
+                name: check.check.name.clone(),
+                run: check.check.run.clone(),
+                input_tree: check.input_tree.to_string(),
+                proven: best.is_some(),
+                proof: best.map(ProofSummary::from),
+                script_problem: check.check.runnable().err(),
+                failure,
+            })
         })
-        .collect();
+        .collect::<Result<_, crate::git::Error>>()?;
     Ok(StatusReport {
         version: JSON_VERSION,
         outcome,
@@ -185,5 +237,6 @@ fn with_checks(
         invalid,
         checks: Some(statuses),
         checks_error,
+        failure: None,
     })
 }

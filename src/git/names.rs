@@ -49,5 +49,9 @@ pub(crate) const REMOTE_PROOFS_PREFIX: &str = "refs/notes/prove-it-remotes/";
 /// failing run's `<commit id>.failed.log`), under [`STATE_DIR`].
 pub(crate) const COMMIT_LOGS_DIR: &str = "commit-logs";
 
+/// Where `sync --with-failures` keeps a remote's failure records as last fetched:
+/// `refs/notes/prove-it-failures-remotes/<remote>`. Local only; never pushed.
+pub(crate) const REMOTE_FAILURES_PREFIX: &str = "refs/notes/prove-it-failures-remotes/";
+
 /// Temporary worktrees of `run <rev>`, under [`STATE_DIR`].
 pub(crate) const WORKTREES_DIR: &str = "worktrees";

@@ -1,4 +1,6 @@
 //! Proofs on a remote: fetch its notes ref, merge it into ours by record union, push the result.
+//! Failure records go the same way, only when asked (`sync --with-failures`): the pre-push hook
+//! sends proofs alone.
 //!
 //! gix can neither fetch over every transport git supports nor push at all, so this module runs
 //! `git` itself for the network; everything else (the merge, the ref updates) happens here.
@@ -9,7 +11,7 @@ use gix::ObjectId;
 
 use crate::process::{self, Exit, Finished};
 
-use super::names::{PROOFS_REF, REMOTE_PROOFS_PREFIX};
+use super::names::{FAILURES_REF, PROOFS_REF, REMOTE_FAILURES_PREFIX, REMOTE_PROOFS_PREFIX};
 use super::notes::backoff;
 use super::notes_sync::{Merge, Merged, merge_notes, ref_tip};
 use super::{Error, RefusedRef, RemoteSaid, Repo};
@@ -36,10 +38,50 @@ pub(crate) struct Synced {
     pub pushed: bool,
 }
 
+/// A notes ref `sync` exchanges with a remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Exchanged {
+    /// `refs/notes/prove-it`: always.
+    Proofs,
+    /// `refs/notes/prove-it-failures`: only with `--with-failures`.
+    Failures,
+}
+
+impl Exchanged {
+    /// The ref's name, here and on the remote.
+    fn name(self) -> &'static str {
+        match self {
+            Exchanged::Proofs => PROOFS_REF,
+            Exchanged::Failures => FAILURES_REF,
+        }
+    }
+
+    /// The local ref where the remote's notes of this ref are kept as last fetched.
+    fn tracking(self, remote: &str) -> String {
+        match self {
+            Exchanged::Proofs => tracking_ref(remote),
+            Exchanged::Failures => format!("{REMOTE_FAILURES_PREFIX}{}", safe_name(remote)),
+        }
+    }
+
+    /// What the notes are, in the message of a merge commit.
+    fn what(self) -> &'static str {
+        match self {
+            Exchanged::Proofs => "proofs",
+            Exchanged::Failures => "failure records",
+        }
+    }
+}
+
 /// The local ref where the proofs of `remote` are kept as last fetched. A remote given as a URL
 /// or path gets a name made of its characters that are safe in a ref name.
 pub(crate) fn tracking_ref(remote: &str) -> String {
-    let safe: String = remote
+    format!("{REMOTE_PROOFS_PREFIX}{}", safe_name(remote))
+}
+
+/// `remote` with every character that is not safe in a ref name as `_`.
+fn safe_name(remote: &str) -> String {
+    remote
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || matches!(c, '-' | '_') {
@@ -48,8 +90,7 @@ pub(crate) fn tracking_ref(remote: &str) -> String {
                 '_'
             }
         })
-        .collect();
-    format!("{REMOTE_PROOFS_PREFIX}{safe}")
+        .collect()
 }
 
 impl Repo {
@@ -118,15 +159,16 @@ impl Repo {
             .any(|author| author.trim().eq_ignore_ascii_case(email)))
     }
 
-    /// The commit the remote's proofs ref points at, or `None` when it has none.
-    pub(crate) fn remote_proofs_tip(&self, remote: &str) -> Result<Option<ObjectId>, Error> {
+    /// The commit the remote's ref `name` (its proofs, its failures) points at, or `None` when
+    /// it has none.
+    fn remote_tip(&self, remote: &str, name: &str) -> Result<Option<ObjectId>, Error> {
         // Asked first rather than fetched blindly: a fetch of a missing ref fails, and telling
         // that failure from others would mean parsing git's (translated) messages.
-        let listed = self.run_git(&["ls-remote", "--", remote, PROOFS_REF])?;
-        Ok(proofs_tip(&listed))
+        let listed = self.run_git(&["ls-remote", "--", remote, name])?;
+        Ok(tip_in(&listed, name))
     }
 
-    /// The same question, given up after `limit`, and never asking for credentials: for
+    /// Where the remote's proofs are, given up after `limit`, and never asking for credentials: for
     /// `doctor`, which must not hang on an unreachable remote or wait for a password. The git
     /// process and whatever it started (ssh, a credential helper) are killed as one group.
     pub(crate) fn remote_proofs_tip_within(
@@ -151,19 +193,35 @@ impl Repo {
         if !output.success() {
             return Err(failed(&args, &output));
         }
-        Ok(proofs_tip(&String::from_utf8_lossy(&output.stdout)))
+        Ok(tip_in(&String::from_utf8_lossy(&output.stdout), PROOFS_REF))
     }
 
     /// Fetch the remote's proofs, merge them into ours (`merge` joins the two texts of a note
     /// both sides hold: the proofs' record union), and push the result when the remote lacks
     /// some of ours. Retried when the remote moved before our push.
     pub(crate) fn sync_proofs(&self, remote: &str, merge: Merge<'_>) -> Result<Synced, Error> {
-        let tracking = tracking_ref(remote);
+        self.sync_notes(Exchanged::Proofs, remote, merge)
+    }
+
+    /// The same exchange for the failure records (`refs/notes/prove-it-failures`), which only
+    /// `sync --with-failures` asks for: `merge` joins two texts of a note as for proofs.
+    pub(crate) fn sync_failures(&self, remote: &str, merge: Merge<'_>) -> Result<Synced, Error> {
+        self.sync_notes(Exchanged::Failures, remote, merge)
+    }
+
+    fn sync_notes(
+        &self,
+        notes: Exchanged,
+        remote: &str,
+        merge: Merge<'_>,
+    ) -> Result<Synced, Error> {
+        let name = notes.name();
+        let tracking = notes.tracking(remote);
         for attempt in 1..=MAX_PUSH_ATTEMPTS {
-            let remote_tip = self.remote_proofs_tip(remote)?;
+            let remote_tip = self.remote_tip(remote, name)?;
             let mut merged = Merged::UpToDate;
             if let Some(tip) = remote_tip {
-                let refspec = format!("+{PROOFS_REF}:{tracking}");
+                let refspec = format!("+{name}:{tracking}");
                 self.run_git(&[
                     "fetch",
                     "--quiet",
@@ -175,13 +233,13 @@ impl Repo {
                 let fetched = ref_tip(&self.git, &tracking)?.unwrap_or(tip);
                 merged = merge_notes(
                     &self.git,
-                    PROOFS_REF,
+                    name,
                     fetched,
-                    &format!("prove-it: merge proofs from {remote}"),
+                    &format!("prove-it: merge {} from {remote}", notes.what()),
                     merge,
                 )?;
             }
-            let local = ref_tip(&self.git, PROOFS_REF)?;
+            let local = ref_tip(&self.git, name)?;
             let synced = |pushed| Synced {
                 remote: remote.to_string(),
                 fetched: remote_tip.is_some(),
@@ -193,7 +251,7 @@ impl Repo {
             }
             // --no-verify: pushing proofs must never run the pre-push hook, which may be the
             // very process doing this.
-            let refspec = format!("{PROOFS_REF}:{PROOFS_REF}");
+            let refspec = format!("{name}:{name}");
             let args = [
                 "push",
                 "--quiet",
@@ -230,7 +288,7 @@ impl Repo {
             }
         }
         Err(Error::RefContention {
-            name: format!("{PROOFS_REF} on {remote}"),
+            name: format!("{name} on {remote}"),
             attempts: MAX_PUSH_ATTEMPTS,
         })
     }
@@ -277,12 +335,12 @@ fn remote_said(stderr: &str) -> Option<RemoteSaid> {
     (!said.is_empty()).then(|| RemoteSaid(said.join("\n")))
 }
 
-/// The proofs ref's commit in `git ls-remote` output.
-fn proofs_tip(listed: &str) -> Option<ObjectId> {
+/// The commit of the ref `name` in `git ls-remote` output.
+fn tip_in(listed: &str, name: &str) -> Option<ObjectId> {
     listed
         .lines()
         .filter_map(|line| line.split_once('\t'))
-        .find(|(_, name)| *name == PROOFS_REF)
+        .find(|(_, listed)| *listed == name)
         .and_then(|(id, _)| ObjectId::from_hex(id.as_bytes()).ok())
 }
 
@@ -344,6 +402,24 @@ mod tests {
             "refs/notes/prove-it-remotes/_srv_git_repo_git"
         );
         assert!(gix::refs::FullName::try_from(tracking_ref("git@host:a/b c..d")).is_ok());
+        // Failures are tracked apart: a ref may not be both a ref and a folder of refs.
+        assert_eq!(
+            Exchanged::Failures.tracking("origin"),
+            "refs/notes/prove-it-failures-remotes/origin"
+        );
+        assert_eq!(Exchanged::Proofs.tracking("origin"), tracking_ref("origin"));
+    }
+
+    #[test]
+    fn ls_remote_output_gives_the_tip_of_the_ref_asked_for_only() {
+        let proofs = "1111111111111111111111111111111111111111";
+        let failures = "2222222222222222222222222222222222222222";
+        let listed =
+            format!("{proofs}\trefs/notes/prove-it\n{failures}\trefs/notes/prove-it-failures\n");
+        assert_eq!(tip_in(&listed, PROOFS_REF).unwrap().to_string(), proofs);
+        assert_eq!(tip_in(&listed, FAILURES_REF).unwrap().to_string(), failures);
+        let proofs_only = format!("{proofs}\trefs/notes/prove-it\n");
+        assert_eq!(tip_in(&proofs_only, FAILURES_REF), None);
     }
 
     #[test]

@@ -222,6 +222,7 @@ mod tests {
             signature: None,
             checks: None,
             checks_error: None,
+            failure: None,
             require_signed: false,
         }
     }

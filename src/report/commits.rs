@@ -2,9 +2,89 @@ use std::io::{self, Write};
 
 use crate::outcome::Outcome;
 use serde::Serialize;
+use time::OffsetDateTime;
 
 use super::ProofSummary;
-use crate::proof::{CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange};
+use crate::proof::{CheckStatus, CommitStatus, Failure, SignatureStatus, Standing, VerifyChange};
+
+/// A failure on record (`refs/notes/prove-it-failures`) for a commit, a check or the working
+/// state that is not proven, as `log`, `check` and `status` report it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct FailureSummary {
+    /// How the last failing run ended: "exit code 1", "timed out after 300 s".
+    pub exit: String,
+    /// Its exit code; null when it was killed (at the timeout, by a signal).
+    pub exit_code: Option<i32>,
+    /// When it was recorded, RFC 3339.
+    pub time: String,
+    /// How many runs failed in a row: more than 1 under `prove-it.retries`.
+    pub attempts: u32,
+    /// The last lines the last failing run printed.
+    pub output: Vec<String>,
+    /// How long before now it was recorded, as a person reads it: `3 min ago`.
+    #[serde(skip)]
+    pub ago: String,
+}
+
+impl FailureSummary {
+    /// The summary of `failure`, its age told from `now` (the context's clock).
+    pub(crate) fn new(failure: &Failure, now: OffsetDateTime) -> Self {
+        FailureSummary {
+            exit: failure.exit.clone(),
+            exit_code: failure.exit_code,
+            time: failure
+                .time
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+            attempts: failure.attempts,
+            output: failure.output.clone(),
+            ago: ago(failure.time, now),
+        }
+    }
+
+    /// `exit 1, 3 min ago`, `timed out after 300 s, 2 h ago`, or with retries `exit 1, 3 runs,
+    /// 3 min ago`: what goes in the parentheses after `failed`.
+    pub(crate) fn brief(&self) -> String {
+        let exit = match self.exit_code {
+            Some(code) => format!("exit {code}"),
+            // A record is a note anyone can write: its words must not rewrite the screen.
+            None => printable(&self.exit),
+        };
+        let runs = if self.attempts > 1 {
+            format!(", {} runs", self.attempts)
+        } else {
+            String::new()
+        };
+        format!("{exit}{runs}, {}", self.ago)
+    }
+}
+
+/// How long before `now` `then` was, in the largest whole unit of s, min, h and d: `3 min
+/// ago`. A time ahead of the clock (another machine's) reads as `0 s ago`.
+pub(crate) fn ago(then: OffsetDateTime, now: OffsetDateTime) -> String {
+    let seconds = (now - then).whole_seconds().max(0);
+    let (n, unit) = match seconds {
+        s if s < 60 => (s, "s"),
+        s if s < 3600 => (s / 60, "min"),
+        s if s < 86_400 => (s / 3600, "h"),
+        s => (s / 86_400, "d"),
+    };
+    format!("{n} {unit} ago")
+}
+
+/// `text` with its control characters (a carriage return, an escape sequence) shown as U+FFFD,
+/// tabs kept: what a note anyone can write may put on a person's screen.
+fn printable(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() && c != '\t' {
+                '\u{fffd}'
+            } else {
+                c
+            }
+        })
+        .collect()
+}
 
 /// One commit as `check`, `log` and the pre-push hook report it.
 #[derive(Debug, Clone, Serialize)]
@@ -32,6 +112,11 @@ pub(crate) struct CommitReport {
     /// Why the commit's checks file cannot be used (status `checks-error`), naming the line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checks_error: Option<String>,
+    /// Without a checks file: the newest failure on record of the commit's verify.sh for its
+    /// tree, when the commit is not proven (absent when none is; with a checks file, each check
+    /// has its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureSummary>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
@@ -59,6 +144,10 @@ pub(crate) struct CommitCheckReport {
     /// Why the script cannot run (standing `missing-script`): "does not exist", ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_problem: Option<&'static str>,
+    /// The newest failure on record of this check through this script for its input tree,
+    /// when the check is not proven (absent when none is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureSummary>,
 }
 
 impl CommitCheckReport {
@@ -87,7 +176,24 @@ impl CommitCheckReport {
                 Standing::ScriptMissing(why) => Some(why),
                 _ => None,
             },
+            failure: None,
         }
+    }
+
+    /// Whether a failure on record takes the place of `unproven`: `failed` (a check with
+    /// invalid records, or without its script, keeps saying so).
+    fn failed(&self) -> Option<&FailureSummary> {
+        self.failure
+            .as_ref()
+            .filter(|_| !self.proven && self.standing == "unproven")
+    }
+
+    /// How many runs failed before the pass of the proof that counts (`prove-it.retries`).
+    fn flaky(&self) -> u32 {
+        self.proof
+            .as_ref()
+            .filter(|_| self.proven)
+            .map_or(0, |p| p.flaky)
     }
 
     /// Why it does not count, as the word a list of check names follows: `missing`, ...
@@ -110,6 +216,7 @@ impl CommitCheckReport {
             "proven-edited" => "proven only through an edited script (--strict)".to_string(),
             "invalid" => "invalid".to_string(),
             "missing-script" => "missing script".to_string(),
+            _ if self.failed().is_some() => "failed".to_string(),
             _ => "missing".to_string(),
         }
     }
@@ -173,22 +280,87 @@ impl CommitReport {
                 Standing::ChecksError(error) => Some(error.clone()),
                 _ => None,
             },
+            failure: None,
             require_signed,
         }
     }
 
+    /// The same report with the failures on record that keep `checked` (the status it was made
+    /// from) from being proven, their age told from `now`: what `log` and `check` show.
+    pub(crate) fn with_failures(mut self, checked: &CommitStatus, now: OffsetDateTime) -> Self {
+        let summary = |failure: &Failure| FailureSummary::new(failure, now);
+        self.failure = checked.failure.as_ref().map(summary);
+        if let (Some(reports), Some(checks)) = (&mut self.checks, &checked.checks) {
+            for (report, check) in reports.iter_mut().zip(checks) {
+                report.failure = check.failure.as_ref().map(summary);
+            }
+        }
+        self
+    }
+
+    /// Whether a failure on record keeps it from being proven: its own, or a check's.
+    pub(crate) fn has_failure(&self) -> bool {
+        !self.proven
+            && (self.failed().is_some()
+                || self
+                    .checks
+                    .iter()
+                    .flatten()
+                    .any(|check| check.failed().is_some()))
+    }
+
+    /// Without a checks file, its failure on record when that takes the place of `unproven`.
+    fn failed(&self) -> Option<&FailureSummary> {
+        self.failure
+            .as_ref()
+            .filter(|_| !self.proven && self.status == "unproven")
+    }
+
+    /// How many runs failed before the passes of the proofs that count (`prove-it.retries`):
+    /// with a checks file, over every check.
+    pub(crate) fn flaky(&self) -> u32 {
+        if !self.proven {
+            return 0;
+        }
+        match &self.checks {
+            Some(checks) => checks.iter().map(CommitCheckReport::flaky).sum(),
+            None => self.proof.as_ref().map_or(0, |p| p.flaky),
+        }
+    }
+
+    /// The words of `log`'s standing column: the status, or `failed (exit 1, 3 min ago)` in
+    /// place of `unproven` when a failure is on record (with checks, `failed`, the line naming
+    /// which), and `proven (flaky: 1)` for a proof that passed only after failed runs.
+    fn standing_words(&self) -> String {
+        if let Some(failure) = self.failed() {
+            return format!("failed ({})", failure.brief());
+        }
+        if self.status == "unproven" && self.has_failure() {
+            return "failed".to_string();
+        }
+        match self.flaky() {
+            0 => self.status.to_string(),
+            n => format!("{} (flaky: {n})", self.status),
+        }
+    }
+
     /// For a commit with checks: `proven 1/2 checks, missing: docs`, each check that does not
-    /// count named after why (`missing`, `invalid`, `missing script`, ...).
+    /// count named after why (`missing`, `invalid`, `missing script`, ...; `failed: docs (exit
+    /// 1, 3 min ago)` for one whose failure is on record).
     pub(super) fn checks_summary(&self) -> Option<String> {
         let checks = self.checks.as_ref()?;
         let proven = checks.iter().filter(|c| c.proven).count();
         let mut summary = format!("proven {proven}/{} checks", checks.len());
-        let mut groups: Vec<(String, Vec<&str>)> = Vec::new();
+        let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for check in checks.iter().filter(|c| !c.proven) {
             let why = check.why_not(self.require_signed);
+            let name = match check.failed() {
+                Some(failure) => format!("{} ({})", check.name, failure.brief()),
+                None => check.name.clone(),
+            };
             match groups.iter_mut().find(|(w, _)| *w == why) {
-                Some((_, names)) => names.push(&check.name),
-                None => groups.push((why, vec![&check.name])),
+                Some((_, names)) => names.push(name),
+                None => groups.push((why, vec![name])),
             }
         }
         for (i, (why, names)) in groups.iter().enumerate() {
@@ -254,7 +426,10 @@ impl CommitReport {
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
             ),
-            _ => "no proof for its tree".to_string(),
+            _ => match self.failed() {
+                Some(failure) => format!("failed ({})", failure.brief()),
+                None => "no proof for its tree".to_string(),
+            },
         }
     }
 }
@@ -577,7 +752,7 @@ impl LogReport {
                 out,
                 "{} {} {}{}",
                 paint(YELLOW, commit.short()),
-                paint(colour, &format!("{:<13}", commit.status)),
+                paint(colour, &format!("{:<13}", commit.standing_words())),
                 commit.subject,
                 paint(DIM, &detail)
             )?;
@@ -589,11 +764,17 @@ impl LogReport {
                     if let Some(diff) = &check.verify_diff {
                         diff_lines(diff, "      ", &paint, out)?;
                     }
+                    if let Some(failure) = check.failed() {
+                        failure_lines(failure, "      ", &paint, out)?;
+                    }
                 }
-            } else if style.patch
-                && let Some(diff) = &commit.verify_diff
-            {
-                diff_lines(diff, "    ", &paint, out)?;
+            } else if style.patch {
+                if let Some(diff) = &commit.verify_diff {
+                    diff_lines(diff, "    ", &paint, out)?;
+                }
+                if let Some(failure) = commit.failed() {
+                    failure_lines(failure, "    ", &paint, out)?;
+                }
             }
         }
         for change in &self.verify_changed {
@@ -620,16 +801,7 @@ fn diff_lines(
     for line in diff.lines() {
         // The diff is stored in a note anyone can write: its control characters (a carriage
         // return, an escape sequence) must not rewrite the screen.
-        let line: String = line
-            .chars()
-            .map(|c| {
-                if c.is_control() && c != '\t' {
-                    '\u{fffd}'
-                } else {
-                    c
-                }
-            })
-            .collect();
+        let line = printable(line);
         let line = line.as_str();
         let colour = match line.as_bytes().first() {
             Some(b'+') if !line.starts_with("+++") => GREEN,
@@ -637,6 +809,31 @@ fn diff_lines(
             _ => "",
         };
         writeln!(out, "{indent}{}", paint(colour, line))?;
+    }
+    Ok(())
+}
+
+/// The last lines of a failure on record under a commit (or check) of `log -p`, indented by
+/// `indent`, after a line saying what they are.
+fn failure_lines(
+    failure: &FailureSummary,
+    indent: &str,
+    paint: &dyn Fn(&str, &str) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if failure.output.is_empty() {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "{indent}{}",
+        paint(
+            DIM,
+            &format!("last lines of the failed run ({}):", failure.time)
+        )
+    )?;
+    for line in &failure.output {
+        writeln!(out, "{indent}{}", paint(RED, &printable(line)))?;
     }
     Ok(())
 }
@@ -669,9 +866,13 @@ impl CommitCheckReport {
     /// what keeps it from counting.
     fn line(&self) -> String {
         let short_tree = super::short(&self.input_tree);
+        let flaky = match self.flaky() {
+            0 => String::new(),
+            n => format!(", flaky: {n}"),
+        };
         let detail = match (&self.proof, self.standing) {
             (Some(proof), _) => format!(
-                "{}, {}, {}, host {}, {}",
+                "{}, {}, {}, host {}{flaky}, {}",
                 proof.signed_off_by,
                 proof.time,
                 super::seconds(proof.duration_ms),
@@ -680,6 +881,9 @@ impl CommitCheckReport {
                     .as_ref()
                     .map_or_else(|| "unsigned".to_string(), describe)
             ),
+            (None, _) if self.failed().is_some() => {
+                self.failed().map(FailureSummary::brief).unwrap_or_default()
+            }
             (None, "invalid") => format!(
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
@@ -691,9 +895,14 @@ impl CommitCheckReport {
             ),
             (None, _) => "no proof for its input tree".to_string(),
         };
+        let standing = if self.failed().is_some() {
+            "failed"
+        } else {
+            self.standing
+        };
         format!(
-            "check {:<12} {:<13} {short_tree} ({detail})",
-            self.name, self.standing
+            "check {:<12} {standing:<13} {short_tree} ({detail})",
+            self.name
         )
     }
 }
@@ -764,6 +973,7 @@ mod tests {
             verify_diff: None,
             signature: None,
             script_problem: None,
+            failure: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
@@ -809,6 +1019,7 @@ mod tests {
             signature: None,
             checks: None,
             checks_error: None,
+            failure: None,
             require_signed: false,
         }
     }
@@ -957,6 +1168,147 @@ mod tests {
         assert!(
             out.contains("    +ok\u{fffd}+forged\u{fffd}[2J\tkept tab\n"),
             "{out:?}"
+        );
+    }
+
+    fn failure(exit_code: Option<i32>, exit: &str, attempts: u32) -> FailureSummary {
+        FailureSummary {
+            exit: exit.into(),
+            exit_code,
+            time: "2026-11-29T18:52:16Z".into(),
+            attempts,
+            output: vec!["test x ... FAILED".into(), "\u{1b}[2Jforged".into()],
+            ago: "3 min ago".into(),
+        }
+    }
+
+    #[test]
+    fn a_failures_age_is_told_in_the_largest_whole_unit() {
+        let now = OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap();
+        let before = |secs: i64| ago(now - time::Duration::seconds(secs), now);
+        assert_eq!(before(0), "0 s ago");
+        assert_eq!(before(59), "59 s ago");
+        assert_eq!(before(180), "3 min ago");
+        assert_eq!(before(3599), "59 min ago");
+        assert_eq!(before(2 * 3600 + 59), "2 h ago");
+        assert_eq!(before(86_400 * 3), "3 d ago");
+        // Another machine's clock ahead of ours is no time at all, not a negative one.
+        assert_eq!(before(-30), "0 s ago");
+    }
+
+    #[test]
+    fn a_failure_reads_exit_n_or_how_it_was_killed_and_its_runs() {
+        assert_eq!(
+            failure(Some(1), "exit code 1", 1).brief(),
+            "exit 1, 3 min ago"
+        );
+        assert_eq!(
+            failure(None, "timed out after 300 s", 1).brief(),
+            "timed out after 300 s, 3 min ago"
+        );
+        assert_eq!(
+            failure(Some(2), "exit code 2", 3).brief(),
+            "exit 2, 3 runs, 3 min ago"
+        );
+        // A hand-written record cannot put a terminal control on the screen.
+        assert_eq!(
+            failure(None, "killed\u{1b}[2J", 1).brief(),
+            "killed\u{fffd}[2J, 3 min ago"
+        );
+    }
+
+    #[test]
+    fn a_failure_on_record_takes_the_place_of_unproven_and_only_of_it() {
+        let mut commit = report("unproven", false);
+        commit.failure = Some(failure(Some(1), "exit code 1", 1));
+        assert_eq!(commit.standing_words(), "failed (exit 1, 3 min ago)");
+        assert_eq!(commit.why_not(), "failed (exit 1, 3 min ago)");
+        assert!(commit.has_failure());
+        let mut invalid = report("invalid", false);
+        invalid.failure = Some(failure(Some(1), "exit code 1", 1));
+        assert_eq!(invalid.standing_words(), "invalid");
+        assert!(!invalid.has_failure());
+        let plain = report("unproven", false);
+        assert_eq!(plain.standing_words(), "unproven");
+        assert_eq!(plain.why_not(), "no proof for its tree");
+    }
+
+    #[test]
+    fn a_flaky_proof_says_so_in_the_standing_column() {
+        let mut commit = report("proven", true);
+        commit.proof = Some(ProofSummary {
+            outcome: Outcome::Proven,
+            signed_off_by: "A <a@example.com>".into(),
+            identity_missing: false,
+            time: "2026-11-29T18:52:16Z".into(),
+            host: "cli".into(),
+            session: None,
+            duration_ms: 10,
+            flaky: 1,
+            verify_edited: false,
+            signed: false,
+        });
+        assert_eq!(commit.standing_words(), "proven (flaky: 1)");
+        assert_eq!(commit.flaky(), 1);
+        commit.proof.as_mut().unwrap().flaky = 0;
+        assert_eq!(commit.standing_words(), "proven");
+    }
+
+    #[test]
+    fn a_check_with_a_failure_on_record_is_named_failed_beside_missing() {
+        let check = |name: &str, failed: Option<FailureSummary>| CommitCheckReport {
+            name: name.into(),
+            run: format!("{name}/verify.sh"),
+            input_tree: "ab".repeat(20),
+            standing: "unproven",
+            proven: false,
+            proof: None,
+            invalid: Vec::new(),
+            verify_diff: None,
+            signature: None,
+            script_problem: None,
+            failure: failed,
+        };
+        let mut commit = report("unproven", false);
+        commit.checks = Some(vec![
+            check("docs", Some(failure(Some(1), "exit code 1", 1))),
+            check("web", None),
+        ]);
+        assert_eq!(
+            commit.why_not(),
+            "proven 0/2 checks, failed: docs (exit 1, 3 min ago); missing: web"
+        );
+        assert_eq!(commit.standing_words(), "failed");
+        let log = LogReport {
+            version: 1,
+            commits: vec![commit],
+            verify_changed: Vec::new(),
+        };
+        let mut out = Vec::new();
+        log.human(
+            LogStyle {
+                color: false,
+                patch: true,
+            },
+            &mut out,
+        )
+        .unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains("    check docs         failed        abababababab (exit 1, 3 min ago)\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "      last lines of the failed run (2026-11-29T18:52:16Z):\n      test x ... FAILED\n      \u{fffd}[2Jforged\n"
+            ),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "    check web          unproven      abababababab (no proof for its input tree)\n"
+            ),
+            "{out}"
         );
     }
 }

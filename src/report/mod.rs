@@ -34,8 +34,8 @@ pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
 pub(crate) use commits::{
-    CheckReport, CommitReport, LogReport, LogStyle, PushRefusal, VerifyChangeReport,
-    commit_heading, use_color,
+    CheckReport, CommitReport, FailureSummary, LogReport, LogStyle, PushRefusal,
+    VerifyChangeReport, ago, commit_heading, use_color,
 };
 pub(crate) use doctor::DoctorReport;
 pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_causes};
@@ -49,11 +49,11 @@ pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
 pub(crate) use proof::ProofSummary;
-pub(crate) use range::{RangeCommit, RangeReport, RangeResult, ago};
+pub(crate) use range::{RangeCommit, RangeReport, RangeResult};
 pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{StatusCheck, StatusReport};
-pub(crate) use sync::SyncReport;
+pub(crate) use sync::{SyncReport, SyncedNotes};
 
 /// The version of every JSON document this build prints.
 pub(crate) const JSON_VERSION: u32 = 1;

@@ -254,14 +254,3 @@ impl RangeReport {
         Ok(())
     }
 }
-
-/// How long ago `seconds` is, as a person says it: `40 s ago`, `3 min ago`, `2 h ago`, `5 d ago`.
-pub(crate) fn ago(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    match seconds {
-        0..60 => format!("{seconds} s ago"),
-        60..3600 => format!("{} min ago", seconds / 60),
-        3600..86_400 => format!("{} h ago", seconds / 3600),
-        _ => format!("{} d ago", seconds / 86_400),
-    }
-}

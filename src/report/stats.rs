@@ -1,4 +1,5 @@
-//! `log --stats`: the share of a range's commits that are proven, and signed.
+//! `log --stats`: the share of a range's commits that are proven, and signed; how many proofs
+//! were flaky, and how many commits have a failure on record.
 
 use std::io::{self, Write};
 
@@ -23,6 +24,12 @@ pub(crate) struct StatsReport {
     /// allowed signers file was given or configured, so no signature was checked.
     pub signed: Option<usize>,
     pub signed_percent: Option<u64>,
+    /// Of `proven`, those whose proof (or a check's) passed only after failed runs
+    /// (`flaky: N` in the record, under `prove-it.retries`).
+    pub flaky: usize,
+    /// Commits not proven with a failure on record (`refs/notes/prove-it-failures`) for their
+    /// state, or one of their checks.
+    pub failed: usize,
 }
 
 impl StatsReport {
@@ -48,6 +55,8 @@ impl StatsReport {
             proven_percent: percent(proven.len(), total),
             signed,
             signed_percent: signed.and_then(|s| percent(s, total)),
+            flaky: proven.iter().filter(|c| c.flaky() > 0).count(),
+            failed: commits.iter().filter(|c| c.has_failure()).count(),
         }
     }
 
@@ -71,6 +80,22 @@ impl StatsReport {
                 out,
                 "  {} of them only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES)",
                 self.proven_edited
+            )?;
+        }
+        if self.flaky > 0 {
+            writeln!(
+                out,
+                "  {} of them flaky: passed only after failed runs (prove-it.retries)",
+                self.flaky
+            )?;
+        }
+        if self.failed > 0 {
+            writeln!(
+                out,
+                "failed {} of {} commit{}: a failure is on record ('git prove-it log' shows it)",
+                self.failed,
+                self.commits,
+                if self.commits == 1 { "" } else { "s" }
             )?;
         }
         if self.signed.is_none() {
@@ -99,5 +124,33 @@ mod tests {
         assert_eq!(percent(3, 3), Some(100));
         assert_eq!(percent(0, 7), Some(0));
         assert_eq!(percent(0, 0), None);
+    }
+
+    #[test]
+    fn flaky_proofs_and_failures_on_record_are_counted_and_said() {
+        let stats = StatsReport {
+            version: 1,
+            commits: 4,
+            proven: 2,
+            proven_edited: 0,
+            proven_percent: Some(50),
+            signed: None,
+            signed_percent: None,
+            flaky: 1,
+            failed: 2,
+        };
+        let mut out = Vec::new();
+        stats.human(&mut out).unwrap();
+        let out = String::from_utf8(out).unwrap();
+        assert!(
+            out.contains("  1 of them flaky: passed only after failed runs (prove-it.retries)\n"),
+            "{out}"
+        );
+        assert!(
+            out.contains(
+                "failed 2 of 4 commits: a failure is on record ('git prove-it log' shows it)\n"
+            ),
+            "{out}"
+        );
     }
 }

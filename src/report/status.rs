@@ -4,6 +4,7 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 
 use super::ProofSummary;
+use super::commits::FailureSummary;
 
 /// What `git prove-it status` observed about the working state.
 #[derive(Debug, Serialize)]
@@ -34,6 +35,10 @@ pub(crate) struct StatusReport {
     /// Why the state's checks file cannot be used, naming the line.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub checks_error: Option<String>,
+    /// Without a checks file: the newest failure on record of this verify.sh for this state,
+    /// when it is not proven (with one, each check has its own).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureSummary>,
 }
 
 /// One check of the working state, as `status` reports it.
@@ -51,6 +56,10 @@ pub(crate) struct StatusCheck {
     /// Why the script cannot run: "does not exist", "is not executable", ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_problem: Option<&'static str>,
+    /// The newest failure on record of this check through this script for its input tree,
+    /// when it is not proven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<FailureSummary>,
 }
 
 impl StatusReport {
@@ -96,10 +105,13 @@ impl StatusReport {
             checks.len()
         )?;
         for check in checks {
-            let standing = match (&check.proof, check.script_problem) {
-                (Some(proof), _) => format!("{} {}", proof.outcome, proof.by_line()),
-                (None, Some(why)) => format!("not proven: {} {why}", check.run),
-                (None, None) => "not proven".to_string(),
+            let standing = match (&check.proof, check.script_problem, &check.failure) {
+                (Some(proof), _, _) => format!("{} {}", proof.outcome, proof.by_line()),
+                (None, Some(why), _) => format!("not proven: {} {why}", check.run),
+                (None, None, Some(failure)) => {
+                    format!("not proven, {}", last_run_failed(failure))
+                }
+                (None, None, None) => "not proven".to_string(),
             };
             writeln!(
                 out,
@@ -120,12 +132,23 @@ impl StatusReport {
     fn proof_line(&self, out: &mut dyn Write) -> io::Result<()> {
         match &self.proof {
             Some(proof) => writeln!(out, "proof:      {} {}", proof.outcome, proof.by_line())?,
-            None if self.armed && self.dirty_submodules.is_empty() => writeln!(
-                out,
-                "proof:      none (run 'git prove-it run' to prove this state)"
-            )?,
+            None if self.armed && self.dirty_submodules.is_empty() => {
+                let failed = self
+                    .failure
+                    .as_ref()
+                    .map_or(String::new(), |f| format!(", {}", last_run_failed(f)));
+                writeln!(
+                    out,
+                    "proof:      none{failed} (run 'git prove-it run' to prove this state)"
+                )?;
+            }
             None => writeln!(out, "proof:      none")?,
         }
         Ok(())
     }
+}
+
+/// `last run failed: exit 1, 3 min ago`: a failure on record for what is not proven.
+fn last_run_failed(failure: &FailureSummary) -> String {
+    format!("last run failed: {}", failure.brief())
 }

@@ -16,32 +16,66 @@ pub(crate) struct SyncReport {
     pub notes_merged: usize,
     /// The local proofs were pushed to the remote.
     pub pushed: bool,
+    /// What became of the failure records, with `--with-failures` (absent without).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failures: Option<SyncedNotes>,
+}
+
+/// What `sync --with-failures` did with the failure records (refs/notes/prove-it-failures).
+#[derive(Debug, Serialize)]
+pub(crate) struct SyncedNotes {
+    /// The remote had failure records, and they were fetched.
+    pub fetched: bool,
+    /// up_to_date, fast_forward or merged.
+    pub merge: &'static str,
+    /// Notes that gained records from the remote in a merge.
+    pub notes_merged: usize,
+    /// The local failure records were pushed to the remote.
+    pub pushed: bool,
 }
 
 impl SyncReport {
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
-        let remote = &self.remote;
-        if !self.fetched && !self.pushed {
-            return writeln!(
+        let proofs = SyncedNotes {
+            fetched: self.fetched,
+            merge: self.merge,
+            notes_merged: self.notes_merged,
+            pushed: self.pushed,
+        };
+        writeln!(out, "sync: {}", proofs.words(&self.remote, "proofs"))?;
+        if let Some(failures) = &self.failures {
+            writeln!(
                 out,
-                "sync: neither {remote} nor this repository has proofs yet"
-            );
+                "sync: failures: {}",
+                failures.words(&self.remote, "failure records")
+            )?;
+        }
+        Ok(())
+    }
+}
+
+impl SyncedNotes {
+    /// What happened to one notes ref, `what` naming its notes: `remote has no proofs yet;
+    /// pushed our proofs to remote`.
+    fn words(&self, remote: &str, what: &str) -> String {
+        if !self.fetched && !self.pushed {
+            return format!("neither {remote} nor this repository has {what} yet");
         }
         let fetched = match (self.fetched, self.merge) {
-            (false, _) => format!("{remote} has no proofs yet"),
-            (true, "fast_forward") => format!("fetched new proofs from {remote}"),
+            (false, _) => format!("{remote} has no {what} yet"),
+            (true, "fast_forward") => format!("fetched new {what} from {remote}"),
             (true, "merged") => format!(
-                "merged proofs from {remote} into ours ({} note{} gained records)",
+                "merged {what} from {remote} into ours ({} note{} gained records)",
                 self.notes_merged,
                 if self.notes_merged == 1 { "" } else { "s" }
             ),
             (true, _) => format!("nothing new from {remote}"),
         };
         let pushed = if self.pushed {
-            format!("pushed our proofs to {remote}")
+            format!("pushed our {what} to {remote}")
         } else {
-            format!("{remote} has all our proofs")
+            format!("{remote} has all our {what}")
         };
-        writeln!(out, "sync: {fetched}; {pushed}")
+        format!("{fetched}; {pushed}")
     }
 }

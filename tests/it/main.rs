@@ -14,6 +14,7 @@ mod copilot_e2e;
 mod crash;
 mod doctor;
 mod e2e;
+mod failures_report;
 mod fake_model;
 mod first_hour;
 mod gate;
