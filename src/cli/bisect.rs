@@ -28,7 +28,7 @@ use crate::report::{
 ///
 /// Each run checks the commit out into one temporary worktree, reused along the search and
 /// removed at the end (also on an error, Ctrl-C or SIGTERM), and proves it there as
-/// 'git prove-it run <rev>' does, recording its proof or its failure; the working tree and the
+/// 'git prove-it run REV' does, recording its proof or its failure; the working tree and the
 /// index are not touched.
 ///
 /// A commit without verify.sh nor checks, whose checks file is in error or whose check's
@@ -125,7 +125,7 @@ pub(crate) fn run(
         steps: search.steps,
     };
     let code = match found {
-        Next::Found(at) => {
+        Answer::Found(at) => {
             let commit = &commits[at];
             let first = commit.failed.first();
             report.first_bad = Some(FirstBad {
@@ -137,7 +137,7 @@ pub(crate) fn run(
             });
             exit::OK
         }
-        Next::Ambiguous(candidates) => {
+        Answer::Ambiguous(candidates) => {
             report.candidates = candidates
                 .into_iter()
                 .map(|at| {
@@ -151,7 +151,6 @@ pub(crate) fn run(
                 .collect();
             exit::NOT_PROVEN
         }
-        Next::Probe(_) => unreachable!("the search ends found or ambiguous"),
     };
     if args.json {
         report::json(&report, out)?;
@@ -326,7 +325,7 @@ struct Bisect<'a> {
 impl Bisect<'_> {
     /// Settle BAD (the last of `commits`), then halve the rest until the first failing commit
     /// is found, or the commits that cannot be tested hide it.
-    fn search(&mut self, commits: &mut [Commit], bad_rev: &str) -> Result<Next, super::Failure> {
+    fn search(&mut self, commits: &mut [Commit], bad_rev: &str) -> Result<Answer, super::Failure> {
         let last = commits.len() - 1;
         let b = bad_rev;
         let refused = |what: String| {
@@ -374,7 +373,7 @@ impl Bisect<'_> {
             let known: Vec<Known> = commits.iter().map(|c| c.known).collect();
             match next(&known) {
                 Next::Probe(at) => self.run(&mut commits[at])?,
-                done => return Ok(done),
+                Next::Done(answer) => return Ok(answer),
             }
         }
     }
@@ -539,9 +538,16 @@ enum Known {
 enum Next {
     /// Run this commit.
     Probe(usize),
-    /// This is the first failing commit: the one before it passes (or is GOOD).
+    /// Nothing: it has its answer.
+    Done(Answer),
+}
+
+/// Where the search ended.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    /// At the first failing commit: the one before it passes (or is GOOD).
     Found(usize),
-    /// One of these is: the failing commit last, the untestable ones before it first.
+    /// At one of these: the failing commit last, the untestable ones before it first.
     Ambiguous(Vec<usize>),
 }
 
@@ -568,8 +574,8 @@ fn next(known: &[Known]) -> Next {
         .min_by_key(|&at| (at.abs_diff(middle), at));
     match probe {
         Some(at) => Next::Probe(at),
-        None if start == hi => Next::Found(hi),
-        None => Next::Ambiguous((start..=hi).collect()),
+        None if start == hi => Next::Done(Answer::Found(hi)),
+        None => Next::Done(Answer::Ambiguous((start..=hi).collect())),
     }
 }
 
@@ -593,9 +599,12 @@ mod tests {
 
     #[test]
     fn a_failing_commit_after_a_passing_one_is_the_answer() {
-        assert_eq!(next(&[Bad]), Next::Found(0));
-        assert_eq!(next(&[Good, Bad]), Next::Found(1));
-        assert_eq!(next(&[Good, Good, Bad, Unknown, Bad]), Next::Found(2));
+        assert_eq!(next(&[Bad]), Next::Done(Answer::Found(0)));
+        assert_eq!(next(&[Good, Bad]), Next::Done(Answer::Found(1)));
+        assert_eq!(
+            next(&[Good, Good, Bad, Unknown, Bad]),
+            Next::Done(Answer::Found(2))
+        );
     }
 
     #[test]
@@ -622,11 +631,14 @@ mod tests {
     fn untestable_commits_before_the_failing_one_leave_candidates() {
         assert_eq!(
             next(&[Good, Untestable, Untestable, Bad]),
-            Next::Ambiguous(vec![1, 2, 3])
+            Next::Done(Answer::Ambiguous(vec![1, 2, 3]))
         );
-        assert_eq!(next(&[Untestable, Bad]), Next::Ambiguous(vec![0, 1]));
+        assert_eq!(
+            next(&[Untestable, Bad]),
+            Next::Done(Answer::Ambiguous(vec![0, 1]))
+        );
         // Untestable commits before the last pass do not matter.
-        assert_eq!(next(&[Untestable, Good, Bad]), Next::Found(2));
+        assert_eq!(next(&[Untestable, Good, Bad]), Next::Done(Answer::Found(2)));
     }
 
     /// Run the search on a line whose commits fail from `first` on.
@@ -639,8 +651,8 @@ mod tests {
                     count += 1;
                     known[at] = if at >= first { Bad } else { Good };
                 }
-                Next::Found(at) => return (at, count),
-                Next::Ambiguous(candidates) => panic!("{candidates:?}"),
+                Next::Done(Answer::Found(at)) => return (at, count),
+                Next::Done(Answer::Ambiguous(candidates)) => panic!("{candidates:?}"),
             }
         }
     }
