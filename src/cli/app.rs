@@ -1,8 +1,8 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use super::{
-    Failure, check, claim, completions, doctor, hook, init, install, install_man, ledger, log, run,
-    status, sync,
+    Failure, bisect, check, claim, completions, doctor, hook, init, install, install_man, ledger,
+    log, run, status, sync,
 };
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
@@ -56,6 +56,7 @@ enum Command {
     Run(run::Args),
     Status(status::Args),
     Check(check::Args),
+    Bisect(bisect::Args),
     Log(log::Args),
     Sync(sync::Args),
     Doctor(doctor::Args),
@@ -85,6 +86,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Claim(args) => claim::run(&args, &mut out, &mut err),
         Command::Hook(args) => hook::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
         Command::Check(args) => check::run(&args, &mut out),
+        Command::Bisect(args) => bisect::run(&args, &mut out, &mut err),
         Command::Log(args) => log::run(&args, &mut out),
         Command::Sync(args) => sync::run(&args, &mut out),
         Command::Doctor(args) => doctor::run(&args, &mut out),

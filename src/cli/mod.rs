@@ -4,6 +4,7 @@
 //! Only this module uses `anyhow`; it never prints except through `report`.
 
 mod app;
+mod bisect;
 mod check;
 mod claim;
 mod commits;

@@ -7,6 +7,7 @@
 //! repository's types (`git/`) or the commands (`cli/`).
 
 mod badge;
+mod bisect;
 mod ci;
 mod claim;
 mod commits;
@@ -27,6 +28,9 @@ mod status;
 mod sync;
 
 pub(crate) use badge::badge;
+pub(crate) use bisect::{
+    BisectCandidate, BisectReport, BisectStep, FailedCheck, FirstBad, How, StepResult,
+};
 pub(crate) use ci::{
     annotations as github_annotations, outputs as github_outputs, summary as github_summary,
 };

@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bare;
+mod bisect;
 mod check;
 mod checks;
 mod checks_report;
