@@ -97,6 +97,7 @@ pub(crate) fn run(
             force: false,
             output: Output::Capture,
             jobs: None,
+            log: None,
         },
         interrupt: &interrupt,
         worktree: None,

@@ -80,8 +80,9 @@ impl BisectStep {
                     recorded_secs_ago,
                 },
             ) => {
-                let ago =
-                    recorded_secs_ago.map_or(String::new(), |secs| format!(", {}", ago(secs)));
+                let ago = recorded_secs_ago.map_or(String::new(), |secs| {
+                    format!(", {}", super::commits::ago_secs(secs))
+                });
                 format!("failed (recorded, {}{ago})", endings(checks))
             }
             (How::Ran, StepResult::Failed { checks, .. }) => {
@@ -112,17 +113,6 @@ fn endings(checks: &[FailedCheck]) -> String {
             .map(|c| format!("check {}: {}", c.name, c.ending()))
             .collect::<Vec<_>>()
             .join(", "),
-    }
-}
-
-/// `12 s ago`, `3 min ago`, `5 h ago`, `4 days ago`: how long ago, to the unit a person reads.
-pub(crate) fn ago(secs: i64) -> String {
-    let secs = secs.max(0);
-    match secs {
-        0..60 => format!("{secs} s ago"),
-        60..3600 => format!("{} min ago", secs / 60),
-        3600..172_800 => format!("{} h ago", secs / 3600),
-        _ => format!("{} days ago", secs / 86_400),
     }
 }
 
@@ -291,16 +281,6 @@ mod tests {
             ),
             "commit 0123456 add parser: ran: cannot be tested (verify.sh is missing), skipped\n"
         );
-    }
-
-    #[test]
-    fn ages_are_said_in_the_unit_a_person_reads() {
-        assert_eq!(ago(-5), "0 s ago");
-        assert_eq!(ago(59), "59 s ago");
-        assert_eq!(ago(60), "1 min ago");
-        assert_eq!(ago(3599), "59 min ago");
-        assert_eq!(ago(7200), "2 h ago");
-        assert_eq!(ago(3 * 86_400), "3 days ago");
     }
 
     #[test]

@@ -62,7 +62,12 @@ impl FailureSummary {
 /// How long before `now` `then` was, in the largest whole unit of s, min, h and d: `3 min
 /// ago`. A time ahead of the clock (another machine's) reads as `0 s ago`.
 pub(crate) fn ago(then: OffsetDateTime, now: OffsetDateTime) -> String {
-    let seconds = (now - then).whole_seconds().max(0);
+    ago_secs((now - then).whole_seconds())
+}
+
+/// [`ago`] of a number of seconds: `0 s ago` for a time ahead of the clock.
+pub(crate) fn ago_secs(seconds: i64) -> String {
+    let seconds = seconds.max(0);
     let (n, unit) = match seconds {
         s if s < 60 => (s, "s"),
         s if s < 3600 => (s / 60, "min"),
