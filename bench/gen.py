@@ -14,6 +14,9 @@
                                      pNN with inputs ["packages/pNN"], no root verify.sh; KIND
                                      baseline: no checks file, one root verify.sh running the 10
                                      package scripts one after another (issue 23)
+    gen.py range DIR COMMITS         COMMITS commits on a small tree, no proofs, whose verify.sh
+                                     sleeps $BENCH_SLEEP seconds (0.25 by default) and passes:
+                                     a history to prove commit by commit (issue 24)
     gen.py checks DIR CHECKS         commit a prove-it.toml to a `repo` repository: CHECKS checks,
                                      each a script of its own reading an equal share of the
                                      top-level directories, beside the root verify.sh
@@ -186,6 +189,35 @@ def history_cmd(repo, commits, key=None):
     git(repo, "fast-import", "--quiet", stdin=b"".join(out))
 
 
+# A history's verify.sh: a quarter of a second of waiting (a test suite's I/O, say), then a pass.
+RANGE_VERIFY = b'#!/bin/sh\nsleep "${BENCH_SLEEP:-0.25}"\nexit 0\n'
+
+
+def range_cmd(repo, commits):
+    """A history of COMMITS commits, each changing one file of 100, without proofs."""
+    init(repo)
+    files = 100
+    out = []
+    for c in range(commits):
+        out.append(b"commit refs/heads/main\nmark :%d\n" % (c + 1))
+        out.append(b"committer %s %d +0000\n" % (IDENT.encode(), 1700000000 + c))
+        data(out, b"commit %d\n" % c)
+        if c == 0:
+            out.append(b"M 100755 inline verify.sh\n")
+            data(out, RANGE_VERIFY)
+            out.append(b"M 100644 inline .gitignore\n")
+            data(out, b"target/\n")
+            for i in range(files):
+                out.append(b"M 100644 inline %s\n" % path_of(i).encode())
+                data(out, content(i))
+        else:
+            out.append(b"M 100644 inline %s\n" % path_of(c % files).encode())
+            data(out, b"revision %d\n" % c)
+        out.append(b"\n")
+    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
+    checkout(repo)
+
+
 PACKAGES = 10
 # Files per package, besides its verify.sh: enough for a package to be a directory of sources.
 PACKAGE_FILES = 20
@@ -260,6 +292,8 @@ def main():
         monorepo_cmd(repo, rest[0])
     elif command == "checks":
         checks_cmd(repo, int(rest[0]))
+    elif command == "range":
+        range_cmd(repo, int(rest[0]))
     elif command == "signed":
         history_cmd(repo, int(rest[0]), rest[1])
     else:

@@ -201,13 +201,45 @@ def checks_section():
     print()
 
 
+def history_section():
+    cold, warm = load("history-cold"), load("history-warm")
+    load_avg = [line.split("load average:")[1].strip() for line in open(os.path.join(json_dir, "history-load"))]
+    loop = cold["git rebase -x ./verify.sh"]
+    print("### 6. Proving a history (issue 24): 40 commits, each verify.sh waits 0.25 s and passes")
+    print()
+    print("Each command proves every commit of `main~40..main` again (`--force`; `git rebase -x` "
+          f"runs verify.sh after checking out each commit in turn). Median (min–max) of {len(loop)} runs.")
+    print()
+    print("| command | time | ratio to `git rebase -x ./verify.sh` | target |")
+    print("|---|---|---|---|")
+    print(f"| `git rebase -x ./verify.sh main~40` | {seconds(loop)} | 1.00× | - |")
+    for command, bound, what in (
+        ("git prove-it run --jobs 2", 0.6, "2 worktrees at once: at most 0.6x the loop"),
+        ("git prove-it run --jobs 1", 1.25, "1 worktree: at most 1.25x the loop"),
+    ):
+        ratio = statistics.median(cold[command]) / statistics.median(loop)
+        ok = verdict(ratio <= bound, f"run <range> with {what}")
+        print(f"| `{command.replace('run', 'run main~40..main --force', 1)}` | {seconds(cold[command])} | {ratio:.2f}× | {ok} ≤ {bound:g}× |")
+    print()
+    proven, log = warm["git prove-it run, every commit proven"], warm["git log --format=%T"]
+    ok = verdict(median(proven) <= statistics.median(loop) * 1000 * 0.02, "run <range> of proven commits: at most 2% of the loop")
+    print(f"Every commit proven: `git prove-it run main~40..main` takes {cell(proven)} ms (40 lookups, "
+          f"nothing run), {median(proven) / (statistics.median(loop) * 1000) * 100:.1f}% of the loop "
+          f"({ok}, target ≤ 2%); `git log --format=%T` over the range takes {cell(log)} ms.")
+    print()
+    print("Load average at the start and the end of this section: " + "; ".join(load_avg) + ".")
+    print()
+
+
 print("Times in ms: median (interquartile range) of whole processes, warm cache.")
 print()
-# bench/run leaves out sections 1 to 4 with PROVE_IT_BENCH_ONLY=checks.
+# bench/run leaves out the sections PROVE_IT_BENCH_ONLY does not name.
 if os.path.exists(os.path.join(json_dir, f"hook-{sizes[0]}-clean.json")):
     stock_sections()
 if os.path.exists(os.path.join(json_dir, "checks-one.json")):
     checks_section()
+if os.path.exists(os.path.join(json_dir, "history-cold.json")):
+    history_section()
 
 load_avg = open("/proc/loadavg").read().split()[:3]
 print(f"Load average at the end of the run: {' '.join(load_avg)}; "
