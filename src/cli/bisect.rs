@@ -3,13 +3,12 @@ use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
-use serde::Deserialize;
 
-use super::commits::{self, CommitRun, Output};
+use super::commits::{self, CommitRun, Output, Proved, Ran};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{CommitInfo, ObjectId, Repo, Selection, TempWorktree};
-use crate::proof::{self, CommitStatus, Standing};
+use crate::proof::{self, Answer, CommitStatus, Known, Next, Standing, bounds, next};
 use crate::report::{
     self, BisectCandidate, BisectReport, BisectStep, FailedCheck, FirstBad, How, JSON_VERSION,
     StepResult,
@@ -408,7 +407,7 @@ impl Bisect<'_> {
             return Err(interrupted());
         }
         self.runs += 1;
-        let result = ran(proved.code, &proved.stdout).with_context(|| {
+        let result = ran(&proved).with_context(|| {
             format!(
                 "could not read what 'git prove-it run' found for {}",
                 commit.info.id
@@ -439,273 +438,48 @@ fn interrupted() -> super::Failure {
     .hint("what ran is recorded; run the same bisect again to go on from there")
 }
 
-/// What `run --json` prints in the worktree, as far as bisect reads it: the run's report (for
-/// verify.sh, or for each check), or a failure's message.
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Ran {
-    name: Option<String>,
-    result: Option<String>,
-    exit: Option<String>,
-    exit_code: Option<i32>,
-    tail: Vec<String>,
-    changed_paths: Vec<String>,
-    checks: Vec<Ran>,
-    /// A run that found nothing armed: why.
-    reason: Option<String>,
-    /// A run that ended in an error: what it said.
-    message: Option<String>,
-}
-
-impl Ran {
-    /// This report as a failed check, if it failed.
-    fn failed(&self) -> Option<FailedCheck> {
-        let name = self
-            .name
-            .clone()
-            .unwrap_or_else(|| proof::VERIFY_CHECK.to_string());
-        match self.result.as_deref()? {
-            "failed" => Some(FailedCheck {
-                name,
-                exit: self.exit.clone().unwrap_or_else(|| "failed".to_string()),
-                exit_code: self.exit_code,
-                output: proof::bounded_output(&self.tail),
-            }),
-            "state_changed" => Some(FailedCheck {
-                name,
-                exit: "changed its inputs while it ran".to_string(),
-                exit_code: None,
-                output: self
-                    .changed_paths
-                    .iter()
-                    .map(|path| format!("changed: {path}"))
-                    .collect(),
-            }),
-            _ => None,
-        }
-    }
-}
-
-/// A run's result from its exit code and `run --json`'s report: a run that could not decide
-/// (exit 2) or found nothing armed (exit 3) could not test the commit.
-fn ran(code: u8, stdout: &[u8]) -> anyhow::Result<StepResult> {
-    let read = serde_json::from_slice::<Ran>(stdout);
-    match code {
-        exit::OK => Ok(StepResult::Proven),
-        exit::NOT_PROVEN => {
-            let report = read.context("its report is not JSON")?;
-            let checks: Vec<FailedCheck> = match report.result.as_deref() {
-                Some("checks") => report.checks.iter().filter_map(Ran::failed).collect(),
-                _ => report.failed().into_iter().collect(),
-            };
-            if checks.is_empty() {
-                anyhow::bail!("it exited 1, but its report names no check that failed");
-            }
-            Ok(StepResult::Failed {
-                checks,
-                recorded_secs_ago: None,
-            })
-        }
-        exit::NOT_ARMED => Ok(StepResult::Untestable {
-            reason: format!(
-                "verify.sh {}",
-                read.ok()
-                    .and_then(|report| report.reason)
-                    .as_deref()
-                    .unwrap_or("is not armed")
-            ),
-        }),
-        exit::ERROR => Ok(StepResult::Untestable {
-            reason: read
-                .ok()
-                .and_then(|report| report.message)
-                .unwrap_or_else(|| "its run ended in an error".to_string()),
-        }),
-        other => anyhow::bail!("it exited {other}"),
-    }
-}
-
-/// What is known of one commit of the line.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Known {
-    Unknown,
-    Good,
-    Bad,
-    Untestable,
-}
-
-/// What the search does next.
-#[derive(Debug, PartialEq, Eq)]
-enum Next {
-    /// Run this commit.
-    Probe(usize),
-    /// Nothing: it has its answer.
-    Done(Answer),
-}
-
-/// Where the search ended.
-#[derive(Debug, PartialEq, Eq)]
-enum Answer {
-    /// At the first failing commit: the one before it passes (or is GOOD).
-    Found(usize),
-    /// At one of these: the failing commit last, the untestable ones before it first.
-    Ambiguous(Vec<usize>),
-}
-
-/// The search's bounds in `known` (oldest first): the first failing commit, and the last
-/// passing one before it (`None`: GOOD). There must be a failing one.
-fn bounds(known: &[Known]) -> (Option<usize>, usize) {
-    let hi = known
-        .iter()
-        .position(|k| *k == Known::Bad)
-        .expect("BAD is known to fail before the search");
-    let lo = known[..hi].iter().rposition(|k| *k == Known::Good);
-    (lo, hi)
-}
-
-/// The next step of the binary search over `known`: the commit left to run nearest the middle
-/// of those that may be the first failing one, or the answer when none is left.
-fn next(known: &[Known]) -> Next {
-    let (lo, hi) = bounds(known);
-    let start = lo.map_or(0, |lo| lo + 1);
-    // Probing the middle of start..=hi leaves at most half of them, whichever way it goes.
-    let middle = (start + hi) / 2;
-    let probe = (start..hi)
-        .filter(|&at| known[at] == Known::Unknown)
-        .min_by_key(|&at| (at.abs_diff(middle), at));
-    match probe {
-        Some(at) => Next::Probe(at),
-        None if start == hi => Next::Done(Answer::Found(hi)),
-        None => Next::Done(Answer::Ambiguous((start..=hi).collect())),
-    }
+/// A run's result as a step of the search: a run that could not decide (exit 2) or found
+/// nothing armed (exit 3) could not test the commit; a failure whose report cannot be read is
+/// an error, never a guess.
+fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
+    Ok(match proved.ran() {
+        Ran::Proven { .. } => StepResult::Proven,
+        Ran::Failed(runs) => StepResult::Failed {
+            checks: runs
+                .into_iter()
+                .map(|run| FailedCheck {
+                    name: run.name,
+                    exit: run.exit,
+                    exit_code: run.exit_code,
+                    output: proof::bounded_output(&run.tail),
+                })
+                .collect(),
+            recorded_secs_ago: None,
+        },
+        Ran::Error(message) if proved.code == exit::NOT_PROVEN => anyhow::bail!("{message}"),
+        Ran::NotArmed(reason) | Ran::Error(reason) => StepResult::Untestable { reason },
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use Known::{Bad, Good, Unknown, Untestable};
-
-    /// `n` unknown commits and BAD, failing.
-    fn line(n: usize) -> Vec<Known> {
-        let mut known = vec![Unknown; n];
-        known.push(Bad);
-        known
-    }
 
     #[test]
-    fn the_first_probe_is_the_middle() {
-        assert_eq!(next(&line(198)), Next::Probe(99));
-        assert_eq!(next(&line(1)), Next::Probe(0));
-    }
-
-    #[test]
-    fn a_failing_commit_after_a_passing_one_is_the_answer() {
-        assert_eq!(next(&[Bad]), Next::Done(Answer::Found(0)));
-        assert_eq!(next(&[Good, Bad]), Next::Done(Answer::Found(1)));
-        assert_eq!(
-            next(&[Good, Good, Bad, Unknown, Bad]),
-            Next::Done(Answer::Found(2))
-        );
-    }
-
-    #[test]
-    fn records_narrow_the_search_before_anything_runs() {
-        let mut known = line(20);
-        known[10] = Good;
-        known[15] = Bad;
-        // A pass on record after the first failure on record says nothing of the first one.
-        known[17] = Good;
-        assert_eq!(bounds(&known), (Some(10), 15));
-        assert_eq!(next(&known), Next::Probe(13));
-    }
-
-    #[test]
-    fn an_untestable_middle_is_skipped_for_a_neighbour() {
-        let mut known = line(9);
-        known[4] = Untestable;
-        assert_eq!(next(&known), Next::Probe(3));
-        known[3] = Untestable;
-        assert_eq!(next(&known), Next::Probe(5));
-    }
-
-    #[test]
-    fn untestable_commits_before_the_failing_one_leave_candidates() {
-        assert_eq!(
-            next(&[Good, Untestable, Untestable, Bad]),
-            Next::Done(Answer::Ambiguous(vec![1, 2, 3]))
-        );
-        assert_eq!(
-            next(&[Untestable, Bad]),
-            Next::Done(Answer::Ambiguous(vec![0, 1]))
-        );
-        // Untestable commits before the last pass do not matter.
-        assert_eq!(next(&[Untestable, Good, Bad]), Next::Done(Answer::Found(2)));
-    }
-
-    /// Run the search on a line whose commits fail from `first` on.
-    fn probes(n: usize, first: usize) -> (usize, usize) {
-        let mut known = line(n);
-        let mut count = 0;
-        loop {
-            match next(&known) {
-                Next::Probe(at) => {
-                    count += 1;
-                    known[at] = if at >= first { Bad } else { Good };
-                }
-                Next::Done(Answer::Found(at)) => return (at, count),
-                Next::Done(Answer::Ambiguous(candidates)) => panic!("{candidates:?}"),
-            }
-        }
-    }
-
-    #[test]
-    fn every_first_failure_is_found_in_at_most_log2_probes() {
-        for n in 0..70_usize {
-            let bound = (n + 1).next_power_of_two().trailing_zeros() as usize;
-            for first in 0..=n {
-                let (found, count) = probes(n, first);
-                assert_eq!(found, first, "n {n}");
-                assert!(count <= bound, "n {n} first {first}: {count} > {bound}");
-            }
-        }
-        assert_eq!(probes(198, 135), (135, 8));
-    }
-
-    #[test]
-    fn a_run_report_reads_as_the_result_it_says() {
-        let failed = br#"{"version":1,"outcome":"DISPROVEN","tree":"t","result":"failed","exit":"exit code 1","exit_code":1,"duration_ms":3,"output_bytes":5,"tail":["a","b"],"log":null,"attempts":1,"failure_recorded":null}"#;
-        assert_eq!(
-            ran(1, failed).unwrap(),
-            StepResult::Failed {
-                checks: vec![FailedCheck {
-                    name: "verify.sh".into(),
-                    exit: "exit code 1".into(),
-                    exit_code: Some(1),
-                    output: vec!["a".into(), "b".into()],
-                }],
-                recorded_secs_ago: None,
-            }
-        );
-        let checks = br#"{"result":"checks","checks":[{"name":"api","result":"already_proven"},{"name":"docs","result":"failed","exit":"exit code 2","exit_code":2,"tail":[]}]}"#;
-        let StepResult::Failed { checks, .. } = ran(1, checks).unwrap() else {
-            panic!("not failed");
+    fn a_failure_whose_report_cannot_be_read_is_an_error_not_a_skip() {
+        let proved = |code, json: &str| Proved {
+            code,
+            stdout: json.as_bytes().to_vec(),
         };
-        assert_eq!(checks.len(), 1);
-        assert_eq!(checks[0].name, "docs");
-        assert_eq!(
-            ran(0, br#"{"result":"proven"}"#).unwrap(),
-            StepResult::Proven
-        );
+        assert!(ran(&proved(1, "not json")).is_err());
+        assert!(ran(&proved(1, r#"{"result":"proven"}"#)).is_err());
         assert!(matches!(
-            ran(3, br#"{"result":"not_armed","reason":"is missing"}"#).unwrap(),
-            StepResult::Untestable { reason } if reason == "verify.sh is missing"
+            ran(&proved(2, "")),
+            Ok(StepResult::Untestable { .. })
         ));
         assert!(matches!(
-            ran(2, br#"{"code":"error","message":"check x: its script y is missing"}"#).unwrap(),
-            StepResult::Untestable { reason } if reason.contains("is missing")
+            ran(&proved(3, r#"{"result":"not_armed","reason":"is missing"}"#)),
+            Ok(StepResult::Untestable { reason }) if reason == "verify.sh is missing"
         ));
-        assert!(ran(1, br#"{"result":"proven"}"#).is_err());
-        assert!(ran(1, b"not json").is_err());
-        assert!(matches!(ran(2, b""), Ok(StepResult::Untestable { .. })));
     }
 }

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::{self, Repo, TempWorktree};
+use crate::outcome::Outcome;
 
 /// Where the run in the worktree writes its report.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -131,4 +132,219 @@ pub(crate) fn prove_in(
             .unwrap_or(exit::ERROR),
         stdout: finished.stdout,
     })
+}
+
+/// What `run --json` printed in a worktree, as the commands that prove commits read it: the
+/// run's report (for verify.sh, or for each check), or a failure's message.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct Report {
+    name: Option<String>,
+    outcome: Option<String>,
+    result: Option<String>,
+    exit: Option<String>,
+    exit_code: Option<i32>,
+    duration_ms: u64,
+    tail: Vec<String>,
+    log: Option<String>,
+    changed_paths: Vec<String>,
+    proof: Option<ProofReport>,
+    checks: Vec<Report>,
+    /// A run that found nothing armed: why.
+    reason: Option<String>,
+    /// A run that ended in an error: what it said.
+    message: Option<String>,
+}
+
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(default)]
+struct ProofReport {
+    duration_ms: u64,
+    flaky: u32,
+}
+
+/// One check (or verify.sh) that failed on a commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FailedRun {
+    /// `verify.sh` for the root verify.sh, else the check's name.
+    pub name: String,
+    /// "exit code 1", "timed out after 300 s", or "changed its inputs while it ran".
+    pub exit: String,
+    pub exit_code: Option<i32>,
+    pub duration_ms: u64,
+    /// Its last lines (for inputs that changed, `changed: <path>` lines).
+    pub tail: Vec<String>,
+    pub log: Option<String>,
+    /// Passed, but its inputs changed while it ran: nothing was recorded.
+    pub state_changed: bool,
+}
+
+/// What became of a commit proven in a worktree.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Ran {
+    /// Proven: `ran` when something ran (a proof made now), with the longest run's time and
+    /// the most failures before a pass (`flaky`).
+    Proven {
+        outcome: Outcome,
+        ran: bool,
+        duration_ms: u64,
+        flaky: u32,
+    },
+    /// Each check (or verify.sh) that failed, or changed its inputs while it ran.
+    Failed(Vec<FailedRun>),
+    /// Nothing is armed at the commit: why.
+    NotArmed(String),
+    /// The run ended in an error (exit 2): what it said.
+    Error(String),
+}
+
+impl Proved {
+    /// The run's result, read from its exit code and its `run --json` report.
+    pub(crate) fn ran(&self) -> Ran {
+        let report = serde_json::from_slice::<Report>(&self.stdout);
+        let outcome = |report: &Report| {
+            report
+                .outcome
+                .as_deref()
+                .and_then(Outcome::parse)
+                .unwrap_or(Outcome::Proven)
+        };
+        match (self.code, report) {
+            (exit::NOT_ARMED, report) => {
+                Ran::NotArmed(report.ok().and_then(|report| report.reason).map_or_else(
+                    || "verify.sh is not armed".to_string(),
+                    |r| format!("verify.sh {r}"),
+                ))
+            }
+            (exit::OK, Ok(report)) => {
+                let proofs: Vec<&ProofReport> = match report.result.as_deref() {
+                    Some("checks") => report
+                        .checks
+                        .iter()
+                        .filter(|c| c.result.as_deref() == Some("proven"))
+                        .filter_map(|c| c.proof.as_ref())
+                        .collect(),
+                    Some("proven") => report.proof.iter().collect(),
+                    _ => Vec::new(),
+                };
+                Ran::Proven {
+                    outcome: outcome(&report),
+                    ran: !proofs.is_empty(),
+                    duration_ms: proofs.iter().map(|p| p.duration_ms).max().unwrap_or(0),
+                    flaky: proofs.iter().map(|p| p.flaky).max().unwrap_or(0),
+                }
+            }
+            (exit::NOT_PROVEN, Ok(report)) => {
+                let failed: Vec<FailedRun> = match report.result.as_deref() {
+                    Some("checks") => report.checks.iter().filter_map(failed_run).collect(),
+                    _ => failed_run(&report).into_iter().collect(),
+                };
+                if failed.is_empty() {
+                    Ran::Error("its run exited 1, but its report names no check that failed".into())
+                } else {
+                    Ran::Failed(failed)
+                }
+            }
+            (exit::ERROR, report) => Ran::Error(
+                report
+                    .ok()
+                    .and_then(|report| report.message)
+                    .unwrap_or_else(|| "its run ended in an error".to_string()),
+            ),
+            (code, _) => Ran::Error(format!("git prove-it run exited with {code} and no report")),
+        }
+    }
+}
+
+/// `report` as a failed run, if it failed or changed its inputs.
+fn failed_run(report: &Report) -> Option<FailedRun> {
+    let name = report
+        .name
+        .clone()
+        .unwrap_or_else(|| crate::proof::VERIFY_CHECK.to_string());
+    match report.result.as_deref()? {
+        "failed" => Some(FailedRun {
+            name,
+            exit: report.exit.clone().unwrap_or_else(|| "failed".to_string()),
+            exit_code: report.exit_code,
+            duration_ms: report.duration_ms,
+            tail: report.tail.clone(),
+            log: report.log.clone(),
+            state_changed: false,
+        }),
+        "state_changed" => Some(FailedRun {
+            name,
+            exit: "changed its inputs while it ran".to_string(),
+            exit_code: None,
+            duration_ms: report.duration_ms,
+            tail: report
+                .changed_paths
+                .iter()
+                .map(|path| format!("changed: {path}"))
+                .collect(),
+            log: None,
+            state_changed: true,
+        }),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ran(code: u8, json: &str) -> Ran {
+        Proved {
+            code,
+            stdout: json.as_bytes().to_vec(),
+        }
+        .ran()
+    }
+
+    #[test]
+    fn a_run_report_reads_as_the_result_it_says() {
+        assert_eq!(
+            ran(
+                0,
+                r#"{"outcome":"PROVEN","result":"proven","proof":{"duration_ms":40,"flaky":1}}"#
+            ),
+            Ran::Proven {
+                outcome: Outcome::Proven,
+                ran: true,
+                duration_ms: 40,
+                flaky: 1
+            }
+        );
+        assert!(matches!(
+            ran(
+                0,
+                r#"{"outcome":"PROVEN","result":"already_proven","proof":{}}"#
+            ),
+            Ran::Proven { ran: false, .. }
+        ));
+        let Ran::Failed(failed) = ran(
+            1,
+            r#"{"outcome":"DISPROVEN","result":"checks","checks":[
+                {"name":"api","result":"already_proven"},
+                {"name":"docs","result":"failed","exit":"exit code 3","exit_code":3,"tail":["x"]},
+                {"name":"web","result":"state_changed","changed_paths":["web/a"]}]}"#,
+        ) else {
+            panic!("not a failure")
+        };
+        assert_eq!(failed.len(), 2);
+        assert_eq!(
+            (failed[0].name.as_str(), failed[0].exit_code),
+            ("docs", Some(3))
+        );
+        assert!(failed[1].state_changed && failed[1].tail == ["changed: web/a"]);
+        assert_eq!(
+            ran(3, r#"{"result":"not_armed","reason":"does not exist"}"#),
+            Ran::NotArmed("verify.sh does not exist".into())
+        );
+        assert_eq!(
+            ran(2, r#"{"code":"error","message":"boom"}"#),
+            Ran::Error("boom".into())
+        );
+        assert!(matches!(ran(1, "not json"), Ran::Error(_)));
+    }
 }

@@ -10,9 +10,8 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::ObjectId;
-use serde_json::Value;
 
-use super::commits::{CommitRun, Output, prove_in};
+use super::commits::{CommitRun, FailedRun, Output, Ran, prove_in};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{self, CommitInfo, Repo, TempWorktree};
@@ -202,7 +201,7 @@ fn worker(
                 };
                 match prove_in(repo, worktree, &commit, &how, interrupt) {
                     _ if interrupt.load(Ordering::SeqCst) => RangeResult::Interrupted,
-                    Ok(proved) => result_of(proved.code, &proved.stdout),
+                    Ok(proved) => result_of(proved.ran()),
                     Err(failure) => RangeResult::CannotProve {
                         message: failure.report().message,
                     },
@@ -276,90 +275,50 @@ fn from_records(
     })
 }
 
-/// A commit's result from `run --json`'s report in its worktree (exit status `code`).
-fn result_of(code: u8, stdout: &[u8]) -> RangeResult {
-    let Ok(report) = serde_json::from_slice::<Value>(stdout) else {
-        return RangeResult::CannotProve {
-            message: format!("git prove-it run exited with {code} and no report"),
-        };
-    };
-    let text = |value: &Value| value.as_str().unwrap_or_default().to_string();
-    let number = |value: &Value| value.as_u64().unwrap_or_default();
-    let lines = |value: &Value| {
-        value
-            .as_array()
-            .map(|lines| lines.iter().map(text).collect())
-            .unwrap_or_default()
-    };
-    let outcome = Outcome::parse(report["outcome"].as_str().unwrap_or_default())
-        .unwrap_or(Outcome::Disproven);
-    match report["result"].as_str() {
-        Some("already_proven") => RangeResult::AlreadyProven { outcome },
-        Some("proven") => RangeResult::Proven {
+/// A commit's result from its run in a worktree.
+fn result_of(ran: Ran) -> RangeResult {
+    match ran {
+        Ran::Proven {
             outcome,
-            duration_ms: number(&report["proof"]["duration_ms"]),
-            flaky: u32::try_from(number(&report["proof"]["flaky"])).unwrap_or(u32::MAX),
+            ran: false,
+            ..
+        } => RangeResult::AlreadyProven { outcome },
+        Ran::Proven {
+            outcome,
+            duration_ms,
+            flaky,
+            ..
+        } => RangeResult::Proven {
+            outcome,
+            duration_ms,
+            flaky,
         },
-        Some("failed") => RangeResult::Failed {
-            checks: Vec::new(),
-            exit: text(&report["exit"]),
-            duration_ms: number(&report["duration_ms"]),
-            tail: lines(&report["tail"]),
-            log: report["log"].as_str().map(str::to_string),
-        },
-        Some("state_changed") => RangeResult::StateChanged {
-            changed_paths: lines(&report["changed_paths"]),
-        },
-        Some("not_armed") => RangeResult::NotArmed,
-        Some("checks") => {
-            let checks = report["checks"].as_array().cloned().unwrap_or_default();
-            let failed: Vec<&Value> = checks.iter().filter(|c| c["result"] == "failed").collect();
-            if let Some(first) = failed.first() {
-                return RangeResult::Failed {
-                    checks: failed.iter().map(|c| text(&c["name"])).collect(),
-                    exit: text(&first["exit"]),
-                    duration_ms: failed
-                        .iter()
-                        .map(|c| number(&c["duration_ms"]))
-                        .max()
-                        .unwrap_or(0),
-                    tail: lines(&first["tail"]),
-                    log: first["log"].as_str().map(str::to_string),
-                };
-            }
-            let changed: Vec<String> = checks
-                .iter()
-                .filter(|c| c["result"] == "state_changed")
-                .flat_map(|c| lines(&c["changed_paths"]))
-                .collect();
-            if !changed.is_empty() {
-                return RangeResult::StateChanged {
-                    changed_paths: changed,
-                };
-            }
-            let ran: Vec<&Value> = checks.iter().filter(|c| c["result"] == "proven").collect();
-            if ran.is_empty() {
-                return RangeResult::AlreadyProven { outcome };
-            }
-            RangeResult::Proven {
-                outcome,
-                duration_ms: ran
+        Ran::Failed(runs) if runs.iter().all(|run| run.state_changed) => {
+            RangeResult::StateChanged {
+                changed_paths: runs
                     .iter()
-                    .map(|c| number(&c["proof"]["duration_ms"]))
-                    .max()
-                    .unwrap_or(0),
-                flaky: ran
-                    .iter()
-                    .map(|c| u32::try_from(number(&c["proof"]["flaky"])).unwrap_or(u32::MAX))
-                    .max()
-                    .unwrap_or(0),
+                    .flat_map(|run| run.tail.iter())
+                    .filter_map(|line| line.strip_prefix("changed: "))
+                    .map(str::to_string)
+                    .collect(),
             }
         }
-        _ => RangeResult::CannotProve {
-            message: report["message"].as_str().map_or_else(
-                || format!("git prove-it run exited with {code}"),
-                str::to_string,
-            ),
-        },
+        Ran::Failed(runs) => {
+            let failed: Vec<&FailedRun> = runs.iter().filter(|run| !run.state_changed).collect();
+            let first = failed[0];
+            RangeResult::Failed {
+                checks: failed
+                    .iter()
+                    .filter(|run| run.name != proof::VERIFY_CHECK)
+                    .map(|run| run.name.clone())
+                    .collect(),
+                exit: first.exit.clone(),
+                duration_ms: failed.iter().map(|run| run.duration_ms).max().unwrap_or(0),
+                tail: first.tail.clone(),
+                log: first.log.clone(),
+            }
+        }
+        Ran::NotArmed(_) => RangeResult::NotArmed,
+        Ran::Error(message) => RangeResult::CannotProve { message },
     }
 }

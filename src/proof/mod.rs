@@ -5,6 +5,7 @@
 //!
 //! It never prints and never decides a turn: the gate and the commands do, with what it returns.
 
+mod bisect;
 mod checks;
 mod checks_file;
 mod commit_status;
@@ -13,6 +14,7 @@ mod lookup;
 mod prove;
 mod record;
 
+pub(crate) use bisect::{Answer, Known, Next, bounds, next};
 #[cfg(test)]
 pub(crate) use checks::Check;
 pub(crate) use checks::{
