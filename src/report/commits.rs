@@ -432,7 +432,7 @@ impl CommitReport {
                 self.invalid.first().map_or("?", String::as_str)
             ),
             _ => match self.failed() {
-                Some(failure) => format!("failed ({})", failure.brief()),
+                Some(failure) => format!("its last run failed: {}", failure.brief()),
                 None => "no proof for its tree".to_string(),
             },
         }

@@ -161,7 +161,7 @@ fn check_says_failed_and_its_exit_status_is_the_proofs_alone() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(format!(
-            "  {} breaks (failed (exit 1, 3 min ago))\n",
+            "  {} breaks (its last run failed: exit 1, 3 min ago)\n",
             short(&repo, "HEAD~2")
         )));
     repo.prove_it(&["check", "--all", "HEAD~3..HEAD~1"])

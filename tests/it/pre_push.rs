@@ -37,6 +37,38 @@ fn a_refused_push_leaves_the_remote_untouched_and_says_how_to_fix_it() {
 }
 
 #[test]
+fn a_refused_push_says_when_the_commits_last_run_failed_and_never_sends_failures() {
+    let (remote, repo) = hooked();
+    repo.verify_fails(1);
+    repo.commit_all("broken");
+    repo.prove_it(&["run", "HEAD"]).assert().code(1);
+    let out = repo.git_output(&["push", "origin", "main"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    let head = short(&repo, "HEAD");
+    assert!(
+        stderr.contains(&format!("  {head} broken (its last run failed: exit 1, ")),
+        "{stderr}"
+    );
+    // Proven and pushed, the failure record stays local.
+    repo.verify_passes();
+    repo.commit_all("fixed");
+    repo.prove_it(&["run"]).assert().code(0);
+    let out = repo.git_output(&["push", "origin", "main"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        remote.refs().contains("refs/notes/prove-it\n"),
+        "{}",
+        remote.refs()
+    );
+    assert!(
+        !remote.refs().contains("prove-it-failures"),
+        "{}",
+        remote.refs()
+    );
+}
+
+#[test]
 fn a_proven_push_carries_the_proofs_along() {
     let (remote, repo) = hooked();
     repo.prove_it(&["run"]).assert().code(0);

@@ -99,10 +99,14 @@ fn pre_push(
     if let Some(refused) = pushed.refused {
         PushRefusal {
             remote: remote.to_string(),
+            // A failure on record says why a commit is not proven, as `log` says it.
             unproven: refused
                 .unproven
                 .iter()
-                .map(|checked| CommitReport::new(checked, false, false))
+                .map(|checked| {
+                    CommitReport::new(checked, false, false)
+                        .with_failures(checked, ctx.clock.now_seconds())
+                })
                 .collect(),
             tried: refused.tried,
         }
