@@ -76,7 +76,10 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     };
     let inputs = doctor::Inputs {
         repo,
-        verify_timeout: context.policy.clone().map(|p| p.timeout.as_secs()),
+        verify_timeout: context
+            .policy
+            .clone()
+            .map(|p| (p.timeout.as_secs(), p.retries)),
         hooks_dir: repo.hooks_dir()?,
         pre_push: install::PRE_PUSH,
         merge_strategy: MERGE_STRATEGY,

@@ -35,8 +35,9 @@ pub(crate) struct Finding {
 /// What the checks are given: the repository, and what the command line resolved.
 pub(crate) struct Inputs<'a> {
     pub repo: &'a Repo,
-    /// verify.sh's timeout in force, in seconds, or why it cannot be resolved.
-    pub verify_timeout: Result<u64, policy::Error>,
+    /// verify.sh's timeout in force, in seconds, and the retries of a failing run
+    /// (`prove-it.retries`), or why they cannot be resolved.
+    pub verify_timeout: Result<(u64, u32), policy::Error>,
     /// Where git looks for this repository's hooks.
     pub hooks_dir: PathBuf,
     /// The pre-push hook `git prove-it install pre-push` writes.
@@ -281,7 +282,8 @@ fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
         ));
     }
     let timeout = match &inputs.verify_timeout {
-        Ok(secs) => format!("{secs} s"),
+        Ok((secs, 0)) => format!("{secs} s"),
+        Ok((secs, retries)) => format!("{secs} s, retries {retries}"),
         Err(_) => "unreadable (see below)".to_string(),
     };
     let budget = match gate.max_blocks {
@@ -304,7 +306,7 @@ fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
 fn hosts(
     workdir: &Path,
     cwd: &Path,
-    timeout: &Result<u64, policy::Error>,
+    timeout: &Result<(u64, u32), policy::Error>,
     checks: &mut Vec<Finding>,
 ) {
     for &host in Host::all() {
@@ -352,16 +354,26 @@ fn hosts(
                 let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
                 let unit = if unit_ms == 1 { "ms" } else { "s" };
                 let in_units = |secs: u64| secs * 1000 / unit_ms;
-                match (stop, timeout) {
-                    (Some(stop), Ok(verify)) if stop <= *verify => checks.push(fail(
+                // The longest a stop may run verify.sh: each of its runs under the retries.
+                let longest = timeout
+                    .as_ref()
+                    .map(|&(secs, retries)| (secs * (1 + u64::from(retries)), secs, retries));
+                match (stop, longest) {
+                    (Some(stop), Ok((verify, secs, retries))) if stop <= verify => checks.push(fail(
                         format!(
-                            "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s): a slow run would end the turn unverified",
+                            "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s{}): a slow run would end the turn unverified",
                             host.title(),
-                            in_units(stop)
+                            in_units(stop),
+                            if retries > 0 {
+                                format!(": {secs} s for each of {} runs under prove-it.retries {retries}", retries + 1)
+                            } else {
+                                String::new()
+                            }
                         ),
                         format!(
-                            "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout",
-                            in_units(*verify)
+                            "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout{}",
+                            in_units(verify),
+                            if retries > 0 { " or prove-it.retries" } else { "" }
                         ),
                     )),
                     (_, Err(error)) => checks.push(fail(

@@ -482,6 +482,34 @@ fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
         .stdout(predicate::str::contains("someone else's").not());
 }
 
+/// Issue 24: under prove-it.retries a stop may run verify.sh several times, each up to the
+/// timeout; the host's hook must outlast them all, or a flaky check's retries end the turn
+/// without a verdict.
+#[test]
+fn a_stop_hook_that_retries_would_outlast_fails_doctor() {
+    let repo = set_up();
+    repo.prove_it(&["init", "--yes", "--host", "claude", "--no-demo"])
+        .assert()
+        .code(0);
+    repo.git(&["config", "prove-it.retries", "1"]);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "verify.sh timeout 300 s, retries 1,",
+        ))
+        .stdout(predicate::str::contains(
+            "ok    Claude Code: the gate's hooks are wired",
+        ));
+    repo.git(&["config", "prove-it.retries", "3"]);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "FAIL  Claude Code: the Stop hook's timeout (900 s) does not exceed verify.sh's (1200 s: 300 s for each of 4 runs under prove-it.retries 3)",
+        ))
+        .stdout(predicate::str::contains("or prove-it.retries"));
+}
+
 /// Issue 21, item 14: doctor told a Gemini user to raise the "Stop hook timeout" above 1200,
 /// where Gemini's end-of-turn event is AfterAgent and its field counts milliseconds.
 #[test]
