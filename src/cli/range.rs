@@ -14,10 +14,13 @@ use gix::ObjectId;
 use super::commits::{CommitRun, FailedRun, Output, Ran, prove_in};
 use crate::context::Context;
 use crate::exit;
-use crate::git::{self, CommitInfo, Repo, TempWorktree};
+use crate::git::{CommitInfo, Repo, TempWorktree};
 use crate::outcome::Outcome;
 use crate::proof::{self, CommitStatus, Standing};
 use crate::report::{self, JSON_VERSION, RangeCommit, RangeReport, RangeResult};
+
+/// How many commit logs are kept at least (the newest), whatever the range's length.
+const KEPT_LOGS: usize = 500;
 
 /// How to prove a range.
 pub(crate) struct RangeRun<'a> {
@@ -66,11 +69,7 @@ pub(crate) fn run_range(
             commits.len() - queue.len()
         )?;
     }
-    let logs = repo.state_dir()?.join(git::COMMIT_LOGS_DIR);
-    std::fs::create_dir_all(&logs).map_err(|source| git::Error::StateDir {
-        path: logs.clone(),
-        source,
-    })?;
+    let logs = repo.commit_logs(KEPT_LOGS.max(ids.len()))?;
     let interrupt = crate::process::interrupt_flag()?;
     let run = CommitRun {
         host: how.host,

@@ -98,6 +98,15 @@ pub(crate) fn run(
 ) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
+    if let Some(log) = &args.log
+        && !ctx.repo.is_commit_log(log)?
+    {
+        return Err(super::Failure::from(anyhow::anyhow!(
+            "--log names where run <range> keeps a commit's output, and {} is not there",
+            log.display()
+        ))
+        .hint("leave --log out: git prove-it run keeps its output in .git/prove-it/last-run.log"));
+    }
     let mut policy = ctx.policy.clone()?;
     if let Some(jobs) = args.jobs {
         policy.jobs = usize::from(jobs);

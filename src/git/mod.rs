@@ -33,7 +33,7 @@ pub(crate) use gix::ObjectId;
 pub(crate) use history::{CommitInfo, Selection};
 pub(crate) use hooks::Hook;
 pub(crate) use names::{
-    ANCHORS_REF, CHECKS_FILE, CLAIMS_REF, COMMIT_LOGS_DIR, FAILURES_REF, PROOFS_REF, VERIFY_SCRIPT,
+    ANCHORS_REF, CHECKS_FILE, CLAIMS_REF, FAILURES_REF, PROOFS_REF, VERIFY_SCRIPT,
 };
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;

@@ -5,7 +5,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::names::{
-    ANNOUNCED, FAILED_LOG_SUFFIX, LAST_FAILED_RUN_LOG, LAST_RUN_LOG, STATE_DIR, TOLD_INERT,
+    ANNOUNCED, COMMIT_LOGS_DIR, FAILED_LOG_SUFFIX, LAST_FAILED_RUN_LOG, LAST_RUN_LOG, STATE_DIR,
+    TOLD_INERT,
 };
 use super::{Error, Repo};
 
@@ -29,6 +30,49 @@ impl Repo {
             return Ok(std::fs::canonicalize(&path).unwrap_or(path));
         }
         Ok(path)
+    }
+
+    /// The folder of each commit's log in `run <range>` (made when missing), keeping the
+    /// newest `keep` files only: a log is capped, but a history is long.
+    pub(crate) fn commit_logs(&self, keep: usize) -> Result<PathBuf, Error> {
+        let dir = self.state_dir()?.join(COMMIT_LOGS_DIR);
+        let made = |source| Error::StateDir {
+            path: dir.clone(),
+            source,
+        };
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(made)?;
+        let mut logs: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&dir)
+            .map_err(made)?
+            .flatten()
+            .filter_map(|entry| {
+                let modified = entry.metadata().ok()?.modified().ok()?;
+                Some((modified, entry.path()))
+            })
+            .collect();
+        if logs.len() > keep {
+            logs.sort_by_key(|(modified, _)| std::cmp::Reverse(*modified));
+            for (_, old) in &logs[keep..] {
+                // Best effort: a log that cannot be removed costs only its space.
+                let _ = std::fs::remove_file(old);
+            }
+        }
+        Ok(dir)
+    }
+
+    /// Whether `log` is a file directly inside [`Repo::commit_logs`]'s folder: the only place
+    /// `run --log` writes to, so that the flag `run <range>` passes cannot write over a file
+    /// of the worktree.
+    pub(crate) fn is_commit_log(&self, log: &Path) -> Result<bool, Error> {
+        let dir = self.state_dir()?.join(COMMIT_LOGS_DIR);
+        let canonical = |path: &Path| std::fs::canonicalize(path).ok();
+        Ok(match (log.parent().and_then(canonical), canonical(&dir)) {
+            (Some(parent), Some(dir)) => parent == dir && log.file_name().is_some(),
+            _ => false,
+        })
     }
 
     /// Where the full output of the last verify.sh run outside an agent session goes.

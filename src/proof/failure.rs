@@ -142,6 +142,45 @@ pub(crate) fn bounded_output(lines: &[String]) -> Vec<String> {
         .collect()
 }
 
+/// What a failure record shows of a value it redacts.
+const REDACTED: &str = "[redacted]";
+/// The shortest value redacted: shorter ones (`1`, `true`) would redact ordinary words.
+const SHORTEST_SECRET: usize = 8;
+
+/// The values of the environment's variables that look like secrets by their names (`TOKEN`,
+/// `SECRET`, `PASSWORD`, `PASSWD`, `CREDENTIAL` anywhere, or ending in `KEY`: `GITHUB_TOKEN`,
+/// `AWS_SECRET_ACCESS_KEY`, `OPENAI_API_KEY`), at least 8 characters long: what a verify.sh may
+/// print by mistake, and a failure record must not keep.
+pub(crate) fn secret_values(vars: impl Iterator<Item = (String, String)>) -> Vec<String> {
+    let mut values: Vec<String> = vars
+        .filter(|(name, value)| {
+            let name = name.to_ascii_uppercase();
+            let secret = ["TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
+                .iter()
+                .any(|word| name.contains(word))
+                || name.ends_with("KEY");
+            secret && value.chars().count() >= SHORTEST_SECRET
+        })
+        .map(|(_, value)| value)
+        .collect();
+    // The longest first, so that a secret holding another is redacted whole.
+    values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+    values.dedup();
+    values
+}
+
+/// `lines` with every occurrence of each of `secrets` replaced by `[redacted]`.
+pub(crate) fn redact(lines: Vec<String>, secrets: &[String]) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|line| {
+            secrets
+                .iter()
+                .fold(line, |line, secret| line.replace(secret.as_str(), REDACTED))
+        })
+        .collect()
+}
+
 /// `line` without ANSI escape sequences (colours, cursor moves): ESC, then `[` and parameters
 /// up to a final byte, or one more character.
 fn strip_escapes(line: &str) -> String {
@@ -371,6 +410,33 @@ mod tests {
         assert_eq!(kept.len(), OUTPUT_LINES);
         assert_eq!(kept[OUTPUT_LINES - 2], "error: bad thing");
         assert_eq!(kept[OUTPUT_LINES - 1].chars().count(), LINE_CHARS + 3);
+    }
+
+    #[test]
+    fn secret_looking_variables_are_redacted_and_ordinary_ones_kept() {
+        let vars = [
+            ("GITHUB_TOKEN", "ghp_0123456789abcdef"),
+            ("AWS_SECRET_ACCESS_KEY", "wJalrXUtnFEMI/K7MDENG"),
+            ("OPENAI_API_KEY", "sk-proj-abcdefgh"),
+            ("DB_PASSWORD", "short"),
+            ("GIT_AUTHOR_NAME", "A U Thor Longname"),
+            ("HOME", "/home/someone/long"),
+        ]
+        .map(|(name, value)| (name.to_string(), value.to_string()));
+        let secrets = secret_values(vars.into_iter());
+        assert_eq!(secrets.len(), 3, "{secrets:?}");
+        let lines = redact(
+            vec![
+                "token=ghp_0123456789abcdef; key sk-proj-abcdefgh".into(),
+                "by A U Thor Longname in /home/someone/long, pw short".into(),
+            ],
+            &secrets,
+        );
+        assert_eq!(lines[0], "token=[redacted]; key [redacted]");
+        assert_eq!(
+            lines[1],
+            "by A U Thor Longname in /home/someone/long, pw short"
+        );
     }
 
     #[test]

@@ -292,7 +292,10 @@ pub(crate) fn prove_checks(
                         session: attempt.session.map(str::to_string),
                         tool: tool(),
                         identity_missing: repo.identity().missing,
-                        output: super::failure::bounded_output(&outcome.tail),
+                        output: super::failure::redact(
+                            super::failure::bounded_output(&outcome.tail),
+                            &super::failure::secret_values(std::env::vars()),
+                        ),
                         signed_off_by: repo.identity().display.clone(),
                     })
                 })

@@ -1227,7 +1227,7 @@ mod tests {
         let mut commit = report("unproven", false);
         commit.failure = Some(failure(Some(1), "exit code 1", 1));
         assert_eq!(commit.standing_words(), "failed (exit 1, 3 min ago)");
-        assert_eq!(commit.why_not(), "failed (exit 1, 3 min ago)");
+        assert_eq!(commit.why_not(), "its last run failed: exit 1, 3 min ago");
         assert!(commit.has_failure());
         let mut invalid = report("invalid", false);
         invalid.failure = Some(failure(Some(1), "exit code 1", 1));

@@ -245,6 +245,12 @@ impl RangeReport {
                 "hint: commits that failed before were not run again; add --retry-failed to run them"
             )?;
         }
+        if count(&|r| matches!(r, RangeResult::NotArmed)) > 0 {
+            writeln!(
+                out,
+                "hint: a commit from before verify.sh (or prove-it.toml) existed cannot be proven; start the range after it: git prove-it run <the commit that added it>..HEAD"
+            )?;
+        }
         if proven < total && count(&|r| matches!(r, RangeResult::Failed { .. })) > 0 {
             writeln!(
                 out,

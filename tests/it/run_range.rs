@@ -338,7 +338,72 @@ fn a_commit_without_verify_sh_in_a_range_is_not_armed_and_not_proven() {
         .collect();
     assert_eq!(results, ["not_armed", "proven", "proven"], "{json}");
     assert_eq!(json["outcome"], "DISPROVEN");
+    let human = repo.prove_it(&["run", "HEAD~3..HEAD"]).assert().code(1);
+    let out = String::from_utf8_lossy(&human.get_output().stdout).into_owned();
+    assert!(out.contains("unarmed: not armed: its tree has no verify.sh"), "{out}");
+    assert!(
+        out.contains("hint: a commit from before verify.sh (or prove-it.toml) existed cannot be proven"),
+        "{out}"
+    );
     let assert = repo.prove_it(&["run", "HEAD~2..HEAD"]).assert().code(0);
     let out = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
     assert!(out.contains("2 of 2 commits proven; nothing run"), "{out}");
+}
+
+#[test]
+fn a_failure_record_keeps_the_last_lines_but_not_a_secret_verify_sh_printed() {
+    let repo = TestRepo::new();
+    repo.verify_script("echo \"deploying with $DEPLOY_TOKEN\"\necho 'test x ... FAILED'\nexit 1");
+    repo.commit_all("leaky");
+    repo.prove_it(&["run"])
+        .env("DEPLOY_TOKEN", "tok_9f8e7d6c5b4a")
+        .assert()
+        .code(1);
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let record = repo.git(&["notes", "--ref", "prove-it-failures", "show", tree.trim()]);
+    assert!(record.contains(" deploying with [redacted]\n"), "{record}");
+    assert!(record.contains(" test x ... FAILED\n"), "{record}");
+    assert!(!record.contains("tok_9f8e7d6c5b4a"), "{record}");
+    assert!(!record.contains("DEPLOY_TOKEN"), "no environment: {record}");
+}
+
+/// The trap: `run --log` is the flag a range passes each commit's run; given by hand it must
+/// not write over a file of the worktree (verify.sh itself, say).
+#[test]
+fn run_log_writes_only_into_the_commit_logs_folder() {
+    let repo = TestRepo::new();
+    repo.verify_passes();
+    repo.commit_all("armed");
+    let before = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
+    repo.prove_it(&["run", "--log", "verify.sh"])
+        .assert()
+        .code(2)
+        .stderr(predicates::str::contains(
+            "--log names where run <range> keeps a commit's output",
+        ));
+    assert_eq!(std::fs::read_to_string(repo.path("verify.sh")).unwrap(), before);
+    assert!(repo.note(repo.git(&["rev-parse", "HEAD^{tree}"]).trim()).is_none());
+}
+
+#[test]
+fn a_range_keeps_a_bounded_folder_of_commit_logs() {
+    let repo = TestRepo::new();
+    history(&repo, 3, &[2], "! grep -q bad state.txt");
+    let logs = repo.path(".git/prove-it/commit-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    for n in 0..600 {
+        std::fs::write(logs.join(format!("old-{n}.log")), "old\n").unwrap();
+    }
+    repo.prove_it(&["run", "main~3..main"]).assert().code(1);
+    let kept: Vec<String> = std::fs::read_dir(&logs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(kept.len() <= 500 + 4, "{}", kept.len());
+    let head = repo.git(&["rev-parse", "main~1"]);
+    assert!(
+        kept.contains(&format!("{}.failed.log", head.trim())),
+        "the failing commit's log is kept"
+    );
 }
