@@ -340,9 +340,14 @@ fn a_commit_without_verify_sh_in_a_range_is_not_armed_and_not_proven() {
     assert_eq!(json["outcome"], "DISPROVEN");
     let human = repo.prove_it(&["run", "HEAD~3..HEAD"]).assert().code(1);
     let out = String::from_utf8_lossy(&human.get_output().stdout).into_owned();
-    assert!(out.contains("unarmed: not armed: its tree has no verify.sh"), "{out}");
     assert!(
-        out.contains("hint: a commit from before verify.sh (or prove-it.toml) existed cannot be proven"),
+        out.contains("unarmed: not armed: its tree has no verify.sh"),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "hint: a commit from before verify.sh (or prove-it.toml) existed cannot be proven"
+        ),
         "{out}"
     );
     let assert = repo.prove_it(&["run", "HEAD~2..HEAD"]).assert().code(0);
@@ -381,8 +386,14 @@ fn run_log_writes_only_into_the_commit_logs_folder() {
         .stderr(predicates::str::contains(
             "--log names where run <range> keeps a commit's output",
         ));
-    assert_eq!(std::fs::read_to_string(repo.path("verify.sh")).unwrap(), before);
-    assert!(repo.note(repo.git(&["rev-parse", "HEAD^{tree}"]).trim()).is_none());
+    assert_eq!(
+        std::fs::read_to_string(repo.path("verify.sh")).unwrap(),
+        before
+    );
+    assert!(
+        repo.note(repo.git(&["rev-parse", "HEAD^{tree}"]).trim())
+            .is_none()
+    );
 }
 
 #[test]

@@ -71,6 +71,12 @@ macro_rules! scenarios_for {
         fn a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run() {
             $crate::e2e::scenarios::a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run(&$agent);
         }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_failure_from_before_the_session_is_said_to_predate_it_and_the_fix_is_proven() {
+            $crate::e2e::scenarios::a_failure_from_before_the_session_is_said_to_predate_it_and_the_fix_is_proven(&$agent);
+        }
     };
 }
 pub(crate) use scenarios_for;
@@ -848,4 +854,52 @@ pub fn a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run(age
     );
     let docs_runs = std::fs::read_to_string(repo.home().join("docs-runs")).unwrap();
     assert_eq!(docs_runs.lines().count(), 1, "docs ran again: {context}");
+}
+
+/// Issue 24: the repository was already broken, and `git prove-it run` recorded it, before the
+/// session started. The agent's unrelated change is blocked with the failure's lines and told
+/// that the failure predates the session; it still has to fix it, and the fix is proven.
+pub fn a_failure_from_before_the_session_is_said_to_predate_it_and_the_fix_is_proven(
+    agent: &dyn Agent,
+) {
+    let broken_before = |repo: &TestRepo| {
+        repo.write("answer.txt", "5\n");
+        repo.commit_all("broken before the session");
+        repo.prove_it(&["run"]).assert().code(1);
+    };
+    let script = Script::new(
+        vec![
+            Reply::Shell("echo hello > greeting.txt"),
+            Reply::Text(CLAIM),
+            Reply::Shell("echo 4 > answer.txt"),
+        ],
+        Reply::Text(FIXED),
+    );
+    let run = run(
+        agent,
+        ANSWER_CHECK,
+        ANSWER,
+        broken_before,
+        script,
+        "say hello",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert_feedback(agent, &feedback, &format!("{BLOCK}1 of 3"), context);
+    assert!(feedback.contains(ANSWER_WRONG), "{context}");
+    assert!(
+        feedback.contains(
+            "This failure predates the session: verify.sh failed with these same last lines"
+        ),
+        "{context}"
+    );
+    assert_final_answer(agent, out, FIXED, context);
+    assert_proven_by(repo, agent.info());
 }
