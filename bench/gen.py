@@ -149,7 +149,9 @@ def sign(record, key):
     return record + "".join(f"ssh-signature: {line}\n" for line in armor.splitlines())
 
 
-def history_cmd(repo, commits, key=None):
+def linear_history(repo, commits, verify, extra=()):
+    """COMMITS commits on main, the first holding VERIFY as verify.sh, the EXTRA (path,
+    content) pairs and 100 files, each next one changing one of those files."""
     init(repo)
     files = 100
     out = []
@@ -159,7 +161,10 @@ def history_cmd(repo, commits, key=None):
         data(out, b"commit %d\n" % c)
         if c == 0:
             out.append(b"M 100755 inline verify.sh\n")
-            data(out, VERIFY)
+            data(out, verify)
+            for path, payload in extra:
+                out.append(b"M 100644 inline %s\n" % path.encode())
+                data(out, payload)
             for i in range(files):
                 out.append(b"M 100644 inline %s\n" % path_of(i).encode())
                 data(out, content(i))
@@ -169,6 +174,10 @@ def history_cmd(repo, commits, key=None):
         out.append(b"\n")
     git(repo, "fast-import", "--quiet", stdin=b"".join(out))
     checkout(repo)
+
+
+def history_cmd(repo, commits, key=None):
+    linear_history(repo, commits, VERIFY)
 
     verify = git(repo, "rev-parse", "main:verify.sh", capture=True).strip().decode()
     pairs = git(repo, "log", "--format=%H %T", "main", capture=True).decode().split()
@@ -195,27 +204,7 @@ RANGE_VERIFY = b'#!/bin/sh\nsleep "${BENCH_SLEEP:-0.25}"\nexit 0\n'
 
 def range_cmd(repo, commits):
     """A history of COMMITS commits, each changing one file of 100, without proofs."""
-    init(repo)
-    files = 100
-    out = []
-    for c in range(commits):
-        out.append(b"commit refs/heads/main\nmark :%d\n" % (c + 1))
-        out.append(b"committer %s %d +0000\n" % (IDENT.encode(), 1700000000 + c))
-        data(out, b"commit %d\n" % c)
-        if c == 0:
-            out.append(b"M 100755 inline verify.sh\n")
-            data(out, RANGE_VERIFY)
-            out.append(b"M 100644 inline .gitignore\n")
-            data(out, b"target/\n")
-            for i in range(files):
-                out.append(b"M 100644 inline %s\n" % path_of(i).encode())
-                data(out, content(i))
-        else:
-            out.append(b"M 100644 inline %s\n" % path_of(c % files).encode())
-            data(out, b"revision %d\n" % c)
-        out.append(b"\n")
-    git(repo, "fast-import", "--quiet", stdin=b"".join(out))
-    checkout(repo)
+    linear_history(repo, commits, RANGE_VERIFY, [(".gitignore", b"target/\n")])
 
 
 PACKAGES = 10

@@ -7,7 +7,9 @@ use std::time::{Duration, Instant};
 
 use predicates::prelude::*;
 
-use crate::harness::{TestRepo, json_stdout};
+use crate::checks_report::CHECKS;
+use crate::harness::{Imported, TestRepo, fast_import, json_stdout};
+use crate::run_rev::leftovers;
 
 /// verify.sh of the generated histories: it counts its runs in `runs` (outside the repository,
 /// since the worktree it runs in is temporary), waits in `slow` mode, fails everywhere while
@@ -31,39 +33,20 @@ fn verify_sh(repo: &TestRepo) -> String {
 fn history(n: usize, first_bad: usize) -> TestRepo {
     let repo = TestRepo::new();
     let verify = verify_sh(&repo);
-    let mut stream = String::new();
-    for k in 1..=n {
-        let message = format!("commit {k}\n");
-        let state = if k >= first_bad { "fail\n" } else { "ok\n" };
-        let count = format!("{k}\n");
-        stream.push_str(&format!(
-            "commit refs/heads/main\ncommitter A U Thor <author@example.com> {} +0000\ndata {}\n{message}",
-            1_795_000_000 + k,
-            message.len()
-        ));
-        if k == 1 {
-            stream.push_str(&format!(
-                "M 100755 inline verify.sh\ndata {}\n{verify}\n",
-                verify.len()
-            ));
-        }
-        for (path, content) in [("state.txt", state), ("n.txt", count.as_str())] {
-            stream.push_str(&format!(
-                "M 100644 inline {path}\ndata {}\n{content}\n",
-                content.len()
-            ));
-        }
-    }
-    let input = repo.home().join("history.fi");
-    std::fs::write(&input, stream).unwrap();
-    let out = repo
-        .command("git")
-        .args(["fast-import", "--quiet"])
-        .stdin(std::fs::File::open(&input).unwrap())
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git fast-import: {out:?}");
-    repo.git(&["reset", "-q", "--hard", "main"]);
+    let commits: Vec<Imported<'_>> = (1..=n)
+        .map(|k| {
+            let state = if k >= first_bad { "fail\n" } else { "ok\n" };
+            let mut files = vec![
+                ("100644", "state.txt", state.to_string()),
+                ("100644", "n.txt", format!("{k}\n")),
+            ];
+            if k == 1 {
+                files.insert(0, ("100755", "verify.sh", verify.clone()));
+            }
+            (format!("commit {k}"), files)
+        })
+        .collect();
+    fast_import(&repo, &commits);
     repo
 }
 
@@ -77,15 +60,6 @@ fn id(repo: &TestRepo, n: usize, k: usize) -> String {
 /// How many times verify.sh ran, as its own count says.
 fn runs(repo: &TestRepo) -> usize {
     std::fs::read_to_string(repo.home().join("runs")).map_or(0, |runs| runs.lines().count())
-}
-
-/// The linked worktrees git knows besides the main one, and what is left in our worktrees dir.
-fn leftovers(repo: &TestRepo) -> (usize, usize) {
-    let listed = repo.git(&["worktree", "list", "--porcelain"]);
-    let linked = listed.matches("worktree ").count() - 1;
-    let dir = repo.path(".git/prove-it/worktrees");
-    let files = std::fs::read_dir(dir).map_or(0, Iterator::count);
-    (linked, files)
 }
 
 /// What the caller's checkout looks like: status, HEAD and the staged diff.
@@ -381,15 +355,6 @@ fn sigterm_mid_run_removes_the_worktree() {
     assert_eq!(checkout(&repo), before);
     assert_eq!(runs(&repo), 1, "nothing ran after the interrupt");
 }
-
-const CHECKS: &str = r#"[checks.api]
-run = "api/verify.sh"
-inputs = ["api"]
-
-[checks.docs]
-run = "docs/verify.sh"
-inputs = ["docs"]
-"#;
 
 #[test]
 fn with_a_checks_file_it_names_the_check_that_fails() {

@@ -10,7 +10,8 @@ use predicates::prelude::*;
 use crate::check::{hand_write_note, short, tree_of};
 use crate::harness::{BareRemote, TestRepo, json_stdout};
 
-const CHECKS: &str = r#"[checks.api]
+/// Two checks, api and docs, each reading its own folder.
+pub const CHECKS: &str = r#"[checks.api]
 run = "api/verify.sh"
 inputs = ["api"]
 

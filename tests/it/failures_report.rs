@@ -5,6 +5,7 @@
 use predicates::prelude::*;
 
 use crate::check::{short, tree_of};
+use crate::checks_report::CHECKS;
 use crate::harness::{BareRemote, TestRepo, json_stdout};
 
 const FAILURES_REF: &str = "refs/notes/prove-it-failures";
@@ -252,15 +253,6 @@ fn a_proof_that_passed_after_a_failed_run_is_flaky_in_log_and_stats() {
             "  1 of them flaky: passed only after failed runs (prove-it.retries)\n",
         ));
 }
-
-const CHECKS: &str = r#"[checks.api]
-run = "api/verify.sh"
-inputs = ["api"]
-
-[checks.docs]
-run = "docs/verify.sh"
-inputs = ["docs"]
-"#;
 
 /// Two checks: api passes, docs fails with 3. Commits: checks (run: api proven, docs failed),
 /// api-only (api's inputs changed, docs' did not: never run), docs-fixed (docs' script changed).

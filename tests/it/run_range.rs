@@ -1,73 +1,34 @@
 //! `git prove-it run <range>` (issue 24): every commit of a range proven in parallel, reused
 //! temporary worktrees, failures on record and not run again, retries, and cleanup.
 
-use std::io::Write as _;
 use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use assert_cmd::cargo::cargo_bin;
 
-use crate::harness::{TestRepo, gone_within_5s, json_stdout};
+use crate::harness::{Imported, TestRepo, fast_import, gone_within_5s, json_stdout};
 
 /// A history of `n` commits on top of a first one holding `verify` (a verify.sh body): commit
 /// `i` (1-based) writes `state.txt` as `bad i` when `bad` holds `i`, else `good i`. Written in
 /// one `git fast-import` stream: 200 commits in a few milliseconds.
 pub fn history(repo: &TestRepo, n: usize, bad: &[usize], verify: &str) {
-    let verify = format!("#!/bin/sh\n{verify}\n");
-    let mut stream = String::new();
-    let mut mark = 0;
-    let mut commit = |message: &str, files: &[(&str, &str, &str)], stream: &mut String| {
-        mark += 1;
-        stream.push_str(&format!(
-            "commit refs/heads/main\nmark :{mark}\ncommitter A U Thor <author@example.com> {} +0000\ndata {}\n{message}\n",
-            1_700_000_000 + mark,
-            message.len() + 1,
-        ));
-        if mark > 1 {
-            stream.push_str(&format!("from :{}\n", mark - 1));
-        }
-        for (mode, path, content) in files {
-            stream.push_str(&format!(
-                "M {mode} inline {path}\ndata {}\n{content}\n",
-                content.len()
-            ));
-        }
-    };
-    commit(
-        "base",
-        &[
-            ("100755", "verify.sh", &verify),
-            ("100644", ".gitignore", "target/\n"),
-            ("100644", "state.txt", "good 0\n"),
+    let mut commits: Vec<Imported<'_>> = vec![(
+        "base".to_string(),
+        vec![
+            ("100755", "verify.sh", format!("#!/bin/sh\n{verify}\n")),
+            ("100644", ".gitignore", "target/\n".to_string()),
+            ("100644", "state.txt", "good 0\n".to_string()),
         ],
-        &mut stream,
-    );
+    )];
     for i in 1..=n {
-        let state = if bad.contains(&i) {
-            format!("bad {i}\n")
-        } else {
-            format!("good {i}\n")
-        };
-        commit(
-            &format!("commit {i}"),
-            &[("100644", "state.txt", &state)],
-            &mut stream,
-        );
+        let state = if bad.contains(&i) { "bad" } else { "good" };
+        commits.push((
+            format!("commit {i}"),
+            vec![("100644", "state.txt", format!("{state} {i}\n"))],
+        ));
     }
-    let mut import = repo.command("git");
-    import
-        .args(["fast-import", "--quiet"])
-        .stdin(Stdio::piped());
-    let mut child = import.spawn().unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(stream.as_bytes())
-        .unwrap();
-    assert!(child.wait().unwrap().success());
-    repo.git(&["checkout", "-q", "-f", "main"]);
+    fast_import(repo, &commits);
 }
 
 /// A verify.sh that appends `<dir> <state>` to `runs` outside the repository, then fails when
@@ -93,13 +54,7 @@ fn note_count(repo: &TestRepo, notes_ref: &str) -> usize {
 /// No temporary worktree is left, in git's records or on disk.
 #[track_caller]
 fn no_worktree_left(repo: &TestRepo) {
-    let list = repo.git(&["worktree", "list", "--porcelain"]);
-    assert_eq!(list.matches("worktree ").count(), 1, "{list}");
-    let dir = repo.path(".git/prove-it/worktrees");
-    let left: Vec<_> = std::fs::read_dir(&dir)
-        .map(|entries| entries.flatten().map(|e| e.path()).collect())
-        .unwrap_or_default();
-    assert!(left.is_empty(), "{left:?}");
+    assert_eq!(crate::run_rev::leftovers(repo), (0, 0));
 }
 
 const BAD: &[usize] = &[37, 120, 121, 122, 200];

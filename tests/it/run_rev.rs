@@ -8,7 +8,7 @@ use crate::check::tree_of;
 use crate::harness::{TestRepo, json_stdout};
 
 /// The linked worktrees git knows besides the main one, and what is left in our worktrees dir.
-fn leftovers(repo: &TestRepo) -> (usize, usize) {
+pub fn leftovers(repo: &TestRepo) -> (usize, usize) {
     let listed = repo.git(&["worktree", "list", "--porcelain"]);
     let linked = listed.matches("worktree ").count() - 1;
     let dir = repo.path(".git/prove-it/worktrees");
