@@ -29,7 +29,7 @@ use anyhow::Context as _;
 /// PROVE_IT_JOBS (git config prove-it.jobs; default the number of cores) at once, and a passing
 /// check is recorded even when another fails.
 ///
-/// With a range (main..topic, A...B, ^A B), prove every commit of it that is not proven yet,
+/// With a range (main..topic, A...B), prove every commit of it that is not proven yet,
 /// oldest first, up to --jobs at once, each in one of up to --jobs temporary worktrees reused
 /// along the range (untracked files removed between commits, ignored build caches kept) and
 /// removed at the end, also on failure or interrupt. A commit already proven costs a lookup;
