@@ -328,34 +328,37 @@ pub(crate) fn commit_standings(
 ) -> Result<Vec<CommitStatus>, git::Error> {
     // A checks file shared by many commits is parsed once, whichever thread meets it first.
     let parsed = Parsed::default();
-    // Failures are looked up only for what is not proven, and only when any was recorded.
-    let failures = repo.has_ref(FAILURES_REF)?;
-    repo.commits_with_notes(ids, |repo, notes, info, note| {
-        let mut status = if info.checks_file.is_some() {
-            with_checks(repo, notes, info, &parsed)?
-        } else {
-            classify(info, note.as_deref())
-        };
-        if failures {
-            attach_failures(repo, &mut status)?;
+    let mut statuses = repo
+        .commits_with_notes(ids, |repo, notes, info, note| {
+            if info.checks_file.is_some() {
+                with_checks(repo, notes, info, &parsed)
+            } else {
+                Ok(classify(info, note.as_deref()))
+            }
+        })?
+        .into_iter()
+        .collect::<Result<Vec<_>, _>>()?;
+    // Failures are looked up only when any was recorded, only for what is not proven, and
+    // through one view of their ref, which keeps the fanout levels it opened.
+    if repo.has_ref(FAILURES_REF)? {
+        let mut notes = repo.notes(FAILURES_REF);
+        for status in &mut statuses {
+            attach_failures(&mut notes, status)?;
         }
-        Ok(status)
-    })?
-    .into_iter()
-    .collect()
+    }
+    Ok(statuses)
 }
 
 /// Attach to `status` the newest failure on record of its verify.sh, or of each of its checks,
 /// that is not proven.
-fn attach_failures(repo: &Repo, status: &mut CommitStatus) -> Result<(), git::Error> {
-    let mut notes = repo.notes(FAILURES_REF);
+fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(), git::Error> {
     match &mut status.checks {
         None => {
             if let (false, Some((blob, mode))) =
                 (status.standing.is_proven(false), status.commit.verify)
             {
                 let script = Script { blob, mode };
-                status.failure = lookup_failure(&mut notes, status.commit.tree, None, script)?;
+                status.failure = lookup_failure(notes, status.commit.tree, None, script)?;
             }
         }
         Some(checks) => {
@@ -365,7 +368,7 @@ fn attach_failures(repo: &Repo, status: &mut CommitStatus) -> Result<(), git::Er
                 };
                 let name =
                     (check.name != super::checks_file::VERIFY_CHECK).then_some(check.name.as_str());
-                check.failure = lookup_failure(&mut notes, check.input_tree, name, script)?;
+                check.failure = lookup_failure(notes, check.input_tree, name, script)?;
             }
         }
     }
