@@ -36,7 +36,7 @@ use anyhow::Context as _;
 /// one that failed before on that exact state, through the same verify.sh (or check scripts),
 /// is not run again unless --retry-failed. Each commit's line is printed in history order as
 /// its result arrives, then a table; each commit's full output is kept in
-/// .git/prove-it/commit-logs/<commit>.log.
+/// `.git/prove-it/commit-logs/<commit>.log`.
 ///
 /// A failing run records its failure (exit, duration, the last 20 lines printed, never the
 /// environment) in the local notes ref refs/notes/prove-it-failures; with git config
