@@ -707,6 +707,15 @@ const RESET: &str = "\x1b[0m";
 
 impl LogReport {
     pub(crate) fn human(&self, style: LogStyle, out: &mut dyn Write) -> io::Result<()> {
+        // The standing column fits its longest words (a failure's, `failed (exit 1, 3 min
+        // ago)`), so that the subjects stay in one column.
+        let width = self
+            .commits
+            .iter()
+            .map(|commit| commit.standing_words().chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(13);
         let paint = |colour: &str, text: &str| {
             if style.color {
                 format!("{colour}{text}{RESET}")
@@ -757,7 +766,7 @@ impl LogReport {
                 out,
                 "{} {} {}{}",
                 paint(YELLOW, commit.short()),
-                paint(colour, &format!("{:<13}", commit.standing_words())),
+                paint(colour, &format!("{:<width$}", commit.standing_words())),
                 commit.subject,
                 paint(DIM, &detail)
             )?;

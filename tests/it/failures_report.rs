@@ -26,12 +26,19 @@ fn history() -> TestRepo {
 }
 
 /// The line of `log`'s output that names `rev`.
+/// The line of `log` for `rev`, its runs of spaces (the padding of the standing column, which
+/// fits the longest words listed) squeezed to one; compare it with [`squeezed`] words.
 fn line_of(out: &str, repo: &TestRepo, rev: &str) -> String {
     let short = short(repo, rev);
-    out.lines()
-        .find(|line| line.starts_with(&short))
-        .unwrap_or_else(|| panic!("no line for {rev} in {out}"))
-        .to_string()
+    squeezed(
+        out.lines()
+            .find(|line| line.starts_with(&short))
+            .unwrap_or_else(|| panic!("no line for {rev} in {out}")),
+    )
+}
+
+fn squeezed(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn stdout(assert: &assert_cmd::assert::Assert) -> String {
@@ -49,21 +56,31 @@ fn log_says_failed_only_for_the_state_that_failed() {
             .code(0),
     );
     assert!(
-        line_of(&out, &repo, "HEAD~2").contains(" failed (exit 1, 3 min ago) breaks"),
+        line_of(&out, &repo, "HEAD~2").contains(&squeezed(" failed (exit 1, 3 min ago) breaks")),
         "{out}"
     );
     // Another tree (a.txt unchanged but b.txt added), and a fixed verify.sh: no failure of theirs.
     assert!(
-        line_of(&out, &repo, "HEAD~1").contains(" unproven      another"),
+        line_of(&out, &repo, "HEAD~1").contains(&squeezed(" unproven      another")),
         "{out}"
     );
     assert!(
-        line_of(&out, &repo, "HEAD").contains(" unproven      fixed"),
+        line_of(&out, &repo, "HEAD").contains(&squeezed(" unproven      fixed")),
         "{out}"
     );
     assert!(
-        line_of(&out, &repo, "HEAD~3").contains(" proven        initial"),
+        line_of(&out, &repo, "HEAD~3").contains(&squeezed(" proven        initial")),
         "{out}"
+    );
+    // The standing column fits the failure's words: the subjects start in one column.
+    let starts: Vec<usize> = ["fixed", "another", "breaks", "initial"]
+        .iter()
+        .zip(out.lines())
+        .map(|(subject, line)| line.find(&format!(" {subject}")).expect(subject))
+        .collect();
+    assert!(
+        starts.iter().all(|&at| at == starts[0]),
+        "{starts:?}\n{out}"
     );
 
     // Hours later, the same failure in hours; -p shows its last lines.
@@ -88,7 +105,7 @@ fn log_says_failed_only_for_the_state_that_failed() {
     hand_prove(&repo, "HEAD~2");
     let after = stdout(&repo.prove_it(&["log", "--color=never"]).assert().code(0));
     assert!(
-        line_of(&after, &repo, "HEAD~2").contains(" proven        breaks"),
+        line_of(&after, &repo, "HEAD~2").contains(&squeezed(" proven        breaks")),
         "{after}"
     );
 }
@@ -223,11 +240,11 @@ fn a_proof_that_passed_after_a_failed_run_is_flaky_in_log_and_stats() {
     repo.prove_it(&["run", "HEAD"]).assert().code(0);
     let out = stdout(&repo.prove_it(&["log", "--color=never"]).assert().code(0));
     assert!(
-        line_of(&out, &repo, "HEAD").contains(" proven (flaky: 1) flaky  ("),
+        line_of(&out, &repo, "HEAD").contains(&squeezed(" proven (flaky: 1) flaky  (")),
         "{out}"
     );
     assert!(
-        line_of(&out, &repo, "HEAD~1").contains(" proven        initial"),
+        line_of(&out, &repo, "HEAD~1").contains(&squeezed(" proven        initial")),
         "{out}"
     );
     let json = json_stdout(&repo.prove_it(&["log", "--json"]).assert().code(0));
@@ -286,21 +303,22 @@ fn with_checks_a_failure_belongs_to_its_check_and_its_input_tree() {
             .code(0),
     );
     assert!(
-        line_of(&out, &repo, "HEAD~2").contains(
+        line_of(&out, &repo, "HEAD~2").contains(&squeezed(
             " failed        checks  (proven 1/2 checks, failed: docs (exit 3, 3 min ago))"
-        ),
+        )),
         "{out}"
     );
     // docs' input tree is the same one commit later: its failure is still on record for it.
     assert!(
         line_of(&out, &repo, "HEAD~1").contains(
-            " failed        api-only  (proven 0/2 checks, missing: api; failed: docs (exit 3, 3 min ago))"
+            &squeezed(" failed        api-only  (proven 0/2 checks, missing: api; failed: docs (exit 3, 3 min ago))")
         ),
         "{out}"
     );
     assert!(
-        line_of(&out, &repo, "HEAD")
-            .contains(" unproven      docs-fixed  (proven 0/2 checks, missing: api, docs)"),
+        line_of(&out, &repo, "HEAD").contains(&squeezed(
+            " unproven      docs-fixed  (proven 0/2 checks, missing: api, docs)"
+        )),
         "{out}"
     );
     let patch = stdout(
