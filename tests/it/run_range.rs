@@ -373,3 +373,38 @@ fn a_range_keeps_a_bounded_folder_of_commit_logs() {
         "the failing commit's log is kept"
     );
 }
+
+#[test]
+fn a_range_with_a_checks_file_names_the_failing_check_and_skips_it_when_recorded() {
+    let repo = crate::checks::monorepo("exit 0", "exit 0");
+    crate::checks::script(
+        &repo,
+        "docs/verify.sh",
+        "docs",
+        "echo 'docs: broken link'\nexit 3",
+    );
+    repo.commit_all("break the docs");
+    crate::checks::script(&repo, "docs/verify.sh", "docs", "exit 0");
+    repo.commit_all("fix the docs");
+    let first = repo.prove_it(&["run", "HEAD~2..HEAD"]).assert().code(1);
+    let out = String::from_utf8_lossy(&first.get_output().stdout).into_owned();
+    assert!(
+        out.contains("break the docs: failed: check docs: exit code 3 after"),
+        "{out}"
+    );
+    assert!(out.contains("    docs: broken link"), "{out}");
+    assert!(out.contains("1 of 2 commits proven"), "{out}");
+    let docs_runs = crate::checks::runs(&repo, "docs").len();
+    let again = repo.prove_it(&["run", "HEAD~2..HEAD"]).assert().code(1);
+    let out = String::from_utf8_lossy(&again.get_output().stdout).into_owned();
+    assert!(
+        out.contains("break the docs: failed (recorded: check docs: exit 3, "),
+        "{out}"
+    );
+    assert_eq!(
+        crate::checks::runs(&repo, "docs").len(),
+        docs_runs,
+        "nothing ran again"
+    );
+    no_worktree_left(&repo);
+}
