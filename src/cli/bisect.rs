@@ -75,8 +75,10 @@ pub(crate) fn run(
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let policy = ctx.policy.clone()?;
     let repo = &ctx.repo;
-    let good = commit_of(repo, &args.good, "GOOD")?;
-    let bad = commit_of(repo, &args.bad, "BAD")?;
+    let hint =
+        |which: &str| format!("name one commit as {which}: git prove-it bisect <good> <bad>");
+    let good = commits::one_commit(repo, &args.good, hint("GOOD"))?;
+    let bad = commits::one_commit(repo, &args.bad, hint("BAD"))?;
     let line = first_parent_line(repo, &good, &bad, args)?;
     let statuses = proof::commit_standings(repo, &line)?;
     let now = ctx.clock.now();
@@ -158,19 +160,6 @@ pub(crate) fn run(
         report.human(out)?;
     }
     Ok(code)
-}
-
-/// The commit `rev` names (`which`: GOOD or BAD), refusing ranges.
-fn commit_of(repo: &Repo, rev: &str, which: &str) -> Result<CommitInfo, super::Failure> {
-    let selection = repo.select(&[rev.to_string()])?;
-    match (selection.tips.as_slice(), selection.hidden.is_empty()) {
-        ([id], true) => Ok(repo.commit_info(*id)?),
-        _ => Err(
-            super::Failure::from(anyhow::anyhow!("{rev:?} is not a single commit")).hint(format!(
-                "name one commit as {which}: git prove-it bisect <good> <bad>"
-            )),
-        ),
-    }
 }
 
 /// The commits on the first-parent line from `bad` back to `good`, oldest first, `good` left

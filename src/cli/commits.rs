@@ -38,6 +38,22 @@ pub(crate) struct CommitRun<'a> {
     pub log: Option<std::path::PathBuf>,
 }
 
+/// The one commit `rev` names, or an error with `hint` for a range: a proof, a step of a
+/// search, is for one tree.
+pub(crate) fn one_commit(
+    repo: &Repo,
+    rev: &str,
+    hint: impl Into<String>,
+) -> Result<git::CommitInfo, super::Failure> {
+    let selection = repo.select(&[rev.to_string()])?;
+    match (selection.tips.as_slice(), selection.hidden.is_empty()) {
+        ([id], true) => Ok(repo.commit_info(*id)?),
+        _ => {
+            Err(super::Failure::from(anyhow::anyhow!("{rev:?} is not a single commit")).hint(hint))
+        }
+    }
+}
+
 /// A commit proven in a worktree: `run`'s exit code, and its report when it was captured.
 pub(crate) struct Proved {
     pub code: u8,

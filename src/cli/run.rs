@@ -2,7 +2,7 @@ use crate::outcome::Outcome;
 use std::io::Write;
 use std::time::Duration;
 
-use super::commits::{CommitRun, Output, prove_commit};
+use super::commits::{CommitRun, Output, one_commit, prove_commit};
 use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::exit;
@@ -594,7 +594,8 @@ fn run_rev(
     out: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     let repo = &ctx.repo;
-    let info = commit_of(repo, rev)?;
+    // A range was sent to run_range: this is one commit.
+    let info = one_commit(repo, rev, "name one commit, or a range such as main..HEAD")?;
     let tree = Some(info.tree.to_string());
     let set = match repo.tree_entry(info.tree, proof::CHECKS_FILE)? {
         Some(_) => Some(CheckSet::of_tree(repo, info.tree).map_err(checks_hint)?),
@@ -642,16 +643,4 @@ fn run_rev(
             log: None,
         },
     )
-}
-
-/// The commit `rev` names, refusing ranges: a proof is for one tree.
-pub(crate) fn commit_of(repo: &Repo, rev: &str) -> Result<git::CommitInfo, super::Failure> {
-    let selection = repo.select(&[rev.to_string()])?;
-    match (selection.tips.as_slice(), selection.hidden.is_empty()) {
-        ([id], true) => Ok(repo.commit_info(*id)?),
-        _ => Err(
-            super::Failure::from(anyhow::anyhow!("{rev:?} is not a single commit"))
-                .hint("run proves one commit; to see which commits of a range are proven, use 'git prove-it check --all <range>'"),
-        ),
-    }
 }
