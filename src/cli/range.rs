@@ -17,7 +17,7 @@ use crate::exit;
 use crate::git::{CommitInfo, Repo, TempWorktree};
 use crate::outcome::Outcome;
 use crate::proof::{self, CommitStatus, Standing};
-use crate::report::{self, JSON_VERSION, RangeCommit, RangeReport, RangeResult};
+use crate::report::{self, JSON_VERSION, Progress, RangeCommit, RangeReport, RangeResult};
 
 /// How many commit logs are kept at least (the newest), whatever the range's length.
 const KEPT_LOGS: usize = 500;
@@ -81,27 +81,33 @@ pub(crate) fn run_range(
         jobs: Some((how.check_jobs / workers).max(1)),
         log: None,
     };
+    let to_run = queue.len();
     let queue = Mutex::new(queue);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, RangeResult)>();
+    // On a terminal, a line on stderr says how far the range is, under the commits' lines.
+    let mut progress = Progress::new(how.verbose || how.json);
     let mut printed = 0;
-    let mut print_ready = |results: &[Option<RangeResult>], out: &mut dyn Write| {
-        while let Some(Some(result)) = results.get(printed) {
-            if !how.json {
-                let commit = &commits[printed];
-                let line = RangeCommit {
-                    commit: commit.id.to_string(),
-                    subject: commit.subject.clone(),
-                    result: result.clone(),
-                };
-                line.human(out)?;
-                out.flush()?;
+    let mut print_ready =
+        |results: &[Option<RangeResult>], out: &mut dyn Write, progress: &mut Progress| {
+            while let Some(Some(result)) = results.get(printed) {
+                if !how.json {
+                    progress.clear();
+                    let commit = &commits[printed];
+                    let line = RangeCommit {
+                        commit: commit.id.to_string(),
+                        subject: commit.subject.clone(),
+                        result: result.clone(),
+                    };
+                    line.human(out)?;
+                    out.flush()?;
+                }
+                printed += 1;
             }
-            printed += 1;
-        }
-        Ok::<(), std::io::Error>(())
-    };
-    print_ready(&results, out)?;
+            Ok::<(), std::io::Error>(())
+        };
+    print_ready(&results, out, &mut progress)?;
     let mut failure = None;
+    let began = std::time::Instant::now();
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let sender = sender.clone();
@@ -110,12 +116,24 @@ pub(crate) fn run_range(
             scope.spawn(move || worker(&repo, queue, run, interrupt, logs, &sender));
         }
         drop(sender);
-        for (index, result) in receiver {
-            results[index] = Some(result);
-            if let Err(error) = print_ready(&results, out) {
-                failure.get_or_insert(error);
+        let mut ran = 0;
+        loop {
+            match receiver.recv_timeout(std::time::Duration::from_millis(200)) {
+                Ok((index, result)) => {
+                    results[index] = Some(result);
+                    ran += 1;
+                    if let Err(error) = print_ready(&results, out, &mut progress) {
+                        failure.get_or_insert(error);
+                    }
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                    progress.running(format!("{to_run} commits, {ran} done,"));
+                    progress.tick(began.elapsed());
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
             }
         }
+        progress.clear();
     });
     if let Some(error) = failure {
         return Err(error.into());
@@ -125,7 +143,7 @@ pub(crate) fn run_range(
     for result in results.iter_mut().filter(|r| r.is_none()) {
         *result = Some(RangeResult::Interrupted);
     }
-    print_ready(&results, out)?;
+    print_ready(&results, out, &mut progress)?;
     let commits: Vec<RangeCommit> = commits
         .into_iter()
         .zip(results)

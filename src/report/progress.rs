@@ -34,6 +34,21 @@ impl Progress {
         }
     }
 
+    /// What the line says runs, from now on: `3 of 40 commits proven`.
+    pub(crate) fn running(&mut self, running: String) {
+        self.running = running;
+    }
+
+    /// Clear the line, for a line of output to take its place; the next tick draws it again.
+    pub(crate) fn clear(&mut self) {
+        if self.shown {
+            let mut err = std::io::stderr().lock();
+            let _ = write!(err, "\r\x1b[2K");
+            let _ = err.flush();
+            self.shown = false;
+        }
+    }
+
     pub(crate) fn tick(&mut self, elapsed: Duration) {
         if self.enabled {
             let mut err = std::io::stderr().lock();

@@ -408,3 +408,34 @@ fn a_range_with_a_checks_file_names_the_failing_check_and_skips_it_when_recorded
     );
     no_worktree_left(&repo);
 }
+
+/// On a terminal, a line on stderr says how far the range is, and is cleared for each
+/// commit's line.
+#[test]
+fn a_terminal_shows_how_far_the_range_is() {
+    let repo = TestRepo::new();
+    history(&repo, 2, &[], "sleep 1.3");
+    let bin = cargo_bin("git-prove-it");
+    let out = repo
+        .command("script")
+        .args([
+            "-qec",
+            &format!("'{}' run main~2..main --jobs 1", bin.display()),
+            "/dev/null",
+        ])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        shown.contains("prove-it: running 2 commits, 0 done, ... 1s"),
+        "{shown:?}"
+    );
+    assert!(
+        shown.contains("prove-it: running 2 commits, 1 done, ... "),
+        "{shown:?}"
+    );
+    // Cleared before the commit's line, which starts a line of its own.
+    assert!(shown.contains("\r\x1b[2K"), "{shown:?}");
+    assert!(shown.contains("commit 1: proven in 1."), "{shown:?}");
+    assert!(shown.contains("2 of 2 commits proven"), "{shown:?}");
+}
