@@ -204,6 +204,19 @@ fn all_proven(
     }))
 }
 
+/// The report of a working state that nothing arms: why, and the hints that fix it.
+fn not_armed(armed: &git::Armed) -> RunReport {
+    RunReport {
+        version: JSON_VERSION,
+        outcome: Outcome::InsufficientEvidence,
+        tree: None,
+        result: RunResult::NotArmed {
+            reason: armed.reason(),
+            hints: unarmed(armed).hints(),
+        },
+    }
+}
+
 fn prove(
     ctx: &Context,
     policy: &Policy,
@@ -214,16 +227,7 @@ fn prove(
     let armed = repo.armed()?;
     let checks_file = proof::has_checks_file(repo)?;
     if !armed.is_armed() && !checks_file {
-        let report = RunReport {
-            version: JSON_VERSION,
-            outcome: Outcome::InsufficientEvidence,
-            tree: None,
-            result: RunResult::NotArmed {
-                reason: armed.reason(),
-                hints: unarmed(&armed).hints(),
-            },
-        };
-        return Ok((exit::NOT_ARMED, report));
+        return Ok((exit::NOT_ARMED, not_armed(&armed)));
     }
 
     let before = repo.state_tree(false).map_err(content_hint)?;
@@ -234,16 +238,7 @@ fn prove(
         }
     }
     if !armed.is_armed() {
-        let report = RunReport {
-            version: JSON_VERSION,
-            outcome: Outcome::InsufficientEvidence,
-            tree: None,
-            result: RunResult::NotArmed {
-                reason: armed.reason(),
-                hints: unarmed(&armed).hints(),
-            },
-        };
-        return Ok((exit::NOT_ARMED, report));
+        return Ok((exit::NOT_ARMED, not_armed(&armed)));
     }
     if before.verify.is_none() {
         // A proof names the verify.sh it ran, so one that is not part of the state cannot prove it.
