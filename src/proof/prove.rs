@@ -148,7 +148,7 @@ pub(crate) fn prove_checks(
     repo: &Repo,
     before: &StateTree,
     runs: Vec<ToRun>,
-    attempt: ProveOptions<'_>,
+    mut attempt: ProveOptions<'_>,
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<(String, Attempted)>, Error> {
@@ -183,7 +183,7 @@ pub(crate) fn prove_checks(
         repo.check_on_disk(before, &run.check.run, "check's script")?;
     }
     let single = runs.len() == 1;
-    let mut echo = attempt.echo;
+    let mut echo = attempt.echo.take();
     let echoing = echo.is_some();
     // Run `n` (0 for the first) of check `index`: its program, directory, environment and log.
     let plan = |run: &ToRun, n: u32, echo: Option<Box<dyn Write + Send>>| {
@@ -269,37 +269,20 @@ pub(crate) fn prove_checks(
             }
             // A failure is recorded for the state it ran on: not when it was interrupted (that
             // says nothing of the check), nor when its inputs are not as they were.
-            let failure = (outcome.exit != verify::Exit::Interrupted)
-                .then(|| {
-                    if after.is_none() {
-                        after = repo.state_tree_since(run_start).ok();
-                    }
-                    let same = repo
-                        .input_tree(after.as_ref()?, &run.check.inputs, true)
-                        .ok()?;
-                    let verify = run.check.script?;
-                    (same == run.input_tree).then(|| Failure {
-                        tree: run.input_tree,
-                        check: run.check.record_name().map(str::to_string),
-                        head: repo.head_commit().ok().flatten(),
-                        verify,
-                        exit: exit.clone(),
-                        exit_code,
-                        duration_ms,
-                        attempts: failed_before + 1,
-                        time: started,
-                        host: attempt.host.to_string(),
-                        session: attempt.session.map(str::to_string),
-                        tool: tool(),
-                        identity_missing: repo.identity().missing,
-                        output: super::failure::redact(
-                            super::failure::bounded_output(&outcome.tail),
-                            &super::failure::secret_values(std::env::vars()),
-                        ),
-                        signed_off_by: repo.identity().display.clone(),
-                    })
-                })
-                .flatten();
+            let failure = if outcome.exit == verify::Exit::Interrupted {
+                None
+            } else {
+                if after.is_none() {
+                    after = repo.state_tree_since(run_start).ok();
+                }
+                let unmoved = after
+                    .as_ref()
+                    .and_then(|after| repo.input_tree(after, &run.check.inputs, true).ok())
+                    == Some(run.input_tree);
+                unmoved
+                    .then(|| failure_of(repo, &run, &outcome, &attempt, started, failed_before + 1))
+                    .flatten()
+            };
             // Best effort: a failure that could not be recorded still fails the run.
             let recorded = failure
                 .is_some_and(|failure| super::failure::record_failure(repo, &failure).is_ok());
@@ -408,6 +391,42 @@ pub(crate) fn prove_checks(
         results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
     }
     Ok(results)
+}
+
+/// The failure record of `run`'s failing `outcome`, its `attempts`-th failing run; `None` for a
+/// check whose script the state does not hold (nothing could have run it).
+fn failure_of(
+    repo: &Repo,
+    run: &ToRun,
+    outcome: &verify::Ran,
+    attempt: &ProveOptions<'_>,
+    started: time::OffsetDateTime,
+    attempts: u32,
+) -> Option<Failure> {
+    let identity = repo.identity();
+    Some(Failure {
+        tree: run.input_tree,
+        check: run.check.record_name().map(str::to_string),
+        head: repo.head_commit().ok().flatten(),
+        verify: run.check.script?,
+        exit: outcome.exit.describe(attempt.timeout),
+        exit_code: match outcome.exit {
+            verify::Exit::Code(code) => Some(code),
+            _ => None,
+        },
+        duration_ms: millis(outcome.duration),
+        attempts,
+        time: started,
+        host: attempt.host.to_string(),
+        session: attempt.session.map(str::to_string),
+        tool: tool(),
+        identity_missing: identity.missing,
+        output: super::failure::redact(
+            super::failure::bounded_output(&outcome.tail),
+            &super::failure::secret_values(std::env::vars()),
+        ),
+        signed_off_by: identity.display.clone(),
+    })
 }
 
 /// The record's `tool:`.
