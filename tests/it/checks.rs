@@ -170,16 +170,18 @@ fn a_failing_check_fails_the_run_and_the_passing_one_is_still_recorded() {
     assert_eq!(runs(&repo, "api").len(), 2);
 }
 
+/// A check's body that marks it started and waits (5 s at most) for `other` to have started.
+fn waiting_for(me: &str, other: &str) -> String {
+    format!(
+        "touch \"$HOME/started-{me}\"\ni=0\nwhile [ ! -e \"$HOME/started-{other}\" ]; do i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done\nexit 0"
+    )
+}
+
 /// Two checks that each wait for the other to have started can only pass when they run at
 /// once: with one job the first gives up, with two both pass.
 #[test]
 fn checks_run_in_parallel_up_to_prove_it_jobs() {
-    let wait = |me: &str, other: &str| {
-        format!(
-            "touch \"$HOME/started-{me}\"\ni=0\nwhile [ ! -e \"$HOME/started-{other}\" ]; do i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done\nexit 0"
-        )
-    };
-    let repo = monorepo(&wait("api", "docs"), &wait("docs", "api"));
+    let repo = monorepo(&waiting_for("api", "docs"), &waiting_for("docs", "api"));
     repo.prove_it(&["run"])
         .env("PROVE_IT_JOBS", "1")
         .assert()
@@ -190,6 +192,24 @@ fn checks_run_in_parallel_up_to_prove_it_jobs() {
     // --force: one job let the second check pass on the first's mark, and it is proven.
     repo.prove_it(&["run", "--force"])
         .env("PROVE_IT_JOBS", "2")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("all 2 checks"));
+}
+
+/// `run --jobs N` says it for one run, over PROVE_IT_JOBS.
+#[test]
+fn run_jobs_sets_how_many_checks_run_at_once() {
+    let repo = monorepo(&waiting_for("api", "docs"), &waiting_for("docs", "api"));
+    repo.prove_it(&["run", "--jobs", "1"])
+        .env("PROVE_IT_JOBS", "2")
+        .assert()
+        .code(1);
+    for name in ["api", "docs"] {
+        let _ = std::fs::remove_file(repo.home().join(format!("started-{name}")));
+    }
+    repo.prove_it(&["run", "--force", "--jobs", "2"])
+        .env("PROVE_IT_JOBS", "1")
         .assert()
         .code(0)
         .stdout(predicate::str::contains("all 2 checks"));
