@@ -117,7 +117,7 @@ impl Failures<'_> {
             return Ok(None);
         }
         let mut notes = self.repo.notes(FAILURES_REF);
-        Ok(lookup_failure(&mut notes, key, check, script)?
+        Ok(lookup_failure(&mut notes, key, check, Some(script))?
             .map(|failure| FailureSummary::new(&failure, self.now)))
     }
 }

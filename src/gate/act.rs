@@ -271,15 +271,9 @@ fn predated(
     check: Option<&str>,
     tail: &[String],
 ) -> Option<super::decide::Predated> {
-    let note = ctx
-        .repo
-        .notes(crate::git::FAILURES_REF)
-        .lookup(&start)
-        .ok()??;
-    let failure = proof::parse_failures(&note, &start)
-        .into_iter()
-        .filter(|failure| failure.check.as_deref() == check)
-        .max_by_key(|failure| failure.time)?;
+    // The same check, whichever script it ran then: the session may have edited it since.
+    let mut notes = ctx.repo.notes(proof::FAILURES_REF);
+    let failure = proof::lookup_failure(&mut notes, start, check, None).ok()??;
     failure.same_lines(tail).then(|| super::decide::Predated {
         check: check.map(str::to_string),
         time: failure

@@ -358,7 +358,7 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 (status.standing.is_proven(false), status.commit.verify)
             {
                 let script = Script { blob, mode };
-                status.failure = lookup_failure(notes, status.commit.tree, None, script)?;
+                status.failure = lookup_failure(notes, status.commit.tree, None, Some(script))?;
             }
         }
         Some(checks) => {
@@ -368,7 +368,7 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 };
                 let name =
                     (check.name != super::checks_file::VERIFY_CHECK).then_some(check.name.as_str());
-                check.failure = lookup_failure(notes, check.input_tree, name, script)?;
+                check.failure = lookup_failure(notes, check.input_tree, name, Some(script))?;
             }
         }
     }

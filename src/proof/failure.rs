@@ -265,7 +265,7 @@ fn append(existing: &str, failure: &Failure) -> String {
     let records = record::split_records(&merged);
     let ours = |text: &String| {
         parse_failure(text, &failure.tree)
-            .is_ok_and(|other| other.check == failure.check && other.verify == failure.verify)
+            .is_ok_and(|other| other.is_of(failure.check.as_deref(), failure.verify))
     };
     let mut drop = records
         .iter()
@@ -300,20 +300,22 @@ pub(crate) fn record_failure(repo: &Repo, failure: &Failure) -> Result<(), git::
     Ok(())
 }
 
-/// The newest failure on record of `check` (`None`: the root verify.sh) through `script` for
-/// the input tree `key`, read through `notes` (a view of [`FAILURES_REF`]).
+/// The newest failure on record of `check` (`None`: the root verify.sh) for the input tree
+/// `key`, read through `notes` (a view of [`FAILURES_REF`]); with `script`, only a failure
+/// through that very script.
 pub(crate) fn lookup_failure(
     notes: &mut Notes<'_>,
     key: ObjectId,
     check: Option<&str>,
-    script: Script,
+    script: Option<Script>,
 ) -> Result<Option<Failure>, git::Error> {
     let Some(note) = notes.lookup(&key)? else {
         return Ok(None);
     };
     Ok(parse_failures(&note, &key)
         .into_iter()
-        .filter(|failure| failure.is_of(check, script))
+        .filter(|failure| failure.check.as_deref() == check)
+        .filter(|failure| script.is_none_or(|script| failure.verify == script))
         .max_by_key(|failure| failure.time))
 }
 

@@ -27,7 +27,7 @@ pub(crate) use commit_status::{
 };
 #[cfg(test)]
 pub(crate) use commit_status::{classify, classify_checks};
-pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure, parse_failures};
+pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
