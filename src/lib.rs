@@ -13,6 +13,7 @@ pub mod fuzzing;
 pub(crate) mod gate;
 pub(crate) mod git;
 pub(crate) mod hosts;
+pub(crate) mod isolation;
 pub(crate) mod outcome;
 pub(crate) mod process;
 pub(crate) mod proof;

@@ -447,6 +447,7 @@ fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
         },
         Ran::Error(message) if proved.code == exit::NOT_PROVEN => anyhow::bail!("{message}"),
         Ran::NotArmed(reason) | Ran::Error(reason) => StepResult::Untestable { reason },
+        Ran::CannotTest(setup) => StepResult::Untestable { reason: setup.exit },
     })
 }
 
@@ -457,6 +458,7 @@ mod tests {
     #[test]
     fn a_failure_whose_report_cannot_be_read_is_an_error_not_a_skip() {
         let proved = |code, json: &str| Proved {
+            cannot_test: None,
             code,
             stdout: json.as_bytes().to_vec(),
         };

@@ -8,6 +8,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::{self, Repo, TempWorktree};
+use crate::isolation::{self, Isolation};
 use crate::outcome::Outcome;
 
 /// Where the run in the worktree writes its report.
@@ -58,6 +59,8 @@ pub(crate) fn one_commit(
 pub(crate) struct Proved {
     pub code: u8,
     pub stdout: Vec<u8>,
+    /// The commit could not be tested: its setup failed, so its checks never ran.
+    pub cannot_test: Option<FailedRun>,
 }
 
 /// Prove `commit` in a new temporary worktree and return `run`'s exit code for it. The
@@ -72,7 +75,24 @@ pub(crate) fn prove_commit(
     let worktree = repo.add_temp_worktree(commit.id)?;
     let proved = prove_in(repo, &worktree, commit, how, &interrupt);
     worktree.remove()?;
-    Ok(proved?.code)
+    let proved = proved?;
+    match proved.cannot_test {
+        None => Ok(proved.code),
+        Some(setup) => {
+            let mut failure = super::Failure::from(anyhow::anyhow!(
+                "cannot test commit {}: {}; its checks did not run",
+                commit.id,
+                setup.exit
+            ));
+            for line in setup.tail.iter().rev().take(5).rev() {
+                failure = failure.hint(format!("setup printed: {line}"));
+            }
+            if let Some(log) = &setup.log {
+                failure = failure.hint(format!("its full output: {log}"));
+            }
+            Err(failure.hint("fix the setup script of prove-it.toml, or run it by hand in a fresh clone to see why it fails there"))
+        }
+    }
 }
 
 /// Prove `commit`, checked out in `worktree`, there.
@@ -105,12 +125,28 @@ pub(crate) fn prove_in(
     if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
     }
+    if let SetUp::Failed { exit, tail, log } = set_up(repo, worktree, commit, how, interrupt)? {
+        return Ok(Proved {
+            code: exit::NOT_PROVEN,
+            stdout: Vec::new(),
+            cannot_test: Some(FailedRun {
+                name: "setup".to_string(),
+                exit,
+                exit_code: None,
+                duration_ms: 0,
+                tail,
+                log: Some(log.display().to_string()),
+                state_changed: false,
+            }),
+        });
+    }
     let exe = std::env::current_exe().context("could not find the git-prove-it executable")?;
-    let mut cmd = crate::process::Request::new(exe)
+    let (isolation, request) = isolated(repo, worktree, exe.as_os_str())?;
+    let mut cmd = request
         .arg("run")
         .args(["--host", how.host])
+        .args(["--isolation", isolation.as_str()])
         .args(["--timeout", &how.timeout.as_secs().to_string()])
-        .current_dir(worktree.path())
         .stdout(match how.output {
             Output::Inherit => crate::process::Stream::Inherit,
             Output::ToStderr => crate::process::Stream::ToStderr,
@@ -131,6 +167,22 @@ pub(crate) fn prove_in(
         cmd = cmd.env_remove(name);
     }
     if let Some(log) = &how.log {
+        // The run may not see the common git directory at its own path (the checkout is
+        // mounted over it): name the log through the link the worktree's `.git` names.
+        let common = repo.common_dir_real();
+        let log = std::fs::canonicalize(log.parent().unwrap_or(log))
+            .ok()
+            .and_then(|dir| {
+                let rest = dir.strip_prefix(&common).ok()?;
+                Some(
+                    worktree
+                        .git_link()
+                        .join("dir")
+                        .join(rest)
+                        .join(log.file_name()?),
+                )
+            })
+            .unwrap_or_else(|| log.clone());
         cmd = cmd.arg("--log").arg(log);
     }
     if let Some(jobs) = how.jobs {
@@ -141,6 +193,7 @@ pub(crate) fn prove_in(
         .map_err(crate::process::Error::into_source)
         .context("could not run git-prove-it in the temporary worktree")?;
     Ok(Proved {
+        cannot_test: None,
         code: finished
             .status
             .code()
@@ -148,6 +201,133 @@ pub(crate) fn prove_in(
             .unwrap_or(exit::ERROR),
         stdout: finished.stdout,
     })
+}
+
+/// What became of the checks file's `setup` in a commit's worktree.
+enum SetUp {
+    /// The commit declares none, or its inputs are as the worktree's last setup had them.
+    Nothing,
+    Ran,
+    /// It failed: the commit cannot be tested, which says nothing of its checks.
+    Failed {
+        exit: String,
+        tail: Vec<String>,
+        log: std::path::PathBuf,
+    },
+}
+
+/// Run the `setup` script the commit's checks file declares in `worktree`, as its checks will
+/// run (isolated the same way, under the same timeout), unless the worktree was already set up
+/// for a commit with the same `setup-inputs`. Its output goes to a `.setup.log` beside the
+/// commit's log.
+fn set_up(
+    repo: &Repo,
+    worktree: &TempWorktree,
+    commit: &git::CommitInfo,
+    how: &CommitRun<'_>,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<SetUp, super::Failure> {
+    // A checks file that cannot be read is the run's to report, with the checks it declares.
+    let Ok(Some(setup)) = crate::proof::CheckSet::of_tree(repo, commit.tree)
+        .map_err(drop)
+        .and_then(|set| set.setup().map_err(drop))
+    else {
+        return Ok(SetUp::Nothing);
+    };
+    let key = match &setup.inputs {
+        Some(inputs) => repo.tree_input_tree(commit.tree, inputs)?,
+        None => commit.id,
+    };
+    if worktree.set_up_for() == Some(key) {
+        return Ok(SetUp::Nothing);
+    }
+    let log = match &how.log {
+        Some(log) => log.with_extension("setup.log"),
+        None => repo.state_dir()?.join("last-setup.log"),
+    };
+    let program = worktree.path().join(&setup.run);
+    let (_, request) = isolated(repo, worktree, program.as_os_str())?;
+    let mut request = request
+        .stdin(crate::process::Stdin::Null)
+        .combined(crate::process::Combined {
+            tail_lines: crate::proof::TAIL_LINES,
+            log: Some((log.clone(), crate::verify::LOG_CAP)),
+            echo: how
+                .verbose
+                .then(|| Box::new(std::io::stderr()) as Box<dyn std::io::Write + Send>),
+        })
+        .timeout(how.timeout)
+        .interrupt(interrupt)
+        .env("PROVE_IT_SETUP", &setup.run);
+    for name in git::LOCAL_ENV {
+        request = request.env_remove(name);
+    }
+    // Set up again from scratch next time if this one does not finish.
+    worktree.mark_set_up(None);
+    let finished = request
+        .run()
+        .map_err(crate::process::Error::into_source)
+        .with_context(|| format!("could not run the setup script {}", setup.run))?;
+    if finished.success() {
+        worktree.mark_set_up(Some(key));
+        return Ok(SetUp::Ran);
+    }
+    Ok(SetUp::Failed {
+        exit: format!(
+            "setup {} failed: {}",
+            setup.run,
+            finished.exit.describe(how.timeout)
+        ),
+        tail: finished.tail,
+        log,
+    })
+}
+
+/// How a run in `worktree` is kept from the checkout the command was started from, and the
+/// request that starts `program` there so: in a mount namespace that shows the worktree at
+/// the checkout's path where the machine allows it; else plainly, once no link from this
+/// environment into the checkout was found (a run that could follow one would prove the
+/// checkout's code under the commit's name, so it is refused).
+fn isolated(
+    repo: &Repo,
+    worktree: &TempWorktree,
+    program: &std::ffi::OsStr,
+) -> Result<(Isolation, crate::process::Request<'static>), super::Failure> {
+    let Ok(checkout) = repo.workdir() else {
+        // A bare repository has no checkout to leak from.
+        return Ok((
+            Isolation::None,
+            crate::process::Request::new(program).current_dir(worktree.path()),
+        ));
+    };
+    if isolation::namespaces_work() {
+        let view = isolation::View {
+            checkout: checkout.to_owned(),
+            worktree: worktree.path().to_owned(),
+            common_dir: repo.common_dir_real(),
+            git_link: worktree.git_link().to_owned(),
+        };
+        return Ok((Isolation::Namespace, view.request(program, worktree.path())));
+    }
+    let vars: Vec<_> = std::env::vars_os()
+        .filter(|(name, _)| !git::LOCAL_ENV.iter().any(|local| name == *local))
+        .collect();
+    let leaks = isolation::leaks(checkout, worktree.path(), &vars);
+    if !leaks.is_empty() {
+        let named: Vec<String> = leaks.iter().map(ToString::to_string).collect();
+        let failure = super::Failure::from(anyhow::anyhow!(
+            "not run: the run could reach the checkout's code ({}), and this machine cannot mount the commit's worktree at {}, so a proof would not be the commit's",
+            named.join("; "),
+            checkout.display()
+        ));
+        return Err(failure
+            .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the commit is mounted at the checkout's path")
+            .hint("or run it without the link: unset the variable, deactivate the virtualenv, or install the package from the commit in a `setup` script of prove-it.toml"));
+    }
+    Ok((
+        Isolation::None,
+        crate::process::Request::new(program).current_dir(worktree.path()),
+    ))
 }
 
 /// What `run --json` printed in a worktree, as the commands that prove commits read it: the
@@ -212,11 +392,16 @@ pub(crate) enum Ran {
     NotArmed(String),
     /// The run ended in an error (exit 2): what it said.
     Error(String),
+    /// The commit could not be tested (its setup failed): why, with what it printed.
+    CannotTest(FailedRun),
 }
 
 impl Proved {
     /// The run's result, read from its exit code and its `run --json` report.
     pub(crate) fn ran(&self) -> Ran {
+        if let Some(setup) = &self.cannot_test {
+            return Ran::CannotTest(setup.clone());
+        }
         let report = serde_json::from_slice::<Report>(&self.stdout);
         let outcome = |report: &Report| {
             report
@@ -313,6 +498,7 @@ mod tests {
         Proved {
             code,
             stdout: json.as_bytes().to_vec(),
+            cannot_test: None,
         }
         .ran()
     }

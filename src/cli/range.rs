@@ -337,5 +337,8 @@ fn result_of(ran: Ran) -> RangeResult {
         }
         Ran::NotArmed(_) => RangeResult::NotArmed,
         Ran::Error(message) => RangeResult::CannotProve { message },
+        Ran::CannotTest(setup) => RangeResult::CannotProve {
+            message: format!("cannot test: {}", setup.exit),
+        },
     }
 }

@@ -7,6 +7,7 @@ use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::exit;
 use crate::git::{self, PROOFS_REF, Repo};
+use crate::isolation::Isolation;
 use crate::proof::CheckSet;
 use crate::proof::lookup_proof;
 use crate::proof::{self, Attempted};
@@ -89,6 +90,11 @@ pub(crate) struct Args {
     /// hook run this command in a temporary worktree.
     #[arg(long, hide = true, default_value = "cli", value_parser = ["cli", "pre-push"])]
     host: String,
+
+    /// How the commit's worktree is kept from the checkout (`isolation:` in the record): set
+    /// when a commit is proven in a temporary worktree.
+    #[arg(long, hide = true, value_parser = ["namespace", "none"])]
+    isolation: Option<String>,
 }
 
 pub(crate) fn run(
@@ -455,6 +461,11 @@ fn options<'a>(
         log: args.log.clone(),
         clock: ctx.clock,
         retries: policy.retries,
+        isolation: match args.isolation.as_deref() {
+            Some("namespace") => Isolation::Namespace,
+            Some(_) => Isolation::None,
+            None => Isolation::Checkout,
+        },
     }
 }
 

@@ -53,5 +53,12 @@ pub(crate) const COMMIT_LOGS_DIR: &str = "commit-logs";
 /// `refs/notes/prove-it-failures-remotes/<remote>`. Local only; never pushed.
 pub(crate) const REMOTE_FAILURES_PREFIX: &str = "refs/notes/prove-it-failures-remotes/";
 
-/// Temporary worktrees of `run <rev>`, under [`STATE_DIR`].
+/// The temporary worktrees of commit runs, in a repository's folder under [`CACHE_DIR`].
 pub(crate) const WORKTREES_DIR: &str = "worktrees";
+
+/// The folder under the user's cache directory that holds each repository's commit worktrees.
+pub(crate) const CACHE_DIR: &str = "git-prove-it";
+
+/// In a repository's folder under [`CACHE_DIR`], the folder of `dir`, the link to its common
+/// git directory that commit worktrees name.
+pub(crate) const GIT_LINK_DIR: &str = "git";

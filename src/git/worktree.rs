@@ -7,7 +7,7 @@ use gix::ObjectId;
 
 use crate::process;
 
-use super::names::WORKTREES_DIR;
+use super::names::{CACHE_DIR, GIT_LINK_DIR, WORKTREES_DIR};
 use super::{Error, Repo};
 
 /// The variables through which a caller points git at a repository: git's own list
@@ -35,6 +35,10 @@ pub(crate) const LOCAL_ENV: &[&str] = &[
 pub(crate) struct TempWorktree {
     path: PathBuf,
     git_dir: PathBuf,
+    /// The folder of the link to the common git directory that this worktree's `.git` names.
+    git_link: PathBuf,
+    /// The key of the commit the checks file's `setup` last ran for here.
+    set_up_for: std::cell::Cell<Option<ObjectId>>,
     removed: bool,
 }
 
@@ -66,13 +70,13 @@ fn run(git: process::Request<'_>, what: &str) -> Result<(), Error> {
 }
 
 impl Repo {
-    /// Check `commit` out into a new temporary worktree under the state directory.
+    /// Check `commit` out into a new temporary worktree outside the repository's directory
+    /// tree ([`Repo::commit_worktrees`]), so that nothing a run finds by walking up (a
+    /// `node_modules`, a `conftest.py`, a `go.work`) belongs to the checkout.
     pub(crate) fn add_temp_worktree(&self, commit: ObjectId) -> Result<TempWorktree, Error> {
-        let parent = self.state_dir()?.join(WORKTREES_DIR);
-        std::fs::create_dir_all(&parent).map_err(|source| Error::StateDir {
-            path: parent.clone(),
-            source,
-        })?;
+        let home = self.commit_worktrees()?;
+        let parent = home.join(WORKTREES_DIR);
+        make_dir(&parent)?;
         let nanos = std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .map_or(0, |d| d.subsec_nanos());
@@ -90,17 +94,146 @@ impl Repo {
         let worktree = TempWorktree {
             path,
             git_dir,
+            git_link: home.join(GIT_LINK_DIR),
+            set_up_for: std::cell::Cell::new(None),
             removed: false,
         };
         // Dropping `worktree` on failure cleans up whatever git managed to create.
         run(cmd, "worktree add")?;
+        worktree.point_at_link(&self.common_dir_real())?;
         Ok(worktree)
     }
+
+    /// The common git directory as the kernel resolves it.
+    pub(crate) fn common_dir_real(&self) -> PathBuf {
+        let common = self.git.common_dir();
+        std::fs::canonicalize(common).unwrap_or_else(|_| common.to_owned())
+    }
+
+    /// This repository's folder for the worktrees of commit runs: under the user's cache
+    /// directory (`$XDG_CACHE_HOME`, else `~/.cache`), one folder a repository, named after it
+    /// and keyed by its common git directory; the system's temporary directory when the cache
+    /// lies inside the checkout (a home directory kept in git). It holds `git/dir`, a link to
+    /// the common git directory that the worktrees' `.git` files name (see
+    /// `isolation::View::git_link`).
+    pub(crate) fn commit_worktrees(&self) -> Result<PathBuf, Error> {
+        let common = self.common_dir_real();
+        let checkout = self.workdir().ok().and_then(|dir| dir.canonicalize().ok());
+        let inside = |dir: &Path| checkout.as_deref().is_some_and(|c| dir.starts_with(c));
+        // Read here rather than in the context: where a worktree goes is the repository's
+        // storage, as the state directory is, and a run resolves it once.
+        let cache = std::env::var_os("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .filter(|dir| dir.is_absolute())
+            .or_else(|| std::env::var_os("HOME").map(|home| PathBuf::from(home).join(".cache")))
+            .map(|dir| dir.join(CACHE_DIR))
+            .map(|dir| std::fs::canonicalize(&dir).unwrap_or(dir))
+            .filter(|dir| !inside(dir))
+            .unwrap_or_else(|| {
+                std::env::temp_dir().join(format!(
+                    "{CACHE_DIR}-{}",
+                    rustix::process::getuid().as_raw()
+                ))
+            });
+        let named = common
+            .parent()
+            .filter(|_| common.file_name().is_some_and(|name| name == ".git"))
+            .unwrap_or(&common)
+            .file_name()
+            .map(|name| {
+                name.to_string_lossy()
+                    .chars()
+                    .map(|c| {
+                        if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                            c
+                        } else {
+                            '_'
+                        }
+                    })
+                    .take(40)
+                    .collect::<String>()
+            })
+            .unwrap_or_default();
+        let key = gix::objs::compute_hash(
+            gix::hash::Kind::Sha1,
+            gix::objs::Kind::Blob,
+            common.as_os_str().as_encoded_bytes(),
+        )
+        .map_err(|error| Error::StateDir {
+            path: common.clone(),
+            source: std::io::Error::other(error),
+        })?;
+        let home = cache.join(format!("{named}-{}", &key.to_hex().to_string()[..12]));
+        let link_parent = home.join(GIT_LINK_DIR);
+        make_dir(&link_parent)?;
+        let link = link_parent.join("dir");
+        if std::fs::read_link(&link).ok().as_deref() != Some(common.as_path()) {
+            // A link left by an older layout, or by a repository that moved: made again.
+            let _ = std::fs::remove_file(&link);
+            std::os::unix::fs::symlink(&common, &link).map_err(|source| Error::StateDir {
+                path: link.clone(),
+                source,
+            })?;
+        }
+        Ok(home)
+    }
+}
+
+/// Create `dir` and its parents, private to the user.
+fn make_dir(dir: &Path) -> Result<(), Error> {
+    use std::os::unix::fs::DirBuilderExt as _;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .map_err(|source| Error::StateDir {
+            path: dir.to_owned(),
+            source,
+        })
 }
 
 impl TempWorktree {
     pub(crate) fn path(&self) -> &Path {
         &self.path
+    }
+
+    /// The key (a commit, or its setup inputs' tree) of what the checks file's `setup` last
+    /// prepared this worktree for.
+    pub(crate) fn set_up_for(&self) -> Option<ObjectId> {
+        self.set_up_for.get()
+    }
+
+    pub(crate) fn mark_set_up(&self, key: Option<ObjectId>) {
+        self.set_up_for.set(key);
+    }
+
+    /// The folder holding `dir`, the link to the common git directory this worktree's `.git`
+    /// names.
+    pub(crate) fn git_link(&self) -> &Path {
+        &self.git_link
+    }
+
+    /// Make the worktree's `.git` file name its administrative directory through the link
+    /// (`<git_link>/dir/worktrees/<name>`) rather than through the common directory's own
+    /// path, which a run in a mount namespace may not see (the checkout is mounted over it).
+    fn point_at_link(&self, common: &Path) -> Result<(), Error> {
+        let file = self.path.join(".git");
+        let failed = |source| Error::StateDir {
+            path: file.clone(),
+            source,
+        };
+        let text = std::fs::read_to_string(&file).map_err(failed)?;
+        let admin = PathBuf::from(text.trim_end().trim_start_matches("gitdir: "));
+        let admin = std::fs::canonicalize(&admin).unwrap_or(admin);
+        let rest = admin.strip_prefix(common).map_err(|_| {
+            failed(std::io::Error::other(format!(
+                "git made it name {}, outside {}",
+                admin.display(),
+                common.display()
+            )))
+        })?;
+        let linked = self.git_link.join("dir").join(rest);
+        std::fs::write(&file, format!("gitdir: {}\n", linked.display())).map_err(failed)
     }
 
     /// Check `commit` out here instead, for the next run: tracked files as the commit holds

@@ -63,6 +63,16 @@ pub(crate) struct CheckSet {
     pub checks: Vec<Check>,
 }
 
+impl CheckSet {
+    /// The setup script the checks file declares, if any.
+    pub(crate) fn setup(&self) -> Result<Option<checks_file::Setup>, Invalid> {
+        match &self.file {
+            Some((_, text)) => checks_file::setup(text),
+            None => Ok(None),
+        }
+    }
+}
+
 /// Why the checks of a tree cannot be read.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum ChecksError {
@@ -184,9 +194,23 @@ impl CheckSet {
         entry: EntryAt<'_>,
     ) -> Result<CheckSet, ChecksError> {
         let mut set = Self::build(None, None, verify, entry)?;
+        // The setup script prepares every check's run, so each check's key holds it.
+        let setup = match &file {
+            Some((_, text)) => checks_file::setup(text)?,
+            None => None,
+        };
         for declared in declared {
             let mut inputs = declared.inputs;
             inputs.push(CHECKS_FILE.to_string());
+            if let Some(setup) = &setup
+                && !inputs.iter().any(|input| {
+                    input.is_empty()
+                        || setup.run == *input
+                        || setup.run.starts_with(&format!("{input}/"))
+                })
+            {
+                inputs.push(setup.run.clone());
+            }
             set.checks.push(Check {
                 script: entry(&declared.run)?.map(|(blob, mode)| Script { blob, mode }),
                 name: declared.name,

@@ -32,6 +32,110 @@ pub(crate) struct Invalid(pub String);
 struct File {
     #[serde(default)]
     checks: BTreeMap<String, toml::Spanned<Entry>>,
+    /// Run in a commit's worktree before its checks (`npm ci`, `uv sync`).
+    setup: Option<toml::Spanned<String>>,
+    /// The paths whose change makes `setup` run again; without it, it runs at every commit.
+    #[serde(rename = "setup-inputs")]
+    setup_inputs: Option<toml::Spanned<Vec<toml::Spanned<String>>>>,
+    /// The oldest git-prove-it that reads this file as it is meant: compared before this
+    /// strict reading (`needs_newer`), named here so that it is a known key.
+    #[serde(rename = "min-version")]
+    _min_version: Option<toml::Value>,
+}
+
+/// What the checks file runs in a commit's worktree before its checks, each time the worktree
+/// is moved to another commit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Setup {
+    /// The script's repository-relative path; it runs from the worktree's root.
+    pub run: String,
+    /// With `setup-inputs`, the paths whose change makes it run again (normalised as a
+    /// check's inputs are); `None`: it runs every time.
+    pub inputs: Option<Vec<String>>,
+}
+
+/// The version of this build, which `min-version` is compared with.
+const THIS_VERSION: &str = env!("CARGO_PKG_VERSION");
+
+/// `Err` when `text` says it needs a newer git-prove-it than this one (`min-version`): said
+/// before anything else, so that a key this build does not know is explained by the version
+/// it came with rather than reported as unknown.
+fn needs_newer(text: &str) -> Result<(), Invalid> {
+    let Ok(table) = text.parse::<toml::Table>() else {
+        return Ok(());
+    };
+    let Some(wanted) = table.get("min-version").and_then(toml::Value::as_str) else {
+        return Ok(());
+    };
+    let number = |version: &str| -> Option<Vec<u64>> {
+        version
+            .trim()
+            .trim_start_matches('v')
+            .split('.')
+            .map(|part| part.parse().ok())
+            .collect()
+    };
+    match (number(wanted), number(THIS_VERSION)) {
+        (Some(wanted_parts), Some(ours)) if wanted_parts > ours => Err(Invalid(format!(
+            "it needs git-prove-it {wanted} or later (min-version), and this is {THIS_VERSION}"
+        ))),
+        (None, _) => Err(Invalid(format!(
+            "min-version = {wanted:?} is not a version such as \"{THIS_VERSION}\""
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// The `setup` the checks file `text` declares, if any.
+pub(crate) fn setup(text: &str) -> Result<Option<Setup>, Invalid> {
+    needs_newer(text)?;
+    let file: File = toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))?;
+    let line_of = |span: std::ops::Range<usize>| {
+        1 + text[..span.start.min(text.len())]
+            .bytes()
+            .filter(|&b| b == b'\n')
+            .count()
+    };
+    let Some(run) = file.setup else {
+        if let Some(inputs) = file.setup_inputs {
+            return Err(Invalid(format!(
+                "line {}: setup-inputs is set without a setup script to run",
+                line_of(inputs.span())
+            )));
+        }
+        return Ok(None);
+    };
+    let path = normal_path(run.get_ref()).map_err(|why| {
+        Invalid(format!(
+            "line {}: setup = {:?} {why}",
+            line_of(run.span()),
+            run.get_ref()
+        ))
+    })?;
+    let inputs = match file.setup_inputs {
+        None => None,
+        Some(inputs) => {
+            let mut paths = vec![path.clone(), CHECKS_FILE.to_string()];
+            for input in inputs.into_inner() {
+                let normal = normal_path(input.get_ref()).or_else(|why| {
+                    if matches!(input.get_ref().trim_end_matches('/'), "." | "") {
+                        Ok(String::new())
+                    } else {
+                        Err(why)
+                    }
+                });
+                paths.push(normal.map_err(|why| {
+                    Invalid(format!(
+                        "line {}: setup-inputs: {:?} {why}",
+                        line_of(input.span()),
+                        input.get_ref()
+                    ))
+                })?);
+            }
+            Some(outermost(paths))
+        }
+    };
+    Ok(Some(Setup { run: path, inputs }))
 }
 
 #[derive(Deserialize)]
@@ -44,6 +148,7 @@ struct Entry {
 /// The checks `text` declares, in name order. Every error says where: the toml crate's own
 /// errors give line and column, and ours the line of the value at fault.
 pub(crate) fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
+    needs_newer(text)?;
     let file: File = toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))?;
     let line_of = |span: std::ops::Range<usize>| {
         1 + text[..span.start.min(text.len())]

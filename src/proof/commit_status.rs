@@ -607,6 +607,7 @@ mod tests {
             exit_code: 0,
             duration_ms: 10,
             flaky: 0,
+            isolation: None,
             time: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
             host: "cli".into(),
             session: None,

@@ -15,6 +15,7 @@ use super::failure::Failure;
 use super::record::{self, Outcome, Record, Script, Signature};
 use crate::context::Clock;
 use crate::git::{self, PROOFS_REF, Repo, StateTree};
+use crate::isolation::Isolation;
 use crate::signing::{self, Signer};
 use crate::verify;
 
@@ -50,6 +51,8 @@ pub(crate) struct ProveOptions<'a> {
     /// How many times a failing check is run again before it counts as failed
     /// (`prove-it.retries`); a pass after failures is recorded with `flaky:`.
     pub retries: u32,
+    /// How the run is kept from seeing other bytes than the tree it proves (`isolation:`).
+    pub isolation: Isolation,
 }
 
 /// What happened when verify.sh ran.
@@ -358,6 +361,7 @@ pub(crate) fn prove_checks(
             exit_code: 0,
             duration_ms,
             flaky: failed_before,
+            isolation: Some(attempt.isolation),
             time: started,
             host: attempt.host.to_string(),
             session: attempt.session.map(str::to_string),

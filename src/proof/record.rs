@@ -9,6 +9,7 @@ use gix::ObjectId;
 use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
+pub(crate) use crate::isolation::Isolation;
 pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
@@ -60,6 +61,10 @@ pub(crate) struct Record {
     /// How many runs failed before the one that passed (`prove-it.retries`); 0, and no
     /// `flaky:` line, for a check that passed at once.
     pub flaky: u32,
+    /// How the run was kept from seeing other bytes than the tree it proves; `None` for a
+    /// record written before the `isolation:` line existed (or naming a kind this build does
+    /// not know), which `check --require-isolated` refuses.
+    pub isolation: Option<Isolation>,
     pub time: OffsetDateTime,
     pub host: String,
     pub session: Option<String>,
@@ -181,6 +186,9 @@ impl Record {
         let _ = writeln!(out, "duration-ms: {}", self.duration_ms);
         if self.flaky > 0 {
             let _ = writeln!(out, "flaky: {}", self.flaky);
+        }
+        if let Some(isolation) = self.isolation {
+            let _ = writeln!(out, "isolation: {isolation}");
         }
         let _ = writeln!(out, "time: {}", rfc3339(self.time));
         write_run_by(
@@ -379,6 +387,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "exit-code" => &mut fields.exit_code,
             "duration-ms" => &mut fields.duration_ms,
             "flaky" => &mut fields.flaky,
+            "isolation" => &mut fields.isolation,
             "exit" => &mut fields.exit,
             "attempts" => &mut fields.attempts,
             "time" => &mut fields.time,
@@ -414,6 +423,7 @@ pub(super) struct Fields {
     pub exit_code: Option<String>,
     pub duration_ms: Option<String>,
     pub flaky: Option<String>,
+    pub isolation: Option<String>,
     pub exit: Option<String>,
     pub attempts: Option<String>,
     pub time: Option<String>,
@@ -518,6 +528,7 @@ impl Fields {
             exit_code,
             duration_ms,
             flaky,
+            isolation: self.isolation.as_deref().and_then(Isolation::parse),
             time,
             host: self.host.unwrap_or_default(),
             session: self.session.filter(|s| s != "none"),
@@ -572,6 +583,7 @@ mod tests {
             exit_code: 0,
             duration_ms: 1234,
             flaky: 0,
+            isolation: None,
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
             session: None,

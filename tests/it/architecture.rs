@@ -67,6 +67,12 @@ const RULES: &[Rule] = &[
         pending: None,
     },
     Rule {
+        from: From::Module("isolation"),
+        names: Names::Only(&["process"]),
+        reason: "isolation builds the namespaced request a commit run starts through and names the links back into a checkout; it knows no repository type, record or verdict",
+        pending: None,
+    },
+    Rule {
         from: From::Module("context"),
         names: Names::Only(&["git", "signing"]),
         reason: "the context is resolved once from the repository's settings and the environment, below everything that uses it",
@@ -74,7 +80,15 @@ const RULES: &[Rule] = &[
     },
     Rule {
         from: From::Module("proof"),
-        names: Names::Only(&["context", "git", "outcome", "process", "signing", "verify"]),
+        names: Names::Only(&[
+            "context",
+            "git",
+            "isolation",
+            "outcome",
+            "process",
+            "signing",
+            "verify",
+        ]),
         reason: "proof/ is the record format, the one lookup and the making of a proof; it never decides a turn, never renders and never names a host",
         pending: None,
     },
@@ -87,7 +101,14 @@ const RULES: &[Rule] = &[
     Rule {
         from: From::Module("gate"),
         names: Names::Only(&[
-            "claim", "context", "git", "outcome", "process", "proof", "verify",
+            "claim",
+            "context",
+            "git",
+            "isolation",
+            "outcome",
+            "process",
+            "proof",
+            "verify",
         ]),
         reason: "the gate observes, decides and acts on values; the commands call it, hosts and report render its answer (it names claim only for PROVE_IT_ROUND)",
         pending: None,

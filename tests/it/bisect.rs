@@ -19,7 +19,7 @@ fn verify_sh(repo: &TestRepo) -> String {
     format!(
         "#!/bin/sh\n\
          cat n.txt >> '{home}/runs'\n\
-         pwd >> '{home}/dirs'\n\
+         git rev-parse --git-dir >> '{home}/dirs'\n\
          if [ -f '{home}/slow' ]; then touch '{home}/started'; sleep 30; fi\n\
          if [ -f '{home}/fail-all' ]; then echo 'everything fails today'; exit 1; fi\n\
          if grep -q fail state.txt; then echo \"state.txt says fail at $(cat n.txt)\"; echo 'test state ... FAILED' >&2; exit 1; fi\n\
@@ -131,7 +131,10 @@ fn finds_commit_137_of_200_in_at_most_log2_runs_and_leaves_the_checkout_alone() 
     let mut dirs: Vec<&str> = dirs.lines().collect();
     dirs.dedup();
     assert_eq!(dirs.len(), 1, "one worktree for every run: {dirs:?}");
-    assert!(dirs[0].contains("/prove-it/worktrees/"), "{dirs:?}");
+    assert!(
+        dirs[0].contains("/git-prove-it/") && dirs[0].contains("/worktrees/"),
+        "{dirs:?}"
+    );
     assert_eq!(
         checkout(&repo),
         before,

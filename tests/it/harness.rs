@@ -79,6 +79,9 @@ pub const TOOLS: &[&str] = &[
     "ssh-keygen",
     "ssh-agent",
     "ssh-add",
+    "unshare",
+    "mount",
+    "node",
 ];
 
 /// PATH with the directory of the binary under test first, so that `git prove-it` (as hooks

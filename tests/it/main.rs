@@ -27,6 +27,7 @@ mod init;
 mod init_beside;
 mod init_checks;
 mod install_script;
+mod isolation;
 mod ledger;
 mod log;
 mod manuals;

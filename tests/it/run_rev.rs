@@ -11,8 +11,14 @@ use crate::harness::{TestRepo, json_stdout};
 pub fn leftovers(repo: &TestRepo) -> (usize, usize) {
     let listed = repo.git(&["worktree", "list", "--porcelain"]);
     let linked = listed.matches("worktree ").count() - 1;
-    let dir = repo.path(".git/prove-it/worktrees");
-    let files = std::fs::read_dir(dir).map_or(0, Iterator::count);
+    // Commit worktrees live in the user's cache, one folder a repository.
+    let cache = repo.home().join(".cache/git-prove-it");
+    let files = std::fs::read_dir(cache)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|folder| std::fs::read_dir(folder.path().join("worktrees")).map_or(0, Iterator::count))
+        .sum();
     (linked, files)
 }
 
@@ -65,7 +71,7 @@ fn verify_sh_runs_in_the_checkout_without_the_callers_git_variables() {
     let repo = TestRepo::with_commit();
     let seen = repo.home().join("seen");
     repo.verify_script(&format!(
-        "echo \"dir=${{GIT_DIR:-unset}} index=${{GIT_INDEX_FILE:-unset}} pwd=$(pwd)\" > '{}'\ncat a.txt >> '{}'",
+        "echo \"dir=${{GIT_DIR:-unset}} index=${{GIT_INDEX_FILE:-unset}} pwd=$(pwd) git=$(git rev-parse --git-dir)\" > '{}'\ncat a.txt >> '{}'",
         seen.display(),
         seen.display()
     ));
@@ -80,7 +86,13 @@ fn verify_sh_runs_in_the_checkout_without_the_callers_git_variables() {
         .code(0);
     let seen = std::fs::read_to_string(seen).unwrap();
     assert!(seen.starts_with("dir=unset index=unset pwd="), "{seen}");
-    assert!(seen.contains("/prove-it/worktrees/"), "{seen}");
+    // The commit's worktree, shown at the checkout's path, with its own git directory.
+    assert!(
+        seen.contains(&format!("pwd={} ", repo.root.display())),
+        "{seen}"
+    );
+    assert!(seen.contains("/git-prove-it/"), "{seen}");
+    assert!(seen.contains("/worktrees/"), "{seen}");
     assert!(
         seen.ends_with("\na\n"),
         "verify.sh saw the commit's a.txt: {seen}"

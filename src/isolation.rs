@@ -1,0 +1,454 @@
+//! What a run may see besides the tree it proves: a commit's worktree shown at the path of the
+//! checkout it was started from (Linux user and mount namespaces), and, where that cannot be
+//! had, the links from the run's environment back into the checkout that would make it test
+//! the checkout's code instead of the commit's.
+//!
+//! A commit is proven in a worktree outside the repository's directory tree, so nothing found
+//! by walking up (`node_modules`, a `conftest.py`, a `go.work`) reaches the checkout. Absolute
+//! paths into the checkout remain: an editable install names `<checkout>/src`, a workspace link
+//! or a generated config names `<checkout>/packages/x`. In a mount namespace the commit's
+//! worktree is mounted over the checkout's path, so those paths lead into the commit. The
+//! namespaces are made by util-linux `unshare` (no privileges needed where unprivileged user
+//! namespaces are allowed): `unsafe_code` is forbidden in this crate, and the mount and
+//! `unshare` system calls have no safe wrapper that can run between fork and exec.
+//!
+//! It never decides what a run means and never prints; it builds requests for `process` and
+//! names what it found.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::process;
+
+/// How a run was kept from seeing other bytes than the tree it proves: the record's
+/// `isolation:` line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Isolation {
+    /// A commit's worktree, mounted at the checkout's path in a mount namespace of its own.
+    Namespace,
+    /// A commit's worktree outside the checkout, without a namespace: absolute paths into the
+    /// checkout would still reach it, and were looked for before the run.
+    None,
+    /// The working state, run in the checkout whose state it is.
+    Checkout,
+}
+
+impl Isolation {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Namespace => "namespace",
+            Isolation::None => "none",
+            Isolation::Checkout => "checkout",
+        }
+    }
+
+    pub(crate) fn parse(text: &str) -> Option<Isolation> {
+        match text {
+            "namespace" => Some(Isolation::Namespace),
+            "none" => Some(Isolation::None),
+            "checkout" => Some(Isolation::Checkout),
+            _ => None,
+        }
+    }
+}
+
+impl std::fmt::Display for Isolation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// In debug builds, makes [`namespaces_work`] answer no, so that tests exercise the path of a
+/// machine without unprivileged user namespaces.
+pub(crate) const NO_NAMESPACE_ENV: &str = "PROVE_IT_TEST_NO_NAMESPACE";
+
+/// The mounts that show a commit's worktree at the checkout's path.
+#[derive(Debug, Clone)]
+pub(crate) struct View {
+    /// The checkout the run was started from (its top level), which the run must not see.
+    pub checkout: PathBuf,
+    /// The commit's worktree, shown at `checkout`.
+    pub worktree: PathBuf,
+    /// The repository's common git directory, which stays reachable.
+    pub common_dir: PathBuf,
+    /// A directory of ours holding the link `dir` that the worktree's `.git` file names: a
+    /// link to `common_dir` outside the namespace, and inside it a tmpfs whose `dir` is
+    /// `common_dir` mounted again, so that the worktree finds its repository either way even
+    /// though `common_dir` itself is hidden under `checkout`.
+    pub git_link: PathBuf,
+}
+
+/// The shell script run as root of a new user namespace with a mount namespace of its own:
+/// make the mounts, enter the checkout's path, then leave root for the caller's own user ids
+/// in a nested user namespace, and run the program. Its arguments: the `View`'s paths, the
+/// user and group ids, the directory to enter, then the program and its arguments.
+const MOUNT_SCRIPT: &str = r#"set -e
+link=$1 common=$2 worktree=$3 checkout=$4 uid=$5 gid=$6 dir=$7
+shift 7
+mount -t tmpfs -o mode=0755 prove-it "$link"
+mkdir "$link/dir"
+mount --bind "$common" "$link/dir"
+mount --bind "$worktree" "$checkout"
+cd "$dir"
+exec unshare --map-user="$uid" --map-group="$gid" -- "$@"
+"#;
+
+impl View {
+    /// A request that runs `program` in `dir` (a directory of the worktree) with the worktree
+    /// shown at the checkout's path; the caller adds the program's arguments.
+    pub(crate) fn request(&self, program: &OsStr, dir: &Path) -> process::Request<'static> {
+        let inside = match dir.strip_prefix(&self.worktree) {
+            Ok(rest) => self.checkout.join(rest),
+            Err(_) => dir.to_owned(),
+        };
+        process::Request::new("unshare")
+            .args(["--user", "--map-root-user", "--mount", "--propagation"])
+            .args([
+                "private",
+                "--",
+                "sh",
+                "-c",
+                MOUNT_SCRIPT,
+                "prove-it-isolation",
+            ])
+            .arg(&self.git_link)
+            .arg(&self.common_dir)
+            .arg(&self.worktree)
+            .arg(&self.checkout)
+            .arg(rustix::process::getuid().as_raw().to_string())
+            .arg(rustix::process::getgid().as_raw().to_string())
+            .arg(inside)
+            .arg(program)
+            .current_dir(&self.worktree)
+    }
+}
+
+/// Whether this machine lets us make a user namespace with a mount namespace, mount a tmpfs
+/// in it, and map our own user back (util-linux 2.38's `--map-user`): asked once a process.
+pub(crate) fn namespaces_work() -> bool {
+    static WORKS: OnceLock<bool> = OnceLock::new();
+    *WORKS.get_or_init(|| {
+        if cfg!(debug_assertions) && std::env::var_os(NO_NAMESPACE_ENV).is_some() {
+            return false;
+        }
+        let Ok(probe) = tempfile::tempdir() else {
+            return false;
+        };
+        let script = r#"mount -t tmpfs prove-it "$1" && exec unshare --map-user="$2" --map-group="$3" -- true"#;
+        process::Request::new("unshare")
+            .args(["--user", "--map-root-user", "--mount", "--propagation"])
+            .args(["private", "--", "sh", "-c", script, "prove-it-probe"])
+            .arg(probe.path())
+            .arg(rustix::process::getuid().as_raw().to_string())
+            .arg(rustix::process::getgid().as_raw().to_string())
+            .stdout(process::Stream::Null)
+            .stderr(process::Stream::Null)
+            .timeout(std::time::Duration::from_secs(10))
+            .run()
+            .is_ok_and(|finished| finished.success())
+    })
+}
+
+/// A way from a run's environment back into the checkout: the run would test the checkout's
+/// code, not the commit's.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Leak {
+    /// What holds it: `PYTHONPATH`, `a PATH entry`, a file's path.
+    pub through: String,
+    /// The path in the checkout it names.
+    pub target: PathBuf,
+}
+
+impl std::fmt::Display for Leak {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} names {}", self.through, self.target.display())
+    }
+}
+
+/// Variables whose entries are searched for modules or packages.
+const SEARCH_PATH_VARS: &[&str] = &["PYTHONPATH", "NODE_PATH", "GOPATH", "CLASSPATH", "RUBYLIB"];
+/// Variables that name one environment.
+const ENVIRONMENT_VARS: &[&str] = &["VIRTUAL_ENV", "CONDA_PREFIX"];
+/// How much of one `.pth` or editable finder file is read.
+const MAX_FINDER_BYTES: u64 = 256 * 1024;
+
+/// The links into `checkout` that a run in `worktree` with the environment `vars` would
+/// follow: search paths and environments named by variables, the Python packages installed in
+/// editable mode from the checkout (`.pth` and `__editable__` files of every site directory of
+/// the `python3` on `PATH`), and links of the worktree's `node_modules` leading into it.
+pub(crate) fn leaks(checkout: &Path, worktree: &Path, vars: &[(OsString, OsString)]) -> Vec<Leak> {
+    let inside = Inside::new(checkout);
+    let mut found = Vec::new();
+    let var = |name: &str| {
+        vars.iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    };
+    for name in SEARCH_PATH_VARS.iter().chain(ENVIRONMENT_VARS) {
+        let Some(value) = var(name) else { continue };
+        for entry in std::env::split_paths(&value) {
+            if let Some(target) = inside.names(&entry) {
+                found.push(Leak {
+                    through: (*name).to_string(),
+                    target,
+                });
+            }
+        }
+    }
+    if let Some(path) = var("PATH") {
+        for entry in std::env::split_paths(&path) {
+            if let Some(target) = inside.names(&entry) {
+                found.push(Leak {
+                    through: "a PATH entry".to_string(),
+                    target,
+                });
+            }
+        }
+        for dir in python_site_dirs(&path, worktree) {
+            found.extend(editable_installs(&dir, &inside));
+        }
+    }
+    found.extend(node_links(worktree, &inside));
+    found.dedup();
+    found
+}
+
+/// A checkout's path, as given and as the kernel resolves it.
+struct Inside {
+    paths: Vec<PathBuf>,
+}
+
+impl Inside {
+    fn new(checkout: &Path) -> Inside {
+        let mut paths = vec![checkout.to_owned()];
+        if let Ok(real) = checkout.canonicalize()
+            && real != checkout
+        {
+            paths.push(real);
+        }
+        Inside { paths }
+    }
+
+    /// `path` when it lies in the checkout.
+    fn names(&self, path: &Path) -> Option<PathBuf> {
+        let real = path.canonicalize().ok();
+        self.paths
+            .iter()
+            .any(|checkout| {
+                path.starts_with(checkout) || real.as_ref().is_some_and(|r| r.starts_with(checkout))
+            })
+            .then(|| path.to_owned())
+    }
+
+    /// The first path of the checkout that `text` names, if any.
+    fn named_in(&self, text: &str) -> Option<PathBuf> {
+        self.paths.iter().find_map(|checkout| {
+            let checkout = checkout.to_str()?;
+            let at = text.find(checkout)?;
+            let rest = &text[at + checkout.len()..];
+            // The checkout itself or a path below it, not a sibling sharing its prefix.
+            if rest.is_empty() || rest.starts_with(['/', '\n', '\'', '"', '\r']) {
+                let end = rest
+                    .find(['\n', '\'', '"', '\r', ',', ' ', ')', ']', '}'])
+                    .unwrap_or(rest.len());
+                Some(PathBuf::from(format!("{checkout}{}", &rest[..end])))
+            } else {
+                None
+            }
+        })
+    }
+}
+
+/// The directories the `python3` found on `path` reads `.pth` files from, asked of it; none
+/// when there is no such program or it does not answer within a few seconds.
+fn python_site_dirs(path: &OsStr, dir: &Path) -> Vec<PathBuf> {
+    let Some(python) = std::env::split_paths(path)
+        .map(|entry| entry.join("python3"))
+        .find(|candidate| candidate.is_file())
+    else {
+        return Vec::new();
+    };
+    let script = "import site, sys\n\
+                  dirs = list(getattr(site, 'getsitepackages', lambda: [])())\n\
+                  dirs.append(site.getusersitepackages())\n\
+                  print('\\n'.join(dirs + sys.path))";
+    let Ok(finished) = process::Request::new(python)
+        .args(["-c", script])
+        .env("PATH", path)
+        .current_dir(dir)
+        .stdout(process::Stream::Head(1 << 20))
+        .stderr(process::Stream::Null)
+        .timeout(std::time::Duration::from_secs(10))
+        .run()
+    else {
+        return Vec::new();
+    };
+    let mut dirs: Vec<PathBuf> = String::from_utf8_lossy(&finished.stdout)
+        .lines()
+        .filter(|line| !line.is_empty())
+        .map(PathBuf::from)
+        .filter(|dir| dir.is_dir())
+        .collect();
+    dirs.sort();
+    dirs.dedup();
+    dirs
+}
+
+/// The editable installs in site directory `dir` whose `.pth` file or finder names the
+/// checkout.
+fn editable_installs(dir: &Path, inside: &Inside) -> Vec<Leak> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !(name.ends_with(".pth") || name.starts_with("__editable__")) {
+            continue;
+        }
+        let path = entry.path();
+        let Some(text) = read_bounded(&path) else {
+            continue;
+        };
+        if let Some(target) = inside.named_in(&text) {
+            found.push(Leak {
+                through: path.display().to_string(),
+                target,
+            });
+        }
+    }
+    found.sort_by(|a, b| a.through.cmp(&b.through));
+    found
+}
+
+fn read_bounded(path: &Path) -> Option<String> {
+    use std::io::Read as _;
+    let file = std::fs::File::open(path).ok()?;
+    if !file.metadata().ok()?.is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    file.take(MAX_FINDER_BYTES).read_to_end(&mut bytes).ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
+/// The links of `worktree`'s `node_modules` (and of its scopes, `@scope/name`) that lead into
+/// the checkout.
+fn node_links(worktree: &Path, inside: &Inside) -> Vec<Leak> {
+    let mut found = Vec::new();
+    let mut dirs = vec![worktree.join("node_modules")];
+    while let Some(dir) = dirs.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(kind) = entry.file_type() else {
+                continue;
+            };
+            if kind.is_symlink() {
+                if let Ok(target) = path.canonicalize()
+                    && inside.names(&target).is_some()
+                {
+                    found.push(Leak {
+                        through: path.display().to_string(),
+                        target,
+                    });
+                }
+            } else if kind.is_dir() && entry.file_name().to_string_lossy().starts_with('@') {
+                dirs.push(path);
+            }
+        }
+    }
+    found.sort_by(|a, b| a.through.cmp(&b.through));
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
+        pairs
+            .iter()
+            .map(|(k, v)| (OsString::from(k), OsString::from(v)))
+            .collect()
+    }
+
+    #[test]
+    fn an_isolation_reads_as_it_is_written() {
+        for isolation in [Isolation::Namespace, Isolation::None, Isolation::Checkout] {
+            assert_eq!(Isolation::parse(isolation.as_str()), Some(isolation));
+        }
+        assert_eq!(Isolation::parse("partial"), None);
+    }
+
+    #[test]
+    fn search_paths_into_the_checkout_are_leaks_and_siblings_are_not() {
+        let root = tempfile::tempdir().unwrap();
+        let checkout = root.path().join("repo");
+        let sibling = root.path().join("repo-other");
+        let worktree = root.path().join("wt");
+        for dir in [&checkout, &sibling, &worktree] {
+            std::fs::create_dir_all(dir.join("src")).unwrap();
+        }
+        let found = leaks(
+            &checkout,
+            &worktree,
+            &vars(&[
+                ("PYTHONPATH", &format!("{}/src", checkout.display())),
+                ("NODE_PATH", &format!("{}/src", sibling.display())),
+                ("PATH", "/nonexistent"),
+            ]),
+        );
+        assert_eq!(
+            found,
+            vec![Leak {
+                through: "PYTHONPATH".into(),
+                target: checkout.join("src")
+            }]
+        );
+    }
+
+    #[test]
+    fn an_editable_finder_naming_the_checkout_is_a_leak() {
+        let root = tempfile::tempdir().unwrap();
+        let checkout = root.path().join("repo");
+        let site = root.path().join("site");
+        std::fs::create_dir_all(&site).unwrap();
+        std::fs::write(
+            site.join("__editable___pkg_1_0_finder.py"),
+            format!("MAPPING = {{'pkg': '{}/src/pkg'}}\n", checkout.display()),
+        )
+        .unwrap();
+        std::fs::write(
+            site.join("other.pth"),
+            format!("{}-x/src\n", checkout.display()),
+        )
+        .unwrap();
+        let found = editable_installs(&site, &Inside::new(&checkout));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].target, checkout.join("src/pkg"));
+    }
+
+    #[test]
+    fn a_node_modules_link_into_the_checkout_is_a_leak() {
+        let root = tempfile::tempdir().unwrap();
+        let checkout = root.path().join("repo");
+        let worktree = root.path().join("wt");
+        std::fs::create_dir_all(checkout.join("lib")).unwrap();
+        std::fs::create_dir_all(worktree.join("node_modules/@scope")).unwrap();
+        std::fs::create_dir_all(worktree.join("lib")).unwrap();
+        std::os::unix::fs::symlink(
+            checkout.join("lib"),
+            worktree.join("node_modules/@scope/lib"),
+        )
+        .unwrap();
+        std::os::unix::fs::symlink("../lib", worktree.join("node_modules/own")).unwrap();
+        let found = node_links(&worktree, &Inside::new(&checkout));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].through.ends_with("node_modules/@scope/lib"));
+    }
+}

@@ -1,0 +1,232 @@
+//! A commit's run sees the commit: its worktree lives outside the repository's directory tree
+//! and is mounted at the checkout's path, so neither walking up nor an absolute path into the
+//! checkout reaches the checkout's code; where no namespace can be had, links back into the
+//! checkout refuse the run. And the checks file's `setup` prepares each commit's worktree.
+
+use predicates::prelude::*;
+
+use crate::check::tree_of;
+use crate::harness::TestRepo;
+use crate::run_rev::leftovers;
+
+/// The issue's reproducer: a `node_modules` link in the checkout (ignored) to the checkout's
+/// own `lib`, and a verify.sh that requires it. `good` exports 1, `bad` exports 2.
+fn node_history(repo: &TestRepo, setup: bool) -> (String, String) {
+    repo.write("lib/index.js", "module.exports=1\n");
+    repo.write(".gitignore", "node_modules/\n");
+    std::fs::create_dir_all(repo.path("node_modules")).unwrap();
+    repo.symlink("../lib", "node_modules/lib");
+    repo.verify_script(r#"node -e "process.exit(require(\"lib\")===1?0:1)""#);
+    if setup {
+        repo.write(
+            "setup.sh",
+            "#!/bin/sh\nmkdir -p node_modules && ln -sfn ../lib node_modules/lib\n",
+        );
+        repo.chmod("setup.sh", 0o755);
+        repo.write("prove-it.toml", "setup = \"setup.sh\"\n");
+    }
+    let good = repo.commit_all("good");
+    repo.write("lib/index.js", "module.exports=2\n");
+    let bad = repo.commit_all("bad");
+    repo.git(&["checkout", "-q", &good]);
+    (good, bad)
+}
+
+/// Walking up from the commit's worktree once found the checkout's `node_modules`, whose link
+/// led to the checkout's `lib`: the bad commit was "proven" with the good code.
+#[test]
+fn a_commit_run_never_finds_the_checkouts_node_modules() {
+    let repo = TestRepo::new();
+    let (_, bad) = node_history(&repo, false);
+    repo.prove_it(&["run", &bad])
+        .assert()
+        .code(predicate::ne(0));
+    assert_eq!(repo.note(&tree_of(&repo, &bad)), None, "no false proof");
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+/// With a setup that links the commit's own `lib`, the good commit is proven, the bad one
+/// fails, and bisect names the bad one.
+#[test]
+fn with_a_setup_the_node_reproducer_proves_good_fails_bad_and_bisects() {
+    let repo = TestRepo::new();
+    let (good, bad) = node_history(&repo, true);
+    repo.prove_it(&["run", &good]).assert().code(0);
+    let note = repo
+        .note(&tree_of(&repo, &good))
+        .expect("the good commit is proven");
+    assert!(note.contains("\nisolation: namespace\n"), "{note}");
+    repo.prove_it(&["run", &bad]).assert().code(1);
+    assert_eq!(repo.note(&tree_of(&repo, &bad)), None);
+    repo.prove_it(&["bisect", &good, &bad])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "first failing commit: {bad} bad"
+        )));
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+/// An absolute path into the checkout (an editable install, a generated config) leads into
+/// the commit's worktree during its run, not to the checkout's files.
+#[test]
+fn an_absolute_path_into_the_checkout_leads_into_the_commit() {
+    let repo = TestRepo::new();
+    let root = repo.root.display().to_string();
+    repo.verify_script(&format!("grep -q good '{root}/state.txt'"));
+    repo.write("state.txt", "bad\n");
+    let bad = repo.commit_all("bad state");
+    repo.write("state.txt", "good\n");
+    repo.prove_it(&["run", &bad]).assert().code(1);
+    assert_eq!(repo.note(&tree_of(&repo, &bad)), None, "no false proof");
+    // The working state, run in its own checkout, is proven as the checkout's.
+    repo.prove_it(&["run"]).assert().code(0);
+}
+
+/// The worktrees of commit runs live in the user's cache, never under the repository, and
+/// the run's git directory is the repository's (`git describe` works there).
+#[test]
+fn commit_worktrees_live_in_the_users_cache_outside_the_repository() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.verify_script(&format!(
+        "git rev-parse --git-dir > '{seen}'\ngit describe --tags >> '{seen}'\ngit status --porcelain >> '{seen}'",
+        seen = seen.display()
+    ));
+    let first = repo.commit_all("first");
+    repo.git(&["tag", "v1.0"]);
+    repo.write("a.txt", "dirty working state\n");
+    repo.prove_it(&["run", &first]).assert().code(0);
+    let seen = std::fs::read_to_string(seen).unwrap();
+    let mut lines = seen.lines();
+    let git_dir = lines.next().unwrap();
+    assert!(
+        git_dir.starts_with(
+            &repo
+                .home()
+                .join(".cache/git-prove-it")
+                .display()
+                .to_string()
+        ),
+        "{seen}"
+    );
+    assert_eq!(lines.next(), Some("v1.0"), "{seen}");
+    assert_eq!(lines.next(), None, "the commit's worktree is clean: {seen}");
+    assert!(!repo.path(".git/prove-it/worktrees").exists());
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+/// Where no namespace can be had, a link from the environment into the checkout refuses the
+/// run, naming it; without one, the proof says `isolation: none`.
+#[test]
+fn without_namespaces_a_pythonpath_into_the_checkout_refuses_the_run() {
+    let repo = TestRepo::with_commit();
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    std::fs::create_dir_all(repo.path("src")).unwrap();
+    repo.prove_it(&["run", &head])
+        .env("PROVE_IT_TEST_NO_NAMESPACE", "1")
+        .env("PYTHONPATH", repo.path("src"))
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(format!(
+            "PYTHONPATH names {}",
+            repo.path("src").display()
+        )))
+        .stderr(predicate::str::contains("hint:"));
+    assert_eq!(repo.note(&tree_of(&repo, "HEAD")), None);
+    repo.prove_it(&["run", &head])
+        .env("PROVE_IT_TEST_NO_NAMESPACE", "1")
+        .assert()
+        .code(0);
+    let note = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    assert!(note.contains("\nisolation: none\n"), "{note}");
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+/// A proof of the working state says it ran in its own checkout.
+#[test]
+fn a_working_state_proof_says_it_ran_in_its_checkout() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    let note = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    assert!(note.contains("\nisolation: checkout\n"), "{note}");
+}
+
+/// A setup that fails means the commit cannot be tested: no failure of its checks is recorded.
+#[test]
+fn a_failing_setup_cannot_test_the_commit_and_records_no_failure() {
+    let repo = TestRepo::with_commit();
+    repo.write(
+        "setup.sh",
+        "#!/bin/sh\necho 'npm ERR! could not resolve'\nexit 1\n",
+    );
+    repo.chmod("setup.sh", 0o755);
+    repo.write("prove-it.toml", "setup = \"setup.sh\"\n");
+    let head = repo.commit_all("a setup that fails");
+    repo.prove_it(&["run", &head])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("cannot test commit"))
+        .stderr(predicate::str::contains(
+            "setup setup.sh failed: exit code 1",
+        ))
+        .stderr(predicate::str::contains("npm ERR! could not resolve"));
+    assert_eq!(repo.note(&tree_of(&repo, "HEAD")), None);
+    assert!(
+        !repo
+            .git_output(&[
+                "rev-parse",
+                "--verify",
+                "-q",
+                "refs/notes/prove-it-failures"
+            ])
+            .status
+            .success()
+    );
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+/// Along a range, a setup with `setup-inputs` runs again only where those paths changed.
+#[test]
+fn setup_inputs_spare_the_setup_where_they_did_not_change() {
+    let repo = TestRepo::new();
+    let count = repo.home().join("setups");
+    repo.write(
+        "setup.sh",
+        &format!("#!/bin/sh\ncat deps.txt >> '{}'\n", count.display()),
+    );
+    repo.chmod("setup.sh", 0o755);
+    repo.write(
+        "prove-it.toml",
+        "setup = \"setup.sh\"\nsetup-inputs = [\"deps.txt\"]\n",
+    );
+    repo.write("deps.txt", "one\n");
+    repo.verify_passes();
+    repo.commit_all("base");
+    for (n, deps) in [(1, "one"), (2, "one"), (3, "two"), (4, "two")] {
+        repo.write("n.txt", &format!("{n}\n"));
+        repo.write("deps.txt", &format!("{deps}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    repo.prove_it(&["run", "main~4..main", "--jobs", "1"])
+        .assert()
+        .code(0);
+    let ran = std::fs::read_to_string(&count).unwrap();
+    assert_eq!(ran, "one\ntwo\n", "setup ran where deps.txt changed only");
+}
+
+/// A checks file that needs a newer git-prove-it says which, rather than naming a key.
+#[test]
+fn a_checks_file_needing_a_newer_version_says_which() {
+    let repo = TestRepo::with_commit();
+    repo.write(
+        "prove-it.toml",
+        "min-version = \"99.0.0\"\nsetup = \"setup.sh\"\nfuture-key = 1\n",
+    );
+    repo.prove_it(&["run"])
+        .assert()
+        .code(predicate::ne(0))
+        .stderr(predicate::str::contains(
+            "it needs git-prove-it 99.0.0 or later (min-version)",
+        ));
+}
