@@ -146,6 +146,8 @@ pub(crate) fn prove_in(
         .arg("run")
         .args(["--host", how.host])
         .args(["--isolation", isolation.as_str()])
+        .arg("--shown-git-dir")
+        .arg(repo.common_dir_real())
         .args(["--timeout", &how.timeout.as_secs().to_string()])
         .stdout(match how.output {
             Output::Inherit => crate::process::Stream::Inherit,

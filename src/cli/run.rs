@@ -95,6 +95,11 @@ pub(crate) struct Args {
     /// when a commit is proven in a temporary worktree.
     #[arg(long, hide = true, value_parser = ["namespace", "none"])]
     isolation: Option<String>,
+
+    /// The common git directory's own path, where a commit run in a namespace (which sees it
+    /// elsewhere) points the paths it prints.
+    #[arg(long, hide = true, value_name = "DIR")]
+    shown_git_dir: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(
@@ -294,7 +299,7 @@ fn prove(
         Attempted::Proven(record) => record.outcome,
         Attempted::Failed { .. } | Attempted::StateChanged { .. } => Outcome::Disproven,
     };
-    let (_, result) = check_result(attempted, before.id);
+    let (_, result) = check_result(attempted, before.id, &shown(ctx, args));
     let code = if outcome == Outcome::Disproven {
         exit::NOT_PROVEN
     } else {
@@ -406,7 +411,8 @@ fn prove_checks(
             Some(report) => report,
             None => {
                 let (_, attempted) = results.next().expect("one result for each check run");
-                let (input_tree, result) = check_result(attempted, proven.input_tree);
+                let (input_tree, result) =
+                    check_result(attempted, proven.input_tree, &shown(ctx, args));
                 CheckRun {
                     name: proven.check.name.clone(),
                     run: proven.check.run.clone(),
@@ -484,7 +490,21 @@ fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
 
 /// One check's attempt as its report: its input tree (after the run, when it changed) and
 /// result.
-fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, RunResult) {
+/// A path of the repository's state directory as the person reading it can open it: in a
+/// commit run's namespace the common git directory is seen through another path.
+fn shown<'a>(ctx: &Context, args: &'a Args) -> impl Fn(&std::path::Path) -> String + 'a {
+    let seen = ctx.repo.common_dir_real();
+    move |path: &std::path::Path| match (&args.shown_git_dir, path.strip_prefix(&seen)) {
+        (Some(real), Ok(rest)) => real.join(rest).display().to_string(),
+        _ => path.display().to_string(),
+    }
+}
+
+fn check_result(
+    attempted: Attempted,
+    input_tree: gix::ObjectId,
+    shown: &dyn Fn(&std::path::Path) -> String,
+) -> (String, RunResult) {
     match attempted {
         Attempted::Proven(record) => (
             record.tree.to_string(),
@@ -510,7 +530,7 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
                 duration_ms,
                 output_bytes,
                 tail,
-                log: Some(log.display().to_string()),
+                log: Some(shown(&log)),
                 attempts,
                 failure_recorded: recorded.then_some(git::FAILURES_REF),
             },
