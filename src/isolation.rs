@@ -124,6 +124,69 @@ impl View {
     }
 }
 
+/// The mounts that hide the worktree a nested worktree sits in (a Claude Code worktree under
+/// `.claude/worktrees/` of the checkout): the outer worktree becomes an empty tmpfs holding only
+/// the inner worktree, at its own path, and the common git directory, so that nothing found by
+/// walking up from the inner worktree (a `node_modules`, a `conftest.py`) is the outer one's.
+#[derive(Debug, Clone)]
+pub(crate) struct Nested {
+    /// The worktree that encloses `inner`, which the run must not see.
+    pub outer: PathBuf,
+    /// The worktree the run proves.
+    pub inner: PathBuf,
+    /// The repository's common git directory, which stays reachable at its own path.
+    pub common_dir: PathBuf,
+    /// An empty directory of ours, where the mounts are staged before `outer` is covered.
+    pub stage: PathBuf,
+}
+
+/// As [`MOUNT_SCRIPT`], for a [`Nested`] view.
+const NESTED_SCRIPT: &str = r#"set -e
+stage=$1 outer=$2 inner=$3 common=$4 uid=$5 gid=$6 dir=$(pwd -P)
+shift 6
+mount -t tmpfs -o mode=0755 prove-it "$stage"
+mkdir "$stage/inner" "$stage/git"
+mount --bind "$inner" "$stage/inner"
+mount --bind "$common" "$stage/git"
+mount -t tmpfs -o mode=0755 prove-it "$outer"
+mkdir -p "$inner" "$common"
+mount --bind "$stage/inner" "$inner"
+mount --bind "$stage/git" "$common"
+cd "$dir"
+exec unshare --map-user="$uid" --map-group="$gid" -- "$@"
+"#;
+
+impl Nested {
+    /// The program and arguments that run a program (appended after them, with its own
+    /// arguments) in this view, from the directory it is started in.
+    pub(crate) fn prefix(&self) -> Vec<OsString> {
+        let mut prefix: Vec<OsString> = [
+            "unshare",
+            "--user",
+            "--map-root-user",
+            "--mount",
+            "--propagation",
+            "private",
+            "--",
+            "sh",
+            "-c",
+            NESTED_SCRIPT,
+            "prove-it-isolation",
+        ]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+        prefix.extend(
+            [&self.stage, &self.outer, &self.inner, &self.common_dir]
+                .into_iter()
+                .map(|path| path.as_os_str().to_owned()),
+        );
+        prefix.push(rustix::process::getuid().as_raw().to_string().into());
+        prefix.push(rustix::process::getgid().as_raw().to_string().into());
+        prefix
+    }
+}
+
 /// Whether this machine lets us make a user namespace with a mount namespace, mount a tmpfs
 /// in it, and map our own user back (util-linux 2.38's `--map-user`): asked once a process.
 pub(crate) fn namespaces_work() -> bool {
@@ -178,7 +241,7 @@ const MAX_FINDER_BYTES: u64 = 256 * 1024;
 /// editable mode from the checkout (`.pth` and `__editable__` files of every site directory of
 /// the `python3` on `PATH`), and links of the worktree's `node_modules` leading into it.
 pub(crate) fn leaks(checkout: &Path, worktree: &Path, vars: &[(OsString, OsString)]) -> Vec<Leak> {
-    let inside = Inside::new(checkout);
+    let inside = Inside::new(checkout, worktree);
     let mut found = Vec::new();
     let var = |name: &str| {
         vars.iter()
@@ -214,49 +277,60 @@ pub(crate) fn leaks(checkout: &Path, worktree: &Path, vars: &[(OsString, OsStrin
     found
 }
 
-/// A checkout's path, as given and as the kernel resolves it.
+/// A checkout's path, as given and as the kernel resolves it, but for the worktree the run
+/// proves (which a nested worktree's checkout holds).
 struct Inside {
     paths: Vec<PathBuf>,
+    except: Vec<PathBuf>,
 }
 
 impl Inside {
-    fn new(checkout: &Path) -> Inside {
-        let mut paths = vec![checkout.to_owned()];
-        if let Ok(real) = checkout.canonicalize()
-            && real != checkout
-        {
-            paths.push(real);
+    fn new(checkout: &Path, worktree: &Path) -> Inside {
+        let both = |path: &Path| {
+            let mut paths = vec![path.to_owned()];
+            if let Ok(real) = path.canonicalize()
+                && real != path
+            {
+                paths.push(real);
+            }
+            paths
+        };
+        Inside {
+            paths: both(checkout),
+            except: both(worktree),
         }
-        Inside { paths }
     }
 
-    /// `path` when it lies in the checkout.
+    /// `path` when it lies in the checkout, outside the worktree.
     fn names(&self, path: &Path) -> Option<PathBuf> {
         let real = path.canonicalize().ok();
-        self.paths
-            .iter()
-            .any(|checkout| {
-                path.starts_with(checkout) || real.as_ref().is_some_and(|r| r.starts_with(checkout))
+        let under = |dirs: &[PathBuf]| {
+            dirs.iter().any(|dir| {
+                path.starts_with(dir) || real.as_ref().is_some_and(|r| r.starts_with(dir))
             })
-            .then(|| path.to_owned())
+        };
+        (under(&self.paths) && !under(&self.except)).then(|| path.to_owned())
     }
 
     /// The first path of the checkout that `text` names, if any.
     fn named_in(&self, text: &str) -> Option<PathBuf> {
-        self.paths.iter().find_map(|checkout| {
-            let checkout = checkout.to_str()?;
-            let at = text.find(checkout)?;
-            let rest = &text[at + checkout.len()..];
-            // The checkout itself or a path below it, not a sibling sharing its prefix.
-            if rest.is_empty() || rest.starts_with(['/', '\n', '\'', '"', '\r']) {
-                let end = rest
-                    .find(['\n', '\'', '"', '\r', ',', ' ', ')', ']', '}'])
-                    .unwrap_or(rest.len());
-                Some(PathBuf::from(format!("{checkout}{}", &rest[..end])))
-            } else {
-                None
-            }
-        })
+        self.paths
+            .iter()
+            .find_map(|checkout| {
+                let checkout = checkout.to_str()?;
+                let at = text.find(checkout)?;
+                let rest = &text[at + checkout.len()..];
+                // The checkout itself or a path below it, not a sibling sharing its prefix.
+                if rest.is_empty() || rest.starts_with(['/', '\n', '\'', '"', '\r']) {
+                    let end = rest
+                        .find(['\n', '\'', '"', '\r', ',', ' ', ')', ']', '}'])
+                        .unwrap_or(rest.len());
+                    Some(PathBuf::from(format!("{checkout}{}", &rest[..end])))
+                } else {
+                    None
+                }
+            })
+            .filter(|path| !self.except.iter().any(|dir| path.starts_with(dir)))
     }
 }
 
@@ -428,7 +502,7 @@ mod tests {
             format!("{}-x/src\n", checkout.display()),
         )
         .unwrap();
-        let found = editable_installs(&site, &Inside::new(&checkout));
+        let found = editable_installs(&site, &Inside::new(&checkout, &root.path().join("wt")));
         assert_eq!(found.len(), 1, "{found:?}");
         assert_eq!(found[0].target, checkout.join("src/pkg"));
     }
@@ -447,7 +521,7 @@ mod tests {
         )
         .unwrap();
         std::os::unix::fs::symlink("../lib", worktree.join("node_modules/own")).unwrap();
-        let found = node_links(&worktree, &Inside::new(&checkout));
+        let found = node_links(&worktree, &Inside::new(&checkout, &worktree));
         assert_eq!(found.len(), 1, "{found:?}");
         assert!(found[0].through.ends_with("node_modules/@scope/lib"));
     }

@@ -42,6 +42,9 @@ pub(crate) struct Request<'a> {
     /// Set when the user interrupts us: verify.sh sits in its own process group, so the
     /// terminal's Ctrl-C does not reach it, and we must end it ourselves.
     pub interrupt: Option<&'a AtomicBool>,
+    /// A program and its arguments that run verify.sh (appended, as its last argument) in a
+    /// view of the filesystem of its own (`isolation::Nested::prefix`); empty: run it plainly.
+    pub view: &'a [OsString],
 }
 
 /// What one run of verify.sh did.
@@ -81,16 +84,19 @@ pub(crate) fn env(tree: &str, host: &str) -> Vec<(OsString, OsString)> {
 /// timeout or an interrupt, never when it exits: what it leaves running in the
 /// background is its own business, as in a terminal.
 pub(crate) fn run(req: Request<'_>, on_tick: &mut dyn FnMut(Duration)) -> Result<Ran, Error> {
-    let mut request = process::Request::new(req.program)
-        .current_dir(req.workdir)
-        .envs(req.env.iter().map(|(key, value)| (key, value)))
-        .combined(Combined {
-            tail_lines: req.tail_lines,
-            log: req.log_path.map(|path| (path.to_owned(), req.log_cap)),
-            echo: req.echo,
-        })
-        .timeout(req.timeout)
-        .eof_grace(EOF_GRACE);
+    let mut request = match req.view.split_first() {
+        Some((wrapper, args)) => process::Request::new(wrapper).args(args).arg(req.program),
+        None => process::Request::new(req.program),
+    }
+    .current_dir(req.workdir)
+    .envs(req.env.iter().map(|(key, value)| (key, value)))
+    .combined(Combined {
+        tail_lines: req.tail_lines,
+        log: req.log_path.map(|path| (path.to_owned(), req.log_cap)),
+        echo: req.echo,
+    })
+    .timeout(req.timeout)
+    .eof_grace(EOF_GRACE);
     if let Some(flag) = req.interrupt {
         request = request.interrupt(flag);
     }
@@ -135,6 +141,7 @@ mod tests {
             tail_lines: 50,
             echo: None,
             interrupt: None,
+            view: &[],
         }
     }
 

@@ -278,7 +278,7 @@ fn prove(
         &before,
         None,
         None,
-        options(ctx, policy, args, &interrupt),
+        options(ctx, policy, args, &interrupt)?,
         &mut |elapsed| progress.tick(elapsed),
     );
     let attempted = attempted.map_err(|error| {
@@ -382,7 +382,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt),
+            options(ctx, policy, args, &interrupt)?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -449,14 +449,20 @@ fn prove_checks(
     ))
 }
 
-/// How `run` proves: as the person at the terminal, streaming with `--verbose`.
+/// How `run` proves: as the person at the terminal, streaming with `--verbose`; a commit's
+/// run as its worktree was isolated, the working state as `proof::working_view` says.
 fn options<'a>(
     ctx: &Context,
     policy: &Policy,
     args: &'a Args,
     interrupt: &'a std::sync::atomic::AtomicBool,
-) -> proof::ProveOptions<'a> {
-    proof::ProveOptions {
+) -> Result<proof::ProveOptions<'a>, super::Failure> {
+    let (isolation, view) = match args.isolation.as_deref() {
+        Some("namespace") => (Isolation::Namespace, Vec::new()),
+        Some(_) => (Isolation::None, Vec::new()),
+        None => proof::working_view(&ctx.repo).map_err(|error| prove_failure(error, ""))?,
+    };
+    Ok(proof::ProveOptions {
         host: &args.host,
         session: None,
         timeout: policy.timeout,
@@ -467,12 +473,9 @@ fn options<'a>(
         log: args.log.clone(),
         clock: ctx.clock,
         retries: policy.retries,
-        isolation: match args.isolation.as_deref() {
-            Some("namespace") => Isolation::Namespace,
-            Some(_) => Isolation::None,
-            None => Isolation::Checkout,
-        },
-    }
+        isolation,
+        view,
+    })
 }
 
 /// A proof that could not be attempted, with the hint that fixes it; `start` is the hint for a
@@ -485,6 +488,9 @@ fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
             super::Failure::from(proof::Error::Sign(error)).hint(hint)
         }
         error @ proof::Error::Verify(_) => super::Failure::from(error).hint(start.to_string()),
+        error @ proof::Error::Leaks { .. } => super::Failure::from(error)
+            .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the enclosing worktree is hidden")
+            .hint("or move the worktree out of the other one's directory: git worktree move <path> <new-path>"),
     }
 }
 

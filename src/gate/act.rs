@@ -50,6 +50,7 @@ fn options<'a>(
     interrupt: &'a std::sync::atomic::AtomicBool,
 ) -> Result<proof::ProveOptions<'a>, Error> {
     let policy = ctx.policy.clone()?;
+    let (isolation, view) = proof::working_view(&ctx.repo).map_err(Error::Run)?;
     Ok(proof::ProveOptions {
         host: host.name(),
         session: Some(&event.session),
@@ -59,7 +60,8 @@ fn options<'a>(
         interrupt: Some(interrupt),
         log: Some(seen.files.log()),
         clock: ctx.clock,
-        isolation: crate::isolation::Isolation::Checkout,
+        isolation,
+        view,
     })
 }
 

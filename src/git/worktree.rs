@@ -179,6 +179,33 @@ impl Repo {
     }
 }
 
+impl Repo {
+    /// The other worktree of this repository whose directory holds this one's (a Claude Code
+    /// worktree under `.claude/worktrees/` of the main checkout), if any: the innermost.
+    pub(crate) fn enclosing_worktree(&self) -> Result<Option<PathBuf>, Error> {
+        let here = self.workdir()?;
+        let here = std::fs::canonicalize(here).unwrap_or_else(|_| here.to_owned());
+        let common = self.common_dir_real();
+        let mut others: Vec<PathBuf> = Vec::new();
+        // The main worktree, when the common directory is its `.git`.
+        if common.file_name().is_some_and(|name| name == ".git")
+            && let Some(main) = common.parent()
+        {
+            others.push(main.to_owned());
+        }
+        let what = || "the repository's worktrees".to_string();
+        for proxy in self.git.worktrees().map_err(Error::read(what()))? {
+            if let Ok(base) = proxy.base() {
+                others.push(std::fs::canonicalize(&base).unwrap_or(base));
+            }
+        }
+        Ok(others
+            .into_iter()
+            .filter(|other| *other != here && here.starts_with(other))
+            .max_by_key(|other| other.components().count()))
+    }
+}
+
 /// Create `dir` and its parents, private to the user.
 fn make_dir(dir: &Path) -> Result<(), Error> {
     use std::os::unix::fs::DirBuilderExt as _;

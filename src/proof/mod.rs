@@ -33,6 +33,7 @@ pub(crate) use lookup::Found;
 pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
 pub(crate) use prove::{
     Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
+    working_view,
 };
 pub(crate) use record::{Outcome, Record, Script, merge};
 #[cfg(any(test, feature = "fuzzing"))]

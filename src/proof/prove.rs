@@ -31,6 +31,51 @@ pub(crate) enum Error {
     /// `prove-it.sign` is on and the proof could not be signed: nothing was recorded.
     #[error("could not sign the proof; nothing was recorded")]
     Sign(#[from] signing::Error),
+    /// A worktree nested inside another, on a machine without namespaces to hide the outer
+    /// one, with links from the environment into it: a run would test the outer one's code.
+    #[error(
+        "not run: this worktree sits inside {}, and the run could reach its code ({}); this machine cannot hide it in a mount namespace",
+        outer.display(),
+        leaks.iter().map(ToString::to_string).collect::<Vec<_>>().join("; ")
+    )]
+    Leaks {
+        outer: std::path::PathBuf,
+        leaks: Vec<crate::isolation::Leak>,
+    },
+}
+
+/// How a run of the working state is kept from other bytes than its state: in its own
+/// checkout; or, in a worktree nested inside another worktree of the repository, with the
+/// outer one hidden in a mount namespace (the program and arguments that run each script so
+/// are returned), or where that cannot be had, only once no link from the environment into
+/// the outer worktree was found.
+pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, Vec<std::ffi::OsString>), Error> {
+    let Some(outer) = repo.enclosing_worktree()? else {
+        return Ok((Isolation::Checkout, Vec::new()));
+    };
+    let inner = repo.workdir()?;
+    let inner = std::fs::canonicalize(inner).unwrap_or_else(|_| inner.to_owned());
+    if crate::isolation::namespaces_work() {
+        let stage = repo.commit_worktrees()?.join("stage");
+        std::fs::create_dir_all(&stage).map_err(|source| git::Error::StateDir {
+            path: stage.clone(),
+            source,
+        })?;
+        let view = crate::isolation::Nested {
+            outer,
+            inner,
+            common_dir: repo.common_dir_real(),
+            stage,
+        };
+        return Ok((Isolation::Namespace, view.prefix()));
+    }
+    let vars: Vec<_> = std::env::vars_os().collect();
+    let leaks = crate::isolation::leaks(&outer, &inner, &vars);
+    if leaks.is_empty() {
+        Ok((Isolation::None, Vec::new()))
+    } else {
+        Err(Error::Leaks { outer, leaks })
+    }
 }
 
 /// How to prove: everything about one run of verify.sh but the repository and the state tree.
@@ -53,6 +98,9 @@ pub(crate) struct ProveOptions<'a> {
     pub retries: u32,
     /// How the run is kept from seeing other bytes than the tree it proves (`isolation:`).
     pub isolation: Isolation,
+    /// The program and arguments that run each script in a view of the filesystem of its own
+    /// (a nested worktree's, `isolation::Nested::prefix`); empty: run plainly.
+    pub view: Vec<std::ffi::OsString>,
 }
 
 /// What happened when verify.sh ran.
@@ -227,7 +275,14 @@ pub(crate) fn prove_checks(
     let started = attempt.clock.now_seconds();
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
-    let mut outcomes = run_all(plans, attempt.timeout, attempt.interrupt, jobs, on_progress)?;
+    let mut outcomes = run_all(
+        plans,
+        attempt.timeout,
+        attempt.interrupt,
+        &attempt.view,
+        jobs,
+        on_progress,
+    )?;
     // A failing check runs again, up to `retries` times, until it passes (a flaky one); one
     // interrupted is never run again.
     let interrupted = || {
@@ -247,7 +302,14 @@ pub(crate) fn prove_checks(
             break;
         }
         let plans = again.iter().map(|&i| plan(&runs[i], n, None)).collect();
-        let rerun = run_all(plans, attempt.timeout, attempt.interrupt, jobs, on_progress)?;
+        let rerun = run_all(
+            plans,
+            attempt.timeout,
+            attempt.interrupt,
+            &attempt.view,
+            jobs,
+            on_progress,
+        )?;
         for (i, ran) in again.into_iter().zip(rerun) {
             failures[i] += 1;
             outcomes[i] = ran;
@@ -471,6 +533,7 @@ fn run_all(
     plans: Vec<Plan>,
     timeout: Duration,
     interrupt: Option<&AtomicBool>,
+    view: &[std::ffi::OsString],
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<(verify::Ran, std::path::PathBuf)>, Error> {
@@ -510,6 +573,7 @@ fn run_all(
                             tail_lines: TAIL_LINES,
                             echo: plan.echo,
                             interrupt,
+                            view,
                         },
                         &mut |_| {},
                     );

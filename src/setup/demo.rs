@@ -184,6 +184,7 @@ fn execute(
             tail_lines: crate::proof::TAIL_LINES,
             echo: None,
             interrupt: settings.interrupt,
+            view: &[],
         },
         &mut |_| {},
     )?)

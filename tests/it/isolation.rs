@@ -230,3 +230,70 @@ fn a_checks_file_needing_a_newer_version_says_which() {
             "it needs git-prove-it 99.0.0 or later (min-version)",
         ));
 }
+
+/// One hook event of Claude Code from `cwd`, and the hook's stdout.
+fn claude(repo: &TestRepo, event: &str, cwd: &std::path::Path) -> String {
+    let mut payload = serde_json::json!({
+        "session_id": "86ca0000-isolation",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": cwd,
+        "hook_event_name": event,
+    });
+    if event == "Stop" {
+        payload["prompt_id"] = "99ce0000-prompt-1".into();
+        payload["stop_hook_active"] = false.into();
+        payload["last_assistant_message"] = "All tests pass.".into();
+    } else {
+        payload["source"] = "startup".into();
+    }
+    let out = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(payload.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Claude Code puts its worktrees under `.claude/worktrees/` of the checkout: a stop there
+/// walked up to the checkout's `node_modules`, whose link led to the checkout's `lib`, and
+/// the gate proved the worktree's broken code.
+#[test]
+fn a_stop_in_a_claude_worktree_inside_the_checkout_proves_the_worktrees_own_code() {
+    let repo = TestRepo::new();
+    node_history(&repo, false);
+    repo.write(".gitignore", "node_modules/\n.claude/\n");
+    repo.commit_all("ignore claude's worktrees");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        ".claude/worktrees/agent",
+        "-b",
+        "agent",
+    ]);
+    let inner = repo.path(".claude/worktrees/agent");
+    assert_eq!(claude(&repo, "SessionStart", &inner), "");
+    // The broken code, in the agent's worktree, with no node_modules of its own.
+    std::fs::write(inner.join("lib/index.js"), "module.exports=2\n").unwrap();
+    let answer = claude(&repo, "Stop", &inner);
+    assert!(answer.contains("\"decision\":\"block\""), "{answer}");
+    assert!(answer.contains("Cannot find module"), "{answer}");
+    // Its own node_modules, still broken code: still blocked.
+    std::fs::create_dir_all(inner.join("node_modules")).unwrap();
+    std::os::unix::fs::symlink("../lib", inner.join("node_modules/lib")).unwrap();
+    let answer = claude(&repo, "Stop", &inner);
+    assert!(answer.contains("\"decision\":\"block\""), "{answer}");
+    // Fixed: proven, and the proof says the outer checkout was hidden.
+    std::fs::write(inner.join("lib/index.js"), "module.exports = 1\n").unwrap();
+    let answer = claude(&repo, "Stop", &inner);
+    assert!(!answer.contains("block"), "{answer}");
+    let notes = repo.git(&["notes", "--ref", "prove-it", "list"]);
+    let proof = notes
+        .lines()
+        .filter_map(|line| line.split_whitespace().nth(1))
+        .filter_map(|object| repo.note(object))
+        .find(|note| note.contains("host: claude"))
+        .unwrap_or_else(|| panic!("the stop recorded no proof: {answer} {notes}"));
+    assert!(proof.contains("\nisolation: namespace\n"), "{proof}");
+}
