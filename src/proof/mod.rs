@@ -13,6 +13,7 @@ mod failure;
 mod lookup;
 mod prove;
 mod record;
+mod unisolated;
 
 pub(crate) use bisect::{Answer, Known, Next, bounds, next};
 #[cfg(test)]
@@ -38,3 +39,4 @@ pub(crate) use prove::{
 pub(crate) use record::{Outcome, Record, Script, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};
+pub(crate) use unisolated::unisolated;

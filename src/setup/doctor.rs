@@ -580,6 +580,23 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
             format!("git config {merge_strategy} union"),
         ));
     }
+    match crate::proof::unisolated(repo) {
+        Ok(found) if found.is_empty() => {}
+        Ok(found) => checks.push(warn(
+            format!(
+                "{} proof record{} made outside an agent session carr{} no isolation line: earlier versions proved commits (run <rev>, bisect, the pre-push hook) in a worktree inside the checkout, where a run could test the checkout's code instead of the commit's; first: tree {}",
+                found.len(),
+                if found.len() == 1 { "" } else { "s" },
+                if found.len() == 1 { "ies" } else { "y" },
+                found[0].0
+            ),
+            "review them with git prove-it log; take back those made by commit runs with git prove-it revoke --unisolated --reason '<why>', then prove again",
+        )),
+        Err(error) => checks.push(warn(
+            format!("the proofs' isolation cannot be read: {}", crate::gate::error_chain(&error)),
+            "git fsck",
+        )),
+    }
     checks.push(match repo.overwritten_notes(&crate::proof::merge) {
         Ok(lost) if lost.is_empty() => ok(format!(
             "no proof records dropped by other writers (the reflog of {PROOFS_REF})"

@@ -297,3 +297,26 @@ fn a_stop_in_a_claude_worktree_inside_the_checkout_proves_the_worktrees_own_code
         .unwrap_or_else(|| panic!("the stop recorded no proof: {answer} {notes}"));
     assert!(proof.contains("\nisolation: namespace\n"), "{proof}");
 }
+
+/// Earlier versions proved commits inside the checkout: `doctor` lists the records that may
+/// come from such runs (no `isolation:` line, made outside a session), and none of today's.
+#[test]
+fn doctor_lists_proofs_without_an_isolation_line_made_outside_a_session() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!text.contains("no isolation line"), "{text}");
+    // An earlier version's record of the same tree: the same record without the line.
+    let tree = tree_of(&repo, "HEAD");
+    let note = repo.note(&tree).unwrap();
+    let old = note.replace("isolation: checkout\n", "");
+    repo.git(&["notes", "--ref", "prove-it", "add", "-f", "-m", &old, &tree]);
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("1 proof record made outside an agent session carries no isolation line"),
+        "{text}"
+    );
+    assert!(text.contains(&tree), "{text}");
+}
