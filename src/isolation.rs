@@ -125,32 +125,39 @@ impl View {
 }
 
 /// The mounts that hide the worktree a nested worktree sits in (a Claude Code worktree under
-/// `.claude/worktrees/` of the checkout): the outer worktree becomes an empty tmpfs holding only
-/// the inner worktree, at its own path, and the common git directory, so that nothing found by
-/// walking up from the inner worktree (a `node_modules`, a `conftest.py`) is the outer one's.
+/// `.claude/worktrees/` of the checkout): the outer worktree becomes an empty tmpfs holding
+/// only the worktree the run proves, at the nested worktree's path, and the common git
+/// directory, so that nothing found by walking up (a `node_modules`, a `conftest.py`) is the
+/// outer one's. A stop there shows the nested worktree at its own path; a commit run started
+/// there shows the commit's worktree at that path.
 #[derive(Debug, Clone)]
 pub(crate) struct Nested {
-    /// The worktree that encloses `inner`, which the run must not see.
+    /// The worktree that encloses `target`, which the run must not see.
     pub outer: PathBuf,
     /// The worktree the run proves.
-    pub inner: PathBuf,
+    pub source: PathBuf,
+    /// Where it is shown: the nested worktree's path.
+    pub target: PathBuf,
     /// The repository's common git directory, which stays reachable at its own path.
     pub common_dir: PathBuf,
     /// An empty directory of ours, where the mounts are staged before `outer` is covered.
     pub stage: PathBuf,
 }
 
-/// As [`MOUNT_SCRIPT`], for a [`Nested`] view.
+/// As [`MOUNT_SCRIPT`], for a [`Nested`] view; the directory it was started in, when inside
+/// `source`, is entered at the same place under `target`.
 const NESTED_SCRIPT: &str = r#"set -e
-stage=$1 outer=$2 inner=$3 common=$4 uid=$5 gid=$6 dir=$(pwd -P)
-shift 6
+stage=$1 outer=$2 source=$3 target=$4 common=$5 uid=$6 gid=$7
+shift 7
+dir=$(pwd -P)
+case $dir in "$source" | "$source"/*) dir=$target${dir#"$source"} ;; esac
 mount -t tmpfs -o mode=0755 prove-it "$stage"
 mkdir "$stage/inner" "$stage/git"
-mount --bind "$inner" "$stage/inner"
+mount --bind "$source" "$stage/inner"
 mount --bind "$common" "$stage/git"
 mount -t tmpfs -o mode=0755 prove-it "$outer"
-mkdir -p "$inner" "$common"
-mount --bind "$stage/inner" "$inner"
+mkdir -p "$target" "$common"
+mount --bind "$stage/inner" "$target"
 mount --bind "$stage/git" "$common"
 cd "$dir"
 exec unshare --map-user="$uid" --map-group="$gid" -- "$@"
@@ -177,13 +184,29 @@ impl Nested {
         .map(OsString::from)
         .collect();
         prefix.extend(
-            [&self.stage, &self.outer, &self.inner, &self.common_dir]
-                .into_iter()
-                .map(|path| path.as_os_str().to_owned()),
+            [
+                &self.stage,
+                &self.outer,
+                &self.source,
+                &self.target,
+                &self.common_dir,
+            ]
+            .into_iter()
+            .map(|path| path.as_os_str().to_owned()),
         );
         prefix.push(rustix::process::getuid().as_raw().to_string().into());
         prefix.push(rustix::process::getgid().as_raw().to_string().into());
         prefix
+    }
+
+    /// A request that runs `program` in `dir` in this view; the caller adds its arguments.
+    pub(crate) fn request(&self, program: &OsStr, dir: &Path) -> process::Request<'static> {
+        let prefix = self.prefix();
+        let (wrapper, args) = prefix.split_first().expect("the prefix names unshare");
+        process::Request::new(wrapper)
+            .args(args)
+            .arg(program)
+            .current_dir(dir)
     }
 }
 

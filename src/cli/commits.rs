@@ -302,6 +302,23 @@ fn isolated(
             crate::process::Request::new(program).current_dir(worktree.path()),
         ));
     };
+    if isolation::namespaces_work()
+        && let Some(outer) = repo.enclosing_worktree()?
+    {
+        // Started from a worktree nested in another: the commit is shown at the nested
+        // worktree's path, and the outer one is hidden, as a stop there hides it.
+        let stage = repo.commit_worktrees()?.join("stage");
+        std::fs::create_dir_all(&stage)
+            .with_context(|| format!("could not create {}", stage.display()))?;
+        let view = isolation::Nested {
+            outer,
+            source: worktree.path().to_owned(),
+            target: std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_owned()),
+            common_dir: repo.common_dir_real(),
+            stage,
+        };
+        return Ok((Isolation::Namespace, view.request(program, worktree.path())));
+    }
     if isolation::namespaces_work() {
         let view = isolation::View {
             checkout: checkout.to_owned(),

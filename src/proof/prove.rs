@@ -63,7 +63,8 @@ pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, Vec<std::ffi::OsSt
         })?;
         let view = crate::isolation::Nested {
             outer,
-            inner,
+            source: inner.clone(),
+            target: inner,
             common_dir: repo.common_dir_real(),
             stage,
         };

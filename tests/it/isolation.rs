@@ -320,3 +320,37 @@ fn doctor_lists_proofs_without_an_isolation_line_made_outside_a_session() {
     );
     assert!(text.contains(&tree), "{text}");
 }
+
+/// `run <rev>` started from a worktree nested in the checkout shows the commit at the nested
+/// worktree's path with the checkout hidden: neither its `node_modules` nor its code is seen.
+#[test]
+fn a_commit_run_from_a_nested_worktree_sees_neither_the_checkout_nor_the_worktree() {
+    let repo = TestRepo::new();
+    let (_, bad) = node_history(&repo, false);
+    repo.write(".gitignore", "node_modules/\n.claude/\n");
+    repo.commit_all("ignore claude's worktrees");
+    repo.git(&[
+        "worktree",
+        "add",
+        "-q",
+        ".claude/worktrees/agent",
+        "-b",
+        "agent",
+    ]);
+    let inner = repo.path(".claude/worktrees/agent");
+    std::fs::create_dir_all(inner.join("node_modules")).unwrap();
+    std::os::unix::fs::symlink("../lib", inner.join("node_modules/lib")).unwrap();
+    let run = |rev: &str| {
+        repo.prove_it(&["run", rev])
+            .current_dir(&inner)
+            .output()
+            .unwrap()
+    };
+    // The bad commit, from the nested worktree whose own node_modules holds the good lib.
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("Cannot find module"), "{stdout}");
+    assert_eq!(repo.note(&tree_of(&repo, &bad)), None, "no false proof");
+    assert_eq!(leftovers(&repo).1, 0);
+}
