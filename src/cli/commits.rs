@@ -210,6 +210,9 @@ pub(crate) enum Ran {
     Failed(Vec<FailedRun>),
     /// Nothing is armed at the commit: why.
     NotArmed(String),
+    /// verify.sh (or a check) said the commit cannot be tested (exit 125): why, with the
+    /// checks that said so ("check api: exit 125").
+    CannotTest(String),
     /// The run ended in an error (exit 2): what it said.
     Error(String),
 }
@@ -261,6 +264,7 @@ impl Proved {
                     Ran::Failed(failed)
                 }
             }
+            (exit::CANNOT_TEST, Ok(report)) => Ran::CannotTest(cannot_test(&report)),
             (exit::ERROR, report) => Ran::Error(
                 report
                     .ok()
@@ -269,6 +273,34 @@ impl Proved {
             ),
             (code, _) => Ran::Error(format!("git prove-it run exited with {code} and no report")),
         }
+    }
+}
+
+/// Why a run that exited 125 could not test its commit: `exit 125` for verify.sh alone, else
+/// each check that said so (`check api: exit 125`).
+fn cannot_test(report: &Report) -> String {
+    let reason = |report: &Report| {
+        report
+            .reason
+            .clone()
+            .unwrap_or_else(|| crate::proof::EXIT_125.to_string())
+    };
+    if report.result.as_deref() != Some("checks") {
+        return reason(report);
+    }
+    let checks: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|check| check.result.as_deref() == Some("cannot_test"))
+        .map(|check| {
+            let name = check.name.as_deref().unwrap_or(crate::proof::VERIFY_CHECK);
+            format!("check {name}: {}", reason(check))
+        })
+        .collect();
+    if checks.is_empty() {
+        reason(report)
+    } else {
+        checks.join(", ")
     }
 }
 
@@ -362,5 +394,17 @@ mod tests {
             Ran::Error("boom".into())
         );
         assert!(matches!(ran(1, "not json"), Ran::Error(_)));
+        assert_eq!(
+            ran(125, r#"{"result":"cannot_test","reason":"exit 125"}"#),
+            Ran::CannotTest("exit 125".into())
+        );
+        assert_eq!(
+            ran(
+                125,
+                r#"{"result":"checks","checks":[{"name":"api","result":"proven"},
+                {"name":"docs","result":"cannot_test","reason":"exit 125"}]}"#
+            ),
+            Ran::CannotTest("check docs: exit 125".into())
+        );
     }
 }

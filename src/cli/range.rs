@@ -335,6 +335,7 @@ fn result_of(ran: Ran) -> RangeResult {
                 log: first.log.clone(),
             }
         }
+        Ran::CannotTest(reason) => RangeResult::CannotTest { reason },
         Ran::NotArmed(_) => RangeResult::NotArmed,
         Ran::Error(message) => RangeResult::CannotProve { message },
     }

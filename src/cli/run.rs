@@ -278,22 +278,19 @@ fn prove(
     })?;
     let duration_ms = match &attempted {
         Attempted::Proven(record) => record.duration_ms,
-        Attempted::Failed { duration_ms, .. } | Attempted::StateChanged { duration_ms, .. } => {
-            *duration_ms
-        }
+        Attempted::Failed { duration_ms, .. }
+        | Attempted::StateChanged { duration_ms, .. }
+        | Attempted::CannotTest { duration_ms, .. } => *duration_ms,
     };
     progress.finish(Duration::from_millis(duration_ms), err);
 
     let outcome = match &attempted {
         Attempted::Proven(record) => record.outcome,
         Attempted::Failed { .. } | Attempted::StateChanged { .. } => Outcome::Disproven,
+        Attempted::CannotTest { .. } => Outcome::NotProven,
     };
     let (_, result) = check_result(attempted, before.id);
-    let code = if outcome == Outcome::Disproven {
-        exit::NOT_PROVEN
-    } else {
-        exit::OK
-    };
+    let code = outcome_code(outcome);
     Ok((
         code,
         RunReport {
@@ -412,6 +409,8 @@ fn prove_checks(
         outcome = match (&report.result, outcome) {
             (RunResult::Failed { .. } | RunResult::StateChanged { .. }, _) => Outcome::Disproven,
             (_, Outcome::Disproven) => Outcome::Disproven,
+            // A check that cannot test its inputs leaves the state unproven, not failing.
+            (RunResult::CannotTest { .. }, _) | (_, Outcome::NotProven) => Outcome::NotProven,
             (RunResult::AlreadyProven { proof } | RunResult::Proven { proof, .. }, _)
                 if proof.outcome == Outcome::BoundedClaimSurvives =>
             {
@@ -421,11 +420,7 @@ fn prove_checks(
         };
         checks.push(report);
     }
-    let code = if outcome == Outcome::Disproven {
-        exit::NOT_PROVEN
-    } else {
-        exit::OK
-    };
+    let code = outcome_code(outcome);
     Ok((
         code,
         RunReport {
@@ -435,6 +430,16 @@ fn prove_checks(
             result: RunResult::Checks { checks },
         },
     ))
+}
+
+/// `run`'s exit code for the outcome of what it ran: a failure, a state that cannot be tested,
+/// or a proof.
+fn outcome_code(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Disproven => exit::NOT_PROVEN,
+        Outcome::NotProven => exit::CANNOT_TEST,
+        _ => exit::OK,
+    }
 }
 
 /// How `run` proves: as the person at the terminal, streaming with `--verbose`.
@@ -502,6 +507,25 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
                 log: Some(log.display().to_string()),
                 attempts,
                 failure_recorded: recorded.then_some(git::FAILURES_REF),
+            },
+        ),
+        Attempted::CannotTest {
+            reason,
+            exit_code,
+            duration_ms,
+            tail,
+            log,
+            recorded,
+            ..
+        } => (
+            input_tree.to_string(),
+            RunResult::CannotTest {
+                reason,
+                exit_code,
+                duration_ms,
+                tail,
+                log: Some(log.display().to_string()),
+                cannot_test_recorded: recorded.then_some(git::FAILURES_REF),
             },
         ),
         Attempted::StateChanged {

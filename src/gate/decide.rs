@@ -87,6 +87,13 @@ pub(crate) enum RunFacts {
         /// lines on the state the session started from, and it is on record.
         predates: Vec<Predated>,
     },
+    /// verify.sh (or a check) said the state cannot be tested (exit 125).
+    CannotTest {
+        reason: String,
+        tail: Vec<String>,
+        /// The named checks that could not test it; empty for the root verify.sh alone.
+        checks: Vec<String>,
+    },
     /// verify.sh passed, but the state after it is not the one it tested.
     StateChanged {
         paths: Vec<String>,
@@ -164,6 +171,14 @@ pub(crate) enum Why {
         /// Which of these failures predate the session (`RunFacts::Failed::predates`).
         #[serde(default)]
         predates: Vec<Predated>,
+    },
+    /// verify.sh (or a check) said the state cannot be tested (exit 125): not a failure of the
+    /// code, but an agent's state must be testable before its turn ends.
+    CannotTest {
+        reason: String,
+        tail: Vec<String>,
+        #[serde(default)]
+        checks: Vec<String>,
     },
     /// A check of `prove-it.toml` (or the checks file itself) cannot run or was deleted.
     CheckDisarmed {
@@ -474,6 +489,15 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             tail: tail.clone(),
             checks: checks.clone(),
             predates: predates.clone(),
+        }),
+        Some(RunFacts::CannotTest {
+            reason,
+            tail,
+            checks,
+        }) => refuse(Why::CannotTest {
+            reason: reason.clone(),
+            tail: tail.clone(),
+            checks: checks.clone(),
         }),
         Some(RunFacts::StateChanged { paths }) => refuse(Why::StateChanged {
             paths: paths.clone(),

@@ -6,6 +6,7 @@
 //! It never prints and never decides a turn: the gate and the commands do, with what it returns.
 
 mod bisect;
+mod cannot_test;
 mod checks;
 mod checks_file;
 mod commit_status;
@@ -15,6 +16,7 @@ mod prove;
 mod record;
 
 pub(crate) use bisect::{Answer, Known, Next, bounds, next};
+pub(crate) use cannot_test::{CannotTest, EXIT_125};
 #[cfg(test)]
 pub(crate) use checks::Check;
 pub(crate) use checks::{
