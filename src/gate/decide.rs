@@ -796,6 +796,34 @@ mod tests {
     }
 
     #[test]
+    fn a_run_that_cannot_test_the_state_blocks_like_a_failure_never_as_one() {
+        let mut o = changed();
+        o.run = Some(RunFacts::CannotTest {
+            reason: "exit 125".into(),
+            tail: vec!["no compiler".into()],
+            checks: Vec::new(),
+        });
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::CannotTest { .. },
+                attempt: 1,
+                max: 3
+            }
+        ));
+        o.blocks = 3;
+        let yielded = verdict(&o);
+        assert!(matches!(
+            yielded,
+            Verdict::Yield {
+                why: Why::CannotTest { .. },
+                max: 3
+            }
+        ));
+        assert_eq!(yielded.outcome(), Outcome::NotProven);
+    }
+
+    #[test]
     fn warn_only_yields_at_once() {
         let mut o = changed();
         o.max_blocks = 0;

@@ -1066,6 +1066,7 @@ mod tests {
             signature: None,
             script_problem: None,
             failure: None,
+            cannot_test: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
@@ -1112,6 +1113,7 @@ mod tests {
             checks: None,
             checks_error: None,
             failure: None,
+            cannot_test: None,
             require_signed: false,
         }
     }
@@ -1360,6 +1362,7 @@ mod tests {
             signature: None,
             script_problem: None,
             failure: failed,
+            cannot_test: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
