@@ -43,9 +43,15 @@ use anyhow::Context as _;
 /// prove-it.retries N a failing check runs again up to N times, and a pass after failures is
 /// recorded with flaky: N.
 ///
+/// verify.sh (or a check) exiting 125 says the state cannot be tested (a tool it needs is
+/// missing), as git bisect run has it: not a failure of the code and never a proof. It is
+/// recorded as such in refs/notes/prove-it-failures (git prove-it log shows "cannot test"),
+/// run again by a range, and skipped by bisect.
+///
 /// Exit status: 0 proven (with a range: every commit), 1 verify.sh (or a check) failed or
 /// changed the working state while it ran (with a range: some commit is not proven), 2 usage
-/// or repository error, 3 verify.sh not armed.
+/// or repository error, 3 verify.sh not armed, 125 the state cannot be tested (verify.sh or a
+/// check exited 125, and none failed).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Prove this commit rather than the working state; with a range, every commit of it.
