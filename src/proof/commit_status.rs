@@ -57,7 +57,8 @@ pub(crate) struct CheckStatus {
     /// The signature of the proof shown, as for a commit.
     pub signature: Option<SignatureStatus>,
     /// The newest failure on record of this check through this script for this input tree,
-    /// when the check is not proven (`refs/notes/prove-it-failures`).
+    /// when the check is not proven and no cannot-test record is newer
+    /// (`refs/notes/prove-it-failures`).
     pub failure: Option<Failure>,
     /// The newest cannot-test record of this check through this script for this input tree,
     /// when the check is not proven and no failure on record is newer.
@@ -79,7 +80,8 @@ pub(crate) struct CommitStatus {
     /// commit stands by the note of its tree alone, as before checks files.
     pub checks: Option<Vec<CheckStatus>>,
     /// Without a checks file: the newest failure on record of the commit's verify.sh for its
-    /// tree, when the commit is not proven. With one, each check has its own.
+    /// tree, when the commit is not proven and no cannot-test record is newer. With one, each
+    /// check has its own.
     pub failure: Option<Failure>,
     /// Without a checks file: the newest cannot-test record of the commit's verify.sh for its
     /// tree, when the commit is not proven and no failure on record is newer.
@@ -390,6 +392,9 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                     lookup_cannot_test(notes, status.commit.tree, None, script)?,
                     status.failure.as_ref(),
                 );
+                if status.cannot_test.is_some() {
+                    status.failure = None;
+                }
             }
         }
         Some(checks) => {
@@ -404,6 +409,9 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                     lookup_cannot_test(notes, check.input_tree, name, script)?,
                     check.failure.as_ref(),
                 );
+                if check.cannot_test.is_some() {
+                    check.failure = None;
+                }
             }
         }
     }
@@ -411,7 +419,8 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
 }
 
 /// `record`, when no `failure` of the same script on the same key is newer: the newest run
-/// says where the state stands.
+/// says where the state stands, and a failure older than it no longer does (its record stays
+/// in the note).
 fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<CannotTest> {
     record.filter(|record| failure.is_none_or(|failure| record.time > failure.time))
 }

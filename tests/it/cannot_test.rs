@@ -291,3 +291,55 @@ fn a_stop_on_a_state_that_cannot_be_tested_blocks_saying_so() {
     assert!(note.contains("cannot-test: exit 125"), "{note}");
     assert!(!note.contains("DISPROVEN"), "{note}");
 }
+
+/// The newest run of a key says where it stands: a failure then a cannot-test record of the
+/// same state and script reads as "cannot test", so `run <range>` runs it again rather than
+/// skipping it as failed; a failure after that reads as failed again.
+#[test]
+fn the_newest_of_a_failure_and_a_cannot_test_record_says_where_a_commit_stands() {
+    let repo = TestRepo::new();
+    let mode = repo.home().join("exit-code");
+    std::fs::write(&mode, "1").unwrap();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("base");
+    repo.verify_script(&format!(
+        "echo run >> '{0}.runs'\nexit $(cat '{0}')",
+        mode.display()
+    ));
+    repo.commit_all("verify");
+    fn clock(secs: &str) -> [(&'static str, &str); 1] {
+        [("PROVE_IT_TEST_CLOCK_OFFSET", secs)]
+    }
+    let log = |secs: &str| {
+        let assert = repo
+            .prove_it(&["log", "-n", "1"])
+            .envs(clock(secs))
+            .assert()
+            .success();
+        String::from_utf8_lossy(&assert.get_output().stdout).into_owned()
+    };
+    repo.prove_it(&["run"]).envs(clock("0")).assert().code(1);
+    assert!(log("0").contains("failed (exit 1"), "{}", log("0"));
+    std::fs::write(&mode, "125").unwrap();
+    repo.prove_it(&["run"]).envs(clock("60")).assert().code(125);
+    assert!(log("60").contains("cannot test (exit 125"), "{}", log("60"));
+    let runs = || {
+        std::fs::read_to_string(repo.home().join("exit-code.runs"))
+            .unwrap()
+            .lines()
+            .count()
+    };
+    let before = runs();
+    repo.prove_it(&["run", "HEAD~1..HEAD"])
+        .envs(clock("90"))
+        .assert()
+        .code(1);
+    assert_eq!(
+        runs(),
+        before + 1,
+        "a commit that cannot be tested is run again"
+    );
+    std::fs::write(&mode, "1").unwrap();
+    repo.prove_it(&["run"]).envs(clock("120")).assert().code(1);
+    assert!(log("120").contains("failed (exit 1"), "{}", log("120"));
+}
