@@ -8,6 +8,10 @@ pub const NOT_PROVEN: u8 = 1;
 pub const ERROR: u8 = 2;
 /// `run`, `status`: verify.sh is not armed (missing, not executable, or not a file inside the worktree).
 pub const NOT_ARMED: u8 = 3;
+/// `run`: the state cannot be tested (verify.sh or a check exited 125, as `git bisect run` has
+/// it): neither proven nor failing. The same code, so that `git bisect run git prove-it run`
+/// skips such a commit.
+pub const CANNOT_TEST: u8 = 125;
 /// Any command whose stdout was closed before it finished writing (`check --all | head -1`):
 /// its output was cut short, so its answer is not known, and 0 would claim it. 128 + SIGPIPE,
 /// as git and a shell report a command killed by the closed pipe (SPEC.md, "Exit codes").

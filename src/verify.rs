@@ -58,10 +58,19 @@ pub(crate) struct Ran {
     pub output_bytes: u64,
 }
 
+/// The exit code by which verify.sh (or a check) says the state cannot be tested, rather than
+/// that it fails: `git bisect run` gives 125 that meaning, so one script serves both.
+pub(crate) const CANNOT_TEST: i32 = 125;
+
 impl Ran {
     /// Whether verify.sh exited with code 0.
     pub fn passed(&self) -> bool {
         self.exit == Exit::Code(0)
+    }
+
+    /// Whether verify.sh said the state cannot be tested ([`CANNOT_TEST`]).
+    pub fn cannot_test(&self) -> bool {
+        self.exit == Exit::Code(CANNOT_TEST)
     }
 }
 

@@ -30,9 +30,11 @@ use crate::report::{
 /// 'git prove-it run REV' does, recording its proof or its failure; the working tree and the
 /// index are not touched.
 ///
-/// A commit without verify.sh nor checks, whose checks file is in error or whose check's
-/// script is missing cannot be tested: it is skipped, as by git bisect skip, and a neighbour is
-/// run instead. When skipped commits hide which commit fails first, they are listed.
+/// A commit whose verify.sh or check exits 125 (as git bisect run has it), or that has a
+/// cannot-test record for its exact state, cannot be tested; nor can one without verify.sh nor
+/// checks, whose checks file is in error or whose check's script is missing. It is skipped, as
+/// by git bisect skip, and a neighbour is run instead. When skipped commits leave the search
+/// unable to narrow it down, the commits the first failing one could be are listed.
 ///
 /// Exit status: 0 the first failing commit was found, 1 commits that cannot be tested hide
 /// which one it is, 2 usage or repository error (also a BAD that is proven or passes, a GOOD
@@ -47,8 +49,8 @@ pub(crate) struct Args {
     #[arg(value_name = "BAD")]
     bad: String,
 
-    /// Run the commits that have a failure on record again, rather than taking it as their
-    /// result.
+    /// Run the commits that have a failure (or a cannot-test record) on record again, rather
+    /// than taking it as their result.
     #[arg(long)]
     retry_failed: bool,
 
@@ -263,6 +265,12 @@ impl Commit {
         } else if let Some(reason) = untestable(&status) {
             commit.known = Known::Untestable;
             commit.untestable = Some(reason);
+        } else if let (false, Some(reason)) = (retry_failed, cannot_test_on_record(&status)) {
+            commit.known = Known::Untestable;
+            commit.recorded = Some(StepResult::Untestable {
+                reason: reason.clone(),
+            });
+            commit.untestable = Some(reason);
         }
         commit
     }
@@ -275,6 +283,25 @@ impl Commit {
             result,
         }
     }
+}
+
+/// Why the commit's last run on record could not test it (`exit 125`, or `check api: exit
+/// 125`), when a cannot-test record says so: skipped like a commit nothing can test.
+fn cannot_test_on_record(status: &CommitStatus) -> Option<String> {
+    let records = status.cannot_tests();
+    if records.is_empty() {
+        return None;
+    }
+    Some(
+        records
+            .iter()
+            .map(|(check, record)| match check {
+                Some(check) => format!("check {check}: {}", record.reason),
+                None => record.reason.clone(),
+            })
+            .collect::<Vec<_>>()
+            .join(", "),
+    )
 }
 
 /// Why nothing could prove `status`'s commit, if nothing could.
@@ -446,8 +473,9 @@ fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
             recorded_secs_ago: None,
         },
         Ran::Error(message) if proved.code == exit::NOT_PROVEN => anyhow::bail!("{message}"),
-        Ran::NotArmed(reason) | Ran::Error(reason) => StepResult::Untestable { reason },
-        Ran::CannotTest(setup) => StepResult::Untestable { reason: setup.exit },
+        Ran::CannotTest(reason) | Ran::NotArmed(reason) | Ran::Error(reason) => {
+            StepResult::Untestable { reason }
+        }
     })
 }
 

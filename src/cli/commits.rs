@@ -274,15 +274,56 @@ fn set_up(
         worktree.mark_set_up(Some(key));
         return Ok(SetUp::Ran);
     }
+    let exit = format!(
+        "setup {} failed: {}",
+        setup.run,
+        finished.exit.describe(how.timeout)
+    );
+    record_setup_failure(repo, commit, how, &exit, &finished.tail);
     Ok(SetUp::Failed {
-        exit: format!(
-            "setup {} failed: {}",
-            setup.run,
-            finished.exit.describe(how.timeout)
-        ),
+        exit,
         tail: finished.tail,
         log,
     })
+}
+
+/// Record that each check of `commit` could not be tested because its setup failed (a
+/// cannot-test record, never a failure of its code). A record that cannot be written does not
+/// change the result, as for failure records.
+fn record_setup_failure(
+    repo: &Repo,
+    commit: &git::CommitInfo,
+    how: &CommitRun<'_>,
+    reason: &str,
+    tail: &[String],
+) {
+    let Ok(set) = crate::proof::CheckSet::of_tree(repo, commit.tree) else {
+        return;
+    };
+    let now = time::OffsetDateTime::now_utc();
+    for check in &set.checks {
+        let Ok(script) = check.runnable() else {
+            continue;
+        };
+        let key = if check.is_root() {
+            Ok(commit.tree)
+        } else {
+            repo.tree_input_tree(commit.tree, &check.inputs)
+        };
+        let Ok(key) = key else { continue };
+        let mut record = crate::proof::CannotTest::new(
+            repo,
+            key,
+            check.record_name(),
+            script,
+            reason,
+            how.host,
+            now,
+        );
+        record.head = Some(commit.id);
+        record.output = crate::proof::bounded_output(tail);
+        let _ = crate::proof::record_cannot_test(repo, &record);
+    }
 }
 
 /// How a run in `worktree` is kept from the checkout the command was started from, and the
@@ -409,17 +450,18 @@ pub(crate) enum Ran {
     Failed(Vec<FailedRun>),
     /// Nothing is armed at the commit: why.
     NotArmed(String),
+    /// verify.sh (or a check) said the commit cannot be tested (exit 125): why, with the
+    /// checks that said so ("check api: exit 125").
+    CannotTest(String),
     /// The run ended in an error (exit 2): what it said.
     Error(String),
-    /// The commit could not be tested (its setup failed): why, with what it printed.
-    CannotTest(FailedRun),
 }
 
 impl Proved {
     /// The run's result, read from its exit code and its `run --json` report.
     pub(crate) fn ran(&self) -> Ran {
         if let Some(setup) = &self.cannot_test {
-            return Ran::CannotTest(setup.clone());
+            return Ran::CannotTest(setup.exit.clone());
         }
         let report = serde_json::from_slice::<Report>(&self.stdout);
         let outcome = |report: &Report| {
@@ -465,6 +507,7 @@ impl Proved {
                     Ran::Failed(failed)
                 }
             }
+            (exit::CANNOT_TEST, Ok(report)) => Ran::CannotTest(cannot_test(&report)),
             (exit::ERROR, report) => Ran::Error(
                 report
                     .ok()
@@ -473,6 +516,34 @@ impl Proved {
             ),
             (code, _) => Ran::Error(format!("git prove-it run exited with {code} and no report")),
         }
+    }
+}
+
+/// Why a run that exited 125 could not test its commit: `exit 125` for verify.sh alone, else
+/// each check that said so (`check api: exit 125`).
+fn cannot_test(report: &Report) -> String {
+    let reason = |report: &Report| {
+        report
+            .reason
+            .clone()
+            .unwrap_or_else(|| crate::proof::EXIT_125.to_string())
+    };
+    if report.result.as_deref() != Some("checks") {
+        return reason(report);
+    }
+    let checks: Vec<String> = report
+        .checks
+        .iter()
+        .filter(|check| check.result.as_deref() == Some("cannot_test"))
+        .map(|check| {
+            let name = check.name.as_deref().unwrap_or(crate::proof::VERIFY_CHECK);
+            format!("check {name}: {}", reason(check))
+        })
+        .collect();
+    if checks.is_empty() {
+        reason(report)
+    } else {
+        checks.join(", ")
     }
 }
 
@@ -567,5 +638,17 @@ mod tests {
             Ran::Error("boom".into())
         );
         assert!(matches!(ran(1, "not json"), Ran::Error(_)));
+        assert_eq!(
+            ran(125, r#"{"result":"cannot_test","reason":"exit 125"}"#),
+            Ran::CannotTest("exit 125".into())
+        );
+        assert_eq!(
+            ran(
+                125,
+                r#"{"result":"checks","checks":[{"name":"api","result":"proven"},
+                {"name":"docs","result":"cannot_test","reason":"exit 125"}]}"#
+            ),
+            Ran::CannotTest("check docs: exit 125".into())
+        );
     }
 }

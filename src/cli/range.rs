@@ -335,10 +335,8 @@ fn result_of(ran: Ran) -> RangeResult {
                 log: first.log.clone(),
             }
         }
+        Ran::CannotTest(reason) => RangeResult::CannotTest { reason },
         Ran::NotArmed(_) => RangeResult::NotArmed,
         Ran::Error(message) => RangeResult::CannotProve { message },
-        Ran::CannotTest(setup) => RangeResult::CannotProve {
-            message: format!("cannot test: {}", setup.exit),
-        },
     }
 }

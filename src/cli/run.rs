@@ -44,9 +44,15 @@ use anyhow::Context as _;
 /// prove-it.retries N a failing check runs again up to N times, and a pass after failures is
 /// recorded with flaky: N.
 ///
+/// verify.sh (or a check) exiting 125 says the state cannot be tested (a tool it needs is
+/// missing), as git bisect run has it: not a failure of the code and never a proof. It is
+/// recorded as such in refs/notes/prove-it-failures (git prove-it log shows "cannot test"),
+/// run again by a range, and skipped by bisect.
+///
 /// Exit status: 0 proven (with a range: every commit), 1 verify.sh (or a check) failed or
 /// changed the working state while it ran (with a range: some commit is not proven), 2 usage
-/// or repository error, 3 verify.sh not armed.
+/// or repository error, 3 verify.sh not armed, 125 the state cannot be tested (verify.sh or a
+/// check exited 125, and none failed).
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// Prove this commit rather than the working state; with a range, every commit of it.
@@ -289,22 +295,19 @@ fn prove(
     })?;
     let duration_ms = match &attempted {
         Attempted::Proven(record) => record.duration_ms,
-        Attempted::Failed { duration_ms, .. } | Attempted::StateChanged { duration_ms, .. } => {
-            *duration_ms
-        }
+        Attempted::Failed { duration_ms, .. }
+        | Attempted::StateChanged { duration_ms, .. }
+        | Attempted::CannotTest { duration_ms, .. } => *duration_ms,
     };
     progress.finish(Duration::from_millis(duration_ms), err);
 
     let outcome = match &attempted {
         Attempted::Proven(record) => record.outcome,
         Attempted::Failed { .. } | Attempted::StateChanged { .. } => Outcome::Disproven,
+        Attempted::CannotTest { .. } => Outcome::NotProven,
     };
     let (_, result) = check_result(attempted, before.id, &shown(ctx, args));
-    let code = if outcome == Outcome::Disproven {
-        exit::NOT_PROVEN
-    } else {
-        exit::OK
-    };
+    let code = outcome_code(outcome);
     Ok((
         code,
         RunReport {
@@ -424,6 +427,8 @@ fn prove_checks(
         outcome = match (&report.result, outcome) {
             (RunResult::Failed { .. } | RunResult::StateChanged { .. }, _) => Outcome::Disproven,
             (_, Outcome::Disproven) => Outcome::Disproven,
+            // A check that cannot test its inputs leaves the state unproven, not failing.
+            (RunResult::CannotTest { .. }, _) | (_, Outcome::NotProven) => Outcome::NotProven,
             (RunResult::AlreadyProven { proof } | RunResult::Proven { proof, .. }, _)
                 if proof.outcome == Outcome::BoundedClaimSurvives =>
             {
@@ -433,11 +438,7 @@ fn prove_checks(
         };
         checks.push(report);
     }
-    let code = if outcome == Outcome::Disproven {
-        exit::NOT_PROVEN
-    } else {
-        exit::OK
-    };
+    let code = outcome_code(outcome);
     Ok((
         code,
         RunReport {
@@ -447,6 +448,16 @@ fn prove_checks(
             result: RunResult::Checks { checks },
         },
     ))
+}
+
+/// `run`'s exit code for the outcome of what it ran: a failure, a state that cannot be tested,
+/// or a proof.
+fn outcome_code(outcome: Outcome) -> u8 {
+    match outcome {
+        Outcome::Disproven => exit::NOT_PROVEN,
+        Outcome::NotProven => exit::CANNOT_TEST,
+        _ => exit::OK,
+    }
 }
 
 /// How `run` proves: as the person at the terminal, streaming with `--verbose`; a commit's
@@ -539,6 +550,25 @@ fn check_result(
                 log: Some(shown(&log)),
                 attempts,
                 failure_recorded: recorded.then_some(git::FAILURES_REF),
+            },
+        ),
+        Attempted::CannotTest {
+            reason,
+            exit_code,
+            duration_ms,
+            tail,
+            log,
+            recorded,
+            ..
+        } => (
+            input_tree.to_string(),
+            RunResult::CannotTest {
+                reason,
+                exit_code,
+                duration_ms,
+                tail,
+                log: Some(log.display().to_string()),
+                cannot_test_recorded: recorded.then_some(git::FAILURES_REF),
             },
         ),
         Attempted::StateChanged {

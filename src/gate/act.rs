@@ -131,6 +131,19 @@ fn run(
                 Some(log),
             )
         }
+        Ok(Attempted::CannotTest {
+            reason, tail, log, ..
+        }) => (
+            RunFacts::CannotTest {
+                reason,
+                tail,
+                checks: Vec::new(),
+            },
+            Some(FailedLog {
+                path: log.display().to_string(),
+                earlier: Vec::new(),
+            }),
+        ),
         Ok(Attempted::StateChanged { changed_paths, .. }) => (
             RunFacts::StateChanged {
                 paths: changed_paths,
@@ -142,6 +155,47 @@ fn run(
         }
         Err(error) => return Err(error.into()),
     })
+}
+
+/// The checks of `ran` that could not test the state (exit 125), summed up as a failure's lines
+/// are: each its own last lines, within the lines one run gets; `None` when there is none.
+fn cannot_test(ran: &[(String, Attempted)]) -> Option<(RunFacts, Option<FailedLog>)> {
+    let untestable: Vec<_> = ran
+        .iter()
+        .filter_map(|(name, attempted)| match attempted {
+            Attempted::CannotTest {
+                reason, tail, log, ..
+            } => Some((name, reason, tail, log)),
+            _ => None,
+        })
+        .collect();
+    let (_, reason, _, log) = untestable.first()?;
+    let each = (proof::TAIL_LINES / untestable.len()).max(3);
+    let mut lines = Vec::new();
+    let mut checks = Vec::new();
+    for (name, _, tail, log) in &untestable {
+        if untestable.len() > 1 {
+            lines.push(format!(
+                "--- check {name} (its full output: {}):",
+                log.display()
+            ));
+        }
+        lines.extend(tail[tail.len().saturating_sub(each)..].iter().cloned());
+        if name.as_str() != proof::VERIFY_CHECK || untestable.len() > 1 {
+            checks.push((*name).clone());
+        }
+    }
+    Some((
+        RunFacts::CannotTest {
+            reason: (*reason).clone(),
+            tail: lines,
+            checks,
+        },
+        Some(FailedLog {
+            path: log.display().to_string(),
+            earlier: Vec::new(),
+        }),
+    ))
 }
 
 /// With a checks file: run the checks without a proof, in parallel, and sum up what they
@@ -231,6 +285,9 @@ fn run_checks(
                 earlier,
             }),
         ));
+    }
+    if let Some(cannot) = cannot_test(&ran) {
+        return Ok(cannot);
     }
     let mut paths: Vec<String> = ran
         .iter()

@@ -87,6 +87,13 @@ pub(crate) enum RunFacts {
         /// lines on the state the session started from, and it is on record.
         predates: Vec<Predated>,
     },
+    /// verify.sh (or a check) said the state cannot be tested (exit 125).
+    CannotTest {
+        reason: String,
+        tail: Vec<String>,
+        /// The named checks that could not test it; empty for the root verify.sh alone.
+        checks: Vec<String>,
+    },
     /// verify.sh passed, but the state after it is not the one it tested.
     StateChanged {
         paths: Vec<String>,
@@ -164,6 +171,14 @@ pub(crate) enum Why {
         /// Which of these failures predate the session (`RunFacts::Failed::predates`).
         #[serde(default)]
         predates: Vec<Predated>,
+    },
+    /// verify.sh (or a check) said the state cannot be tested (exit 125): not a failure of the
+    /// code, but an agent's state must be testable before its turn ends.
+    CannotTest {
+        reason: String,
+        tail: Vec<String>,
+        #[serde(default)]
+        checks: Vec<String>,
     },
     /// A check of `prove-it.toml` (or the checks file itself) cannot run or was deleted.
     CheckDisarmed {
@@ -475,6 +490,15 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             checks: checks.clone(),
             predates: predates.clone(),
         }),
+        Some(RunFacts::CannotTest {
+            reason,
+            tail,
+            checks,
+        }) => refuse(Why::CannotTest {
+            reason: reason.clone(),
+            tail: tail.clone(),
+            checks: checks.clone(),
+        }),
         Some(RunFacts::StateChanged { paths }) => refuse(Why::StateChanged {
             paths: paths.clone(),
         }),
@@ -765,6 +789,34 @@ mod tests {
             yielded,
             Verdict::Yield {
                 why: Why::Failed { .. },
+                max: 3
+            }
+        ));
+        assert_eq!(yielded.outcome(), Outcome::NotProven);
+    }
+
+    #[test]
+    fn a_run_that_cannot_test_the_state_blocks_like_a_failure_never_as_one() {
+        let mut o = changed();
+        o.run = Some(RunFacts::CannotTest {
+            reason: "exit 125".into(),
+            tail: vec!["no compiler".into()],
+            checks: Vec::new(),
+        });
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::CannotTest { .. },
+                attempt: 1,
+                max: 3
+            }
+        ));
+        o.blocks = 3;
+        let yielded = verdict(&o);
+        assert!(matches!(
+            yielded,
+            Verdict::Yield {
+                why: Why::CannotTest { .. },
                 max: 3
             }
         ));

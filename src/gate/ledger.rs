@@ -131,6 +131,10 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             tail,
             ..
         } => (*exit_code, summary_lines(tail, exit)),
+        Why::CannotTest { reason, tail, .. } => (
+            Some(crate::verify::CANNOT_TEST),
+            summary_lines(tail, &format!("cannot test: {reason}")),
+        ),
         Why::Disarmed { reason } => (None, vec![format!("verify.sh {reason}")]),
         Why::CheckDisarmed { check, reason } => (None, vec![format!("check {check} {reason}")]),
         Why::Weakened(weakened) => (None, vec![weakened.to_string()]),

@@ -39,6 +39,7 @@ pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
 pub(crate) use repo::Repo;
+pub(crate) use run_start::FsTime;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_dir::read_run_log;
 pub(crate) use state_tree::StateTree;

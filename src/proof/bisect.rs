@@ -119,6 +119,48 @@ mod tests {
         assert_eq!(next(&[Untestable, Good, Bad]), Next::Done(Answer::Found(2)));
     }
 
+    /// Run the search on a line whose commits fail from `first` on, where those in `skipped`
+    /// cannot be tested.
+    fn search_with_skips(n: usize, first: usize, skipped: &[usize]) -> Answer {
+        let mut known = line(n);
+        loop {
+            match next(&known) {
+                Next::Probe(at) if skipped.contains(&at) => known[at] = Untestable,
+                Next::Probe(at) => known[at] = if at >= first { Bad } else { Good },
+                Next::Done(answer) => return answer,
+            }
+        }
+    }
+
+    #[test]
+    fn skipped_commits_hide_the_first_failure_only_when_they_sit_just_before_it() {
+        for n in 1..12_usize {
+            for first in 0..=n {
+                for skip_from in 0..n {
+                    for skip_len in 1..=3 {
+                        let skipped: Vec<usize> = (skip_from..(skip_from + skip_len).min(n))
+                            .filter(|&at| at != n)
+                            .collect();
+                        let answer = search_with_skips(n, first, &skipped);
+                        // What git bisect answers: the first failing commit, unless the commits
+                        // just before it cannot be tested; then any of those, or it.
+                        let mut start = first;
+                        while start > 0 && skipped.contains(&(start - 1)) {
+                            start -= 1;
+                        }
+                        let expected = if skipped.contains(&first) || start < first {
+                            let end = (first..=n).find(|at| !skipped.contains(at)).unwrap();
+                            Answer::Ambiguous((start..=end).collect())
+                        } else {
+                            Answer::Found(first)
+                        };
+                        assert_eq!(answer, expected, "n {n} first {first} skipped {skipped:?}");
+                    }
+                }
+            }
+        }
+    }
+
     /// Run the search on a line whose commits fail from `first` on.
     fn probes(n: usize, first: usize) -> (usize, usize) {
         let mut known = line(n);

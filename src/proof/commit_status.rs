@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use gix::ObjectId;
 
+use super::cannot_test::{CannotTest, lookup_cannot_test};
 use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs_in};
 use super::checks_file::CHECKS_FILE;
 use super::failure::{Failure, lookup_failure};
@@ -56,8 +57,12 @@ pub(crate) struct CheckStatus {
     /// The signature of the proof shown, as for a commit.
     pub signature: Option<SignatureStatus>,
     /// The newest failure on record of this check through this script for this input tree,
-    /// when the check is not proven (`refs/notes/prove-it-failures`).
+    /// when the check is not proven and no cannot-test record is newer
+    /// (`refs/notes/prove-it-failures`).
     pub failure: Option<Failure>,
+    /// The newest cannot-test record of this check through this script for this input tree,
+    /// when the check is not proven and no failure on record is newer.
+    pub cannot_test: Option<CannotTest>,
 }
 
 /// One commit, where it stands, and the records attached to its tree that do not count.
@@ -75,11 +80,31 @@ pub(crate) struct CommitStatus {
     /// commit stands by the note of its tree alone, as before checks files.
     pub checks: Option<Vec<CheckStatus>>,
     /// Without a checks file: the newest failure on record of the commit's verify.sh for its
-    /// tree, when the commit is not proven. With one, each check has its own.
+    /// tree, when the commit is not proven and no cannot-test record is newer. With one, each
+    /// check has its own.
     pub failure: Option<Failure>,
+    /// Without a checks file: the newest cannot-test record of the commit's verify.sh for its
+    /// tree, when the commit is not proven and no failure on record is newer.
+    pub cannot_test: Option<CannotTest>,
 }
 
 impl CommitStatus {
+    /// The cannot-test records that keep this commit from being proven, as (check, record):
+    /// the root verify.sh's (check `None`) or each unproven check's.
+    pub(crate) fn cannot_tests(&self) -> Vec<(Option<&str>, &CannotTest)> {
+        match &self.checks {
+            None => self.cannot_test.iter().map(|c| (None, c)).collect(),
+            Some(checks) => checks
+                .iter()
+                .filter_map(|c| {
+                    let name =
+                        (c.name != super::checks_file::VERIFY_CHECK).then_some(c.name.as_str());
+                    c.cannot_test.as_ref().map(|record| (name, record))
+                })
+                .collect(),
+        }
+    }
+
     /// The failures on record that keep this commit from being proven, as (check, failure):
     /// the root verify.sh's (check `None`) or each unproven check's.
     pub(crate) fn failures(&self) -> Vec<(Option<&str>, &Failure)> {
@@ -187,6 +212,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
         valid: proofs.valid,
         checks: None,
         failure: None,
+        cannot_test: None,
     }
 }
 
@@ -238,6 +264,7 @@ pub(crate) fn classify_checks(
                 signature: None,
                 checks: Some(Vec::new()),
                 failure: None,
+                cannot_test: None,
             };
         }
     };
@@ -250,6 +277,7 @@ pub(crate) fn classify_checks(
         signature: None,
         checks: Some(checks),
         failure: None,
+        cannot_test: None,
     };
     roll_up(&mut status);
     status
@@ -275,6 +303,7 @@ fn check_status(proof: CheckProof) -> CheckStatus {
         valid: found.valid,
         signature,
         failure: None,
+        cannot_test: None,
     }
 }
 
@@ -359,6 +388,13 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
             {
                 let script = Script { blob, mode };
                 status.failure = lookup_failure(notes, status.commit.tree, None, Some(script))?;
+                status.cannot_test = newer_than(
+                    lookup_cannot_test(notes, status.commit.tree, None, script)?,
+                    status.failure.as_ref(),
+                );
+                if status.cannot_test.is_some() {
+                    status.failure = None;
+                }
             }
         }
         Some(checks) => {
@@ -369,10 +405,24 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 let name =
                     (check.name != super::checks_file::VERIFY_CHECK).then_some(check.name.as_str());
                 check.failure = lookup_failure(notes, check.input_tree, name, Some(script))?;
+                check.cannot_test = newer_than(
+                    lookup_cannot_test(notes, check.input_tree, name, script)?,
+                    check.failure.as_ref(),
+                );
+                if check.cannot_test.is_some() {
+                    check.failure = None;
+                }
             }
         }
     }
     Ok(())
+}
+
+/// `record`, when no `failure` of the same script on the same key is newer: the newest run
+/// says where the state stands, and a failure older than it no longer does (its record stays
+/// in the note).
+fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<CannotTest> {
+    record.filter(|record| failure.is_none_or(|failure| record.time > failure.time))
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.

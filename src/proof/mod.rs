@@ -6,6 +6,7 @@
 //! It never prints and never decides a turn: the gate and the commands do, with what it returns.
 
 mod bisect;
+mod cannot_test;
 mod checks;
 mod checks_file;
 mod commit_status;
@@ -16,6 +17,7 @@ mod record;
 mod unisolated;
 
 pub(crate) use bisect::{Answer, Known, Next, bounds, next};
+pub(crate) use cannot_test::{CannotTest, EXIT_125, record_cannot_test};
 #[cfg(test)]
 pub(crate) use checks::Check;
 pub(crate) use checks::{

@@ -124,6 +124,19 @@ pub(crate) enum Attempted {
         /// run was interrupted or changed the check's inputs.
         recorded: bool,
     },
+    /// verify.sh (or the check) exited 125: the state cannot be tested, which says nothing of
+    /// whether its code passes. Never a proof, never a failure.
+    CannotTest {
+        /// Why, in a few words: "exit 125".
+        reason: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        tail: Vec<String>,
+        /// This run's full output, kept as a failing run's is.
+        log: std::path::PathBuf,
+        /// Whether a cannot-test record was written (`refs/notes/prove-it-failures`).
+        recorded: bool,
+    },
     /// verify.sh passed but the working state after the run is not the one it tested, or some
     /// of its paths changed while it ran (and maybe changed back).
     StateChanged {
@@ -296,7 +309,8 @@ pub(crate) fn prove_checks(
         let again: Vec<usize> = (0..runs.len())
             .filter(|&i| {
                 let (ran, _) = &outcomes[i];
-                !ran.passed() && ran.exit != verify::Exit::Interrupted
+                // A state that cannot be tested stays so: running it again only costs time.
+                !ran.passed() && !ran.cannot_test() && ran.exit != verify::Exit::Interrupted
             })
             .collect();
         if again.is_empty() || interrupted() {
@@ -321,6 +335,24 @@ pub(crate) fn prove_checks(
     let mut after: Option<StateTree> = None;
     for ((run, (outcome, log)), failed_before) in runs.into_iter().zip(outcomes).zip(failures) {
         let duration_ms = millis(outcome.duration);
+        if outcome.cannot_test() {
+            let recorded = inputs_unmoved(repo, run_start, &mut after, &run)
+                && cannot_test_of(repo, &run, &outcome, &attempt, started).is_some_and(|record| {
+                    super::cannot_test::record_cannot_test(repo, &record).is_ok()
+                });
+            results.push((
+                run.check.name.clone(),
+                Attempted::CannotTest {
+                    reason: super::cannot_test::EXIT_125.to_string(),
+                    exit_code: Some(verify::CANNOT_TEST),
+                    duration_ms,
+                    tail: outcome.tail,
+                    log: repo.keep_failing_log(&log)?,
+                    recorded,
+                },
+            ));
+            continue;
+        }
         if !outcome.passed() {
             let exit_code = match outcome.exit {
                 verify::Exit::Code(code) => Some(code),
@@ -458,6 +490,51 @@ pub(crate) fn prove_checks(
         results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
     }
     Ok(results)
+}
+
+/// Whether `run`'s inputs are, after the runs, as they were before: only then does a record of
+/// what the run found belong to its key. `after` is the state after the runs, computed once.
+fn inputs_unmoved(
+    repo: &Repo,
+    run_start: git::FsTime,
+    after: &mut Option<StateTree>,
+    run: &ToRun,
+) -> bool {
+    if after.is_none() {
+        *after = repo.state_tree_since(run_start).ok();
+    }
+    after
+        .as_ref()
+        .and_then(|after| repo.input_tree(after, &run.check.inputs, true).ok())
+        == Some(run.input_tree)
+}
+
+/// The cannot-test record of `run`'s `outcome` (exit 125); `None` for a check whose script the
+/// state does not hold.
+fn cannot_test_of(
+    repo: &Repo,
+    run: &ToRun,
+    outcome: &verify::Ran,
+    attempt: &ProveOptions<'_>,
+    started: time::OffsetDateTime,
+) -> Option<super::cannot_test::CannotTest> {
+    let mut record = super::cannot_test::CannotTest::new(
+        repo,
+        run.input_tree,
+        run.check.record_name(),
+        run.check.script?,
+        super::cannot_test::EXIT_125,
+        attempt.host,
+        started,
+    );
+    record.session = attempt.session.map(str::to_string);
+    record.exit_code = Some(verify::CANNOT_TEST);
+    record.duration_ms = millis(outcome.duration);
+    record.output = super::failure::redact(
+        super::failure::bounded_output(&outcome.tail),
+        &super::failure::secret_values(std::env::vars()),
+    );
+    Some(record)
 }
 
 /// The failure record of `run`'s failing `outcome`, its `attempts`-th failing run; `None` for a

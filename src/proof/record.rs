@@ -395,6 +395,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "session" => &mut fields.session,
             "tool" => &mut fields.tool,
             "identity" => &mut fields.identity,
+            "cannot-test" => &mut fields.cannot_test,
             SIGNED_OFF_BY => &mut fields.signed_off_by,
             _ => continue,
         };
@@ -431,6 +432,7 @@ pub(super) struct Fields {
     pub session: Option<String>,
     pub tool: Option<String>,
     pub identity: Option<String>,
+    pub cannot_test: Option<String>,
     pub signed_off_by: Option<String>,
     pub verify_diff: Option<String>,
     pub output: Option<String>,

@@ -182,7 +182,7 @@ impl BisectReport {
             None => {
                 writeln!(
                     out,
-                    "the first failing commit is one of these {}: the commits before the failing one could not be tested",
+                    "could not narrow it down: only commits that cannot be tested are left; the first failing commit could be any of these {}:",
                     self.candidates.len()
                 )?;
                 for candidate in &self.candidates {

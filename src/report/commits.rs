@@ -5,7 +5,9 @@ use serde::Serialize;
 use time::OffsetDateTime;
 
 use super::ProofSummary;
-use crate::proof::{CheckStatus, CommitStatus, Failure, SignatureStatus, Standing, VerifyChange};
+use crate::proof::{
+    CannotTest, CheckStatus, CommitStatus, Failure, SignatureStatus, Standing, VerifyChange,
+};
 
 /// A failure on record (`refs/notes/prove-it-failures`) for a commit, a check or the working
 /// state that is not proven, as `log`, `check` and `status` report it.
@@ -24,6 +26,36 @@ pub(crate) struct FailureSummary {
     /// How long before now it was recorded, as a person reads it: `3 min ago`.
     #[serde(skip)]
     pub ago: String,
+}
+
+/// A cannot-test record (`refs/notes/prove-it-failures`) for a commit or a check that is not
+/// proven: its last run could not test it (exit 125). Never a failure.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub(crate) struct CannotTestSummary {
+    /// Why: `exit 125`, `setup failed`, ...
+    pub reason: String,
+    /// When it was recorded, RFC 3339.
+    pub time: String,
+    #[serde(skip)]
+    pub ago: String,
+}
+
+impl CannotTestSummary {
+    pub(crate) fn new(record: &CannotTest, now: OffsetDateTime) -> Self {
+        CannotTestSummary {
+            reason: record.reason.clone(),
+            time: record
+                .time
+                .format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default(),
+            ago: ago(record.time, now),
+        }
+    }
+
+    /// `exit 125, 3 min ago`: what goes in the parentheses after `cannot test`.
+    pub(crate) fn brief(&self) -> String {
+        format!("{}, {}", printable(&self.reason), self.ago)
+    }
 }
 
 impl FailureSummary {
@@ -122,6 +154,10 @@ pub(crate) struct CommitReport {
     /// has its own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureSummary>,
+    /// Without a checks file: the newest cannot-test record of the commit's verify.sh for its
+    /// tree, when the commit is not proven and no failure on record is newer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cannot_test: Option<CannotTestSummary>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
@@ -153,6 +189,10 @@ pub(crate) struct CommitCheckReport {
     /// when the check is not proven (absent when none is).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureSummary>,
+    /// The newest cannot-test record of this check for its input tree, when the check is not
+    /// proven and no failure on record is newer.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cannot_test: Option<CannotTestSummary>,
 }
 
 impl CommitCheckReport {
@@ -182,7 +222,15 @@ impl CommitCheckReport {
                 _ => None,
             },
             failure: None,
+            cannot_test: None,
         }
+    }
+
+    /// Whether a cannot-test record takes the place of `unproven`.
+    fn untestable(&self) -> Option<&CannotTestSummary> {
+        self.cannot_test
+            .as_ref()
+            .filter(|_| !self.proven && self.standing == "unproven")
     }
 
     /// Whether a failure on record takes the place of `unproven`: `failed` (a check with
@@ -221,6 +269,7 @@ impl CommitCheckReport {
             "proven-edited" => "proven only through an edited script (--strict)".to_string(),
             "invalid" => "invalid".to_string(),
             "missing-script" => "missing script".to_string(),
+            _ if self.untestable().is_some() => "cannot test".to_string(),
             _ if self.failed().is_some() => "failed".to_string(),
             _ => "missing".to_string(),
         }
@@ -286,6 +335,7 @@ impl CommitReport {
                 _ => None,
             },
             failure: None,
+            cannot_test: None,
             require_signed,
         }
     }
@@ -294,10 +344,13 @@ impl CommitReport {
     /// from) from being proven, their age told from `now`: what `log` and `check` show.
     pub(crate) fn with_failures(mut self, checked: &CommitStatus, now: OffsetDateTime) -> Self {
         let summary = |failure: &Failure| FailureSummary::new(failure, now);
+        let untestable = |record: &CannotTest| CannotTestSummary::new(record, now);
         self.failure = checked.failure.as_ref().map(summary);
+        self.cannot_test = checked.cannot_test.as_ref().map(untestable);
         if let (Some(reports), Some(checks)) = (&mut self.checks, &checked.checks) {
             for (report, check) in reports.iter_mut().zip(checks) {
                 report.failure = check.failure.as_ref().map(summary);
+                report.cannot_test = check.cannot_test.as_ref().map(untestable);
             }
         }
         self
@@ -337,6 +390,23 @@ impl CommitReport {
     /// place of `unproven` when a failure is on record (with checks, `failed`, the line naming
     /// which), and `proven (flaky: 1)` for a proof that passed only after failed runs.
     fn standing_words(&self) -> String {
+        if let Some(record) = self
+            .cannot_test
+            .as_ref()
+            .filter(|_| !self.proven && self.status == "unproven")
+        {
+            return format!("cannot test ({})", record.brief());
+        }
+        if self.status == "unproven"
+            && !self.has_failure()
+            && self
+                .checks
+                .iter()
+                .flatten()
+                .any(|check| check.untestable().is_some())
+        {
+            return "cannot test".to_string();
+        }
         if let Some(failure) = self.failed() {
             return format!("failed ({})", failure.brief());
         }
@@ -359,9 +429,10 @@ impl CommitReport {
         let mut groups: Vec<(String, Vec<String>)> = Vec::new();
         for check in checks.iter().filter(|c| !c.proven) {
             let why = check.why_not(self.require_signed);
-            let name = match check.failed() {
-                Some(failure) => format!("{} ({})", check.name, failure.brief()),
-                None => check.name.clone(),
+            let name = match (check.untestable(), check.failed()) {
+                (Some(record), _) => format!("{} ({})", check.name, record.brief()),
+                (None, Some(failure)) => format!("{} ({})", check.name, failure.brief()),
+                (None, None) => check.name.clone(),
             };
             match groups.iter_mut().find(|(w, _)| *w == why) {
                 Some((_, names)) => names.push(name),
@@ -430,6 +501,13 @@ impl CommitReport {
             "invalid" => format!(
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
+            ),
+            _ if self.cannot_test.is_some() && self.status == "unproven" => format!(
+                "its last run could not test it: {}",
+                self.cannot_test
+                    .as_ref()
+                    .map(CannotTestSummary::brief)
+                    .unwrap_or_default()
             ),
             _ => match self.failed() {
                 Some(failure) => format!("its last run failed: {}", failure.brief()),
@@ -988,6 +1066,7 @@ mod tests {
             signature: None,
             script_problem: None,
             failure: None,
+            cannot_test: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
@@ -1034,6 +1113,7 @@ mod tests {
             checks: None,
             checks_error: None,
             failure: None,
+            cannot_test: None,
             require_signed: false,
         }
     }
@@ -1282,6 +1362,7 @@ mod tests {
             signature: None,
             script_problem: None,
             failure: failed,
+            cannot_test: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![

@@ -341,6 +341,19 @@ fn headline(why: &Why, checks: bool) -> String {
                 format!("checks {}", checks.join(", "))
             }
         ),
+        Why::CannotTest { reason, checks, .. } if checks.is_empty() => format!(
+            "verify.sh says this state cannot be tested ({reason}): it could not run the tests, \
+             so nothing is known of whether the work passes."
+        ),
+        Why::CannotTest { reason, checks, .. } => format!(
+            "{} this state cannot be tested ({reason}): the tests could not run, so nothing is \
+             known of whether the work passes.",
+            if checks.len() == 1 {
+                format!("check {} says", checks[0])
+            } else {
+                format!("checks {} say", checks.join(", "))
+            }
+        ),
         Why::CheckDisarmed { check, reason } if check == CHECKS_FILE => format!(
             "{check}, which declares this repository's checks, {reason} during this session. \
              Restore it."
@@ -476,6 +489,22 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                     predated.time, predated.host
                 );
             }
+        }
+        Why::CannotTest { tail, .. } => {
+            let _ = writeln!(
+                text,
+                "The working state (tree {tree}) is not proven, and this is not a failure of the code: exit code 125 means the state cannot be tested. Last lines of output:"
+            );
+            for line in tail {
+                let _ = writeln!(text, "    {}", cut_line(line));
+            }
+            if let Some(log) = &ctx.log {
+                let _ = writeln!(text, "Full output: {log}");
+            }
+            let _ = writeln!(
+                text,
+                "Make the state testable (install or restore what the script says is missing), so that the tests can run and pass."
+            );
         }
         Why::StateChanged { paths } => {
             let _ = writeln!(text, "Paths that changed:");

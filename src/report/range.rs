@@ -68,6 +68,9 @@ pub(crate) enum RangeResult {
     },
     /// Its checks passed but changed their inputs while they ran, so nothing was recorded.
     StateChanged { changed_paths: Vec<String> },
+    /// It ran now and said it cannot be tested (exit 125): neither proven nor failing, and
+    /// never skipped as a failure on record is.
+    CannotTest { reason: String },
     /// Its tree has no verify.sh and no checks: nothing can prove it.
     NotArmed,
     /// It could not be proven as it stands: a checks file in error, a check's script missing,
@@ -95,6 +98,7 @@ impl RangeResult {
             RangeResult::Failed { .. } => "failed",
             RangeResult::FailedBefore { .. } => "failed (recorded)",
             RangeResult::StateChanged { .. } => "not proven: inputs changed",
+            RangeResult::CannotTest { .. } => "cannot test",
             RangeResult::NotArmed => "not armed",
             RangeResult::CannotProve { .. } => "cannot be proven",
             RangeResult::Interrupted => "interrupted",
@@ -154,6 +158,9 @@ impl RangeCommit {
                 "not proven: the run changed {} while it ran, so nothing was recorded",
                 changed_paths.join(", ")
             ),
+            RangeResult::CannotTest { reason } => {
+                format!("cannot test: {reason}; not proven, and not a failure of the code")
+            }
             RangeResult::NotArmed => {
                 "not armed: its tree has no verify.sh and no prove-it.toml".to_string()
             }
@@ -209,6 +216,7 @@ impl RangeReport {
                 RangeResult::Proven { .. }
                     | RangeResult::Failed { .. }
                     | RangeResult::StateChanged { .. }
+                    | RangeResult::CannotTest { .. }
             )
         });
         let recorded = count(&|r| {
@@ -243,6 +251,12 @@ impl RangeReport {
             writeln!(
                 out,
                 "hint: commits that failed before were not run again; add --retry-failed to run them"
+            )?;
+        }
+        if count(&|r| matches!(r, RangeResult::CannotTest { .. })) > 0 {
+            writeln!(
+                out,
+                "hint: a commit that cannot be tested (its script exited 125) is not proven; git prove-it bisect skips such commits"
             )?;
         }
         if count(&|r| matches!(r, RangeResult::NotArmed)) > 0 {

@@ -49,6 +49,16 @@ pub(crate) enum RunResult {
         after: String,
         changed_paths: Vec<String>,
     },
+    /// The script said the state cannot be tested (exit 125): neither proven nor failing.
+    CannotTest {
+        reason: String,
+        exit_code: Option<i32>,
+        duration_ms: u64,
+        tail: Vec<String>,
+        log: Option<String>,
+        /// The notes ref the cannot-test record was written to, if it was.
+        cannot_test_recorded: Option<&'static str>,
+    },
     /// A state with a checks file: each check's own result (never `Checks` or `NotArmed`).
     Checks {
         checks: Vec<CheckRun>,
@@ -176,6 +186,31 @@ impl RunReport {
                     )?;
                 }
             }
+            RunResult::CannotTest {
+                reason,
+                duration_ms,
+                tail,
+                log,
+                cannot_test_recorded,
+                ..
+            } => {
+                writeln!(
+                    out,
+                    "cannot test: verify.sh says tree {tree} cannot be tested ({reason} after {}); not proven, and not a failure of the code",
+                    seconds(*duration_ms)
+                )?;
+                if let Some(notes_ref) = cannot_test_recorded {
+                    writeln!(
+                        out,
+                        "recorded as cannot test in {notes_ref} (local; git prove-it log shows it)"
+                    )?;
+                }
+                lines_and_log(tail, log.as_deref(), out)?;
+                writeln!(
+                    out,
+                    "hint: verify.sh exits 125 when something it needs is missing; make the state testable, or let verify.sh tell a failure by another code"
+                )?;
+            }
             RunResult::Checks { checks } => checks_human(tree, checks, out)?,
             RunResult::StateChanged { changed_paths, .. } => {
                 writeln!(
@@ -193,6 +228,20 @@ impl RunReport {
         }
         Ok(())
     }
+}
+
+/// A run's last lines and where its full output is.
+fn lines_and_log(tail: &[String], log: Option<&str>, out: &mut dyn Write) -> io::Result<()> {
+    if !tail.is_empty() {
+        writeln!(out, "last {} lines of its output:", tail.len())?;
+        for line in tail {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    if let Some(log) = log {
+        writeln!(out, "full output: {log}")?;
+    }
+    Ok(())
 }
 
 /// `, after 2 failed runs (flaky: 2)` for a pass under `prove-it.retries`, else nothing.
@@ -217,6 +266,7 @@ fn runs(attempts: u32) -> String {
 fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Result<()> {
     let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
     let mut failed = Vec::new();
+    let mut untestable = Vec::new();
     for check in checks {
         let input = short(&check.input_tree);
         let what = match &check.result {
@@ -248,6 +298,10 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
             RunResult::StateChanged { .. } => {
                 failed.push(check);
                 "not proven: its inputs changed while it ran".to_string()
+            }
+            RunResult::CannotTest { reason, .. } => {
+                untestable.push(check);
+                format!("cannot test: {reason}")
             }
             RunResult::NotArmed { reason, .. } => format!("not armed: {reason}"),
             RunResult::Checks { .. } => String::new(),
@@ -281,7 +335,26 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
             _ => {}
         }
     }
-    if failed.is_empty() {
+    for check in &untestable {
+        if let RunResult::CannotTest { tail, log, .. } = &check.result {
+            writeln!(
+                out,
+                "check {} ({}) cannot test its inputs:",
+                check.name, check.run
+            )?;
+            lines_and_log(tail, log.as_deref(), out)?;
+        }
+    }
+    if failed.is_empty() && !untestable.is_empty() {
+        let names: Vec<&str> = untestable.iter().map(|c| c.name.as_str()).collect();
+        writeln!(
+            out,
+            "cannot test: tree {tree}, {} of {} checks cannot test it: {}; not proven, and not a failure of the code",
+            untestable.len(),
+            checks.len(),
+            names.join(", ")
+        )?;
+    } else if failed.is_empty() {
         writeln!(out, "proven: tree {tree}, all {} checks", checks.len())?;
         let ran = checks
             .iter()

@@ -475,7 +475,9 @@ fn commits_that_cannot_be_tested_before_the_failing_one_are_listed_as_candidates
         .code(1);
     let out = stdout(&assert);
     assert!(
-        out.starts_with("the first failing commit is one of these 3: "),
+        out.starts_with(
+            "could not narrow it down: only commits that cannot be tested are left; the first failing commit could be any of these 3:\n"
+        ),
         "{out}"
     );
     for (k, why) in [

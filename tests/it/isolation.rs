@@ -154,7 +154,7 @@ fn a_working_state_proof_says_it_ran_in_its_checkout() {
 
 /// A setup that fails means the commit cannot be tested: no failure of its checks is recorded.
 #[test]
-fn a_failing_setup_cannot_test_the_commit_and_records_no_failure() {
+fn a_failing_setup_cannot_test_the_commit_and_records_no_failure_of_its_code() {
     let repo = TestRepo::with_commit();
     repo.write(
         "setup.sh",
@@ -172,17 +172,22 @@ fn a_failing_setup_cannot_test_the_commit_and_records_no_failure() {
         ))
         .stderr(predicate::str::contains("npm ERR! could not resolve"));
     assert_eq!(repo.note(&tree_of(&repo, "HEAD")), None);
+    // Recorded as a commit that cannot be tested, never as a failure of its code.
+    let record = repo
+        .git(&["notes", "--ref", "prove-it-failures", "show", "HEAD^{tree}"])
+        .to_string();
     assert!(
-        !repo
-            .git_output(&[
-                "rev-parse",
-                "--verify",
-                "-q",
-                "refs/notes/prove-it-failures"
-            ])
-            .status
-            .success()
+        record.contains("outcome: INSUFFICIENT_EVIDENCE\n"),
+        "{record}"
     );
+    assert!(
+        record.contains("cannot-test: setup setup.sh failed: exit code 1\n"),
+        "{record}"
+    );
+    assert!(!record.contains("DISPROVEN"), "{record}");
+    repo.prove_it(&["log", "-n", "1"])
+        .assert()
+        .stdout(predicate::str::contains("cannot test"));
     assert_eq!(leftovers(&repo), (0, 0));
 }
 

@@ -3,6 +3,7 @@
 mod architecture;
 mod bare;
 mod bisect;
+mod cannot_test;
 mod check;
 mod checks;
 mod checks_report;
