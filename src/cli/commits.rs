@@ -125,7 +125,13 @@ pub(crate) fn prove_in(
     if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
     }
-    if let SetUp::Failed { exit, tail, log } = set_up(repo, worktree, commit, how, interrupt)? {
+    let set_up = set_up(repo, worktree, commit, how, interrupt)?;
+    // Without a setup, a run that lacks the checkout's dependency folders cannot test.
+    let lacking = match &set_up {
+        SetUp::Undeclared => dependency_folders(repo, commit.tree),
+        _ => Vec::new(),
+    };
+    if let SetUp::Failed { exit, tail, log } = set_up {
         return Ok(Proved {
             code: exit::NOT_PROVEN,
             stdout: Vec::new(),
@@ -190,6 +196,9 @@ pub(crate) fn prove_in(
     if let Some(jobs) = how.jobs {
         cmd = cmd.env(crate::context::policy::JOBS_ENV, jobs.to_string());
     }
+    if !lacking.is_empty() {
+        cmd = cmd.arg("--without-setup").arg(lacking.join(", "));
+    }
     let finished = cmd
         .run()
         .map_err(crate::process::Error::into_source)
@@ -207,7 +216,9 @@ pub(crate) fn prove_in(
 
 /// What became of the checks file's `setup` in a commit's worktree.
 enum SetUp {
-    /// The commit declares none, or its inputs are as the worktree's last setup had them.
+    /// The commit declares no setup.
+    Undeclared,
+    /// Its inputs are as the worktree's last setup had them.
     Nothing,
     Ran,
     /// It failed: the commit cannot be tested, which says nothing of its checks.
@@ -230,11 +241,13 @@ fn set_up(
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<SetUp, super::Failure> {
     // A checks file that cannot be read is the run's to report, with the checks it declares.
-    let Ok(Some(setup)) = crate::proof::CheckSet::of_tree(repo, commit.tree)
+    let setup = crate::proof::CheckSet::of_tree(repo, commit.tree)
         .map_err(drop)
-        .and_then(|set| set.setup().map_err(drop))
-    else {
-        return Ok(SetUp::Nothing);
+        .and_then(|set| set.setup().map_err(drop));
+    let setup = match setup {
+        Ok(Some(setup)) => setup,
+        Ok(None) => return Ok(SetUp::Undeclared),
+        Err(()) => return Ok(SetUp::Nothing),
     };
     let key = match &setup.inputs {
         Some(inputs) => repo.tree_input_tree(commit.tree, inputs)?,
@@ -324,6 +337,54 @@ fn record_setup_failure(
         record.output = crate::proof::bounded_output(tail);
         let _ = crate::proof::record_cannot_test(repo, &record);
     }
+}
+
+/// Folders where installed dependencies live.
+const DEPENDENCY_FOLDERS: &[&str] = &["node_modules", "vendor", "bower_components"];
+
+/// The checkout's dependency folders (`node_modules`, `vendor/`, a virtualenv: a folder holding
+/// `pyvenv.cfg`), at its root or one folder down (`packages/x/node_modules`), that the commit's
+/// tree does not hold: a commit's worktree lacks them.
+fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
+    let Ok(checkout) = repo.workdir() else {
+        return Vec::new();
+    };
+    let is_dependency = |path: &std::path::Path| {
+        path.file_name()
+            .is_some_and(|name| DEPENDENCY_FOLDERS.iter().any(|folder| name == *folder))
+            || path.join("pyvenv.cfg").is_file()
+    };
+    let mut found = Vec::new();
+    let look = |dir: &std::path::Path, depth: u8, found: &mut Vec<String>| {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return Vec::new();
+        };
+        let mut below = Vec::new();
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if !entry.file_type().is_ok_and(|kind| kind.is_dir()) || entry.file_name() == ".git" {
+                continue;
+            }
+            let Ok(relative) = path.strip_prefix(checkout) else {
+                continue;
+            };
+            let relative = relative.to_string_lossy().into_owned();
+            if is_dependency(&path) {
+                if !repo.tree_has(tree, &relative).unwrap_or(true) {
+                    found.push(relative);
+                }
+            } else if depth == 0 {
+                below.push(path);
+            }
+        }
+        below
+    };
+    for dir in look(checkout, 0, &mut found) {
+        look(&dir, 1, &mut found);
+    }
+    found.sort();
+    found.truncate(5);
+    found
 }
 
 /// How a run in `worktree` is kept from the checkout the command was started from, and the

@@ -106,6 +106,11 @@ pub(crate) struct Args {
     /// elsewhere) points the paths it prints.
     #[arg(long, hide = true, value_name = "DIR")]
     shown_git_dir: Option<std::path::PathBuf>,
+
+    /// The checkout's ignored dependency folders that a commit's worktree lacks, when the
+    /// commit declares no setup: a failing run then means the commit cannot be tested.
+    #[arg(long, hide = true, value_name = "FOLDERS")]
+    without_setup: Option<String>,
 }
 
 pub(crate) fn run(
@@ -486,6 +491,9 @@ fn options<'a>(
         retries: policy.retries,
         isolation,
         view,
+        untestable_failure: args.without_setup.as_ref().map(|folders| {
+            format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
+        }),
     })
 }
 
@@ -567,7 +575,7 @@ fn check_result(
                 exit_code,
                 duration_ms,
                 tail,
-                log: Some(log.display().to_string()),
+                log: Some(shown(&log)),
                 cannot_test_recorded: recorded.then_some(git::FAILURES_REF),
             },
         ),

@@ -62,6 +62,7 @@ fn options<'a>(
         clock: ctx.clock,
         isolation,
         view,
+        untestable_failure: None,
     })
 }
 

@@ -101,6 +101,11 @@ impl Repo {
             .filter(|(_, mode)| *mode != MODE_TREE && *mode != super::state_tree::MODE_GITLINK))
     }
 
+    /// Whether the committed `tree` holds anything at `path` (a file, a link, a directory).
+    pub(crate) fn tree_has(&self, tree: ObjectId, path: &str) -> Result<bool, Error> {
+        Ok(self.entry_in(tree, path)?.is_some())
+    }
+
     /// The bytes of blob `id`.
     pub(crate) fn read_blob(&self, id: ObjectId) -> Result<Vec<u8>, Error> {
         Ok(self

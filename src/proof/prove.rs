@@ -102,6 +102,10 @@ pub(crate) struct ProveOptions<'a> {
     /// The program and arguments that run each script in a view of the filesystem of its own
     /// (a nested worktree's, `isolation::Nested::prefix`); empty: run plainly.
     pub view: Vec<std::ffi::OsString>,
+    /// When set, a run that fails means the state cannot be tested, for this reason, rather than
+    /// that its code fails: a commit's run without a `setup` in a worktree that lacks the
+    /// dependency folders the checkout holds.
+    pub untestable_failure: Option<String>,
 }
 
 /// What happened when verify.sh ran.
@@ -335,16 +339,26 @@ pub(crate) fn prove_checks(
     let mut after: Option<StateTree> = None;
     for ((run, (outcome, log)), failed_before) in runs.into_iter().zip(outcomes).zip(failures) {
         let duration_ms = millis(outcome.duration);
-        if outcome.cannot_test() {
+        let untestable = match &attempt.untestable_failure {
+            _ if outcome.cannot_test() => Some(super::cannot_test::EXIT_125),
+            Some(reason) if !outcome.passed() && outcome.exit != verify::Exit::Interrupted => {
+                Some(reason.as_str())
+            }
+            _ => None,
+        };
+        if let Some(reason) = untestable {
             let recorded = inputs_unmoved(repo, run_start, &mut after, &run)
-                && cannot_test_of(repo, &run, &outcome, &attempt, started).is_some_and(|record| {
-                    super::cannot_test::record_cannot_test(repo, &record).is_ok()
-                });
+                && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
+                    |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
+                );
             results.push((
                 run.check.name.clone(),
                 Attempted::CannotTest {
-                    reason: super::cannot_test::EXIT_125.to_string(),
-                    exit_code: Some(verify::CANNOT_TEST),
+                    reason: reason.to_string(),
+                    exit_code: match outcome.exit {
+                        verify::Exit::Code(code) => Some(code),
+                        _ => None,
+                    },
                     duration_ms,
                     tail: outcome.tail,
                     log: repo.keep_failing_log(&log)?,
@@ -509,26 +523,30 @@ fn inputs_unmoved(
         == Some(run.input_tree)
 }
 
-/// The cannot-test record of `run`'s `outcome` (exit 125); `None` for a check whose script the
-/// state does not hold.
+/// The cannot-test record of `run`'s `outcome` (exit 125, or a failure that means the state
+/// could not be tested) for `reason`; `None` for a check whose script the state does not hold.
 fn cannot_test_of(
     repo: &Repo,
     run: &ToRun,
     outcome: &verify::Ran,
     attempt: &ProveOptions<'_>,
     started: time::OffsetDateTime,
+    reason: &str,
 ) -> Option<super::cannot_test::CannotTest> {
     let mut record = super::cannot_test::CannotTest::new(
         repo,
         run.input_tree,
         run.check.record_name(),
         run.check.script?,
-        super::cannot_test::EXIT_125,
+        reason,
         attempt.host,
         started,
     );
     record.session = attempt.session.map(str::to_string);
-    record.exit_code = Some(verify::CANNOT_TEST);
+    record.exit_code = match outcome.exit {
+        verify::Exit::Code(code) => Some(code),
+        _ => None,
+    };
     record.duration_ms = millis(outcome.duration);
     record.output = super::failure::redact(
         super::failure::bounded_output(&outcome.tail),

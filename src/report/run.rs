@@ -194,11 +194,19 @@ impl RunReport {
                 cannot_test_recorded,
                 ..
             } => {
-                writeln!(
-                    out,
-                    "cannot test: verify.sh says tree {tree} cannot be tested ({reason} after {}); not proven, and not a failure of the code",
-                    seconds(*duration_ms)
-                )?;
+                if reason.starts_with(NO_SETUP) {
+                    writeln!(
+                        out,
+                        "cannot test: verify.sh failed on tree {tree} after {}, but with {reason}; not proven, and not a failure of the code",
+                        seconds(*duration_ms)
+                    )?;
+                } else {
+                    writeln!(
+                        out,
+                        "cannot test: verify.sh says tree {tree} cannot be tested ({reason} after {}); not proven, and not a failure of the code",
+                        seconds(*duration_ms)
+                    )?;
+                }
                 if let Some(notes_ref) = cannot_test_recorded {
                     writeln!(
                         out,
@@ -206,10 +214,14 @@ impl RunReport {
                     )?;
                 }
                 lines_and_log(tail, log.as_deref(), out)?;
-                writeln!(
-                    out,
-                    "hint: verify.sh exits 125 when something it needs is missing; make the state testable, or let verify.sh tell a failure by another code"
-                )?;
+                if reason.starts_with(NO_SETUP) {
+                    writeln!(out, "{SETUP_HINT}")?;
+                } else {
+                    writeln!(
+                        out,
+                        "hint: verify.sh exits 125 when something it needs is missing; make the state testable, or let verify.sh tell a failure by another code"
+                    )?;
+                }
             }
             RunResult::Checks { checks } => checks_human(tree, checks, out)?,
             RunResult::StateChanged { changed_paths, .. } => {
@@ -231,6 +243,12 @@ impl RunReport {
 }
 
 /// A run's last lines and where its full output is.
+/// How the reason of a commit's run that failed without a setup starts (`run --without-setup`).
+const NO_SETUP: &str = "no setup";
+
+/// What fixes a commit's run that lacks the checkout's dependencies.
+const SETUP_HINT: &str = "hint: declare how to set a commit's worktree up in prove-it.toml: setup = \"<script>\" (npm ci, uv sync, pip install -e .), and setup-inputs = [...] to run it again only when those paths change";
+
 fn lines_and_log(tail: &[String], log: Option<&str>, out: &mut dyn Write) -> io::Result<()> {
     if !tail.is_empty() {
         writeln!(out, "last {} lines of its output:", tail.len())?;
@@ -354,6 +372,14 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
             checks.len(),
             names.join(", ")
         )?;
+        let no_setup = untestable.iter().find_map(|check| match &check.result {
+            RunResult::CannotTest { reason, .. } if reason.starts_with(NO_SETUP) => Some(reason),
+            _ => None,
+        });
+        if let Some(reason) = no_setup {
+            writeln!(out, "they failed with {reason}")?;
+            writeln!(out, "{SETUP_HINT}")?;
+        }
     } else if failed.is_empty() {
         writeln!(out, "proven: tree {tree}, all {} checks", checks.len())?;
         let ran = checks

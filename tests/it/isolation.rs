@@ -45,6 +45,42 @@ fn a_commit_run_never_finds_the_checkouts_node_modules() {
     assert_eq!(leftovers(&repo), (0, 0));
 }
 
+/// Without a setup, a commit's run that fails while the checkout holds dependency folders the
+/// worktree lacks says it cannot test the commit, with the hint to declare a setup, and
+/// records no failure of its code: the good commit is no more "failed" than the bad one.
+#[test]
+fn without_a_setup_a_failing_commit_run_cannot_test_and_records_no_failure() {
+    let repo = TestRepo::new();
+    let (good, bad) = node_history(&repo, false);
+    repo.prove_it(&["run", &good])
+        .assert()
+        .code(125)
+        .stdout(predicate::str::contains(
+            "but with no setup: the checkout holds node_modules, which this commit's worktree lacks",
+        ))
+        .stdout(predicate::str::contains(
+            "hint: declare how to set a commit's worktree up",
+        ));
+    let record = repo.git(&[
+        "notes",
+        "--ref",
+        "prove-it-failures",
+        "show",
+        &tree_of(&repo, &good),
+    ]);
+    assert!(
+        record.contains("outcome: INSUFFICIENT_EVIDENCE\n"),
+        "{record}"
+    );
+    assert!(record.contains("cannot-test: no setup"), "{record}");
+    assert!(!record.contains("DISPROVEN"), "{record}");
+    // bisect skips what it cannot test: it names no first failing commit.
+    repo.prove_it(&["bisect", &good, &bad])
+        .assert()
+        .stdout(predicate::str::contains("first failing commit").not());
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
 /// With a setup that links the commit's own `lib`, the good commit is proven, the bad one
 /// fails, and bisect names the bad one.
 #[test]
@@ -353,7 +389,11 @@ fn a_commit_run_from_a_nested_worktree_sees_neither_the_checkout_nor_the_worktre
     };
     // The bad commit, from the nested worktree whose own node_modules holds the good lib.
     let out = run(&bad);
-    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(
+        out.status.code(),
+        Some(125),
+        "cannot test without a setup: {out:?}"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("Cannot find module"), "{stdout}");
     assert_eq!(repo.note(&tree_of(&repo, &bad)), None, "no false proof");
