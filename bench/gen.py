@@ -17,6 +17,8 @@
     gen.py range DIR COMMITS         COMMITS commits on a small tree, no proofs, whose verify.sh
                                      sleeps $BENCH_SLEEP seconds (0.25 by default) and passes:
                                      a history to prove commit by commit (issue 24)
+    gen.py bisect DIR COMMITS        the same history, whose verify.sh fails from the commit that
+                                     writes "revision 30" on: a first failing commit to find
     gen.py checks DIR CHECKS         commit a prove-it.toml to a `repo` repository: CHECKS checks,
                                      each a script of its own reading an equal share of the
                                      top-level directories, beside the root verify.sh
@@ -202,6 +204,16 @@ def history_cmd(repo, commits, key=None):
 RANGE_VERIFY = b'#!/bin/sh\nsleep "${BENCH_SLEEP:-0.25}"\nexit 0\n'
 
 
+# The range's verify.sh, failing once a commit has written "revision 30" (commit 30 of the
+# history, which no later commit of 41 writes over): the first failing commit bisect looks for.
+BISECT_VERIFY = b'#!/bin/sh\nsleep "${BENCH_SLEEP:-0.25}"\n! grep -rqx --exclude-dir=.git "revision 30" .\n'
+
+
+def bisect_cmd(repo, commits):
+    """A history of COMMITS commits, each changing one file of 100, whose 30th fails."""
+    linear_history(repo, commits, BISECT_VERIFY, [(".gitignore", b"target/\n")])
+
+
 def range_cmd(repo, commits):
     """A history of COMMITS commits, each changing one file of 100, without proofs."""
     linear_history(repo, commits, RANGE_VERIFY, [(".gitignore", b"target/\n")])
@@ -283,6 +295,8 @@ def main():
         checks_cmd(repo, int(rest[0]))
     elif command == "range":
         range_cmd(repo, int(rest[0]))
+    elif command == "bisect":
+        bisect_cmd(repo, int(rest[0]))
     elif command == "signed":
         history_cmd(repo, int(rest[0]), rest[1])
     else:

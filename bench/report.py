@@ -227,6 +227,16 @@ def history_section():
           f"nothing run), {median(proven) / (statistics.median(loop) * 1000) * 100:.1f}% of the loop "
           f"({ok}, target ≤ 2%); `git log --format=%T` over the range takes {cell(log)} ms.")
     print()
+    if os.path.exists(os.path.join(json_dir, "history-bisect.json")):
+        bisect = load("history-bisect")
+        ours, git = bisect["git prove-it bisect"], bisect["git bisect run ./verify.sh"]
+        ratio = statistics.median(ours) / statistics.median(git)
+        ok = verdict(ratio <= 1.25, "bisect from no records: at most 1.25x git bisect run")
+        print("Bisect over the same 41 commits, the 30th failing, nothing known beforehand "
+              "(records dropped before each run): "
+              f"`git prove-it bisect main~40 main` {seconds(ours)}, `git bisect run ./verify.sh` "
+              f"{seconds(git)}: {ratio:.2f}× ({ok}, target ≤ 1.25×).")
+        print()
     print("Load average at the start and the end of this section: " + "; ".join(load_avg) + ".")
     print()
 
