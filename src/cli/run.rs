@@ -21,9 +21,16 @@ use anyhow::Context as _;
 ///
 /// The working state is the tree `git add -A` would stage (tracked and untracked files that are
 /// not ignored), computed without touching the index. With a commit, prove that commit instead:
-/// it is checked out into a temporary worktree (removed afterwards, also on failure or
-/// interrupt), verify.sh runs there without the caller's GIT_DIR and similar variables, and the
-/// proof is recorded for the commit's tree; the working tree is not touched.
+/// it is checked out into a temporary worktree under ~/.cache/git-prove-it (removed afterwards,
+/// also on failure or interrupt), verify.sh runs there without the caller's GIT_DIR and similar
+/// variables, and the proof is recorded for the commit's tree; the working tree is not touched.
+/// On Linux the commit's worktree is mounted at the checkout's path for the run (a user and
+/// mount namespace, through unshare), so paths into the checkout (an editable install, a
+/// workspace link) lead into the commit; elsewhere a run that could follow such a link is
+/// refused, naming it. The record says how (isolation: namespace or none). The checks file's
+/// setup script (npm ci, uv sync, ...) prepares the worktree first; without one, a failure
+/// while the checkout holds dependency folders the commit lacks (node_modules, a virtualenv)
+/// means the commit cannot be tested.
 ///
 /// With a prove-it.toml at the root, each check it declares is proven for its input tree (the
 /// state pruned to the paths it reads): only the checks without a proof run, up to
