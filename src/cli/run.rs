@@ -200,7 +200,11 @@ fn all_proven(
         version: JSON_VERSION,
         outcome,
         tree: Some(tree.to_string()),
-        result: RunResult::Checks { checks },
+        result: RunResult::Checks {
+            checks,
+            uncovered: Vec::new(),
+            uncovered_count: 0,
+        },
     }))
 }
 
@@ -267,7 +271,7 @@ fn prove(
         &before,
         None,
         None,
-        options(ctx, policy, args, &interrupt),
+        options(ctx, policy, args, &interrupt, proof::Uncovered::default()),
         &mut |elapsed| progress.tick(elapsed),
     );
     let attempted = attempted.map_err(|error| {
@@ -338,6 +342,7 @@ fn prove_checks(
         }
     }
     let found = proof::state_check_proofs(repo, before, set)?;
+    let uncovered = set.uncovered(repo, before)?;
     let mut reports: Vec<Option<CheckRun>> = Vec::with_capacity(found.len());
     let mut to_run = Vec::new();
     for proven in &found {
@@ -371,7 +376,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt),
+            options(ctx, policy, args, &interrupt, uncovered.clone()),
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -432,7 +437,11 @@ fn prove_checks(
             version: JSON_VERSION,
             outcome,
             tree: Some(before.id.to_string()),
-            result: RunResult::Checks { checks },
+            result: RunResult::Checks {
+                checks,
+                uncovered: uncovered.paths,
+                uncovered_count: uncovered.count,
+            },
         },
     ))
 }
@@ -443,6 +452,7 @@ fn options<'a>(
     policy: &Policy,
     args: &'a Args,
     interrupt: &'a std::sync::atomic::AtomicBool,
+    uncovered: proof::Uncovered,
 ) -> proof::ProveOptions<'a> {
     proof::ProveOptions {
         host: &args.host,
@@ -455,6 +465,7 @@ fn options<'a>(
         log: args.log.clone(),
         clock: ctx.clock,
         retries: policy.retries,
+        uncovered,
     }
 }
 
@@ -525,6 +536,10 @@ fn checks_hint(error: proof::ChecksError) -> super::Failure {
         proof::ChecksError::Git(error) => content_hint(error),
         error @ proof::ChecksError::Invalid(_) => super::Failure::from(error).hint(format!(
             "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
+            proof::CHECKS_FILE
+        )),
+        error @ proof::ChecksError::MissingInput { .. } => super::Failure::from(error).hint(format!(
+            "correct the path in {}, or end it with '?' (\"{{path}}?\") if it may be missing: SPEC.md section 2.1",
             proof::CHECKS_FILE
         )),
         error @ proof::ChecksError::NotInState => super::Failure::from(error).hint(format!(

@@ -59,6 +59,7 @@ fn options<'a>(
         interrupt: Some(interrupt),
         log: Some(seen.files.log()),
         clock: ctx.clock,
+        uncovered: seen.uncovered.clone(),
     })
 }
 

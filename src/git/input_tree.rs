@@ -90,6 +90,116 @@ impl Repo {
         self.build(&items, false)
     }
 
+    /// The paths of `state` that none of `inputs` holds (`""` holds every path), sorted, and
+    /// the tree they make, as an input tree of exactly those paths would be; with `persist`
+    /// its trees are written, so that a later [`Repo::changed_outside`] can read it. Computed
+    /// from the state's entries alone: nothing is read from disk.
+    pub(crate) fn outside_tree(
+        &self,
+        state: &StateTree,
+        inputs: &[String],
+        persist: bool,
+    ) -> Result<(ObjectId, Vec<String>), Error> {
+        let inputs = InputSet::new(inputs);
+        let items: Vec<Item> = state
+            .items()
+            .iter()
+            .filter(|item| !inputs.holds(&item.path))
+            .cloned()
+            .collect();
+        let paths = items.iter().map(|item| item.path.to_string()).collect();
+        Ok((self.build(&items, persist)?, paths))
+    }
+
+    /// The paths outside every one of `inputs` whose content or mode differs between `state`
+    /// and the committed tree `since` (read only outside the inputs, too), sorted; `outside`
+    /// is `state`'s tree of them, from [`Repo::outside_tree`], and an equal `since` is
+    /// answered at once.
+    pub(crate) fn changed_outside(
+        &self,
+        state: &StateTree,
+        inputs: &[String],
+        outside: ObjectId,
+        since: ObjectId,
+    ) -> Result<Vec<String>, Error> {
+        if outside == since {
+            return Ok(Vec::new());
+        }
+        let set = InputSet::new(inputs);
+        let mut before = Vec::new();
+        self.walk_tree(since, &mut BString::default(), &set, &mut before)?;
+        before.sort_by(|a, b| a.path.cmp(&b.path));
+        let now: Vec<&Item> = state
+            .items()
+            .iter()
+            .filter(|item| !set.holds(&item.path))
+            .collect();
+        let mut changed = Vec::new();
+        let (mut a, mut b) = (before.iter().peekable(), now.iter().peekable());
+        loop {
+            match (a.peek(), b.peek()) {
+                (None, None) => break,
+                (Some(x), Some(y)) if x.path == y.path => {
+                    if x.id != y.id || x.mode != y.mode {
+                        changed.push(y.path.to_string());
+                    }
+                    a.next();
+                    b.next();
+                }
+                (Some(x), Some(y)) if x.path < y.path => {
+                    changed.push(x.path.to_string());
+                    a.next();
+                }
+                (Some(x), None) => {
+                    changed.push(x.path.to_string());
+                    a.next();
+                }
+                (_, Some(y)) => {
+                    changed.push(y.path.to_string());
+                    b.next();
+                }
+            }
+        }
+        Ok(changed)
+    }
+
+    /// Every file, link and submodule below the committed `tree` that `inputs` does not hold,
+    /// with its path after `prefix`; a directory an input holds whole is not read.
+    fn walk_tree(
+        &self,
+        tree: ObjectId,
+        prefix: &mut BString,
+        inputs: &InputSet,
+        out: &mut Vec<Item>,
+    ) -> Result<(), Error> {
+        let what = || format!("tree {tree}");
+        let found = self.git.find_tree(tree).map_err(Error::read(what()))?;
+        let decoded = found
+            .decode()
+            .map_err(|e| Error::read(what())(gix::Error::from_error(e)))?;
+        for entry in &decoded.entries {
+            let len = prefix.len();
+            if len > 0 {
+                prefix.push(b'/');
+            }
+            prefix.extend_from_slice(entry.filename);
+            let mode = u32::from(entry.mode.value());
+            if !inputs.holds(prefix) {
+                if mode == MODE_TREE {
+                    self.walk_tree(entry.oid.to_owned(), prefix, inputs, out)?;
+                } else {
+                    out.push(Item {
+                        path: prefix.clone(),
+                        mode,
+                        id: entry.oid.to_owned(),
+                    });
+                }
+            }
+            prefix.truncate(len);
+        }
+        Ok(())
+    }
+
     /// The blob (or link) and mode at `path` in the committed `tree`, if it is one there.
     pub(crate) fn tree_entry(
         &self,
@@ -208,6 +318,65 @@ fn item_at(path: &str, mode: u32, id: ObjectId) -> Item {
         path.push(b'/');
     }
     Item { path, mode, id }
+}
+
+/// Inputs as a set, to ask of each path of a state whether one of them holds it.
+struct InputSet {
+    all: bool,
+    paths: std::collections::HashSet<Vec<u8>>,
+}
+
+impl InputSet {
+    fn new(inputs: &[String]) -> InputSet {
+        let inputs = outermost(inputs);
+        InputSet {
+            all: inputs.iter().any(String::is_empty),
+            paths: inputs.into_iter().map(String::into_bytes).collect(),
+        }
+    }
+
+    /// Whether `path` (a sparse-index directory keeps its trailing slash) is an input or lies
+    /// below one: the path and each of its parent directories are looked up.
+    fn holds(&self, path: &[u8]) -> bool {
+        if self.all {
+            return true;
+        }
+        let path = path.strip_suffix(b"/").unwrap_or(path);
+        if self.paths.contains(path) {
+            return true;
+        }
+        path.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .any(|(at, _)| self.paths.contains(&path[..at]))
+    }
+}
+
+impl StateTree {
+    /// Whether the state holds `path`: a file, link or submodule there, or a directory with
+    /// one below it (a path inside a sparse-index directory counts as held: that directory is
+    /// one entry, not read here).
+    pub(crate) fn has_path(&self, path: &str) -> bool {
+        let path = path.trim_end_matches('/').as_bytes();
+        let all = self.items();
+        let below = [path, b"/"].concat();
+        let at = all.partition_point(|item| item.path.as_slice() < path);
+        if all.get(at).is_some_and(|item| item.path == path) {
+            return true;
+        }
+        let at = all.partition_point(|item| item.path.as_slice() < below.as_slice());
+        if all.get(at).is_some_and(|item| item.path.starts_with(&below)) {
+            return true;
+        }
+        path.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .any(|(slash, _)| {
+                let dir = &path[..=slash];
+                all.binary_search_by(|item| item.path.as_slice().cmp(dir))
+                    .is_ok_and(|i| all[i].mode == MODE_TREE)
+            })
+    }
 }
 
 /// Whether `path` is `input` or below it.

@@ -34,6 +34,6 @@ pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
 pub(crate) use prove::{
     Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
 };
-pub(crate) use record::{Outcome, Record, Script, merge};
+pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};

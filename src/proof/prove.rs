@@ -50,6 +50,8 @@ pub(crate) struct ProveOptions<'a> {
     /// How many times a failing check is run again before it counts as failed
     /// (`prove-it.retries`); a pass after failures is recorded with `flaky:`.
     pub retries: u32,
+    /// The paths of the state no check reads, for each record's `uncovered:` lines.
+    pub uncovered: record::Uncovered,
 }
 
 /// What happened when verify.sh ran.
@@ -364,6 +366,7 @@ pub(crate) fn prove_checks(
             tool: tool(),
             identity_missing: identity.missing,
             verify_diff: if edited { run.diff } else { None },
+            uncovered: attempt.uncovered.clone(),
             signed_off_by: identity.display.clone(),
             signature: None,
         };

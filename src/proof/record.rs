@@ -16,6 +16,8 @@ pub(crate) use crate::signing::Signature;
 const MAGIC_KEY: &str = "prove-it-record";
 pub(crate) const VERSION: u32 = 1;
 const SIGNED_OFF_BY: &str = "Signed-off-by";
+const UNCOVERED: &str = "uncovered";
+const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
 /// The last lines a failing run printed, in a failure record (`failure.rs`).
 pub(super) const OUTPUT: &str = "output";
@@ -40,6 +42,26 @@ impl Script {
 impl std::fmt::Display for Script {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {:06o}", self.blob, self.mode)
+    }
+}
+
+/// How many uncovered paths a record, a report or a stop names; the rest are counted.
+pub(crate) const UNCOVERED_SHOWN: usize = 50;
+
+/// The paths of a state that no check's inputs hold: the first [`UNCOVERED_SHOWN`], sorted,
+/// and how many there are in all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Uncovered {
+    pub paths: Vec<String>,
+    pub count: usize,
+}
+
+impl Uncovered {
+    /// The first [`UNCOVERED_SHOWN`] of `paths`, and their number.
+    pub(crate) fn of(mut paths: Vec<String>) -> Uncovered {
+        let count = paths.len();
+        paths.truncate(UNCOVERED_SHOWN);
+        Uncovered { paths, count }
     }
 }
 
@@ -68,6 +90,9 @@ pub(crate) struct Record {
     pub identity_missing: bool,
     /// The unified diff of verify.sh against the session's anchor, when it was edited.
     pub verify_diff: Option<String>,
+    /// The paths of the state that no check read when this proof was made (with a checks
+    /// file): one `uncovered:` line each, then `uncovered-count:` when there are more.
+    pub uncovered: Uncovered,
     pub signed_off_by: String,
     /// The SSH signature that follows the record in the note, if it was signed.
     pub signature: Option<Signature>,
@@ -192,6 +217,14 @@ impl Record {
         );
         if let Some(diff) = &self.verify_diff {
             write_block(&mut out, VERIFY_DIFF, diff.lines());
+        }
+        // One line per path, not a block: a reader that does not know the key skips each
+        // line, where an indented block line would read to it as a line without a key.
+        for path in &self.uncovered.paths {
+            let _ = writeln!(out, "{UNCOVERED}: {}", one_line(path));
+        }
+        if self.uncovered.count > self.uncovered.paths.len() {
+            let _ = writeln!(out, "{UNCOVERED_COUNT}: {}", self.uncovered.count);
         }
         let _ = writeln!(out, "{SIGNED_OFF_BY}: {}", one_line(&self.signed_off_by));
         out
@@ -367,9 +400,14 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             }
             continue;
         }
+        if name == UNCOVERED {
+            fields.uncovered.push(value.to_string());
+            continue;
+        }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
         // repeated known key is ambiguous and therefore refused.
         let slot = match name {
+            UNCOVERED_COUNT => &mut fields.uncovered_count,
             "outcome" => &mut fields.outcome,
             "tree" => &mut fields.tree,
             "check" => &mut fields.check,
@@ -424,6 +462,8 @@ pub(super) struct Fields {
     pub signed_off_by: Option<String>,
     pub verify_diff: Option<String>,
     pub output: Option<String>,
+    pub uncovered: Vec<String>,
+    pub uncovered_count: Option<String>,
 }
 
 pub(super) fn required(value: Option<String>, name: &str) -> Result<String, Problem> {
@@ -524,6 +564,11 @@ impl Fields {
             tool: self.tool.unwrap_or_default(),
             identity_missing: self.identity.as_deref() == Some("missing"),
             verify_diff: self.verify_diff,
+            uncovered: Uncovered {
+                count: number::<usize>(self.uncovered_count, UNCOVERED_COUNT)?
+                    .max(self.uncovered.len()),
+                paths: self.uncovered,
+            },
             signed_off_by: required(self.signed_off_by, SIGNED_OFF_BY)?,
             signature: None,
         })
@@ -578,6 +623,7 @@ mod tests {
             tool: "git-prove-it 0.1.0".into(),
             identity_missing: false,
             verify_diff: None,
+            uncovered: Uncovered::default(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }

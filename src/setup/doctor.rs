@@ -167,6 +167,27 @@ fn checks_file(repo: &Repo, checks: &mut Vec<Finding>) -> Result<(), git::Error>
             ));
         }
     }
+    let uncovered = set.uncovered(repo, &state)?;
+    if uncovered.count > 0 {
+        let shown = uncovered.paths.iter().take(10).cloned().collect::<Vec<_>>();
+        let more = uncovered.count - shown.len();
+        checks.push(warn(
+            format!(
+                "{} path{} of the state {} in no check's inputs, so no check tests {}: {}{}",
+                uncovered.count,
+                if uncovered.count == 1 { "" } else { "s" },
+                if uncovered.count == 1 { "is" } else { "are" },
+                if uncovered.count == 1 { "it" } else { "them" },
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+            "add them to the inputs of the checks that read them in prove-it.toml (git prove-it status lists them)",
+        ));
+    }
     Ok(())
 }
 
