@@ -7,9 +7,8 @@ use crate::context::Context;
 use crate::exit;
 use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
 use crate::proof::{
-    Uncovered,
-    CHECKS_FILE, CheckSet, ChecksError, Record, Script, VERIFY_CHECK, lookup_failure, lookup_proof,
-    state_check_proofs,
+    CHECKS_FILE, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK, lookup_failure,
+    lookup_proof, state_check_proofs,
 };
 use crate::report::{self, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
 

@@ -90,9 +90,7 @@ pub(crate) const UNCOVERED_CONFIG: &str = "prove-it.uncovered";
 
 /// What the gate does with a turn whose changes include paths no check of `prove-it.toml`
 /// reads: name them in a notice, or refuse the turn.
-#[derive(
-    Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize,
-)]
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) enum UncoveredPolicy {
     #[default]
     Notice,

@@ -157,7 +157,9 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
         ),
         Why::Uncovered { count, .. } => (
             None,
-            vec![format!("{count} changed path(s) outside every check's inputs")],
+            vec![format!(
+                "{count} changed path(s) outside every check's inputs"
+            )],
         ),
     }
 }

@@ -365,7 +365,10 @@ impl StateTree {
             return true;
         }
         let at = all.partition_point(|item| item.path.as_slice() < below.as_slice());
-        if all.get(at).is_some_and(|item| item.path.starts_with(&below)) {
+        if all
+            .get(at)
+            .is_some_and(|item| item.path.starts_with(&below))
+        {
             return true;
         }
         path.iter()

@@ -144,7 +144,11 @@ impl CheckSet {
 
     /// The paths of `state` that no check of this set reads; none without a checks file (the
     /// root verify.sh reads them all).
-    pub(crate) fn uncovered(&self, repo: &Repo, state: &StateTree) -> Result<Uncovered, git::Error> {
+    pub(crate) fn uncovered(
+        &self,
+        repo: &Repo,
+        state: &StateTree,
+    ) -> Result<Uncovered, git::Error> {
         if self.file.is_none() {
             return Ok(Uncovered::default());
         }

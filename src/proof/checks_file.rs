@@ -251,8 +251,7 @@ inputs = ["docs"]
     #[test]
     fn a_trailing_question_mark_makes_an_input_optional() {
         let checks =
-            parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\"a\",\n  \"gen/?\", \"b?\"]\n")
-                .unwrap();
+            parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\"a\",\n  \"gen/?\", \"b?\"]\n").unwrap();
         assert_eq!(checks[0].inputs, ["a", "b", "gen"]);
         assert_eq!(checks[0].required, [("a".to_string(), 3)]);
         let error = parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\"../b?\"]\n").unwrap_err();

@@ -1260,6 +1260,8 @@ mod tests {
             duration_ms: 10,
             flaky: 1,
             verify_edited: false,
+            uncovered: Vec::new(),
+            uncovered_count: 0,
             signed: false,
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");

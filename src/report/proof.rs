@@ -62,11 +62,23 @@ impl ProofSummary {
             ""
         };
         let signed = if self.signed { ", signed" } else { "" };
-        let flaky = if self.flaky > 0 {
+        let mut flaky = if self.flaky > 0 {
             format!(", flaky: {}", self.flaky)
         } else {
             String::new()
         };
+        if self.uncovered_count > 0 {
+            let more = self.uncovered_count.saturating_sub(self.uncovered.len());
+            flaky.push_str(&format!(
+                ", uncovered: {}{}",
+                self.uncovered.join(" "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         format!(
             "by {} at {} (host {}, {}{missing}{signed}{flaky})",
             self.signed_off_by,
