@@ -457,12 +457,18 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     }
     let (uncovered, uncovered_count) = &observed.uncovered;
     let proven = |outcome: Outcome| {
+        // A notice of its own only where no other notice (skipped checks, an edit to review)
+        // ends the turn: those say the turn is unverified or bounded already.
+        let quiet = skipped.is_empty() && !edited && outcome == Outcome::Proven;
         if *uncovered_count > 0 {
             let (paths, count) = (uncovered.clone(), *uncovered_count);
-            return match observed.uncovered_policy {
-                UncoveredPolicy::Block => refuse(Why::Uncovered { paths, count }),
-                UncoveredPolicy::Notice => Done(Verdict::Uncovered { paths, count }),
-            };
+            match observed.uncovered_policy {
+                UncoveredPolicy::Block => return refuse(Why::Uncovered { paths, count }),
+                UncoveredPolicy::Notice if quiet => {
+                    return Done(Verdict::Uncovered { paths, count });
+                }
+                UncoveredPolicy::Notice => {}
+            }
         }
         Done(if !skipped.is_empty() {
             Verdict::SkippedChecks {
