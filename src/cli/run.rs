@@ -538,10 +538,18 @@ fn checks_hint(error: proof::ChecksError) -> super::Failure {
             "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
             proof::CHECKS_FILE
         )),
-        error @ proof::ChecksError::MissingInput { .. } => super::Failure::from(error).hint(format!(
-            "correct the path in {}, or end it with '?' (\"{{path}}?\") if it may be missing: SPEC.md section 2.1",
-            proof::CHECKS_FILE
-        )),
+        proof::ChecksError::MissingInput {
+            check,
+            input,
+            line,
+        } => {
+            let hint = format!(
+                "correct the path in {}, or write it {:?} if it may be missing (SPEC.md section 2.1)",
+                proof::CHECKS_FILE,
+                format!("{input}?")
+            );
+            super::Failure::from(proof::ChecksError::MissingInput { check, input, line }).hint(hint)
+        }
         error @ proof::ChecksError::NotInState => super::Failure::from(error).hint(format!(
             "make {} a file of the working state: remove it from .gitignore or .git/info/exclude",
             proof::CHECKS_FILE

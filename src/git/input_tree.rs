@@ -101,6 +101,9 @@ impl Repo {
         persist: bool,
     ) -> Result<(ObjectId, Vec<String>), Error> {
         let inputs = InputSet::new(inputs);
+        if inputs.all {
+            return Ok((self.build(&[], persist)?, Vec::new()));
+        }
         let items: Vec<Item> = state
             .items()
             .iter()
@@ -122,10 +125,10 @@ impl Repo {
         outside: ObjectId,
         since: ObjectId,
     ) -> Result<Vec<String>, Error> {
-        if outside == since {
+        let set = InputSet::new(inputs);
+        if outside == since || set.all {
             return Ok(Vec::new());
         }
-        let set = InputSet::new(inputs);
         let mut before = Vec::new();
         self.walk_tree(since, &mut BString::default(), &set, &mut before)?;
         before.sort_by(|a, b| a.path.cmp(&b.path));
@@ -578,6 +581,54 @@ mod tests {
             repo.input_tree(&after, &api, false).unwrap(),
             repo.input_tree(&again, &api, false).unwrap()
         );
+    }
+
+    #[test]
+    fn paths_outside_the_inputs_are_listed_and_compared_with_a_commit() {
+        let (dir, repo) = git_repo();
+        layout(dir.path());
+        let state = repo.state_tree(true).unwrap();
+        assert!(state.has_path("packages/api"));
+        assert!(state.has_path("packages/api/src/lib.rs"));
+        assert!(state.has_path("packages/"));
+        assert!(!state.has_path("packages/ap"));
+        assert!(!state.has_path("packages/api/src/lib"));
+        let covered = inputs(&["packages/api", "docs", "prove-it.toml"]);
+        let (outside, paths) = repo.outside_tree(&state, &covered, true).unwrap();
+        assert_eq!(
+            paths,
+            ["Cargo.lock", "packages/api.txt", "packages/shared/x"]
+        );
+        assert_eq!(
+            outside.to_string(),
+            stock(
+                dir.path(),
+                &state.id.to_string(),
+                &["Cargo.lock", "packages/api.txt", "packages/shared"]
+            )
+        );
+        // Nothing outside changed since the state's own tree, nor since the outside tree.
+        for since in [state.id, outside] {
+            assert_eq!(
+                repo.changed_outside(&state, &covered, outside, since)
+                    .unwrap(),
+                Vec::<String>::new()
+            );
+        }
+        std::fs::write(dir.path().join("Cargo.lock"), "changed\n").unwrap();
+        std::fs::write(dir.path().join("docs/index.md"), "covered\n").unwrap();
+        std::fs::remove_file(dir.path().join("packages/shared/x")).unwrap();
+        std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
+        let after = repo.state_tree(false).unwrap();
+        let (now, _) = repo.outside_tree(&after, &covered, false).unwrap();
+        assert_eq!(
+            repo.changed_outside(&after, &covered, now, state.id)
+                .unwrap(),
+            ["Cargo.lock", "new.txt", "packages/shared/x"]
+        );
+        // Every path is an input: nothing is outside.
+        let all = repo.outside_tree(&after, &inputs(&[""]), false).unwrap();
+        assert!(all.1.is_empty());
     }
 
     #[test]

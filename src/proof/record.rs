@@ -666,6 +666,33 @@ mod tests {
     }
 
     #[test]
+    fn uncovered_paths_round_trip_one_key_a_line() {
+        let mut record = sample();
+        record.uncovered = Uncovered {
+            paths: vec!["test.js".into(), "a b/c:d.txt".into()],
+            count: 70,
+        };
+        let text = record.render();
+        assert!(
+            text.contains("uncovered: test.js\nuncovered: a b/c:d.txt\nuncovered-count: 70\n"),
+            "{text}"
+        );
+        assert_eq!(parse_note(&text, &id(TREE)), vec![Ok(record.clone())]);
+        // Each line is a key a reader that does not know it skips, as an older build does
+        // with any unknown key: without them the record is the same record.
+        let older: String = text
+            .lines()
+            .filter(|line| !line.starts_with("uncovered"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        assert_eq!(parse_note(&older, &id(TREE)), vec![Ok(sample())]);
+        // All named, no count line.
+        record.uncovered.count = 2;
+        assert!(!record.render().contains("uncovered-count"));
+        assert_eq!(parse_note(&record.render(), &id(TREE)), vec![Ok(record)]);
+    }
+
+    #[test]
     fn unknown_keys_are_ignored() {
         let text = sample()
             .render()

@@ -133,11 +133,30 @@ fn an_input_typo_is_an_error_naming_it_and_its_line() {
         predicate::str::contains("line 3")
             .and(predicate::str::contains("packages/remark-prase"))
             .and(predicate::str::contains("matches no path"))
-            .and(predicate::str::contains("hint:")),
+            .and(predicate::str::contains("\"packages/remark-prase?\"")),
     );
     repo.prove_it(&["status"])
         .assert()
         .stdout(predicate::str::contains("packages/remark-prase"));
+}
+
+/// History stays readable with an input missing from a commit; a run of that commit names it.
+#[test]
+fn an_input_missing_in_a_commit_is_named_by_its_run_not_by_reading_history() {
+    let repo = monorepo();
+    repo.write(
+        "prove-it.toml",
+        &ONE_PACKAGE.replace("\"package-lock.json\"]", "\"package-lock.json\", \"gone\"]"),
+    );
+    repo.commit_all("a typo");
+    repo.prove_it(&["check", "HEAD"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("not proven"));
+    repo.prove_it(&["run", "HEAD"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("input \"gone\" matches no path"));
 }
 
 #[test]
