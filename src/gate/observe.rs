@@ -214,10 +214,11 @@ pub(crate) fn stop(
                     // Since the commit the session started from (without an anchor, HEAD):
                     // a committed tree, so only the part of it outside the inputs is read.
                     let since = anchor.as_ref().map_or(head_tree, |a| a.head_tree);
-                    let (changed, all) = uncovered_of(repo, &tree, &set, since)?;
+                    let changed = uncovered_since(repo, &tree, &set, since)?;
                     observed.uncovered = (changed.paths, changed.count);
+                    // Only a run records them all; a cache hit lists none.
                     if !seen.pending.is_empty() {
-                        uncovered = all;
+                        uncovered = set.uncovered(repo, &tree)?;
                     }
                     pending = seen.pending;
                     provers_now = Some(seen.provers);
@@ -342,24 +343,23 @@ pub(crate) fn stop(
 }
 
 /// The paths of `tree` no check of `set` reads that differ from the committed tree `since`
-/// (all of them without one), and all those paths. Both come from the state's entries and
-/// the part of `since` outside the inputs: no file is read.
-fn uncovered_of(
+/// (all of them without one). From the state's entries and the directories of `since` that
+/// differ from the state's: no file is read, and unchanged directories are not looked into.
+fn uncovered_since(
     repo: &Repo,
     tree: &StateTree,
     set: &CheckSet,
     since: Option<ObjectId>,
-) -> Result<(Uncovered, Uncovered), Error> {
-    if set.file.is_none() {
-        return Ok(Default::default());
+) -> Result<Uncovered, Error> {
+    match since {
+        _ if set.file.is_none() => Ok(Uncovered::default()),
+        Some(since) => Ok(Uncovered::of(repo.changed_outside(
+            tree,
+            &set.all_inputs(),
+            since,
+        )?)),
+        None => Ok(set.uncovered(repo, tree)?),
     }
-    let inputs = set.all_inputs();
-    let (outside, paths) = repo.outside_tree(tree, &inputs, false)?;
-    let changed = match since {
-        Some(since) => repo.changed_outside(tree, &inputs, outside, since)?,
-        None => paths.clone(),
-    };
-    Ok((Uncovered::of(changed), Uncovered::of(paths)))
 }
 
 /// What a stop sees of a state's checks.

@@ -90,115 +90,120 @@ impl Repo {
         self.build(&items, false)
     }
 
-    /// The paths of `state` that none of `inputs` holds (`""` holds every path), sorted, and
-    /// the tree they make, as an input tree of exactly those paths would be; with `persist`
-    /// its trees are written, so that a later [`Repo::changed_outside`] can read it. Computed
-    /// from the state's entries alone: nothing is read from disk.
-    pub(crate) fn outside_tree(
-        &self,
-        state: &StateTree,
-        inputs: &[String],
-        persist: bool,
-    ) -> Result<(ObjectId, Vec<String>), Error> {
+    /// The paths of `state` that none of `inputs` holds (`""` holds every path), sorted.
+    /// Computed from the state's entries alone: nothing is read from disk.
+    pub(crate) fn outside_paths(&self, state: &StateTree, inputs: &[String]) -> Vec<String> {
         let inputs = InputSet::new(inputs);
         if inputs.all {
-            return Ok((self.build(&[], persist)?, Vec::new()));
+            return Vec::new();
         }
-        let items: Vec<Item> = state
+        state
             .items()
             .iter()
             .filter(|item| !inputs.holds(&item.path))
-            .cloned()
-            .collect();
-        let paths = items.iter().map(|item| item.path.to_string()).collect();
-        Ok((self.build(&items, persist)?, paths))
+            .map(|item| item.path.to_string())
+            .collect()
     }
 
     /// The paths outside every one of `inputs` whose content or mode differs between `state`
-    /// and the committed tree `since` (read only outside the inputs, too), sorted; `outside`
-    /// is `state`'s tree of them, from [`Repo::outside_tree`], and an equal `since` is
-    /// answered at once.
+    /// and the committed tree `since` (added, changed or deleted), sorted. A directory whose
+    /// tree is the same in both, or that an input holds, is not looked into: the work grows
+    /// with what changed, not with the size of the state.
     pub(crate) fn changed_outside(
         &self,
         state: &StateTree,
         inputs: &[String],
-        outside: ObjectId,
         since: ObjectId,
     ) -> Result<Vec<String>, Error> {
         let set = InputSet::new(inputs);
-        if outside == since || set.all {
-            return Ok(Vec::new());
-        }
-        let mut before = Vec::new();
-        self.walk_tree(since, &mut BString::default(), &set, &mut before)?;
-        before.sort_by(|a, b| a.path.cmp(&b.path));
-        let now: Vec<&Item> = state
-            .items()
-            .iter()
-            .filter(|item| !set.holds(&item.path))
-            .collect();
         let mut changed = Vec::new();
-        let (mut a, mut b) = (before.iter().peekable(), now.iter().peekable());
-        loop {
-            match (a.peek(), b.peek()) {
-                (None, None) => break,
-                (Some(x), Some(y)) if x.path == y.path => {
-                    if x.id != y.id || x.mode != y.mode {
-                        changed.push(y.path.to_string());
-                    }
-                    a.next();
-                    b.next();
-                }
-                (Some(x), Some(y)) if x.path < y.path => {
-                    changed.push(x.path.to_string());
-                    a.next();
-                }
-                (Some(x), None) => {
-                    changed.push(x.path.to_string());
-                    a.next();
-                }
-                (_, Some(y)) => {
-                    changed.push(y.path.to_string());
-                    b.next();
-                }
-            }
+        if !set.all {
+            self.diff_dir(state, &set, b"", Some(since), &mut changed)?;
         }
+        changed.sort();
         Ok(changed)
     }
 
-    /// Every file, link and submodule below the committed `tree` that `inputs` does not hold,
-    /// with its path after `prefix`; a directory an input holds whole is not read.
-    fn walk_tree(
+    /// [`Repo::changed_outside`] below the directory `dir` (`""`: the root), which was the
+    /// committed tree `since` (`None`: not a directory then).
+    fn diff_dir(
         &self,
-        tree: ObjectId,
-        prefix: &mut BString,
-        inputs: &InputSet,
-        out: &mut Vec<Item>,
+        state: &StateTree,
+        set: &InputSet,
+        dir: &[u8],
+        since: Option<ObjectId>,
+        out: &mut Vec<String>,
     ) -> Result<(), Error> {
-        let what = || format!("tree {tree}");
-        let found = self.git.find_tree(tree).map_err(Error::read(what()))?;
-        let decoded = found
-            .decode()
-            .map_err(|e| Error::read(what())(gix::Error::from_error(e)))?;
-        for entry in &decoded.entries {
-            let len = prefix.len();
-            if len > 0 {
-                prefix.push(b'/');
+        let now_id = if dir.is_empty() {
+            Some(state.id)
+        } else {
+            state.dir(dir)
+        };
+        if now_id.is_some() && now_id == since {
+            return Ok(());
+        }
+        let prefix: Vec<u8> = if dir.is_empty() {
+            Vec::new()
+        } else {
+            [dir, b"/"].concat()
+        };
+        let now = children(state.items(), &prefix);
+        let mut before: Vec<(BString, u32, ObjectId)> = Vec::new();
+        if let Some(tree) = since {
+            let what = || format!("tree {tree}");
+            let found = self.git.find_tree(tree).map_err(Error::read(what()))?;
+            let decoded = found
+                .decode()
+                .map_err(|e| Error::read(what())(gix::Error::from_error(e)))?;
+            before.extend(decoded.entries.iter().map(|entry| {
+                (
+                    BString::from(entry.filename),
+                    u32::from(entry.mode.value()),
+                    entry.oid.to_owned(),
+                )
+            }));
+        }
+        let mut names: Vec<&BString> = now.keys().chain(before.iter().map(|b| &b.0)).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let path: BString = [prefix.as_slice(), name.as_slice()].concat().into();
+            if set.holds(&path) {
+                continue;
             }
-            prefix.extend_from_slice(entry.filename);
-            let mode = u32::from(entry.mode.value());
-            if !inputs.holds(prefix) {
-                if mode == MODE_TREE {
-                    self.walk_tree(entry.oid.to_owned(), prefix, inputs, out)?;
-                } else {
-                    out.push(Item {
-                        path: prefix.clone(),
-                        mode,
-                        id: entry.oid.to_owned(),
-                    });
+            let was = before
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, mode, id)| (*mode, *id));
+            let is = now.get(name).copied();
+            match (was, is) {
+                // A directory then and now (a sparse-index one is compared whole, below).
+                (Some((MODE_TREE, id)), Some(Child::Dir)) => {
+                    self.diff_dir(state, set, &path, Some(id), out)?;
+                }
+                (_, Some(Child::Dir)) => {
+                    self.diff_dir(state, set, &path, None, out)?;
+                    if was.is_some() {
+                        out.push(path.to_string());
+                    }
+                }
+                (Some((MODE_TREE, _)), Some(Child::Entry(MODE_TREE, _))) => {
+                    if was != is.and_then(Child::entry) {
+                        out.push(path.to_string());
+                    }
+                }
+                (Some((MODE_TREE, id)), is) => {
+                    self.diff_dir(state, set, &path, Some(id), out)?;
+                    if is.is_some() {
+                        out.push(path.to_string());
+                    }
+                }
+                (was, is) => {
+                    if was != is.and_then(Child::entry) {
+                        out.push(path.to_string());
+                    }
                 }
             }
-            prefix.truncate(len);
         }
         Ok(())
     }
@@ -321,6 +326,53 @@ fn item_at(path: &str, mode: u32, id: ObjectId) -> Item {
         path.push(b'/');
     }
     Item { path, mode, id }
+}
+
+/// An entry directly in a directory of a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Child {
+    /// A file, link or submodule, or a sparse-index directory: its mode and object.
+    Entry(u32, ObjectId),
+    /// A directory, its paths listed below it.
+    Dir,
+}
+
+impl Child {
+    fn entry(self) -> Option<(u32, ObjectId)> {
+        match self {
+            Child::Entry(mode, id) => Some((mode, id)),
+            Child::Dir => None,
+        }
+    }
+}
+
+/// The entries directly below `prefix` (`""` or `dir/`) among the sorted `items`, by name: a
+/// directory's paths are skipped over by a binary search, so listing a directory costs its
+/// own entries, not every path below it.
+fn children(items: &[Item], prefix: &[u8]) -> std::collections::BTreeMap<BString, Child> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut at = items.partition_point(|item| item.path.as_slice() < prefix);
+    while let Some(item) = items.get(at) {
+        let Some(rest) = item.path.strip_prefix(prefix) else {
+            break;
+        };
+        match rest.find_byte(b'/') {
+            Some(slash) if slash + 1 == rest.len() => {
+                found.insert(rest[..slash].into(), Child::Entry(item.mode, item.id));
+                at += 1;
+            }
+            Some(slash) => {
+                let below = [prefix, &rest[..=slash]].concat();
+                found.insert(rest[..slash].into(), Child::Dir);
+                at += items[at..].partition_point(|item| item.path.starts_with(&below));
+            }
+            None => {
+                found.insert(rest.into(), Child::Entry(item.mode, item.id));
+                at += 1;
+            }
+        }
+    }
+    found
 }
 
 /// Inputs as a set, to ask of each path of a state whether one of them holds it.
@@ -594,41 +646,45 @@ mod tests {
         assert!(!state.has_path("packages/ap"));
         assert!(!state.has_path("packages/api/src/lib"));
         let covered = inputs(&["packages/api", "docs", "prove-it.toml"]);
-        let (outside, paths) = repo.outside_tree(&state, &covered, true).unwrap();
         assert_eq!(
-            paths,
+            repo.outside_paths(&state, &covered),
             ["Cargo.lock", "packages/api.txt", "packages/shared/x"]
         );
+        // Nothing changed since the state's own tree.
         assert_eq!(
-            outside.to_string(),
-            stock(
-                dir.path(),
-                &state.id.to_string(),
-                &["Cargo.lock", "packages/api.txt", "packages/shared"]
-            )
+            repo.changed_outside(&state, &covered, state.id).unwrap(),
+            Vec::<String>::new()
         );
-        // Nothing outside changed since the state's own tree, nor since the outside tree.
-        for since in [state.id, outside] {
-            assert_eq!(
-                repo.changed_outside(&state, &covered, outside, since)
-                    .unwrap(),
-                Vec::<String>::new()
-            );
-        }
         std::fs::write(dir.path().join("Cargo.lock"), "changed\n").unwrap();
         std::fs::write(dir.path().join("docs/index.md"), "covered\n").unwrap();
         std::fs::remove_file(dir.path().join("packages/shared/x")).unwrap();
         std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("gen/deep")).unwrap();
+        std::fs::write(dir.path().join("gen/deep/out"), "made\n").unwrap();
         let after = repo.state_tree(false).unwrap();
-        let (now, _) = repo.outside_tree(&after, &covered, false).unwrap();
         assert_eq!(
-            repo.changed_outside(&after, &covered, now, state.id)
-                .unwrap(),
-            ["Cargo.lock", "new.txt", "packages/shared/x"]
+            repo.changed_outside(&after, &covered, state.id).unwrap(),
+            ["Cargo.lock", "gen/deep/out", "new.txt", "packages/shared/x"]
+        );
+        // A file that became a directory, and a directory that became a file.
+        std::fs::remove_file(dir.path().join("new.txt")).unwrap();
+        std::fs::create_dir(dir.path().join("new.txt")).unwrap();
+        std::fs::write(dir.path().join("new.txt/inside"), "x\n").unwrap();
+        let nested = repo.state_tree(true).unwrap();
+        std::fs::remove_dir_all(dir.path().join("new.txt")).unwrap();
+        std::fs::write(dir.path().join("new.txt"), "file again\n").unwrap();
+        let flat = repo.state_tree(false).unwrap();
+        assert_eq!(
+            repo.changed_outside(&flat, &covered, nested.id).unwrap(),
+            ["new.txt", "new.txt/inside"]
         );
         // Every path is an input: nothing is outside.
-        let all = repo.outside_tree(&after, &inputs(&[""]), false).unwrap();
-        assert!(all.1.is_empty());
+        assert!(repo.outside_paths(&after, &inputs(&[""])).is_empty());
+        assert!(
+            repo.changed_outside(&after, &inputs(&[""]), state.id)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

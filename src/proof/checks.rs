@@ -152,8 +152,7 @@ impl CheckSet {
         if self.file.is_none() {
             return Ok(Uncovered::default());
         }
-        let (_, paths) = repo.outside_tree(state, &self.all_inputs(), false)?;
-        Ok(Uncovered::of(paths))
+        Ok(Uncovered::of(repo.outside_paths(state, &self.all_inputs())))
     }
 
     /// The checks of the committed tree `tree`.
