@@ -314,12 +314,16 @@ fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
     };
     let on = |on: bool| if on { "on" } else { "off" };
     checks.push(ok(format!(
-        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}",
+        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}{}",
         on(gate.ledger),
         on(inputs.signed_only),
         match gate.verify_edits {
             VerifyEdits::Show => "shown",
             VerifyEdits::Block => "blocked",
+        },
+        match gate.uncovered {
+            policy::UncoveredPolicy::Notice => "",
+            policy::UncoveredPolicy::Block => ", changes no check reads blocked",
         }
     )));
 }
