@@ -75,6 +75,12 @@ fn a_root_file_no_check_lists_is_named_uncovered_everywhere() {
     // The proof records it, and check shows it.
     repo.commit_all("proven");
     let head = repo.git(&["rev-parse", "HEAD"]);
+    repo.prove_it(&["check", head.trim()])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(
+            "(uncovered: test.js: in no check's inputs",
+        ));
     let json = json_stdout(
         &repo
             .prove_it(&["check", "--json", head.trim()])
