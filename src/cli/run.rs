@@ -229,7 +229,11 @@ fn all_proven(
         version: JSON_VERSION,
         outcome,
         tree: Some(tree.to_string()),
-        result: RunResult::Checks { checks },
+        result: RunResult::Checks {
+            checks,
+            uncovered: Vec::new(),
+            uncovered_count: 0,
+        },
     }))
 }
 
@@ -296,7 +300,7 @@ fn prove(
         &before,
         None,
         None,
-        options(ctx, policy, args, &interrupt)?,
+        options(ctx, policy, args, &interrupt, proof::Uncovered::default())?,
         &mut |elapsed| progress.tick(elapsed),
     );
     let attempted = attempted.map_err(|error| {
@@ -364,6 +368,7 @@ fn prove_checks(
         }
     }
     let found = proof::state_check_proofs(repo, before, set)?;
+    let uncovered = set.uncovered(repo, before)?;
     let mut reports: Vec<Option<CheckRun>> = Vec::with_capacity(found.len());
     let mut to_run = Vec::new();
     for proven in &found {
@@ -397,7 +402,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt)?,
+            options(ctx, policy, args, &interrupt, uncovered.clone())?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -457,7 +462,11 @@ fn prove_checks(
             version: JSON_VERSION,
             outcome,
             tree: Some(before.id.to_string()),
-            result: RunResult::Checks { checks },
+            result: RunResult::Checks {
+                checks,
+                uncovered: uncovered.paths,
+                uncovered_count: uncovered.count,
+            },
         },
     ))
 }
@@ -479,6 +488,7 @@ fn options<'a>(
     policy: &Policy,
     args: &'a Args,
     interrupt: &'a std::sync::atomic::AtomicBool,
+    uncovered: proof::Uncovered,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
     let (isolation, view) = match args.isolation.as_deref() {
         Some("namespace") => (Isolation::Namespace, Vec::new()),
@@ -501,6 +511,7 @@ fn options<'a>(
         untestable_failure: args.without_setup.as_ref().map(|folders| {
             format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
         }),
+        uncovered,
     })
 }
 
@@ -609,6 +620,18 @@ fn checks_hint(error: proof::ChecksError) -> super::Failure {
             "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
             proof::CHECKS_FILE
         )),
+        proof::ChecksError::MissingInput {
+            check,
+            input,
+            line,
+        } => {
+            let hint = format!(
+                "correct the path in {}, or write it {:?} if it may be missing (SPEC.md section 2.1)",
+                proof::CHECKS_FILE,
+                format!("{input}?")
+            );
+            super::Failure::from(proof::ChecksError::MissingInput { check, input, line }).hint(hint)
+        }
         error @ proof::ChecksError::NotInState => super::Failure::from(error).hint(format!(
             "make {} a file of the working state: remove it from .gitignore or .git/info/exclude",
             proof::CHECKS_FILE

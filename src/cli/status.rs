@@ -7,8 +7,8 @@ use crate::context::Context;
 use crate::exit;
 use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
 use crate::proof::{
-    CHECKS_FILE, CheckSet, ChecksError, Record, Script, VERIFY_CHECK, lookup_failure, lookup_proof,
-    state_check_proofs,
+    CHECKS_FILE, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK, lookup_failure,
+    lookup_proof, state_check_proofs,
 };
 use crate::report::{self, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
 
@@ -94,6 +94,8 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         checks: None,
         checks_error: None,
         failure,
+        uncovered: Vec::new(),
+        uncovered_count: 0,
     };
     print(args, &report, out)
 }
@@ -152,10 +154,14 @@ fn with_checks(
     dirty: Vec<String>,
     failures: &Failures<'_>,
 ) -> Result<StatusReport, super::Failure> {
-    let (checks, checks_error) = match CheckSet::of_state(repo, state) {
-        Ok(set) => (state_check_proofs(repo, state, &set)?, None),
+    let (checks, checks_error, uncovered) = match CheckSet::of_state(repo, state) {
+        Ok(set) => (
+            state_check_proofs(repo, state, &set)?,
+            None,
+            set.uncovered(repo, state)?,
+        ),
         Err(ChecksError::Git(error)) => return Err(error.into()),
-        Err(error) => (Vec::new(), Some(error.to_string())),
+        Err(error) => (Vec::new(), Some(error.to_string()), Uncovered::default()),
     };
     let any_check = !checks.is_empty() || checks_error.is_some();
     let best: Vec<Option<&Record>> = checks
@@ -238,5 +244,7 @@ fn with_checks(
         checks: Some(statuses),
         checks_error,
         failure: None,
+        uncovered: uncovered.paths,
+        uncovered_count: uncovered.count,
     })
 }

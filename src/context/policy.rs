@@ -85,6 +85,18 @@ pub(crate) const SKIP_ENV: &str = "PROVE_IT_SKIP";
 pub(crate) const VERIFY_EDITS_ENV: &str = "PROVE_IT_VERIFY_EDITS";
 pub(crate) const VERIFY_EDITS_CONFIG: &str = "prove-it.verifyEdits";
 
+pub(crate) const UNCOVERED_ENV: &str = "PROVE_IT_UNCOVERED";
+pub(crate) const UNCOVERED_CONFIG: &str = "prove-it.uncovered";
+
+/// What the gate does with a turn whose changes include paths no check of `prove-it.toml`
+/// reads: name them in a notice, or refuse the turn.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) enum UncoveredPolicy {
+    #[default]
+    Notice,
+    Block,
+}
+
 /// What the gate does with a turn that ends with verify.sh changed since the session started
 /// (issue 19, hole 14). Ordered weakest first, so the stronger of two is their maximum.
 #[derive(
@@ -138,6 +150,9 @@ pub(crate) struct GatePolicy {
     pub skip_checks: Vec<String>,
     /// `prove-it.verifyEdits`: show an edited verify.sh, or refuse the turn.
     pub verify_edits: VerifyEdits,
+    /// `prove-it.uncovered`: a turn that changed paths no check reads gets a notice, or is
+    /// refused.
+    pub uncovered: UncoveredPolicy,
 }
 
 impl GatePolicy {
@@ -167,12 +182,18 @@ impl GatePolicy {
             (None, Some(value)) => verify_edits(&value, VERIFY_EDITS_CONFIG)?,
             (None, None) => VerifyEdits::Show,
         };
+        let uncovered = match (sources.env(UNCOVERED_ENV), sources.config(UNCOVERED_CONFIG)) {
+            (Some(value), _) => uncovered(&value, UNCOVERED_ENV)?,
+            (None, Some(value)) => uncovered(&value, UNCOVERED_CONFIG)?,
+            (None, None) => UncoveredPolicy::Notice,
+        };
         Ok(GatePolicy {
             max_blocks,
             ledger,
             skip,
             skip_checks,
             verify_edits,
+            uncovered,
         })
     }
 }
@@ -194,6 +215,18 @@ fn verify_edits(value: &str, source_name: &str) -> Result<VerifyEdits, Error> {
         expected: "show or block",
         value: value.to_string(),
     })
+}
+
+fn uncovered(value: &str, source_name: &str) -> Result<UncoveredPolicy, Error> {
+    match value.trim().to_ascii_lowercase().as_str() {
+        "notice" => Ok(UncoveredPolicy::Notice),
+        "block" => Ok(UncoveredPolicy::Block),
+        _ => Err(Error {
+            source_name: source_name.to_string(),
+            expected: "notice or block",
+            value: value.to_string(),
+        }),
+    }
 }
 
 /// Booleans as git config spells them; an empty environment variable is false.
@@ -423,8 +456,12 @@ mod tests {
                 skip: false,
                 skip_checks: Vec::new(),
                 verify_edits: VerifyEdits::Show,
+                uncovered: UncoveredPolicy::Notice,
             }
         );
+        let block = GatePolicy::resolve(&Table(&[], &[("prove-it.uncovered", "block")]));
+        assert_eq!(block.map(|p| p.uncovered), Ok(UncoveredPolicy::Block));
+        assert!(GatePolicy::resolve(&Table(&[], &[("prove-it.uncovered", "warn")])).is_err());
     }
 
     #[test]

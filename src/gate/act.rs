@@ -63,6 +63,7 @@ fn options<'a>(
         isolation,
         view,
         untestable_failure: None,
+        uncovered: seen.uncovered.clone(),
     })
 }
 

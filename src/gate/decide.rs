@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use crate::context::policy::VerifyEdits;
+use crate::context::policy::{UncoveredPolicy, VerifyEdits};
 use crate::proof::{Outcome, Script};
 
 /// What the gate saw at session start, as far as the decision needs it.
@@ -145,6 +145,11 @@ pub(crate) struct Observed {
     /// Blocks already given in this turn.
     pub blocks: u32,
     pub run: Option<RunFacts>,
+    /// With a checks file: the paths this session changed (since its start commit; without
+    /// an anchor, since HEAD) that no check reads, the first ones, and how many.
+    pub uncovered: (Vec<String>, usize),
+    /// `prove-it.uncovered`: name them in a notice, or refuse the turn.
+    pub uncovered_policy: UncoveredPolicy,
 }
 
 /// A failure of this turn that is on record, with the same last lines, for the state the
@@ -205,6 +210,11 @@ pub(crate) enum Why {
     /// Submodules hold changes their commit does not (issue 19): a change, and unprovable.
     DirtySubmodules {
         paths: Vec<String>,
+    },
+    /// The turn changed paths no check reads, and `prove-it.uncovered = block`.
+    Uncovered {
+        paths: Vec<String>,
+        count: usize,
     },
 }
 
@@ -283,6 +293,9 @@ pub(crate) enum Verdict {
     /// `PROVE_IT_SKIP=api,docs`: the other checks are proven; these were not run, and the
     /// turn ends unverified, saying so.
     SkippedChecks { checks: Vec<String> },
+    /// The checks are proven, but the turn changed paths none of them reads: the turn ends,
+    /// naming them.
+    Uncovered { paths: Vec<String>, count: usize },
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -300,9 +313,10 @@ impl Verdict {
             Verdict::Quiet(Quiet::Proven) => Outcome::Proven,
             Verdict::Bounded => Outcome::BoundedClaimSurvives,
             Verdict::Block { .. } => Outcome::Disproven,
-            Verdict::Yield { .. } | Verdict::Skipped | Verdict::SkippedChecks { .. } => {
-                Outcome::NotProven
-            }
+            Verdict::Yield { .. }
+            | Verdict::Skipped
+            | Verdict::SkippedChecks { .. }
+            | Verdict::Uncovered { .. } => Outcome::NotProven,
         }
     }
 }
@@ -456,7 +470,21 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if edited && observed.verify_edits == VerifyEdits::Block {
         return refuse(Why::VerifyEdited);
     }
+    let (uncovered, uncovered_count) = &observed.uncovered;
     let proven = |outcome: Outcome| {
+        // A notice of its own only where no other notice (skipped checks, an edit to review)
+        // ends the turn: those say the turn is unverified or bounded already.
+        let quiet = skipped.is_empty() && !edited && outcome == Outcome::Proven;
+        if *uncovered_count > 0 {
+            let (paths, count) = (uncovered.clone(), *uncovered_count);
+            match observed.uncovered_policy {
+                UncoveredPolicy::Block => return refuse(Why::Uncovered { paths, count }),
+                UncoveredPolicy::Notice if quiet => {
+                    return Done(Verdict::Uncovered { paths, count });
+                }
+                UncoveredPolicy::Notice => {}
+            }
+        }
         Done(if !skipped.is_empty() {
             Verdict::SkippedChecks {
                 checks: skipped.clone(),
@@ -565,6 +593,8 @@ mod tests {
             checks_file_at_head: false,
             blocks: 0,
             run: None,
+            uncovered: (Vec::new(), 0),
+            uncovered_policy: UncoveredPolicy::Notice,
         }
     }
 
@@ -600,6 +630,44 @@ mod tests {
             Decision::Verdict(v) => v,
             Decision::Run => panic!("expected a verdict, got Run for {o:?}"),
         }
+    }
+
+    #[test]
+    fn a_proven_turn_that_changed_uncovered_paths_names_them_or_is_refused() {
+        let mut o = with_state(changed(), |_, _, _, proof| *proof = Some(Outcome::Proven));
+        o.uncovered = (vec!["test.js".into()], 1);
+        let named = Verdict::Uncovered {
+            paths: vec!["test.js".into()],
+            count: 1,
+        };
+        assert_eq!(verdict(&o), named);
+        assert_eq!(named.outcome(), Outcome::NotProven);
+        o.uncovered_policy = UncoveredPolicy::Block;
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Uncovered { count: 1, .. },
+                attempt: 1,
+                ..
+            }
+        ));
+        // A failing run is refused for its failure first.
+        o.run = Some(failed());
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Failed { .. },
+                ..
+            }
+        ));
+        // Nothing changed: nothing to name.
+        let mut quiet = o.clone();
+        quiet.run = None;
+        if let Some(State::Tree { tree, .. }) = &mut quiet.state {
+            *tree = id(1);
+        }
+        quiet.anchor.as_mut().unwrap().head_tree = Some(id(2));
+        assert_eq!(verdict(&quiet), Verdict::Quiet(Quiet::Unchanged));
     }
 
     #[test]

@@ -159,6 +159,12 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             None,
             vec![format!("dirty submodule(s): {}", paths.join(", "))],
         ),
+        Why::Uncovered { count, .. } => (
+            None,
+            vec![format!(
+                "{count} changed path(s) outside every check's inputs"
+            )],
+        ),
     }
 }
 

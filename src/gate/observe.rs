@@ -17,8 +17,8 @@ use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
-    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Script, StopSignatures, ToRun, has_checks_file,
-    lookup_proof, state_check_proofs,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Script, StopSignatures, ToRun, Uncovered,
+    has_checks_file, lookup_proof, state_check_proofs,
 };
 
 /// What a stop looks like before anything is decided.
@@ -49,6 +49,9 @@ pub(crate) struct Seen {
     pub turn: TurnState,
     /// With a checks file: the checks without a proof (and not skipped), to run.
     pub pending: Vec<ToRun>,
+    /// With a checks file and checks to run: the paths of the state no check reads, for the
+    /// records (left empty on a cache hit, where nothing is recorded).
+    pub uncovered: Uncovered,
     _lock: git::SessionLock,
 }
 
@@ -183,7 +186,10 @@ pub(crate) fn stop(
         checks_file_at_head: checks_at_head,
         blocks,
         run: None,
+        uncovered: (Vec::new(), 0),
+        uncovered_policy: gate_policy.uncovered,
     };
+    let mut uncovered = Uncovered::default();
     let mut state = None;
     let mut pending = Vec::new();
     let mut provers_now = None;
@@ -205,6 +211,15 @@ pub(crate) fn stop(
                 Ok(set) => {
                     let skip = &gate_policy.skip_checks;
                     let seen = observe_checks(ctx, &tree, &set, skip, &mut signatures)?;
+                    // Since the commit the session started from (without an anchor, HEAD):
+                    // a committed tree, so only the part of it outside the inputs is read.
+                    let since = anchor.as_ref().map_or(head_tree, |a| a.head_tree);
+                    let changed = uncovered_since(repo, &tree, &set, since)?;
+                    observed.uncovered = (changed.paths, changed.count);
+                    // Only a run records them all; a cache hit lists none.
+                    if !seen.pending.is_empty() {
+                        uncovered = set.uncovered(repo, &tree)?;
+                    }
                     pending = seen.pending;
                     provers_now = Some(seen.provers);
                     let facts = State::Tree {
@@ -322,8 +337,29 @@ pub(crate) fn stop(
         files,
         turn,
         pending,
+        uncovered,
         _lock: lock,
     })))
+}
+
+/// The paths of `tree` no check of `set` reads that differ from the committed tree `since`
+/// (all of them without one). From the state's entries and the directories of `since` that
+/// differ from the state's: no file is read, and unchanged directories are not looked into.
+fn uncovered_since(
+    repo: &Repo,
+    tree: &StateTree,
+    set: &CheckSet,
+    since: Option<ObjectId>,
+) -> Result<Uncovered, Error> {
+    match since {
+        _ if set.file.is_none() => Ok(Uncovered::default()),
+        Some(since) => Ok(Uncovered::of(repo.changed_outside(
+            tree,
+            &set.all_inputs(),
+            since,
+        )?)),
+        None => Ok(set.uncovered(repo, tree)?),
+    }
 }
 
 /// What a stop sees of a state's checks.

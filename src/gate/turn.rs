@@ -84,7 +84,8 @@ impl TurnState {
             Verdict::Quiet(_)
             | Verdict::Bounded
             | Verdict::Skipped
-            | Verdict::SkippedChecks { .. } => self.blocks <= MAX_PLAUSIBLE_BLOCKS,
+            | Verdict::SkippedChecks { .. }
+            | Verdict::Uncovered { .. } => self.blocks <= MAX_PLAUSIBLE_BLOCKS,
         };
         last.at_ns <= now_ns
             && last.turn == self.turn
@@ -152,7 +153,8 @@ impl Answer {
             Verdict::Bounded
             | Verdict::Yield { .. }
             | Verdict::Skipped
-            | Verdict::SkippedChecks { .. } => true,
+            | Verdict::SkippedChecks { .. }
+            | Verdict::Uncovered { .. } => true,
         }
     }
 }

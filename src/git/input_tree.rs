@@ -90,6 +90,124 @@ impl Repo {
         self.build(&items, false)
     }
 
+    /// The paths of `state` that none of `inputs` holds (`""` holds every path), sorted.
+    /// Computed from the state's entries alone: nothing is read from disk.
+    pub(crate) fn outside_paths(&self, state: &StateTree, inputs: &[String]) -> Vec<String> {
+        let inputs = InputSet::new(inputs);
+        if inputs.all {
+            return Vec::new();
+        }
+        state
+            .items()
+            .iter()
+            .filter(|item| !inputs.holds(&item.path))
+            .map(|item| item.path.to_string())
+            .collect()
+    }
+
+    /// The paths outside every one of `inputs` whose content or mode differs between `state`
+    /// and the committed tree `since` (added, changed or deleted), sorted. A directory whose
+    /// tree is the same in both, or that an input holds, is not looked into: the work grows
+    /// with what changed, not with the size of the state.
+    pub(crate) fn changed_outside(
+        &self,
+        state: &StateTree,
+        inputs: &[String],
+        since: ObjectId,
+    ) -> Result<Vec<String>, Error> {
+        let set = InputSet::new(inputs);
+        let mut changed = Vec::new();
+        if !set.all {
+            self.diff_dir(state, &set, b"", Some(since), &mut changed)?;
+        }
+        changed.sort();
+        Ok(changed)
+    }
+
+    /// [`Repo::changed_outside`] below the directory `dir` (`""`: the root), which was the
+    /// committed tree `since` (`None`: not a directory then).
+    fn diff_dir(
+        &self,
+        state: &StateTree,
+        set: &InputSet,
+        dir: &[u8],
+        since: Option<ObjectId>,
+        out: &mut Vec<String>,
+    ) -> Result<(), Error> {
+        let now_id = if dir.is_empty() {
+            Some(state.id)
+        } else {
+            state.dir(dir)
+        };
+        if now_id.is_some() && now_id == since {
+            return Ok(());
+        }
+        let prefix: Vec<u8> = if dir.is_empty() {
+            Vec::new()
+        } else {
+            [dir, b"/"].concat()
+        };
+        let now = children(state.items(), &prefix);
+        let mut before: Vec<(BString, u32, ObjectId)> = Vec::new();
+        if let Some(tree) = since {
+            let what = || format!("tree {tree}");
+            let found = self.git.find_tree(tree).map_err(Error::read(what()))?;
+            let decoded = found
+                .decode()
+                .map_err(|e| Error::read(what())(gix::Error::from_error(e)))?;
+            before.extend(decoded.entries.iter().map(|entry| {
+                (
+                    BString::from(entry.filename),
+                    u32::from(entry.mode.value()),
+                    entry.oid.to_owned(),
+                )
+            }));
+        }
+        let mut names: Vec<&BString> = now.keys().chain(before.iter().map(|b| &b.0)).collect();
+        names.sort();
+        names.dedup();
+        for name in names {
+            let path: BString = [prefix.as_slice(), name.as_slice()].concat().into();
+            if set.holds(&path) {
+                continue;
+            }
+            let was = before
+                .iter()
+                .find(|(n, _, _)| n == name)
+                .map(|(_, mode, id)| (*mode, *id));
+            let is = now.get(name).copied();
+            match (was, is) {
+                // A directory then and now (a sparse-index one is compared whole, below).
+                (Some((MODE_TREE, id)), Some(Child::Dir)) => {
+                    self.diff_dir(state, set, &path, Some(id), out)?;
+                }
+                (_, Some(Child::Dir)) => {
+                    self.diff_dir(state, set, &path, None, out)?;
+                    if was.is_some() {
+                        out.push(path.to_string());
+                    }
+                }
+                (Some((MODE_TREE, _)), Some(Child::Entry(MODE_TREE, _))) => {
+                    if was != is.and_then(Child::entry) {
+                        out.push(path.to_string());
+                    }
+                }
+                (Some((MODE_TREE, id)), is) => {
+                    self.diff_dir(state, set, &path, Some(id), out)?;
+                    if is.is_some() {
+                        out.push(path.to_string());
+                    }
+                }
+                (was, is) => {
+                    if was != is.and_then(Child::entry) {
+                        out.push(path.to_string());
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// The blob (or link) and mode at `path` in the committed `tree`, if it is one there.
     pub(crate) fn tree_entry(
         &self,
@@ -213,6 +331,115 @@ fn item_at(path: &str, mode: u32, id: ObjectId) -> Item {
         path.push(b'/');
     }
     Item { path, mode, id }
+}
+
+/// An entry directly in a directory of a state.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Child {
+    /// A file, link or submodule, or a sparse-index directory: its mode and object.
+    Entry(u32, ObjectId),
+    /// A directory, its paths listed below it.
+    Dir,
+}
+
+impl Child {
+    fn entry(self) -> Option<(u32, ObjectId)> {
+        match self {
+            Child::Entry(mode, id) => Some((mode, id)),
+            Child::Dir => None,
+        }
+    }
+}
+
+/// The entries directly below `prefix` (`""` or `dir/`) among the sorted `items`, by name: a
+/// directory's paths are skipped over by a binary search, so listing a directory costs its
+/// own entries, not every path below it.
+fn children(items: &[Item], prefix: &[u8]) -> std::collections::BTreeMap<BString, Child> {
+    let mut found = std::collections::BTreeMap::new();
+    let mut at = items.partition_point(|item| item.path.as_slice() < prefix);
+    while let Some(item) = items.get(at) {
+        let Some(rest) = item.path.strip_prefix(prefix) else {
+            break;
+        };
+        match rest.find_byte(b'/') {
+            Some(slash) if slash + 1 == rest.len() => {
+                found.insert(rest[..slash].into(), Child::Entry(item.mode, item.id));
+                at += 1;
+            }
+            Some(slash) => {
+                let below = [prefix, &rest[..=slash]].concat();
+                found.insert(rest[..slash].into(), Child::Dir);
+                at += items[at..].partition_point(|item| item.path.starts_with(&below));
+            }
+            None => {
+                found.insert(rest.into(), Child::Entry(item.mode, item.id));
+                at += 1;
+            }
+        }
+    }
+    found
+}
+
+/// Inputs as a set, to ask of each path of a state whether one of them holds it.
+struct InputSet {
+    all: bool,
+    paths: std::collections::HashSet<Vec<u8>>,
+}
+
+impl InputSet {
+    fn new(inputs: &[String]) -> InputSet {
+        let inputs = outermost(inputs);
+        InputSet {
+            all: inputs.iter().any(String::is_empty),
+            paths: inputs.into_iter().map(String::into_bytes).collect(),
+        }
+    }
+
+    /// Whether `path` (a sparse-index directory keeps its trailing slash) is an input or lies
+    /// below one: the path and each of its parent directories are looked up.
+    fn holds(&self, path: &[u8]) -> bool {
+        if self.all {
+            return true;
+        }
+        let path = path.strip_suffix(b"/").unwrap_or(path);
+        if self.paths.contains(path) {
+            return true;
+        }
+        path.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .any(|(at, _)| self.paths.contains(&path[..at]))
+    }
+}
+
+impl StateTree {
+    /// Whether the state holds `path`: a file, link or submodule there, or a directory with
+    /// one below it (a path inside a sparse-index directory counts as held: that directory is
+    /// one entry, not read here).
+    pub(crate) fn has_path(&self, path: &str) -> bool {
+        let path = path.trim_end_matches('/').as_bytes();
+        let all = self.items();
+        let below = [path, b"/"].concat();
+        let at = all.partition_point(|item| item.path.as_slice() < path);
+        if all.get(at).is_some_and(|item| item.path == path) {
+            return true;
+        }
+        let at = all.partition_point(|item| item.path.as_slice() < below.as_slice());
+        if all
+            .get(at)
+            .is_some_and(|item| item.path.starts_with(&below))
+        {
+            return true;
+        }
+        path.iter()
+            .enumerate()
+            .filter(|(_, b)| **b == b'/')
+            .any(|(slash, _)| {
+                let dir = &path[..=slash];
+                all.binary_search_by(|item| item.path.as_slice().cmp(dir))
+                    .is_ok_and(|i| all[i].mode == MODE_TREE)
+            })
+    }
 }
 
 /// Whether `path` is `input` or below it.
@@ -410,6 +637,58 @@ mod tests {
         assert_ne!(
             repo.input_tree(&after, &api, false).unwrap(),
             repo.input_tree(&again, &api, false).unwrap()
+        );
+    }
+
+    #[test]
+    fn paths_outside_the_inputs_are_listed_and_compared_with_a_commit() {
+        let (dir, repo) = git_repo();
+        layout(dir.path());
+        let state = repo.state_tree(true).unwrap();
+        assert!(state.has_path("packages/api"));
+        assert!(state.has_path("packages/api/src/lib.rs"));
+        assert!(state.has_path("packages/"));
+        assert!(!state.has_path("packages/ap"));
+        assert!(!state.has_path("packages/api/src/lib"));
+        let covered = inputs(&["packages/api", "docs", "prove-it.toml"]);
+        assert_eq!(
+            repo.outside_paths(&state, &covered),
+            ["Cargo.lock", "packages/api.txt", "packages/shared/x"]
+        );
+        // Nothing changed since the state's own tree.
+        assert_eq!(
+            repo.changed_outside(&state, &covered, state.id).unwrap(),
+            Vec::<String>::new()
+        );
+        std::fs::write(dir.path().join("Cargo.lock"), "changed\n").unwrap();
+        std::fs::write(dir.path().join("docs/index.md"), "covered\n").unwrap();
+        std::fs::remove_file(dir.path().join("packages/shared/x")).unwrap();
+        std::fs::write(dir.path().join("new.txt"), "new\n").unwrap();
+        std::fs::create_dir_all(dir.path().join("gen/deep")).unwrap();
+        std::fs::write(dir.path().join("gen/deep/out"), "made\n").unwrap();
+        let after = repo.state_tree(false).unwrap();
+        assert_eq!(
+            repo.changed_outside(&after, &covered, state.id).unwrap(),
+            ["Cargo.lock", "gen/deep/out", "new.txt", "packages/shared/x"]
+        );
+        // A file that became a directory, and a directory that became a file.
+        std::fs::remove_file(dir.path().join("new.txt")).unwrap();
+        std::fs::create_dir(dir.path().join("new.txt")).unwrap();
+        std::fs::write(dir.path().join("new.txt/inside"), "x\n").unwrap();
+        let nested = repo.state_tree(true).unwrap();
+        std::fs::remove_dir_all(dir.path().join("new.txt")).unwrap();
+        std::fs::write(dir.path().join("new.txt"), "file again\n").unwrap();
+        let flat = repo.state_tree(false).unwrap();
+        assert_eq!(
+            repo.changed_outside(&flat, &covered, nested.id).unwrap(),
+            ["new.txt", "new.txt/inside"]
+        );
+        // Every path is an input: nothing is outside.
+        assert!(repo.outside_paths(&after, &inputs(&[""])).is_empty());
+        assert!(
+            repo.changed_outside(&after, &inputs(&[""]), state.id)
+                .unwrap()
+                .is_empty()
         );
     }
 

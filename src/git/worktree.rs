@@ -168,11 +168,20 @@ impl Repo {
         make_dir(&link_parent)?;
         let link = link_parent.join("dir");
         if std::fs::read_link(&link).ok().as_deref() != Some(common.as_path()) {
-            // A link left by an older layout, or by a repository that moved: made again.
-            let _ = std::fs::remove_file(&link);
-            std::os::unix::fs::symlink(&common, &link).map_err(|source| Error::StateDir {
+            // Made (or made again, for a repository that moved) under a name of this process's
+            // and renamed into place: runs of the same repository starting at once each see a
+            // whole link, and the last rename wins with the same target.
+            let failed = |source| Error::StateDir {
                 path: link.clone(),
                 source,
+            };
+            static MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+            let n = MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let temp = link_parent.join(format!("dir.{}.{n}", std::process::id()));
+            std::os::unix::fs::symlink(&common, &temp).map_err(failed)?;
+            std::fs::rename(&temp, &link).map_err(|error| {
+                let _ = std::fs::remove_file(&temp);
+                failed(error)
             })?;
         }
         Ok(home)

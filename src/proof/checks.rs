@@ -6,7 +6,7 @@ use gix::ObjectId;
 
 use super::checks_file::{self, CHECKS_FILE, Invalid, VERIFY_CHECK};
 use super::lookup::Found;
-use super::record::{Proofs, Record, Script};
+use super::record::{Proofs, Record, Script, Uncovered};
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 
 const MODE_EXECUTABLE: u32 = 0o100755;
@@ -61,6 +61,9 @@ pub(crate) struct CheckSet {
     pub file: Option<(Script, String)>,
     /// The root verify.sh first (when the tree holds one), then the named checks by name.
     pub checks: Vec<Check>,
+    /// Each input the checks file declares without a trailing `?`: its check, its path and
+    /// the line that declares it.
+    pub required: Vec<(String, String, usize)>,
 }
 
 impl CheckSet {
@@ -86,6 +89,16 @@ pub(crate) enum ChecksError {
         "prove-it.toml is not part of the working state (it is ignored, or not a file), so no proof could name the checks it declares"
     )]
     NotInState,
+    /// An input declared without `?` names nothing in the working state: a typo, or a path
+    /// the check would silently stop covering.
+    #[error(
+        "prove-it.toml is not a valid checks file: line {line}: check {check}: input {input:?} matches no path of the working state"
+    )]
+    MissingInput {
+        check: String,
+        input: String,
+        line: usize,
+    },
     /// Neither a root verify.sh nor a named check: nothing could prove the state.
     #[error("prove-it.toml declares no checks, and there is no verify.sh at the root")]
     NoChecks,
@@ -111,7 +124,45 @@ impl CheckSet {
         if set.file.is_some() && set.checks.is_empty() {
             return Err(ChecksError::NoChecks);
         }
+        // Only a working state is held to its inputs: a commit of history is read as it was,
+        // and its run (`run <rev>`, in a worktree of it) names a missing input there.
+        if let Some((check, input, line)) = set
+            .required
+            .iter()
+            .find(|(_, input, _)| !state.has_path(input))
+        {
+            return Err(ChecksError::MissingInput {
+                check: check.clone(),
+                input: input.clone(),
+                line: *line,
+            });
+        }
         Ok(set)
+    }
+
+    /// Every input of every check: `[""]` when one of them (a root verify.sh) reads all.
+    pub(crate) fn all_inputs(&self) -> Vec<String> {
+        let mut inputs: Vec<String> = self
+            .checks
+            .iter()
+            .flat_map(|check| check.inputs.iter().cloned())
+            .collect();
+        inputs.sort();
+        inputs.dedup();
+        inputs
+    }
+
+    /// The paths of `state` that no check of this set reads; none without a checks file (the
+    /// root verify.sh reads them all).
+    pub(crate) fn uncovered(
+        &self,
+        repo: &Repo,
+        state: &StateTree,
+    ) -> Result<Uncovered, git::Error> {
+        if self.file.is_none() {
+            return Ok(Uncovered::default());
+        }
+        Ok(Uncovered::of(repo.outside_paths(state, &self.all_inputs())))
     }
 
     /// The checks of the committed tree `tree`.
@@ -200,6 +251,9 @@ impl CheckSet {
             None => None,
         };
         for declared in declared {
+            for (input, line) in declared.required {
+                set.required.push((declared.name.clone(), input, line));
+            }
             let mut inputs = declared.inputs;
             inputs.push(CHECKS_FILE.to_string());
             if let Some(setup) = &setup

@@ -20,7 +20,13 @@ pub(crate) struct Declared {
     pub run: String,
     /// The repository-relative paths it reads, normalised, sorted, and none inside another.
     pub inputs: Vec<String>,
+    /// Each input declared without a trailing `?`, normalised, with the line that declares
+    /// it: a working state must hold something there.
+    pub required: Vec<(String, usize)>,
 }
+
+/// The mark after an input that may be missing from a state: `"generated/?"`.
+pub(crate) const OPTIONAL_MARK: char = '?';
 
 /// Why a checks file cannot be used, in words that name the line where the file says it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -184,20 +190,30 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
             )));
         }
         let mut inputs = Vec::new();
+        let mut required = Vec::new();
         for input in entry.inputs.into_inner() {
-            let path = normal_path(input.get_ref()).or_else(|why| {
-                if matches!(input.get_ref().trim_end_matches('/'), "." | "") {
+            let line = line_of(input.span());
+            let (written, optional) = match input.get_ref().strip_suffix(OPTIONAL_MARK) {
+                Some(path) => (path, true),
+                None => (input.get_ref().as_str(), false),
+            };
+            let path = normal_path(written).or_else(|why| {
+                if matches!(written.trim_end_matches('/'), "." | "") {
                     Ok(String::new())
                 } else {
                     Err(why)
                 }
             });
             match path {
-                Ok(path) => inputs.push(path),
+                Ok(path) => {
+                    if !optional && !path.is_empty() {
+                        required.push((path.clone(), line));
+                    }
+                    inputs.push(path);
+                }
                 Err(why) => {
                     return Err(Invalid(format!(
-                        "line {}: check {name}: input {:?} {why}",
-                        line_of(input.span()),
+                        "line {line}: check {name}: input {:?} {why}",
                         input.get_ref()
                     )));
                 }
@@ -207,6 +223,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
             name,
             run,
             inputs: outermost(inputs),
+            required,
         });
     }
     Ok(checks)
@@ -302,11 +319,17 @@ inputs = ["docs"]
                         "packages/api".into(),
                         "packages/shared".into()
                     ],
+                    required: vec![
+                        ("packages/api".into(), 4),
+                        ("packages/shared".into(), 4),
+                        ("Cargo.lock".into(), 4)
+                    ],
                 },
                 Declared {
                     name: "docs".into(),
                     run: "docs/verify.sh".into(),
                     inputs: vec!["docs".into()],
+                    required: vec![("docs".into(), 7)],
                 },
             ]
         );
@@ -328,6 +351,16 @@ inputs = ["docs"]
         assert_eq!(checks[0].inputs, ["a", "b"]);
         let all = parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\".\", \"a\"]\n").unwrap();
         assert_eq!(all[0].inputs, [""]);
+    }
+
+    #[test]
+    fn a_trailing_question_mark_makes_an_input_optional() {
+        let checks =
+            parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\"a\",\n  \"gen/?\", \"b?\"]\n").unwrap();
+        assert_eq!(checks[0].inputs, ["a", "b", "gen"]);
+        assert_eq!(checks[0].required, [("a".to_string(), 3)]);
+        let error = parse("[checks.a]\nrun = \"a.sh\"\ninputs = [\"../b?\"]\n").unwrap_err();
+        assert!(error.to_string().contains("line 3"), "{error}");
     }
 
     #[test]

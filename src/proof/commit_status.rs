@@ -664,6 +664,7 @@ mod tests {
             tool: "git-prove-it test".into(),
             identity_missing: false,
             verify_diff: None,
+            uncovered: super::super::record::Uncovered::default(),
             signed_off_by: "A <a@example.com>".into(),
             signature: None,
         }

@@ -38,7 +38,7 @@ pub(crate) use prove::{
     Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
     working_view,
 };
-pub(crate) use record::{Outcome, Record, Script, merge};
+pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};
 pub(crate) use unisolated::unisolated;

@@ -106,6 +106,8 @@ pub(crate) struct ProveOptions<'a> {
     /// that its code fails: a commit's run without a `setup` in a worktree that lacks the
     /// dependency folders the checkout holds.
     pub untestable_failure: Option<String>,
+    /// The paths of the state no check reads, for each record's `uncovered:` lines.
+    pub uncovered: record::Uncovered,
 }
 
 /// What happened when verify.sh ran.
@@ -477,6 +479,7 @@ pub(crate) fn prove_checks(
             tool: tool(),
             identity_missing: identity.missing,
             verify_diff: if edited { run.diff } else { None },
+            uncovered: attempt.uncovered.clone(),
             signed_off_by: identity.display.clone(),
             signature: None,
         };

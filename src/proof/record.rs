@@ -17,6 +17,8 @@ pub(crate) use crate::signing::Signature;
 const MAGIC_KEY: &str = "prove-it-record";
 pub(crate) const VERSION: u32 = 1;
 const SIGNED_OFF_BY: &str = "Signed-off-by";
+const UNCOVERED: &str = "uncovered";
+const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
 /// The last lines a failing run printed, in a failure record (`failure.rs`).
 pub(super) const OUTPUT: &str = "output";
@@ -41,6 +43,26 @@ impl Script {
 impl std::fmt::Display for Script {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} {:06o}", self.blob, self.mode)
+    }
+}
+
+/// How many uncovered paths a record, a report or a stop names; the rest are counted.
+pub(crate) const UNCOVERED_SHOWN: usize = 50;
+
+/// The paths of a state that no check's inputs hold: the first [`UNCOVERED_SHOWN`], sorted,
+/// and how many there are in all.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Uncovered {
+    pub paths: Vec<String>,
+    pub count: usize,
+}
+
+impl Uncovered {
+    /// The first [`UNCOVERED_SHOWN`] of `paths`, and their number.
+    pub(crate) fn of(mut paths: Vec<String>) -> Uncovered {
+        let count = paths.len();
+        paths.truncate(UNCOVERED_SHOWN);
+        Uncovered { paths, count }
     }
 }
 
@@ -73,6 +95,9 @@ pub(crate) struct Record {
     pub identity_missing: bool,
     /// The unified diff of verify.sh against the session's anchor, when it was edited.
     pub verify_diff: Option<String>,
+    /// The paths of the state that no check read when this proof was made (with a checks
+    /// file): one `uncovered:` line each, then `uncovered-count:` when there are more.
+    pub uncovered: Uncovered,
     pub signed_off_by: String,
     /// The SSH signature that follows the record in the note, if it was signed.
     pub signature: Option<Signature>,
@@ -200,6 +225,14 @@ impl Record {
         );
         if let Some(diff) = &self.verify_diff {
             write_block(&mut out, VERIFY_DIFF, diff.lines());
+        }
+        // One line per path, not a block: a reader that does not know the key skips each
+        // line, where an indented block line would read to it as a line without a key.
+        for path in &self.uncovered.paths {
+            let _ = writeln!(out, "{UNCOVERED}: {}", one_line(path));
+        }
+        if self.uncovered.count > self.uncovered.paths.len() {
+            let _ = writeln!(out, "{UNCOVERED_COUNT}: {}", self.uncovered.count);
         }
         let _ = writeln!(out, "{SIGNED_OFF_BY}: {}", one_line(&self.signed_off_by));
         out
@@ -375,9 +408,14 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             }
             continue;
         }
+        if name == UNCOVERED {
+            fields.uncovered.push(value.to_string());
+            continue;
+        }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
         // repeated known key is ambiguous and therefore refused.
         let slot = match name {
+            UNCOVERED_COUNT => &mut fields.uncovered_count,
             "outcome" => &mut fields.outcome,
             "tree" => &mut fields.tree,
             "check" => &mut fields.check,
@@ -436,6 +474,8 @@ pub(super) struct Fields {
     pub signed_off_by: Option<String>,
     pub verify_diff: Option<String>,
     pub output: Option<String>,
+    pub uncovered: Vec<String>,
+    pub uncovered_count: Option<String>,
 }
 
 pub(super) fn required(value: Option<String>, name: &str) -> Result<String, Problem> {
@@ -537,6 +577,11 @@ impl Fields {
             tool: self.tool.unwrap_or_default(),
             identity_missing: self.identity.as_deref() == Some("missing"),
             verify_diff: self.verify_diff,
+            uncovered: Uncovered {
+                count: number::<usize>(self.uncovered_count, UNCOVERED_COUNT)?
+                    .max(self.uncovered.len()),
+                paths: self.uncovered,
+            },
             signed_off_by: required(self.signed_off_by, SIGNED_OFF_BY)?,
             signature: None,
         })
@@ -592,6 +637,7 @@ mod tests {
             tool: "git-prove-it 0.1.0".into(),
             identity_missing: false,
             verify_diff: None,
+            uncovered: Uncovered::default(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }
@@ -631,6 +677,33 @@ mod tests {
         record.verify_diff = Some("--- a/verify.sh\n+++ b/verify.sh\n\n-exit 1\n+exit 0\n".into());
         let parsed = parse_note(&record.render(), &id(TREE));
         assert_eq!(parsed, vec![Ok(record)]);
+    }
+
+    #[test]
+    fn uncovered_paths_round_trip_one_key_a_line() {
+        let mut record = sample();
+        record.uncovered = Uncovered {
+            paths: vec!["test.js".into(), "a b/c:d.txt".into()],
+            count: 70,
+        };
+        let text = record.render();
+        assert!(
+            text.contains("uncovered: test.js\nuncovered: a b/c:d.txt\nuncovered-count: 70\n"),
+            "{text}"
+        );
+        assert_eq!(parse_note(&text, &id(TREE)), vec![Ok(record.clone())]);
+        // Each line is a key a reader that does not know it skips, as an older build does
+        // with any unknown key: without them the record is the same record.
+        let older: String = text
+            .lines()
+            .filter(|line| !line.starts_with("uncovered"))
+            .map(|line| format!("{line}\n"))
+            .collect();
+        assert_eq!(parse_note(&older, &id(TREE)), vec![Ok(sample())]);
+        // All named, no count line.
+        record.uncovered.count = 2;
+        assert!(!record.render().contains("uncovered-count"));
+        assert_eq!(parse_note(&record.render(), &id(TREE)), vec![Ok(record)]);
     }
 
     #[test]

@@ -597,6 +597,40 @@ fn edited_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()
     Ok(())
 }
 
+/// The proven commits whose proof records paths no check read when it was made (`uncovered:`),
+/// each with those paths: the proof vouches for none of them.
+fn uncovered_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
+    for commit in commits.iter().filter(|c| c.proven) {
+        let proofs = commit.proof.iter().chain(
+            commit
+                .checks
+                .iter()
+                .flatten()
+                .filter_map(|check| check.proof.as_ref()),
+        );
+        let Some(proof) = proofs.max_by_key(|proof| proof.uncovered_count) else {
+            continue;
+        };
+        if proof.uncovered_count == 0 {
+            continue;
+        }
+        let more = proof.uncovered_count.saturating_sub(proof.uncovered.len());
+        writeln!(
+            out,
+            "  {} {} (uncovered: {}{}: in no check's inputs when proven, so not tested)",
+            commit.short(),
+            commit.subject,
+            proof.uncovered.join(" "),
+            if more > 0 {
+                format!(" and {more} more")
+            } else {
+                String::new()
+            }
+        )?;
+    }
+    Ok(())
+}
+
 /// The line `run <rev>` prints before proving a commit (its full id and its subject), naming it
 /// as `git log --oneline` does.
 pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -652,12 +686,14 @@ impl CheckReport {
                 (_, false) => writeln!(out, "proven: all {total} commits")?,
             }
             edited_proofs(&self.commits, out)?;
+            uncovered_proofs(&self.commits, out)?;
             self.verify_change_lines(refused, out)?;
             return Ok(());
         }
         writeln!(out, "not proven: {} of {total} commits", unproven.len())?;
         list(&unproven, out)?;
         edited_proofs(&self.commits, out)?;
+        uncovered_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
         if unproven.iter().any(|c| c.checks_error.is_some()) {
             writeln!(
@@ -1340,6 +1376,8 @@ mod tests {
             duration_ms: 10,
             flaky: 1,
             verify_edited: false,
+            uncovered: Vec::new(),
+            uncovered_count: 0,
             signed: false,
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");

@@ -77,6 +77,21 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             checks.join(", "),
             if checks.len() == 1 { "was" } else { "were" }
         )),
+        Verdict::Uncovered { paths, count } => {
+            let mut text = format!(
+                "prove-it: NOT_PROVEN: the checks of prove-it.toml passed on the working state \
+                 (tree {tree}), but this session changed {} that no check reads, so nothing \
+                 tested {}:\n",
+                paths_word(*count),
+                if *count == 1 { "it" } else { "them" }
+            );
+            named_paths(&mut text, paths, *count);
+            let _ = writeln!(
+                text,
+                "Add them to the inputs of the checks that read them in prove-it.toml (SPEC.md section 2.1)."
+            );
+            Message::Notice(cap(text))
+        }
         Verdict::Skipped => Message::Notice(
             "prove-it: skipped by PROVE_IT_SKIP=1: NOT_PROVEN, this turn ended unverified; \
              verify.sh was not run. Unset PROVE_IT_SKIP to gate turns again."
@@ -328,6 +343,22 @@ fn diffed(diff: &str) -> &'static str {
     }
 }
 
+/// `1 path`, `3 paths`.
+fn paths_word(count: usize) -> String {
+    format!("{count} path{}", if count == 1 { "" } else { "s" })
+}
+
+/// Up to twenty of `paths`, one a line, then how many more of `count` there are.
+fn named_paths(text: &mut String, paths: &[String], count: usize) {
+    for path in paths.iter().take(20) {
+        let _ = writeln!(text, "    {}", cut_line(path));
+    }
+    let shown = paths.len().min(20);
+    if count > shown {
+        let _ = writeln!(text, "    ... and {} more", count - shown);
+    }
+}
+
 fn headline(why: &Why, checks: bool) -> String {
     match why {
         Why::Failed { exit, checks, .. } if checks.is_empty() => {
@@ -417,6 +448,12 @@ fn headline(why: &Why, checks: bool) -> String {
         Why::VerifyEdited => "verify.sh was changed during this session, and this repository \
              refuses such edits (prove-it.verifyEdits = block)."
             .to_string(),
+        Why::Uncovered { count, .. } => format!(
+            "this session changed {} that no check of prove-it.toml reads, so no check tested \
+             {}, and this repository refuses that (prove-it.uncovered = block).",
+            paths_word(*count),
+            if *count == 1 { "it" } else { "them" }
+        ),
     }
 }
 
@@ -521,6 +558,13 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             let _ = writeln!(
                 text,
                 "A path written while verify.sh ran counts even if its content is back as it was."
+            );
+        }
+        Why::Uncovered { paths, count } => {
+            named_paths(text, paths, *count);
+            let _ = writeln!(
+                text,
+                "Add each to the inputs of the check that reads it in prove-it.toml (SPEC.md section 2.1), or undo the change."
             );
         }
         Why::DirtySubmodules { .. } => {

@@ -19,6 +19,16 @@ pub(crate) struct ProofSummary {
     pub verify_edited: bool,
     /// Whether the record carries an SSH signature (checked or not).
     pub signed: bool,
+    /// The paths of the state no check read when the proof was made: the first ones the
+    /// record names, and how many there were.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncovered: Vec<String>,
+    #[serde(skip_serializing_if = "is_zero_count")]
+    pub uncovered_count: usize,
+}
+
+fn is_zero_count(count: &usize) -> bool {
+    *count == 0
 }
 
 impl From<&Record> for ProofSummary {
@@ -37,6 +47,8 @@ impl From<&Record> for ProofSummary {
             flaky: record.flaky,
             verify_edited: record.verify_diff.is_some(),
             signed: record.signature.is_some(),
+            uncovered: record.uncovered.paths.clone(),
+            uncovered_count: record.uncovered.count,
         }
     }
 }
@@ -50,11 +62,23 @@ impl ProofSummary {
             ""
         };
         let signed = if self.signed { ", signed" } else { "" };
-        let flaky = if self.flaky > 0 {
+        let mut flaky = if self.flaky > 0 {
             format!(", flaky: {}", self.flaky)
         } else {
             String::new()
         };
+        if self.uncovered_count > 0 {
+            let more = self.uncovered_count.saturating_sub(self.uncovered.len());
+            flaky.push_str(&format!(
+                ", uncovered: {}{}",
+                self.uncovered.join(" "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ));
+        }
         format!(
             "by {} at {} (host {}, {}{missing}{signed}{flaky})",
             self.signed_off_by,

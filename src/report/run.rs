@@ -62,6 +62,11 @@ pub(crate) enum RunResult {
     /// A state with a checks file: each check's own result (never `Checks` or `NotArmed`).
     Checks {
         checks: Vec<CheckRun>,
+        /// The paths of the state no check reads (the first ones), and how many there are.
+        #[serde(skip_serializing_if = "Vec::is_empty")]
+        uncovered: Vec<String>,
+        #[serde(skip_serializing_if = "is_zero")]
+        uncovered_count: usize,
     },
 }
 
@@ -223,7 +228,14 @@ impl RunReport {
                     )?;
                 }
             }
-            RunResult::Checks { checks } => checks_human(tree, checks, out)?,
+            RunResult::Checks {
+                checks,
+                uncovered,
+                uncovered_count,
+            } => {
+                checks_human(tree, checks, out)?;
+                uncovered_human(uncovered, *uncovered_count, out)?;
+            }
             RunResult::StateChanged { changed_paths, .. } => {
                 writeln!(
                     out,
@@ -242,13 +254,13 @@ impl RunReport {
     }
 }
 
-/// A run's last lines and where its full output is.
 /// How the reason of a commit's run that failed without a setup starts (`run --without-setup`).
 const NO_SETUP: &str = "no setup";
 
 /// What fixes a commit's run that lacks the checkout's dependencies.
 const SETUP_HINT: &str = "hint: declare how to set a commit's worktree up in prove-it.toml: setup = \"<script>\" (npm ci, uv sync, pip install -e .), and setup-inputs = [...] to run it again only when those paths change";
 
+/// A run's last lines and where its full output is.
 fn lines_and_log(tail: &[String], log: Option<&str>, out: &mut dyn Write) -> io::Result<()> {
     if !tail.is_empty() {
         writeln!(out, "last {} lines of its output:", tail.len())?;
@@ -260,6 +272,38 @@ fn lines_and_log(tail: &[String], log: Option<&str>, out: &mut dyn Write) -> io:
         writeln!(out, "full output: {log}")?;
     }
     Ok(())
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+/// The paths no check reads, when there are any: a count, the first ones, and the fix.
+pub(crate) fn uncovered_human(
+    paths: &[String],
+    count: usize,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if count == 0 {
+        return Ok(());
+    }
+    writeln!(
+        out,
+        "uncovered: {count} {} of the state {} in no check's inputs, so no check tested {}:",
+        if count == 1 { "path" } else { "paths" },
+        if count == 1 { "is" } else { "are" },
+        if count == 1 { "it" } else { "them" },
+    )?;
+    for path in paths {
+        writeln!(out, "  {path}")?;
+    }
+    if count > paths.len() {
+        writeln!(out, "  ... and {} more", count - paths.len())?;
+    }
+    writeln!(
+        out,
+        "hint: add them to the inputs of the checks that read them in prove-it.toml"
+    )
 }
 
 /// `, after 2 failed runs (flaky: 2)` for a pass under `prove-it.retries`, else nothing.

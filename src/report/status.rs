@@ -39,6 +39,16 @@ pub(crate) struct StatusReport {
     /// when it is not proven (with one, each check has its own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureSummary>,
+    /// With a checks file: the paths of the state no check reads (the first ones), and how
+    /// many there are.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub uncovered: Vec<String>,
+    #[serde(skip_serializing_if = "is_zero")]
+    pub uncovered_count: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// One check of the working state, as `status` reports it.
@@ -120,6 +130,7 @@ impl StatusReport {
                 super::short(&check.input_tree)
             )?;
         }
+        super::run::uncovered_human(&self.uncovered, self.uncovered_count, out)?;
         if self.armed && !self.proven && self.dirty_submodules.is_empty() {
             writeln!(
                 out,

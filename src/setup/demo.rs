@@ -216,6 +216,8 @@ fn judge(
 ) -> Shown {
     let timeout_secs = settings.timeout.as_secs();
     let observed = Observed {
+        uncovered: (Vec::new(), 0),
+        uncovered_policy: crate::context::policy::UncoveredPolicy::Notice,
         skip: false,
         armed_now: Ok(()),
         anchor: Some(AnchorFacts {

@@ -167,6 +167,27 @@ fn checks_file(repo: &Repo, checks: &mut Vec<Finding>) -> Result<(), git::Error>
             ));
         }
     }
+    let uncovered = set.uncovered(repo, &state)?;
+    if uncovered.count > 0 {
+        let shown = uncovered.paths.iter().take(10).cloned().collect::<Vec<_>>();
+        let more = uncovered.count - shown.len();
+        checks.push(warn(
+            format!(
+                "{} path{} of the state {} in no check's inputs, so no check tests {}: {}{}",
+                uncovered.count,
+                if uncovered.count == 1 { "" } else { "s" },
+                if uncovered.count == 1 { "is" } else { "are" },
+                if uncovered.count == 1 { "it" } else { "them" },
+                shown.join(", "),
+                if more > 0 {
+                    format!(" and {more} more")
+                } else {
+                    String::new()
+                }
+            ),
+            "add them to the inputs of the checks that read them in prove-it.toml (git prove-it status lists them)",
+        ));
+    }
     Ok(())
 }
 
@@ -293,12 +314,16 @@ fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
     };
     let on = |on: bool| if on { "on" } else { "off" };
     checks.push(ok(format!(
-        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}",
+        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}{}",
         on(gate.ledger),
         on(inputs.signed_only),
         match gate.verify_edits {
             VerifyEdits::Show => "shown",
             VerifyEdits::Block => "blocked",
+        },
+        match gate.uncovered {
+            policy::UncoveredPolicy::Notice => "",
+            policy::UncoveredPolicy::Block => ", changes no check reads blocked",
         }
     )));
 }

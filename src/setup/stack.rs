@@ -22,16 +22,25 @@ pub(crate) struct Stack {
 /// Makefile, a Python project with a Node front end); each is listed. Only the root is read:
 /// verify.sh runs from there.
 pub(crate) fn detect(root: &Path) -> Vec<Stack> {
-    detect_with(root, &|_| false, &|program| on_path(program).is_some())
+    detect_with(
+        root,
+        &|_| false,
+        &|program| on_path(program).is_some(),
+        None,
+    )
 }
 
 /// The stacks of the package in `dir`, a directory of the workspace at `root`: as [`detect`]
 /// reads them in `dir`, except that a lockfile naming the package manager (`pnpm-lock.yaml`,
 /// `uv.lock`, ...) may also be at the workspace's root, where workspaces keep theirs.
 pub(crate) fn detect_package(dir: &Path, root: &Path) -> Vec<Stack> {
-    detect_with(dir, &|name| root.join(name).is_file(), &|program| {
-        on_path(program).is_some()
-    })
+    let root_json = std::fs::read_to_string(root.join("package.json")).unwrap_or_default();
+    detect_with(
+        dir,
+        &|name| root.join(name).is_file(),
+        &|program| on_path(program).is_some(),
+        Some(&root_json),
+    )
 }
 
 /// [`detect`], with `root_has` saying whether the workspace's root holds a lockfile, and
@@ -40,6 +49,7 @@ fn detect_with(
     root: &Path,
     root_has: &dyn Fn(&str) -> bool,
     installed: &dyn Fn(&str) -> bool,
+    workspace_json: Option<&str>,
 ) -> Vec<Stack> {
     let has = |name: &str| root.join(name).is_file();
     let locked = |name: &str| has(name) || root_has(name);
@@ -80,7 +90,12 @@ fn detect_with(
         add(
             &format!("Node ({manager})"),
             evidence,
-            node_checks(manager, &read("package.json"), has("tsconfig.json")),
+            node_checks(
+                manager,
+                &read("package.json"),
+                has("tsconfig.json"),
+                workspace_json,
+            ),
         );
     }
     if let Some(evidence) = [
@@ -309,13 +324,24 @@ fn node_manager(has: &dyn Fn(&str) -> bool) -> (&'static str, &'static str) {
     .unwrap_or(("npm", "package.json"))
 }
 
-/// The package.json scripts worth running, in the manager's words; `npm test` when it names none.
-fn node_checks(manager: &str, package_json: &str, typescript: bool) -> Vec<String> {
-    let scripts: Vec<String> = serde_json::from_str::<serde_json::Value>(package_json)
-        .ok()
-        .and_then(|json| json.get("scripts")?.as_object().cloned())
-        .map(|scripts| scripts.keys().cloned().collect())
-        .unwrap_or_default();
+/// The package.json scripts worth running, in the manager's words; `npm test` when it names
+/// none. In a package of a workspace (`workspace_json` is the root's package.json), a test
+/// command that exists: the package's `test` script, else the root's, run at the root (where a
+/// monorepo such as remark keeps its one `test.js`), else none.
+fn node_checks(
+    manager: &str,
+    package_json: &str,
+    typescript: bool,
+    workspace_json: Option<&str>,
+) -> Vec<String> {
+    let scripts_of = |text: &str| -> Vec<String> {
+        serde_json::from_str::<serde_json::Value>(text)
+            .ok()
+            .and_then(|json| json.get("scripts")?.as_object().cloned())
+            .map(|scripts| scripts.keys().cloned().collect())
+            .unwrap_or_default()
+    };
+    let scripts = scripts_of(package_json);
     // `bun test` is bun's own test runner, not the script: run scripts explicitly there.
     let run = |script: &str| match (manager, script) {
         ("npm" | "pnpm" | "yarn", "test") => format!("{manager} test"),
@@ -340,7 +366,21 @@ fn node_checks(manager: &str, package_json: &str, typescript: bool) -> Vec<Strin
         };
         checks.push(format!("{exec} tsc --noEmit"));
     }
-    checks.push(run("test"));
+    let has_test = scripts.iter().any(|s| s == "test");
+    match workspace_json {
+        Some(root) if !has_test => {
+            if scripts_of(root).iter().any(|s| s == "test") {
+                let top = "\"$(git rev-parse --show-toplevel)\"";
+                checks.push(match manager {
+                    "pnpm" => format!("pnpm -C {top} test"),
+                    "yarn" => format!("yarn --cwd {top} test"),
+                    "bun" => format!("bun run --cwd {top} test"),
+                    _ => format!("npm --prefix {top} test"),
+                });
+            }
+        }
+        _ => checks.push(run("test")),
+    }
     checks
 }
 
@@ -455,7 +495,7 @@ mod tests {
     }
 
     fn names(files: &[(&str, &str)]) -> Vec<String> {
-        detect_with(project(files).path(), &|_| false, &|_| true)
+        detect_with(project(files).path(), &|_| false, &|_| true, None)
             .into_iter()
             .map(|s| s.name)
             .collect()
@@ -513,7 +553,7 @@ mod tests {
     #[test]
     fn programs_not_on_path_are_named_once_per_stack() {
         let dir = project(&[("pyproject.toml", ""), ("uv.lock", ""), ("gradlew", "")]);
-        let stacks = detect_with(dir.path(), &|_| false, &|program| program != "uv");
+        let stacks = detect_with(dir.path(), &|_| false, &|program| program != "uv", None);
         assert_eq!(stacks[0].name, "Python (uv)");
         assert_eq!(stacks[0].missing, ["uv"]);
         // A wrapper in the repository is not looked for on PATH.
@@ -541,14 +581,25 @@ mod tests {
     fn node_checks_follow_the_scripts_and_the_manager() {
         let json = r#"{"scripts": {"test": "vitest", "lint": "eslint .", "build": "tsc"}}"#;
         assert_eq!(
-            node_checks("pnpm", json, false),
+            node_checks("pnpm", json, false, None),
             ["pnpm run lint", "pnpm test"]
         );
         assert_eq!(
-            node_checks("bun", json, true),
+            node_checks("bun", json, true, None),
             ["bun run lint", "bunx tsc --noEmit", "bun run test"]
         );
-        assert_eq!(node_checks("yarn", "not json", false), ["yarn test"]);
+        assert_eq!(node_checks("yarn", "not json", false, None), ["yarn test"]);
+        // A workspace package without a test script runs the root's, or none.
+        let root = r#"{"scripts": {"test": "node test.js"}}"#;
+        assert_eq!(
+            node_checks("npm", "{}", false, Some(root)),
+            ["npm --prefix \"$(git rev-parse --show-toplevel)\" test"]
+        );
+        assert!(node_checks("npm", "{}", false, Some("{}")).is_empty());
+        assert_eq!(
+            node_checks("npm", json, false, Some("{}")),
+            ["npm run lint", "npm test"]
+        );
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! The packages of a repository that holds several (Cargo, npm, yarn or pnpm workspaces, Go
 //! modules, a `packages/` or `apps/` layout), and the prove-it.toml `init` offers for them: one
 //! check per package, run by that package's own verify.sh, with the inputs it can infer (the
-//! package's directory and the workspace's lockfiles). Issue 23, "checks with inputs".
+//! package's directory, the local packages it depends on, the workspace's lockfile and root
+//! manifest).
 //!
 //! Everything here only reads the filesystem: `cli/init.rs` writes what it returns.
 
@@ -64,7 +65,8 @@ pub(crate) struct Package {
     pub dir: String,
     /// Its check's name in prove-it.toml, unique among the packages: `a`.
     pub check: String,
-    /// The paths its check reads: its directory, then the workspace's lockfiles that exist.
+    /// The paths its check reads: its directory, the local directories it depends on, then
+    /// the workspace's lockfiles and root manifest that exist.
     pub inputs: Vec<String>,
     /// The stacks found in its directory, for its verify.sh.
     pub stacks: Vec<Stack>,
@@ -130,13 +132,15 @@ pub(crate) fn detect(root: &Path) -> Option<Workspace> {
     sources.sort();
     sources.dedup();
     let mut names: Vec<String> = Vec::new();
+    let dirs: Vec<String> = found.iter().map(|(dir, _)| dir.clone()).collect();
+    let local = local_dependencies(root, &dirs);
     let packages = found
         .into_iter()
         .map(|(dir, source)| {
             let check = unique_name(&dir, &names);
             names.push(check.clone());
             Package {
-                inputs: inputs(root, &dir),
+                inputs: inputs(root, &dir, &local),
                 stacks: stack::detect_package(&root.join(&dir), root),
                 check,
                 dir,
@@ -220,25 +224,33 @@ fn unique_name(dir: &str, taken: &[String]) -> String {
         .expect("some suffix is free")
 }
 
-/// The inputs of the package in `dir`: the directory, then each lockfile at the root of the
-/// ecosystems whose manifest the package holds, when it exists.
-fn inputs(root: &Path, dir: &str) -> Vec<String> {
+/// The inputs of the package in `dir`: the directory, the local packages it depends on (in
+/// `local`, transitively), then each file at the root that every test of the ecosystems whose
+/// manifest the package holds reads (the workspace's lockfile and manifest), when it exists.
+fn inputs(root: &Path, dir: &str, local: &LocalDependencies) -> Vec<String> {
     const LOCKFILES: &[(&str, &[&str])] = &[
-        ("Cargo.toml", &["Cargo.lock"]),
+        ("Cargo.toml", &["Cargo.lock", "Cargo.toml"]),
         (
             "package.json",
             &[
                 "package-lock.json",
                 "yarn.lock",
                 "pnpm-lock.yaml",
+                "pnpm-workspace.yaml",
                 "bun.lock",
                 "bun.lockb",
+                "package.json",
             ],
         ),
-        ("go.mod", &["go.work", "go.work.sum"]),
+        ("go.mod", &["go.work", "go.work.sum", "go.sum"]),
         ("pyproject.toml", &["uv.lock"]),
     ];
     let mut inputs = vec![dir.to_string()];
+    for dependency in local.closure(dir) {
+        if !inputs.contains(&dependency) {
+            inputs.push(dependency);
+        }
+    }
     for (manifest, lockfiles) in LOCKFILES {
         if !root.join(dir).join(manifest).is_file() {
             continue;
@@ -250,6 +262,194 @@ fn inputs(root: &Path, dir: &str) -> Vec<String> {
         }
     }
     inputs
+}
+
+/// The directories of the repository each package depends on directly: workspace packages
+/// named in its package.json dependencies, Cargo path dependencies (its own or the
+/// workspace's, through `workspace = true`), Go `replace` directives pointing at a local
+/// directory. Only real directories inside the worktree count.
+#[derive(Debug, Default)]
+struct LocalDependencies(std::collections::BTreeMap<String, Vec<String>>);
+
+impl LocalDependencies {
+    /// What `dir` depends on, and what those depend on, without `dir` itself, sorted.
+    fn closure(&self, dir: &str) -> Vec<String> {
+        let mut seen: Vec<String> = Vec::new();
+        let mut next: Vec<&str> = vec![dir];
+        while let Some(at) = next.pop() {
+            for dependency in self.0.get(at).into_iter().flatten() {
+                if dependency != dir && !seen.contains(dependency) {
+                    seen.push(dependency.clone());
+                    next.push(dependency);
+                }
+            }
+        }
+        seen.sort();
+        seen
+    }
+}
+
+fn local_dependencies(root: &Path, dirs: &[String]) -> LocalDependencies {
+    let read = |path: String| std::fs::read_to_string(root.join(path)).ok();
+    let node_names: Vec<(String, String)> = dirs
+        .iter()
+        .filter_map(|dir| {
+            let json = serde_json::from_str::<serde_json::Value>(&read(join(dir, "package.json"))?)
+                .ok()?;
+            Some((json.get("name")?.as_str()?.to_string(), dir.clone()))
+        })
+        .collect();
+    let workspace_paths = cargo_workspace_paths(root);
+    let mut map = std::collections::BTreeMap::new();
+    for dir in dirs {
+        let mut found: Vec<String> = Vec::new();
+        if let Some(text) = read(join(dir, "package.json")) {
+            found.extend(node_dependencies(&text, &node_names));
+        }
+        if let Some(text) = read(join(dir, "Cargo.toml")) {
+            found.extend(cargo_path_dependencies(&text, dir, &workspace_paths));
+        }
+        if let Some(text) = read(join(dir, "go.mod")) {
+            found.extend(go_replacements(&text, dir));
+        }
+        found.retain(|dep| dep != dir && real_dir(root, dep));
+        found.sort();
+        found.dedup();
+        map.insert(dir.clone(), found);
+    }
+    LocalDependencies(map)
+}
+
+/// The directories of the workspace packages (`names`: name, directory) a package.json names
+/// in its dependencies, devDependencies, peerDependencies or optionalDependencies.
+fn node_dependencies(package_json: &str, names: &[(String, String)]) -> Vec<String> {
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(package_json) else {
+        return Vec::new();
+    };
+    [
+        "dependencies",
+        "devDependencies",
+        "peerDependencies",
+        "optionalDependencies",
+    ]
+    .into_iter()
+    .filter_map(|key| json.get(key)?.as_object())
+    .flat_map(|deps| deps.keys())
+    .filter_map(|name| {
+        names
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, d)| d.clone())
+    })
+    .collect()
+}
+
+/// The root Cargo.toml's `[workspace.dependencies]` that have a `path`: name to directory.
+fn cargo_workspace_paths(root: &Path) -> Vec<(String, String)> {
+    let Ok(text) = std::fs::read_to_string(root.join("Cargo.toml")) else {
+        return Vec::new();
+    };
+    let Ok(value) = toml::from_str::<toml::Value>(&text) else {
+        return Vec::new();
+    };
+    value
+        .get("workspace")
+        .and_then(|w| w.get("dependencies"))
+        .and_then(toml::Value::as_table)
+        .into_iter()
+        .flatten()
+        .filter_map(|(name, dep)| {
+            let path = dep.get("path")?.as_str()?;
+            Some((name.clone(), relative_to("", path)?))
+        })
+        .collect()
+}
+
+/// The directories a package's Cargo.toml (in `dir`) depends on by `path`, in its
+/// dependencies, dev-dependencies and build-dependencies (also per target), or through
+/// `workspace = true` on a workspace dependency with a path.
+fn cargo_path_dependencies(text: &str, dir: &str, workspace: &[(String, String)]) -> Vec<String> {
+    let Ok(value) = toml::from_str::<toml::Value>(text) else {
+        return Vec::new();
+    };
+    const KINDS: [&str; 3] = ["dependencies", "dev-dependencies", "build-dependencies"];
+    let mut tables: Vec<&toml::Table> = KINDS
+        .iter()
+        .filter_map(|kind| value.get(kind)?.as_table())
+        .collect();
+    if let Some(targets) = value.get("target").and_then(toml::Value::as_table) {
+        for target in targets.values() {
+            tables.extend(KINDS.iter().filter_map(|kind| target.get(kind)?.as_table()));
+        }
+    }
+    let mut found = Vec::new();
+    for (name, dep) in tables.into_iter().flatten() {
+        if let Some(path) = dep.get("path").and_then(toml::Value::as_str) {
+            found.extend(relative_to(dir, path));
+        } else if dep.get("workspace").and_then(toml::Value::as_bool) == Some(true) {
+            found.extend(
+                workspace
+                    .iter()
+                    .filter(|(n, _)| n == name)
+                    .map(|(_, d)| d.clone()),
+            );
+        }
+    }
+    found
+}
+
+/// The local directories a go.mod (in `dir`) replaces modules with: `replace a => ../b`, on
+/// one line or in a `replace ( ... )` block; a target that is not a path (`./`, `../`) is a
+/// module version, not a directory.
+fn go_replacements(text: &str, dir: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut in_block = false;
+    for line in text.lines() {
+        let line = line.split("//").next().unwrap_or_default().trim();
+        let directive = if in_block {
+            if line.starts_with(')') {
+                in_block = false;
+                continue;
+            }
+            line
+        } else if let Some(rest) = line.strip_prefix("replace") {
+            let rest = rest.trim_start();
+            if rest.starts_with('(') {
+                in_block = true;
+                continue;
+            }
+            rest
+        } else {
+            continue;
+        };
+        let Some((_, target)) = directive.split_once("=>") else {
+            continue;
+        };
+        let target = target.split_whitespace().next().unwrap_or_default();
+        if target.starts_with("./") || target.starts_with("../") {
+            found.extend(relative_to(dir, target));
+        }
+    }
+    found
+}
+
+/// `path`, relative to the repository directory `dir`, as a repository-relative path; `None`
+/// when it is absolute or leaves the worktree.
+fn relative_to(dir: &str, path: &str) -> Option<String> {
+    if path.starts_with('/') || path.contains('\\') {
+        return None;
+    }
+    let mut parts: Vec<&str> = dir.split('/').filter(|p| !p.is_empty()).collect();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    (!parts.is_empty()).then(|| parts.join("/"))
 }
 
 /// Which ecosystems' workspaces the root declares: their manifests say which directories are
@@ -646,12 +846,20 @@ mod tests {
         assert_eq!(
             packages,
             [
-                ("crates/a", "a", &strings(&["crates/a", "Cargo.lock"])[..]),
-                ("crates/b", "b", &strings(&["crates/b", "Cargo.lock"])[..]),
+                (
+                    "crates/a",
+                    "a",
+                    &strings(&["crates/a", "Cargo.lock", "Cargo.toml"])[..]
+                ),
+                (
+                    "crates/b",
+                    "b",
+                    &strings(&["crates/b", "Cargo.lock", "Cargo.toml"])[..]
+                ),
                 (
                     "tools/cli",
                     "cli",
-                    &strings(&["tools/cli", "Cargo.lock"])[..]
+                    &strings(&["tools/cli", "Cargo.lock", "Cargo.toml"])[..]
                 ),
             ]
         );
@@ -679,6 +887,45 @@ mod tests {
     }
 
     #[test]
+    fn local_dependencies_are_read_from_each_ecosystem_and_followed() {
+        assert_eq!(
+            node_dependencies(
+                r#"{"dependencies": {"remark-parse": "*", "left-pad": "1"}, "devDependencies": {"util": "*"}}"#,
+                &[
+                    ("remark-parse".into(), "packages/remark-parse".into()),
+                    ("util".into(), "packages/util".into())
+                ]
+            ),
+            ["packages/remark-parse", "packages/util"]
+        );
+        let workspace = [("shared".to_string(), "crates/shared".to_string())];
+        assert_eq!(
+            cargo_path_dependencies(
+                "[dependencies]\nb = { path = \"../b\" }\nserde = \"1\"\nshared = { workspace = true }\n[target.'cfg(unix)'.dev-dependencies]\nc = { path = \"../../tools/c\" }\n",
+                "crates/a",
+                &workspace
+            ),
+            ["crates/b", "crates/shared", "tools/c"]
+        );
+        assert_eq!(
+            go_replacements(
+                "module x\nreplace example.com/y => ../y\nreplace (\n  example.com/z v1.0.0 => ./z // local\n  example.com/w => example.com/w v1.2.0\n)\nreplace example.com/out => ../../../out\n",
+                "mods/x"
+            ),
+            ["mods/y", "mods/x/z"]
+        );
+        let local = LocalDependencies(
+            [
+                ("a".to_string(), vec!["b".to_string()]),
+                ("b".to_string(), vec!["c".to_string(), "a".to_string()]),
+            ]
+            .into_iter()
+            .collect(),
+        );
+        assert_eq!(local.closure("a"), ["b", "c"]);
+    }
+
+    #[test]
     fn npm_workspaces_take_an_array_or_an_object_and_the_root_lockfiles() {
         let packages = [
             ("packages/web/package.json", "{}"),
@@ -697,12 +944,12 @@ mod tests {
                     (
                         "packages/api".into(),
                         "api".into(),
-                        strings(&["packages/api", "yarn.lock"])
+                        strings(&["packages/api", "yarn.lock", "package.json"])
                     ),
                     (
                         "packages/web".into(),
                         "web".into(),
-                        strings(&["packages/web", "yarn.lock"])
+                        strings(&["packages/web", "yarn.lock", "package.json"])
                     ),
                 ],
                 "{manifest}"
@@ -732,7 +979,15 @@ mod tests {
         let dirs: Vec<&str> = workspace.packages.iter().map(|p| p.dir.as_str()).collect();
         assert_eq!(dirs, ["apps/nested/deep", "apps/site"]);
         let site = &workspace.packages[1];
-        assert_eq!(site.inputs, ["apps/site", "pnpm-lock.yaml"]);
+        assert_eq!(
+            site.inputs,
+            [
+                "apps/site",
+                "pnpm-lock.yaml",
+                "pnpm-workspace.yaml",
+                "package.json"
+            ]
+        );
         // The package has no lockfile of its own: pnpm is told by the workspace's.
         assert_eq!(site.stacks[0].name, "Node (pnpm)");
         assert_eq!(site.stacks[0].checks, ["pnpm test"]);
@@ -856,7 +1111,12 @@ mod tests {
         assert_eq!(core.source, Source::Cargo);
         assert_eq!(
             core.inputs,
-            ["packages/core", "Cargo.lock", "package-lock.json"]
+            [
+                "packages/core",
+                "Cargo.lock",
+                "Cargo.toml",
+                "package-lock.json"
+            ]
         );
         assert_eq!(
             workspace.packages[1].inputs,

@@ -1239,7 +1239,7 @@ mod checks {
         session.start().silent();
         repo.write(
             "prove-it.toml",
-            "[checks.none]\nrun = \"none.sh\"\ninputs = [\"nothing\"]\n",
+            "[checks.none]\nrun = \"none.sh\"\ninputs = [\"nothing?\"]\n",
         );
         script(&repo, "none.sh", "none", "exit 0");
         let notice = session.stop(false).notice();
@@ -1258,7 +1258,7 @@ mod checks {
         // Weakening: docs now reads nothing that changes.
         repo.write(
             "prove-it.toml",
-            &TWO_CHECKS.replace("inputs = [\"docs\"]", "inputs = [\"docs/none\"]"),
+            &TWO_CHECKS.replace("inputs = [\"docs\"]", "inputs = [\"docs/none?\"]"),
         );
         script(&repo, "packages/api/verify.sh", "api", "true");
         let notice = session.stop(false).notice();

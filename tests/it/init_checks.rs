@@ -97,8 +97,16 @@ fn a_cargo_workspace_gets_one_check_per_crate_and_no_root_verify_sh() {
     assert_eq!(
         checks(&repo),
         [
-            check("a", "crates/a/verify.sh", &["crates/a", "Cargo.lock"]),
-            check("b", "crates/b/verify.sh", &["crates/b", "Cargo.lock"]),
+            check(
+                "a",
+                "crates/a/verify.sh",
+                &["crates/a", "Cargo.lock", "Cargo.toml"]
+            ),
+            check(
+                "b",
+                "crates/b/verify.sh",
+                &["crates/b", "Cargo.lock", "Cargo.toml"]
+            ),
         ]
     );
     let text = std::fs::read_to_string(repo.path("prove-it.toml")).unwrap();
@@ -114,7 +122,7 @@ fn a_cargo_workspace_gets_one_check_per_crate_and_no_root_verify_sh() {
     assert!(!repo.path("verify.sh").exists(), "no root verify.sh");
     for needle in [
         "wrote prove-it.toml: one check per package, from Cargo.toml's [workspace] members:\n",
-        "  a: crates/a/verify.sh (Rust), inputs crates/a, Cargo.lock\n",
+        "  a: crates/a/verify.sh (Rust), inputs crates/a, Cargo.lock, Cargo.toml\n",
         "wrote crates/b/verify.sh: one active check (git diff --check); 3 more commented out",
         "no verify.sh at the root, and init writes none: the checks in prove-it.toml prove this repository ('git prove-it init --no-checks' writes one)\n",
         "\nno demonstration: it runs the root's verify.sh, and there is none; 'git prove-it run' runs the checks in prove-it.toml\n",
@@ -196,18 +204,132 @@ fn an_npm_workspace_gets_its_lockfile_and_scripts() {
             check(
                 "api",
                 "packages/api/verify.sh",
-                &["packages/api", "package-lock.json"]
+                &["packages/api", "package-lock.json", "package.json"]
             ),
             check(
                 "web",
                 "packages/web/verify.sh",
-                &["packages/web", "package-lock.json"]
+                &["packages/web", "package-lock.json", "package.json"]
             ),
         ]
     );
     let api = std::fs::read_to_string(repo.path("packages/api/verify.sh")).unwrap();
     assert!(api.contains("\n# npm run lint\n# npm test\n"), "{api}");
     assert_executable(&repo, "packages/web/verify.sh");
+}
+
+/// The trap: init's checks file left each package blind to the workspace packages it depends
+/// on and to the root manifest, and a package without a `test` script was given `npm test`,
+/// which fails there.
+#[test]
+fn an_npm_workspace_check_reads_the_packages_it_depends_on_and_the_root_test() {
+    let repo = TestRepo::new();
+    repo.write(
+        "package.json",
+        r#"{"private": true, "workspaces": ["packages/*"], "scripts": {"test": "node test.js"}}"#,
+    );
+    repo.write("package-lock.json", "{}\n");
+    repo.write("test.js", "require('./packages/remark')\n");
+    repo.write(
+        "packages/remark/package.json",
+        r#"{"name": "remark", "dependencies": {"remark-parse": "^11", "unified": "^11"}}"#,
+    );
+    repo.write(
+        "packages/remark-parse/package.json",
+        r#"{"name": "remark-parse", "devDependencies": {"remark-util": "*"}}"#,
+    );
+    repo.write(
+        "packages/remark-util/package.json",
+        r#"{"name": "remark-util", "scripts": {"test": "node --test"}}"#,
+    );
+    repo.prove_it(&["init", "--yes", "--no-demo"])
+        .assert()
+        .code(0);
+    let root = ["package-lock.json", "package.json"];
+    assert_eq!(
+        checks(&repo),
+        [
+            check(
+                "remark",
+                "packages/remark/verify.sh",
+                &[
+                    &[
+                        "packages/remark",
+                        "packages/remark-parse",
+                        "packages/remark-util"
+                    ][..],
+                    &root
+                ]
+                .concat()
+            ),
+            check(
+                "remark-parse",
+                "packages/remark-parse/verify.sh",
+                &[
+                    &["packages/remark-parse", "packages/remark-util"][..],
+                    &root
+                ]
+                .concat()
+            ),
+            check(
+                "remark-util",
+                "packages/remark-util/verify.sh",
+                &[&["packages/remark-util"][..], &root].concat()
+            ),
+        ]
+    );
+    let remark = std::fs::read_to_string(repo.path("packages/remark/verify.sh")).unwrap();
+    assert!(
+        remark.contains("\n# npm --prefix \"$(git rev-parse --show-toplevel)\" test\n"),
+        "{remark}"
+    );
+    let util = std::fs::read_to_string(repo.path("packages/remark-util/verify.sh")).unwrap();
+    assert!(util.contains("\n# npm test\n"), "{util}");
+    // Every input init wrote is there: the checks file runs as written.
+    repo.commit_all("init");
+    repo.prove_it(&["run"]).assert().code(0);
+}
+
+#[test]
+fn a_cargo_workspace_check_reads_its_path_dependencies() {
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[workspace]\nmembers = [\"crates/*\"]\n[workspace.dependencies]\nshared = { path = \"crates/shared\" }\n",
+    );
+    repo.write("Cargo.lock", "version = 4\n");
+    repo.write(
+        "crates/app/Cargo.toml",
+        "[package]\nname = \"app\"\n[dependencies]\nmodel = { path = \"../model\" }\nshared.workspace = true\n",
+    );
+    repo.write("crates/model/Cargo.toml", "[package]\nname = \"model\"\n");
+    repo.write("crates/shared/Cargo.toml", "[package]\nname = \"shared\"\n");
+    repo.prove_it(&["init", "--yes", "--no-demo"])
+        .assert()
+        .code(0);
+    let found = checks(&repo);
+    assert_eq!(
+        found[0],
+        check(
+            "app",
+            "crates/app/verify.sh",
+            &[
+                "crates/app",
+                "crates/model",
+                "crates/shared",
+                "Cargo.lock",
+                "Cargo.toml"
+            ]
+        )
+    );
+    assert_eq!(
+        found[1],
+        check(
+            "model",
+            "crates/model/verify.sh",
+            &["crates/model", "Cargo.lock", "Cargo.toml"]
+        )
+    );
 }
 
 #[test]

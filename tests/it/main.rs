@@ -13,6 +13,7 @@ mod claim_e2e;
 mod claude_e2e;
 mod codex_e2e;
 mod copilot_e2e;
+mod coverage;
 mod crash;
 mod doctor;
 mod e2e;
