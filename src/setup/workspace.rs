@@ -93,6 +93,45 @@ pub(crate) struct Workspace {
     pub packages: Vec<Package>,
     /// What found them, each once, in the order of [`Source`].
     pub sources: Vec<Source>,
+    /// How a commit's worktree would install the dependencies the checkout keeps in ignored
+    /// folders, when a root lockfile says: the command, and the paths whose change calls for
+    /// it again.
+    pub setup: Option<(String, Vec<String>)>,
+}
+
+/// The root lockfiles whose dependencies live in an ignored folder of the checkout, and the
+/// command that installs them as locked in a fresh worktree.
+const SETUP_COMMANDS: &[(&str, &str)] = &[
+    ("package-lock.json", "npm ci"),
+    ("pnpm-lock.yaml", "pnpm install --frozen-lockfile"),
+    ("yarn.lock", "yarn install --frozen-lockfile"),
+    ("bun.lock", "bun install --frozen-lockfile"),
+    ("bun.lockb", "bun install --frozen-lockfile"),
+    ("uv.lock", "uv sync --frozen"),
+];
+
+/// The setup `init` suggests for the workspace at `root` with `packages`: the command of the
+/// first root lockfile found, re-run when it or a manifest changes.
+fn suggested_setup(root: &Path, packages: &[Package]) -> Option<(String, Vec<String>)> {
+    let (lockfile, command) = SETUP_COMMANDS
+        .iter()
+        .find(|(lockfile, _)| root.join(lockfile).is_file())?;
+    let manifest = if *lockfile == "uv.lock" {
+        "pyproject.toml"
+    } else {
+        "package.json"
+    };
+    let mut inputs = vec![(*lockfile).to_string()];
+    if root.join(manifest).is_file() {
+        inputs.push(manifest.to_string());
+    }
+    for package in packages {
+        let path = format!("{}/{manifest}", package.dir);
+        if root.join(&path).is_file() {
+            inputs.push(path);
+        }
+    }
+    Some(((*command).to_string(), inputs))
 }
 
 /// The packages of the repository whose worktree is `root`, when there are at least two of
@@ -147,8 +186,13 @@ pub(crate) fn detect(root: &Path) -> Option<Workspace> {
                 source,
             }
         })
-        .collect();
-    Some(Workspace { packages, sources })
+        .collect::<Vec<Package>>();
+    let setup = suggested_setup(root, &packages);
+    Some(Workspace {
+        packages,
+        sources,
+        setup,
+    })
 }
 
 impl Workspace {
@@ -162,6 +206,22 @@ impl Workspace {
 # the repository.
 ",
         );
+        if let Some((command, inputs)) = &self.setup {
+            let inputs: Vec<String> = inputs.iter().map(|i| quoted(i)).collect();
+            // Top-level keys must stand before the first table, or they would be its own.
+            text.push_str(&format!(
+                "
+# A commit is proven (run <rev>, run <range>, bisect, the pre-push hook) in a worktree of its
+# own, without this checkout's installed dependencies. To install them there before its
+# checks, put `{command}` in an executable script of the repository and uncomment:
+# min-version = \"{version}\"
+# setup = \"scripts/prove-it-setup.sh\"
+# setup-inputs = [{}]
+",
+                inputs.join(", "),
+                version = env!("CARGO_PKG_VERSION"),
+            ));
+        }
         for package in &self.packages {
             let inputs: Vec<String> = package.inputs.iter().map(|i| quoted(i)).collect();
             text.push_str(&format!(
@@ -1203,9 +1263,29 @@ mod tests {
                 ),
             ],
             sources: vec![Source::Directories],
+            setup: Some((
+                "npm ci".into(),
+                vec!["package-lock.json".into(), "package.json".into()],
+            )),
         };
         let text = workspace.render();
         assert!(text.starts_with("# "), "{text}");
+        // The suggested setup, once uncommented, is a valid part of the file.
+        assert!(
+            text.contains("put `npm ci` in an executable script"),
+            "{text}"
+        );
+        let uncommented = text
+            .replace("# min-version =", "min-version =")
+            .replace("# setup =", "setup =")
+            .replace("# setup-inputs =", "setup-inputs =");
+        let table: toml::Table = uncommented.parse().unwrap();
+        assert_eq!(table["setup"].as_str(), Some("scripts/prove-it-setup.sh"));
+        assert_eq!(
+            table["setup-inputs"].as_array().map(Vec::len),
+            Some(2),
+            "{text}"
+        );
         assert!(text.contains("SPEC.md"), "{text}");
         let document = toml::de::DeTable::parse(&text).unwrap();
         let checks = document.get_ref()["checks"].get_ref().as_table().unwrap();
