@@ -49,8 +49,8 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let repo = Repo::discover(&cwd)?;
     let mut restored = 0;
     if args.restore {
-        for overwrite in repo.overwritten_notes(&crate::proof::merge)? {
-            if repo.restore_records(&overwrite, &crate::proof::merge)? {
+        for overwrite in repo.overwritten_notes(&crate::proof::merge_unrevoked)? {
+            if repo.restore_records(&overwrite, &crate::proof::merge_unrevoked)? {
                 restored += 1;
             }
         }

@@ -4,6 +4,7 @@
 
 use gix::ObjectId;
 
+use super::contest::Contested;
 use super::record::{Invalid, Outcome, Proofs, Record};
 use crate::git::{self, PROOFS_REF, Repo};
 use crate::signing::{self, SignatureCheck, Verifier};
@@ -16,6 +17,10 @@ pub(crate) struct Found {
     pub valid: Vec<Record>,
     /// Records that do not parse into a proof of this tree through this verify.sh.
     pub invalid: Vec<Invalid>,
+    /// Proofs through this verify.sh that a failing run contests: they do not count.
+    pub contested: Vec<Contested>,
+    /// Proofs through this verify.sh that a person revoked.
+    pub revoked: Vec<Record>,
 }
 
 impl Found {
@@ -34,10 +39,21 @@ impl Found {
 
     /// The proofs of one note, sorted best first.
     pub(crate) fn from_proofs(proofs: Proofs) -> Found {
-        let Proofs { mut valid, invalid } = proofs;
+        let Proofs {
+            mut valid,
+            invalid,
+            mut contested,
+            revoked,
+        } = proofs;
         // A stable sort: of two records alike in kind and time, the one written first leads.
         valid.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
-        Found { valid, invalid }
+        contested.sort_by_key(|c| std::cmp::Reverse(c.proof.time));
+        Found {
+            valid,
+            invalid,
+            contested,
+            revoked,
+        }
     }
 
     /// The proof that spares the tree a run: the best one, among signed ones only when
@@ -67,6 +83,16 @@ impl Found {
             }
         }
         Ok(None)
+    }
+
+    /// The contest that keeps the tree from being proven: the newest contested proof, when no
+    /// proof counts.
+    pub(crate) fn contest(&self) -> Option<&Contested> {
+        if self.valid.is_empty() {
+            self.contested.first()
+        } else {
+            None
+        }
     }
 
     /// How many valid proofs `best(signed_only)` passes over for being unsigned.

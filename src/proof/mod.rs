@@ -9,6 +9,7 @@ mod bisect;
 mod checks;
 mod checks_file;
 mod commit_status;
+mod contest;
 mod failure;
 mod lookup;
 mod prove;
@@ -27,6 +28,10 @@ pub(crate) use commit_status::{
 };
 #[cfg(test)]
 pub(crate) use commit_status::{classify, classify_checks};
+pub(crate) use contest::{
+    Contested, Kind as MarkKind, Resolver, Target, is_contested, merge_unrevoked, resolve,
+    targets_of_tree,
+};
 pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;

@@ -580,7 +580,7 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
             format!("git config {merge_strategy} union"),
         ));
     }
-    checks.push(match repo.overwritten_notes(&crate::proof::merge) {
+    checks.push(match repo.overwritten_notes(&crate::proof::merge_unrevoked) {
         Ok(lost) if lost.is_empty() => ok(format!(
             "no proof records dropped by other writers (the reflog of {PROOFS_REF})"
         )),
