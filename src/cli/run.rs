@@ -284,12 +284,15 @@ fn prove(
     };
     progress.finish(Duration::from_millis(duration_ms), err);
 
-    let outcome = match &attempted {
-        Attempted::Proven(record) => record.outcome,
-        Attempted::Failed { .. } | Attempted::StateChanged { .. } => Outcome::Disproven,
+    let (_, result) = check_result(&ctx.repo, attempted, before.id)?;
+    let outcome = match &result {
+        RunResult::Proven {
+            contested: true, ..
+        } => Outcome::NotProven,
+        RunResult::Proven { proof, .. } => proof.outcome,
+        _ => Outcome::Disproven,
     };
-    let (_, result) = check_result(attempted, before.id);
-    let code = if outcome == Outcome::Disproven {
+    let code = if matches!(outcome, Outcome::Disproven | Outcome::NotProven) {
         exit::NOT_PROVEN
     } else {
         exit::OK
@@ -400,7 +403,7 @@ fn prove_checks(
             Some(report) => report,
             None => {
                 let (_, attempted) = results.next().expect("one result for each check run");
-                let (input_tree, result) = check_result(attempted, proven.input_tree);
+                let (input_tree, result) = check_result(repo, attempted, proven.input_tree)?;
                 CheckRun {
                     name: proven.check.name.clone(),
                     run: proven.check.run.clone(),
@@ -410,7 +413,14 @@ fn prove_checks(
             }
         };
         outcome = match (&report.result, outcome) {
-            (RunResult::Failed { .. } | RunResult::StateChanged { .. }, _) => Outcome::Disproven,
+            (
+                RunResult::Failed { .. }
+                | RunResult::StateChanged { .. }
+                | RunResult::Proven {
+                    contested: true, ..
+                },
+                _,
+            ) => Outcome::Disproven,
             (_, Outcome::Disproven) => Outcome::Disproven,
             (RunResult::AlreadyProven { proof } | RunResult::Proven { proof, .. }, _)
                 if proof.outcome == Outcome::BoundedClaimSurvives =>
@@ -473,13 +483,18 @@ fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
 
 /// One check's attempt as its report: its input tree (after the run, when it changed) and
 /// result.
-fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, RunResult) {
-    match attempted {
+fn check_result(
+    repo: &Repo,
+    attempted: Attempted,
+    input_tree: gix::ObjectId,
+) -> Result<(String, RunResult), crate::git::Error> {
+    Ok(match attempted {
         Attempted::Proven(record) => (
             record.tree.to_string(),
             RunResult::Proven {
                 proof: ProofSummary::from(&*record),
                 proofs_ref: PROOFS_REF,
+                contested: crate::proof::is_contested(repo, &record)?,
             },
         ),
         Attempted::Failed {
@@ -516,7 +531,7 @@ fn check_result(attempted: Attempted, input_tree: gix::ObjectId) -> (String, Run
                 changed_paths,
             },
         ),
-    }
+    })
 }
 
 /// A checks file that cannot be read is the repository's to fix.

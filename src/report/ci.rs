@@ -223,6 +223,7 @@ mod tests {
             checks: None,
             checks_error: None,
             failure: None,
+            contested: None,
             require_signed: false,
         }
     }

@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::ProofSummary;
+use super::{ContestSummary, ProofSummary};
 use crate::proof::{CheckStatus, CommitStatus, Failure, SignatureStatus, Standing, VerifyChange};
 
 /// A failure on record (`refs/notes/prove-it-failures`) for a commit, a check or the working
@@ -97,7 +97,7 @@ pub(crate) struct CommitReport {
     pub commit: String,
     pub tree: String,
     pub subject: String,
-    /// proven, proven-edited, unproven, invalid or not-armed; checks-error for a commit whose
+    /// proven, proven-edited, contested, unproven, invalid or not-armed; checks-error for a commit whose
     /// checks file is in error.
     pub status: &'static str,
     /// Whether it counts as proven under the options in force (`--strict`).
@@ -122,6 +122,10 @@ pub(crate) struct CommitReport {
     /// has its own).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureSummary>,
+    /// The proof a failing run of the same script contests (status `contested`; with a checks
+    /// file, the first contested check's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested: Option<ContestSummary>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
@@ -153,6 +157,10 @@ pub(crate) struct CommitCheckReport {
     /// when the check is not proven (absent when none is).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureSummary>,
+    /// The proof a failing run of the same script contests, when that keeps the check from
+    /// being proven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested: Option<ContestSummary>,
 }
 
 impl CommitCheckReport {
@@ -182,6 +190,7 @@ impl CommitCheckReport {
                 _ => None,
             },
             failure: None,
+            contested: contest_of(&check.standing),
         }
     }
 
@@ -220,10 +229,19 @@ impl CommitCheckReport {
             }
             "proven-edited" => "proven only through an edited script (--strict)".to_string(),
             "invalid" => "invalid".to_string(),
+            "contested" => "contested".to_string(),
             "missing-script" => "missing script".to_string(),
             _ if self.failed().is_some() => "failed".to_string(),
             _ => "missing".to_string(),
         }
+    }
+}
+
+/// The contest that keeps a commit or check from being proven, in its words.
+fn contest_of(standing: &Standing) -> Option<ContestSummary> {
+    match standing {
+        Standing::Contested(contested) => Some(ContestSummary::from(&**contested)),
+        _ => None,
     }
 }
 
@@ -286,6 +304,7 @@ impl CommitReport {
                 _ => None,
             },
             failure: None,
+            contested: contest_of(&checked.standing),
             require_signed,
         }
     }
@@ -427,6 +446,10 @@ impl CommitReport {
             ),
             "proven-edited" => "proven only through an edited verify.sh (--strict)".to_string(),
             "not-armed" => "not armed: its tree has no verify.sh".to_string(),
+            "contested" => self
+                .contested
+                .as_ref()
+                .map_or_else(|| "contested".to_string(), ContestSummary::words),
             "invalid" => format!(
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
@@ -760,6 +783,10 @@ impl LogReport {
                     commit.invalid.first().map_or("?", String::as_str)
                 ),
                 (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
+                (None, "contested") => commit
+                    .contested
+                    .as_ref()
+                    .map_or_else(String::new, |c| format!("  ({})", c.words())),
                 (None, _) => String::new(),
             };
             writeln!(
@@ -902,6 +929,10 @@ impl CommitCheckReport {
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
             ),
+            (None, "contested") => self
+                .contested
+                .as_ref()
+                .map_or_else(|| "contested".to_string(), ContestSummary::words),
             (None, "missing-script") => format!(
                 "{} {}",
                 self.run,
@@ -988,6 +1019,7 @@ mod tests {
             signature: None,
             script_problem: None,
             failure: None,
+            contested: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
@@ -1034,6 +1066,7 @@ mod tests {
             checks: None,
             checks_error: None,
             failure: None,
+            contested: None,
             require_signed: false,
         }
     }
@@ -1282,6 +1315,7 @@ mod tests {
             signature: None,
             script_problem: None,
             failure: failed,
+            contested: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![

@@ -58,3 +58,298 @@ fn a_pass_then_a_failure_on_one_tree_is_contested_everywhere() {
     let run = repo.prove_it(&["run"]).assert();
     assert!(!stdout(&run).contains("already proven"), "{}", stdout(&run));
 }
+
+#[test]
+fn a_failure_then_a_pass_on_one_tree_is_contested_and_run_says_so() {
+    let repo = flaky();
+    repo.write("flag", "");
+    repo.prove_it(&["run"]).assert().code(1);
+    repo.remove("flag");
+    let run = repo.prove_it(&["run"]).assert().code(1);
+    let out = stdout(&run);
+    assert!(out.contains("passed: tree "), "{out}");
+    assert!(
+        out.contains("contested: a run of the same script failed"),
+        "{out}"
+    );
+    let note = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    assert!(note.contains("\ncontests: "), "{note}");
+    repo.prove_it(&["status"]).assert().code(1);
+    repo.prove_it(&["check"]).assert().code(1);
+}
+
+/// The contest travels in the proofs ref: a clone that fetched only the proofs (no failure
+/// record) after a plain push agrees the proof is contested.
+#[test]
+fn a_contested_proof_is_not_proven_in_a_fresh_clone_after_a_plain_push() {
+    let remote = BareRemote::new();
+    let repo = passed_then_failed();
+    repo.publish_to(&remote);
+    repo.prove_it(&["sync"]).assert().code(0);
+    assert!(
+        remote
+            .note(&tree_of(&repo, "HEAD"))
+            .is_some_and(|n| n.contains("\ncontests: ")),
+        "the contest reached the remote"
+    );
+    let clone = TestRepo::clone_of(&remote);
+    clone.prove_it(&["sync"]).assert().code(0);
+    assert!(
+        !clone
+            .git_output(&[
+                "rev-parse",
+                "-q",
+                "--verify",
+                "refs/notes/prove-it-failures"
+            ])
+            .status
+            .success(),
+        "no failure record was fetched"
+    );
+    let check = clone.prove_it(&["check", "--strict"]).assert().code(1);
+    let out = stdout(&check);
+    assert!(out.contains("contested: proven at "), "{out}");
+    clone.prove_it(&["check"]).assert().code(1);
+}
+
+#[test]
+fn the_pre_push_hook_refuses_a_contested_commit_and_carries_the_contest() {
+    let remote = BareRemote::new();
+    let repo = passed_then_failed();
+    repo.git(&["remote", "add", "origin", remote.path.to_str().unwrap()]);
+    repo.prove_it(&["install", "pre-push"]).assert().code(0);
+    for mode in ["tip", "prove"] {
+        repo.git(&["config", "prove-it.prePush", mode]);
+        let out = repo.git_output(&["push", "origin", "main"]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{mode}: {err}");
+        assert!(err.contains("contested"), "{mode}: {err}");
+        assert_eq!(remote.ref_id("refs/heads/main"), None, "{mode}");
+    }
+    // Accepted by a person, it goes, and so do the contest and its acceptance.
+    repo.prove_it(&[
+        "accept",
+        "HEAD",
+        "--reason",
+        "the flag file is a test fixture",
+    ])
+    .assert()
+    .code(0);
+    let out = repo.git_output(&["push", "origin", "main"]);
+    assert!(out.status.success(), "{out:?}");
+    let note = remote.note(&tree_of(&repo, "HEAD")).unwrap();
+    assert!(
+        note.contains("\ncontests: ") && note.contains("\naccepts: "),
+        "{note}"
+    );
+}
+
+#[test]
+fn revoke_makes_a_proof_never_count_and_a_later_pass_counts_again() {
+    let repo = flaky();
+    repo.prove_it(&["run"]).assert().code(0);
+    let head = short(&repo, "HEAD");
+    let revoke = repo
+        .prove_it(&[
+            "revoke",
+            "HEAD",
+            "--reason",
+            "ran against the main checkout",
+        ])
+        .assert()
+        .code(0);
+    assert!(
+        stdout(&revoke).contains("revoked 1 proof of verify.sh on tree "),
+        "{}",
+        stdout(&revoke)
+    );
+    let note = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    assert!(note.contains("outcome: NOT_PROVEN\n"), "{note}");
+    assert!(note.contains("\nrevokes: "), "{note}");
+    assert!(
+        note.contains("\nreason: ran against the main checkout\n"),
+        "{note}"
+    );
+    let status = repo.prove_it(&["status"]).assert().code(1);
+    assert!(
+        stdout(&status).contains("a proof revoked by a person"),
+        "{}",
+        stdout(&status)
+    );
+    repo.prove_it(&["check"]).assert().code(1);
+    // Nothing is left to revoke.
+    let again = repo
+        .prove_it(&["revoke", "HEAD", "--reason", "again"])
+        .assert()
+        .code(2);
+    assert!(
+        stderr(&again).contains("no proof to revoke in HEAD"),
+        "{}",
+        stderr(&again)
+    );
+    // A new passing run makes a new proof, which counts (a minute later: a record made in the
+    // same second by the same run would be the very record revoked, byte for byte).
+    repo.prove_it(&["run"])
+        .env("PROVE_IT_TEST_CLOCK_OFFSET", "60")
+        .assert()
+        .code(0);
+    repo.prove_it(&["check", &head]).assert().code(0);
+}
+
+#[test]
+fn revoke_after_a_contest_resolves_it_and_a_later_pass_counts() {
+    let repo = passed_then_failed();
+    repo.prove_it(&["revoke", "HEAD", "--reason", "the failure is real"])
+        .assert()
+        .code(0);
+    let status = repo.prove_it(&["status"]).assert().code(1);
+    assert!(
+        !stdout(&status).contains("contested"),
+        "{}",
+        stdout(&status)
+    );
+    // The failure was resolved by the revocation: a later pass is not contested by it.
+    repo.prove_it(&["run"])
+        .env("PROVE_IT_TEST_CLOCK_OFFSET", "60")
+        .assert()
+        .code(0);
+    repo.prove_it(&["check", "--strict"]).assert().code(0);
+}
+
+#[test]
+fn accept_makes_a_contested_pass_count_and_keeps_the_failure_as_history() {
+    let repo = passed_then_failed();
+    repo.prove_it(&[
+        "accept",
+        "HEAD",
+        "--reason",
+        "flaky network test, fixed upstream",
+    ])
+    .assert()
+    .code(0);
+    repo.prove_it(&["status"]).assert().code(0);
+    repo.prove_it(&["check", "--strict"]).assert().code(0);
+    let note = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    assert!(note.contains("\ncontests: "), "the contest stays: {note}");
+    // Nothing contested is left to accept.
+    repo.prove_it(&["accept", "HEAD", "--reason", "again"])
+        .assert()
+        .code(2);
+    // A new failure contests the accepted proof again.
+    repo.write("flag", "");
+    repo.prove_it(&["run", "--force"])
+        .env("PROVE_IT_TEST_CLOCK_OFFSET", "60")
+        .assert()
+        .code(1);
+    repo.remove("flag");
+    repo.prove_it(&["check"]).assert().code(1);
+}
+
+#[test]
+fn revoke_takes_a_tree_a_range_and_one_check() {
+    let repo = TestRepo::new();
+    repo.write("api/verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("api/verify.sh", 0o755);
+    repo.write("docs/verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("docs/verify.sh", 0o755);
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"api/verify.sh\"\ninputs = [\"api\"]\n\n[checks.docs]\nrun = \"docs/verify.sh\"\ninputs = [\"docs\"]\n",
+    );
+    repo.commit_all("one");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("api/x", "x\n");
+    repo.commit_all("two");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["check", "HEAD~1", "HEAD"]).assert().code(0);
+
+    repo.prove_it(&[
+        "revoke",
+        "HEAD~1..HEAD",
+        "--check",
+        "docs",
+        "--reason",
+        "docs build lied",
+    ])
+    .assert()
+    .code(0);
+    let check = repo.prove_it(&["check", "HEAD"]).assert().code(1);
+    assert!(stdout(&check).contains("docs"), "{}", stdout(&check));
+    // docs' input tree is the same at both commits: the first commit lost its proof too.
+    repo.prove_it(&["check", "HEAD~1"]).assert().code(1);
+
+    let tree = tree_of(&repo, "HEAD~1");
+    repo.prove_it(&["revoke", &tree, "--check", "api", "--reason", "by tree"])
+        .assert()
+        .code(0);
+    repo.prove_it(&["revoke", "HEAD", "--check", "nope", "--reason", "x"])
+        .assert()
+        .code(2);
+}
+
+/// `doctor --restore` puts back what other writers dropped, but never a revoked proof.
+#[test]
+fn doctor_restore_never_brings_back_a_revoked_proof() {
+    let repo = flaky();
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["revoke", "HEAD", "--reason", "false proof"])
+        .assert()
+        .code(0);
+    let tree = tree_of(&repo, "HEAD");
+    repo.git(&["notes", "--ref", "prove-it", "remove", &tree]);
+    repo.prove_it(&["doctor", "--restore"]).assert();
+    let note = repo.note(&tree).unwrap_or_default();
+    assert!(!note.contains("outcome: PROVEN"), "{note}");
+    repo.prove_it(&["check"]).assert().code(1);
+    repo.prove_it(&["status"]).assert().code(1);
+    let doctor = repo.prove_it(&["doctor"]).assert();
+    assert!(
+        !stdout(&doctor).contains("lost records"),
+        "a revoked proof is not a lost record: {}",
+        stdout(&doctor)
+    );
+}
+
+/// A stop on a contested state runs verify.sh (the contested proof spares nothing); its pass
+/// ends the turn with a flaky notice, and the contest stays.
+#[test]
+fn a_stop_on_a_contested_state_runs_verify_sh_and_ends_flaky() {
+    let repo = TestRepo::new();
+    let counter = repo.home().join("runs");
+    repo.write(".gitignore", "flag\n");
+    repo.write("a.txt", "a\n");
+    repo.verify_script(&format!(
+        "echo run >> '{}'\nif [ -e flag ]; then exit 1; fi\necho ok",
+        counter.display()
+    ));
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("flag", "");
+    repo.prove_it(&["run", "--force"]).assert().code(1);
+    repo.remove("flag");
+    let runs = || std::fs::read_to_string(&counter).map_or(0, |s| s.lines().count());
+    assert_eq!(runs(), 2);
+
+    let event = serde_json::json!({
+        "session_id": "86ca0000-contest",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": repo.path(""),
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Done.",
+    });
+    let out = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(event.to_string())
+        .assert()
+        .code(0);
+    assert_eq!(runs(), 3, "the stop ran verify.sh");
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert!(answer.get("decision").is_none(), "not a block: {answer}");
+    let notice = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        notice.contains("NOT_PROVEN") && notice.contains("flaky"),
+        "{notice}"
+    );
+    repo.prove_it(&["check"]).assert().code(1);
+}
