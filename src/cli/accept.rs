@@ -11,7 +11,7 @@ use crate::proof::MarkKind;
 /// digests of the proofs it accepts and of their contests, with the reason; signed when
 /// prove-it.sign is on. A later failing run of the same script contests them again.
 ///
-/// Exit status: 0 proofs were accepted, 1 none was contested, 2 usage or repository error.
+/// Exit status: 0 proofs were accepted, 2 none was contested, or a usage or repository error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// A commit or a tree.

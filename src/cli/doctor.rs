@@ -34,7 +34,8 @@ pub(crate) struct Args {
     json: bool,
 
     /// Put proof records that other writers dropped (see the reflog check) back into
-    /// refs/notes/prove-it, beside whatever the notes hold now.
+    /// refs/notes/prove-it, beside whatever the notes hold now; never a proof a person revoked
+    /// ('git prove-it revoke').
     #[arg(long)]
     restore: bool,
 

@@ -19,8 +19,7 @@ use crate::signing::Signer;
 /// them, with the reason; signed when prove-it.sign is on. A later passing run makes a new
 /// proof that counts, unless a failing run contests it.
 ///
-/// Exit status: 0 proofs were revoked, 1 there were none to revoke, 2 usage or repository
-/// error.
+/// Exit status: 0 proofs were revoked, 2 none to revoke, or a usage or repository error.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// A commit, a range of commits (BASE..HEAD), or a tree.

@@ -755,6 +755,21 @@ mod tests {
         assert_eq!(verdict(&o), Verdict::Bounded);
     }
 
+    /// A pass on a state a failing run of the same script contests settles nothing: the turn
+    /// ends, NOT_PROVEN and saying so, never as proven.
+    #[test]
+    fn a_contested_pass_ends_the_turn_flaky_and_not_proven() {
+        let mut o = changed();
+        o.run = Some(RunFacts::Flaky {
+            checks: vec!["api".into()],
+        });
+        let flaky = Verdict::Flaky {
+            checks: vec!["api".into()],
+        };
+        assert_eq!(verdict(&o), flaky);
+        assert_eq!(flaky.outcome(), Outcome::NotProven);
+    }
+
     #[test]
     fn a_passing_run_proves_or_bounds() {
         let mut o = changed();

@@ -371,7 +371,11 @@ pub(crate) fn append_proof(existing: &str, proof: &Record, failures: &[Failure])
     let texts = record::split_records(existing);
     let marks = Marks::of_check(&texts, &key, proof.check.as_deref());
     let mut runs: Vec<Mark> = marks.open_contests(proof.verify).cloned().collect();
-    for failure in failures.iter().filter(|f| !marks.failure_resolved(f)) {
+    let check = proof.check.as_deref();
+    for failure in failures
+        .iter()
+        .filter(|f| f.tree == key && f.is_of(check, proof.verify) && !marks.failure_resolved(f))
+    {
         runs.push(Mark {
             kind: Kind::Contest,
             tree: key,
@@ -567,4 +571,252 @@ pub(crate) fn merge_unrevoked(ours: &str, theirs: &str) -> String {
         .filter(|text| !revoked.contains(&record::digest_of_text(text)))
         .collect();
     record::merge(ours, &theirs.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::proof::record::{Proofs, Record};
+
+    fn id(hex: &str) -> ObjectId {
+        ObjectId::from_hex(hex.as_bytes()).unwrap()
+    }
+
+    const TREE: &str = "4b825dc642cb6eb9a060e54bf8d69288fbee4904";
+    const BLOB: &str = "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391";
+
+    fn script() -> Script {
+        Script {
+            blob: id(BLOB),
+            mode: 0o100755,
+        }
+    }
+
+    fn proof() -> Record {
+        Record {
+            outcome: Outcome::Proven,
+            tree: id(TREE),
+            check: None,
+            head: None,
+            verify: script(),
+            verify_anchor: None,
+            exit_code: 0,
+            duration_ms: 5,
+            flaky: 0,
+            time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
+            host: "cli".into(),
+            session: None,
+            tool: "git-prove-it 0.1.0".into(),
+            identity_missing: false,
+            verify_diff: None,
+            signed_off_by: "A U Thor <author@example.com>".into(),
+            signature: None,
+        }
+    }
+
+    fn failure() -> Failure {
+        Failure {
+            tree: id(TREE),
+            check: None,
+            head: None,
+            verify: script(),
+            exit: "exit code 1".into(),
+            exit_code: Some(1),
+            duration_ms: 3,
+            attempts: 1,
+            time: OffsetDateTime::from_unix_timestamp(1_795_978_400).unwrap(),
+            host: "claude".into(),
+            session: Some("s-1".into()),
+            tool: "git-prove-it 0.1.0".into(),
+            identity_missing: false,
+            output: vec!["FAILED".into()],
+            signed_off_by: "A U Thor <author@example.com>".into(),
+        }
+    }
+
+    fn mark(kind: Kind, names: Vec<ObjectId>) -> Mark {
+        Mark {
+            kind,
+            tree: id(TREE),
+            check: Some("api".into()),
+            verify: (kind == Kind::Contest).then(script),
+            names,
+            exit: (kind == Kind::Contest).then(|| "exit code 1".to_string()),
+            reason: (kind != Kind::Contest).then(|| "a person's reason".to_string()),
+            time: OffsetDateTime::from_unix_timestamp(1_795_978_500).unwrap(),
+            host: "cli".into(),
+            session: None,
+            tool: "git-prove-it 0.1.0".into(),
+            identity_missing: false,
+            signed_off_by: "A U Thor <author@example.com>".into(),
+            signature: None,
+        }
+    }
+
+    fn read(note: &str) -> Proofs {
+        Proofs::of_check(note, &id(TREE), None, Some((id(BLOB), 0o100755)))
+    }
+
+    #[test]
+    fn a_mark_renders_exactly_and_reads_back_for_each_kind() {
+        let names = vec![id(BLOB), id(TREE)];
+        let contest = mark(Kind::Contest, names.clone());
+        assert_eq!(
+            contest.render(),
+            format!(
+                "prove-it-record: 1\n\
+                 outcome: DISPROVEN\n\
+                 tree: {TREE}\n\
+                 check: api\n\
+                 verify: {BLOB} 100755\n\
+                 contests: {BLOB} {TREE}\n\
+                 exit: exit code 1\n\
+                 time: 2026-11-29T18:55:00Z\n\
+                 host: cli\n\
+                 session: none\n\
+                 tool: git-prove-it 0.1.0\n\
+                 Signed-off-by: A U Thor <author@example.com>\n"
+            )
+        );
+        for kind in [Kind::Contest, Kind::Revoke, Kind::Accept] {
+            let written = mark(kind, names.clone());
+            let parsed = parse_mark(&written.render(), &id(TREE));
+            assert_eq!(parsed, Some(Ok(written.clone())), "{kind:?}");
+        }
+        let revoke = mark(Kind::Revoke, names).render();
+        assert!(
+            revoke.contains("outcome: NOT_PROVEN\nrevokes: ") || revoke.contains("\nrevokes: ")
+        );
+        assert!(revoke.contains("\nreason: a person's reason\n"), "{revoke}");
+    }
+
+    /// Readers before contests read every record as a proof or not: a mark must never pass as
+    /// one, whatever its kind, or an older version would take a revocation for a proof.
+    #[test]
+    fn a_mark_is_never_a_proof_to_the_proof_parser() {
+        for kind in [Kind::Contest, Kind::Revoke, Kind::Accept] {
+            let text = mark(kind, vec![id(BLOB)]).render();
+            let parsed = record::parse_record(&text, &id(TREE));
+            assert!(
+                matches!(&parsed, Err(Problem::Malformed(m)) if m.contains("not a proof")),
+                "{kind:?}: {parsed:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_mark_whose_outcome_does_not_go_with_its_kind_is_malformed_and_shown() {
+        let text = mark(Kind::Revoke, vec![id(BLOB)])
+            .render()
+            .replace("outcome: NOT_PROVEN", "outcome: PROVEN");
+        assert!(matches!(
+            parse_mark(&text, &id(TREE)),
+            Some(Err(Problem::Malformed(_)))
+        ));
+        let proofs = Proofs::of_check(&text, &id(TREE), Some("api"), None);
+        assert!(proofs.valid.is_empty());
+        assert_eq!(proofs.invalid.len(), 1);
+    }
+
+    #[test]
+    fn the_digest_is_the_blob_id_git_gives_the_records_text() {
+        // `printf 'hello\n' | git hash-object --stdin`
+        assert_eq!(
+            digest("hello\n"),
+            id("ce013625030ba8dba906f756967f9e9ca394464a")
+        );
+        let text = proof().render();
+        assert_eq!(record::digest_of_text(&text), digest(&proof().canonical()));
+    }
+
+    #[test]
+    fn a_pass_then_a_failure_contests_and_a_failure_then_a_pass_too() {
+        // Pass, then fail: the contest names the proof.
+        let note = record::append("", &proof());
+        let digest_p = digest(&proof().canonical());
+        let contest = Mark {
+            check: None,
+            ..mark(Kind::Contest, vec![digest_p])
+        };
+        let note = record::merge(&note, &contest.render());
+        let proofs = read(&note);
+        assert!(proofs.valid.is_empty());
+        assert_eq!(proofs.contested.len(), 1);
+        assert_eq!(proofs.contested[0].proof, proof());
+
+        // Fail, then pass: written with the proof, in one note.
+        let note = append_proof("", &proof(), &[failure()]);
+        let proofs = read(&note);
+        assert!(proofs.valid.is_empty(), "{note}");
+        assert_eq!(proofs.contested[0].failure.host, "claude");
+        // A failure of another script contests nothing.
+        let other = Failure {
+            verify: Script {
+                blob: id(TREE),
+                mode: 0o100755,
+            },
+            ..failure()
+        };
+        let note = append_proof("", &proof(), &[other]);
+        assert_eq!(read(&note).valid, [proof()]);
+    }
+
+    #[test]
+    fn accept_and_revoke_resolve_the_contests_they_name() {
+        let note = append_proof("", &proof(), &[failure()]);
+        let texts = record::split_records(&note);
+        let marks = Marks::of_check(&texts, &id(TREE), None);
+        let digest_p = digest(&proof().canonical());
+        let contests = marks.contests_naming(&[digest_p]);
+        assert_eq!(contests.len(), 1);
+        let mut names = vec![digest_p];
+        names.extend(contests);
+
+        let accept = Mark {
+            check: None,
+            ..mark(Kind::Accept, names.clone())
+        };
+        let accepted = record::merge(&note, &accept.render());
+        assert_eq!(read(&accepted).valid, [proof()]);
+        // The failure is resolved: a proof written later is not contested by it again.
+        let later = Record {
+            time: proof().time + time::Duration::minutes(5),
+            ..proof()
+        };
+        let again = append_proof(&accepted, &later, &[failure()]);
+        assert_eq!(read(&again).valid.len(), 2, "{again}");
+
+        let revoke = Mark {
+            check: None,
+            ..mark(Kind::Revoke, names)
+        };
+        let revoked = record::merge(&note, &revoke.render());
+        let proofs = read(&revoked);
+        assert!(proofs.valid.is_empty() && proofs.contested.is_empty());
+        assert_eq!(proofs.revoked, [proof()]);
+    }
+
+    #[test]
+    fn restoring_never_brings_back_a_revoked_proof() {
+        let digest_p = digest(&proof().canonical());
+        let revoke = Mark {
+            check: None,
+            ..mark(Kind::Revoke, vec![digest_p])
+        }
+        .render();
+        let lost = record::merge(&proof().render(), &revoke);
+        // The whole note dropped: the revocation comes back, the proof it names does not.
+        assert_eq!(merge_unrevoked("", &lost), revoke);
+        // The revocation still there: the proof does not come back beside it.
+        assert_eq!(merge_unrevoked(&revoke, &proof().render()), revoke);
+        // Anything else comes back as the union would have it.
+        let other = Record {
+            host: "claude".into(),
+            ..proof()
+        };
+        assert_eq!(
+            merge_unrevoked(&revoke, &other.render()),
+            record::merge(&revoke, &other.render())
+        );
+    }
 }

@@ -297,7 +297,13 @@ fn doctor_restore_never_brings_back_a_revoked_proof() {
         .code(0);
     let tree = tree_of(&repo, "HEAD");
     repo.git(&["notes", "--ref", "prove-it", "remove", &tree]);
-    repo.prove_it(&["doctor", "--restore"]).assert();
+    let restore = repo.prove_it(&["doctor", "--restore"]).assert();
+    assert!(
+        stdout(&restore).contains("restored 1 overwritten proof note"),
+        "the revocation comes back: {}",
+        stdout(&restore)
+    );
+    assert!(repo.note(&tree).is_some_and(|n| n.contains("\nrevokes: ")));
     let note = repo.note(&tree).unwrap_or_default();
     assert!(!note.contains("outcome: PROVEN"), "{note}");
     repo.prove_it(&["check"]).assert().code(1);
