@@ -359,3 +359,51 @@ fn a_stop_on_a_contested_state_runs_verify_sh_and_ends_flaky() {
     );
     repo.prove_it(&["check"]).assert().code(1);
 }
+
+/// With `prove-it.sign` on, a person's revocation is signed over its canonical text, and stock
+/// ssh-keygen verifies it as it verifies a proof.
+#[test]
+fn a_revocation_is_signed_when_signing_is_on() {
+    let repo = flaky();
+    let (key, public) = crate::signed::keygen(&repo, "alice");
+    crate::signed::sign_with(&repo, key.to_str().unwrap());
+    repo.prove_it(&["run"]).assert().code(0);
+    let revoke = repo
+        .prove_it(&["revoke", "HEAD", "--reason", "signed by a person"])
+        .assert()
+        .code(0);
+    assert!(stdout(&revoke).contains("(signed)"), "{}", stdout(&revoke));
+    let note = repo.note(&tree_of(&repo, "HEAD")).unwrap();
+    let record = note
+        .split("\n\n")
+        .find(|r| r.contains("\nrevokes: "))
+        .unwrap()
+        .to_string();
+    let (signed, armor) = record.split_at(record.find("ssh-signature:").unwrap());
+    let armor: String = armor
+        .lines()
+        .map(|l| l.strip_prefix("ssh-signature: ").unwrap().to_string() + "\n")
+        .collect();
+    let sig = repo.home().join("revoke.sig");
+    std::fs::write(&sig, armor).unwrap();
+    let allowed = repo.home().join("allowed");
+    std::fs::write(&allowed, format!("alice@example.com {public}\n")).unwrap();
+    let out = assert_cmd::Command::from_std(repo.command("ssh-keygen"))
+        .args([
+            "-Y",
+            "verify",
+            "-n",
+            "git-prove-it",
+            "-I",
+            "alice@example.com",
+            "-f",
+        ])
+        .arg(&allowed)
+        .arg("-s")
+        .arg(&sig)
+        .write_stdin(signed.to_string())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    repo.prove_it(&["check"]).assert().code(1);
+}
