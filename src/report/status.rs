@@ -5,8 +5,13 @@ use serde::Serialize;
 
 use super::{ContestSummary, ProofSummary};
 
-/// What a person does about a contested proof.
-pub(crate) const CONTESTED_HINT: &str = "a pass and a failure of the same script on one state: find out which is true, then 'git prove-it revoke HEAD --reason TEXT' (the proof stops counting) or 'git prove-it accept HEAD --reason TEXT' (the pass counts)";
+/// What a person does about a contested proof of the state tree `tree`.
+fn contested_hint(tree: &str) -> String {
+    let tree = super::short(tree);
+    format!(
+        "a pass and a failure of the same script on one state: find out which is true, then 'git prove-it revoke {tree} --reason TEXT' (the proof stops counting) or 'git prove-it accept {tree} --reason TEXT' (the pass counts)"
+    )
+}
 use super::commits::FailureSummary;
 
 /// What `git prove-it status` observed about the working state.
@@ -141,7 +146,7 @@ impl StatusReport {
             )?;
         }
         if checks.iter().any(|c| c.contested.is_some()) {
-            writeln!(out, "hint: {CONTESTED_HINT}")?;
+            writeln!(out, "hint: {}", contested_hint(&self.tree))?;
         }
         Ok(())
     }
@@ -152,7 +157,7 @@ impl StatusReport {
             None if self.contested.is_some() => {
                 let contest = self.contested.as_ref().map(ContestSummary::words);
                 writeln!(out, "proof:      none, {}", contest.unwrap_or_default())?;
-                writeln!(out, "hint: {CONTESTED_HINT}")?;
+                writeln!(out, "hint: {}", contested_hint(&self.tree))?;
             }
             None if self.armed && self.dirty_submodules.is_empty() => {
                 let failed = self

@@ -407,3 +407,78 @@ fn a_revocation_is_signed_when_signing_is_on() {
     assert!(out.status.success(), "{out:?}");
     repo.prove_it(&["check"]).assert().code(1);
 }
+
+/// With a checks file, each check is contested on its own input tree: the other check stays
+/// proven, and every reader names the contested one.
+#[test]
+fn a_contested_check_is_named_by_status_check_and_the_gate() {
+    let repo = TestRepo::new();
+    let counter = repo.home().join("api-runs");
+    repo.write(".gitignore", "flag\n");
+    repo.write(
+        "api/verify.sh",
+        &format!(
+            "#!/bin/sh\necho run >> '{}'\nif [ -e ../flag ]; then exit 1; fi\n",
+            counter.display()
+        ),
+    );
+    repo.chmod("api/verify.sh", 0o755);
+    repo.write("docs/verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("docs/verify.sh", 0o755);
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"api/verify.sh\"\ninputs = [\"api\"]\n\n[checks.docs]\nrun = \"docs/verify.sh\"\ninputs = [\"docs\"]\n",
+    );
+    repo.commit_all("one");
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("flag", "");
+    repo.prove_it(&["run", "--force"]).assert().code(1);
+    repo.remove("flag");
+
+    let status = repo.prove_it(&["status"]).assert().code(1);
+    let out = stdout(&status);
+    assert!(out.contains("checks:     1 of 2 proven"), "{out}");
+    assert!(out.contains("not proven, contested: proven at "), "{out}");
+    assert!(
+        out.contains("hint: a pass and a failure of the same script"),
+        "{out}"
+    );
+
+    let check = repo.prove_it(&["check", "--json"]).assert().code(1);
+    let json: serde_json::Value = serde_json::from_str(&stdout(&check)).unwrap();
+    let commit = &json["commits"][0];
+    assert_eq!(commit["status"], "contested", "{json}");
+    let api = &commit["checks"][0];
+    assert_eq!(api["name"], "api", "{json}");
+    assert_eq!(api["standing"], "contested", "{json}");
+    assert_eq!(api["contested"]["failed_by"], "cli", "{json}");
+    let text = repo.prove_it(&["check"]).assert().code(1);
+    assert!(
+        stdout(&text).contains("contested: api"),
+        "{}",
+        stdout(&text)
+    );
+
+    let runs = || std::fs::read_to_string(&counter).map_or(0, |s| s.lines().count());
+    let before = runs();
+    let event = serde_json::json!({
+        "session_id": "86ca0000-contest-checks",
+        "transcript_path": "/tmp/t.jsonl",
+        "cwd": repo.path(""),
+        "hook_event_name": "Stop",
+        "stop_hook_active": false,
+        "last_assistant_message": "Done.",
+    });
+    let out = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(event.to_string())
+        .assert()
+        .code(0);
+    assert_eq!(runs(), before + 1, "the stop ran the contested check");
+    let answer: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let notice = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        notice.contains("check api passed") && notice.contains("flaky"),
+        "{notice}"
+    );
+}
