@@ -796,6 +796,27 @@ mod tests {
         assert_eq!(proofs.revoked, [proof()]);
     }
 
+    /// A note written before contests existed reads as it did, and its records' digests are
+    /// what `git hash-object` gives their bytes, so a revocation can name them.
+    #[test]
+    fn an_old_note_still_reads_and_its_digest_is_gits_blob_id() {
+        // Pinned bytes of a record as the first release wrote it.
+        let old = "prove-it-record: 1\noutcome: PROVEN\ntree: 4b825dc642cb6eb9a060e54bf8d69288fbee4904\nhead: none\nverify: e69de29bb2d1d6434b8b29ae775ad8c2e48c5391 100755\nverify-anchor: none\nexit-code: 0\nduration-ms: 5\ntime: 2026-11-29T18:52:16Z\nhost: cli\nsession: none\ntool: git-prove-it 0.1.0\nidentity: missing\nSigned-off-by: git-prove-it <git-prove-it@localhost>\n";
+        let proofs = read(old);
+        assert_eq!(proofs.valid.len(), 1);
+        assert!(proofs.contested.is_empty() && proofs.revoked.is_empty());
+        // `printf '<the record>' | git hash-object --stdin`
+        let pinned = id("e9d61908d864efca6dec0d24a1a6ae7fe51b4577");
+        assert_eq!(record::digest_of_text(old), pinned);
+        let revoke = Mark {
+            check: None,
+            ..mark(Kind::Revoke, vec![pinned])
+        };
+        let proofs = read(&record::merge(old, &revoke.render()));
+        assert!(proofs.valid.is_empty());
+        assert_eq!(proofs.revoked.len(), 1);
+    }
+
     #[test]
     fn restoring_never_brings_back_a_revoked_proof() {
         let digest_p = digest(&proof().canonical());
