@@ -261,6 +261,23 @@ impl Marks {
             .max_by_key(|m| m.time)
     }
 
+    /// The acceptances a proof of `digest` counts through: those naming it, when a contest
+    /// named it; empty for a proof no contest ever named.
+    pub(crate) fn acceptances_of(&self, digest: &ObjectId) -> Vec<Mark> {
+        let contested = self
+            .marks
+            .iter()
+            .any(|m| m.kind == Kind::Contest && m.names.contains(digest));
+        if !contested {
+            return Vec::new();
+        }
+        self.marks
+            .iter()
+            .filter(|m| m.kind == Kind::Accept && m.names.contains(digest))
+            .cloned()
+            .collect()
+    }
+
     /// The contests no person has resolved, through `script`.
     fn open_contests(&self, script: Script) -> impl Iterator<Item = &Mark> {
         self.marks
@@ -815,6 +832,72 @@ mod tests {
         let proofs = read(&record::merge(old, &revoke.render()));
         assert!(proofs.valid.is_empty());
         assert_eq!(proofs.revoked.len(), 1);
+    }
+
+    /// With signing on, a hand-written unsigned acceptance must not make a contested signed
+    /// proof count: the acceptance needs a good signature of its own.
+    #[test]
+    fn with_signing_on_only_a_signed_acceptance_lets_a_contested_proof_count() {
+        let signature = |armor: &str| Signature {
+            armor: armor.into(),
+            signed: String::new(),
+        };
+        let signed = Record {
+            signature: Some(signature("proof")),
+            ..proof()
+        };
+        let note = append_proof("", &signed, &[failure()]);
+        let texts = record::split_records(&note);
+        let marks = Marks::of_check(&texts, &id(TREE), None);
+        let digest_p = record::digest_of_text(&signed.render());
+        let mut names = vec![digest_p];
+        names.extend(marks.contests_naming(&[digest_p]));
+        let accept = |armor: Option<&str>| Mark {
+            check: None,
+            signature: armor.map(signature),
+            ..mark(Kind::Accept, names.clone())
+        };
+        let found = |accept: Mark| {
+            crate::proof::Found::from_proofs(read(&record::merge(&note, &accept.render())))
+        };
+        let good = &mut |signature: &Signature, _| Ok::<_, ()>(signature.armor.trim() == "good");
+
+        let unsigned = found(accept(None));
+        assert!(unsigned.best(false).is_some(), "signing off: it counts");
+        assert_eq!(unsigned.best(true), None);
+        assert_eq!(unsigned.best_trusted(true, good), Ok(None));
+
+        let forged = found(accept(Some("forged")));
+        assert_eq!(forged.best_trusted(true, good), Ok(None));
+
+        let proof_good = Record {
+            signature: Some(signature("good")),
+            ..signed.clone()
+        };
+        let note = append_proof("", &proof_good, &[failure()]);
+        let digest_p = record::digest_of_text(&proof_good.render());
+        let texts = record::split_records(&note);
+        let marks = Marks::of_check(&texts, &id(TREE), None);
+        let mut names = vec![digest_p];
+        names.extend(marks.contests_naming(&[digest_p]));
+        let read_with = |armor: Option<&str>| {
+            let accept = Mark {
+                check: None,
+                signature: armor.map(signature),
+                ..mark(Kind::Accept, names.clone())
+            };
+            crate::proof::Found::from_proofs(read(&record::merge(&note, &accept.render())))
+        };
+        assert_eq!(read_with(Some("forged")).best_trusted(true, good), Ok(None));
+        let mut time = |found: &crate::proof::Found| {
+            found
+                .best_trusted(true, good)
+                .map(|best| best.map(|r| r.time))
+        };
+        assert_eq!(time(&read_with(Some("good"))), Ok(Some(proof_good.time)));
+        // A proof no contest ever named needs no acceptance.
+        let plain = crate::proof::Found::from_proofs(read(&proof_good.render()));
+        assert_eq!(time(&plain), Ok(Some(proof_good.time)));
     }
 
     #[test]

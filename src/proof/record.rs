@@ -12,7 +12,7 @@ use time::format_description::well_known::Rfc3339;
 pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
-use super::contest::{Contested, Marks, parse_mark};
+use super::contest::{Contested, Mark, Marks, parse_mark};
 
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
@@ -98,6 +98,9 @@ pub(crate) struct Proofs {
     pub contested: Vec<Contested>,
     /// Proofs a person revoked: they never count again.
     pub revoked: Vec<Record>,
+    /// The valid proofs that count only through a person's acceptance of their contests, with
+    /// those acceptances: with signing on, only a signed acceptance lets them count.
+    pub accepted: Vec<(Record, Vec<Mark>)>,
 }
 
 impl Proofs {
@@ -144,6 +147,10 @@ impl Proofs {
                             failure: failure.clone(),
                         });
                     } else {
+                        let acceptances = marks.acceptances_of(&digest);
+                        if !acceptances.is_empty() {
+                            proofs.accepted.push((record.clone(), acceptances));
+                        }
                         proofs.valid.push(record);
                     }
                 }

@@ -482,3 +482,38 @@ fn a_contested_check_is_named_by_status_check_and_the_gate() {
         "{notice}"
     );
 }
+
+/// With signing on, an acceptance written without a signature (by hand, or with signing off)
+/// does not make a contested signed proof count for `status`, `run` or a stop; a signed one does.
+#[test]
+fn with_signing_on_an_unsigned_acceptance_settles_nothing() {
+    let repo = flaky();
+    let (key, _) = crate::signed::keygen(&repo, "alice");
+    crate::signed::sign_with(&repo, key.to_str().unwrap());
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.write("flag", "");
+    repo.prove_it(&["run", "--force"]).assert().code(1);
+    repo.remove("flag");
+    repo.git(&["config", "prove-it.sign", "false"]);
+    repo.prove_it(&["accept", "HEAD", "--reason", "unsigned"])
+        .assert()
+        .code(0);
+    repo.prove_it(&["status"]).assert().code(0);
+    repo.git(&["config", "prove-it.sign", "true"]);
+    repo.prove_it(&["status"]).assert().code(1);
+    let run = repo.prove_it(&["run"]).assert();
+    assert!(!stdout(&run).contains("already proven"), "{}", stdout(&run));
+
+    // Signed, it settles the contest.
+    let repo = passed_then_failed();
+    let (key, _) = crate::signed::keygen(&repo, "alice");
+    crate::signed::sign_with(&repo, key.to_str().unwrap());
+    repo.prove_it(&["run"])
+        .env("PROVE_IT_TEST_CLOCK_OFFSET", "60")
+        .assert()
+        .code(1);
+    repo.prove_it(&["accept", "HEAD", "--reason", "signed"])
+        .assert()
+        .code(0);
+    repo.prove_it(&["status"]).assert().code(0);
+}
