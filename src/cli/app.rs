@@ -1,8 +1,8 @@
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use super::{
-    Failure, bisect, check, claim, completions, doctor, hook, init, install, install_man, ledger,
-    log, run, status, sync,
+    Failure, accept, bisect, check, claim, completions, doctor, hook, init, install, install_man,
+    ledger, log, revoke, run, status, sync,
 };
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
@@ -59,6 +59,8 @@ enum Command {
     Bisect(bisect::Args),
     Log(log::Args),
     Sync(sync::Args),
+    Revoke(revoke::Args),
+    Accept(accept::Args),
     Doctor(doctor::Args),
     Install(install::Args),
     InstallMan(install_man::Args),
@@ -89,6 +91,8 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Bisect(args) => bisect::run(&args, &mut out, &mut err),
         Command::Log(args) => log::run(&args, &mut out),
         Command::Sync(args) => sync::run(&args, &mut out),
+        Command::Revoke(args) => revoke::run(&args, &mut out),
+        Command::Accept(args) => accept::run(&args, &mut out),
         Command::Doctor(args) => doctor::run(&args, &mut out),
         Command::Install(args) => install::run(&args, &mut out),
         Command::InstallMan(args) => install_man::run(&args, &mut out),

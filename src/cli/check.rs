@@ -28,8 +28,10 @@ use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeR
 /// the agent's session. So is one whose prove-it.toml, or a check's script, is not the base's. --strict refuses such a range unless --allow-verify-change.
 ///
 /// A commit whose verify.sh (or a check) failed on that very tree says so: "failed (exit 1, 3
-/// min ago)", from the local refs/notes/prove-it-failures. A failure on record never changes
-/// whether a commit counts as proven, nor the exit status.
+/// min ago)", from the local refs/notes/prove-it-failures. A failure on record changes whether a
+/// commit counts only as a contest: a pass and a failure of the same script on one tree make
+/// its proof "contested", stored in refs/notes/prove-it, never proven until a person runs 'git
+/// prove-it revoke' or 'git prove-it accept'.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,

@@ -471,6 +471,8 @@ struct Report {
     reason: Option<String>,
     /// A run that ended in an error: what it said.
     message: Option<String>,
+    /// A pass whose proof a failing run of the same script contests.
+    contested: bool,
 }
 
 #[derive(Debug, Default, serde::Deserialize)]
@@ -506,6 +508,9 @@ pub(crate) enum Ran {
         ran: bool,
         duration_ms: u64,
         flaky: u32,
+        /// It passed, and a failing run of the same script on the same key contests the proof
+        /// it made: a pass to `bisect`, not proven to a range.
+        contested: bool,
     },
     /// Each check (or verify.sh) that failed, or changed its inputs while it ran.
     Failed(Vec<FailedRun>),
@@ -555,13 +560,32 @@ impl Proved {
                     ran: !proofs.is_empty(),
                     duration_ms: proofs.iter().map(|p| p.duration_ms).max().unwrap_or(0),
                     flaky: proofs.iter().map(|p| p.flaky).max().unwrap_or(0),
+                    contested: false,
                 }
             }
             (exit::NOT_PROVEN, Ok(report)) => {
-                let failed: Vec<FailedRun> = match report.result.as_deref() {
-                    Some("checks") => report.checks.iter().filter_map(failed_run).collect(),
-                    _ => failed_run(&report).into_iter().collect(),
-                };
+                let (failed, contested): (Vec<FailedRun>, Vec<&Report>) =
+                    match report.result.as_deref() {
+                        Some("checks") => (
+                            report.checks.iter().filter_map(failed_run).collect(),
+                            report.checks.iter().filter(|c| c.contested).collect(),
+                        ),
+                        _ => (
+                            failed_run(&report).into_iter().collect(),
+                            [&report].into_iter().filter(|r| r.contested).collect(),
+                        ),
+                    };
+                if failed.is_empty() && !contested.is_empty() {
+                    let proofs: Vec<&ProofReport> =
+                        contested.iter().filter_map(|c| c.proof.as_ref()).collect();
+                    return Ran::Proven {
+                        outcome: Outcome::NotProven,
+                        ran: true,
+                        duration_ms: proofs.iter().map(|p| p.duration_ms).max().unwrap_or(0),
+                        flaky: proofs.iter().map(|p| p.flaky).max().unwrap_or(0),
+                        contested: true,
+                    };
+                }
                 if failed.is_empty() {
                     Ran::Error("its run exited 1, but its report names no check that failed".into())
                 } else {
@@ -654,6 +678,25 @@ mod tests {
         .ran()
     }
 
+    /// Regression: a contested pass exits 1 with a `proven` result, which read as "exited 1,
+    /// but its report names no check that failed" instead of the pass it was.
+    #[test]
+    fn a_contested_pass_reads_as_not_a_pass() {
+        assert_eq!(
+            ran(
+                1,
+                r#"{"outcome":"NOT_PROVEN","result":"proven","contested":true,"proof":{"duration_ms":40}}"#,
+            ),
+            Ran::Proven {
+                outcome: Outcome::NotProven,
+                ran: true,
+                duration_ms: 40,
+                flaky: 0,
+                contested: true,
+            }
+        );
+    }
+
     #[test]
     fn a_run_report_reads_as_the_result_it_says() {
         assert_eq!(
@@ -665,7 +708,8 @@ mod tests {
                 outcome: Outcome::Proven,
                 ran: true,
                 duration_ms: 40,
-                flaky: 1
+                flaky: 1,
+                contested: false,
             }
         );
         assert!(matches!(

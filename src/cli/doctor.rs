@@ -34,7 +34,8 @@ pub(crate) struct Args {
     json: bool,
 
     /// Put proof records that other writers dropped (see the reflog check) back into
-    /// refs/notes/prove-it, beside whatever the notes hold now.
+    /// refs/notes/prove-it, beside whatever the notes hold now; never a proof a person revoked
+    /// ('git prove-it revoke').
     #[arg(long)]
     restore: bool,
 
@@ -49,8 +50,8 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let repo = Repo::discover(&cwd)?;
     let mut restored = 0;
     if args.restore {
-        for overwrite in repo.overwritten_notes(&crate::proof::merge)? {
-            if repo.restore_records(&overwrite, &crate::proof::merge)? {
+        for overwrite in repo.overwritten_notes(&crate::proof::merge_unrevoked)? {
+            if repo.restore_records(&overwrite, &crate::proof::merge_unrevoked)? {
                 restored += 1;
             }
         }

@@ -27,7 +27,9 @@ use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle, Stats
 /// A commit not proven whose verify.sh failed on that very tree (a failure on record in the local
 /// refs/notes/prove-it-failures) says "failed (exit 1, 3 min ago)" instead of "unproven"; with a
 /// checks file, its line names the check: "failed: docs (exit 1, 3 min ago)", and -p shows the
-/// failed run's last lines. A failure never counts for or against a proof. A proof that passed
+/// failed run's last lines. A failure counts against a proof only as a contest: a pass and a
+/// failure of the same script on one tree show "contested" (see 'git prove-it revoke' and
+/// 'git prove-it accept'), read from refs/notes/prove-it alone. A proof that passed
 /// only after failed runs (git config prove-it.retries) says "proven (flaky: 1)".
 ///
 /// For a range (BASE..HEAD), a listed commit whose verify.sh is not the base's is named after the

@@ -3,6 +3,7 @@
 //!
 //! Only this module uses `anyhow`; it never prints except through `report`.
 
+mod accept;
 mod app;
 mod bisect;
 mod check;
@@ -18,6 +19,7 @@ mod install_man;
 mod ledger;
 mod log;
 mod range;
+mod revoke;
 pub(crate) mod run;
 mod signers;
 mod status;

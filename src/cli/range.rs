@@ -300,6 +300,19 @@ fn result_of(ran: Ran) -> RangeResult {
             ran: false,
             ..
         } => RangeResult::AlreadyProven { outcome },
+        // It passed, and does not count: not proven, as `check` would say.
+        Ran::Proven {
+            contested: true,
+            duration_ms,
+            ..
+        } => RangeResult::Failed {
+            checks: Vec::new(),
+            exit: "passed, but a failing run of the same script on this state contests the proof"
+                .to_string(),
+            duration_ms,
+            tail: Vec::new(),
+            log: None,
+        },
         Ran::Proven {
             outcome,
             duration_ms,

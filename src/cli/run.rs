@@ -317,13 +317,21 @@ fn prove(
     };
     progress.finish(Duration::from_millis(duration_ms), err);
 
-    let outcome = match &attempted {
-        Attempted::Proven(record) => record.outcome,
-        Attempted::Failed { .. } | Attempted::StateChanged { .. } => Outcome::Disproven,
-        Attempted::CannotTest { .. } => Outcome::NotProven,
+    let (_, result) = check_result(&ctx.repo, attempted, before.id, &shown(ctx, args))?;
+    let outcome = match &result {
+        RunResult::Proven {
+            contested: true, ..
+        } => Outcome::NotProven,
+        RunResult::Proven { proof, .. } => proof.outcome,
+        RunResult::CannotTest { .. } => Outcome::NotProven,
+        _ => Outcome::Disproven,
     };
-    let (_, result) = check_result(attempted, before.id, &shown(ctx, args));
-    let code = outcome_code(outcome);
+    // A contested pass is not proven (1); a state that cannot be tested says so (125).
+    let code = match (&result, outcome) {
+        (RunResult::CannotTest { .. }, _) => exit::CANNOT_TEST,
+        (_, Outcome::Disproven | Outcome::NotProven) => exit::NOT_PROVEN,
+        _ => exit::OK,
+    };
     Ok((
         code,
         RunReport {
@@ -432,7 +440,7 @@ fn prove_checks(
             None => {
                 let (_, attempted) = results.next().expect("one result for each check run");
                 let (input_tree, result) =
-                    check_result(attempted, proven.input_tree, &shown(ctx, args));
+                    check_result(repo, attempted, proven.input_tree, &shown(ctx, args))?;
                 CheckRun {
                     name: proven.check.name.clone(),
                     run: proven.check.run.clone(),
@@ -442,7 +450,14 @@ fn prove_checks(
             }
         };
         outcome = match (&report.result, outcome) {
-            (RunResult::Failed { .. } | RunResult::StateChanged { .. }, _) => Outcome::Disproven,
+            (
+                RunResult::Failed { .. }
+                | RunResult::StateChanged { .. }
+                | RunResult::Proven {
+                    contested: true, ..
+                },
+                _,
+            ) => Outcome::Disproven,
             (_, Outcome::Disproven) => Outcome::Disproven,
             // A check that cannot test its inputs leaves the state unproven, not failing.
             (RunResult::CannotTest { .. }, _) | (_, Outcome::NotProven) => Outcome::NotProven,
@@ -544,16 +559,18 @@ fn shown<'a>(ctx: &Context, args: &'a Args) -> impl Fn(&std::path::Path) -> Stri
 }
 
 fn check_result(
+    repo: &Repo,
     attempted: Attempted,
     input_tree: gix::ObjectId,
     shown: &dyn Fn(&std::path::Path) -> String,
-) -> (String, RunResult) {
-    match attempted {
+) -> Result<(String, RunResult), crate::git::Error> {
+    Ok(match attempted {
         Attempted::Proven(record) => (
             record.tree.to_string(),
             RunResult::Proven {
                 proof: ProofSummary::from(&*record),
                 proofs_ref: PROOFS_REF,
+                contested: crate::proof::is_contested(repo, &record)?,
             },
         ),
         Attempted::Failed {
@@ -609,7 +626,7 @@ fn check_result(
                 changed_paths,
             },
         ),
-    }
+    })
 }
 
 /// A checks file that cannot be read is the repository's to fix.

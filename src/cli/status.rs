@@ -10,7 +10,9 @@ use crate::proof::{
     CHECKS_FILE, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK, lookup_failure,
     lookup_proof, state_check_proofs,
 };
-use crate::report::{self, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck, StatusReport};
+use crate::report::{
+    self, ContestSummary, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck, StatusReport,
+};
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
 /// whom, when) it was proven. Runs nothing.
@@ -63,6 +65,10 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         }
         _ => None,
     };
+    let contested = found
+        .contest()
+        .filter(|_| best.is_none() && dirty.is_empty())
+        .map(ContestSummary::from);
     let outcome = match (armed.is_armed(), best) {
         (false, _) => Outcome::InsufficientEvidence,
         (true, Some(record)) => record.outcome,
@@ -90,12 +96,14 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             .iter()
             .map(|i| i.problem.to_string())
             .chain(unsigned_line(found.unsigned_passed_over(signed_only)))
+            .chain(revoked_line(found.revoked.len()))
             .collect(),
         checks: None,
         checks_error: None,
         failure,
         uncovered: Vec::new(),
         uncovered_count: 0,
+        contested,
     };
     print(args, &report, out)
 }
@@ -141,6 +149,17 @@ fn print(args: &Args, report: &StatusReport, out: &mut dyn Write) -> Result<u8, 
 fn unsigned_line(passed_over: usize) -> Option<String> {
     (passed_over > 0)
         .then(|| "an unsigned proof, which does not count while prove-it.sign is on".to_string())
+}
+
+/// The line saying proofs were revoked by a person, when `revoked` were.
+fn revoked_line(revoked: usize) -> Option<String> {
+    (revoked > 0).then(|| match revoked {
+        1 => "a proof revoked by a person ('git prove-it revoke'), which never counts again"
+            .to_string(),
+        n => format!(
+            "{n} proofs revoked by a person ('git prove-it revoke'), which never count again"
+        ),
+    })
 }
 
 /// The status of a state with a checks file (SPEC.md section 2.1): each check with its input
@@ -193,6 +212,7 @@ fn with_checks(
                 .iter()
                 .map(|i| i.problem.to_string())
                 .chain(unsigned_line(check.found.unsigned_passed_over(signed_only)))
+                .chain(revoked_line(check.found.revoked.len()))
                 .map(move |problem| format!("check {}: {problem}", check.check.name))
         })
         .collect();
@@ -215,6 +235,11 @@ fn with_checks(
                 proof: best.map(ProofSummary::from),
                 script_problem: check.check.runnable().err(),
                 failure,
+                contested: check
+                    .found
+                    .contest()
+                    .filter(|_| best.is_none() && dirty.is_empty())
+                    .map(ContestSummary::from),
             })
         })
         .collect::<Result<_, crate::git::Error>>()?;
@@ -246,5 +271,6 @@ fn with_checks(
         failure: None,
         uncovered: uncovered.paths,
         uncovered_count: uncovered.count,
+        contested: None,
     })
 }

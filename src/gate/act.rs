@@ -102,6 +102,9 @@ fn run(
         &mut |_| {},
     );
     Ok(match attempted {
+        Ok(Attempted::Proven(record)) if proof::is_contested(&ctx.repo, &record)? => {
+            (RunFacts::Flaky { checks: Vec::new() }, None)
+        }
         Ok(Attempted::Proven(record)) => (RunFacts::Passed(record.outcome), None),
         Ok(Attempted::Failed {
             exit,
@@ -304,7 +307,19 @@ fn run_checks(
         paths.dedup();
         return Ok((RunFacts::StateChanged { paths }, None));
     }
-    // Every check run passed; the turn's proof is bounded if any check's is, run now or before.
+    // Every check run passed; a pass a failing run contests settles nothing.
+    let mut contested = Vec::new();
+    for (name, attempted) in &ran {
+        if let Attempted::Proven(record) = attempted
+            && proof::is_contested(&ctx.repo, record)?
+        {
+            contested.push(name.clone());
+        }
+    }
+    if !contested.is_empty() {
+        return Ok((RunFacts::Flaky { checks: contested }, None));
+    }
+    // The turn's proof is bounded if any check's is, run now or before.
     let bounded = ran.iter().any(|(_, attempted)| {
         matches!(attempted, Attempted::Proven(record) if record.outcome == Outcome::BoundedClaimSurvives)
     }) || matches!(

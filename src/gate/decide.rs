@@ -76,6 +76,11 @@ pub(crate) enum State {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum RunFacts {
     Passed(Outcome),
+    /// It passed, and its proof is contested: a run of the same script failed on the same
+    /// state (`checks`: the named checks so contested; empty for the root verify.sh).
+    Flaky {
+        checks: Vec<String>,
+    },
     Failed {
         /// "exit code 1", "timed out after 300 s", ...
         exit: String,
@@ -290,6 +295,12 @@ pub(crate) enum Verdict {
     Yield { why: Why, max: u32 },
     /// `PROVE_IT_SKIP=1`: the turn ends unverified, and the gate says so.
     Skipped,
+    /// verify.sh (or `checks`) passed on a state on which a run of the same script failed:
+    /// the turn ends, unverified and saying so, and the contest stays for a person.
+    Flaky {
+        #[serde(default)]
+        checks: Vec<String>,
+    },
     /// `PROVE_IT_SKIP=api,docs`: the other checks are proven; these were not run, and the
     /// turn ends unverified, saying so.
     SkippedChecks { checks: Vec<String> },
@@ -316,7 +327,8 @@ impl Verdict {
             Verdict::Yield { .. }
             | Verdict::Skipped
             | Verdict::SkippedChecks { .. }
-            | Verdict::Uncovered { .. } => Outcome::NotProven,
+            | Verdict::Uncovered { .. }
+            | Verdict::Flaky { .. } => Outcome::NotProven,
         }
     }
 }
@@ -504,6 +516,10 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         },
         // Rule 7.
         Some(RunFacts::Passed(outcome)) => proven(*outcome),
+        // A pass does not settle a contest: a person does (SPEC.md section 2.3).
+        Some(RunFacts::Flaky { checks }) => Done(Verdict::Flaky {
+            checks: checks.clone(),
+        }),
         // Rules 8 and 10.
         Some(RunFacts::Failed {
             exit,
@@ -829,6 +845,21 @@ mod tests {
             *proof = Some(Outcome::BoundedClaimSurvives);
         });
         assert_eq!(verdict(&o), Verdict::Bounded);
+    }
+
+    /// A pass on a state a failing run of the same script contests settles nothing: the turn
+    /// ends, NOT_PROVEN and saying so, never as proven.
+    #[test]
+    fn a_contested_pass_ends_the_turn_flaky_and_not_proven() {
+        let mut o = changed();
+        o.run = Some(RunFacts::Flaky {
+            checks: vec!["api".into()],
+        });
+        let flaky = Verdict::Flaky {
+            checks: vec!["api".into()],
+        };
+        assert_eq!(verdict(&o), flaky);
+        assert_eq!(flaky.outcome(), Outcome::NotProven);
     }
 
     #[test]

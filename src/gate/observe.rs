@@ -239,7 +239,9 @@ pub(crate) fn stop(
                     head_tree,
                     verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
                     proof: lookup_proof(repo, tree.id, tree.verify)?
-                        .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))
+                        .best_trusted(ctx.signed_only, &mut |signature, time| {
+                            signatures.good(signature, time)
+                        })
                         .map_err(Error::from)?
                         .map(|record| record.outcome),
                     checks: None,
@@ -406,7 +408,9 @@ fn observe_checks(
         }
         let best = found
             .found
-            .best_trusted(ctx.signed_only, &mut |record| signatures.good(record))?
+            .best_trusted(ctx.signed_only, &mut |signature, time| {
+                signatures.good(signature, time)
+            })?
             .map(|record| record.outcome);
         match best {
             Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {

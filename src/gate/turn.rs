@@ -83,6 +83,7 @@ impl TurnState {
             Verdict::Yield { max, .. } => self.blocks <= *max,
             Verdict::Quiet(_)
             | Verdict::Bounded
+            | Verdict::Flaky { .. }
             | Verdict::Skipped
             | Verdict::SkippedChecks { .. }
             | Verdict::Uncovered { .. } => self.blocks <= MAX_PLAUSIBLE_BLOCKS,
@@ -151,6 +152,7 @@ impl Answer {
             Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) | Verdict::Block { .. } => false,
             Verdict::Quiet(Quiet::Proven) => facts.anchor_missing,
             Verdict::Bounded
+            | Verdict::Flaky { .. }
             | Verdict::Yield { .. }
             | Verdict::Skipped
             | Verdict::SkippedChecks { .. }

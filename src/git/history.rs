@@ -70,6 +70,19 @@ impl Repo {
         Ok(selection)
     }
 
+    /// The tree `spec` names when it names a tree itself (a tree id, `HEAD^{tree}`); `None`
+    /// when it names anything else, a commit or a range included.
+    pub(crate) fn named_tree(&self, spec: &str) -> Result<Option<ObjectId>, Error> {
+        let Ok(Spec::Include(id)) = self.git.rev_parse(spec).map(|s| s.detach()) else {
+            return Ok(None);
+        };
+        let object = self
+            .git
+            .find_object(id)
+            .map_err(Error::read(format!("the object {id} named by {spec:?}")))?;
+        Ok((object.kind == gix::object::Kind::Tree).then_some(id))
+    }
+
     fn peel_to_commit(&self, id: ObjectId, spec: &str) -> Result<ObjectId, Error> {
         let object = self
             .git

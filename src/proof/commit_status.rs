@@ -10,6 +10,7 @@ use gix::ObjectId;
 use super::cannot_test::{CannotTest, lookup_cannot_test};
 use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs_in};
 use super::checks_file::CHECKS_FILE;
+use super::contest::Contested;
 use super::failure::{Failure, lookup_failure};
 use super::lookup::Found;
 use super::record::{Invalid, Outcome, Problem, Record, Script};
@@ -23,6 +24,9 @@ pub(crate) enum Standing {
     /// Only valid `BOUNDED_CLAIM_SURVIVES` records: proven through an edited verify.sh; for a
     /// commit with checks, every check is proven and one at least only so.
     ProvenEdited(Record),
+    /// No proof counts because a failing run of the same script contests it (SPEC.md section
+    /// 2.3); for a commit with checks, some check is contested.
+    Contested(Box<Contested>),
     /// No record at all; for a commit with checks, some check is not proven.
     Unproven,
     /// Records, none of them valid; for a commit with checks, each check not proven has
@@ -164,7 +168,8 @@ impl Standing {
         match self {
             Standing::Proven(_) => true,
             Standing::ProvenEdited(_) => !strict,
-            Standing::Unproven
+            Standing::Contested(_)
+            | Standing::Unproven
             | Standing::Invalid
             | Standing::NotArmed
             | Standing::ScriptMissing(_)
@@ -177,6 +182,7 @@ impl Standing {
         match self {
             Standing::Proven(_) => "proven",
             Standing::ProvenEdited(_) => "proven-edited",
+            Standing::Contested(_) => "contested",
             Standing::Unproven => "unproven",
             Standing::Invalid => "invalid",
             Standing::NotArmed => "not-armed",
@@ -223,6 +229,9 @@ fn standing_of_found(found: &Found, unarmed: bool) -> (Standing, Option<Signatur
     let standing = match best {
         Some(record) => standing_of(record),
         None if unarmed => Standing::NotArmed,
+        None if found.contest().is_some() => Standing::Contested(Box::new(
+            found.contest().cloned().expect("checked just above"),
+        )),
         None if found.invalid.is_empty() => Standing::Unproven,
         None => Standing::Invalid,
     };
@@ -331,6 +340,13 @@ fn roll_up(status: &mut CommitStatus) {
                 Some(record) => Standing::ProvenEdited((*record).clone()),
                 None => Standing::Proven(records[0].clone()),
             }
+        }
+        None if let Some(contested) = checks.iter().find_map(|c| match &c.standing {
+            Standing::Contested(contested) => Some(contested.clone()),
+            _ => None,
+        }) =>
+        {
+            Standing::Contested(contested)
         }
         None if checks
             .iter()
@@ -804,7 +820,7 @@ mod tests {
             input_tree: id(60),
             found: Found::from_proofs(crate::proof::record::Proofs {
                 valid: records,
-                invalid: Vec::new(),
+                ..Default::default()
             }),
         }
     }

@@ -4,9 +4,12 @@
 
 use gix::ObjectId;
 
+use super::contest::{Contested, Mark};
 use super::record::{Invalid, Outcome, Proofs, Record};
 use crate::git::{self, PROOFS_REF, Repo};
+use crate::signing::Signature;
 use crate::signing::{self, SignatureCheck, Verifier};
+use time::OffsetDateTime;
 
 /// What the note of one state tree holds, as far as proving it goes.
 #[derive(Debug, Default)]
@@ -16,6 +19,12 @@ pub(crate) struct Found {
     pub valid: Vec<Record>,
     /// Records that do not parse into a proof of this tree through this verify.sh.
     pub invalid: Vec<Invalid>,
+    /// Proofs through this verify.sh that a failing run contests: they do not count.
+    pub contested: Vec<Contested>,
+    /// Proofs through this verify.sh that a person revoked.
+    pub revoked: Vec<Record>,
+    /// The valid proofs that count only through a person's acceptance, with the acceptances.
+    pub accepted: Vec<(Record, Vec<Mark>)>,
 }
 
 impl Found {
@@ -34,39 +43,97 @@ impl Found {
 
     /// The proofs of one note, sorted best first.
     pub(crate) fn from_proofs(proofs: Proofs) -> Found {
-        let Proofs { mut valid, invalid } = proofs;
+        let Proofs {
+            mut valid,
+            invalid,
+            mut contested,
+            revoked,
+            accepted,
+        } = proofs;
         // A stable sort: of two records alike in kind and time, the one written first leads.
         valid.sort_by_key(|r| std::cmp::Reverse((r.outcome == Outcome::Proven, r.time)));
-        Found { valid, invalid }
+        contested.sort_by_key(|c| std::cmp::Reverse(c.proof.time));
+        Found {
+            valid,
+            invalid,
+            contested,
+            revoked,
+            accepted,
+        }
     }
 
     /// The proof that spares the tree a run: the best one, among signed ones only when
     /// `signed_only` (with signing on, an unsigned proof is made again, signed; SPEC.md 3.1).
     /// Signatures are not checked here.
     pub(crate) fn best(&self, signed_only: bool) -> Option<&Record> {
-        self.valid
+        self.valid.iter().find(|record| {
+            !signed_only
+                || (record.signature.is_some()
+                    && self
+                        .acceptances(record)
+                        .is_none_or(|marks| marks.iter().any(|m| m.signature.is_some())))
+        })
+    }
+
+    /// The acceptances `record` counts through, when it counts only through a person's.
+    fn acceptances(&self, record: &Record) -> Option<&[Mark]> {
+        self.accepted
             .iter()
-            .find(|record| !signed_only || record.signature.is_some())
+            .find(|(accepted, _)| accepted == record)
+            .map(|(_, marks)| marks.as_slice())
     }
 
     /// The proof that spares the tree a run at an agent's stop: `best(false)` when signing is
     /// off; with it on, the best signed proof whose signature `good` accepts (issue 19, hole
     /// 9), so that a signed record copied to another tree with its `tree:` edited is not taken
     /// on its word. `good` is asked nothing when signing is off.
+    /// A proof that counts only through a person's acceptance of its contest needs, with
+    /// signing on, an acceptance whose signature `good` accepts too.
     pub(crate) fn best_trusted<E>(
         &self,
         signed_only: bool,
-        good: &mut dyn FnMut(&Record) -> Result<bool, E>,
+        good: &mut dyn FnMut(&Signature, OffsetDateTime) -> Result<bool, E>,
     ) -> Result<Option<&Record>, E> {
         if !signed_only {
             return Ok(self.best(false));
         }
-        for record in self.valid.iter().filter(|r| r.signature.is_some()) {
-            if good(record)? {
+        for record in &self.valid {
+            let Some(signature) = &record.signature else {
+                continue;
+            };
+            if !good(signature, record.time)? {
+                continue;
+            }
+            let accepted = match self.acceptances(record) {
+                None => true,
+                Some(marks) => {
+                    let mut any = false;
+                    for mark in marks {
+                        if let Some(signature) = &mark.signature
+                            && good(signature, mark.time)?
+                        {
+                            any = true;
+                            break;
+                        }
+                    }
+                    any
+                }
+            };
+            if accepted {
                 return Ok(Some(record));
             }
         }
         Ok(None)
+    }
+
+    /// The contest that keeps the tree from being proven: the newest contested proof, when no
+    /// proof counts.
+    pub(crate) fn contest(&self) -> Option<&Contested> {
+        if self.valid.is_empty() {
+            self.contested.first()
+        } else {
+            None
+        }
     }
 
     /// How many valid proofs `best(signed_only)` passes over for being unsigned.
@@ -111,11 +178,12 @@ impl<'a> StopSignatures<'a> {
         }
     }
 
-    /// Whether `record`'s signature counts at a stop.
-    pub(crate) fn good(&mut self, record: &Record) -> Result<bool, SignatureError> {
-        let Some(signature) = &record.signature else {
-            return Ok(false);
-        };
+    /// Whether a signature made at `time` (a record's `time:`) counts at a stop.
+    pub(crate) fn good(
+        &mut self,
+        signature: &Signature,
+        time: OffsetDateTime,
+    ) -> Result<bool, SignatureError> {
         let repo = self.repo;
         let config = |key: &str| repo.config_string(key);
         if self.verifier.is_none() {
@@ -130,9 +198,7 @@ impl<'a> StopSignatures<'a> {
         }
         match self.verifier.as_ref().and_then(Option::as_ref) {
             Some(verifier) => Ok(matches!(
-                verifier
-                    .check(signature, record.time)
-                    .map_err(SignatureError)?,
+                verifier.check(signature, time).map_err(SignatureError)?,
                 SignatureCheck::Good { .. }
             )),
             None => signing::is_sound(&config, signature).map_err(SignatureError),

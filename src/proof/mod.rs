@@ -10,6 +10,7 @@ mod cannot_test;
 mod checks;
 mod checks_file;
 mod commit_status;
+mod contest;
 mod failure;
 mod lookup;
 mod prove;
@@ -30,6 +31,10 @@ pub(crate) use commit_status::{
 };
 #[cfg(test)]
 pub(crate) use commit_status::{classify, classify_checks};
+pub(crate) use contest::{
+    Contested, Kind as MarkKind, Resolver, Target, is_contested, merge_unrevoked, resolve,
+    targets_of_tree,
+};
 pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
@@ -41,4 +46,4 @@ pub(crate) use prove::{
 pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};
-pub(crate) use unisolated::unisolated;
+pub(crate) use unisolated::{targets as unisolated_targets, unisolated};

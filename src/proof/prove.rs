@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::checks::Check;
 use super::checks_file::VERIFY_CHECK;
 use super::failure::Failure;
-use super::record::{self, Outcome, Record, Script, Signature};
+use super::record::{Outcome, Record, Script, Signature};
 use crate::context::Clock;
 use crate::git::{self, PROOFS_REF, Repo, StateTree};
 use crate::isolation::Isolation;
@@ -107,7 +107,7 @@ pub(crate) struct ProveOptions<'a> {
     /// dependency folders the checkout holds.
     pub untestable_failure: Option<String>,
     /// The paths of the state no check reads, for each record's `uncovered:` lines.
-    pub uncovered: record::Uncovered,
+    pub uncovered: super::record::Uncovered,
 }
 
 /// What happened when verify.sh ran.
@@ -398,8 +398,11 @@ pub(crate) fn prove_checks(
                     .flatten()
             };
             // Best effort: a failure that could not be recorded still fails the run.
-            let recorded = failure
-                .is_some_and(|failure| super::failure::record_failure(repo, &failure).is_ok());
+            // A failure recorded contests the proofs of the same script on its key at once.
+            let recorded = failure.is_some_and(|failure| {
+                super::failure::record_failure(repo, &failure).is_ok()
+                    && super::contest::on_failure(repo, &failure).is_ok()
+            });
             results.push((
                 run.check.name.clone(),
                 Attempted::Failed {
@@ -500,9 +503,11 @@ pub(crate) fn prove_checks(
             Some(check) => format!("prove-it: proof of check {check} for tree {after_input}"),
             None => format!("prove-it: proof for tree {after_input}"),
         };
+        let failures =
+            super::contest::failures_of(repo, after_input, record.check.as_deref(), record.verify)?;
         repo.notes(PROOFS_REF)
             .update(after_input, &what, |existing| {
-                record::append(existing, &record)
+                super::contest::append_proof(existing, &record, &failures)
             })?;
         results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
     }

@@ -13,6 +13,8 @@ pub(crate) use crate::isolation::Isolation;
 pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
+use super::contest::{Contested, Mark, Marks, parse_mark};
+
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
 pub(crate) const VERSION: u32 = 1;
@@ -121,6 +123,14 @@ pub(crate) enum Problem {
 pub(crate) struct Proofs {
     pub valid: Vec<Record>,
     pub invalid: Vec<Invalid>,
+    /// Proofs a failing run of the same script contradicts and no person resolved: they do
+    /// not count (`contest.rs`).
+    pub contested: Vec<Contested>,
+    /// Proofs a person revoked: they never count again.
+    pub revoked: Vec<Record>,
+    /// The valid proofs that count only through a person's acceptance of their contests, with
+    /// those acceptances: with signing on, only a signed acceptance lets them count.
+    pub accepted: Vec<(Record, Vec<Mark>)>,
 }
 
 impl Proofs {
@@ -141,11 +151,38 @@ impl Proofs {
         script: Option<(ObjectId, u32)>,
     ) -> Self {
         let mut proofs = Proofs::default();
-        for parsed in parse_note(note, key) {
-            match parsed {
+        let texts = split_records(note);
+        let marks = Marks::of_check(&texts, key, check);
+        for text in &texts {
+            if let Some(mark) = parse_mark(text, key) {
+                // A contest, a revocation or an acceptance proves nothing; one that does not
+                // read is shown as any record that does not.
+                if let Err(problem) = mark {
+                    proofs.invalid.push(Invalid {
+                        problem,
+                        text: text.clone(),
+                    });
+                }
+                continue;
+            }
+            match parse_record(text, key) {
                 Ok(record) if record.check.as_deref() != check => {}
                 Ok(record) if Some((record.verify.blob, record.verify.mode)) == script => {
-                    proofs.valid.push(record);
+                    let digest = digest_of_text(text);
+                    if marks.revoked(&digest) {
+                        proofs.revoked.push(record);
+                    } else if let Some(failure) = marks.contest_of(&digest) {
+                        proofs.contested.push(Contested {
+                            proof: record,
+                            failure: failure.clone(),
+                        });
+                    } else {
+                        let acceptances = marks.acceptances_of(&digest);
+                        if !acceptances.is_empty() {
+                            proofs.accepted.push((record.clone(), acceptances));
+                        }
+                        proofs.valid.push(record);
+                    }
                 }
                 Ok(record) => proofs.invalid.push(Invalid {
                     problem: Problem::VerifyMismatch {
@@ -157,7 +194,10 @@ impl Proofs {
                     },
                     text: record.render(),
                 }),
-                Err(invalid) => proofs.invalid.push(invalid),
+                Err(problem) => proofs.invalid.push(Invalid {
+                    problem,
+                    text: text.clone(),
+                }),
             }
         }
         proofs
@@ -287,6 +327,7 @@ pub(super) fn one_line(value: &str) -> String {
 }
 
 /// Split a note into its records and parse each, checking it against the tree it is attached to.
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn parse_note(note: &str, key: &gix::oid) -> Vec<Result<Record, Invalid>> {
     split_records(note)
         .into_iter()
@@ -325,9 +366,16 @@ pub(crate) fn split_records(note: &str) -> Vec<String> {
     records
 }
 
+/// The digest of a record as a note stores it (see `contest::digest`): that of its text less
+/// its signature lines, or of its whole text when those do not read.
+pub(crate) fn digest_of_text(text: &str) -> ObjectId {
+    let canonical = split_signature(text).map_or(text, |(signed, _)| signed);
+    super::contest::digest(canonical)
+}
+
 /// Split a record's text into its canonical bytes and its signature, if it has one. The
 /// signature lines must end the record: a key after them would not be covered by it.
-fn split_signature(text: &str) -> Result<(&str, Option<Signature>), Problem> {
+pub(super) fn split_signature(text: &str) -> Result<(&str, Option<Signature>), Problem> {
     let prefix = format!("{SSH_SIGNATURE}:");
     let mut start = None;
     let mut offset = 0;
@@ -361,7 +409,7 @@ fn split_signature(text: &str) -> Result<(&str, Option<Signature>), Problem> {
     ))
 }
 
-fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
+pub(super) fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem> {
     let (text, signature) = split_signature(text)?;
     let mut record = read_fields(text)?.into_record(key)?;
     record.signature = signature;
@@ -434,6 +482,10 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "tool" => &mut fields.tool,
             "identity" => &mut fields.identity,
             "cannot-test" => &mut fields.cannot_test,
+            "contests" => &mut fields.contests,
+            "revokes" => &mut fields.revokes,
+            "accepts" => &mut fields.accepts,
+            "reason" => &mut fields.reason,
             SIGNED_OFF_BY => &mut fields.signed_off_by,
             _ => continue,
         };
@@ -476,6 +528,11 @@ pub(super) struct Fields {
     pub output: Option<String>,
     pub uncovered: Vec<String>,
     pub uncovered_count: Option<String>,
+    /// The digests a contest, a revocation or an acceptance names (`contest.rs`).
+    pub contests: Option<String>,
+    pub revokes: Option<String>,
+    pub accepts: Option<String>,
+    pub reason: Option<String>,
 }
 
 pub(super) fn required(value: Option<String>, name: &str) -> Result<String, Problem> {

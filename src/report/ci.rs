@@ -224,6 +224,7 @@ mod tests {
             checks_error: None,
             failure: None,
             cannot_test: None,
+            contested: None,
             require_signed: false,
         }
     }

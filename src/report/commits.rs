@@ -4,7 +4,7 @@ use crate::outcome::Outcome;
 use serde::Serialize;
 use time::OffsetDateTime;
 
-use super::ProofSummary;
+use super::{ContestSummary, ProofSummary};
 use crate::proof::{
     CannotTest, CheckStatus, CommitStatus, Failure, SignatureStatus, Standing, VerifyChange,
 };
@@ -129,7 +129,7 @@ pub(crate) struct CommitReport {
     pub commit: String,
     pub tree: String,
     pub subject: String,
-    /// proven, proven-edited, unproven, invalid or not-armed; checks-error for a commit whose
+    /// proven, proven-edited, contested, unproven, invalid or not-armed; checks-error for a commit whose
     /// checks file is in error.
     pub status: &'static str,
     /// Whether it counts as proven under the options in force (`--strict`).
@@ -158,6 +158,10 @@ pub(crate) struct CommitReport {
     /// tree, when the commit is not proven and no failure on record is newer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cannot_test: Option<CannotTestSummary>,
+    /// The proof a failing run of the same script contests (status `contested`; with a checks
+    /// file, the first contested check's).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested: Option<ContestSummary>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
@@ -193,6 +197,10 @@ pub(crate) struct CommitCheckReport {
     /// proven and no failure on record is newer.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cannot_test: Option<CannotTestSummary>,
+    /// The proof a failing run of the same script contests, when that keeps the check from
+    /// being proven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested: Option<ContestSummary>,
 }
 
 impl CommitCheckReport {
@@ -223,6 +231,7 @@ impl CommitCheckReport {
             },
             failure: None,
             cannot_test: None,
+            contested: contest_of(&check.standing),
         }
     }
 
@@ -268,11 +277,20 @@ impl CommitCheckReport {
             }
             "proven-edited" => "proven only through an edited script (--strict)".to_string(),
             "invalid" => "invalid".to_string(),
+            "contested" => "contested".to_string(),
             "missing-script" => "missing script".to_string(),
             _ if self.untestable().is_some() => "cannot test".to_string(),
             _ if self.failed().is_some() => "failed".to_string(),
             _ => "missing".to_string(),
         }
+    }
+}
+
+/// The contest that keeps a commit or check from being proven, in its words.
+fn contest_of(standing: &Standing) -> Option<ContestSummary> {
+    match standing {
+        Standing::Contested(contested) => Some(ContestSummary::from(&**contested)),
+        _ => None,
     }
 }
 
@@ -336,6 +354,7 @@ impl CommitReport {
             },
             failure: None,
             cannot_test: None,
+            contested: contest_of(&checked.standing),
             require_signed,
         }
     }
@@ -498,6 +517,10 @@ impl CommitReport {
             ),
             "proven-edited" => "proven only through an edited verify.sh (--strict)".to_string(),
             "not-armed" => "not armed: its tree has no verify.sh".to_string(),
+            "contested" => self
+                .contested
+                .as_ref()
+                .map_or_else(|| "contested".to_string(), ContestSummary::words),
             "invalid" => format!(
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
@@ -874,6 +897,10 @@ impl LogReport {
                     commit.invalid.first().map_or("?", String::as_str)
                 ),
                 (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
+                (None, "contested") => commit
+                    .contested
+                    .as_ref()
+                    .map_or_else(String::new, |c| format!("  ({})", c.words())),
                 (None, _) => String::new(),
             };
             writeln!(
@@ -1016,6 +1043,10 @@ impl CommitCheckReport {
                 "not a valid record: {}",
                 self.invalid.first().map_or("?", String::as_str)
             ),
+            (None, "contested") => self
+                .contested
+                .as_ref()
+                .map_or_else(|| "contested".to_string(), ContestSummary::words),
             (None, "missing-script") => format!(
                 "{} {}",
                 self.run,
@@ -1103,6 +1134,7 @@ mod tests {
             script_problem: None,
             failure: None,
             cannot_test: None,
+            contested: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
@@ -1150,6 +1182,7 @@ mod tests {
             checks_error: None,
             failure: None,
             cannot_test: None,
+            contested: None,
             require_signed: false,
         }
     }
@@ -1401,6 +1434,7 @@ mod tests {
             script_problem: None,
             failure: failed,
             cannot_test: None,
+            contested: None,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![

@@ -92,6 +92,17 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             );
             Message::Notice(cap(text))
         }
+        Verdict::Flaky { checks } => Message::Notice(format!(
+            "prove-it: NOT_PROVEN: {} passed on the working state (tree {tree}), but a run of \
+             the same script failed on this very state: it is flaky, and the proof is contested. \
+             The turn ends; the contest stays until a person resolves it with 'git prove-it \
+             revoke' or 'git prove-it accept' (see 'git prove-it status').",
+            if checks.is_empty() {
+                "verify.sh".to_string()
+            } else {
+                format!("check {}", checks.join(", "))
+            }
+        )),
         Verdict::Skipped => Message::Notice(
             "prove-it: skipped by PROVE_IT_SKIP=1: NOT_PROVEN, this turn ended unverified; \
              verify.sh was not run. Unset PROVE_IT_SKIP to gate turns again."

@@ -11,6 +11,7 @@ mod bisect;
 mod ci;
 mod claim;
 mod commits;
+mod contest;
 mod doctor;
 mod failure;
 mod gate;
@@ -41,6 +42,7 @@ pub(crate) use commits::{
     CheckReport, CommitReport, FailureSummary, LogReport, LogStyle, PushRefusal,
     VerifyChangeReport, ago, commit_heading, use_color,
 };
+pub(crate) use contest::{ResolveReport, Resolved};
 pub(crate) use doctor::DoctorReport;
 pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_causes};
 #[cfg(any(test, feature = "fuzzing"))]
@@ -52,7 +54,7 @@ pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
 pub(crate) use progress::Progress;
-pub(crate) use proof::ProofSummary;
+pub(crate) use proof::{ContestSummary, ProofSummary};
 pub(crate) use range::{RangeCommit, RangeReport, RangeResult};
 pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;

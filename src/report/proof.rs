@@ -92,3 +92,46 @@ impl ProofSummary {
 fn is_zero(n: &u32) -> bool {
     *n == 0
 }
+
+/// A proof a failing run of the same script contests, as `status`, `check`, `log`, the
+/// pre-push hook and the gate say it.
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ContestSummary {
+    /// When the proof was made (RFC 3339), and by which host.
+    pub proven_at: String,
+    pub proven_by: String,
+    /// When the failing run was, by which host, and how it ended.
+    pub failed_at: String,
+    pub failed_by: String,
+    pub exit: Option<String>,
+}
+
+impl From<&crate::proof::Contested> for ContestSummary {
+    fn from(contested: &crate::proof::Contested) -> Self {
+        let rfc3339 = |time: time::OffsetDateTime| {
+            time.format(&time::format_description::well_known::Rfc3339)
+                .unwrap_or_default()
+        };
+        ContestSummary {
+            proven_at: rfc3339(contested.proof.time),
+            proven_by: contested.proof.host.clone(),
+            failed_at: rfc3339(contested.failure.time),
+            failed_by: contested.failure.host.clone(),
+            exit: contested.failure.exit.clone(),
+        }
+    }
+}
+
+impl ContestSummary {
+    /// `contested: proven at TIME by HOST, failed at TIME by HOST (exit code 1)`
+    pub(crate) fn words(&self) -> String {
+        let exit = self
+            .exit
+            .as_ref()
+            .map_or_else(String::new, |exit| format!(" ({exit})"));
+        format!(
+            "contested: proven at {} by {}, failed at {} by {}{exit}",
+            self.proven_at, self.proven_by, self.failed_at, self.failed_by
+        )
+    }
+}

@@ -30,6 +30,10 @@ pub(crate) enum RunResult {
     Proven {
         proof: ProofSummary,
         proofs_ref: &'static str,
+        /// A run of the same script failed on this tree: the proof is recorded, and does not
+        /// count until a person resolves the contest.
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        contested: bool,
     },
     Failed {
         exit: String,
@@ -114,6 +118,9 @@ impl Unarmed {
     }
 }
 
+/// What `run` says of a pass a failing run of the same script contests.
+const CONTESTED_RUN: &str = "contested: a run of the same script failed on this very tree, so this proof does not count until a person resolves it ('git prove-it status' says how)";
+
 impl RunReport {
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let tree = self.tree.as_deref().map(short).unwrap_or("?");
@@ -128,13 +135,21 @@ impl RunReport {
                 writeln!(out, "already proven: tree {tree} {}", proof.by_line())?;
                 writeln!(out, "nothing was run; use --force to run verify.sh again")?;
             }
-            RunResult::Proven { proof, proofs_ref } => {
+            RunResult::Proven {
+                proof,
+                proofs_ref,
+                contested,
+            } => {
                 writeln!(
                     out,
-                    "proven: tree {tree}, verify.sh exit 0 in {}{}",
+                    "{}: tree {tree}, verify.sh exit 0 in {}{}",
+                    if *contested { "passed" } else { "proven" },
                     seconds(proof.duration_ms),
                     flaky(proof.flaky)
                 )?;
+                if *contested {
+                    writeln!(out, "{CONTESTED_RUN}")?;
+                }
                 writeln!(
                     out,
                     "recorded in {proofs_ref}, signed off by {}{}",
@@ -333,9 +348,12 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
         let input = short(&check.input_tree);
         let what = match &check.result {
             RunResult::AlreadyProven { proof } => format!("already proven {}", proof.by_line()),
-            RunResult::Proven { proof, .. } => {
+            RunResult::Proven {
+                proof, contested, ..
+            } => {
                 format!(
-                    "proven: exit 0 in {}{}",
+                    "{}: exit 0 in {}{}",
+                    if *contested { "contested" } else { "proven" },
                     seconds(proof.duration_ms),
                     flaky(proof.flaky)
                 )

@@ -3,7 +3,15 @@ use std::io::{self, Write};
 use crate::outcome::Outcome;
 use serde::Serialize;
 
-use super::ProofSummary;
+use super::{ContestSummary, ProofSummary};
+
+/// What a person does about a contested proof of the state tree `tree`.
+fn contested_hint(tree: &str) -> String {
+    let tree = super::short(tree);
+    format!(
+        "a pass and a failure of the same script on one state: find out which is true, then 'git prove-it revoke {tree} --reason TEXT' (the proof stops counting) or 'git prove-it accept {tree} --reason TEXT' (the pass counts)"
+    )
+}
 use super::commits::FailureSummary;
 
 /// What `git prove-it status` observed about the working state.
@@ -45,6 +53,10 @@ pub(crate) struct StatusReport {
     pub uncovered: Vec<String>,
     #[serde(skip_serializing_if = "is_zero")]
     pub uncovered_count: usize,
+    /// Without a checks file: the proof a failing run contests, when that keeps the state from
+    /// being proven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested: Option<ContestSummary>,
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -70,6 +82,9 @@ pub(crate) struct StatusCheck {
     /// when it is not proven.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failure: Option<FailureSummary>,
+    /// The proof of this check a failing run contests, when that keeps it from being proven.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub contested: Option<ContestSummary>,
 }
 
 impl StatusReport {
@@ -117,6 +132,10 @@ impl StatusReport {
         for check in checks {
             let standing = match (&check.proof, check.script_problem, &check.failure) {
                 (Some(proof), _, _) => format!("{} {}", proof.outcome, proof.by_line()),
+                (None, None, _) if check.contested.is_some() => {
+                    let contest = check.contested.as_ref().map(ContestSummary::words);
+                    format!("not proven, {}", contest.unwrap_or_default())
+                }
                 (None, Some(why), _) => format!("not proven: {} {why}", check.run),
                 (None, None, Some(failure)) => {
                     format!("not proven, {}", last_run_failed(failure))
@@ -137,12 +156,20 @@ impl StatusReport {
                 "hint: run 'git prove-it run' to prove the checks not proven"
             )?;
         }
+        if checks.iter().any(|c| c.contested.is_some()) {
+            writeln!(out, "hint: {}", contested_hint(&self.tree))?;
+        }
         Ok(())
     }
 
     fn proof_line(&self, out: &mut dyn Write) -> io::Result<()> {
         match &self.proof {
             Some(proof) => writeln!(out, "proof:      {} {}", proof.outcome, proof.by_line())?,
+            None if self.contested.is_some() => {
+                let contest = self.contested.as_ref().map(ContestSummary::words);
+                writeln!(out, "proof:      none, {}", contest.unwrap_or_default())?;
+                writeln!(out, "hint: {}", contested_hint(&self.tree))?;
+            }
             None if self.armed && self.dirty_submodules.is_empty() => {
                 let failed = self
                     .failure

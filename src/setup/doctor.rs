@@ -613,7 +613,7 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
                 found.len(),
                 if found.len() == 1 { "" } else { "s" },
                 if found.len() == 1 { "ies" } else { "y" },
-                found[0].0
+                found[0].key
             ),
             "review them with git prove-it log; take back those made by commit runs with git prove-it revoke --unisolated --reason '<why>', then prove again",
         )),
@@ -622,7 +622,7 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
             "git fsck",
         )),
     }
-    checks.push(match repo.overwritten_notes(&crate::proof::merge) {
+    checks.push(match repo.overwritten_notes(&crate::proof::merge_unrevoked) {
         Ok(lost) if lost.is_empty() => ok(format!(
             "no proof records dropped by other writers (the reflog of {PROOFS_REF})"
         )),

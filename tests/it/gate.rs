@@ -1425,7 +1425,13 @@ mod failures {
         let tree = repo.stock_state_tree().unwrap();
         assert!(failures_note(&repo, &tree).is_some());
         std::fs::remove_file(&flag).unwrap();
-        session.stop(false).silent();
+        // The pass ends the turn, and a failure of the same script on the same state contests
+        // it (SPEC.md section 3.3): flaky, not proven, for a person to resolve.
+        let notice = session.stop(false).notice();
+        assert!(
+            notice.contains("NOT_PROVEN") && notice.contains("flaky"),
+            "{notice}"
+        );
         assert_eq!(
             std::fs::read_to_string(&counter).unwrap().lines().count(),
             2

@@ -342,7 +342,7 @@ fn a_stop_in_a_claude_worktree_inside_the_checkout_proves_the_worktrees_own_code
 /// Earlier versions proved commits inside the checkout: `doctor` lists the records that may
 /// come from such runs (no `isolation:` line, made outside a session), and none of today's.
 #[test]
-fn doctor_lists_proofs_without_an_isolation_line_made_outside_a_session() {
+fn doctor_lists_proofs_without_an_isolation_line_and_revoke_unisolated_takes_them_back() {
     let repo = TestRepo::with_commit();
     repo.prove_it(&["run"]).assert().code(0);
     let out = repo.prove_it(&["doctor"]).output().unwrap();
@@ -360,6 +360,23 @@ fn doctor_lists_proofs_without_an_isolation_line_made_outside_a_session() {
         "{text}"
     );
     assert!(text.contains(&tree), "{text}");
+    // A team cleans them up in bulk; the proof stops counting and doctor stops listing it.
+    repo.prove_it(&[
+        "revoke",
+        "--unisolated",
+        "--reason",
+        "made inside the checkout",
+    ])
+    .assert()
+    .code(0)
+    .stdout(predicate::str::contains("revoked 1 proof"));
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!text.contains("no isolation line"), "{text}");
+    repo.prove_it(&["check"]).assert().code(1);
+    repo.prove_it(&["revoke", "--unisolated", "--reason", "again"])
+        .assert()
+        .code(2);
 }
 
 /// `run <rev>` started from a worktree nested in the checkout shows the commit at the nested

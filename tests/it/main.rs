@@ -12,6 +12,7 @@ mod claim;
 mod claim_e2e;
 mod claude_e2e;
 mod codex_e2e;
+mod contest;
 mod copilot_e2e;
 mod coverage;
 mod crash;
