@@ -416,3 +416,98 @@ fn a_commit_run_from_a_nested_worktree_sees_neither_the_checkout_nor_the_worktre
     assert_eq!(repo.note(&tree_of(&repo, &bad)), None, "no false proof");
     assert_eq!(leftovers(&repo).1, 0);
 }
+
+/// A virtualenv in the checkout with the package installed in editable mode (a real
+/// `pip install -e .`, whose `.pth` file names the checkout's `src`).
+fn editable_python(repo: &TestRepo, setup: bool) -> (String, String, Vec<(String, String)>) {
+    repo.write(
+        "pyproject.toml",
+        "[build-system]\nrequires = [\"setuptools>=61\"]\nbuild-backend = \"setuptools.build_meta\"\n[project]\nname = \"pkg\"\nversion = \"0.1\"\n",
+    );
+    repo.write("src/pkg/__init__.py", "VALUE = 1\n");
+    repo.write(".gitignore", ".venv/\n*.egg-info/\n__pycache__/\n");
+    repo.verify_script(
+        r#"exec python3 -c "import pkg, sys; sys.exit(0 if pkg.VALUE == 1 else 1)""#,
+    );
+    let install = "python3 -m venv --system-site-packages .venv && .venv/bin/pip install -q --no-build-isolation --no-index -e .";
+    if setup {
+        repo.write("setup.sh", &format!("#!/bin/sh\nset -e\n{install}\n"));
+        repo.chmod("setup.sh", 0o755);
+        repo.write("prove-it.toml", "setup = \"setup.sh\"\n");
+    }
+    let good = repo.commit_all("good");
+    repo.write("src/pkg/__init__.py", "VALUE = 2\n");
+    let bad = repo.commit_all("bad");
+    repo.git(&["checkout", "-q", &good]);
+    let out = repo.command("sh").args(["-c", install]).output().unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let venv = repo.path(".venv");
+    let path = format!(
+        "{}:{}",
+        venv.join("bin").display(),
+        crate::harness::path_with_our_binary().to_string_lossy()
+    );
+    let env = vec![
+        ("PATH".to_string(), path),
+        ("VIRTUAL_ENV".to_string(), venv.display().to_string()),
+    ];
+    (good, bad, env)
+}
+
+/// A real editable install of the checkout: a commit's run either tests the commit's code or
+/// is refused naming the link, never proves the bad commit with the checkout's good code.
+#[test]
+fn an_editable_pip_install_never_lends_the_checkouts_code_to_a_commit() {
+    let repo = TestRepo::new();
+    let (_, bad, env) = editable_python(&repo, false);
+    let run = |extra: &[(&str, &str)]| {
+        let mut cmd = repo.prove_it(&["run", &bad]);
+        cmd.envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        cmd.envs(extra.iter().copied());
+        cmd.output().unwrap()
+    };
+    // In a namespace the checkout's virtualenv is not there: the commit cannot be tested.
+    let out = run(&[]);
+    assert_eq!(out.status.code(), Some(125), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("no setup: the checkout holds .venv"),
+        "{out:?}"
+    );
+    // Without one, the editable install's link into the checkout refuses the run.
+    let out = run(&[("PROVE_IT_TEST_NO_NAMESPACE", "1")]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("__editable__.pkg-0.1.pth names"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains(&format!(
+            "VIRTUAL_ENV names {}",
+            repo.path(".venv").display()
+        )),
+        "{stderr}"
+    );
+    assert_eq!(repo.note(&tree_of(&repo, &bad)), None, "no false proof");
+}
+
+/// With a setup that installs the commit itself, the good commit is proven and the bad one
+/// fails, whatever the checkout's own virtualenv holds.
+#[test]
+fn with_a_setup_an_editable_install_proves_each_commits_own_code() {
+    let repo = TestRepo::new();
+    let (good, bad, env) = editable_python(&repo, true);
+    let run = |rev: &str| {
+        repo.prove_it(&["run", rev])
+            .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .output()
+            .unwrap()
+    };
+    let out = run(&bad);
+    assert_eq!(out.status.code(), Some(1), "the bad commit fails: {out:?}");
+    let out = run(&good);
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let note = repo.note(&tree_of(&repo, &good)).unwrap();
+    assert!(note.contains("\nisolation: namespace\n"), "{note}");
+    assert_eq!(leftovers(&repo), (0, 0));
+}
