@@ -63,6 +63,12 @@ pub(crate) struct Args {
     #[arg(long)]
     require_signed: bool,
 
+    /// Count only proofs whose run could see no other checkout than its own: a commit's run
+    /// in a mount namespace (isolation: namespace) or a working state's in its own checkout;
+    /// not isolation: none, nor records made before the isolation line existed.
+    #[arg(long)]
+    require_isolated: bool,
+
     /// The allowed signers file for --require-signed [default: git config
     /// prove-it.allowedSigners, else gpg.ssh.allowedSignersFile, relative to the worktree root, or in
     /// a bare repository to the current directory].
@@ -150,7 +156,13 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let commits: Vec<_> = standings
         .iter()
         .map(|checked| {
-            CommitReport::new(checked, args.strict, args.require_signed).with_failures(checked, now)
+            let report = CommitReport::new(checked, args.strict, args.require_signed)
+                .with_failures(checked, now);
+            if args.require_isolated {
+                report.requiring_isolation(checked)
+            } else {
+                report
+            }
         })
         .collect();
     let proven = commits.iter().all(|c| c.proven)

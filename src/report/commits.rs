@@ -165,6 +165,10 @@ pub(crate) struct CommitReport {
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
+    /// Proven, but by no record of a run isolated from other checkouts, which
+    /// `check --require-isolated` refuses (without a checks file; with one, each check says).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_isolated: bool,
 }
 
 /// One check of a commit with a checks file, as `check`, `log` and the pre-push hook report it.
@@ -189,6 +193,10 @@ pub(crate) struct CommitCheckReport {
     /// Why the script cannot run (standing `missing-script`): "does not exist", ...
     #[serde(skip_serializing_if = "Option::is_none")]
     pub script_problem: Option<&'static str>,
+    /// Proven, but by no record of a run isolated from other checkouts
+    /// (`check --require-isolated`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_isolated: bool,
     /// The newest failure on record of this check through this script for its input tree,
     /// when the check is not proven (absent when none is).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -232,6 +240,7 @@ impl CommitCheckReport {
             failure: None,
             cannot_test: None,
             contested: contest_of(&check.standing),
+            not_isolated: false,
         }
     }
 
@@ -260,6 +269,9 @@ impl CommitCheckReport {
 
     /// Why it does not count, as the word a list of check names follows: `missing`, ...
     fn why_not(&self, require_signed: bool) -> String {
+        if self.not_isolated {
+            return "not isolated (--require-isolated)".to_string();
+        }
         match self.standing {
             "proven" | "proven-edited"
                 if require_signed
@@ -356,7 +368,41 @@ impl CommitReport {
             cannot_test: None,
             contested: contest_of(&checked.standing),
             require_signed,
+            not_isolated: false,
         }
+    }
+
+    /// The same report under `check --require-isolated`: a commit, or a check, counts only
+    /// when a record that proves it ran where it could see no other checkout than its own
+    /// (`isolation: namespace`, or `checkout` for the working state), never `none` nor a
+    /// record made before the line existed.
+    pub(crate) fn requiring_isolation(mut self, checked: &CommitStatus) -> Self {
+        let isolated = |valid: &[crate::proof::Record]| {
+            valid.iter().any(|record| {
+                matches!(
+                    record.isolation.map(|how| how.as_str()),
+                    Some("namespace" | "checkout")
+                )
+            })
+        };
+        match (&mut self.checks, &checked.checks) {
+            (Some(reports), Some(checks)) => {
+                for (report, check) in reports.iter_mut().zip(checks) {
+                    if report.proven && !isolated(&check.valid) {
+                        report.proven = false;
+                        report.not_isolated = true;
+                    }
+                }
+                self.proven = self.proven && reports.iter().all(|report| report.proven);
+            }
+            _ => {
+                if self.proven && !isolated(&checked.valid) {
+                    self.proven = false;
+                    self.not_isolated = true;
+                }
+            }
+        }
+        self
     }
 
     /// The same report with the failures on record that keep `checked` (the status it was made
@@ -507,6 +553,18 @@ impl CommitReport {
             }
             Some(_) => return self.checks_summary().unwrap_or_default(),
             None => {}
+        }
+        if self.not_isolated {
+            return format!(
+                "its proof's run was not isolated from other checkouts ({}) (--require-isolated)",
+                self.proof
+                    .as_ref()
+                    .and_then(|proof| proof.isolation)
+                    .map_or(
+                        "no isolation line: an earlier version's record".to_string(),
+                        |how| { format!("isolation: {how}") }
+                    )
+            );
         }
         match self.status {
             "proven" | "proven-edited" if self.lacks_signature() => format!(
@@ -881,11 +939,12 @@ impl LogReport {
                         ""
                     };
                     format!(
-                        "  ({}{missing}, {}, {}, host {}{edited}, {})",
+                        "  ({}{missing}, {}, {}, host {}{}{edited}, {})",
                         proof.signed_off_by,
                         proof.time,
                         super::seconds(proof.duration_ms),
                         proof.host,
+                        proof.isolation_words(),
                         commit
                             .signature
                             .as_ref()
@@ -1003,10 +1062,11 @@ impl CommitReport {
         let summary = self.checks_summary().unwrap_or_default();
         match &self.proof {
             Some(proof) if self.proven => format!(
-                "  ({summary}; {}, {}, host {}, {})",
+                "  ({summary}; {}, {}, host {}{}, {})",
                 proof.signed_off_by,
                 proof.time,
                 proof.host,
+                proof.isolation_words(),
                 self.signature
                     .as_ref()
                     .map_or_else(|| "unsigned".to_string(), describe)
@@ -1027,11 +1087,12 @@ impl CommitCheckReport {
         };
         let detail = match (&self.proof, self.standing) {
             (Some(proof), _) => format!(
-                "{}, {}, {}, host {}{flaky}, {}",
+                "{}, {}, {}, host {}{}{flaky}, {}",
                 proof.signed_off_by,
                 proof.time,
                 super::seconds(proof.duration_ms),
                 proof.host,
+                proof.isolation_words(),
                 self.signature
                     .as_ref()
                     .map_or_else(|| "unsigned".to_string(), describe)
@@ -1135,6 +1196,7 @@ mod tests {
             failure: None,
             cannot_test: None,
             contested: None,
+            not_isolated: false,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
@@ -1184,6 +1246,7 @@ mod tests {
             cannot_test: None,
             contested: None,
             require_signed: false,
+            not_isolated: false,
         }
     }
 

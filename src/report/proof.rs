@@ -25,10 +25,24 @@ pub(crate) struct ProofSummary {
     pub uncovered: Vec<String>,
     #[serde(skip_serializing_if = "is_zero_count")]
     pub uncovered_count: usize,
+    /// How the run was isolated (`namespace`, `none`, `checkout`); null for a record made
+    /// before the `isolation:` line existed.
+    pub isolation: Option<&'static str>,
 }
 
 fn is_zero_count(count: &usize) -> bool {
     *count == 0
+}
+
+impl ProofSummary {
+    /// `, isolation namespace` (or `none`) for the proof of a commit's run, which `log` and
+    /// `check` show; nothing for the working state's, or a record made before the line existed.
+    pub(crate) fn isolation_words(&self) -> String {
+        match self.isolation {
+            Some(how @ ("namespace" | "none")) => format!(", isolation {how}"),
+            _ => String::new(),
+        }
+    }
 }
 
 impl From<&Record> for ProofSummary {
@@ -45,6 +59,7 @@ impl From<&Record> for ProofSummary {
             session: record.session.clone(),
             duration_ms: record.duration_ms,
             flaky: record.flaky,
+            isolation: record.isolation.map(|isolation| isolation.as_str()),
             verify_edited: record.verify_diff.is_some(),
             signed: record.signature.is_some(),
             uncovered: record.uncovered.paths.clone(),

@@ -511,3 +511,57 @@ fn with_a_setup_an_editable_install_proves_each_commits_own_code() {
     assert!(note.contains("\nisolation: namespace\n"), "{note}");
     assert_eq!(leftovers(&repo), (0, 0));
 }
+
+/// `log` and `check` say how a commit's proof was isolated, and `check --require-isolated`
+/// counts only a run that could see no other checkout: a namespace, or the working state's
+/// own checkout; never `isolation: none`, nor an earlier version's record without the line.
+#[test]
+fn check_require_isolated_refuses_proofs_of_runs_that_could_see_the_checkout() {
+    let repo = TestRepo::with_commit();
+    let first = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write("b.txt", "b\n");
+    let second = repo.commit_all("second");
+    repo.write("c.txt", "c\n");
+    let third = repo.commit_all("third");
+    repo.prove_it(&["run", &first]).assert().code(0);
+    repo.prove_it(&["run", &second])
+        .env("PROVE_IT_TEST_NO_NAMESPACE", "1")
+        .assert()
+        .code(0);
+    repo.prove_it(&["run"]).assert().code(0);
+    repo.prove_it(&["log"])
+        .assert()
+        .stdout(predicate::str::contains("host cli, isolation namespace,"))
+        .stdout(predicate::str::contains("host cli, isolation none,"));
+    repo.prove_it(&["check", "--require-isolated", &first])
+        .assert()
+        .code(0);
+    repo.prove_it(&["check", "--require-isolated", &third])
+        .assert()
+        .code(0);
+    repo.prove_it(&["check", &second]).assert().code(0);
+    repo.prove_it(&["check", "--require-isolated", &second])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "its proof's run was not isolated from other checkouts (isolation: none) (--require-isolated)",
+        ));
+    // An earlier version's record: the same proof without the line.
+    let tree = tree_of(&repo, &first);
+    let note = repo.note(&tree).unwrap();
+    repo.git(&[
+        "notes",
+        "--ref",
+        "prove-it",
+        "add",
+        "-f",
+        "-m",
+        &note.replace("isolation: namespace\n", ""),
+        &tree,
+    ]);
+    repo.prove_it(&["check", &first]).assert().code(0);
+    repo.prove_it(&["check", "--require-isolated", "--format", "json", &first])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("\"not_isolated\":true"));
+}
