@@ -226,6 +226,7 @@ mod tests {
             cannot_test: None,
             contested: None,
             require_signed: false,
+            not_isolated: false,
         }
     }
 

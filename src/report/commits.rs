@@ -1475,6 +1475,7 @@ mod tests {
             uncovered: Vec::new(),
             uncovered_count: 0,
             signed: false,
+            isolation: Some("namespace"),
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);
@@ -1498,6 +1499,7 @@ mod tests {
             failure: failed,
             cannot_test: None,
             contested: None,
+            not_isolated: false,
         };
         let mut commit = report("unproven", false);
         commit.checks = Some(vec![
