@@ -139,10 +139,13 @@ fn checks_file(repo: &Repo, checks: &mut Vec<Finding>) -> Result<(), git::Error>
     let set = match crate::proof::CheckSet::of_state(repo, &state) {
         Ok(set) => set,
         Err(error) => {
-            checks.push(fail(
-                error.to_string(),
-                "fix prove-it.toml at the line named (SPEC.md section 2.1 gives its format)",
-            ));
+            let text = error.to_string();
+            let fix = if text.contains("(min-version)") {
+                "install the git-prove-it it names or a later one: cargo install git-prove-it, or the release's install.sh"
+            } else {
+                "fix prove-it.toml at the line named (SPEC.md section 2.1 gives its format)"
+            };
+            checks.push(fail(text, fix));
             return Ok(());
         }
     };

@@ -732,3 +732,39 @@ fn the_action_installs_through_install_sh_when_the_action_has_it() {
         "{calls}"
     );
 }
+
+/// A checks file that needs a newer release (`min-version`) than the action installed says so
+/// once, as an error annotation naming both versions and the input that fixes it, and check
+/// refuses the commit naming the version.
+#[test]
+fn the_action_says_when_the_installed_release_is_older_than_the_checks_file_needs() {
+    let remote = BareRemote::new();
+    let dev = TestRepo::with_commit();
+    dev.publish_to(&remote);
+    let before = dev.git(&["rev-parse", "HEAD"]).trim().to_string();
+    dev.write("prove-it.toml", "min-version = \"99.0.0\"\n");
+    let after = dev.commit_all("needs a newer git-prove-it");
+    dev.git(&["push", "-q", "--no-verify", "origin", "main"]);
+    let workspace = TestRepo::clone_of(&remote);
+
+    let run = run_action(
+        &workspace,
+        "push",
+        &serde_json::json!({"before": before, "after": after, "ref": "refs/heads/main"}),
+        &[("binary", &binary())],
+    );
+    assert!(!run.success);
+    assert!(
+        run.stdout.contains(&format!(
+            "::error title=git-prove-it is older than prove-it.toml needs::prove-it.toml needs git-prove-it 99.0.0 or later (min-version), and this step installed {}",
+            env!("CARGO_PKG_VERSION")
+        )),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout.contains("it needs git-prove-it 99.0.0 or later"),
+        "{}",
+        run.stdout
+    );
+}

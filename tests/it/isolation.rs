@@ -565,3 +565,17 @@ fn check_require_isolated_refuses_proofs_of_runs_that_could_see_the_checkout() {
         .code(1)
         .stdout(predicate::str::contains("\"not_isolated\":true"));
 }
+
+/// `doctor` says when this build is older than the checks file needs, and how to get one.
+#[test]
+fn doctor_says_when_the_checks_file_needs_a_newer_release() {
+    let repo = TestRepo::with_commit();
+    repo.write("prove-it.toml", "min-version = \"99.0.0\"\n");
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        text.contains("it needs git-prove-it 99.0.0 or later (min-version)"),
+        "{text}"
+    );
+    assert!(text.contains("cargo install git-prove-it"), "{text}");
+}
