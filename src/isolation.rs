@@ -79,6 +79,19 @@ pub(crate) struct View {
     pub git_link: PathBuf,
 }
 
+/// `unshare`'s arguments that run a shell script (the next argument) as root of a new user
+/// namespace with a mount namespace of its own, whose mounts reach no other namespace.
+const UNSHARE: &[&str] = &[
+    "--user",
+    "--map-root-user",
+    "--mount",
+    "--propagation",
+    "private",
+    "--",
+    "sh",
+    "-c",
+];
+
 /// The shell script run as root of a new user namespace with a mount namespace of its own:
 /// make the mounts, enter the checkout's path, then leave root for the caller's own user ids
 /// in a nested user namespace, and run the program. Its arguments: the `View`'s paths, the
@@ -167,22 +180,11 @@ impl Nested {
     /// The program and arguments that run a program (appended after them, with its own
     /// arguments) in this view, from the directory it is started in.
     pub(crate) fn prefix(&self) -> Vec<OsString> {
-        let mut prefix: Vec<OsString> = [
-            "unshare",
-            "--user",
-            "--map-root-user",
-            "--mount",
-            "--propagation",
-            "private",
-            "--",
-            "sh",
-            "-c",
-            NESTED_SCRIPT,
-            "prove-it-isolation",
-        ]
-        .into_iter()
-        .map(OsString::from)
-        .collect();
+        let mut prefix: Vec<OsString> = std::iter::once("unshare")
+            .chain(UNSHARE.iter().copied())
+            .chain([NESTED_SCRIPT, "prove-it-isolation"])
+            .map(OsString::from)
+            .collect();
         prefix.extend(
             [
                 &self.stage,
@@ -223,8 +225,8 @@ pub(crate) fn namespaces_work() -> bool {
         };
         let script = r#"mount -t tmpfs prove-it "$1" && exec unshare --map-user="$2" --map-group="$3" -- true"#;
         process::Request::new("unshare")
-            .args(["--user", "--map-root-user", "--mount", "--propagation"])
-            .args(["private", "--", "sh", "-c", script, "prove-it-probe"])
+            .args(UNSHARE)
+            .args([script, "prove-it-probe"])
             .arg(probe.path())
             .arg(rustix::process::getuid().as_raw().to_string())
             .arg(rustix::process::getgid().as_raw().to_string())

@@ -20,6 +20,14 @@ pub(crate) enum Exit {
 }
 
 impl Exit {
+    /// The code it exited with, when it exited rather than being killed.
+    pub(crate) fn code(&self) -> Option<i32> {
+        match *self {
+            Exit::Code(code) => Some(code),
+            _ => None,
+        }
+    }
+
     /// A short lowercase phrase such as "exit code 3",
     /// "killed by signal 9 (SIGKILL)" or "timed out after 5 s".
     pub(crate) fn describe(&self, timeout: Duration) -> String {

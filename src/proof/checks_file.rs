@@ -92,16 +92,24 @@ fn needs_newer(text: &str) -> Result<(), Invalid> {
     }
 }
 
+/// `text` read as a checks file, once it is known not to need a newer build.
+fn read(text: &str) -> Result<File, Invalid> {
+    needs_newer(text)?;
+    toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))
+}
+
+/// The line of `text` where `span` starts, counted from 1.
+fn line_of(text: &str, span: std::ops::Range<usize>) -> usize {
+    1 + text[..span.start.min(text.len())]
+        .bytes()
+        .filter(|&b| b == b'\n')
+        .count()
+}
+
 /// The `setup` the checks file `text` declares, if any.
 pub(crate) fn setup(text: &str) -> Result<Option<Setup>, Invalid> {
-    needs_newer(text)?;
-    let file: File = toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))?;
-    let line_of = |span: std::ops::Range<usize>| {
-        1 + text[..span.start.min(text.len())]
-            .bytes()
-            .filter(|&b| b == b'\n')
-            .count()
-    };
+    let file = read(text)?;
+    let line_of = |span: std::ops::Range<usize>| line_of(text, span);
     let Some(run) = file.setup else {
         if let Some(inputs) = file.setup_inputs {
             return Err(Invalid(format!(
@@ -123,14 +131,7 @@ pub(crate) fn setup(text: &str) -> Result<Option<Setup>, Invalid> {
         Some(inputs) => {
             let mut paths = vec![path.clone(), CHECKS_FILE.to_string()];
             for input in inputs.into_inner() {
-                let normal = normal_path(input.get_ref()).or_else(|why| {
-                    if matches!(input.get_ref().trim_end_matches('/'), "." | "") {
-                        Ok(String::new())
-                    } else {
-                        Err(why)
-                    }
-                });
-                paths.push(normal.map_err(|why| {
+                paths.push(input_path(input.get_ref()).map_err(|why| {
                     Invalid(format!(
                         "line {}: setup-inputs: {:?} {why}",
                         line_of(input.span()),
@@ -154,14 +155,8 @@ struct Entry {
 /// The checks `text` declares, in name order. Every error says where: the toml crate's own
 /// errors give line and column, and ours the line of the value at fault.
 pub(crate) fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
-    needs_newer(text)?;
-    let file: File = toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))?;
-    let line_of = |span: std::ops::Range<usize>| {
-        1 + text[..span.start.min(text.len())]
-            .bytes()
-            .filter(|&b| b == b'\n')
-            .count()
-    };
+    let file = read(text)?;
+    let line_of = |span: std::ops::Range<usize>| line_of(text, span);
     let mut checks = Vec::with_capacity(file.checks.len());
     for (name, entry) in file.checks {
         let at = line_of(entry.span());
@@ -197,13 +192,7 @@ pub(crate) fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
                 Some(path) => (path, true),
                 None => (input.get_ref().as_str(), false),
             };
-            let path = normal_path(written).or_else(|why| {
-                if matches!(written.trim_end_matches('/'), "." | "") {
-                    Ok(String::new())
-                } else {
-                    Err(why)
-                }
-            });
+            let path = input_path(written);
             match path {
                 Ok(path) => {
                     if !optional && !path.is_empty() {
@@ -249,6 +238,17 @@ fn valid_name(name: &str) -> bool {
     let mut chars = name.chars();
     chars.next().is_some_and(|c| c.is_ascii_alphanumeric())
         && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
+/// An input as [`normal_path`] names it, `"."` (every path) being `""`.
+fn input_path(path: &str) -> Result<String, &'static str> {
+    normal_path(path).or_else(|why| {
+        if matches!(path.trim_end_matches('/'), "." | "") {
+            Ok(String::new())
+        } else {
+            Err(why)
+        }
+    })
 }
 
 /// A repository-relative path as git names it: `/`-separated, no `.` or `..` component, not

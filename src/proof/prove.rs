@@ -357,10 +357,7 @@ pub(crate) fn prove_checks(
                 run.check.name.clone(),
                 Attempted::CannotTest {
                     reason: reason.to_string(),
-                    exit_code: match outcome.exit {
-                        verify::Exit::Code(code) => Some(code),
-                        _ => None,
-                    },
+                    exit_code: outcome.exit.code(),
                     duration_ms,
                     tail: outcome.tail,
                     log: repo.keep_failing_log(&log)?,
@@ -370,10 +367,7 @@ pub(crate) fn prove_checks(
             continue;
         }
         if !outcome.passed() {
-            let exit_code = match outcome.exit {
-                verify::Exit::Code(code) => Some(code),
-                _ => None,
-            };
+            let exit_code = outcome.exit.code();
             let exit = outcome.exit.describe(attempt.timeout);
             if matches!(
                 outcome.exit,
@@ -551,10 +545,7 @@ fn cannot_test_of(
         started,
     );
     record.session = attempt.session.map(str::to_string);
-    record.exit_code = match outcome.exit {
-        verify::Exit::Code(code) => Some(code),
-        _ => None,
-    };
+    record.exit_code = outcome.exit.code();
     record.duration_ms = millis(outcome.duration);
     record.output = super::failure::redact(
         super::failure::bounded_output(&outcome.tail),
@@ -580,10 +571,7 @@ fn failure_of(
         head: repo.head_commit().ok().flatten(),
         verify: run.check.script?,
         exit: outcome.exit.describe(attempt.timeout),
-        exit_code: match outcome.exit {
-            verify::Exit::Code(code) => Some(code),
-            _ => None,
-        },
+        exit_code: outcome.exit.code(),
         duration_ms: millis(outcome.duration),
         attempts,
         time: started,

@@ -193,10 +193,7 @@ fn execute(
 fn failed(ran: &verify::Ran, timeout: Duration) -> RunFacts {
     RunFacts::Failed {
         exit: ran.exit.describe(timeout),
-        exit_code: match ran.exit {
-            verify::Exit::Code(code) => Some(code),
-            _ => None,
-        },
+        exit_code: ran.exit.code(),
         tail: ran.tail.clone(),
         checks: Vec::new(),
         predates: Vec::new(),
