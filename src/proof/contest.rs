@@ -1,11 +1,12 @@
 //! Contests: the records of the proofs ref that are not proofs but speak of proofs on the same
-//! key (SPEC.md section 2.3). A failing run of the same check through the same script names
+//! key (SPEC.md section 3.4). A failing run of the same check through the same script names
 //! the proofs it contradicts (`contests:`); a person revokes proofs (`revokes:`, they never
 //! count again) or accepts them (`accepts:`, the pass counts and the failure stays as
 //! history). Each names records by their digest: the blob id of the record's canonical text.
 //!
-//! Which proofs count once these are read is decided here ([`classify`]), under the one
-//! lookup every command uses; writing them is [`on_failure`], [`on_proof`] and [`resolve`].
+//! Which proofs count once these are read is decided here ([`Marks`]), under the one lookup
+//! every command uses (`Proofs::of_check`); writing them is [`on_failure`], [`append_proof`]
+//! and [`resolve`].
 //! It never prints and never decides a turn.
 
 use std::fmt::Write as _;
