@@ -284,8 +284,25 @@ fn set_up(
         .map_err(crate::process::Error::into_source)
         .with_context(|| format!("could not run the setup script {}", setup.run))?;
     if finished.success() {
-        worktree.mark_set_up(Some(key));
-        return Ok(SetUp::Ran);
+        // The checks must run on the commit's files: a setup may write only what the state
+        // leaves out (ignored files such as node_modules), never change a file of the commit.
+        let after = repo
+            .open_linked_worktree(worktree.path())
+            .and_then(|wt| wt.state_tree(false))?;
+        if after.id == commit.tree {
+            worktree.mark_set_up(Some(key));
+            return Ok(SetUp::Ran);
+        }
+        let exit = format!(
+            "setup {} changed the commit's files (its state tree became {}); a setup may write only ignored files, such as node_modules",
+            setup.run, after.id
+        );
+        record_setup_failure(repo, commit, how, &exit, &finished.tail);
+        return Ok(SetUp::Failed {
+            exit,
+            tail: finished.tail,
+            log,
+        });
     }
     let exit = format!(
         "setup {} failed: {}",

@@ -579,3 +579,25 @@ fn doctor_says_when_the_checks_file_needs_a_newer_release() {
     );
     assert!(text.contains("cargo install git-prove-it"), "{text}");
 }
+
+/// A setup that edits a file of the commit (a test weakened before the checks run, or a file
+/// left untracked) would have the checks prove another tree: the commit cannot be tested.
+#[test]
+fn a_setup_that_changes_the_commits_files_cannot_test_the_commit() {
+    let repo = TestRepo::new();
+    repo.write("test.txt", "strict\n");
+    repo.verify_script("grep -q lenient test.txt");
+    repo.write("setup.sh", "#!/bin/sh\necho lenient > test.txt\n");
+    repo.chmod("setup.sh", 0o755);
+    repo.write("prove-it.toml", "setup = \"setup.sh\"\n");
+    let head = repo.commit_all("a setup that weakens the test");
+    repo.prove_it(&["run", &head])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "setup setup.sh changed the commit's files",
+        ));
+    assert_eq!(repo.note(&tree_of(&repo, &head)), None);
+    let notes = repo.git(&["notes", "--ref", "prove-it", "list"]);
+    assert_eq!(notes, "", "no proof of any tree: {notes}");
+}
