@@ -127,12 +127,17 @@ impl StateTree {
         // Within one second only the nanoseconds tell an edit from the staged file. A
         // filesystem that loses them costs a rehash, never a wrong state.
         stat_options.use_nsec = true;
+        let sparse = repo
+            .config_snapshot()
+            .boolean("core.sparseCheckout")
+            .unwrap_or(false);
         let context = Context {
             workdir,
             stat_options,
             executable_bit: caps.executable_bit,
             symlinks: caps.symlink,
             since,
+            sparse,
         };
 
         let groups = path_groups(&index);
@@ -371,6 +376,9 @@ struct Context<'a> {
     executable_bit: bool,
     symlinks: bool,
     since: Option<FsTime>,
+    /// `core.sparseCheckout` is on: a skip-worktree entry whose file is absent was left out by
+    /// the sparse checkout, and keeps its index blob.
+    sparse: bool,
 }
 
 impl Context<'_> {
@@ -447,13 +455,20 @@ impl Context<'_> {
             return Slot::Keep;
         }
         // git trusts a skip-worktree or assume-unchanged entry without looking at the file, so
-        // an edit behind either flag is invisible to it (issue 19). The state is what is on
-        // disk: only an entry whose file is absent (a sparse checkout's) keeps its index blob.
+        // an edit behind either flag is invisible to it. The state is what is on disk: only a
+        // skip-worktree entry whose file a configured sparse checkout left out keeps its index
+        // blob; without one, either bit on a deleted file is a deletion, as it is on disk.
         let flagged = !conflicted
             && entry
                 .flags
                 .intersects(Flags::SKIP_WORKTREE | Flags::ASSUME_VALID);
-        let absent = if flagged { Slot::Keep } else { Slot::Gone };
+        let sparse_absent =
+            !conflicted && self.sparse && entry.flags.contains(Flags::SKIP_WORKTREE);
+        let absent = if sparse_absent {
+            Slot::Keep
+        } else {
+            Slot::Gone
+        };
         if self.has_symlink_leading_path(entry.path(index), dirs) {
             return absent;
         }
@@ -462,7 +477,7 @@ impl Context<'_> {
         };
         // A directory's ctime moves with its entries; a submodule's content is its own state.
         *changed = !meta.is_dir() && self.changed_since(&meta);
-        if flagged && !(meta.is_file() || meta.is_symlink()) {
+        if sparse_absent && !(meta.is_file() || meta.is_symlink()) {
             return Slot::Keep;
         }
         // As git's `check_removed`: a directory keeps a gitlink (checked out or not), and turns a

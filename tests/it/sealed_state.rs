@@ -132,6 +132,7 @@ fn same_size_edit_with_restored_mtime_under_trustctime_false_is_seen() {
 fn skip_worktree_entry_absent_from_disk_keeps_its_blob() {
     let repo = proven_session();
     let before = status(&repo)["tree"].clone();
+    repo.git(&["config", "core.sparseCheckout", "true"]);
     repo.git(&["update-index", "--skip-worktree", "a.txt"]);
     repo.remove("a.txt");
     assert_eq!(status(&repo)["tree"], before);
@@ -140,6 +141,35 @@ fn skip_worktree_entry_absent_from_disk_keeps_its_blob() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains("already proven"));
+}
+
+// Without a sparse checkout, skip-worktree (or assume-unchanged) on a deleted file kept the
+// file's blob in the state: a test deleted behind either bit still counted as there.
+#[test]
+fn skip_worktree_or_assume_unchanged_on_a_deleted_file_without_a_sparse_checkout_is_a_deletion() {
+    for bit in ["--skip-worktree", "--assume-unchanged"] {
+        let repo = proven_session();
+        let before = status(&repo)["tree"].clone();
+        repo.git(&["update-index", bit, "a.txt"]);
+        repo.remove("a.txt");
+        let after = status(&repo)["tree"].as_str().unwrap().to_string();
+        assert_ne!(after, before.as_str().unwrap(), "{bit}");
+        // The stop proves the state as it is on disk, never the deleted file's old blob.
+        hook(&repo, "Stop");
+        let listed = repo.git(&["ls-tree", "--name-only", &after]);
+        assert!(
+            !listed.lines().any(|name| name == "a.txt"),
+            "{bit}: {listed}"
+        );
+        assert_eq!(status(&repo)["tree"], after.as_str(), "{bit}");
+    }
+    // assume-unchanged is no sparse checkout's: even with one, a deleted file is deleted.
+    let repo = proven_session();
+    let before = status(&repo)["tree"].clone();
+    repo.git(&["config", "core.sparseCheckout", "true"]);
+    repo.git(&["update-index", "--assume-unchanged", "a.txt"]);
+    repo.remove("a.txt");
+    assert_ne!(status(&repo)["tree"], before);
 }
 
 /// The `verify:` blob of the one proof recorded for `tree`.
