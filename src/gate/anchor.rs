@@ -46,6 +46,9 @@ pub(crate) struct Anchor {
     /// `Repo::filter_digest` at session start: the clean filters and attributes from outside
     /// the worktree. Anchors written before it existed have none, and are not compared.
     pub filters: Option<ObjectId>,
+    /// `Repo::ignore_digest` at session start: the ignore rules from outside the worktree.
+    /// Anchors written before it existed have none, and are not compared.
+    pub ignores: Option<ObjectId>,
     /// verify.sh's text at session start, for the diff a later edit is shown with.
     pub verify_text: Option<String>,
     /// With a checks file at session start: it and each named check's script, by path, with
@@ -101,6 +104,9 @@ impl Anchor {
         let _ = writeln!(out, "verify-edits: {}", self.verify_edits.as_str());
         if let Some(filters) = self.filters {
             let _ = writeln!(out, "filters: {filters}");
+        }
+        if let Some(ignores) = self.ignores {
+            let _ = writeln!(out, "ignores: {ignores}");
         }
         for prover in self.provers.iter().flatten() {
             let _ = writeln!(
@@ -230,6 +236,13 @@ impl Anchor {
                         .map_err(|_| malformed("filters: is not an object id"))?,
                 ),
             },
+            ignores: match fields.get("ignores").copied() {
+                None => None,
+                Some(hex) => Some(
+                    ObjectId::from_hex(hex.as_bytes())
+                        .map_err(|_| malformed("ignores: is not an object id"))?,
+                ),
+            },
             verify_text,
             provers: provers.map(|provers| {
                 provers
@@ -307,6 +320,7 @@ mod tests {
             sign: true,
             verify_edits: VerifyEdits::Block,
             filters: None,
+            ignores: None,
             verify_text: text.map(str::to_string),
             provers: None,
             start_inputs: Vec::new(),
@@ -412,6 +426,7 @@ mod tests {
     fn the_filter_digest_round_trips_and_is_checked() {
         let with = Anchor {
             filters: Some(ObjectId::empty_blob(gix::hash::Kind::Sha1)),
+            ignores: Some(ObjectId::empty_blob(gix::hash::Kind::Sha1)),
             ..anchor(Some("#!/bin/sh\n"))
         };
         let text = with.render();

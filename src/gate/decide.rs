@@ -135,6 +135,9 @@ pub(crate) struct Observed {
     pub tampered: Option<Tampered>,
     /// The anchor recorded the filter configuration (`Repo::filter_digest`), and it differs now.
     pub filters_changed: bool,
+    /// The anchor recorded the ignore rules from outside the worktree
+    /// (`Repo::ignore_digest`), and they differ now.
+    pub ignores_changed: bool,
     /// Without an anchor, verify.sh in HEAD's tree (`Some(None)`: HEAD has none): the
     /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
     /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
@@ -241,6 +244,9 @@ pub(crate) enum Weakened {
     /// The clean filters or attributes from outside the worktree changed: a filter can map an
     /// edit back to a proven blob, hiding it from the state tree.
     Filters,
+    /// The ignore rules from outside the worktree changed: a new rule hides a new file that
+    /// verify.sh reads from the state tree.
+    Ignores,
 }
 
 /// What was weakened, as a fragment: in the gate's words and in the ledger.
@@ -267,6 +273,10 @@ impl std::fmt::Display for Weakened {
             Weakened::Filters => write!(
                 f,
                 "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.attributesFile, .git/info/attributes), which can hide edits from the state tree"
+            ),
+            Weakened::Ignores => write!(
+                f,
+                "the ignore rules set outside the worktree changed (.git/info/exclude, core.excludesFile, ~/.config/git/ignore), which can hide a new file verify.sh reads from the state tree"
             ),
         }
     }
@@ -420,6 +430,9 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         // say) is refused below in its own, more precise words.
         if observed.filters_changed && !matches!(observed.state, Some(State::ContentError(_))) {
             return refuse(Why::Weakened(Weakened::Filters));
+        }
+        if observed.ignores_changed {
+            return refuse(Why::Weakened(Weakened::Ignores));
         }
     }
 
@@ -603,6 +616,7 @@ mod tests {
             verify_edits: VerifyEdits::Show,
             tampered: None,
             filters_changed: false,
+            ignores_changed: false,
             verify_at_head: None,
             provers_at_head: None,
             checks_file_now: false,
@@ -1017,6 +1031,21 @@ mod tests {
         let mut o = changed();
         o.sign = true;
         assert_eq!(decide(&o), Decision::Run);
+    }
+
+    /// An ignore rule added outside the worktree since the anchor is refused like a filter
+    /// change, even where the state looks unchanged (the rule may be what makes it look so).
+    #[test]
+    fn changed_ignore_rules_are_refused_even_on_an_unchanged_state() {
+        let mut o = changed();
+        o.ignores_changed = true;
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::Weakened(Weakened::Ignores),
+                ..
+            }
+        ));
     }
 
     /// A filter configuration changed since the anchor is refused like a lower budget, even

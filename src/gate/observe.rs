@@ -180,6 +180,10 @@ pub(crate) fn stop(
             .as_ref()
             .and_then(|a| a.filters)
             .is_some_and(|filters| filters != repo.filter_digest()),
+        ignores_changed: anchor
+            .as_ref()
+            .and_then(|a| a.ignores)
+            .is_some_and(|ignores| ignores != repo.ignore_digest()),
         verify_at_head: None,
         provers_at_head: None,
         checks_file_now: has_checks,

@@ -189,6 +189,7 @@ fn start(
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
         filters: Some(repo.filter_digest()),
+        ignores: Some(repo.ignore_digest()),
         verify_text: verify_text(repo),
         provers,
         start_inputs,

@@ -51,6 +51,48 @@ impl Repo {
             .unwrap_or_else(|_| ObjectId::null(self.git.object_hash()))
     }
 
+    /// A digest of the ignore rules git reads from outside the worktree: the repository's
+    /// `info/exclude`, and `core.excludesFile` (its value and its file), which defaults to
+    /// `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`). A rule added there hides a new file
+    /// from the state tree, so the gate anchors this digest and refuses a stop where it changed.
+    /// The worktree's own `.gitignore` files are part of the state tree already.
+    pub(crate) fn ignore_digest(&self) -> ObjectId {
+        let snapshot = self.git.config_snapshot();
+        let mut data = Vec::new();
+        let value = snapshot.string("core.excludesFile");
+        data.extend_from_slice(format!("core.excludesFile={value:?}\0").as_bytes());
+        // Read here, as git reads it, rather than resolved once in the context: it is one
+        // more source of the state, as `info/exclude` is.
+        let default = || {
+            std::env::var_os("XDG_CONFIG_HOME")
+                .map(std::path::PathBuf::from)
+                .filter(|dir| dir.is_absolute())
+                .or_else(|| {
+                    std::env::var_os("HOME")
+                        .map(|home| std::path::PathBuf::from(home).join(".config"))
+                })
+                .map(|dir| dir.join("git").join("ignore"))
+        };
+        let excludes = match snapshot.trusted_path("core.excludesFile") {
+            Ok(Some(path)) => Some(path),
+            _ => default(),
+        };
+        for file in [
+            Some(self.git.common_dir().join("info").join("exclude")),
+            excludes,
+        ]
+        .into_iter()
+        .flatten()
+        {
+            data.extend_from_slice(file.as_os_str().as_encoded_bytes());
+            data.push(0);
+            data.extend_from_slice(&std::fs::read(file).unwrap_or_default());
+            data.push(0);
+        }
+        gix::objs::compute_hash(self.git.object_hash(), gix::objs::Kind::Blob, &data)
+            .unwrap_or_else(|_| ObjectId::null(self.git.object_hash()))
+    }
+
     /// Set `key` (`section.subsection.name`) to `value` in the repository's own config file, as
     /// `git config --local key value` does: under git's lock (`config.lock`, so that a `git
     /// config` running at the same moment fails rather than loses a write), replacing the last

@@ -248,6 +248,7 @@ fn judge(
         checks_file_now: false,
         checks_file_at_head: false,
         filters_changed: false,
+        ignores_changed: false,
         verify_at_head: None,
         blocks: 0,
         run: Some(facts),

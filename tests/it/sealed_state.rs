@@ -468,3 +468,43 @@ fn a_clean_filter_set_before_the_session_is_not_refused() {
     repo.write("b.bin", "data\n");
     assert_eq!(hook(&repo, "Stop"), None, "proven through the filter");
 }
+
+// An ignore rule added during the session outside the worktree (.git/info/exclude,
+// core.excludesFile, or git's default ~/.config/git/ignore) hid a new file that verify.sh
+// reads: the state tree looked unchanged and the stop ended silently.
+#[test]
+fn an_ignore_rule_added_mid_session_outside_the_worktree_is_refused() {
+    const READS_EXTRA: &str = "if [ -f extra.txt ] && grep -q bad extra.txt; then echo 'extra.txt is bad'; exit 1; fi\nexit 0";
+    for how in ["info/exclude", "excludesFile", "xdg"] {
+        let repo = TestRepo::new();
+        repo.write("a.txt", "good\n");
+        repo.verify_script(READS_EXTRA);
+        repo.commit_all("initial");
+        repo.prove_it(&["run"]).assert().code(0);
+        assert_eq!(hook(&repo, "SessionStart"), None);
+        let recorded = proofs(&repo);
+        match how {
+            "info/exclude" => {
+                std::fs::create_dir_all(repo.path(".git/info")).unwrap();
+                std::fs::write(repo.path(".git/info/exclude"), "extra.txt\n").unwrap();
+            }
+            "excludesFile" => {
+                let file = repo.home().join("my-ignores");
+                std::fs::write(&file, "extra.txt\n").unwrap();
+                repo.git(&["config", "core.excludesFile", file.to_str().unwrap()]);
+            }
+            _ => {
+                let dir = repo.home().join(".config/git");
+                std::fs::create_dir_all(&dir).unwrap();
+                std::fs::write(dir.join("ignore"), "extra.txt\n").unwrap();
+            }
+        }
+        repo.write("extra.txt", "bad\n");
+        let reason = block_reason(hook(&repo, "Stop"));
+        assert!(
+            reason.contains("the ignore rules set outside the worktree changed"),
+            "{how}: {reason}"
+        );
+        assert_eq!(proofs(&repo), recorded, "{how}: nothing recorded");
+    }
+}
