@@ -89,6 +89,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         gate: context.gate.clone(),
         signed_only: context.signed_only,
         ran,
+        exec_path: repo.exec_path(),
     };
     let checks = doctor::checks(&inputs)?;
     let report = DoctorReport {
