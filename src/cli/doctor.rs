@@ -16,7 +16,7 @@ use crate::setup::{demo, doctor};
 /// One line per check, `ok`, `warn` or `FAIL`, with a `fix:` line when it is not ok: verify.sh
 /// armed; the hooks of each agent host whose project configuration exists (and whether the host
 /// likely trusts this folder, and any of its settings that turns its hooks off:
-/// disableAllHooks, Gemini CLI's hooksConfig, Codex's [features] hooks); every git-prove-it git
+/// disableAllHooks, Gemini CLI's hooksConfig, Codex's hooks feature); every git-prove-it git
 /// would run, in its order (git --exec-path, then PATH), warning where the first is not this one;
 /// the pre-push hook; the git identity proofs
 /// are signed off by; the proofs ref and its merge strategy; proof records dropped by other

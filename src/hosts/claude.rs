@@ -123,7 +123,7 @@ impl Adapter for Claude {
 
     /// `"disableAllHooks": true` in any settings layer Claude Code reads for the folder (the
     /// user's, the project's, the project's local file) turns off every hook, the gate's
-    /// included (https://code.claude.com/docs/en/settings; the claim preset sets it itself).
+    /// included (<https://code.claude.com/docs/en/settings>; the claim preset sets it itself).
     fn hooks_off(&self, workdir: &Path) -> Vec<HooksOff> {
         let user = self.user_config();
         let project =

@@ -78,7 +78,7 @@ impl Adapter for Codex {
 
     /// `[features] hooks = false` (or its older alias `codex_hooks`) in the user's
     /// `config.toml` or the project's `.codex/config.toml` turns Codex's hooks off
-    /// (https://developers.openai.com/codex/hooks). An admin's `requirements.toml` can too,
+    /// (<https://developers.openai.com/codex/hooks>). An admin's `requirements.toml` can too,
     /// and is not read here.
     fn hooks_off(&self, workdir: &Path) -> Vec<HooksOff> {
         let user = dir_from("CODEX_HOME", || home().join(".codex")).join("config.toml");

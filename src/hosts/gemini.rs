@@ -119,7 +119,7 @@ impl Adapter for Gemini {
     }
 
     /// Gemini CLI's switches of its hook system, in the user's settings or the project's
-    /// (https://geminicli.com/docs/reference/configuration): `hooksConfig.enabled` false, as
+    /// (<https://geminicli.com/docs/reference/configuration>): `hooksConfig.enabled` false, as
     /// earlier releases spelled it `hooks.enabled` or `tools.enableHooks` false, runs no hook;
     /// `hooksConfig.disabled` (earlier `hooks.disabled`), a list of hook commands, runs none
     /// of those listed.
