@@ -15,7 +15,10 @@ use crate::setup::{demo, doctor};
 ///
 /// One line per check, `ok`, `warn` or `FAIL`, with a `fix:` line when it is not ok: verify.sh
 /// armed; the hooks of each agent host whose project configuration exists (and whether the host
-/// likely trusts this folder); git-prove-it on PATH; the pre-push hook; the git identity proofs
+/// likely trusts this folder, and any of its settings that turns its hooks off:
+/// disableAllHooks, Gemini CLI's hooksConfig, Codex's hooks feature); every git-prove-it git
+/// would run, in its order (git --exec-path, then PATH), warning where the first is not this one;
+/// the pre-push hook; the git identity proofs
 /// are signed off by; the proofs ref and its merge strategy; proof records dropped by other
 /// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the push
 /// remote (branch.NAME.pushRemote, remote.pushDefault, else the branch's remote or origin) has
@@ -89,6 +92,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         gate: context.gate.clone(),
         signed_only: context.signed_only,
         ran,
+        exec_path: repo.exec_path(),
     };
     let checks = doctor::checks(&inputs)?;
     let report = DoctorReport {

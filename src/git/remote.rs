@@ -121,6 +121,14 @@ impl Repo {
             .map_err(|error| spawn_failed(args, error))
     }
 
+    /// The directory git searches first for a `git-<command>` program (`git --exec-path`),
+    /// before `PATH`; None when git cannot say.
+    pub(crate) fn exec_path(&self) -> Option<std::path::PathBuf> {
+        let dir = self.run_git(&["--exec-path"]).ok()?;
+        let dir = dir.trim_end_matches('\n');
+        (!dir.is_empty()).then(|| std::path::PathBuf::from(dir))
+    }
+
     /// `branch.<current branch>.<key>`; `None` on a detached HEAD or when it is not set.
     fn branch_config(&self, key: &str) -> Option<String> {
         let name = self.git.head_name().ok().flatten()?;

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::fields::Object;
-use super::trust::Trust;
+use super::trust::{HooksOff, Trust};
 use super::wiring::Scheme;
 use super::{Event, Host, InputError, Stop};
 use crate::gate::Message;
@@ -106,6 +106,12 @@ pub(crate) trait Adapter: Sync {
     /// `workdir` (canonical); None for hosts that do not ask.
     fn trust_record(&self, _workdir: &Path) -> Option<(bool, PathBuf)> {
         None
+    }
+
+    /// The settings, in any of the host's settings layers that apply to `workdir` (canonical),
+    /// that keep it from running the gate's hooks; empty where the host has none documented.
+    fn hooks_off(&self, _workdir: &Path) -> Vec<HooksOff> {
+        Vec::new()
     }
 
     /// What `doctor` says of whether the host runs `workdir`'s project hooks (canonical).

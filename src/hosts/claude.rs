@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 use super::adapter::Adapter;
 use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
 use super::transcript;
-use super::trust::{dir_from, home, read_json};
+use super::trust::{HooksOff, dir_from, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, Host, InputError, Stop, vscode};
 use crate::gate::Message;
@@ -32,6 +32,9 @@ const ATTENDED_ENV: &str = "CLAUDE_CODE_SESSION_ATTENDED";
 const DEFAULT_BLOCK_CAP: u32 = 8;
 
 const COMMAND: &str = "git prove-it hook claude";
+
+/// The settings key that turns off every hook of Claude Code.
+const DISABLE_ALL_HOOKS: &str = "disableAllHooks";
 
 /// Where `init` wires Claude Code (the same as `hooks/claude-settings.json`).
 const WIRING: Scheme = Scheme {
@@ -116,6 +119,28 @@ impl Adapter for Claude {
 
     fn user_config(&self) -> Option<PathBuf> {
         Some(dir_from("CLAUDE_CONFIG_DIR", || home().join(".claude")).join("settings.json"))
+    }
+
+    /// `"disableAllHooks": true` in any settings layer Claude Code reads for the folder (the
+    /// user's, the project's, the project's local file) turns off every hook, the gate's
+    /// included (<https://code.claude.com/docs/en/settings>; the claim preset sets it itself).
+    fn hooks_off(&self, workdir: &Path) -> Vec<HooksOff> {
+        let user = self.user_config();
+        let project =
+            [".claude/settings.json", ".claude/settings.local.json"].map(|rel| workdir.join(rel));
+        user.into_iter()
+            .chain(project)
+            .filter(|file| {
+                read_json(file).is_some_and(|settings| {
+                    settings.get(DISABLE_ALL_HOOKS) == Some(&Value::Bool(true))
+                })
+            })
+            .map(|file| HooksOff {
+                file,
+                key: DISABLE_ALL_HOOKS,
+                fix: "remove \"disableAllHooks\": true",
+            })
+            .collect()
     }
 
     /// `last_assistant_message`, else the transcript's last answer of this turn.

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::adapter::Adapter;
 use super::fields::Object;
-use super::trust::{Trust, dir_from, home, read_record};
+use super::trust::{HooksOff, Trust, dir_from, home, read_record};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError};
 use crate::gate::Message;
@@ -76,6 +76,27 @@ impl Adapter for Codex {
         Some(TRUST_STEP)
     }
 
+    /// `[features] hooks = false` (or its older alias `codex_hooks`) in the user's
+    /// `config.toml` or the project's `.codex/config.toml` turns Codex's hooks off
+    /// (<https://developers.openai.com/codex/hooks>). An admin's `requirements.toml` can too,
+    /// and is not read here.
+    fn hooks_off(&self, workdir: &Path) -> Vec<HooksOff> {
+        let user = dir_from("CODEX_HOME", || home().join(".codex")).join("config.toml");
+        [user, workdir.join(".codex/config.toml")]
+            .into_iter()
+            .flat_map(|file| {
+                let config = read_record(&file)
+                    .and_then(|bytes| String::from_utf8(bytes).ok())
+                    .unwrap_or_default();
+                features_off(&config).into_iter().map(move |key| HooksOff {
+                    file: file.clone(),
+                    key,
+                    fix: "set it to true, or remove it",
+                })
+            })
+            .collect()
+    }
+
     /// The project's trust is readable; the hooks' approval is not, and unapproved hooks are
     /// skipped silently, so even a trusted project is only a warning.
     fn trust(&self, workdir: &Path) -> Option<Trust> {
@@ -96,6 +117,34 @@ impl Adapter for Codex {
             step: TRUST_STEP,
         })
     }
+}
+
+/// The feature keys of a `config.toml` that turn hooks off: `hooks` or `codex_hooks` set to
+/// false in its `[features]` table. A file that is not TOML turns nothing off.
+fn features_off(config: &str) -> Vec<&'static str> {
+    let Ok(document) = toml::de::DeTable::parse(config) else {
+        return Vec::new();
+    };
+    let Some(features) = document
+        .get_ref()
+        .get("features")
+        .and_then(|features| features.get_ref().as_table())
+    else {
+        return Vec::new();
+    };
+    [
+        ("hooks", "[features] hooks"),
+        ("codex_hooks", "[features] codex_hooks"),
+    ]
+    .into_iter()
+    .filter(|(key, _)| {
+        features
+            .get(*key)
+            .and_then(|value| value.get_ref().as_bool())
+            == Some(false)
+    })
+    .map(|(_, named)| named)
+    .collect()
 }
 
 /// Whether Codex's `config.toml` trusts `workdir`: a table `[projects."<path>"]` holding

@@ -25,12 +25,25 @@ use serde_json::{Value, json};
 
 use super::adapter::Adapter;
 use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
-use super::trust::{dir_from, env_true, home, read_json};
+use super::trust::{HooksOff, dir_from, env_true, home, json_at, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError, Stop};
 use crate::gate::Message;
 
 const COMMAND: &str = "git prove-it hook gemini";
+
+/// The settings that turn Gemini CLI's hook system off when false, by name and path.
+const SWITCHES: [(&str, &[&str]); 3] = [
+    ("hooksConfig.enabled", &["hooksConfig", "enabled"]),
+    ("hooks.enabled", &["hooks", "enabled"]),
+    ("tools.enableHooks", &["tools", "enableHooks"]),
+];
+
+/// The settings that list hooks Gemini CLI does not run.
+const DISABLED_LISTS: [(&str, &[&str]); 2] = [
+    ("hooksConfig.disabled", &["hooksConfig", "disabled"]),
+    ("hooks.disabled", &["hooks", "disabled"]),
+];
 
 /// Gemini CLI counts hook timeouts in milliseconds.
 const WIRING: Scheme = Scheme {
@@ -103,6 +116,50 @@ impl Adapter for Gemini {
 
     fn user_config(&self) -> Option<PathBuf> {
         Some(dir_from("GEMINI_CLI_HOME", home).join(".gemini/settings.json"))
+    }
+
+    /// Gemini CLI's switches of its hook system, in the user's settings or the project's
+    /// (<https://geminicli.com/docs/reference/configuration>): `hooksConfig.enabled` false, as
+    /// earlier releases spelled it `hooks.enabled` or `tools.enableHooks` false, runs no hook;
+    /// `hooksConfig.disabled` (earlier `hooks.disabled`), a list of hook commands, runs none
+    /// of those listed.
+    fn hooks_off(&self, workdir: &Path) -> Vec<HooksOff> {
+        let files = self
+            .user_config()
+            .into_iter()
+            .chain([workdir.join(WIRING.path)]);
+        let mut off = Vec::new();
+        for file in files {
+            let Some(settings) = read_json(&file) else {
+                continue;
+            };
+            for (key, path) in SWITCHES {
+                if json_at(&settings, path) == Some(&Value::Bool(false)) {
+                    off.push(HooksOff {
+                        file: file.clone(),
+                        key,
+                        fix: "set it to true, or remove it",
+                    });
+                }
+            }
+            for (key, path) in DISABLED_LISTS {
+                let lists_ours = json_at(&settings, path)
+                    .and_then(Value::as_array)
+                    .is_some_and(|names| {
+                        names.iter().filter_map(Value::as_str).any(|name| {
+                            name.contains("git prove-it") || name.contains("git-prove-it")
+                        })
+                    });
+                if lists_ours {
+                    off.push(HooksOff {
+                        file: file.clone(),
+                        key,
+                        fix: "remove git prove-it's hooks from that list",
+                    });
+                }
+            }
+        }
+        off
     }
 
     fn trust_step(&self) -> Option<&'static str> {

@@ -220,6 +220,12 @@ impl Host {
         self.adapter().trust_record(&canonical(workdir))
     }
 
+    /// The settings of the host's layers that keep it from running the gate's hooks in
+    /// `workdir`, each with its file and key.
+    pub(crate) fn hooks_off(self, workdir: &Path) -> Vec<super::HooksOff> {
+        self.adapter().hooks_off(&canonical(workdir))
+    }
+
     /// Whether the host is likely to run `workdir`'s project hooks, where it asks for trust and
     /// records it somewhere readable; None for hosts that do not ask.
     pub(crate) fn trust(self, workdir: &Path) -> Option<Trust> {

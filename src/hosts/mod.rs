@@ -29,5 +29,5 @@ mod wiring;
 
 pub(crate) use event::{Event, InputError, Prompt, Start, Stop};
 pub(crate) use host::{Host, Incoming};
-pub(crate) use trust::Trust;
+pub(crate) use trust::{HooksOff, Trust};
 pub(crate) use wiring::{Error as WiringError, Wired, Wiring};

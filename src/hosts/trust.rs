@@ -14,6 +14,26 @@ pub(crate) enum Trust {
     Doubtful { what: String, step: &'static str },
 }
 
+/// A setting of one of the host's settings layers that keeps it from running hooks (all of
+/// them, or the gate's), so that no stop is gated however the hooks are wired.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HooksOff {
+    /// The settings file that holds it.
+    pub file: PathBuf,
+    /// The key as the host's documentation spells it.
+    pub key: &'static str,
+    /// How to turn the hooks back on.
+    pub fix: &'static str,
+}
+
+/// The value at `path` (object keys) in a JSON document.
+pub(super) fn json_at<'a>(
+    value: &'a serde_json::Value,
+    path: &[&str],
+) -> Option<&'a serde_json::Value> {
+    path.iter().try_fold(value, |value, key| value.get(key))
+}
+
 /// The user's home directory, as the hosts find it.
 pub(super) fn home() -> PathBuf {
     std::env::var_os("HOME").map_or_else(|| PathBuf::from("."), PathBuf::from)

@@ -55,6 +55,8 @@ pub(crate) struct Inputs<'a> {
     pub signed_only: bool,
     /// `doctor --run`: verify.sh's run on the working state, when it was asked for.
     pub ran: Option<Ran>,
+    /// The directory git searches for `git-prove-it` before `PATH` (`git --exec-path`).
+    pub exec_path: Option<PathBuf>,
 }
 
 /// What `doctor --run` came to.
@@ -90,7 +92,8 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
         &inputs.verify_timeout,
         &mut checks,
     );
-    on_path(&mut checks);
+    hooks_off(repo.workdir()?, &mut checks);
+    on_path(inputs.exec_path.as_deref(), &mut checks);
     pre_push(
         repo.workdir()?,
         &inputs.hooks_dir,
@@ -478,22 +481,78 @@ fn trust(host: Host, workdir: &Path) -> Option<Finding> {
     })
 }
 
-/// Hosts run `git prove-it`, which git finds as `git-prove-it` on PATH.
-fn on_path(checks: &mut Vec<Finding>) {
-    let found = std::env::var_os("PATH").and_then(|path| {
-        std::env::split_paths(&path)
-            .map(|dir| dir.join("git-prove-it"))
-            .find(|file| {
-                std::fs::metadata(file)
-                    .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
-            })
-    });
-    checks.push(match found {
-        Some(file) => ok(format!("git-prove-it is on PATH: {}", file.display())),
-        None => fail(
+/// The settings of a host that keep it from running the gate's hooks, for each host wired here
+/// (its project file) or for every folder (its user-level file): the gate is then never asked.
+fn hooks_off(workdir: &Path, checks: &mut Vec<Finding>) {
+    for &host in Host::all() {
+        let wired = workdir.join(host.config_path()).is_file()
+            || host.user_wiring().is_some_and(|(_, wired)| wired);
+        if !wired {
+            continue;
+        }
+        for off in host.hooks_off(workdir) {
+            checks.push(fail(
+                format!(
+                    "{}: {} in {} keeps it from running the gate's hooks: no stop is gated",
+                    host.title(),
+                    off.key,
+                    off.file.display()
+                ),
+                format!("{}: {}", off.file.display(), off.fix),
+            ));
+        }
+    }
+}
+
+/// Hooks run `git prove-it`, for which git runs the first `git-prove-it` in its exec-path,
+/// then on PATH: every one found is listed, and one that shadows the running binary is named.
+fn on_path(exec_path: Option<&Path>, checks: &mut Vec<Finding>) {
+    let path = std::env::var_os("PATH");
+    let dirs = exec_path
+        .map(Path::to_owned)
+        .into_iter()
+        .chain(path.iter().flat_map(std::env::split_paths));
+    let mut found: Vec<PathBuf> = Vec::new();
+    let mut seen: Vec<PathBuf> = Vec::new();
+    for file in dirs.map(|dir| dir.join("git-prove-it")) {
+        let is_program = std::fs::metadata(&file)
+            .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0);
+        if is_program && !seen.contains(&canonical(&file)) {
+            seen.push(canonical(&file));
+            found.push(file);
+        }
+    }
+    let Some(first) = found.first() else {
+        checks.push(fail(
             "git-prove-it is not on PATH: 'git prove-it' in hooks would fail",
             "cargo install --locked --path <this tool's source> (or put git-prove-it on PATH)",
+        ));
+        return;
+    };
+    let listed = found
+        .iter()
+        .map(|file| file.display().to_string())
+        .collect::<Vec<_>>()
+        .join(", ");
+    let running = std::env::current_exe().ok().map(|exe| canonical(&exe));
+    checks.push(match running {
+        Some(running) if canonical(first) != running => warn(
+            format!(
+                "git runs {} for 'git prove-it', not this git-prove-it ({}): the hooks run that one; every git-prove-it git finds, in its order: {listed}",
+                first.display(),
+                running.display()
+            ),
+            format!(
+                "remove {} or put {} before it on PATH",
+                first.display(),
+                running.parent().unwrap_or(&running).display()
+            ),
         ),
+        _ if found.len() > 1 => ok(format!(
+            "git-prove-it is on PATH: {}, which git runs first of: {listed}",
+            first.display()
+        )),
+        _ => ok(format!("git-prove-it is on PATH: {}", first.display())),
     });
 }
 

@@ -4,7 +4,7 @@
 use predicates::prelude::*;
 
 use crate::check::tree_of;
-use crate::harness::{BareRemote, NAME, TestRepo, json_stdout};
+use crate::harness::{BareRemote, NAME, TestRepo, json_stdout, path_with_our_binary};
 
 fn set_up() -> TestRepo {
     let repo = TestRepo::new();
@@ -539,4 +539,152 @@ fn a_too_short_stop_hook_timeout_is_told_in_the_hosts_own_event_and_unit() {
         .stdout(predicate::str::contains(
             "FAIL  Claude Code: the Stop hook's timeout (900 s) does not exceed verify.sh's (1200 s)",
         ));
+}
+
+/// A `git-prove-it` earlier on the hook's PATH is the one every hook runs, whatever version
+/// doctor is: doctor lists each one git finds, in its order, and names the one that shadows it.
+#[test]
+fn a_second_git_prove_it_earlier_on_path_is_listed_and_named() {
+    let repo = set_up();
+    let shadow_dir = repo.home().join("shadow");
+    std::fs::create_dir_all(&shadow_dir).unwrap();
+    let shadow = repo.home_script("shadow/git-prove-it", "exit 0");
+    let ours = assert_cmd::cargo::cargo_bin("git-prove-it");
+    let with = |first: &std::path::Path, then: std::ffi::OsString| {
+        let mut dirs = vec![first.to_owned()];
+        dirs.extend(std::env::split_paths(&then));
+        std::env::join_paths(dirs).unwrap()
+    };
+    repo.prove_it(&["doctor"])
+        .env("PATH", with(&shadow_dir, path_with_our_binary()))
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "warn  git runs {} for 'git prove-it', not this git-prove-it (",
+            shadow.display()
+        )))
+        .stdout(predicate::str::contains(format!(
+            "every git-prove-it git finds, in its order: {}, {}\n",
+            shadow.display(),
+            ours.display()
+        )))
+        .stdout(predicate::str::contains(format!(
+            "      fix: remove {} or put ",
+            shadow.display()
+        )));
+    // Behind ours, the other one is listed and nothing is wrong.
+    let mut dirs: Vec<_> = std::env::split_paths(&path_with_our_binary()).collect();
+    dirs.insert(1, shadow_dir.clone());
+    repo.prove_it(&["doctor"])
+        .env("PATH", std::env::join_paths(dirs).unwrap())
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(format!(
+            "ok    git-prove-it is on PATH: {}, which git runs first of: {}, {}\n",
+            ours.display(),
+            ours.display(),
+            shadow.display()
+        )));
+}
+
+/// `disableAllHooks` in any layer of Claude Code's settings (the user's, the project's, the
+/// project's local file) turns the gate off as surely as unwiring it, and doctor said ok.
+#[test]
+fn disable_all_hooks_in_any_claude_settings_layer_fails_doctor() {
+    let repo = set_up();
+    let root = repo.root.canonicalize().unwrap();
+    let wired = std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap();
+    let mut disabled: serde_json::Value = serde_json::from_str(&wired).unwrap();
+    disabled["disableAllHooks"] = serde_json::Value::Bool(true);
+    let off = r#"{"disableAllHooks": true}"#;
+    let layers = [
+        (repo.home().join(".claude/settings.json"), off.to_string()),
+        (root.join(".claude/settings.json"), disabled.to_string()),
+        (root.join(".claude/settings.local.json"), off.to_string()),
+    ];
+    for (file, text) in &layers {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let before = std::fs::read_to_string(file).ok();
+        std::fs::write(file, text).unwrap();
+        repo.prove_it(&["doctor"])
+            .assert()
+            .code(1)
+            .stdout(predicate::str::contains(format!(
+                "FAIL  Claude Code: disableAllHooks in {} keeps it from running the gate's hooks: no stop is gated\n      fix: {}: remove \"disableAllHooks\": true\n",
+                file.display(),
+                file.display()
+            )));
+        match before {
+            Some(before) => std::fs::write(file, before).unwrap(),
+            None => std::fs::remove_file(file).unwrap(),
+        }
+    }
+    // CLAUDE_CONFIG_DIR moves the user's layer, and doctor reads it there.
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    std::fs::write(config.join("settings.json"), off).unwrap();
+    repo.prove_it(&["doctor"])
+        .env("CLAUDE_CONFIG_DIR", &config)
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "FAIL  Claude Code: disableAllHooks in {} keeps",
+            config.join("settings.json").display()
+        )));
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("disableAllHooks").not());
+}
+
+/// Gemini CLI's and Codex CLI's own switches of their hook systems turn the gate off too.
+#[test]
+fn the_other_hosts_switches_that_turn_hooks_off_fail_doctor() {
+    let repo = set_up();
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--host",
+        "gemini",
+        "--host",
+        "codex",
+        "--no-demo",
+    ])
+    .assert()
+    .code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains("keeps it from running").not());
+    let root = repo.root.canonicalize().unwrap();
+    let project = root.join(".gemini/settings.json");
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&project).unwrap()).unwrap();
+    settings["hooksConfig"] = serde_json::json!({ "enabled": false });
+    std::fs::write(&project, settings.to_string()).unwrap();
+    let user = repo.home().join(".gemini/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(
+        &user,
+        r#"{"hooksConfig": {"disabled": ["git prove-it hook gemini"]}}"#,
+    )
+    .unwrap();
+    let codex = repo.home().join(".codex/config.toml");
+    std::fs::create_dir_all(codex.parent().unwrap()).unwrap();
+    std::fs::write(&codex, "[features]\nhooks = false\n").unwrap();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(format!(
+            "FAIL  Gemini CLI: hooksConfig.enabled in {} keeps it from running the gate's hooks: no stop is gated\n      fix: {}: set it to true, or remove it\n",
+            project.display(),
+            project.display()
+        )))
+        .stdout(predicate::str::contains(format!(
+            "FAIL  Gemini CLI: hooksConfig.disabled in {} keeps it",
+            user.display()
+        )))
+        .stdout(predicate::str::contains(format!(
+            "FAIL  Codex CLI: [features] hooks in {} keeps it from running the gate's hooks",
+            codex.display()
+        )));
 }
