@@ -266,7 +266,7 @@ impl std::fmt::Display for Weakened {
             ),
             Weakened::Filters => write!(
                 f,
-                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.attributesFile, .git/info/attributes), which can hide edits from the state tree"
+                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.fileMode, core.symlinks, core.attributesFile, ~/.config/git/attributes, .git/info/attributes), which can hide edits from the state tree"
             ),
         }
     }
