@@ -260,3 +260,24 @@ fn a_replaced_broken_commit_is_run_as_it_is_stored() {
         .assert()
         .code(1);
 }
+
+// git reads `info/grafts` (deprecated, still honoured) to give a commit other parents, which
+// would leave a broken commit out of `base..head`; the walk that judges a range never reads it.
+#[test]
+fn a_graft_hiding_a_broken_commit_from_a_range_is_not_honoured() {
+    let repo = proven_repo(|_| {});
+    let base = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.write("a.txt", "bad\n");
+    let broken = repo.commit_all("broken");
+    repo.write("a.txt", "good again\n");
+    let fixed = repo.commit_all("fixed");
+    repo.prove_it(&["run"]).assert().code(0);
+    std::fs::write(repo.path(".git/info/grafts"), format!("{fixed} {base}\n")).unwrap();
+    // git itself now walks from the fixed commit straight to the base.
+    let listed = repo.git(&["rev-list", &format!("{base}..HEAD")]);
+    assert!(!listed.contains(&broken), "{listed}");
+    repo.prove_it(&["check", "--strict", "--all", &format!("{base}..HEAD")])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(&broken[..7]));
+}
