@@ -272,7 +272,7 @@ impl std::fmt::Display for Weakened {
             ),
             Weakened::Filters => write!(
                 f,
-                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.attributesFile, .git/info/attributes), which can hide edits from the state tree"
+                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.fileMode, core.symlinks, core.attributesFile, ~/.config/git/attributes, .git/info/attributes), which can hide edits from the state tree"
             ),
             Weakened::Ignores => write!(
                 f,
@@ -431,7 +431,7 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         if observed.filters_changed && !matches!(observed.state, Some(State::ContentError(_))) {
             return refuse(Why::Weakened(Weakened::Filters));
         }
-        if observed.ignores_changed {
+        if observed.ignores_changed && !matches!(observed.state, Some(State::ContentError(_))) {
             return refuse(Why::Weakened(Weakened::Ignores));
         }
     }

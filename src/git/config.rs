@@ -18,10 +18,15 @@ impl Repo {
 
     /// A digest of what turns worktree files into the state tree's blobs besides their bytes,
     /// from outside the worktree: every `filter.*` section of the config in force, the
-    /// end-of-line settings, `core.attributesFile` and the repository's `info/attributes`. A
-    /// clean filter set there can map any edit back to a proven blob, so the gate anchors this
-    /// digest and refuses a stop where it changed (issue 19). The worktree's `.gitattributes`
-    /// files are part of the state tree already.
+    /// end-of-line settings, `core.fileMode` and `core.symlinks` (with either off, a mode
+    /// change or a link turned into a file no longer shows), `attr.tree`, and every attributes
+    /// file git reads besides the worktree's: the installation's and the system's, the global
+    /// one (`core.attributesFile`, or when it is unset `$XDG_CONFIG_HOME/git/attributes`, else
+    /// `~/.config/git/attributes`) and the repository's `info/attributes`, by their bytes (not
+    /// their paths, which move with the process's environment while the rules stay the same:
+    /// an absent file reads as empty). A clean filter or an end-of-line rule set there can map
+    /// any edit back to a proven blob, so the gate anchors this digest and refuses a stop where
+    /// it changed. The worktree's `.gitattributes` files are part of the state tree already.
     pub(crate) fn filter_digest(&self) -> ObjectId {
         let snapshot = self.git.config_snapshot();
         let mut data = Vec::new();
@@ -36,14 +41,14 @@ impl Repo {
             "core.eol",
             "core.safecrlf",
             "core.attributesFile",
+            "core.fileMode",
+            "core.symlinks",
+            "attr.tree",
         ] {
             let value = snapshot.string(key);
             data.extend_from_slice(format!("{key}={value:?}\0").as_bytes());
         }
-        for file in [self.git.common_dir().join("info").join("attributes")]
-            .into_iter()
-            .chain(snapshot.trusted_path("core.attributesFile").ok().flatten())
-        {
+        for file in self.attribute_files() {
             data.extend_from_slice(&std::fs::read(file).unwrap_or_default());
             data.push(0);
         }
@@ -52,7 +57,7 @@ impl Repo {
     }
 
     /// A digest of the ignore rules git reads from outside the worktree: the repository's
-    /// `info/exclude`, and `core.excludesFile` (its value and its file), which defaults to
+    /// `info/exclude`, and `core.excludesFile` (its value and its file's bytes), which defaults to
     /// `$XDG_CONFIG_HOME/git/ignore` (`~/.config/git/ignore`). A rule added there hides a new file
     /// from the state tree, so the gate anchors this digest and refuses a stop where it changed.
     /// The worktree's own `.gitignore` files are part of the state tree already.
@@ -84,13 +89,35 @@ impl Repo {
         .into_iter()
         .flatten()
         {
-            data.extend_from_slice(file.as_os_str().as_encoded_bytes());
-            data.push(0);
+            // Contents only: the same rules read through another HOME are the same rules.
             data.extend_from_slice(&std::fs::read(file).unwrap_or_default());
             data.push(0);
         }
         gix::objs::compute_hash(self.git.object_hash(), gix::objs::Kind::Blob, &data)
             .unwrap_or_else(|_| ObjectId::null(self.git.object_hash()))
+    }
+
+    /// The attributes files outside the worktree that git reads, whether they exist or not:
+    /// gix's list of the global ones (installation, system, then `core.attributesFile` or the
+    /// XDG default), then `info/attributes`. Where gix cannot resolve its list, the configured
+    /// file and the XDG default are taken, so that neither is ever left out.
+    fn attribute_files(&self) -> Vec<std::path::PathBuf> {
+        let mut files = self.git.attribute_global_paths().unwrap_or_else(|_| {
+            let snapshot = self.git.config_snapshot();
+            let xdg = gix::path::env::xdg_config("attributes", &mut |name| {
+                std::env::var_os(name).filter(|value| !value.is_empty())
+            });
+            snapshot
+                .trusted_path("core.attributesFile")
+                .ok()
+                .flatten()
+                .map(|path| path.to_path_buf())
+                .into_iter()
+                .chain(xdg)
+                .collect()
+        });
+        files.push(self.git.common_dir().join("info").join("attributes"));
+        files
     }
 
     /// Set `key` (`section.subsection.name`) to `value` in the repository's own config file, as

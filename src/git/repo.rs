@@ -142,6 +142,7 @@ impl Repo {
             }
         };
         git.object_cache_size_if_unset(4 * 1024 * 1024);
+        ignore_replacements(&mut git);
         Ok(Repo {
             git,
             workdir,
@@ -228,6 +229,15 @@ impl Repo {
             .map(|name| name.to_string())
             .collect()
     }
+}
+
+/// Read every object as it is stored, never as `refs/replace/` (under any
+/// `GIT_REPLACE_REF_BASE`) swaps it: a replacement makes one commit read as another, so a broken
+/// commit replaced by a proven one would carry the proven one's tree into `check`, the push
+/// gate and the state tree. gix reads no `info/grafts` at all. Every handle made from this one
+/// (`Repo::handle`) keeps the setting.
+pub(super) fn ignore_replacements(git: &mut gix::Repository) {
+    git.objects.ignore_replacements = true;
 }
 
 /// Whether discovery failed because no directory up to the root holds a repository, and for no

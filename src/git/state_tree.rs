@@ -731,9 +731,10 @@ fn submodule_commit(path: &Path) -> Result<Option<Option<ObjectId>>, Error> {
         Ok(meta) if meta.is_dir() => {}
         _ => return Ok(None),
     }
-    let Ok(repo) = gix::open_opts(path, gix::open::Options::isolated()) else {
+    let Ok(mut repo) = gix::open_opts(path, gix::open::Options::isolated()) else {
         return Ok(Some(None));
     };
+    super::repo::ignore_replacements(&mut repo);
     Ok(Some(repo.head_id().ok().map(gix::Id::detach)))
 }
 
@@ -755,9 +756,10 @@ fn inner_changes(
     abs: &Path,
     since: Option<FsTime>,
 ) -> Result<InnerChanges, Error> {
-    let Ok(repo) = gix::open_opts(abs, outer.open_options().clone()) else {
+    let Ok(mut repo) = gix::open_opts(abs, outer.open_options().clone()) else {
         return Ok(InnerChanges::default());
     };
+    super::repo::ignore_replacements(&mut repo);
     if repo.workdir().is_none() {
         return Ok(InnerChanges::default());
     }

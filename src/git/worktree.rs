@@ -31,6 +31,10 @@ pub(crate) const LOCAL_ENV: &[&str] = &[
     "GIT_COMMON_DIR",
 ];
 
+/// Set for every git run here: a commit is checked out as it is stored, never as a replace ref
+/// swaps it, or a replaced commit's run would prove another tree under its name.
+const NO_REPLACE_OBJECTS: &str = "GIT_NO_REPLACE_OBJECTS";
+
 /// A linked worktree with a commit checked out (detached), removed when dropped.
 pub(crate) struct TempWorktree {
     path: PathBuf,
@@ -50,6 +54,7 @@ fn git(git_dir: &Path) -> process::Request<'static> {
         .fold(process::Request::new("git"), |git, name| {
             git.env_remove(name)
         })
+        .env(NO_REPLACE_OBJECTS, "1")
         .arg("--git-dir")
         .arg(git_dir)
 }
@@ -280,6 +285,7 @@ impl TempWorktree {
             LOCAL_ENV
                 .iter()
                 .fold(git, |git, name| git.env_remove(name))
+                .env(NO_REPLACE_OBJECTS, "1")
                 .current_dir(&self.path)
         };
         run(

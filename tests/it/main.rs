@@ -41,6 +41,7 @@ mod pre_push;
 mod run;
 mod run_range;
 mod run_rev;
+mod sealed_config;
 mod sealed_output;
 mod sealed_state;
 mod sealed_tamper;
