@@ -131,17 +131,23 @@ pub(crate) fn prove_in(
         SetUp::Undeclared => dependency_folders(repo, commit.tree),
         _ => Vec::new(),
     };
-    if let SetUp::Failed { exit, tail, log } = set_up {
+    // The setup's output goes into the commit's log, before the checks'.
+    let commit_log = match &how.log {
+        Some(log) => log.clone(),
+        None => repo.last_run_log()?,
+    };
+    if let SetUp::Failed { exit, tail, log } = &set_up {
+        into_commit_log(log, &commit_log, false);
         return Ok(Proved {
             code: exit::NOT_PROVEN,
             stdout: Vec::new(),
             cannot_test: Some(FailedRun {
                 name: "setup".to_string(),
-                exit,
+                exit: exit.clone(),
                 exit_code: None,
                 duration_ms: 0,
-                tail,
-                log: Some(log.display().to_string()),
+                tail: tail.clone(),
+                log: Some(commit_log.display().to_string()),
                 state_changed: false,
             }),
         });
@@ -202,7 +208,11 @@ pub(crate) fn prove_in(
     let finished = cmd
         .run()
         .map_err(crate::process::Error::into_source)
-        .context("could not run git-prove-it in the temporary worktree")?;
+        .context("could not run git-prove-it in the temporary worktree");
+    if let SetUp::Ran { log } = &set_up {
+        into_commit_log(log, &commit_log, true);
+    }
+    let finished = finished?;
     Ok(Proved {
         cannot_test: None,
         code: finished
@@ -220,7 +230,8 @@ enum SetUp {
     Undeclared,
     /// Its inputs are as the worktree's last setup had them.
     Nothing,
-    Ran,
+    /// It ran and passed; its output is in `log`, for the commit's log.
+    Ran { log: std::path::PathBuf },
     /// It failed: the commit cannot be tested, which says nothing of its checks.
     Failed {
         exit: String,
@@ -291,7 +302,7 @@ fn set_up(
             .and_then(|wt| wt.state_tree(false))?;
         if after.id == commit.tree {
             worktree.mark_set_up(Some(key));
-            return Ok(SetUp::Ran);
+            return Ok(SetUp::Ran { log });
         }
         let exit = format!(
             "setup {} changed the commit's files (its state tree became {}); a setup may write only ignored files, such as node_modules",
@@ -315,6 +326,40 @@ fn set_up(
         tail: finished.tail,
         log,
     })
+}
+
+/// Move the setup's output, `setup_log`, into the commit's log: before the checks' output when
+/// `checks_ran` (the run wrote the log after the setup), else on its own. Best effort, as a
+/// log is: a log that cannot be written costs its reader the setup's lines, nothing else.
+fn into_commit_log(setup_log: &std::path::Path, commit_log: &std::path::Path, checks_ran: bool) {
+    use std::io::Write as _;
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let Ok(setup) = std::fs::read(setup_log) else {
+        return;
+    };
+    let checks = if checks_ran {
+        std::fs::read(commit_log).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(commit_log)
+        .and_then(|mut file| {
+            file.write_all(b"--- setup ---\n")?;
+            file.write_all(&setup)?;
+            if checks_ran {
+                file.write_all(b"--- checks ---\n")?;
+                file.write_all(&checks)?;
+            }
+            Ok(())
+        });
+    if written.is_ok() {
+        let _ = std::fs::remove_file(setup_log);
+    }
 }
 
 /// Record that each check of `commit` could not be tested because its setup failed (a

@@ -601,3 +601,33 @@ fn a_setup_that_changes_the_commits_files_cannot_test_the_commit() {
     let notes = repo.git(&["notes", "--ref", "prove-it", "list"]);
     assert_eq!(notes, "", "no proof of any tree: {notes}");
 }
+
+/// The setup's output is in the commit's log, before its checks' output.
+#[test]
+fn the_setups_output_is_in_the_commits_log_before_the_checks() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("base");
+    repo.write("setup.sh", "#!/bin/sh\necho installing the dependencies\n");
+    repo.chmod("setup.sh", 0o755);
+    repo.write("prove-it.toml", "setup = \"setup.sh\"\n");
+    repo.verify_passes();
+    let head = repo.commit_all("with a setup");
+    repo.prove_it(&["run", "main~1..main"]).assert().code(0);
+    let log = std::fs::read_to_string(repo.path(&format!(".git/prove-it/commit-logs/{head}.log")))
+        .unwrap();
+    assert!(
+        log.starts_with("--- setup ---\ninstalling the dependencies\n--- checks ---\n"),
+        "{log}"
+    );
+    assert!(log.contains("all good"), "{log}");
+    let logs: Vec<_> = std::fs::read_dir(repo.path(".git/prove-it/commit-logs"))
+        .unwrap()
+        .flatten()
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !logs.iter().any(|name| name.ends_with(".setup.log")),
+        "{logs:?}"
+    );
+}
