@@ -243,7 +243,7 @@ enum SetUp {
 /// Run the `setup` script the commit's checks file declares in `worktree`, as its checks will
 /// run (isolated the same way, under the same timeout), unless the worktree was already set up
 /// for a commit with the same `setup-inputs`. Its output goes to a `.setup.log` beside the
-/// commit's log.
+/// commit's log, which [`into_commit_log`] then moves into it.
 fn set_up(
     repo: &Repo,
     worktree: &TempWorktree,
