@@ -179,29 +179,10 @@ fn parse_cannot_test(text: &str, key: &gix::oid) -> Result<CannotTest, Problem> 
 /// The note after adding `record` to `existing`: the newest [`KEPT`] cannot-test records of its
 /// check, every other record kept as it is.
 fn append(existing: &str, new: &CannotTest) -> String {
-    let merged = record::merge(existing, &new.render());
-    let records = record::split_records(&merged);
-    let ours = |text: &String| {
+    record::append_bounded(existing, &new.render(), KEPT, |text| {
         parse_cannot_test(text, &new.tree)
             .is_ok_and(|other| other.is_of(new.check.as_deref(), new.verify))
-    };
-    let mut drop = records
-        .iter()
-        .filter(|text| ours(text))
-        .count()
-        .saturating_sub(KEPT);
-    records
-        .into_iter()
-        .filter(|text| {
-            if drop > 0 && ours(text) {
-                drop -= 1;
-                false
-            } else {
-                true
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    })
 }
 
 /// Record that `record.check` could not be tested on `record.tree`, in the failures ref.

@@ -327,21 +327,15 @@ fn standing_proofs(
         .collect()
 }
 
-/// A failing run was recorded: contest every proof of the same check through the same script
-/// on its key that still stands. Returns whether a contest was written.
-pub(crate) fn on_failure(repo: &Repo, failure: &Failure) -> Result<bool, git::Error> {
-    let key = failure.tree;
-    let contest = |existing: &str| {
-        let proofs = standing_proofs(existing, &key, failure.check.as_deref(), failure.verify);
-        if proofs.is_empty() {
-            return existing.to_string();
-        }
-        let mark = Mark {
+impl Mark {
+    /// The contest the failing run `failure` makes of the proofs `names` on its key.
+    fn contest(failure: &Failure, names: Vec<ObjectId>) -> Mark {
+        Mark {
             kind: Kind::Contest,
-            tree: key,
+            tree: failure.tree,
             check: failure.check.clone(),
             verify: Some(failure.verify),
-            names: proofs.into_iter().map(|(_, digest)| digest).collect(),
+            names,
             exit: Some(failure.exit.clone()),
             reason: None,
             time: failure.time,
@@ -351,8 +345,21 @@ pub(crate) fn on_failure(repo: &Repo, failure: &Failure) -> Result<bool, git::Er
             identity_missing: failure.identity_missing,
             signed_off_by: failure.signed_off_by.clone(),
             signature: None,
-        };
-        record::merge(existing, &mark.render())
+        }
+    }
+}
+
+/// A failing run was recorded: contest every proof of the same check through the same script
+/// on its key that still stands. Returns whether a contest was written.
+pub(crate) fn on_failure(repo: &Repo, failure: &Failure) -> Result<bool, git::Error> {
+    let key = failure.tree;
+    let contest = |existing: &str| {
+        let proofs = standing_proofs(existing, &key, failure.check.as_deref(), failure.verify);
+        if proofs.is_empty() {
+            return existing.to_string();
+        }
+        let names = proofs.into_iter().map(|(_, digest)| digest).collect();
+        record::merge(existing, &Mark::contest(failure, names).render())
     };
     repo.notes(PROOFS_REF).update(
         key,
@@ -394,22 +401,7 @@ pub(crate) fn append_proof(existing: &str, proof: &Record, failures: &[Failure])
         .iter()
         .filter(|f| f.tree == key && f.is_of(check, proof.verify) && !marks.failure_resolved(f))
     {
-        runs.push(Mark {
-            kind: Kind::Contest,
-            tree: key,
-            check: failure.check.clone(),
-            verify: Some(failure.verify),
-            names: Vec::new(),
-            exit: Some(failure.exit.clone()),
-            reason: None,
-            time: failure.time,
-            host: failure.host.clone(),
-            session: failure.session.clone(),
-            tool: failure.tool.clone(),
-            identity_missing: failure.identity_missing,
-            signed_off_by: failure.signed_off_by.clone(),
-            signature: None,
-        });
+        runs.push(Mark::contest(failure, Vec::new()));
     }
     let mut written: Vec<&Mark> = Vec::new();
     for run in &runs {

@@ -261,29 +261,10 @@ fn parse_failure(text: &str, key: &gix::oid) -> Result<Failure, Problem> {
 /// The note after adding `failure` to `existing`: the newest [`KEPT`] records, so that one state
 /// failing again and again keeps a bounded note (records of other checks are kept as they are).
 fn append(existing: &str, failure: &Failure) -> String {
-    let merged = record::merge(existing, &failure.render());
-    let records = record::split_records(&merged);
-    let ours = |text: &String| {
+    record::append_bounded(existing, &failure.render(), KEPT, |text| {
         parse_failure(text, &failure.tree)
             .is_ok_and(|other| other.is_of(failure.check.as_deref(), failure.verify))
-    };
-    let mut drop = records
-        .iter()
-        .filter(|text| ours(text))
-        .count()
-        .saturating_sub(KEPT);
-    records
-        .into_iter()
-        .filter(|text| {
-            if drop > 0 && ours(text) {
-                drop -= 1;
-                false
-            } else {
-                true
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    })
 }
 
 /// Record `failure` in the failures ref.

@@ -657,6 +657,35 @@ pub(crate) fn merge(ours: &str, theirs: &str) -> String {
     seen.join("\n")
 }
 
+/// The note text after adding the record `new` to `existing`, keeping only the newest `kept` of
+/// the records `same` picks out (`new`'s own kind, check and script; the oldest come first in a
+/// note), every other record as it is: failure and cannot-test records stay bounded.
+pub(super) fn append_bounded(
+    existing: &str,
+    new: &str,
+    kept: usize,
+    same: impl Fn(&str) -> bool,
+) -> String {
+    let records = split_records(&merge(existing, new));
+    let mut drop = records
+        .iter()
+        .filter(|text| same(text))
+        .count()
+        .saturating_sub(kept);
+    records
+        .into_iter()
+        .filter(|text| {
+            if drop > 0 && same(text) {
+                drop -= 1;
+                false
+            } else {
+                true
+            }
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The note text after adding `record` to `existing` (which may be empty).
 pub(crate) fn append(existing: &str, record: &Record) -> String {
     merge(existing, &record.render())
