@@ -17,6 +17,7 @@ mod notes;
 mod notes_sync;
 mod reflog;
 mod remote;
+mod rename_watch;
 mod repo;
 mod run_start;
 mod session;
@@ -38,6 +39,7 @@ pub(crate) use names::{
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
+pub(crate) use rename_watch::Renames;
 pub(crate) use repo::Repo;
 pub(crate) use run_start::FsTime;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};

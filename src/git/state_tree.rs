@@ -312,6 +312,13 @@ impl StateTree {
             .filter(|(_, mode)| *mode != MODE_TREE && *mode != MODE_GITLINK)
     }
 
+    /// Every directory of the state, relative to the worktree (not the worktree itself).
+    pub(super) fn dir_paths(&self) -> impl Iterator<Item = &Path> {
+        self.dirs
+            .iter()
+            .map(|(dir, _)| Path::new(OsStr::from_bytes(dir.as_slice())))
+    }
+
     /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
     pub(crate) fn touched(&self) -> &[String] {
         &self.touched

@@ -22,6 +22,9 @@ const SIGNED_OFF_BY: &str = "Signed-off-by";
 const UNCOVERED: &str = "uncovered";
 const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
+/// `renames: unwatched`: the run's renames could not be watched.
+const RENAMES: &str = "renames";
+const RENAMES_UNWATCHED: &str = "unwatched";
 /// The last lines a failing run printed, in a failure record (`failure.rs`).
 pub(super) const OUTPUT: &str = "output";
 /// Each line of an armored SSH signature, after the record it signs. Readers that do not know
@@ -89,6 +92,9 @@ pub(crate) struct Record {
     /// record written before the `isolation:` line existed (or naming a kind this build does
     /// not know), which `check --require-isolated` refuses.
     pub isolation: Option<Isolation>,
+    /// The run's renames in the state's directories could not be watched (`renames:
+    /// unwatched`): a directory moved away and back while it ran would not have been seen.
+    pub renames_unwatched: bool,
     pub time: OffsetDateTime,
     pub host: String,
     pub session: Option<String>,
@@ -254,6 +260,9 @@ impl Record {
         }
         if let Some(isolation) = self.isolation {
             let _ = writeln!(out, "isolation: {isolation}");
+        }
+        if self.renames_unwatched {
+            let _ = writeln!(out, "{RENAMES}: {RENAMES_UNWATCHED}");
         }
         let _ = writeln!(out, "time: {}", rfc3339(self.time));
         write_run_by(
@@ -474,6 +483,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "duration-ms" => &mut fields.duration_ms,
             "flaky" => &mut fields.flaky,
             "isolation" => &mut fields.isolation,
+            RENAMES => &mut fields.renames,
             "exit" => &mut fields.exit,
             "attempts" => &mut fields.attempts,
             "time" => &mut fields.time,
@@ -515,6 +525,7 @@ pub(super) struct Fields {
     pub duration_ms: Option<String>,
     pub flaky: Option<String>,
     pub isolation: Option<String>,
+    pub renames: Option<String>,
     pub exit: Option<String>,
     pub attempts: Option<String>,
     pub time: Option<String>,
@@ -628,6 +639,7 @@ impl Fields {
             duration_ms,
             flaky,
             isolation: self.isolation.as_deref().and_then(Isolation::parse),
+            renames_unwatched: self.renames.as_deref() == Some(RENAMES_UNWATCHED),
             time,
             host: self.host.unwrap_or_default(),
             session: self.session.filter(|s| s != "none"),
@@ -717,6 +729,7 @@ mod tests {
             duration_ms: 1234,
             flaky: 0,
             isolation: None,
+            renames_unwatched: false,
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
             session: None,
@@ -790,6 +803,17 @@ mod tests {
         record.uncovered.count = 2;
         assert!(!record.render().contains("uncovered-count"));
         assert_eq!(parse_note(&record.render(), &id(TREE)), vec![Ok(record)]);
+    }
+
+    // A run whose renames were not watched says so in its record, and only then.
+    #[test]
+    fn renames_unwatched_round_trips_and_is_absent_when_watched() {
+        let mut record = sample();
+        assert!(!record.render().contains("renames:"));
+        record.renames_unwatched = true;
+        let text = record.render();
+        assert!(text.contains("renames: unwatched\n"), "{text}");
+        assert_eq!(parse_note(&text, &id(TREE)), vec![Ok(record)]);
     }
 
     #[test]

@@ -712,6 +712,29 @@ fn uncovered_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result
     Ok(())
 }
 
+/// The proven commits whose proof (or a check's) was made by a run whose renames could not be
+/// watched: shown, never refused, as the record says.
+fn unwatched_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
+    for commit in commits.iter().filter(|c| c.proven) {
+        let mut proofs = commit.proof.iter().chain(
+            commit
+                .checks
+                .iter()
+                .flatten()
+                .filter_map(|check| check.proof.as_ref()),
+        );
+        if proofs.any(|proof| proof.renames_unwatched) {
+            writeln!(
+                out,
+                "  {} {} (renames unwatched: a directory moved away and back while its proof ran would not have been seen)",
+                commit.short(),
+                commit.subject,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// The line `run <rev>` prints before proving a commit (its full id and its subject), naming it
 /// as `git log --oneline` does.
 pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -768,6 +791,7 @@ impl CheckReport {
             }
             edited_proofs(&self.commits, out)?;
             uncovered_proofs(&self.commits, out)?;
+            unwatched_proofs(&self.commits, out)?;
             self.verify_change_lines(refused, out)?;
             return Ok(());
         }
@@ -775,6 +799,7 @@ impl CheckReport {
         list(&unproven, out)?;
         edited_proofs(&self.commits, out)?;
         uncovered_proofs(&self.commits, out)?;
+        unwatched_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
         if unproven.iter().any(|c| c.checks_error.is_some()) {
             writeln!(
@@ -1476,6 +1501,7 @@ mod tests {
             uncovered_count: 0,
             signed: false,
             isolation: Some("namespace"),
+            renames_unwatched: false,
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);

@@ -45,6 +45,7 @@ mod sealed_config;
 mod sealed_output;
 mod sealed_state;
 mod sealed_tamper;
+mod sealed_watch;
 mod sealed_where;
 mod signed;
 mod state_tree;
