@@ -91,9 +91,13 @@ fn start(workdir: &Path, state: &StateTree, sentinel_dir: PathBuf) -> Option<Wat
         .chain(state.dir_paths().map(|dir| workdir.join(dir)))
         .chain(std::iter::once(sentinel_dir.clone()));
     for dir in dirs {
-        watcher
-            .watch(&dir, notify::RecursiveMode::NonRecursive)
-            .ok()?;
+        match watcher.watch(&dir, notify::RecursiveMode::NonRecursive) {
+            Ok(()) => {}
+            // A directory of the state absent from disk (left out by a sparse checkout): its
+            // parent's watch sees anything renamed into its place.
+            Err(error) if matches!(error.kind, notify::ErrorKind::PathNotFound) => {}
+            Err(_) => return None,
+        }
     }
     Some(Watching {
         _watcher: watcher,
