@@ -138,6 +138,10 @@ pub(crate) struct Observed {
     /// The anchor recorded the ignore rules from outside the worktree
     /// (`Repo::ignore_digest`), and they differ now.
     pub ignores_changed: bool,
+    /// With an anchor: the `.gitignore` files of the worktree that are themselves ignored (no
+    /// part of the state), appeared or changed since the session started, and hide paths on
+    /// disk (`Repo::hiding_rules`).
+    pub hiding_rules: Vec<HidingRule>,
     /// Without an anchor, verify.sh in HEAD's tree (`Some(None)`: HEAD has none): the
     /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
     /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
@@ -224,6 +228,20 @@ pub(crate) enum Why {
         paths: Vec<String>,
         count: usize,
     },
+    /// A `.gitignore` that is itself ignored appeared or changed during the session and hides
+    /// paths on disk from the state tree.
+    HiddenByIgnoredRules {
+        rules: Vec<HidingRule>,
+    },
+}
+
+/// An ignored `.gitignore` of the worktree and the paths on disk it hides (the first ones,
+/// and how many).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct HidingRule {
+    pub rule: String,
+    pub hidden: Vec<String>,
+    pub count: usize,
 }
 
 /// How the policy was weakened since the session started.
@@ -434,6 +452,12 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         if observed.ignores_changed && !matches!(observed.state, Some(State::ContentError(_))) {
             return refuse(Why::Weakened(Weakened::Ignores));
         }
+        // Before rule 5: the hidden paths are what makes the state look unchanged.
+        if !observed.hiding_rules.is_empty() {
+            return refuse(Why::HiddenByIgnoredRules {
+                rules: observed.hiding_rules.clone(),
+            });
+        }
     }
 
     let (tree, head_tree, verify, proof, checks) = match &observed.state {
@@ -617,6 +641,7 @@ mod tests {
             tampered: None,
             filters_changed: false,
             ignores_changed: false,
+            hiding_rules: Vec::new(),
             verify_at_head: None,
             provers_at_head: None,
             checks_file_now: false,
@@ -1043,6 +1068,25 @@ mod tests {
             verdict(&o),
             Verdict::Block {
                 why: Why::Weakened(Weakened::Ignores),
+                ..
+            }
+        ));
+    }
+
+    /// An ignored `.gitignore` that appeared during the session and hides paths is refused,
+    /// even where the state looks unchanged (the hidden paths are why it looks so).
+    #[test]
+    fn a_self_ignoring_rule_file_hiding_paths_is_refused_even_on_an_unchanged_state() {
+        let mut o = changed();
+        o.hiding_rules = vec![HidingRule {
+            rule: "tests/.gitignore".into(),
+            hidden: vec!["tests/evil.py".into()],
+            count: 1,
+        }];
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::HiddenByIgnoredRules { .. },
                 ..
             }
         ));

@@ -165,6 +165,18 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
                 "{count} changed path(s) outside every check's inputs"
             )],
         ),
+        Why::HiddenByIgnoredRules { rules } => (
+            None,
+            rules
+                .iter()
+                .map(|rule| {
+                    format!(
+                        "{} (ignored itself) hides {} path(s)",
+                        rule.rule, rule.count
+                    )
+                })
+                .collect(),
+        ),
     }
 }
 

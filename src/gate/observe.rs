@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use super::anchor::{Anchor, Prover};
-use super::decide::{AnchorFacts, ChecksFacts, Observed, State, Tampered};
+use super::decide::{AnchorFacts, ChecksFacts, HidingRule, Observed, State, Tampered};
 use super::diff::{file_diff, verify_diff};
 use super::error::{Error, error_chain};
 use super::event::Stop;
@@ -180,6 +180,7 @@ pub(crate) fn stop(
             .as_ref()
             .and_then(|a| a.filters)
             .is_some_and(|filters| filters != repo.filter_digest()),
+        hiding_rules: Vec::new(),
         ignores_changed: anchor
             .as_ref()
             .and_then(|a| a.ignores)
@@ -256,6 +257,17 @@ pub(crate) fn stop(
             Err(error) if error.is_worktree_content() => State::ContentError(error_chain(&error)),
             Err(error) => return Err(error.into()),
         });
+    }
+    if let (Some(anchor), Some(tree)) = (&anchor, &state) {
+        observed.hiding_rules = repo
+            .hiding_rules(tree, std::time::SystemTime::from(anchor.time))?
+            .into_iter()
+            .map(|found| HidingRule {
+                rule: found.rule,
+                hidden: found.hidden,
+                count: found.count,
+            })
+            .collect();
     }
 
     let current_verify = state

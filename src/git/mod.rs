@@ -8,6 +8,7 @@
 
 mod config;
 mod error;
+mod hiding_rules;
 mod history;
 mod hooks;
 mod input_tree;

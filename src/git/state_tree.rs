@@ -54,6 +54,9 @@ pub(crate) struct StateTree {
     /// Checked-out submodules and nested repositories whose worktree holds changes their
     /// commit does not (uncommitted, or untracked and not ignored), sorted.
     dirty_submodules: Vec<String>,
+    /// The ignored paths on disk the walk met, a wholly ignored directory as one path (with
+    /// whether it is a directory): what ignore rules keep out of the state.
+    ignored: Vec<(BString, bool)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -144,7 +147,7 @@ impl StateTree {
         // The directory walk for untracked files runs on this thread while the index entries
         // are checked on others: both are mostly system calls, and neither needs the other.
         let (slots, untracked) = context.classify_all(&index, &groups, || untracked(repo, &index));
-        let untracked = untracked?;
+        let (untracked, ignored) = untracked?;
 
         let mut pipeline = checkin_pipeline(repo, &index)?;
         let mut hasher = Hasher {
@@ -279,6 +282,7 @@ impl StateTree {
             dirs,
             touched,
             dirty_submodules,
+            ignored,
         })
     }
 
@@ -317,6 +321,12 @@ impl StateTree {
         self.dirs
             .iter()
             .map(|(dir, _)| Path::new(OsStr::from_bytes(dir.as_slice())))
+    }
+
+    /// The ignored paths on disk, a wholly ignored directory as one (with whether it is a
+    /// directory), sorted.
+    pub(super) fn ignored(&self) -> &[(BString, bool)] {
+        &self.ignored
     }
 
     /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
@@ -786,17 +796,20 @@ fn inner_changes(
     })
 }
 
-/// Untracked, not ignored files and nested repositories, each reported on its own.
-fn untracked(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-) -> Result<Vec<(BString, gix::dir::entry::Kind)>, Error> {
+/// The paths the walk found: untracked, not ignored files and nested repositories;
+/// and the ignored ones.
+type Walked = (Vec<(BString, gix::dir::entry::Kind)>, Vec<(BString, bool)>);
+
+/// Untracked, not ignored files and nested repositories, each reported on its own; and the
+/// ignored paths, a wholly ignored directory as one (emitting them costs no more reads: the
+/// walk classifies them either way, and never enters an ignored directory).
+fn untracked(repo: &gix::Repository, index: &gix::index::State) -> Result<Walked, Error> {
     use gix::dir::walk::EmissionMode;
     let options = repo
         .dirwalk_options()
         .map_err(Error::read("the directory walk settings"))?
         .emit_untracked(EmissionMode::Matching)
-        .emit_ignored(None)
+        .emit_ignored(Some(EmissionMode::CollapseDirectory))
         .emit_tracked(false)
         .emit_pruned(false)
         .emit_empty_directories(false)
@@ -805,8 +818,19 @@ fn untracked(
     let interrupt = AtomicBool::new(false);
     repo.dirwalk(index, None::<&str>, &interrupt, options, &mut collect)
         .map_err(Error::read("the untracked files"))?;
-    Ok(collect
+    let (ignored, found): (Vec<_>, Vec<_>) = collect
         .unorded_entries
+        .into_iter()
+        .partition(|(entry, _)| matches!(entry.status, gix::dir::entry::Status::Ignored(_)));
+    let mut ignored: Vec<(BString, bool)> = ignored
+        .into_iter()
+        .map(|(entry, _)| {
+            let dir = entry.disk_kind == Some(gix::dir::entry::Kind::Directory);
+            (entry.rela_path, dir)
+        })
+        .collect();
+    ignored.sort();
+    let untracked = found
         .into_iter()
         .filter(|(entry, _)| entry.status == gix::dir::entry::Status::Untracked)
         // The walk finds index entries in stage 0 or 2 only, so a conflict without "ours"
@@ -817,7 +841,8 @@ fn untracked(
                 .is_err()
         })
         .filter_map(|(entry, _)| entry.disk_kind.map(|kind| (entry.rela_path, kind)))
-        .collect())
+        .collect();
+    Ok((untracked, ignored))
 }
 
 /// Hashes worktree content (and writes it, when persisting) the way `git add` would.

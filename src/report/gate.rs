@@ -465,6 +465,29 @@ fn headline(why: &Why, checks: bool) -> String {
             paths_word(*count),
             if *count == 1 { "it" } else { "them" }
         ),
+        Why::HiddenByIgnoredRules { rules } => {
+            let names = rules
+                .iter()
+                .map(|rule| format!("'{}'", cut_line(&rule.rule)))
+                .collect::<Vec<_>>()
+                .join(", ");
+            let count: usize = rules.iter().map(|rule| rule.count).sum();
+            let one = rules.len() == 1;
+            format!(
+                "{} {names} appeared or changed during this session and {} ignored (no proof \
+                 records {}), and {} {} on disk from the working state, so verify.sh may read \
+                 what no proof names.",
+                if one {
+                    "the rule file"
+                } else {
+                    "the rule files"
+                },
+                if one { "is itself" } else { "are themselves" },
+                if one { "it" } else { "them" },
+                if one { "hides" } else { "hide" },
+                paths_word(count),
+            )
+        }
     }
 }
 
@@ -569,6 +592,16 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             let _ = writeln!(
                 text,
                 "A path written while verify.sh ran counts even if its content is back as it was."
+            );
+        }
+        Why::HiddenByIgnoredRules { rules } => {
+            for rule in rules {
+                let _ = writeln!(text, "{} hides:", cut_line(&rule.rule));
+                named_paths(text, &rule.hidden, rule.count);
+            }
+            let _ = writeln!(
+                text,
+                "Remove the rule file, or put the rule in a .gitignore that is part of the state (committed or not ignored), where the diff shows it."
             );
         }
         Why::Uncovered { paths, count } => {

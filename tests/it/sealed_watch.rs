@@ -118,3 +118,46 @@ fn unwatched_renames_are_said_in_the_record_and_by_check() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("renames unwatched"), "{stdout}");
 }
+
+/// A committed, proven repository whose verify.sh fails on any file under tests/ saying "bad",
+/// with a session started on it.
+fn proven_session_reading_tests() -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("tests/check.txt", "good\n");
+    repo.write(".gitignore", ".venv/\n");
+    repo.verify_script("! grep -rq bad tests tests2 2>/dev/null");
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    repo
+}
+
+// A new `.gitignore` that ignores itself (`*`) hides a new file verify.sh reads, and itself:
+// the state tree looks as it was, and the stop ended quietly as "unchanged".
+#[test]
+fn a_self_ignoring_gitignore_hiding_a_new_file_is_refused_naming_both() {
+    let repo = proven_session_reading_tests();
+    repo.write("tests/.gitignore", "*\n");
+    repo.write("tests/evil.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("tests/.gitignore"), "{reason}");
+    assert!(reason.contains("tests/evil.txt"), "{reason}");
+    // A whole new directory hidden by its own rule file is named as one.
+    repo.remove("tests/.gitignore");
+    repo.remove("tests/evil.txt");
+    repo.write("tests2/.gitignore", "*\n");
+    repo.write("tests2/evil.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("tests2/.gitignore"), "{reason}");
+    assert!(reason.contains("tests2/"), "{reason}");
+}
+
+// A rule file inside a directory the state's own rules ignore (a virtual environment's
+// `.venv/.gitignore`) hides nothing more than they do: the stop stays quiet.
+#[test]
+fn a_rule_file_inside_a_directory_ignored_by_the_state_is_not_refused() {
+    let repo = proven_session_reading_tests();
+    repo.write(".venv/.gitignore", "*\n");
+    repo.write(".venv/lib/site.py", "x\n");
+    assert_eq!(hook(&repo, "Stop"), None);
+}

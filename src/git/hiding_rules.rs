@@ -1,0 +1,157 @@
+//! Ignore rules inside the worktree that are no part of the state: a `.gitignore` that is
+//! itself ignored (`tests/.gitignore` holding `*`), which hides paths present on disk from the
+//! state tree while nothing of the state shows it.
+//!
+//! The worktree's other `.gitignore` files are part of the state, and the rules from outside
+//! it are anchored (`Repo::ignore_digest`); this finds the rule files that are neither, that
+//! appeared or changed since a moment (a session's start), and the paths each one hides.
+
+use std::os::unix::fs::MetadataExt as _;
+use std::path::Path;
+use std::time::SystemTime;
+
+use gix::bstr::{BStr, ByteSlice};
+
+use super::{Error, Repo, StateTree};
+
+/// How many hidden paths of one rule file are named.
+const HIDDEN_SHOWN: usize = 20;
+
+/// An ignored `.gitignore` and the paths on disk it hides.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct HidingRule {
+    /// The rule file, relative to the worktree.
+    pub rule: String,
+    /// The paths it hides (a wholly hidden directory as `dir/`), sorted, the first
+    /// [`HIDDEN_SHOWN`]; `count` says how many there were.
+    pub hidden: Vec<String>,
+    pub count: usize,
+}
+
+impl Repo {
+    /// The ignored `.gitignore` files of `state`'s worktree whose file or directory changed at
+    /// or after `since` (ctime, which cannot be set back), each with the paths on disk it
+    /// hides; those hiding nothing are left out. Costs one `lstat` per wholly ignored
+    /// directory when none is found.
+    pub(crate) fn hiding_rules(
+        &self,
+        state: &StateTree,
+        since: SystemTime,
+    ) -> Result<Vec<HidingRule>, Error> {
+        let workdir = self.workdir()?;
+        let rules = self.new_rule_files(workdir, state, since);
+        if rules.is_empty() {
+            return Ok(Vec::new());
+        }
+        let index = self
+            .git
+            .index_or_empty()
+            .map_err(Error::read("the index"))?;
+        let mut stack = self
+            .git
+            .excludes(
+                &index,
+                None,
+                gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+            )
+            .map_err(Error::read("the ignore rules"))?;
+        let mut found = Vec::new();
+        for rule in rules {
+            let dir = rule
+                .rfind('/')
+                .map_or(String::new(), |slash| rule[..slash].to_string());
+            let mut hidden = Vec::new();
+            for (path, is_dir) in state.ignored() {
+                // A wholly ignored directory is the rule file's own directory, or below it.
+                let inside = dir.is_empty()
+                    || path.as_bstr() == dir.as_bytes().as_bstr()
+                    || path
+                        .strip_prefix(dir.as_bytes())
+                        .is_some_and(|rest| rest.starts_with(b"/"));
+                if !inside || path.as_bstr() == rule.as_bytes().as_bstr() {
+                    continue;
+                }
+                if hidden_by(&mut stack, workdir, path.as_bstr(), *is_dir, &rule)? {
+                    hidden.push(if *is_dir {
+                        format!("{path}/")
+                    } else {
+                        path.to_string()
+                    });
+                }
+            }
+            if !hidden.is_empty() {
+                let count = hidden.len();
+                hidden.truncate(HIDDEN_SHOWN);
+                found.push(HidingRule {
+                    rule,
+                    hidden,
+                    count,
+                });
+            }
+        }
+        Ok(found)
+    }
+
+    /// The ignored `.gitignore` files git reads (one the walk met, or one at the top of a
+    /// wholly ignored directory), whose file or directory changed at or after `since`.
+    fn new_rule_files(&self, workdir: &Path, state: &StateTree, since: SystemTime) -> Vec<String> {
+        let changed = |path: &Path| {
+            std::fs::symlink_metadata(path).is_ok_and(|meta| {
+                let ctime = SystemTime::UNIX_EPOCH
+                    + std::time::Duration::new(
+                        u64::try_from(meta.ctime()).unwrap_or(0),
+                        u32::try_from(meta.ctime_nsec()).unwrap_or(0),
+                    );
+                ctime >= since
+            })
+        };
+        let mut rules: Vec<String> = state
+            .ignored()
+            .iter()
+            .filter_map(|(path, is_dir)| {
+                let path = path.to_str().ok()?;
+                if *is_dir {
+                    let rule = format!("{path}/.gitignore");
+                    workdir
+                        .join(&rule)
+                        .symlink_metadata()
+                        .is_ok_and(|meta| meta.is_file())
+                        .then_some(rule)
+                } else {
+                    (path == ".gitignore" || path.ends_with("/.gitignore"))
+                        .then(|| path.to_string())
+                }
+            })
+            .filter(|rule| {
+                let file = workdir.join(rule);
+                changed(&file) || file.parent().is_some_and(changed)
+            })
+            .collect();
+        rules.sort();
+        rules.dedup();
+        rules
+    }
+}
+
+/// Whether the ignored `path` is ignored by `rule` (a `.gitignore`, relative to the worktree):
+/// the last pattern matching it comes from that file; or, for a wholly ignored directory that
+/// no rule above it matches, `rule` sits at its top (its contents are ignored from inside).
+fn hidden_by(
+    stack: &mut gix::AttributeStack<'_>,
+    workdir: &Path,
+    path: &BStr,
+    is_dir: bool,
+    rule: &str,
+) -> Result<bool, Error> {
+    let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
+    let platform = stack
+        .at_entry(path, mode)
+        .map_err(Error::read("the ignore rules"))?;
+    let rule_path = workdir.join(rule);
+    Ok(match platform.matching_exclude_pattern() {
+        Some(found) => found
+            .source
+            .is_some_and(|source| source == rule_path || source.ends_with(rule)),
+        None => is_dir && rule.strip_suffix("/.gitignore") == path.to_str().ok(),
+    })
+}
