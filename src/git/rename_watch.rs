@@ -22,7 +22,8 @@ const NO_RENAME_WATCH_ENV: &str = "PROVE_IT_TEST_NO_RENAME_WATCH";
 /// How long to wait, once the run has ended, for the watch to deliver what the kernel queued.
 const DRAIN_WAIT: Duration = Duration::from_secs(5);
 
-/// The sentinel renamed in the state directory to learn that every earlier event was read.
+/// The folder of the state directory where a sentinel is renamed to learn that every earlier
+/// event was read.
 const SENTINEL: &str = "rename-watch";
 
 /// What the watch saw of a run.
@@ -58,9 +59,12 @@ impl Repo {
     /// Start watching every directory of `state` (and the worktree itself) for renames.
     pub(crate) fn watch_renames(&self, state: &StateTree) -> RenameWatch {
         let workdir = self.workdir().map(Path::to_owned).unwrap_or_default();
+        // A folder of its own, so that the run's log, written beside it, sends no events.
         let inner = self
             .state_dir()
             .ok()
+            .map(|dir| dir.join(SENTINEL))
+            .filter(|dir| std::fs::create_dir_all(dir).is_ok())
             .and_then(|sentinel_dir| start(&workdir, state, sentinel_dir));
         RenameWatch { workdir, inner }
     }
@@ -140,13 +144,13 @@ impl RenameWatch {
     }
 }
 
-/// Rename a sentinel in the state directory and wait until the watch reports it: the kernel
-/// queues events in order, so every rename made before the run ended has then been read.
+/// Rename a sentinel in its folder of the state directory and wait until the watch reports
+/// it: the kernel queues events in order, so every rename made before the run ended has then
+/// been read.
 fn drained(watching: &Watching) -> bool {
-    let from = watching
-        .sentinel_dir
-        .join(format!("{SENTINEL}.{}", std::process::id()));
-    let to = from.with_extension("done");
+    let name = format!("{}-{}", std::process::id(), thread_id());
+    let from = watching.sentinel_dir.join(format!("{name}.new"));
+    let to = watching.sentinel_dir.join(format!("{name}.done"));
     if std::fs::write(&from, b"").is_err() || std::fs::rename(&from, &to).is_err() {
         let _ = std::fs::remove_file(&from);
         return false;
@@ -164,4 +168,10 @@ fn drained(watching: &Watching) -> bool {
     };
     let _ = std::fs::remove_file(&to);
     seen_it
+}
+
+/// Tells apart two watches of one process (runs of several worktrees at once).
+fn thread_id() -> String {
+    let id = format!("{:?}", std::thread::current().id());
+    id.chars().filter(char::is_ascii_digit).collect()
 }
