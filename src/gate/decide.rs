@@ -242,6 +242,10 @@ pub(crate) struct HidingRule {
     pub rule: String,
     pub hidden: Vec<String>,
     pub count: usize,
+    /// The rule file lies outside the worktree (`.git/info/exclude`, `core.excludesFile`):
+    /// the paths it hides are new since the session started.
+    #[serde(default)]
+    pub outside: bool,
 }
 
 /// How the policy was weakened since the session started.
@@ -450,6 +454,12 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             return refuse(Why::Weakened(Weakened::Filters));
         }
         if observed.ignores_changed && !matches!(observed.state, Some(State::ContentError(_))) {
+            // Named with the paths they hide, where new paths are hidden.
+            if observed.hiding_rules.iter().any(|rule| rule.outside) {
+                return refuse(Why::HiddenByIgnoredRules {
+                    rules: observed.hiding_rules.clone(),
+                });
+            }
             return refuse(Why::Weakened(Weakened::Ignores));
         }
         // Before rule 5: the hidden paths are what makes the state look unchanged.
@@ -1082,6 +1092,7 @@ mod tests {
             rule: "tests/.gitignore".into(),
             hidden: vec!["tests/evil.py".into()],
             count: 1,
+            outside: false,
         }];
         assert!(matches!(
             verdict(&o),

@@ -169,12 +169,7 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             None,
             rules
                 .iter()
-                .map(|rule| {
-                    format!(
-                        "{} (ignored itself) hides {} path(s)",
-                        rule.rule, rule.count
-                    )
-                })
+                .map(|rule| format!("{} hides {} path(s) from the state", rule.rule, rule.count))
                 .collect(),
         ),
     }

@@ -259,13 +259,22 @@ pub(crate) fn stop(
         });
     }
     if let (Some(anchor), Some(tree)) = (&anchor, &state) {
-        observed.hiding_rules = repo
-            .hiding_rules(tree, std::time::SystemTime::from(anchor.time))?
+        let since = std::time::SystemTime::from(anchor.time);
+        let outside = if observed.ignores_changed {
+            repo.hidden_by_outside_rules(tree, since)?
+        } else {
+            Vec::new()
+        };
+        let inside = repo.hiding_rules(tree, since)?;
+        observed.hiding_rules = outside
             .into_iter()
-            .map(|found| HidingRule {
+            .map(|found| (found, true))
+            .chain(inside.into_iter().map(|found| (found, false)))
+            .map(|(found, outside)| HidingRule {
                 rule: found.rule,
                 hidden: found.hidden,
                 count: found.count,
+                outside,
             })
             .collect();
     }

@@ -43,18 +43,7 @@ impl Repo {
         if rules.is_empty() {
             return Ok(Vec::new());
         }
-        let index = self
-            .git
-            .index_or_empty()
-            .map_err(Error::read("the index"))?;
-        let mut stack = self
-            .git
-            .excludes(
-                &index,
-                None,
-                gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
-            )
-            .map_err(Error::read("the ignore rules"))?;
+        let mut stack = self.exclude_stack()?;
         let mut found = Vec::new();
         for rule in rules {
             let dir = rule
@@ -92,19 +81,77 @@ impl Repo {
         Ok(found)
     }
 
+    /// The ignored paths on disk changed at or after `since` (so new during a session: cheap
+    /// only because it is asked only once the rules from outside the worktree changed) that a
+    /// rule from outside the worktree ignores, grouped by the file that rule comes from.
+    pub(crate) fn hidden_by_outside_rules(
+        &self,
+        state: &StateTree,
+        since: SystemTime,
+    ) -> Result<Vec<HidingRule>, Error> {
+        let workdir = self.workdir()?;
+        let mut stack = self.exclude_stack()?;
+        let mut by_source: std::collections::BTreeMap<String, Vec<String>> =
+            std::collections::BTreeMap::new();
+        for (path, is_dir) in state.ignored() {
+            if !changed_since(&workdir.join(to_path(path.as_bstr())), since) {
+                continue;
+            }
+            let mode = is_dir.then_some(gix::index::entry::Mode::DIR);
+            let platform = stack
+                .at_entry(path.as_bstr(), mode)
+                .map_err(Error::read("the ignore rules"))?;
+            let Some(source) = platform.matching_exclude_pattern().and_then(|m| m.source) else {
+                continue;
+            };
+            // A `.gitignore` of the worktree is part of the state, or found by `hiding_rules`.
+            if source.starts_with(workdir) && source.file_name() == Some(".gitignore".as_ref()) {
+                continue;
+            }
+            let named = source
+                .strip_prefix(workdir)
+                .unwrap_or(source)
+                .display()
+                .to_string();
+            by_source.entry(named).or_default().push(if *is_dir {
+                format!("{path}/")
+            } else {
+                path.to_string()
+            });
+        }
+        Ok(by_source
+            .into_iter()
+            .map(|(rule, mut hidden)| {
+                let count = hidden.len();
+                hidden.truncate(HIDDEN_SHOWN);
+                HidingRule {
+                    rule,
+                    hidden,
+                    count,
+                }
+            })
+            .collect())
+    }
+
+    /// The ignore rules git applies, reading the worktree's `.gitignore` files from disk.
+    fn exclude_stack(&self) -> Result<gix::AttributeStack<'_>, Error> {
+        let index = self
+            .git
+            .index_or_empty()
+            .map_err(Error::read("the index"))?;
+        self.git
+            .excludes(
+                &index,
+                None,
+                gix::worktree::stack::state::ignore::Source::WorktreeThenIdMappingIfNotSkipped,
+            )
+            .map_err(Error::read("the ignore rules"))
+    }
+
     /// The ignored `.gitignore` files git reads (one the walk met, or one at the top of a
     /// wholly ignored directory), whose file or directory changed at or after `since`.
     fn new_rule_files(&self, workdir: &Path, state: &StateTree, since: SystemTime) -> Vec<String> {
-        let changed = |path: &Path| {
-            std::fs::symlink_metadata(path).is_ok_and(|meta| {
-                let ctime = SystemTime::UNIX_EPOCH
-                    + std::time::Duration::new(
-                        u64::try_from(meta.ctime()).unwrap_or(0),
-                        u32::try_from(meta.ctime_nsec()).unwrap_or(0),
-                    );
-                ctime >= since
-            })
-        };
+        let changed = |path: &Path| changed_since(path, since);
         let mut rules: Vec<String> = state
             .ignored()
             .iter()
@@ -131,6 +178,23 @@ impl Repo {
         rules.dedup();
         rules
     }
+}
+
+/// Whether `path`'s ctime (which cannot be set back) is at or after `since`.
+fn changed_since(path: &Path, since: SystemTime) -> bool {
+    std::fs::symlink_metadata(path).is_ok_and(|meta| {
+        let ctime = SystemTime::UNIX_EPOCH
+            + std::time::Duration::new(
+                u64::try_from(meta.ctime()).unwrap_or(0),
+                u32::try_from(meta.ctime_nsec()).unwrap_or(0),
+            );
+        ctime >= since
+    })
+}
+
+fn to_path(path: &BStr) -> &Path {
+    use std::os::unix::ffi::OsStrExt as _;
+    Path::new(std::ffi::OsStr::from_bytes(path.as_bytes()))
 }
 
 /// Whether the ignored `path` is ignored by `rule` (a `.gitignore`, relative to the worktree):

@@ -468,23 +468,28 @@ fn headline(why: &Why, checks: bool) -> String {
         Why::HiddenByIgnoredRules { rules } => {
             let names = rules
                 .iter()
-                .map(|rule| format!("'{}'", cut_line(&rule.rule)))
+                .map(|rule| {
+                    format!(
+                        "'{}' ({})",
+                        cut_line(&rule.rule),
+                        if rule.outside {
+                            "outside the worktree"
+                        } else {
+                            "itself ignored, so no proof records it"
+                        }
+                    )
+                })
                 .collect::<Vec<_>>()
                 .join(", ");
             let count: usize = rules.iter().map(|rule| rule.count).sum();
-            let one = rules.len() == 1;
+            let what = if rules.iter().any(|rule| rule.outside) {
+                "the ignore rules set outside the worktree changed during this session, and"
+            } else {
+                "ignore rules that appeared or changed during this session"
+            };
             format!(
-                "{} {names} appeared or changed during this session and {} ignored (no proof \
-                 records {}), and {} {} on disk from the working state, so verify.sh may read \
-                 what no proof names.",
-                if one {
-                    "the rule file"
-                } else {
-                    "the rule files"
-                },
-                if one { "is itself" } else { "are themselves" },
-                if one { "it" } else { "them" },
-                if one { "hides" } else { "hide" },
+                "{what} hide {} on disk from the working state, so verify.sh may read what no \
+                 proof names: {names}.",
                 paths_word(count),
             )
         }
@@ -601,7 +606,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             }
             let _ = writeln!(
                 text,
-                "Remove the rule file, or put the rule in a .gitignore that is part of the state (committed or not ignored), where the diff shows it."
+                "Remove the rule, or put it in a .gitignore that is part of the state (committed or not ignored), where the diff shows it."
             );
         }
         Why::Uncovered { paths, count } => {

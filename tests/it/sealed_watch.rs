@@ -161,3 +161,15 @@ fn a_rule_file_inside_a_directory_ignored_by_the_state_is_not_refused() {
     repo.write(".venv/lib/site.py", "x\n");
     assert_eq!(hook(&repo, "Stop"), None);
 }
+
+// A line added to `.git/info/exclude` was refused as a changed rule source, without saying
+// which new file it hides: the block now names the source and the paths.
+#[test]
+fn an_exclude_rule_added_mid_session_is_refused_naming_the_paths_it_hides() {
+    let repo = proven_session_reading_tests();
+    std::fs::write(repo.path(".git/info/exclude"), "evil.txt\n").unwrap();
+    repo.write("tests/evil.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains(".git/info/exclude"), "{reason}");
+    assert!(reason.contains("tests/evil.txt"), "{reason}");
+}
