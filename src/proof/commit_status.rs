@@ -674,6 +674,7 @@ mod tests {
             duration_ms: 10,
             flaky: 0,
             isolation: None,
+            env: None,
             time: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
             host: "cli".into(),
             session: None,

@@ -614,6 +614,7 @@ mod tests {
             duration_ms: 5,
             flaky: 0,
             isolation: None,
+            env: None,
             uncovered: super::super::record::Uncovered::default(),
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),

@@ -89,6 +89,10 @@ pub(crate) struct Record {
     /// record written before the `isolation:` line existed (or naming a kind this build does
     /// not know), which `check --require-isolated` refuses.
     pub isolation: Option<Isolation>,
+    /// The digest of the environment the run had (`verify::Environment`); `None` for a record
+    /// written before the `env:` line existed. A stop of an agent session trusts a record made
+    /// during the session only with its anchor's digest.
+    pub env: Option<ObjectId>,
     pub time: OffsetDateTime,
     pub host: String,
     pub session: Option<String>,
@@ -254,6 +258,9 @@ impl Record {
         }
         if let Some(isolation) = self.isolation {
             let _ = writeln!(out, "isolation: {isolation}");
+        }
+        if let Some(env) = self.env {
+            let _ = writeln!(out, "env: {env}");
         }
         let _ = writeln!(out, "time: {}", rfc3339(self.time));
         write_run_by(
@@ -474,6 +481,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "duration-ms" => &mut fields.duration_ms,
             "flaky" => &mut fields.flaky,
             "isolation" => &mut fields.isolation,
+            "env" => &mut fields.env,
             "exit" => &mut fields.exit,
             "attempts" => &mut fields.attempts,
             "time" => &mut fields.time,
@@ -515,6 +523,7 @@ pub(super) struct Fields {
     pub duration_ms: Option<String>,
     pub flaky: Option<String>,
     pub isolation: Option<String>,
+    pub env: Option<String>,
     pub exit: Option<String>,
     pub attempts: Option<String>,
     pub time: Option<String>,
@@ -628,6 +637,10 @@ impl Fields {
             duration_ms,
             flaky,
             isolation: self.isolation.as_deref().and_then(Isolation::parse),
+            env: match self.env.as_deref() {
+                None => None,
+                Some(value) => optional_id(value, "env")?,
+            },
             time,
             host: self.host.unwrap_or_default(),
             session: self.session.filter(|s| s != "none"),
@@ -717,6 +730,7 @@ mod tests {
             duration_ms: 1234,
             flaky: 0,
             isolation: None,
+            env: None,
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
             session: None,

@@ -492,9 +492,11 @@ fn the_events_cwd_selects_the_repository() {
     session.start().silent();
     repo.write("b.txt", "new\n");
     // The hook process runs elsewhere (in another repository, with git's variables pointing
-    // there); the payload's cwd decides.
-    let mut cmd = other.command(cargo_bin("git-prove-it"));
-    cmd.args(["hook", "claude"])
+    // there); the payload's cwd decides. Its environment is otherwise the session's: one
+    // from another home is not the session's hook (`sealed_env.rs`).
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.current_dir(&other.root)
+        .args(["hook", "claude"])
         .env("GIT_DIR", other.path(".git"))
         .env("GIT_WORK_TREE", &other.root)
         .env("GIT_INDEX_FILE", other.path(".git/index"));
