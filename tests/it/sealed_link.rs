@@ -166,6 +166,22 @@ fn unfollowable_verify_sh_link_is_could_not_check_at_the_stop() {
     }
 }
 
+// A session started on a verify.sh link that leads nowhere was told the gate is inert there,
+// and recorded no anchor.
+#[test]
+fn session_start_on_unfollowable_verify_sh_link_is_not_inert() {
+    let repo = linked();
+    repo.remove("verify.sh");
+    repo.symlink("scripts/gone.sh", "verify.sh");
+    if let Some(answer) = hook(&repo, "SessionStart") {
+        assert!(!answer.to_string().contains("inert"), "{answer}");
+    }
+    let anchors = repo.git(&["notes", "--ref", "prove-it-anchors", "list"]);
+    assert!(!anchors.is_empty(), "the session is anchored");
+    let text = said(hook(&repo, "Stop"));
+    assert!(text.contains("could not check this turn"), "{text}");
+}
+
 // `check` of a commit whose verify.sh link leads nowhere in its tree says it cannot check it,
 // rather than reading the commit as one without verify.sh.
 #[test]
