@@ -135,15 +135,24 @@ fn check_follows_verify_sh_link_in_the_commit() {
 // read as "not armed": a repository without an anchor was opted out, silently.
 #[test]
 fn unfollowable_verify_sh_link_is_could_not_check_at_the_stop() {
-    let cases: [(&str, &str); 4] = [
+    let cases: [(&str, &str); 6] = [
         ("scripts/gone.sh", "leads to nothing"),
         ("../outside.sh", "leads outside"),
         ("verify.sh", "a loop"),
         ("scripts", "something other than a file"),
+        // Not followed in a tree: absolute, or through a directory that is a link.
+        ("ABSOLUTE", "leads outside"),
+        ("dirlink/verify.sh", "leads to nothing"),
     ];
     for (target, says) in cases {
         for session in [true, false] {
             let repo = linked();
+            repo.symlink("scripts", "dirlink");
+            let absolute = repo.path("scripts/verify.sh");
+            let target = match target {
+                "ABSOLUTE" => absolute.to_str().unwrap(),
+                target => target,
+            };
             std::fs::write(
                 repo.root.parent().unwrap().join("outside.sh"),
                 "#!/bin/sh\nexit 0\n",
