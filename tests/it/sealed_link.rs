@@ -129,6 +129,13 @@ fn check_follows_verify_sh_link_in_the_commit() {
         "notes", "--ref", "prove-it", "add", "-f", "-m", &named, &new_tree,
     ]);
     repo.prove_it(&["check", "--strict"]).assert().code(0);
+    // Over a range, the edit of the file the link leads to is a verify.sh change since the base.
+    let out = repo
+        .prove_it(&["check", "--strict", "HEAD~1..HEAD"])
+        .assert()
+        .code(1);
+    let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(said.contains("verify.sh changed"), "{said}");
 }
 
 // A verify.sh link that leads nowhere, out of the worktree, round in a loop or to a directory
