@@ -671,7 +671,9 @@ pub(super) fn unarmed(armed: &git::Armed) -> Unarmed {
         git::Armed::Yes
         | git::Armed::NotAFile
         | git::Armed::LinkLeadsOutside
-        | git::Armed::DanglingLink => Unarmed::NotAFile,
+        | git::Armed::DanglingLink
+        | git::Armed::LinkLoop
+        | git::Armed::LinkNotToFile => Unarmed::NotAFile,
     }
 }
 

@@ -78,6 +78,16 @@ pub(crate) fn stop(
     let gate_policy = ctx.gate.clone()?;
     let policy = ctx.policy.clone()?;
     let armed_now = repo.armed()?;
+    // A verify.sh link that cannot be followed is never an opt-out nor a disarming to refuse
+    // quietly: what would run cannot be known, so the stop cannot be checked.
+    if let Some(problem) = armed_now.link_problem() {
+        return Err(git::Error::ScriptLink {
+            path: git::VERIFY_SCRIPT.to_string(),
+            target: repo.verify_link_text()?,
+            problem,
+        }
+        .into());
+    }
     let has_checks = has_checks_file(repo)?;
     let key = session_key(&event.session, &worktree(repo)?);
 

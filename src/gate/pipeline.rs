@@ -133,7 +133,11 @@ fn start(
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Reply::Silent);
     };
-    if !repo.armed()?.is_armed() && !crate::proof::has_checks_file(&repo)? {
+    let armed = repo.armed()?;
+    // A verify.sh link that cannot be followed is no opt-out: the anchor is tried, and says
+    // why it cannot be recorded.
+    if !armed.is_armed() && armed.link_problem().is_none() && !crate::proof::has_checks_file(&repo)?
+    {
         // With the plugin installed user-wide, sessions start in every repository: say once
         // per repository that the gate is inert there and how to arm it (issue 21, item 6).
         // A marker that cannot be written keeps the session start silent, as before.
