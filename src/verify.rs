@@ -87,6 +87,100 @@ pub(crate) fn env(tree: &str, host: &str) -> Vec<(OsString, OsString)> {
     .collect()
 }
 
+/// Variables a shell sets for each command it starts, whoever started it: never part of an
+/// environment's digest.
+const SHELL_SET: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
+
+/// git-prove-it's own settings (`PROVE_IT_TIMEOUT`, `PROVE_IT_SKIP`, ...): the anchor keeps the
+/// policy they give, and the gate compares that; verify.sh gets the three a run sets.
+const OWN_PREFIX: &str = "PROVE_IT";
+
+/// The environment a hook or a run had, as far as it can change what verify.sh does: every
+/// variable but git-prove-it's own settings, the ones a shell sets per command and the ones
+/// `per_event` names (what the
+/// agent hosts set for some of their hook calls and not others, ADAPTERS.md). A proof made in
+/// an environment the agent chose (a `PATH` whose test tool always passes) carries another
+/// digest than the one its session started with, and does not spare that session's stop.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Environment {
+    /// Name and value, sorted by name.
+    vars: Vec<(OsString, OsString)>,
+}
+
+impl Environment {
+    /// This process's environment.
+    pub(crate) fn of_process(per_event: &[&str]) -> Environment {
+        Environment::of(std::env::vars_os(), per_event)
+    }
+
+    pub(crate) fn of(
+        vars: impl IntoIterator<Item = (OsString, OsString)>,
+        per_event: &[&str],
+    ) -> Environment {
+        let mut vars: Vec<(OsString, OsString)> = vars
+            .into_iter()
+            .filter(|(name, _)| {
+                let name = name.to_string_lossy();
+                !SHELL_SET.contains(&name.as_ref())
+                    && !per_event.contains(&name.as_ref())
+                    && !name.starts_with(OWN_PREFIX)
+            })
+            .collect();
+        vars.sort();
+        Environment { vars }
+    }
+
+    /// One digest of every name and value (the `env:` of anchors and records).
+    pub(crate) fn digest(&self) -> gix::ObjectId {
+        let mut bytes = Vec::new();
+        for (name, value) in &self.vars {
+            bytes.extend_from_slice(name.as_encoded_bytes());
+            bytes.push(0);
+            bytes.extend_from_slice(value.as_encoded_bytes());
+            bytes.push(0);
+        }
+        hash(&bytes)
+    }
+
+    /// Each variable's name with a short digest of its value salted with `salt`, so that an
+    /// anchor can name the variables that changed without keeping any value (they may hold
+    /// secrets).
+    pub(crate) fn by_name(&self, salt: &str) -> Vec<(String, String)> {
+        self.vars
+            .iter()
+            .map(|(name, value)| {
+                let mut bytes = salt.as_bytes().to_vec();
+                bytes.push(0);
+                bytes.extend_from_slice(value.as_encoded_bytes());
+                let digest = hash(&bytes).to_hex_with_len(VALUE_DIGEST_LEN).to_string();
+                (name.to_string_lossy().into_owned(), digest)
+            })
+            .collect()
+    }
+}
+
+/// How many hex digits of a value's salted digest an anchor keeps.
+pub(crate) const VALUE_DIGEST_LEN: usize = 12;
+
+fn hash(bytes: &[u8]) -> gix::ObjectId {
+    gix::objs::compute_hash(gix::hash::Kind::Sha1, gix::objs::Kind::Blob, bytes)
+        .expect("hashing bytes held in memory cannot fail")
+}
+
+/// The names of the variables that differ between `before` and `now` (each as `by_name` gives
+/// them): added, removed or changed, sorted.
+pub(crate) fn changed_names(before: &[(String, String)], now: &[(String, String)]) -> Vec<String> {
+    let mut names: Vec<String> = before
+        .iter()
+        .filter(|var| !now.contains(var))
+        .chain(now.iter().filter(|var| !before.contains(var)))
+        .map(|(name, _)| name.clone())
+        .collect();
+    names.sort();
+    names.dedup();
+    names
+}
+
 /// Runs verify.sh to its end or its timeout, calling `on_tick` with the
 /// elapsed time every 200 ms or so while it runs. Its stdin is `/dev/null`,
 /// its stdout and stderr one stream, and its process group is killed at the
@@ -121,6 +215,47 @@ pub(crate) fn run(req: Request<'_>, on_tick: &mut dyn FnMut(Duration)) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn environment(vars: &[(&str, &str)], per_event: &[&str]) -> Environment {
+        Environment::of(
+            vars.iter()
+                .map(|(name, value)| ((*name).into(), (*value).into())),
+            per_event,
+        )
+    }
+
+    /// What a shell, git-prove-it's own settings or a host's per-event variables hold never
+    /// tells two environments apart; any other variable, and the order of none, does.
+    #[test]
+    fn an_environments_digest_leaves_out_what_is_set_per_call() {
+        let base = environment(&[("PATH", "/bin"), ("HOME", "/h")], &["CLAUDE_EFFORT"]);
+        let same = environment(
+            &[
+                ("HOME", "/h"),
+                ("PATH", "/bin"),
+                ("PWD", "/elsewhere"),
+                ("SHLVL", "3"),
+                ("PROVE_IT_SKIP", "1"),
+                ("CLAUDE_EFFORT", "high"),
+            ],
+            &["CLAUDE_EFFORT"],
+        );
+        assert_eq!(base.digest(), same.digest());
+        let path = environment(&[("PATH", "/tmp/lying:/bin"), ("HOME", "/h")], &[]);
+        let added = environment(&[("PATH", "/bin"), ("HOME", "/h"), ("FAST", "1")], &[]);
+        assert_ne!(base.digest(), path.digest());
+        assert_ne!(base.digest(), added.digest());
+        assert_eq!(
+            changed_names(&base.by_name("s"), &path.by_name("s")),
+            ["PATH"]
+        );
+        assert_eq!(
+            changed_names(&base.by_name("s"), &added.by_name("s")),
+            ["FAST"]
+        );
+        // A value is kept only as a salted digest, never as itself.
+        assert!(base.by_name("s").iter().all(|(_, digest)| digest != "/bin"));
+    }
     use crate::process::testing::{Shared, is_dead, read_pid, wait_until_dead};
     use rustix::process::{Pid, Signal};
     use std::fs::{self, Permissions};

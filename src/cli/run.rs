@@ -522,6 +522,9 @@ fn options<'a>(
         clock: ctx.clock,
         retries: policy.retries,
         isolation,
+        // The same digest a hook's stop takes: a proof made here spares an agent session's
+        // stop only when this environment is the session's.
+        env: Some(crate::hosts::Host::environment().digest()),
         view,
         untestable_failure: args.without_setup.as_ref().map(|folders| {
             format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
@@ -668,7 +671,9 @@ pub(super) fn unarmed(armed: &git::Armed) -> Unarmed {
         git::Armed::Yes
         | git::Armed::NotAFile
         | git::Armed::LinkLeadsOutside
-        | git::Armed::DanglingLink => Unarmed::NotAFile,
+        | git::Armed::DanglingLink
+        | git::Armed::LinkLoop
+        | git::Armed::LinkNotToFile => Unarmed::NotAFile,
     }
 }
 

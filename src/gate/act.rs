@@ -61,6 +61,7 @@ fn options<'a>(
         log: Some(seen.files.log()),
         clock: ctx.clock,
         isolation,
+        env: host.environment().map(crate::verify::Environment::digest),
         view,
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),

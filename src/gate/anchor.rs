@@ -14,6 +14,7 @@ use time::format_description::well_known::Rfc3339;
 
 use crate::context::policy::VerifyEdits;
 use crate::proof::Script;
+use crate::verify::Environment;
 
 const MAGIC_KEY: &str = "prove-it-anchor";
 const VERSION: u32 = 1;
@@ -21,6 +22,7 @@ const VERIFY_TEXT: &str = "verify-text";
 const PROVER: &str = "prover";
 const PROVER_TEXT: &str = "prover-text";
 const START_INPUT: &str = "start-input";
+const ENV_VAR: &str = "env-var";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Anchor {
@@ -49,6 +51,17 @@ pub(crate) struct Anchor {
     /// `Repo::ignore_digest` at session start: the ignore rules from outside the worktree.
     /// Anchors written before it existed have none, and are not compared.
     pub ignores: Option<ObjectId>,
+    /// The digest of the hook's environment at session start (`verify::Environment`): a stop
+    /// in another environment is not the session's, and a record made during the session
+    /// proves a state only with this digest. Anchors written before it existed have none, and
+    /// are not compared.
+    pub env: Option<ObjectId>,
+    /// That environment's variables by name, each with a salted digest of its value, so that a
+    /// stop can name the variables that differ (`env-var:` lines).
+    pub env_vars: Vec<(String, String)>,
+    /// The proofs ref at session start: the records it holds were made before the session and
+    /// count whatever environment made them. `None`: there was none (or an older anchor).
+    pub proofs_at_start: Option<ObjectId>,
     /// verify.sh's text at session start, for the diff a later edit is shown with.
     pub verify_text: Option<String>,
     /// With a checks file at session start: it and each named check's script, by path, with
@@ -108,6 +121,15 @@ impl Anchor {
         if let Some(ignores) = self.ignores {
             let _ = writeln!(out, "ignores: {ignores}");
         }
+        if let Some(env) = self.env {
+            let _ = writeln!(out, "env: {env}");
+        }
+        if let Some(proofs) = self.proofs_at_start {
+            let _ = writeln!(out, "proofs-at-start: {proofs}");
+        }
+        for (name, digest) in &self.env_vars {
+            let _ = writeln!(out, "{ENV_VAR}: {digest} {}", one_line(name));
+        }
         for prover in self.provers.iter().flatten() {
             let _ = writeln!(
                 out,
@@ -130,6 +152,19 @@ impl Anchor {
         out
     }
 
+    /// When the session recorded its environment and `now` is another: the names of the
+    /// variables that differ (empty when the anchor cannot say which).
+    pub(crate) fn environment_differs(&self, now: &Environment) -> Option<Vec<String>> {
+        let recorded = self.env?;
+        if now.digest() == recorded {
+            return None;
+        }
+        Some(crate::verify::changed_names(
+            &self.env_vars,
+            &now.by_name(&self.session),
+        ))
+    }
+
     pub(crate) fn parse(text: &str) -> Result<Anchor, Malformed> {
         let malformed = |what: &str| Malformed(what.to_string());
         let mut lines = text.lines().peekable();
@@ -145,8 +180,14 @@ impl Anchor {
         let mut provers: Option<Vec<Prover>> = None;
         let mut prover_texts = std::collections::HashMap::new();
         let mut start_inputs = Vec::new();
+        let mut env_vars = Vec::new();
         while let Some(line) = lines.next() {
-            if let Some(value) = line.strip_prefix(&format!("{START_INPUT}: ")) {
+            if let Some(value) = line.strip_prefix(&format!("{ENV_VAR}: ")) {
+                let (digest, name) = value
+                    .split_once(' ')
+                    .ok_or_else(|| malformed("env-var: is not <digest> <name>"))?;
+                env_vars.push((name.to_string(), digest.to_string()));
+            } else if let Some(value) = line.strip_prefix(&format!("{START_INPUT}: ")) {
                 let (tree, check) = value
                     .split_once(' ')
                     .and_then(|(tree, check)| {
@@ -192,6 +233,15 @@ impl Anchor {
                     .map(Some)
                     .map_err(|_| Malformed(format!("{key}: {hex} is not an object id"))),
             }
+        };
+        let optional_id = |key: &str| -> Result<Option<ObjectId>, Malformed> {
+            fields
+                .get(key)
+                .map(|hex| {
+                    ObjectId::from_hex(hex.as_bytes())
+                        .map_err(|_| Malformed(format!("{key}: {hex} is not an object id")))
+                })
+                .transpose()
         };
         let verify = match field("verify")? {
             "none" => None,
@@ -243,6 +293,9 @@ impl Anchor {
                         .map_err(|_| malformed("ignores: is not an object id"))?,
                 ),
             },
+            env: optional_id("env")?,
+            env_vars,
+            proofs_at_start: optional_id("proofs-at-start")?,
             verify_text,
             provers: provers.map(|provers| {
                 provers
@@ -321,6 +374,9 @@ mod tests {
             verify_edits: VerifyEdits::Block,
             filters: None,
             ignores: None,
+            env: None,
+            env_vars: Vec::new(),
+            proofs_at_start: None,
             verify_text: text.map(str::to_string),
             provers: None,
             start_inputs: Vec::new(),
@@ -437,6 +493,27 @@ mod tests {
         assert_eq!(Anchor::parse(&text).unwrap(), with);
         let bad = text.replace("filters: e69de29b", "filters: nothex");
         assert!(Anchor::parse(&bad).is_err());
+    }
+
+    #[test]
+    fn the_environment_round_trips_and_older_anchors_have_none() {
+        let with = Anchor {
+            env: Some(ObjectId::empty_tree(gix::hash::Kind::Sha1)),
+            env_vars: vec![
+                ("PATH".into(), "0123456789ab".into()),
+                ("WEIRD NAME".into(), "ba9876543210".into()),
+            ],
+            proofs_at_start: Some(ObjectId::empty_blob(gix::hash::Kind::Sha1)),
+            ..anchor(Some("#!/bin/sh\n"))
+        };
+        let text = with.render();
+        assert!(text.contains("\nenv-var: 0123456789ab PATH\n"), "{text}");
+        assert_eq!(Anchor::parse(&text).unwrap(), with);
+        let old = anchor(None).render();
+        let parsed = Anchor::parse(&old).unwrap();
+        assert_eq!((parsed.env, parsed.proofs_at_start), (None, None));
+        assert!(parsed.env_vars.is_empty());
+        assert!(Anchor::parse(&text.replace("env: 4b825dc6", "env: nothex")).is_err());
     }
 
     #[test]

@@ -29,6 +29,10 @@ pub(crate) enum Error {
     CheckSignature(#[from] proof::SignatureError),
     #[error("could not run verify.sh")]
     Run(#[source] proof::Error),
+    /// The hook's environment is not the one its session was anchored with: the variables that
+    /// differ (a prompt then marks nothing).
+    #[error("this hook call's environment is not its session's ({})", .0.join(", "))]
+    ForeignEnvironment(Vec<String>),
     #[error("could not write the anchor's key")]
     AnchorKey(#[source] git::Error),
     /// The session index says this session anchored the worktree, and its anchor is not there

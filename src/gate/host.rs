@@ -23,4 +23,9 @@ pub(crate) trait HostRules {
     fn project_dir(&self) -> Option<PathBuf> {
         None
     }
+    /// The hook's environment, to compare with the one its session was anchored with; `None`
+    /// where it is not known, and nothing is compared.
+    fn environment(&self) -> Option<&crate::verify::Environment> {
+        None
+    }
 }

@@ -24,6 +24,8 @@ mod scope;
 mod session_index;
 mod turn;
 
+/// The hook's environment, as a session records it and its hook calls are compared with it.
+pub(crate) use crate::verify::Environment;
 pub(crate) use decide::{
     AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
 };

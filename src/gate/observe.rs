@@ -17,8 +17,8 @@ use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
-    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Script, StopSignatures, ToRun, Uncovered,
-    has_checks_file, lookup_proof, state_check_proofs,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Record, Script, SessionTrust, StopSignatures,
+    ToRun, Uncovered, has_checks_file, lookup_proof, state_check_proofs,
 };
 
 /// What a stop looks like before anything is decided.
@@ -28,6 +28,9 @@ pub(crate) enum Observation {
     OptedOut,
     /// Another hook process for this very stop decided while this one waited: its answer.
     Answered(Box<Answer>),
+    /// The hook was called in another environment than the session's anchor recorded (the
+    /// agent's shell, say): the variables that differ. Nothing is run nor recorded.
+    ForeignEnvironment(Vec<String>),
     Stop(Box<Seen>),
 }
 
@@ -75,6 +78,16 @@ pub(crate) fn stop(
     let gate_policy = ctx.gate.clone()?;
     let policy = ctx.policy.clone()?;
     let armed_now = repo.armed()?;
+    // A verify.sh link that cannot be followed is never an opt-out nor a disarming to refuse
+    // quietly: what would run cannot be known, so the stop cannot be checked.
+    if let Some(problem) = armed_now.link_problem() {
+        return Err(git::Error::ScriptLink {
+            path: git::VERIFY_SCRIPT.to_string(),
+            target: repo.verify_link_text()?,
+            problem,
+        }
+        .into());
+    }
     let has_checks = has_checks_file(repo)?;
     let key = session_key(&event.session, &worktree(repo)?);
 
@@ -128,6 +141,13 @@ pub(crate) fn stop(
         (Some(_), Some(seal)) => Anchor::parse(seal).ok(),
         _ => anchor,
     };
+    if let Some(changed) = anchor
+        .as_ref()
+        .zip(host.environment())
+        .and_then(|(anchor, now)| anchor.environment_differs(now))
+    {
+        return Ok(Observation::ForeignEnvironment(changed));
+    }
     if let Some(last) = &turn.last
         && last.at_ns >= started_ns
         && last.turn == event.turn
@@ -199,6 +219,9 @@ pub(crate) fn stop(
     let mut pending = Vec::new();
     let mut provers_now = None;
     let mut signatures = StopSignatures::new(repo);
+    let mut trust = anchor
+        .as_ref()
+        .and_then(|anchor| SessionTrust::new(repo, anchor.env, anchor.proofs_at_start));
     if armed_now.is_armed() || has_checks {
         observed.state = Some(match repo.state_tree(false) {
             // A dirty submodule is a change the tree does not show, and no proof may vouch
@@ -215,7 +238,7 @@ pub(crate) fn stop(
                 Err(error) => State::ContentError(error_chain(&error)),
                 Ok(set) => {
                     let skip = &gate_policy.skip_checks;
-                    let seen = observe_checks(ctx, &tree, &set, skip, &mut signatures)?;
+                    let seen = observe_checks(ctx, &tree, &set, skip, &mut signatures, &mut trust)?;
                     // Since the commit the session started from (without an anchor, HEAD):
                     // a committed tree, so only the part of it outside the inputs is read.
                     let since = anchor.as_ref().map_or(head_tree, |a| a.head_tree);
@@ -244,6 +267,7 @@ pub(crate) fn stop(
                     head_tree,
                     verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
                     proof: lookup_proof(repo, tree.id, tree.verify)?
+                        .admitted(&mut |record| admit(&mut trust, record))?
                         .best_trusted(ctx.signed_only, &mut |signature, time| {
                             signatures.good(signature, time)
                         })
@@ -409,6 +433,7 @@ fn observe_checks(
     set: &CheckSet,
     skip: &[String],
     signatures: &mut StopSignatures<'_>,
+    trust: &mut Option<SessionTrust<'_>>,
 ) -> Result<ChecksSeen, Error> {
     let repo = &ctx.repo;
     let provers = provers_of(set, &|path| repo.state_file(tree, path, "check's script"))?;
@@ -426,11 +451,13 @@ fn observe_checks(
     };
     let mut proof = Some(Outcome::Proven);
     let mut pending = Vec::new();
-    for found in state_check_proofs(repo, tree, set)? {
+    for mut found in state_check_proofs(repo, tree, set)? {
         if skip.contains(&found.check.name) {
             facts.skipped.push(found.check.name.clone());
             continue;
         }
+        found.found =
+            std::mem::take(&mut found.found).admitted(&mut |record| admit(trust, record))?;
         let best = found
             .found
             .best_trusted(ctx.signed_only, &mut |signature, time| {
@@ -454,6 +481,14 @@ fn observe_checks(
         pending,
         provers,
     })
+}
+
+/// Whether a proof may spare this stop a run: every one, unless the session's anchor recorded
+/// its environment (`SessionTrust`).
+fn admit(trust: &mut Option<SessionTrust<'_>>, record: &Record) -> Result<bool, git::Error> {
+    trust
+        .as_mut()
+        .map_or(Ok(true), |trust| trust.admits(record))
 }
 
 /// Reads a file of a state or a tree by path; `None` when it has none there.

@@ -14,7 +14,7 @@ use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop};
 use super::host::HostRules;
 use super::ledger::append_ledger;
-use super::observe::{self, Observation, lookup_anchor, verify_text, worktree};
+use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts, TurnState};
@@ -22,6 +22,7 @@ use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
 use crate::proof::{CheckSet, Script};
+use crate::verify::Environment;
 
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
 /// the host's protocol.
@@ -43,6 +44,9 @@ pub(crate) enum Reply {
     /// The session's anchor was recorded, but the session index could not be written: a stop
     /// whose cwd is elsewhere will not find this worktree.
     NotIndexed(String),
+    /// The hook was called in another environment than its session started with (the agent's
+    /// shell, say): nothing was run, recorded or started; the variables that differ.
+    ForeignEnvironment { changed: Vec<String> },
     /// The gate could not decide: the turn ends unverified, loudly.
     CouldNotCheck(String),
     /// The stop's cwd is in an armed repository this session did not start in, while it started
@@ -83,19 +87,34 @@ fn gauntlet_round() -> Option<String> {
         .map(|round| one_line(&round))
 }
 
+/// Whether a session start says its session goes on (resumed, cleared or compacted) rather
+/// than starting.
+fn resumed(event: &Start) -> bool {
+    matches!(
+        event.source.as_deref(),
+        Some("resume" | "clear" | "compact")
+    )
+}
+
 /// SessionStart: record the anchor, unless this session already has one in this worktree
 /// (resume, compact and clear keep the first), and note the worktree in the per-user session
 /// index. Repositories that are not armed get nothing.
-pub(crate) fn session_start(event: &Start, announce: bool) -> Reply {
-    session_start_in(&SessionIndex::locate(), event, announce)
+/// `environment` is the hook's (`None`: not known, nothing recorded nor compared).
+pub(crate) fn session_start(
+    event: &Start,
+    announce: bool,
+    environment: Option<&Environment>,
+) -> Reply {
+    session_start_in(&SessionIndex::locate(), event, announce, environment)
 }
 
 fn session_start_in(
     index: &Result<SessionIndex, session_index::Error>,
     event: &Start,
     announce: bool,
+    environment: Option<&Environment>,
 ) -> Reply {
-    match start(index, event, announce) {
+    match start(index, event, announce, environment) {
         Ok(reply) => reply,
         Err(Error::Index(error)) => Reply::NotIndexed(error_chain(&error)),
         Err(error) => Reply::AnchorNotRecorded(error_chain(&error)),
@@ -106,6 +125,7 @@ fn start(
     index: &Result<SessionIndex, session_index::Error>,
     event: &Start,
     announce: bool,
+    environment: Option<&Environment>,
 ) -> Result<Reply, Error> {
     if gauntlet_round().is_some() {
         return Ok(Reply::Silent);
@@ -113,7 +133,11 @@ fn start(
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Reply::Silent);
     };
-    if !repo.armed()?.is_armed() && !crate::proof::has_checks_file(&repo)? {
+    let armed = repo.armed()?;
+    // A verify.sh link that cannot be followed is no opt-out: the anchor is tried, and says
+    // why it cannot be recorded.
+    if !armed.is_armed() && armed.link_problem().is_none() && !crate::proof::has_checks_file(&repo)?
+    {
         // With the plugin installed user-wide, sessions start in every repository: say once
         // per repository that the gate is inert there and how to arm it (issue 21, item 6).
         // A marker that cannot be written keeps the session start silent, as before.
@@ -140,7 +164,47 @@ fn start(
         }
     };
     let files = SessionFiles::open(repo, &key)?;
-    if files.load_seal().is_some() || lookup_anchor(repo, &key)?.is_some() {
+    let seal = files
+        .load_seal()
+        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let note = repo.notes(ANCHORS_REF).lookup(&key)?;
+    if let Some(anchor) = seal
+        .as_deref()
+        .or(note.as_deref())
+        .and_then(|text| Anchor::parse(text).ok())
+    {
+        if let Some(now) = environment
+            && anchor.environment_differs(now).is_some()
+        {
+            match resumed(event) {
+                // A session resumed (or cleared, or compacted) by its host may run in another
+                // process with another environment: the session goes on in that one. Only
+                // what the environment digest says changes; the proofs that count from before
+                // the session do not. An untouched anchor only: a tampered one stays as it is,
+                // for the stop to refuse.
+                true if seal.is_none() || seal == note => {
+                    let text = Anchor {
+                        env: Some(now.digest()),
+                        env_vars: now.by_name(&anchor.session),
+                        ..anchor
+                    }
+                    .render();
+                    let message = format!(
+                        "prove-it: anchor for session {}, resumed in another environment",
+                        one_line(&event.session)
+                    );
+                    repo.notes(ANCHORS_REF)
+                        .update(key, &message, |_| text.clone())?;
+                    files.store_seal(text.as_bytes())?;
+                }
+                // A session start from another environment (the agent's shell) starts nothing
+                // on the session's behalf: not even its entry in the session index.
+                _ => {
+                    let changed = anchor.environment_differs(now).unwrap_or_default();
+                    return Ok(Reply::ForeignEnvironment { changed });
+                }
+            }
+        }
         index_it()?;
         return Ok(Reply::Silent);
     }
@@ -190,6 +254,9 @@ fn start(
         verify_edits: gate_policy.verify_edits,
         filters: Some(repo.filter_digest()),
         ignores: Some(repo.ignore_digest()),
+        env: environment.map(Environment::digest),
+        env_vars: environment.map_or_else(Vec::new, |env| env.by_name(&event.session)),
+        proofs_at_start: repo.proofs_tip()?,
         verify_text: verify_text(repo),
         provers,
         start_inputs,
@@ -326,9 +393,16 @@ fn stop_in(
 /// gate as its answer to a prompt (Gemini CLI would block the prompt, Claude Code add it to the
 /// model's context), and a worktree whose mark could not be written keeps its count, which is
 /// only ever stricter.
+/// A prompt from another environment than the session's marks nothing, and is said (the
+/// hook says it on stderr only).
 pub(crate) fn prompt(host: &dyn HostRules, event: &Prompt) -> Reply {
-    prompt_in(&SessionIndex::locate(), host, event);
-    Reply::Silent
+    prompt_in(&SessionIndex::locate(), host, event)
+        .into_iter()
+        .find_map(|marked| match marked {
+            Err(Error::ForeignEnvironment(changed)) => Some(Reply::ForeignEnvironment { changed }),
+            _ => None,
+        })
+        .unwrap_or(Reply::Silent)
 }
 
 /// [`prompt`], saying per worktree gated whether its next stop starts a new turn.
@@ -353,16 +427,24 @@ fn prompt_in(
         .targets
         .into_iter()
         .filter_map(|target| match target {
-            Target::Gate { repo, anchored, .. } => {
-                Some(mark_prompt(&Context::resolve(*repo, None), event, anchored))
-            }
+            Target::Gate { repo, anchored, .. } => Some(mark_prompt(
+                &Context::resolve(*repo, None),
+                host,
+                event,
+                anchored,
+            )),
             _ => None,
         })
         .collect()
 }
 
 /// Mark the prompt in one worktree's turn state, under the session's lock.
-fn mark_prompt(ctx: &Context, event: &Prompt, anchored: bool) -> Result<bool, Error> {
+fn mark_prompt(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Prompt,
+    anchored: bool,
+) -> Result<bool, Error> {
     let repo = &ctx.repo;
     // A repository the session did not anchor and that is not armed has no turn state, and
     // gets none.
@@ -371,6 +453,15 @@ fn mark_prompt(ctx: &Context, event: &Prompt, anchored: bool) -> Result<bool, Er
     }
     let files = SessionFiles::open(repo, &session_key(&event.session, &worktree(repo)?))?;
     let _lock = files.lock()?;
+    let seal = files
+        .load_seal()
+        .and_then(|bytes| Anchor::parse(&String::from_utf8_lossy(&bytes)).ok());
+    if let Some(changed) = seal
+        .zip(host.environment())
+        .and_then(|(anchor, now)| anchor.environment_differs(now))
+    {
+        return Err(Error::ForeignEnvironment(changed));
+    }
     let Some(bytes) = files.load() else {
         return Ok(false);
     };
@@ -420,6 +511,9 @@ fn gate(
     let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
         Observation::OptedOut => return Ok(Reply::Silent),
         Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
+        Observation::ForeignEnvironment(changed) => {
+            return Ok(Reply::ForeignEnvironment { changed });
+        }
         Observation::Stop(seen) => *seen,
     };
     let (verdict, log) = act::verdict(ctx, host, event, &mut seen)?;
@@ -492,7 +586,7 @@ mod tests {
     }
 
     fn session_start(event: &Start, announce: bool) -> Reply {
-        session_start_in(&index_of(&event.cwd), event, announce)
+        session_start_in(&index_of(&event.cwd), event, announce, None)
     }
 
     fn stop(host: &dyn HostRules, event: &Stop) -> Reply {

@@ -189,7 +189,9 @@ pub(crate) fn stop(
                 Found::Worktree(repo, root) if !gated.contains(&root) => {
                     gated.push(root.clone());
                     // Nothing of an unarmed repository would have run anyway.
-                    if repo.armed().map_or(true, |armed| armed.is_armed()) {
+                    if repo.armed().map_or(true, |armed| {
+                        armed.is_armed() || armed.link_problem().is_some()
+                    }) {
                         targets.push(Target::NotGated { worktree: root });
                     }
                 }

@@ -61,6 +61,12 @@ pub(crate) enum Error {
         "verify.sh leads to '{target}', which is not part of the working state (it is ignored, or inside .git or a submodule), so a proof could not name what ran"
     )]
     VerifyOutsideState { target: String },
+    #[error("{path} is a link to '{target}', which {problem}, so what it runs cannot be checked")]
+    ScriptLink {
+        path: String,
+        target: String,
+        problem: super::script_link::LinkProblem,
+    },
     #[error(
         "submodule {} has changes its checked-out commit does not hold (uncommitted, or untracked and not ignored), so no proof can vouch for this state",
         quoted(.paths)

@@ -213,8 +213,8 @@ fn commit_head(git: &gix::Repository, id: ObjectId) -> Result<Head, Error> {
 /// An entry at the root of a tree: its object and mode.
 type RootEntry = Option<(ObjectId, u32)>;
 
-/// The verify.sh and the checks file at the root of `tree`, each if it has one, from one read
-/// of the tree.
+/// The verify.sh (followed through links to the file that runs) and the checks file at the
+/// root of `tree`, each if it has one.
 fn root_scripts(git: &gix::Repository, tree: ObjectId) -> Result<(RootEntry, RootEntry), Error> {
     let tree = git
         .find_tree(tree)
@@ -223,7 +223,8 @@ fn root_scripts(git: &gix::Repository, tree: ObjectId) -> Result<(RootEntry, Roo
         tree.find_entry(name)
             .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value())))
     };
-    Ok((entry(VERIFY_SCRIPT), entry(CHECKS_FILE)))
+    let verify = super::script_link::in_tree(git, tree.id, VERIFY_SCRIPT)?;
+    Ok((verify, entry(CHECKS_FILE)))
 }
 
 /// `commits_with_notes` on one thread, from the commits' heads.

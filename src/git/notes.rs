@@ -24,12 +24,22 @@ pub(crate) struct Notes<'repo> {
     name: &'static str,
     /// The notes tree as last read, kept so that repeated lookups open each fanout level once.
     state: Option<Option<gix::note::plumbing::State>>,
+    /// The notes commit to read instead of the ref's tip (`Repo::notes_at`).
+    pinned: Option<ObjectId>,
 }
 
 impl Repo {
     /// The notes ref `name` of this repository, as a store of texts keyed by object id.
     pub(crate) fn notes(&self, name: &'static str) -> Notes<'_> {
         Notes::new(&self.git, name)
+    }
+
+    /// The notes ref `name` as its commit `commit` holds them, for lookups only.
+    pub(crate) fn notes_at(&self, name: &'static str, commit: ObjectId) -> Notes<'_> {
+        Notes {
+            pinned: Some(commit),
+            ..Notes::new(&self.git, name)
+        }
     }
 
     /// The commit the proofs ref points at, or `None` when no proof was ever recorded. A ref
@@ -70,11 +80,15 @@ impl<'repo> Notes<'repo> {
             repo,
             name,
             state: None,
+            pinned: None,
         }
     }
 
     /// The commit the ref points at, or `None` when no note was ever written.
     fn tip(&self) -> Result<Option<ObjectId>, Error> {
+        if let Some(commit) = self.pinned {
+            return Ok(Some(commit));
+        }
         let what = || format!("the notes ref {}", self.name);
         let Some(mut reference) = self
             .repo

@@ -180,29 +180,36 @@ impl Repo {
         ))
     }
 
-    /// Whether `tree` holds verify.sh as an executable file or a link at its root.
+    /// Whether `tree` holds verify.sh at its root as an executable file, or as a link: one that
+    /// cannot be followed counts too, since it must be said, never taken for an opt-out.
     pub(crate) fn tree_has_armed_verify(&self, tree: ObjectId) -> Result<bool, Error> {
-        let what = || format!("verify.sh in tree {tree}");
-        let tree = self.git.find_tree(tree).map_err(Error::read(what()))?;
-        let entry = tree.find_entry(VERIFY_SCRIPT).map(|entry| entry.mode());
-        Ok(entry.is_some_and(|mode| mode.is_executable() || mode.is_link()))
+        match self.tree_script(tree, VERIFY_SCRIPT) {
+            Ok(found) => Ok(found.is_some_and(|(_, mode)| mode == 0o100_755)),
+            Err(Error::ScriptLink { .. }) => Ok(true),
+            Err(error) => Err(error),
+        }
     }
 
-    /// verify.sh at the root of `tree`: its blob, its mode and its bytes (a link's target), if
-    /// it is a file or a link.
+    /// The file a script at `path` of the committed `tree` runs, followed through links within
+    /// the tree: its blob and mode; a link that cannot be followed is `Error::ScriptLink`.
+    pub(crate) fn tree_script(
+        &self,
+        tree: ObjectId,
+        path: &str,
+    ) -> Result<Option<(ObjectId, u32)>, Error> {
+        super::script_link::in_tree(&self.git, tree, path)
+    }
+
+    /// verify.sh at the root of `tree`, followed through links: the blob, mode and bytes of
+    /// the file that runs.
     pub(crate) fn tree_verify(
         &self,
         tree: ObjectId,
     ) -> Result<Option<(ObjectId, u32, Vec<u8>)>, Error> {
         let what = || format!("verify.sh in tree {tree}");
-        let found = self.git.find_tree(tree).map_err(Error::read(what()))?;
-        let Some(entry) = found
-            .find_entry(VERIFY_SCRIPT)
-            .filter(|entry| entry.mode().is_blob_or_symlink())
-        else {
+        let Some((blob, mode)) = self.tree_script(tree, VERIFY_SCRIPT)? else {
             return Ok(None);
         };
-        let (blob, mode) = (entry.oid().to_owned(), u32::from(entry.mode().value()));
         let data = self
             .git
             .find_blob(blob)

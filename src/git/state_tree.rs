@@ -41,7 +41,9 @@ const PARALLEL_THRESHOLD: usize = 2_000;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StateTree {
     pub id: ObjectId,
-    /// verify.sh as it stands in this tree: its blob and mode, if it is part of the state.
+    /// verify.sh as it stands in this tree: its blob and mode, if it is part of the state;
+    /// a link is followed to the file it leads to within the state, whose bytes are the ones
+    /// that run.
     pub verify: Option<(ObjectId, u32)>,
     /// Every path with its mode and object, sorted; kept to name what changed between two states.
     entries: Vec<Item>,
@@ -271,6 +273,11 @@ impl StateTree {
             };
             super::verify_file::check_recorded(workdir, &index, repo.object_hash(), recorded)?;
         }
+        // A proof names the bytes that run: a verify.sh link is followed to its file.
+        let verify = match verify {
+            Some((_, MODE_SYMLINK)) => resolve_in_items(repo, workdir, &items, VERIFY_SCRIPT)?,
+            other => other,
+        };
         touched.sort();
         dirty_submodules.sort();
         let mut dirs = hasher.dirs.take().unwrap_or_default();
@@ -969,4 +976,39 @@ fn push_entry(data: &mut Vec<u8>, mode: u32, name: &[u8], id: &gix::oid) {
     data.extend_from_slice(name);
     data.push(0);
     data.extend_from_slice(id.as_bytes());
+}
+
+/// The file `path` leads to among a state's sorted `items`, followed through links within the
+/// state (`script_link::resolve`). A link's text is read from the object database, else from
+/// the worktree, where the state found it.
+fn resolve_in_items(
+    repo: &gix::Repository,
+    workdir: &Path,
+    items: &[Item],
+    path: &str,
+) -> Result<Option<(ObjectId, u32)>, Error> {
+    let mut entry = |at: &str| {
+        let exact = at.as_bytes();
+        let i = items.partition_point(|item| item.path.as_slice() < exact);
+        if let Some(item) = items.get(i).filter(|item| item.path == exact) {
+            return Ok(Some((item.id, item.mode)));
+        }
+        // No entry of its own but entries under it: a directory.
+        let dir = [exact, b"/"].concat();
+        let i = items.partition_point(|item| item.path.as_slice() < dir.as_slice());
+        Ok(items
+            .get(i)
+            .filter(|item| item.path.starts_with(&dir))
+            .map(|_| (ObjectId::null(repo.object_hash()), MODE_TREE)))
+    };
+    let mut link_text = |at: &str, id: ObjectId| {
+        if let Ok(blob) = repo.find_blob(id) {
+            return Ok(blob.data.clone());
+        }
+        let abs = workdir.join(at);
+        std::fs::read_link(&abs)
+            .map(|target| target.as_os_str().as_bytes().to_vec())
+            .map_err(|source| Error::Unreadable { path: abs, source })
+    };
+    super::script_link::resolve(path, &mut entry, &mut link_text)
 }

@@ -9,7 +9,7 @@ use gix::ObjectId;
 use gix::index::entry::Flags;
 
 use super::names::VERIFY_SCRIPT;
-use super::{Error, Repo};
+use super::{Error, LinkProblem, Repo};
 
 /// Whether verify.sh can prove anything, and if not, why not.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -20,6 +20,8 @@ pub(crate) enum Armed {
     NotAFile,
     LinkLeadsOutside,
     DanglingLink,
+    LinkLoop,
+    LinkNotToFile,
 }
 
 impl Armed {
@@ -36,6 +38,20 @@ impl Armed {
             Armed::NotAFile => "is not a regular file",
             Armed::LinkLeadsOutside => "is a link leading outside the worktree",
             Armed::DanglingLink => "is a link to nothing",
+            Armed::LinkLoop => "is a link that goes through too many links (a loop)",
+            Armed::LinkNotToFile => "is a link to something other than a file",
+        }
+    }
+
+    /// Why verify.sh, a link, cannot be followed to a file of the worktree; `None` when it is
+    /// no such link. Such a link is never an opt-out: a stop says it cannot check.
+    pub(crate) fn link_problem(&self) -> Option<LinkProblem> {
+        match self {
+            Armed::DanglingLink => Some(LinkProblem::Dangling),
+            Armed::LinkLeadsOutside => Some(LinkProblem::Outside),
+            Armed::LinkLoop => Some(LinkProblem::Loop),
+            Armed::LinkNotToFile => Some(LinkProblem::NotAFile),
+            Armed::Yes | Armed::Missing | Armed::NotExecutable | Armed::NotAFile => None,
         }
     }
 }
@@ -56,6 +72,14 @@ impl Repo {
         }
     }
 
+    /// The text of verify.sh as a link, for naming where it leads; empty when it is none.
+    pub(crate) fn verify_link_text(&self) -> Result<String, Error> {
+        let path = self.verify_path()?;
+        Ok(std::fs::read_link(path)
+            .map(|target| target.to_string_lossy().into_owned())
+            .unwrap_or_default())
+    }
+
     /// Whether verify.sh is armed: a regular file at the worktree root, or a link resolving to
     /// one inside the worktree, with the owner's execute bit.
     pub(crate) fn armed(&self) -> Result<Armed, Error> {
@@ -66,13 +90,18 @@ impl Repo {
         };
         let meta = if meta.file_type().is_symlink() {
             let (Ok(target), Ok(root)) = (path.canonicalize(), workdir.canonicalize()) else {
-                return Ok(Armed::DanglingLink);
+                return Ok(if loops(&path) {
+                    Armed::LinkLoop
+                } else {
+                    Armed::DanglingLink
+                });
             };
             if !target.starts_with(&root) {
                 return Ok(Armed::LinkLeadsOutside);
             }
             match std::fs::metadata(&target) {
-                Ok(meta) => meta,
+                Ok(meta) if meta.is_file() => meta,
+                Ok(_) => return Ok(Armed::LinkNotToFile),
                 Err(_) => return Ok(Armed::DanglingLink),
             }
         } else {
@@ -86,6 +115,19 @@ impl Repo {
             Armed::Yes
         })
     }
+}
+
+/// Whether the link at `path` leads, link after link, to a link again more times than a
+/// kernel would follow: a loop, rather than a link to nothing.
+fn loops(path: &Path) -> bool {
+    let mut at = path.to_path_buf();
+    for _ in 0..=40 {
+        let Ok(target) = std::fs::read_link(&at) else {
+            return false;
+        };
+        at = at.parent().map_or(target.clone(), |dir| dir.join(&target));
+    }
+    true
 }
 
 /// Check that the verify.sh a shell would run is the one the state tree records: its bytes on

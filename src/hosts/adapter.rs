@@ -49,6 +49,13 @@ pub(crate) trait Adapter: Sync {
         None
     }
 
+    /// The variables the host sets for some of its hook calls and not others, or whose value
+    /// a person may change mid-session without changing what verify.sh does (Claude Code's
+    /// `CLAUDE_EFFORT`): left out of the environment a session is anchored with.
+    fn per_event_env(&self) -> &'static [&'static str] {
+        &[]
+    }
+
     /// Whether the host shows a hook's notice to the user. Where it does not, the turn's end
     /// unverified is told to the agent as one last block, to report it.
     fn shows_notices(&self) -> bool;

@@ -87,6 +87,13 @@ impl Adapter for Claude {
         )
     }
 
+    /// `CLAUDE_ENV_FILE` is set for SessionStart only, `CLAUDE_EFFORT` for the other events
+    /// (observed with 2.1.328), and the effort level is a person's choice mid-session.
+    /// `CLAUDE_PROJECT_DIR` is read by the gate itself, to find the session's worktrees.
+    fn per_event_env(&self) -> &'static [&'static str] {
+        &["CLAUDE_ENV_FILE", "CLAUDE_EFFORT", "CLAUDE_PROJECT_DIR"]
+    }
+
     fn shows_notices(&self) -> bool {
         true
     }

@@ -81,6 +81,11 @@ impl Adapter for Copilot {
     }
 
     /// Copilot only logs a hook's notice.
+    /// `COPILOT_MODEL` follows the model a person picks mid-session (`/model`).
+    fn per_event_env(&self) -> &'static [&'static str] {
+        &["COPILOT_MODEL"]
+    }
+
     fn shows_notices(&self) -> bool {
         false
     }

@@ -141,7 +141,26 @@ impl Host {
             claude_cap: var(claude::CLAUDE_BLOCK_CAP_ENV),
             headless: self.adapter().headless(var),
             project_dir: self.adapter().project_dir(var),
+            environment: None,
         }
+    }
+
+    /// The variables some host sets for some of its hook calls and not others (ADAPTERS.md),
+    /// every host's: left out of every environment's digest, so that a stop and a `run` in the
+    /// same environment agree whichever host, if any, called them.
+    pub(crate) fn per_event_env() -> Vec<&'static str> {
+        let mut names: Vec<&'static str> = Host::all()
+            .iter()
+            .flat_map(|host| host.adapter().per_event_env().iter().copied())
+            .collect();
+        names.sort_unstable();
+        names.dedup();
+        names
+    }
+
+    /// This process's environment as a hook's (`verify::Environment`), without `per_event_env`.
+    pub(crate) fn environment() -> crate::gate::Environment {
+        crate::gate::Environment::of_process(&Host::per_event_env())
     }
 
     /// The project configuration file, relative to the worktree root.
@@ -247,9 +266,20 @@ pub(crate) struct Rules {
     headless: bool,
     /// The folder the host says the session's project is in (`CLAUDE_PROJECT_DIR`).
     project_dir: Option<std::path::PathBuf>,
+    /// The hook's environment, when it is to be compared with the session's anchor.
+    environment: Option<crate::gate::Environment>,
 }
 
 impl Rules {
+    /// These rules with the hook's environment (`Host::environment`) to compare with the
+    /// session's.
+    pub(crate) fn with_environment(self, environment: crate::gate::Environment) -> Rules {
+        Rules {
+            environment: Some(environment),
+            ..self
+        }
+    }
+
     /// Whether a notice outside the gate's own count (a skip, the gate's own failure) is told
     /// to the agent as a block in answer to `event` (None: the input could not be read): the
     /// host's rule, or, in a headless run of a host that shows notices otherwise, Copilot's
@@ -280,6 +310,10 @@ impl HostRules for Rules {
 
     fn project_dir(&self) -> Option<std::path::PathBuf> {
         self.project_dir.clone()
+    }
+
+    fn environment(&self) -> Option<&crate::gate::Environment> {
+        self.environment.as_ref()
     }
 }
 

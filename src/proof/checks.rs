@@ -178,7 +178,7 @@ impl CheckSet {
         parsed: &Parsed,
     ) -> Result<CheckSet, ChecksError> {
         let file = repo.tree_entry(tree, CHECKS_FILE)?;
-        let verify = repo.tree_entry(tree, git::VERIFY_SCRIPT)?;
+        let verify = repo.tree_script(tree, git::VERIFY_SCRIPT)?;
         let entry = |path: &str| repo.tree_entry(tree, path);
         let Some((blob, mode)) = file else {
             return Self::build(None, None, verify, &entry);

@@ -675,6 +675,7 @@ mod tests {
             flaky: 0,
             isolation: None,
             renames_unwatched: false,
+            env: None,
             time: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
             host: "cli".into(),
             session: None,

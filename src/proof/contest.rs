@@ -615,6 +615,7 @@ mod tests {
             flaky: 0,
             isolation: None,
             renames_unwatched: false,
+            env: None,
             uncovered: super::super::record::Uncovered::default(),
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),

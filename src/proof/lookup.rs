@@ -126,6 +126,21 @@ impl Found {
         Ok(None)
     }
 
+    /// These proofs less the ones `admit` refuses (an agent session's stop: `SessionTrust`).
+    pub(crate) fn admitted<E>(
+        mut self,
+        admit: &mut dyn FnMut(&Record) -> Result<bool, E>,
+    ) -> Result<Found, E> {
+        let mut kept = Vec::with_capacity(self.valid.len());
+        for record in self.valid {
+            if admit(&record)? {
+                kept.push(record);
+            }
+        }
+        self.valid = kept;
+        Ok(self)
+    }
+
     /// The contest that keeps the tree from being proven: the newest contested proof, when no
     /// proof counts.
     pub(crate) fn contest(&self) -> Option<&Contested> {
@@ -153,6 +168,55 @@ pub(crate) fn lookup_proof(
 ) -> Result<Found, git::Error> {
     let note = repo.notes(PROOFS_REF).lookup(&tree)?;
     Ok(Found::read(note.as_deref(), &tree, verify))
+}
+
+/// Which proofs may spare the stop of an agent session whose anchor recorded the hook's
+/// environment: one made in that environment (`env:` equal to the anchor's), or one the
+/// proofs ref already held when the session started. A proof made during the session in
+/// another environment (the agent's own shell, with a `PATH` of its choosing) does not.
+pub(crate) struct SessionTrust<'a> {
+    repo: &'a Repo,
+    env: ObjectId,
+    /// The proofs ref's commit at session start.
+    at_start: Option<ObjectId>,
+    notes: Option<git::Notes<'a>>,
+}
+
+impl<'a> SessionTrust<'a> {
+    /// `None` without a recorded environment (an anchor from before it was recorded, or no
+    /// anchor): every proof is admitted, as before.
+    pub(crate) fn new(
+        repo: &'a Repo,
+        env: Option<ObjectId>,
+        at_start: Option<ObjectId>,
+    ) -> Option<SessionTrust<'a>> {
+        Some(SessionTrust {
+            repo,
+            env: env?,
+            at_start,
+            notes: None,
+        })
+    }
+
+    /// Whether `record` may spare the session's stop a run.
+    pub(crate) fn admits(&mut self, record: &Record) -> Result<bool, git::Error> {
+        if record.env == Some(self.env) {
+            return Ok(true);
+        }
+        let Some(commit) = self.at_start else {
+            return Ok(false);
+        };
+        let repo = self.repo;
+        let notes = self
+            .notes
+            .get_or_insert_with(|| repo.notes_at(PROOFS_REF, commit));
+        let Some(text) = notes.lookup(&record.tree)? else {
+            return Ok(false);
+        };
+        Ok(super::record::split_records(&text)
+            .iter()
+            .any(|old| super::record::parse_record(old, &record.tree).as_ref() == Ok(record)))
+    }
 }
 
 /// A cached proof's signature could not be checked at a stop: ssh-keygen or the allowed

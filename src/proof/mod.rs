@@ -38,7 +38,7 @@ pub(crate) use contest::{
 pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
-pub(crate) use lookup::{SignatureError, StopSignatures, lookup_proof};
+pub(crate) use lookup::{SessionTrust, SignatureError, StopSignatures, lookup_proof};
 pub(crate) use prove::{
     Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
     working_view,

@@ -99,6 +99,8 @@ pub(crate) struct ProveOptions<'a> {
     pub retries: u32,
     /// How the run is kept from seeing other bytes than the tree it proves (`isolation:`).
     pub isolation: Isolation,
+    /// The digest of the environment the run has (`env:`, `verify::Environment`).
+    pub env: Option<gix::ObjectId>,
     /// The program and arguments that run each script in a view of the filesystem of its own
     /// (a nested worktree's, `isolation::Nested::prefix`); empty: run plainly.
     pub view: Vec<std::ffi::OsString>,
@@ -483,6 +485,7 @@ pub(crate) fn prove_checks(
             flaky: failed_before,
             isolation: Some(attempt.isolation),
             renames_unwatched,
+            env: attempt.env,
             time: started,
             host: attempt.host.to_string(),
             session: attempt.session.map(str::to_string),

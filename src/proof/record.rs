@@ -95,6 +95,10 @@ pub(crate) struct Record {
     /// The run's renames in the state's directories could not be watched (`renames:
     /// unwatched`): a directory moved away and back while it ran would not have been seen.
     pub renames_unwatched: bool,
+    /// The digest of the environment the run had (`verify::Environment`); `None` for a record
+    /// written before the `env:` line existed. A stop of an agent session trusts a record made
+    /// during the session only with its anchor's digest.
+    pub env: Option<ObjectId>,
     pub time: OffsetDateTime,
     pub host: String,
     pub session: Option<String>,
@@ -263,6 +267,9 @@ impl Record {
         }
         if self.renames_unwatched {
             let _ = writeln!(out, "{RENAMES}: {RENAMES_UNWATCHED}");
+        }
+        if let Some(env) = self.env {
+            let _ = writeln!(out, "env: {env}");
         }
         let _ = writeln!(out, "time: {}", rfc3339(self.time));
         write_run_by(
@@ -484,6 +491,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "flaky" => &mut fields.flaky,
             "isolation" => &mut fields.isolation,
             RENAMES => &mut fields.renames,
+            "env" => &mut fields.env,
             "exit" => &mut fields.exit,
             "attempts" => &mut fields.attempts,
             "time" => &mut fields.time,
@@ -526,6 +534,7 @@ pub(super) struct Fields {
     pub flaky: Option<String>,
     pub isolation: Option<String>,
     pub renames: Option<String>,
+    pub env: Option<String>,
     pub exit: Option<String>,
     pub attempts: Option<String>,
     pub time: Option<String>,
@@ -640,6 +649,10 @@ impl Fields {
             flaky,
             isolation: self.isolation.as_deref().and_then(Isolation::parse),
             renames_unwatched: self.renames.as_deref() == Some(RENAMES_UNWATCHED),
+            env: match self.env.as_deref() {
+                None => None,
+                Some(value) => optional_id(value, "env")?,
+            },
             time,
             host: self.host.unwrap_or_default(),
             session: self.session.filter(|s| s != "none"),
@@ -730,6 +743,7 @@ mod tests {
             flaky: 0,
             isolation: None,
             renames_unwatched: false,
+            env: None,
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
             session: None,

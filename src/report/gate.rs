@@ -218,6 +218,7 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
              hint: make $XDG_STATE_HOME (or ~/.local/state) a directory you can write"
         )),
         Reply::CouldNotCheck(error) => could_not_check(error),
+        Reply::ForeignEnvironment { changed } => foreign_environment(changed),
         Reply::NotGated { worktree } => Message::Notice(format!(
             "prove-it: {worktree} was not gated: this session did not start in that \
              repository, so its verify.sh was not run.\n\
@@ -297,7 +298,9 @@ fn several(parts: &[Part]) -> Message {
 /// ended unverified, then the rest, then repositories not gated.
 fn loudness(reply: &Reply) -> u8 {
     match reply {
-        Reply::CouldNotCheck(_) | Reply::WorktreeGone { .. } => 0,
+        Reply::CouldNotCheck(_) | Reply::WorktreeGone { .. } | Reply::ForeignEnvironment { .. } => {
+            0
+        }
         Reply::Answer(Answer {
             verdict: Verdict::Yield { .. } | Verdict::Skipped,
             ..
@@ -328,6 +331,30 @@ fn named(message: Message, worktree: Option<&str>) -> Message {
 pub(crate) fn could_not_check(error: &str) -> Message {
     Message::Notice(cap(format!(
         "prove-it: could not check this turn: {error}. NOT_PROVEN: this turn ended unverified."
+    )))
+}
+
+/// A hook call in another environment than its session's: nothing was run, recorded or
+/// started, naming the variables that differ (never their values).
+fn foreign_environment(changed: &[String]) -> Message {
+    let which = match changed {
+        [] => "its variables differ".to_string(),
+        [one] => format!("{one} differs"),
+        many if many.len() <= 8 => format!("{} differ", many.join(", ")),
+        many => format!(
+            "{} and {} more differ",
+            many[..8].join(", "),
+            many.len() - 8
+        ),
+    };
+    Message::Notice(cap(format!(
+        "prove-it: this hook call ran in another environment than its session started with \
+         ({which}), so nothing was run, recorded or started for the session. NOT_PROVEN: it \
+         proves nothing.\n\
+         hint: the host's own hooks run in the session's environment; a stop piped in from the \
+         agent's shell, or with another PATH or variables, is not the gate's\n\
+         hint: if the host itself changed one of these between its hook calls, report it: \
+         ADAPTERS.md lists the variables each host sets per call, which are left out"
     )))
 }
 

@@ -208,6 +208,13 @@ fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
             "verify.sh is not executable by its owner: nothing is gated",
             "chmod u+x verify.sh",
         ),
+        other if other.link_problem().is_some() => fail(
+            format!(
+                "verify.sh {}: every stop says it could not check",
+                other.reason()
+            ),
+            "make verify.sh a relative link to an executable file of the worktree, or the file itself",
+        ),
         other => fail(
             format!("verify.sh {}: nothing is gated", other.reason()),
             "make verify.sh a file at the worktree root, or: git prove-it init --force",

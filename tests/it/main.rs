@@ -42,6 +42,8 @@ mod run;
 mod run_range;
 mod run_rev;
 mod sealed_config;
+mod sealed_env;
+mod sealed_link;
 mod sealed_output;
 mod sealed_state;
 mod sealed_tamper;

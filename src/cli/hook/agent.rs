@@ -137,6 +137,11 @@ pub(crate) fn run(
         // Hosts show stderr in their verbose modes and logs; stdout is the protocol.
         let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());
     }
+    // A prompt is never answered on stdout (`gate::prompt`): what it says goes to stderr only.
+    let message = match event {
+        Some(Event::Prompt(_)) => Message::Silent,
+        _ => message,
+    };
     out.write_all(dialect.render(event.as_ref(), &message).as_bytes())?;
     out.flush()?;
     Ok(crate::exit::OK)
@@ -173,10 +178,13 @@ fn answer(
             );
         }
     };
+    // The hook's environment, which a session's anchor records and its later hook calls must
+    // match (`Host::environment`).
+    let rules = || host.rules(&env_var).with_environment(Host::environment());
     let reply = super::guarded(|| match &event {
-        Event::Stop(stop) => gate::stop(&host.rules(&env_var), stop),
-        Event::Start(start) => gate::session_start(start, announce),
-        Event::Prompt(prompt) => gate::prompt(&host.rules(&env_var), prompt),
+        Event::Stop(stop) => gate::stop(&rules(), stop),
+        Event::Start(start) => gate::session_start(start, announce, Some(&Host::environment())),
+        Event::Prompt(prompt) => gate::prompt(&rules(), prompt),
         Event::Other { .. } => Reply::Silent,
     });
     (host, Some(event), reply)
