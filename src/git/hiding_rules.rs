@@ -68,6 +68,9 @@ impl Repo {
                     });
                 }
             }
+            if tool_cache(&dir, &hidden) {
+                continue;
+            }
             if !hidden.is_empty() {
                 let count = hidden.len();
                 hidden.truncate(HIDDEN_SHOWN);
@@ -178,6 +181,16 @@ impl Repo {
         rules.dedup();
         rules
     }
+}
+
+/// A tool's cache (`.pytest_cache/`, `.mypy_cache/`, `.ruff_cache/`): a dot-directory with
+/// nothing of the state in it, wholly hidden by the `.gitignore` its tool wrote at its top,
+/// and hiding nothing else. Test runners and build tools do not read into dot-directories they
+/// were not told of, and a run of pytest writes one in every repository that does not ignore
+/// it already: it is not reported.
+fn tool_cache(dir: &str, hidden: &[String]) -> bool {
+    let name = dir.rsplit('/').next().unwrap_or(dir);
+    name.starts_with('.') && name.len() > 1 && hidden.len() == 1 && hidden[0] == format!("{dir}/")
 }
 
 /// Whether `path`'s ctime (which cannot be set back) is at or after `since`.

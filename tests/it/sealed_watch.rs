@@ -162,6 +162,26 @@ fn a_rule_file_inside_a_directory_ignored_by_the_state_is_not_refused() {
     assert_eq!(hook(&repo, "Stop"), None);
 }
 
+// pytest writes `.pytest_cache/.gitignore` holding `*` on its first run in a repository that
+// does not ignore the folder: a dot-directory of its own, hiding only itself. Refusing it sent
+// every honest Python session back once; a tests folder hidden the same way still is refused.
+#[test]
+fn a_tool_cache_that_ignores_itself_is_not_refused() {
+    let repo = proven_session_reading_tests();
+    repo.write(
+        ".pytest_cache/.gitignore",
+        "# Created by pytest automatically.\n*\n",
+    );
+    repo.write(".pytest_cache/v/cache/lastfailed", "{}\n");
+    assert_eq!(hook(&repo, "Stop"), None);
+    repo.write(".tests/.gitignore", "*\n");
+    repo.write(".tests/evil.txt", "bad\n");
+    repo.write("tests/.gitignore", "*\n");
+    repo.write("tests/evil.txt", "bad\n");
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(reason.contains("tests/evil.txt"), "{reason}");
+}
+
 // A line added to `.git/info/exclude` was refused as a changed rule source, without saying
 // which new file it hides: the block now names the source and the paths.
 #[test]
