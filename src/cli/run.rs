@@ -237,6 +237,13 @@ fn all_proven(
     }))
 }
 
+/// The state as the bytes on disk make it, every tracked file read: the one a run is keyed by.
+/// The index's stat data is anyone's to write, so it may spare a lookup, never a run.
+fn on_disk(repo: &Repo) -> Result<git::StateTree, super::Failure> {
+    repo.state_tree_trusting(git::IndexTrust::Disk)
+        .map_err(content_hint)
+}
+
 /// The report of a working state that nothing arms: why, and the hints that fix it.
 fn not_armed(armed: &git::Armed) -> RunReport {
     RunReport {
@@ -267,7 +274,7 @@ fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, args, &before, &set, err);
+            return prove_checks(ctx, policy, args, &before, &set, false, err);
         }
     }
     if !armed.is_armed() {
@@ -286,12 +293,20 @@ fn prove(
             paths: before.dirty_submodules().to_vec(),
         }));
     }
-    let tree = Some(before.id.to_string());
     if !args.force
         && let Some(report) = already_proven(ctx, before.id, before.verify)?
     {
         return Ok((exit::OK, report));
     }
+    let looked_up = before.id;
+    let before = on_disk(repo)?;
+    if before.id != looked_up
+        && !args.force
+        && let Some(report) = already_proven(ctx, before.id, before.verify)?
+    {
+        return Ok((exit::OK, report));
+    }
+    let tree = Some(before.id.to_string());
 
     let interrupt = crate::process::interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
@@ -351,6 +366,7 @@ fn prove_checks(
     args: &Args,
     before: &git::StateTree,
     set: &CheckSet,
+    read_from_disk: bool,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
@@ -399,6 +415,15 @@ fn prove_checks(
                     diff: None,
                 });
             }
+        }
+    }
+    // What runs are the bytes on disk: a state whose index claims others is looked up again,
+    // and run, as the disk has it.
+    if !to_run.is_empty() && !read_from_disk {
+        let disk = on_disk(repo)?;
+        if disk.id != before.id {
+            let set = CheckSet::of_state(repo, &disk).map_err(checks_hint)?;
+            return prove_checks(ctx, policy, args, &disk, &set, true, err);
         }
     }
     let mut results = Vec::new();
@@ -527,6 +552,9 @@ fn options<'a>(
             format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
         }),
         uncovered,
+        // Outside a session nothing can show an index entry unchanged: the record is keyed by
+        // the bytes on disk, every file read.
+        index_trust: git::IndexTrust::Disk,
     })
 }
 

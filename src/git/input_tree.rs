@@ -6,7 +6,7 @@
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 
-use super::state_tree::{Hasher, Item, MODE_TREE, build_tree};
+use super::state_tree::{Hasher, Item, MODE_TREE, Persist, build_tree};
 use super::{Error, Repo, StateTree};
 
 impl Repo {
@@ -315,7 +315,7 @@ impl Repo {
     fn build(&self, items: &[Item], persist: bool) -> Result<ObjectId, Error> {
         let mut hasher = Hasher {
             repo: &self.git,
-            persist,
+            persist: if persist { Persist::All } else { Persist::No },
             buf: Vec::new(),
             dirs: None,
         };

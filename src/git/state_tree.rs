@@ -37,6 +37,32 @@ pub(super) const MODE_GITLINK: u32 = 0o160000;
 /// Below this many index entries, checking them on several threads costs more than it saves.
 const PARALLEL_THRESHOLD: usize = 2_000;
 
+/// Which index entries the state tree may take a blob from without reading the file. The
+/// index's stat data is anyone's to write (`git update-index --cacheinfo`, a crafted index
+/// file): an entry naming an honest blob with the stat data of a broken file on disk passes
+/// every stat comparison, ctime included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IndexTrust {
+    /// Any entry whose stat data still matches the file: fast, and enough to look a state up,
+    /// never to key what a run proved nor to spare a session's stop.
+    Stat,
+    /// Only an entry that can be shown unchanged since a session's anchor: stat-clean, its
+    /// ctime a whole second before the anchor's `time` (seconds since the epoch; only the clock
+    /// moves ctime, so the file has not changed since), and its blob the one the anchor's state
+    /// `tree` holds at its path. Every other path is read from disk.
+    Anchor { tree: ObjectId, time: i64 },
+    /// None: every tracked file is read from disk, as for a run's record outside a session.
+    Disk,
+}
+
+impl IndexTrust {
+    /// The trust a session's anchor allows: its state tree and time, or none when the anchor
+    /// holds no state tree.
+    pub(crate) fn of_anchor(tree: Option<ObjectId>, time: i64) -> IndexTrust {
+        tree.map_or(IndexTrust::Disk, |tree| IndexTrust::Anchor { tree, time })
+    }
+}
+
 /// The working state as a git tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StateTree {
@@ -81,34 +107,58 @@ impl Repo {
     /// touching the index. With `persist`, every blob and tree is also written to the object
     /// database, so the id can be annotated and checked out later.
     pub(crate) fn state_tree(&self, persist: bool) -> Result<StateTree, Error> {
-        StateTree::compute(&self.git, persist, None)
+        StateTree::compute(&self.git, persist, None, IndexTrust::Stat)
+    }
+
+    /// The state tree taking from the index only the blobs `trust` allows; the others are
+    /// read from disk. Not persisted.
+    pub(crate) fn state_tree_trusting(&self, trust: IndexTrust) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, false, None, trust)
+    }
+
+    /// The state tree a session's anchor records: computed as `state_tree(false)`, with its
+    /// trees (not its blobs) written to the object database where they are missing, so that a
+    /// later stop can compare its own state with it directory by directory
+    /// (`IndexTrust::Anchor`).
+    pub(crate) fn anchor_state_tree(&self) -> Result<StateTree, Error> {
+        StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Stat, true)
     }
 
     /// The state tree, persisted, as after a verify.sh run that started at `start`: it also
     /// names every path of the state (tracked or untracked, not ignored) changed since, in the
     /// same walk. A path changed and changed back keeps its tree entry, not its ctime.
-    pub(crate) fn state_tree_since(&self, start: FsTime) -> Result<StateTree, Error> {
-        StateTree::compute(&self.git, true, Some(start))
+    /// Blobs come from the index only as `trust` allows: this is the tree a run's record is
+    /// keyed by, so it must be the bytes the run read.
+    pub(crate) fn state_tree_since(
+        &self,
+        start: FsTime,
+        trust: IndexTrust,
+    ) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, true, Some(start), trust)
     }
 }
 
 impl StateTree {
     /// Compute the state tree of `repo`'s worktree. With `persist`, every blob and tree is also
     /// written to the object database, so the id can be annotated and checked out later. With
-    /// `since`, the paths changed at or after it are named in `touched`.
+    /// `since`, the paths changed at or after it are named in `touched`. `trust` says which
+    /// index entries may stand for their files.
     pub(crate) fn compute(
         repo: &gix::Repository,
         persist: bool,
         since: Option<FsTime>,
+        trust: IndexTrust,
     ) -> Result<StateTree, Error> {
-        Self::compute_in(repo, persist, since, true)
+        let persist = if persist { Persist::All } else { Persist::No };
+        Self::compute_with(repo, persist, since, trust, true)
     }
 
     /// `top` is false for a submodule's own state: its verify.sh is not the one that runs.
-    fn compute_in(
+    fn compute_with(
         repo: &gix::Repository,
-        persist: bool,
+        persist: Persist,
         since: Option<FsTime>,
+        trust: IndexTrust,
         top: bool,
     ) -> Result<StateTree, Error> {
         let workdir = repo.workdir().ok_or_else(|| Error::Bare {
@@ -131,6 +181,12 @@ impl StateTree {
             .config_snapshot()
             .boolean("core.sparseCheckout")
             .unwrap_or(false);
+        // An anchor whose state's trees are not in the object database (written before they
+        // were kept, or pruned since) cannot vouch for any entry.
+        let trust = match trust {
+            IndexTrust::Anchor { tree, .. } if !repo.has_object(tree) => IndexTrust::Disk,
+            trust => trust,
+        };
         let context = Context {
             workdir,
             stat_options,
@@ -138,6 +194,7 @@ impl StateTree {
             symlinks: caps.symlink,
             since,
             sparse,
+            trust,
         };
 
         let groups = path_groups(&index);
@@ -153,11 +210,17 @@ impl StateTree {
             buf: Vec::new(),
             dirs: Some(Vec::new()),
         };
+        // A submodule's own index is trusted as far as the superproject's, short of an anchor:
+        // the anchor's tree names the submodule by its commit only.
+        let inner_trust = match trust {
+            IndexTrust::Disk => IndexTrust::Disk,
+            _ => IndexTrust::Stat,
+        };
         let mut items = Vec::with_capacity(groups.len());
         let mut touched = Vec::new();
         let mut dirty_submodules = Vec::new();
         let mut inner = |path: &BStr, abs: &Path, touched: &mut Vec<String>| {
-            let found = inner_changes(repo, path, abs, since)?;
+            let found = inner_changes(repo, path, abs, since, inner_trust)?;
             dirty_submodules.extend(found.dirty);
             touched.extend(found.touched);
             Ok::<_, Error>(())
@@ -254,7 +317,23 @@ impl StateTree {
         }
 
         items.sort_by(|a, b| a.path.cmp(&b.path));
-        let id = build_tree(&items, 0, &mut hasher)?;
+        let mut id = build_tree(&items, 0, &mut hasher)?;
+        if let IndexTrust::Anchor { tree: anchor, .. } = context.trust
+            && id != anchor
+        {
+            let rehashed = context.rehash_unanchored(
+                repo,
+                &index,
+                &mut pipeline,
+                &mut hasher,
+                &mut items,
+                anchor,
+            )?;
+            if rehashed {
+                hasher.dirs = Some(Vec::new());
+                id = build_tree(&items, 0, &mut hasher)?;
+            }
+        }
         let verify = items
             .iter()
             .find(|item| item.path == VERIFY_SCRIPT)
@@ -379,9 +458,73 @@ struct Context<'a> {
     /// `core.sparseCheckout` is on: a skip-worktree entry whose file is absent was left out by
     /// the sparse checkout, and keeps its index blob.
     sparse: bool,
+    /// Which stat-clean index entries may stand for their files.
+    trust: IndexTrust,
 }
 
 impl Context<'_> {
+    /// Whether a stat-clean file may keep its index blob as far as its ctime tells; under an
+    /// anchor, its blob is compared with the anchor's afterwards (`rehash_unanchored`).
+    fn trusts_unchanged(&self, meta: &DiskStat) -> bool {
+        match self.trust {
+            IndexTrust::Stat => true,
+            IndexTrust::Disk => false,
+            // A whole second before: the anchor's time is cut to the second, and the kernel
+            // stamps files from a clock a tick behind the one the anchor read.
+            IndexTrust::Anchor { time, .. } => meta.0.st_ctime < time - 1,
+        }
+    }
+
+    /// Under an anchor, read from disk every path whose blob was taken from the index yet is
+    /// not the anchor's (`anchor`, the anchor's state tree; `id`, the tree of `items` as
+    /// built). Only the directories whose trees differ from the anchor's are read, so an
+    /// unchanged state costs nothing. Whether any item was read again.
+    fn rehash_unanchored(
+        &self,
+        repo: &gix::Repository,
+        index: &gix::index::State,
+        pipeline: &mut gix::filter::Pipeline<'_>,
+        hasher: &mut Hasher<'_>,
+        items: &mut Vec<Item>,
+        anchor: ObjectId,
+    ) -> Result<bool, Error> {
+        let mut dirs = hasher.dirs.take().unwrap_or_default();
+        dirs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut suspects = Vec::new();
+        differing(repo, items, 0, 0, &dirs, anchor, &mut suspects)?;
+        hasher.dirs = Some(dirs);
+        let mut rehashed = false;
+        let mut gone = Vec::new();
+        for i in suspects {
+            let item = &items[i];
+            // Only a blob that could have come from the index: the same id, not a sparse
+            // directory nor a submodule (a hash from disk that gave the index's blob again is
+            // read twice, which costs time, never truth).
+            let from_index = item.mode != MODE_TREE
+                && item.mode != MODE_GITLINK
+                && index
+                    .entry_by_path_and_stage(
+                        item.path.as_bstr(),
+                        gix::index::entry::Stage::Unconflicted,
+                    )
+                    .is_some_and(|entry| entry.id == item.id);
+            if !from_index {
+                continue;
+            }
+            let path = item.path.clone();
+            let as_link = item.mode == MODE_SYMLINK;
+            match hasher.file(pipeline, index, self.workdir, path.as_bstr(), as_link)? {
+                Some(blob) => items[i].id = blob,
+                None => gone.push(i),
+            }
+            rehashed = true;
+        }
+        for i in gone.into_iter().rev() {
+            items.remove(i);
+        }
+        Ok(rehashed)
+    }
+
     /// Whether the file `meta` describes changed at or after `since`.
     fn changed_since(&self, meta: &DiskStat) -> bool {
         self.since
@@ -520,6 +663,7 @@ impl Context<'_> {
         // trusted by their stat data, as in git's racy-git handling.
         if entry.stat.matches(&stat, self.stat_options)
             && !entry.stat.is_racy(index.timestamp(), self.stat_options)
+            && self.trusts_unchanged(&meta)
         {
             Slot::Keep
         } else {
@@ -755,6 +899,7 @@ fn inner_changes(
     path: &BStr,
     abs: &Path,
     since: Option<FsTime>,
+    trust: IndexTrust,
 ) -> Result<InnerChanges, Error> {
     let Ok(mut repo) = gix::open_opts(abs, outer.open_options().clone()) else {
         return Ok(InnerChanges::default());
@@ -767,7 +912,7 @@ fn inner_changes(
         return Ok(InnerChanges::default());
     };
     let head_tree = head_tree.detach();
-    let state = StateTree::compute_in(&repo, false, since, false)?;
+    let state = StateTree::compute_with(&repo, Persist::No, since, trust, false)?;
     let named = |inner: &String| format!("{path}/{inner}");
     let mut dirty: Vec<String> = state.dirty_submodules.iter().map(named).collect();
     if state.id != head_tree {
@@ -813,10 +958,19 @@ fn untracked(
         .collect())
 }
 
+/// Which objects of a state tree are written to the object database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Persist {
+    No,
+    /// The trees only, those not there already: enough to compare a later state with this one.
+    Trees,
+    All,
+}
+
 /// Hashes worktree content (and writes it, when persisting) the way `git add` would.
 pub(super) struct Hasher<'repo> {
     pub(super) repo: &'repo gix::Repository,
-    pub(super) persist: bool,
+    pub(super) persist: Persist,
     pub(super) buf: Vec<u8>,
     /// Where each directory's tree id is noted as it is built, if anywhere.
     pub(super) dirs: Option<Vec<(BString, ObjectId)>>,
@@ -882,16 +1036,100 @@ impl Hasher<'_> {
     }
 
     fn object(&self, kind: gix::objs::Kind, data: &[u8], what: &str) -> Result<ObjectId, Error> {
-        if self.persist {
+        let write = || {
             self.repo
                 .objects
                 .write_buf(kind, data)
                 .map_err(|e| Error::write(what)(gix::Error::from_error(e)))
-        } else {
+        };
+        let hash = || {
             gix::objs::compute_hash(self.repo.object_hash(), kind, data)
                 .map_err(|e| Error::read(what)(gix::Error::from_error(e)))
+        };
+        match self.persist {
+            Persist::All => write(),
+            Persist::Trees if kind == gix::objs::Kind::Tree => {
+                let id = hash()?;
+                if self.repo.has_object(id) {
+                    Ok(id)
+                } else {
+                    write()
+                }
+            }
+            Persist::Trees | Persist::No => hash(),
         }
     }
+}
+
+/// The indices of `items` (sorted, all below the directory of `prefix` bytes; the first is
+/// `base` in the whole list) whose entry is not the one the tree `anchor` holds at its path,
+/// reading only the directories whose tree differs from the anchor's (`dirs`: the state's
+/// directories with their tree ids, sorted). An anchor tree that cannot be read names every
+/// item below it.
+fn differing(
+    repo: &gix::Repository,
+    items: &[Item],
+    base: usize,
+    prefix: usize,
+    dirs: &[(BString, ObjectId)],
+    anchor: ObjectId,
+    out: &mut Vec<usize>,
+) -> Result<(), Error> {
+    let Ok(tree) = repo.find_tree(anchor) else {
+        out.extend(base..base + items.len());
+        return Ok(());
+    };
+    let decoded = tree
+        .decode()
+        .map_err(|e| Error::read(format!("tree {anchor}"))(gix::Error::from_error(e)))?;
+    let held: std::collections::HashMap<&[u8], (u32, ObjectId)> = decoded
+        .entries
+        .iter()
+        .map(|entry| {
+            let name: &[u8] = entry.filename.as_ref();
+            (name, (u32::from(entry.mode.value()), entry.oid.to_owned()))
+        })
+        .collect();
+    let mut i = 0;
+    while i < items.len() {
+        let rest = &items[i].path[prefix..];
+        match rest.find_byte(b'/') {
+            Some(slash) if slash + 1 < rest.len() => {
+                let dir = &rest[..=slash];
+                let end = i + items[i..]
+                    .iter()
+                    .position(|item| !item.path[prefix..].starts_with(dir))
+                    .unwrap_or(items.len() - i);
+                let here = dirs
+                    .binary_search_by(|(d, _)| d.as_slice().cmp(&items[i].path[..prefix + slash]))
+                    .ok()
+                    .map(|k| dirs[k].1);
+                match held.get(&rest[..slash]) {
+                    Some(&(MODE_TREE, there)) if here == Some(there) => {}
+                    Some(&(MODE_TREE, there)) => differing(
+                        repo,
+                        &items[i..end],
+                        base + i,
+                        prefix + slash + 1,
+                        dirs,
+                        there,
+                        out,
+                    )?,
+                    _ => out.extend(base + i..base + end),
+                }
+                i = end;
+            }
+            // A file, a link, a submodule, or a sparse directory ("dir/").
+            _ => {
+                let name = rest.strip_suffix(b"/").unwrap_or(rest);
+                if held.get(name) != Some(&(items[i].mode, items[i].id)) {
+                    out.push(base + i);
+                }
+                i += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).

@@ -108,6 +108,10 @@ pub(crate) struct ProveOptions<'a> {
     pub untestable_failure: Option<String>,
     /// The paths of the state no check reads, for each record's `uncovered:` lines.
     pub uncovered: super::record::Uncovered,
+    /// Which index entries may stand for their files in the state a record is keyed by: a
+    /// session's anchor, else none (`IndexTrust::Disk`), so that a proof names the bytes its
+    /// run read, never a blob an index entry claims for them.
+    pub index_trust: git::IndexTrust,
 }
 
 /// What happened when verify.sh ran.
@@ -349,7 +353,7 @@ pub(crate) fn prove_checks(
             _ => None,
         };
         if let Some(reason) = untestable {
-            let recorded = inputs_unmoved(repo, run_start, &mut after, &run)
+            let recorded = inputs_unmoved(repo, run_start, attempt.index_trust, &mut after, &run)
                 && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
                     |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
                 );
@@ -381,7 +385,7 @@ pub(crate) fn prove_checks(
                 None
             } else {
                 if after.is_none() {
-                    after = repo.state_tree_since(run_start).ok();
+                    after = repo.state_tree_since(run_start, attempt.index_trust).ok();
                 }
                 let unmoved = after
                     .as_ref()
@@ -417,7 +421,7 @@ pub(crate) fn prove_checks(
         // they were: a helper could have put good content in place for the run and restored
         // the broken one before it ended.
         if after.is_none() {
-            after = Some(repo.state_tree_since(run_start)?);
+            after = Some(repo.state_tree_since(run_start, attempt.index_trust)?);
         }
         let after = after.as_ref().expect("computed just above");
         let after_input = repo.input_tree(after, &run.check.inputs, true)?;
@@ -513,11 +517,12 @@ pub(crate) fn prove_checks(
 fn inputs_unmoved(
     repo: &Repo,
     run_start: git::FsTime,
+    trust: git::IndexTrust,
     after: &mut Option<StateTree>,
     run: &ToRun,
 ) -> bool {
     if after.is_none() {
-        *after = repo.state_tree_since(run_start).ok();
+        *after = repo.state_tree_since(run_start, trust).ok();
     }
     after
         .as_ref()

@@ -42,6 +42,7 @@ mod run;
 mod run_range;
 mod run_rev;
 mod sealed_config;
+mod sealed_index;
 mod sealed_output;
 mod sealed_state;
 mod sealed_tamper;
