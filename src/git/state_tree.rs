@@ -1,8 +1,10 @@
 //! The state tree: the tree `git add -A` into a copy of the index followed by `git write-tree`
 //! would give, computed in-process without touching the user's index or `index.lock`.
 //!
-//! Tracked entries whose stat data and mode still match the index keep their index blob; the
-//! others are hashed from disk through the same clean filters git applies. Untracked files that
+//! Tracked entries whose stat data and mode still match the index keep their index blob, as far
+//! as the caller's `IndexTrust` allows (stat data is anyone's to write, so a stop and a run's
+//! record trust it less than a lookup); the others are hashed from disk through the same clean
+//! filters git applies. Untracked files that
 //! are not ignored come from a directory walk. Trees are built in memory and only written to the
 //! object database when the state is to be recorded.
 //!
@@ -471,7 +473,7 @@ impl Context<'_> {
             IndexTrust::Disk => false,
             // A whole second before: the anchor's time is cut to the second, and the kernel
             // stamps files from a clock a tick behind the one the anchor read.
-            IndexTrust::Anchor { time, .. } => meta.0.st_ctime < time - 1,
+            IndexTrust::Anchor { time, .. } => meta.0.st_ctime < time.saturating_sub(1),
         }
     }
 
@@ -1175,4 +1177,100 @@ fn push_entry(data: &mut Vec<u8>, mode: u32, name: &[u8], id: &gix::oid) {
     data.extend_from_slice(name);
     data.push(0);
     data.extend_from_slice(id.as_bytes());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::{git_repo, run};
+    use super::{IndexTrust, differing};
+
+    fn commit(dir: &std::path::Path, files: &[(&str, &str)], gone: &[&str]) -> gix::ObjectId {
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        for path in gone {
+            std::fs::remove_file(dir.join(path)).unwrap();
+        }
+        run(dir, &["add", "-A"]);
+        run(
+            dir,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "c",
+            ],
+        );
+        run(dir, &["rev-parse", "HEAD^{tree}"])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    // The comparison with the anchor names every path whose entry differs, however deep, and
+    // every path of a directory the anchor did not have, and nothing of a directory whose tree
+    // is the anchor's.
+    #[test]
+    fn the_paths_unlike_the_anchors_are_found_below_every_directory_that_differs() {
+        let (dir, repo) = git_repo();
+        let same = [("keep/a.txt", "a\n"), ("keep/deep/b.txt", "b\n")];
+        let mut files = same.to_vec();
+        files.extend([("top.txt", "1\n"), ("d/e/f.txt", "1\n"), ("d/g.txt", "1\n")]);
+        files.push(("old/h.txt", "1\n"));
+        let anchor = commit(dir.path(), &files, &[]);
+        commit(
+            dir.path(),
+            &[("d/e/f.txt", "2\n"), ("new/i.txt", "1\n")],
+            &["old/h.txt"],
+        );
+        let state = repo.state_tree(true).unwrap();
+        let mut found = Vec::new();
+        differing(
+            &repo.git,
+            &state.entries,
+            0,
+            0,
+            &state.dirs,
+            anchor,
+            &mut found,
+        )
+        .unwrap();
+        let found: Vec<String> = found
+            .into_iter()
+            .map(|i| state.entries[i].path.to_string())
+            .collect();
+        assert_eq!(found, ["d/e/f.txt", "new/i.txt"]);
+        // Against itself, nothing.
+        let mut none = Vec::new();
+        differing(
+            &repo.git,
+            &state.entries,
+            0,
+            0,
+            &state.dirs,
+            state.id,
+            &mut none,
+        )
+        .unwrap();
+        assert!(none.is_empty());
+    }
+
+    // An anchor whose trees are not in the object database vouches for nothing: the state is
+    // still computed, every file read from disk.
+    #[test]
+    fn an_anchor_tree_missing_from_the_object_database_reads_every_file() {
+        let (dir, repo) = git_repo();
+        let head = commit(dir.path(), &[("a.txt", "a\n")], &[]);
+        let missing = gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let trust = IndexTrust::Anchor {
+            tree: missing,
+            time: i64::MAX,
+        };
+        assert_eq!(repo.state_tree_trusting(trust).unwrap().id, head);
+    }
 }

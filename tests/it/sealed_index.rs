@@ -208,3 +208,42 @@ fn an_ordinary_edit_is_proven_and_the_next_stop_is_a_cache_hit() {
     let status = crate::harness::json_stdout(&repo.prove_it(&["status", "--json"]).assert());
     assert_eq!(status["proven"], true, "{status}");
 }
+
+// With a checks file, each check's key is cut from the state: an index entry naming a broken
+// blob over a check's honest input let `run` prove the broken input tree, and a commit of the
+// index passed `check --strict`. Now `run` runs (and keys) the inputs as the disk has them.
+#[test]
+fn broken_index_blob_under_a_checks_input_proves_nothing() {
+    let repo = crate::checks::monorepo(
+        "exit 0",
+        "if grep -q bad index.md; then echo 'index.md is bad'; exit 1; fi",
+    );
+    an_hour_back(&repo.path("docs/index.md"));
+    repo.git(&["update-index", "-q", "--refresh"]);
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(
+        hook_with(
+            &repo,
+            "SessionStart",
+            &[("PROVE_IT_TEST_CLOCK_OFFSET", "10")]
+        ),
+        None
+    );
+    let good = repo.git(&["rev-parse", ":docs/index.md"]);
+    let bad = repo.hash_object("bad\n", true);
+    repo.git(&[
+        "update-index",
+        "--cacheinfo",
+        &format!("100644,{},docs/index.md", good.trim()),
+    ]);
+    repo.git(&["update-index", "-q", "--refresh"]);
+    swap_index_blob(&repo, &good, &bad);
+
+    let before = crate::checks::runs(&repo, "docs").len();
+    repo.prove_it(&["run", "--force"]).assert().code(0);
+    assert_eq!(crate::checks::runs(&repo, "docs").len(), before + 1);
+    assert_eq!(hook(&repo, "Stop"), None);
+    repo.git(&["commit", "-q", "-m", "broken docs"]);
+    assert_eq!(repo.git(&["show", "HEAD:docs/index.md"]), "bad\n");
+    repo.prove_it(&["check", "--strict"]).assert().code(1);
+}
