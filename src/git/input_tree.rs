@@ -330,7 +330,12 @@ fn item_at(path: &str, mode: u32, id: ObjectId) -> Item {
     if mode == MODE_TREE {
         path.push(b'/');
     }
-    Item { path, mode, id }
+    Item {
+        path,
+        mode,
+        id,
+        from_index: false,
+    }
 }
 
 /// An entry directly in a directory of a state.

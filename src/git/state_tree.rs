@@ -90,6 +90,8 @@ pub(super) struct Item {
     pub(super) path: BString,
     pub(super) mode: u32,
     pub(super) id: ObjectId,
+    /// The blob was taken from the index entry, not read from disk.
+    pub(super) from_index: bool,
 }
 
 /// What the worktree says about one index path.
@@ -240,11 +242,13 @@ impl StateTree {
                     path: path.to_owned(),
                     mode: MODE_TREE,
                     id: entry.id,
+                    from_index: false,
                 }),
                 Slot::Keep => items.push(Item {
                     path: path.to_owned(),
                     mode: index_mode(entry.mode),
                     id: entry.id,
+                    from_index: true,
                 }),
                 Slot::Gitlink => {
                     let abs = workdir.join(to_path(path));
@@ -266,6 +270,7 @@ impl StateTree {
                         path: path.to_owned(),
                         mode: MODE_GITLINK,
                         id,
+                        from_index: false,
                     });
                 }
                 Slot::Hash { mode, as_link } => {
@@ -274,6 +279,7 @@ impl StateTree {
                             path: path.to_owned(),
                             mode,
                             id,
+                            from_index: false,
                         });
                     }
                 }
@@ -296,6 +302,7 @@ impl StateTree {
                             path: path.clone(),
                             mode,
                             id,
+                            from_index: false,
                         })
                 }
                 Kind::Repository => match submodule_commit(&abs)? {
@@ -305,6 +312,7 @@ impl StateTree {
                             path: path.clone(),
                             mode: MODE_GITLINK,
                             id,
+                            from_index: false,
                         })
                     }
                     _ => {
@@ -409,7 +417,7 @@ impl StateTree {
             match (a.peek(), b.peek()) {
                 (None, None) => break,
                 (Some(x), Some(y)) if x.path == y.path => {
-                    if x != y {
+                    if (x.mode, x.id) != (y.mode, y.id) {
                         changed.push(x.path.to_string());
                     }
                     a.next();
@@ -499,24 +507,16 @@ impl Context<'_> {
         let mut gone = Vec::new();
         for i in suspects {
             let item = &items[i];
-            // Only a blob that could have come from the index: the same id, not a sparse
-            // directory nor a submodule (a hash from disk that gave the index's blob again is
-            // read twice, which costs time, never truth).
-            let from_index = item.mode != MODE_TREE
-                && item.mode != MODE_GITLINK
-                && index
-                    .entry_by_path_and_stage(
-                        item.path.as_bstr(),
-                        gix::index::entry::Stage::Unconflicted,
-                    )
-                    .is_some_and(|entry| entry.id == item.id);
-            if !from_index {
+            if !item.from_index {
                 continue;
             }
             let path = item.path.clone();
             let as_link = item.mode == MODE_SYMLINK;
             match hasher.file(pipeline, index, self.workdir, path.as_bstr(), as_link)? {
-                Some(blob) => items[i].id = blob,
+                Some(blob) => {
+                    items[i].id = blob;
+                    items[i].from_index = false;
+                }
                 None => gone.push(i),
             }
             rehashed = true;
