@@ -239,9 +239,8 @@ fn all_proven(
 
 /// The state as the bytes on disk make it, every tracked file read: the one a run is keyed by.
 /// The index's stat data is anyone's to write, so it may spare a lookup, never a run.
-fn on_disk(repo: &Repo) -> Result<git::StateTree, super::Failure> {
-    repo.state_tree_trusting(git::IndexTrust::Disk)
-        .map_err(content_hint)
+fn on_disk(repo: &Repo) -> Result<(git::StateTree, git::IndexTrust), super::Failure> {
+    repo.state_tree_from_disk().map_err(content_hint)
 }
 
 /// The report of a working state that nothing arms: why, and the hints that fix it.
@@ -274,7 +273,7 @@ fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, args, &before, &set, false, err);
+            return prove_checks(ctx, policy, args, &before, &set, None, err);
         }
     }
     if !armed.is_armed() {
@@ -299,7 +298,7 @@ fn prove(
         return Ok((exit::OK, report));
     }
     let looked_up = before.id;
-    let before = on_disk(repo)?;
+    let (before, trust) = on_disk(repo)?;
     if before.id != looked_up
         && !args.force
         && let Some(report) = already_proven(ctx, before.id, before.verify)?
@@ -315,7 +314,14 @@ fn prove(
         &before,
         None,
         None,
-        options(ctx, policy, args, &interrupt, proof::Uncovered::default())?,
+        options(
+            ctx,
+            policy,
+            args,
+            &interrupt,
+            proof::Uncovered::default(),
+            trust,
+        )?,
         &mut |elapsed| progress.tick(elapsed),
     );
     let attempted = attempted.map_err(|error| {
@@ -366,7 +372,7 @@ fn prove_checks(
     args: &Args,
     before: &git::StateTree,
     set: &CheckSet,
-    read_from_disk: bool,
+    read_from_disk: Option<git::IndexTrust>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
@@ -419,12 +425,14 @@ fn prove_checks(
     }
     // What runs are the bytes on disk: a state whose index claims others is looked up again,
     // and run, as the disk has it.
-    if !to_run.is_empty() && !read_from_disk {
-        let disk = on_disk(repo)?;
+    let mut trust = read_from_disk.unwrap_or(git::IndexTrust::Disk);
+    if !to_run.is_empty() && read_from_disk.is_none() {
+        let (disk, from_disk) = on_disk(repo)?;
         if disk.id != before.id {
             let set = CheckSet::of_state(repo, &disk).map_err(checks_hint)?;
-            return prove_checks(ctx, policy, args, &disk, &set, true, err);
+            return prove_checks(ctx, policy, args, &disk, &set, Some(from_disk), err);
         }
+        trust = from_disk;
     }
     let mut results = Vec::new();
     if !to_run.is_empty() {
@@ -435,7 +443,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt, uncovered.clone())?,
+            options(ctx, policy, args, &interrupt, uncovered.clone(), trust)?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -522,13 +530,16 @@ fn outcome_code(outcome: Outcome) -> u8 {
 }
 
 /// How `run` proves: as the person at the terminal, streaming with `--verbose`; a commit's
-/// run as its worktree was isolated, the working state as `proof::working_view` says.
+/// run as its worktree was isolated, the working state as `proof::working_view` says; the state
+/// after the run taking from the index only what `index_trust` (the state read from disk just
+/// before) shows unchanged.
 fn options<'a>(
     ctx: &Context,
     policy: &Policy,
     args: &'a Args,
     interrupt: &'a std::sync::atomic::AtomicBool,
     uncovered: proof::Uncovered,
+    index_trust: git::IndexTrust,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
     let (isolation, view) = match args.isolation.as_deref() {
         Some("namespace") => (Isolation::Namespace, Vec::new()),
@@ -552,9 +563,7 @@ fn options<'a>(
             format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
         }),
         uncovered,
-        // Outside a session nothing can show an index entry unchanged: the record is keyed by
-        // the bytes on disk, every file read.
-        index_trust: git::IndexTrust::Disk,
+        index_trust,
     })
 }
 

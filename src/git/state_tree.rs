@@ -48,12 +48,14 @@ pub(crate) enum IndexTrust {
     /// Any entry whose stat data still matches the file: fast, and enough to look a state up,
     /// never to key what a run proved nor to spare a session's stop.
     Stat,
-    /// Only an entry that can be shown unchanged since a session's anchor: stat-clean, its
-    /// ctime a whole second before the anchor's `time` (seconds since the epoch; only the clock
-    /// moves ctime, so the file has not changed since), and its blob the one the anchor's state
-    /// `tree` holds at its path. Every other path is read from disk.
-    Anchor { tree: ObjectId, time: i64 },
-    /// None: every tracked file is read from disk, as for a run's record outside a session.
+    /// Only an entry that can be shown unchanged since a state `tree` that held the disk's
+    /// bytes at `time` (seconds since the epoch): a session's anchor, or a run's own state read
+    /// from disk before it ran. The entry must be stat-clean, its ctime a whole second before
+    /// `time` (only the clock moves ctime, so the file has not changed since), and its blob the
+    /// one `tree` holds at its path. Every other path is read from disk. `tree`'s trees (not its
+    /// blobs) must be in the object database; without them every path is read.
+    Since { tree: ObjectId, time: i64 },
+    /// None: every tracked file is read from disk.
     Disk,
 }
 
@@ -61,7 +63,7 @@ impl IndexTrust {
     /// The trust a session's anchor allows: its state tree and time, or none when the anchor
     /// holds no state tree.
     pub(crate) fn of_anchor(tree: Option<ObjectId>, time: i64) -> IndexTrust {
-        tree.map_or(IndexTrust::Disk, |tree| IndexTrust::Anchor { tree, time })
+        tree.map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, time })
     }
 }
 
@@ -123,9 +125,27 @@ impl Repo {
     /// The state tree a session's anchor records: computed as `state_tree(false)`, with its
     /// trees (not its blobs) written to the object database where they are missing, so that a
     /// later stop can compare its own state with it directory by directory
-    /// (`IndexTrust::Anchor`).
+    /// (`IndexTrust::Since`).
     pub(crate) fn anchor_state_tree(&self) -> Result<StateTree, Error> {
         StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Stat, true)
+    }
+
+    /// The state as the disk has it, every tracked file read (its trees written where missing),
+    /// and the trust it lends the state computed after a run: the index's stat data may spare a
+    /// lookup, never the key of a run outside a session.
+    pub(crate) fn state_tree_from_disk(&self) -> Result<(StateTree, IndexTrust), Error> {
+        let time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|since| i64::try_from(since.as_secs()).ok())
+            .unwrap_or(0);
+        let tree =
+            StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Disk, true)?;
+        let trust = IndexTrust::Since {
+            tree: tree.id,
+            time,
+        };
+        Ok((tree, trust))
     }
 
     /// The state tree, persisted, as after a verify.sh run that started at `start`: it also
@@ -188,7 +208,7 @@ impl StateTree {
         // An anchor whose state's trees are not in the object database (written before they
         // were kept, or pruned since) cannot vouch for any entry.
         let trust = match trust {
-            IndexTrust::Anchor { tree, .. } if !repo.has_object(tree) => IndexTrust::Disk,
+            IndexTrust::Since { tree, .. } if !repo.has_object(tree) => IndexTrust::Disk,
             trust => trust,
         };
         let context = Context {
@@ -328,7 +348,7 @@ impl StateTree {
 
         items.sort_by(|a, b| a.path.cmp(&b.path));
         let mut id = build_tree(&items, 0, &mut hasher)?;
-        if let IndexTrust::Anchor { tree: anchor, .. } = context.trust
+        if let IndexTrust::Since { tree: anchor, .. } = context.trust
             && id != anchor
         {
             let rehashed = context.rehash_unanchored(
@@ -481,7 +501,7 @@ impl Context<'_> {
             IndexTrust::Disk => false,
             // A whole second before: the anchor's time is cut to the second, and the kernel
             // stamps files from a clock a tick behind the one the anchor read.
-            IndexTrust::Anchor { time, .. } => meta.0.st_ctime < time.saturating_sub(1),
+            IndexTrust::Since { time, .. } => meta.0.st_ctime < time.saturating_sub(1),
         }
     }
 
@@ -1267,7 +1287,7 @@ mod tests {
         let (dir, repo) = git_repo();
         let head = commit(dir.path(), &[("a.txt", "a\n")], &[]);
         let missing = gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
-        let trust = IndexTrust::Anchor {
+        let trust = IndexTrust::Since {
             tree: missing,
             time: i64::MAX,
         };
