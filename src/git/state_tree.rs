@@ -234,17 +234,11 @@ impl StateTree {
             buf: Vec::new(),
             dirs: Some(Vec::new()),
         };
-        // A submodule's own index is trusted as far as the superproject's, short of an anchor:
-        // the anchor's tree names the submodule by its commit only.
-        let inner_trust = match trust {
-            IndexTrust::Disk => IndexTrust::Disk,
-            _ => IndexTrust::Stat,
-        };
         let mut items = Vec::with_capacity(groups.len());
         let mut touched = Vec::new();
         let mut dirty_submodules = Vec::new();
         let mut inner = |path: &BStr, abs: &Path, touched: &mut Vec<String>| {
-            let found = inner_changes(repo, path, abs, since, inner_trust)?;
+            let found = inner_changes(repo, path, abs, since, context.trust)?;
             dirty_submodules.extend(found.dirty);
             touched.extend(found.touched);
             Ok::<_, Error>(())
@@ -933,6 +927,13 @@ fn inner_changes(
     let Ok(head_tree) = repo.head_tree_id() else {
         return Ok(InnerChanges::default());
     };
+    // The trusted state names the submodule by its commit: that commit's tree, in the
+    // submodule's own objects, vouches for its index as the state does for the superproject's.
+    let trust = match trust {
+        IndexTrust::Since { tree, time } => committed_tree_at(outer, tree, path, &repo)
+            .map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, time }),
+        other => other,
+    };
     let head_tree = head_tree.detach();
     let state = StateTree::compute_with(&repo, Persist::No, since, trust, false)?;
     let named = |inner: &String| format!("{path}/{inner}");
@@ -944,6 +945,25 @@ fn inner_changes(
         dirty,
         touched: state.touched.iter().map(named).collect(),
     })
+}
+
+/// The tree of the commit that `tree` (in `outer`) records at `path`, read from `inner`.
+fn committed_tree_at(
+    outer: &gix::Repository,
+    tree: ObjectId,
+    path: &BStr,
+    inner: &gix::Repository,
+) -> Option<ObjectId> {
+    let entry = outer
+        .find_tree(tree)
+        .ok()?
+        .lookup_entry_by_path(path.to_str().ok()?)
+        .ok()??;
+    if !entry.mode().is_commit() {
+        return None;
+    }
+    let commit = inner.find_commit(entry.object_id()).ok()?;
+    commit.tree_id().ok().map(gix::Id::detach)
 }
 
 /// Untracked, not ignored files and nested repositories, each reported on its own.

@@ -92,6 +92,11 @@ fn proven_session(ahead: bool) -> TestRepo {
 /// Rewrite the index so that its one entry naming blob `from` names `to`, stat data and all
 /// else as it was, as a crafted index file would (with its trailing checksum made good).
 fn swap_index_blob(repo: &TestRepo, from: &str, to: &str) {
+    swap_index_blob_in(repo, ".", from, to);
+}
+
+/// `swap_index_blob` in the repository checked out at `dir` (`.` or a submodule's path).
+fn swap_index_blob_in(repo: &TestRepo, dir: &str, from: &str, to: &str) {
     let raw = |hex: &str| -> Vec<u8> {
         (0..hex.len())
             .step_by(2)
@@ -99,7 +104,19 @@ fn swap_index_blob(repo: &TestRepo, from: &str, to: &str) {
             .collect()
     };
     let (from, to) = (raw(from.trim()), raw(to.trim()));
-    let path = repo.path(".git/index");
+    let git = |args: &[&str]| {
+        let out = repo
+            .command("git")
+            .current_dir(repo.path(dir))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let path = repo
+        .path(dir)
+        .join(git(&["rev-parse", "--git-path", "index"]).trim());
     let mut bytes = std::fs::read(&path).unwrap();
     let at: Vec<usize> = bytes
         .windows(from.len())
@@ -120,7 +137,7 @@ fn swap_index_blob(repo: &TestRepo, from: &str, to: &str) {
     bytes[body..].copy_from_slice(&raw(&hex[..40]));
     std::fs::write(&path, bytes).unwrap();
     // git itself now takes the entry for the file: its stat data matches.
-    assert_eq!(repo.git(&["diff-files", "--name-only"]), "");
+    assert_eq!(git(&["diff-files", "--name-only"]), "");
 }
 
 // An index entry rewritten to name the honest blob, with the broken file's own stat data
@@ -246,4 +263,37 @@ fn broken_index_blob_under_a_checks_input_proves_nothing() {
     repo.git(&["commit", "-q", "-m", "broken docs"]);
     assert_eq!(repo.git(&["show", "HEAD:docs/index.md"]), "bad\n");
     repo.prove_it(&["check", "--strict"]).assert().code(1);
+}
+
+// A checked-out submodule's state is its own state tree, from its own index: an entry there
+// naming the committed blob with the broken file's stat data made the submodule look clean,
+// and the stop end quietly. Its index is now trusted only as far as the commit the anchor
+// records for it.
+#[test]
+fn honest_index_blob_with_the_broken_files_stat_in_a_submodule_is_read_from_disk() {
+    let (repo, _source) = crate::harness::with_submodule();
+    repo.prove_it(&["run"]).assert().code(0);
+    assert_eq!(hook(&repo, "SessionStart"), None);
+    let in_sub = |args: &[&str]| {
+        let out = repo
+            .command("git")
+            .current_dir(repo.path("sub"))
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let good = in_sub(&["rev-parse", ":a.txt"]);
+    repo.write("sub/a.txt", "bad\n");
+    an_hour_back(&repo.path("sub/a.txt"));
+    in_sub(&["update-index", "a.txt"]);
+    let bad = in_sub(&["rev-parse", ":a.txt"]);
+    swap_index_blob_in(&repo, "sub", &bad, &good);
+
+    let reason = block_reason(hook(&repo, "Stop"));
+    assert!(
+        reason.contains("the submodule 'sub' has changes"),
+        "{reason}"
+    );
 }
