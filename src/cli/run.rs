@@ -237,6 +237,12 @@ fn all_proven(
     }))
 }
 
+/// The state as the bytes on disk make it, every tracked file read: the one a run is keyed by.
+/// The index's stat data is anyone's to write, so it may spare a lookup, never a run.
+fn on_disk(repo: &Repo) -> Result<(git::StateTree, git::IndexTrust), super::Failure> {
+    repo.state_tree_from_disk().map_err(content_hint)
+}
+
 /// The report of a working state that nothing arms: why, and the hints that fix it.
 fn not_armed(armed: &git::Armed) -> RunReport {
     RunReport {
@@ -267,7 +273,7 @@ fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, args, &before, &set, err);
+            return prove_checks(ctx, policy, args, &before, &set, None, err);
         }
     }
     if !armed.is_armed() {
@@ -286,12 +292,20 @@ fn prove(
             paths: before.dirty_submodules().to_vec(),
         }));
     }
-    let tree = Some(before.id.to_string());
     if !args.force
         && let Some(report) = already_proven(ctx, before.id, before.verify)?
     {
         return Ok((exit::OK, report));
     }
+    let looked_up = before.id;
+    let (before, trust) = on_disk(repo)?;
+    if before.id != looked_up
+        && !args.force
+        && let Some(report) = already_proven(ctx, before.id, before.verify)?
+    {
+        return Ok((exit::OK, report));
+    }
+    let tree = Some(before.id.to_string());
 
     let interrupt = crate::process::interrupt_flag()?;
     let mut progress = Progress::new(args.verbose);
@@ -300,7 +314,14 @@ fn prove(
         &before,
         None,
         None,
-        options(ctx, policy, args, &interrupt, proof::Uncovered::default())?,
+        options(
+            ctx,
+            policy,
+            args,
+            &interrupt,
+            proof::Uncovered::default(),
+            trust,
+        )?,
         &mut |elapsed| progress.tick(elapsed),
     );
     let attempted = attempted.map_err(|error| {
@@ -351,6 +372,7 @@ fn prove_checks(
     args: &Args,
     before: &git::StateTree,
     set: &CheckSet,
+    read_from_disk: Option<git::IndexTrust>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
@@ -401,6 +423,17 @@ fn prove_checks(
             }
         }
     }
+    // What runs are the bytes on disk: a state whose index claims others is looked up again,
+    // and run, as the disk has it.
+    let mut trust = read_from_disk.unwrap_or(git::IndexTrust::Disk);
+    if !to_run.is_empty() && read_from_disk.is_none() {
+        let (disk, from_disk) = on_disk(repo)?;
+        if disk.id != before.id {
+            let set = CheckSet::of_state(repo, &disk).map_err(checks_hint)?;
+            return prove_checks(ctx, policy, args, &disk, &set, Some(from_disk), err);
+        }
+        trust = from_disk;
+    }
     let mut results = Vec::new();
     if !to_run.is_empty() {
         let interrupt = crate::process::interrupt_flag()?;
@@ -410,7 +443,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt, uncovered.clone())?,
+            options(ctx, policy, args, &interrupt, uncovered.clone(), trust)?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -497,13 +530,16 @@ fn outcome_code(outcome: Outcome) -> u8 {
 }
 
 /// How `run` proves: as the person at the terminal, streaming with `--verbose`; a commit's
-/// run as its worktree was isolated, the working state as `proof::working_view` says.
+/// run as its worktree was isolated, the working state as `proof::working_view` says; the state
+/// after the run taking from the index only what `index_trust` (the state read from disk just
+/// before) shows unchanged.
 fn options<'a>(
     ctx: &Context,
     policy: &Policy,
     args: &'a Args,
     interrupt: &'a std::sync::atomic::AtomicBool,
     uncovered: proof::Uncovered,
+    index_trust: git::IndexTrust,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
     let (isolation, view) = match args.isolation.as_deref() {
         Some("namespace") => (Isolation::Namespace, Vec::new()),
@@ -530,6 +566,7 @@ fn options<'a>(
             format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
         }),
         uncovered,
+        index_trust,
     })
 }
 

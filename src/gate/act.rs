@@ -65,6 +65,7 @@ fn options<'a>(
         view,
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
+        index_trust: super::observe::index_trust(seen.anchor.as_ref()),
     })
 }
 

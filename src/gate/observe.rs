@@ -58,6 +58,14 @@ pub(crate) struct Seen {
     _lock: git::SessionLock,
 }
 
+/// Which index entries may stand for their files in a session with `anchor`: those it shows
+/// unchanged since it was written; without one, none.
+pub(crate) fn index_trust(anchor: Option<&Anchor>) -> git::IndexTrust {
+    anchor.map_or(git::IndexTrust::Disk, |anchor| {
+        git::IndexTrust::of_anchor(anchor.state_tree, anchor.time.unix_timestamp())
+    })
+}
+
 /// The worktree as one stable path, so a session's key does not depend on how it was spelled.
 pub(crate) fn worktree(repo: &Repo) -> Result<PathBuf, git::Error> {
     let root = repo.workdir()?;
@@ -223,7 +231,12 @@ pub(crate) fn stop(
         .as_ref()
         .and_then(|anchor| SessionTrust::new(repo, anchor.env, anchor.proofs_at_start));
     if armed_now.is_armed() || has_checks {
-        observed.state = Some(match repo.state_tree(false) {
+        // Under an anchor, only what it shows unchanged is taken from the index.
+        let computed = match &anchor {
+            Some(anchor) => repo.state_tree_trusting(index_trust(Some(anchor))),
+            None => repo.state_tree(false),
+        };
+        observed.state = Some(match computed {
             // A dirty submodule is a change the tree does not show, and no proof may vouch
             // for it: decide refuses, naming the submodules.
             Ok(tree) if !tree.dirty_submodules().is_empty() => {

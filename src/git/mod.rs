@@ -47,6 +47,6 @@ pub(crate) use run_start::FsTime;
 pub(crate) use script_link::LinkProblem;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_dir::read_run_log;
-pub(crate) use state_tree::StateTree;
+pub(crate) use state_tree::{IndexTrust, StateTree};
 pub(crate) use verify_file::Armed;
 pub(crate) use worktree::{LOCAL_ENV, TempWorktree};

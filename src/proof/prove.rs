@@ -110,6 +110,10 @@ pub(crate) struct ProveOptions<'a> {
     pub untestable_failure: Option<String>,
     /// The paths of the state no check reads, for each record's `uncovered:` lines.
     pub uncovered: super::record::Uncovered,
+    /// Which index entries may stand for their files in the state a record is keyed by: a
+    /// session's anchor, else none (`IndexTrust::Disk`), so that a proof names the bytes its
+    /// run read, never a blob an index entry claims for them.
+    pub index_trust: git::IndexTrust,
 }
 
 /// What happened when verify.sh ran.
@@ -343,7 +347,7 @@ pub(crate) fn prove_checks(
     }
 
     let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
-    let mut after: Option<StateTree> = repo.state_tree_since(run_start).ok();
+    let mut after: Option<StateTree> = repo.state_tree_since(run_start, attempt.index_trust).ok();
     let renames = watch.end(before, after.as_ref().unwrap_or(before));
     let renames_unwatched = renames == git::Renames::Unwatched;
     let renamed = match renames {
@@ -362,7 +366,7 @@ pub(crate) fn prove_checks(
         let moved = renamed_inputs(&renamed, &run.check);
         if let Some(reason) = untestable {
             let recorded = moved.is_empty()
-                && inputs_unmoved(repo, run_start, &mut after, &run)
+                && inputs_unmoved(repo, run_start, attempt.index_trust, &mut after, &run)
                 && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
                     |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
                 );
@@ -394,7 +398,7 @@ pub(crate) fn prove_checks(
                 None
             } else {
                 if after.is_none() {
-                    after = repo.state_tree_since(run_start).ok();
+                    after = repo.state_tree_since(run_start, attempt.index_trust).ok();
                 }
                 let unmoved = after
                     .as_ref()
@@ -430,7 +434,7 @@ pub(crate) fn prove_checks(
         // they were: a helper could have put good content in place for the run and restored
         // the broken one before it ended.
         if after.is_none() {
-            after = Some(repo.state_tree_since(run_start)?);
+            after = Some(repo.state_tree_since(run_start, attempt.index_trust)?);
         }
         let after = after.as_ref().expect("computed just above");
         let after_input = repo.input_tree(after, &run.check.inputs, true)?;
@@ -552,11 +556,12 @@ fn renamed_inputs(renamed: &[String], check: &Check) -> Vec<String> {
 fn inputs_unmoved(
     repo: &Repo,
     run_start: git::FsTime,
+    trust: git::IndexTrust,
     after: &mut Option<StateTree>,
     run: &ToRun,
 ) -> bool {
     if after.is_none() {
-        *after = repo.state_tree_since(run_start).ok();
+        *after = repo.state_tree_since(run_start, trust).ok();
     }
     after
         .as_ref()

@@ -43,6 +43,7 @@ mod run_range;
 mod run_rev;
 mod sealed_config;
 mod sealed_env;
+mod sealed_index;
 mod sealed_link;
 mod sealed_output;
 mod sealed_state;
