@@ -63,10 +63,10 @@ pub(crate) struct CheckStatus {
     /// The newest failure on record of this check through this script for this input tree,
     /// when the check is not proven and no cannot-test record is newer
     /// (`refs/notes/prove-it-failures`).
-    pub failure: Option<Failure>,
+    pub failure: Option<Box<Failure>>,
     /// The newest cannot-test record of this check through this script for this input tree,
     /// when the check is not proven and no failure on record is newer.
-    pub cannot_test: Option<CannotTest>,
+    pub cannot_test: Option<Box<CannotTest>>,
 }
 
 /// One commit, where it stands, and the records attached to its tree that do not count.
@@ -86,10 +86,10 @@ pub(crate) struct CommitStatus {
     /// Without a checks file: the newest failure on record of the commit's verify.sh for its
     /// tree, when the commit is not proven and no cannot-test record is newer. With one, each
     /// check has its own.
-    pub failure: Option<Failure>,
+    pub failure: Option<Box<Failure>>,
     /// Without a checks file: the newest cannot-test record of the commit's verify.sh for its
     /// tree, when the commit is not proven and no failure on record is newer.
-    pub cannot_test: Option<CannotTest>,
+    pub cannot_test: Option<Box<CannotTest>>,
 }
 
 impl CommitStatus {
@@ -97,13 +97,18 @@ impl CommitStatus {
     /// the root verify.sh's (check `None`) or each unproven check's.
     pub(crate) fn cannot_tests(&self) -> Vec<(Option<&str>, &CannotTest)> {
         match &self.checks {
-            None => self.cannot_test.iter().map(|c| (None, c)).collect(),
+            None => self
+                .cannot_test
+                .as_deref()
+                .map(|c| (None, c))
+                .into_iter()
+                .collect(),
             Some(checks) => checks
                 .iter()
                 .filter_map(|c| {
                     let name =
                         (c.name != super::checks_file::VERIFY_CHECK).then_some(c.name.as_str());
-                    c.cannot_test.as_ref().map(|record| (name, record))
+                    c.cannot_test.as_deref().map(|record| (name, record))
                 })
                 .collect(),
         }
@@ -113,13 +118,18 @@ impl CommitStatus {
     /// the root verify.sh's (check `None`) or each unproven check's.
     pub(crate) fn failures(&self) -> Vec<(Option<&str>, &Failure)> {
         match &self.checks {
-            None => self.failure.iter().map(|f| (None, f)).collect(),
+            None => self
+                .failure
+                .as_deref()
+                .map(|f| (None, f))
+                .into_iter()
+                .collect(),
             Some(checks) => checks
                 .iter()
                 .filter_map(|c| {
                     let name =
                         (c.name != super::checks_file::VERIFY_CHECK).then_some(c.name.as_str());
-                    c.failure.as_ref().map(|f| (name, f))
+                    c.failure.as_deref().map(|f| (name, f))
                 })
                 .collect(),
         }
@@ -403,10 +413,11 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 (status.standing.is_proven(false), status.commit.verify)
             {
                 let script = Script { blob, mode };
-                status.failure = lookup_failure(notes, status.commit.tree, None, Some(script))?;
+                status.failure =
+                    lookup_failure(notes, status.commit.tree, None, Some(script))?.map(Box::new);
                 status.cannot_test = newer_than(
                     lookup_cannot_test(notes, status.commit.tree, None, script)?,
-                    status.failure.as_ref(),
+                    status.failure.as_deref(),
                 );
                 if status.cannot_test.is_some() {
                     status.failure = None;
@@ -420,10 +431,11 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 };
                 let name =
                     (check.name != super::checks_file::VERIFY_CHECK).then_some(check.name.as_str());
-                check.failure = lookup_failure(notes, check.input_tree, name, Some(script))?;
+                check.failure =
+                    lookup_failure(notes, check.input_tree, name, Some(script))?.map(Box::new);
                 check.cannot_test = newer_than(
                     lookup_cannot_test(notes, check.input_tree, name, script)?,
-                    check.failure.as_ref(),
+                    check.failure.as_deref(),
                 );
                 if check.cannot_test.is_some() {
                     check.failure = None;
@@ -437,8 +449,10 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
 /// `record`, when no `failure` of the same script on the same key is newer: the newest run
 /// says where the state stands, and a failure older than it no longer does (its record stays
 /// in the note).
-fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<CannotTest> {
-    record.filter(|record| failure.is_none_or(|failure| record.time > failure.time))
+fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<Box<CannotTest>> {
+    record
+        .filter(|record| failure.is_none_or(|failure| record.time > failure.time))
+        .map(Box::new)
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.

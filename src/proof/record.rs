@@ -13,7 +13,7 @@ pub(crate) use crate::isolation::Isolation;
 pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
-use super::contest::{Contested, Mark, Marks, parse_mark};
+use super::contest::{Contested, Mark, Marks};
 
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
@@ -161,24 +161,45 @@ impl Proofs {
         script: Option<(ObjectId, u32)>,
     ) -> Self {
         let mut proofs = Proofs::default();
-        let texts = split_records(note);
-        let marks = Marks::of_check(&texts, key, check);
-        for text in &texts {
-            if let Some(mark) = parse_mark(text, key) {
+        // Each record is read once; check and log read thousands of notes.
+        let readings: Vec<(String, Reading)> = split_records(note)
+            .into_iter()
+            .map(|text| {
+                let reading = Reading::of(&text, key);
+                (text, reading)
+            })
+            .collect();
+        let marks = Marks::of_check_among(
+            readings.iter().filter_map(|(_, reading)| match reading {
+                Reading::Mark(Ok(mark)) => Some(mark),
+                _ => None,
+            }),
+            check,
+        );
+        // Most notes hold one record: a vector grown from empty would hold room for four.
+        proofs.valid.reserve_exact(readings.len());
+        for (text, reading) in readings {
+            let record = match reading {
                 // A contest, a revocation or an acceptance proves nothing; one that does not
                 // read is shown as any record that does not.
-                if let Err(problem) = mark {
-                    proofs.invalid.push(Invalid {
-                        problem,
-                        text: text.clone(),
-                    });
+                Reading::Mark(Ok(_)) => continue,
+                Reading::Mark(Err(problem)) => {
+                    proofs.invalid.push(Invalid { problem, text });
+                    continue;
                 }
-                continue;
-            }
-            match parse_record(text, key) {
+                Reading::Record(record) => record,
+            };
+            match record {
                 Ok(record) if record.check.as_deref() != check => {}
+                // Without marks no proof is revoked, contested or accepted: no digest needed.
+                Ok(record)
+                    if Some((record.verify.blob, record.verify.mode)) == script
+                        && marks.is_empty() =>
+                {
+                    proofs.valid.push(record);
+                }
                 Ok(record) if Some((record.verify.blob, record.verify.mode)) == script => {
-                    let digest = digest_of_text(text);
+                    let digest = digest_of_text(&text);
                     if marks.revoked(&digest) {
                         proofs.revoked.push(record);
                     } else if let Some(failure) = marks.contest_of(&digest) {
@@ -204,13 +225,37 @@ impl Proofs {
                     },
                     text: record.render(),
                 }),
-                Err(problem) => proofs.invalid.push(Invalid {
-                    problem,
-                    text: text.clone(),
-                }),
+                Err(problem) => proofs.invalid.push(Invalid { problem, text }),
             }
         }
         proofs
+    }
+}
+
+/// One record of a note, read once: a mark (a contest, a revocation, an acceptance), or
+/// anything else, read as a proof.
+enum Reading {
+    Mark(Result<Mark, Problem>),
+    Record(Result<Record, Problem>),
+}
+
+impl Reading {
+    fn of(text: &str, key: &gix::oid) -> Reading {
+        let (signed, signature) = match split_signature(text) {
+            Ok(split) => split,
+            Err(problem) => return Reading::Record(Err(problem)),
+        };
+        let fields = match read_fields(signed) {
+            Ok(fields) => fields,
+            Err(problem) => return Reading::Record(Err(problem)),
+        };
+        if fields.names_records() {
+            return Reading::Mark(super::contest::mark_of_fields(fields, signature, key));
+        }
+        Reading::Record(fields.into_record(key).map(|mut record| {
+            record.signature = signature;
+            record
+        }))
     }
 }
 
@@ -553,6 +598,13 @@ pub(super) struct Fields {
     pub revokes: Option<String>,
     pub accepts: Option<String>,
     pub reason: Option<String>,
+}
+
+impl Fields {
+    /// Whether the record names other records: a contest, a revocation or an acceptance.
+    pub(super) fn names_records(&self) -> bool {
+        self.contests.is_some() || self.revokes.is_some() || self.accepts.is_some()
+    }
 }
 
 pub(super) fn required(value: Option<String>, name: &str) -> Result<String, Problem> {

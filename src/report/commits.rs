@@ -410,12 +410,12 @@ impl CommitReport {
     pub(crate) fn with_failures(mut self, checked: &CommitStatus, now: OffsetDateTime) -> Self {
         let summary = |failure: &Failure| FailureSummary::new(failure, now);
         let untestable = |record: &CannotTest| CannotTestSummary::new(record, now);
-        self.failure = checked.failure.as_ref().map(summary);
-        self.cannot_test = checked.cannot_test.as_ref().map(untestable);
+        self.failure = checked.failure.as_deref().map(summary);
+        self.cannot_test = checked.cannot_test.as_deref().map(untestable);
         if let (Some(reports), Some(checks)) = (&mut self.checks, &checked.checks) {
             for (report, check) in reports.iter_mut().zip(checks) {
-                report.failure = check.failure.as_ref().map(summary);
-                report.cannot_test = check.cannot_test.as_ref().map(untestable);
+                report.failure = check.failure.as_deref().map(summary);
+                report.cannot_test = check.cannot_test.as_deref().map(untestable);
             }
         }
         self
