@@ -426,6 +426,35 @@ fn a_checks_file_change_is_named_at_the_commit_that_made_it() {
     );
 }
 
+/// README named only `.git/prove-it/last-run.log`, which a run with checks never writes: each
+/// check has its own log, and the README names what a run writes.
+#[test]
+fn the_logs_the_readme_names_are_those_a_run_with_checks_writes() {
+    let repo = two_checks();
+    repo.write("docs/verify.sh", "#!/bin/sh\necho broken docs\nexit 1\n");
+    repo.commit_all("docs fails");
+    repo.prove_it(&["run"]).assert().code(1);
+    let dir = repo.path(".git/prove-it");
+    let log = |name: &str| std::fs::read_to_string(dir.join(name));
+    assert!(log("last-run.api.log").is_ok());
+    assert_eq!(log("last-run.docs.log").unwrap(), "broken docs\n");
+    assert_eq!(log("last-run.docs.failed.log").unwrap(), "broken docs\n");
+    assert!(
+        log("last-run.log").is_err(),
+        "a run with checks writes one log per check"
+    );
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    for named in [
+        ".git/prove-it/last-run.log",
+        ".git/prove-it/last-run.<check>.log",
+        "last-run.<check>.failed.log",
+    ] {
+        assert!(readme.contains(named), "README does not name {named}");
+    }
+}
+
 #[test]
 fn stats_count_a_commit_proven_only_when_all_its_checks_are() {
     let repo = two_checks();
