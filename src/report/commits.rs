@@ -897,10 +897,16 @@ impl PushRefusal {
         } else {
             "not proven"
         };
+        // A check by hand (pre-commit's pre-push stage run with --from-ref, --to-ref) names no
+        // remote.
+        let to = if self.remote.is_empty() {
+            String::new()
+        } else {
+            format!(" to {}", self.remote)
+        };
         writeln!(
             err,
-            "prove-it: refusing to push to {}: {n} commit{} {what}",
-            self.remote,
+            "prove-it: refusing to push{to}: {n} commit{} {what}",
             if n == 1 { "" } else { "s" }
         )?;
         list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
