@@ -50,6 +50,8 @@ pub(crate) struct Seen {
     pub files: SessionFiles,
     /// The turn state as saved by the previous stop of this session.
     pub turn: TurnState,
+    /// This stop goes on with the turn that state counts (its budget is not new).
+    pub same_turn: bool,
     /// With a checks file: the checks without a proof (and not skipped), to run.
     pub pending: Vec<ToRun>,
     /// With a checks file and checks to run: the paths of the state no check reads, for the
@@ -400,6 +402,7 @@ pub(crate) fn stop(
         baseline_verify,
         files,
         turn,
+        same_turn,
         pending,
         uncovered,
         _lock: lock,

@@ -511,14 +511,16 @@ pub(crate) struct VerifyChange {
     pub base: CommitInfo,
     /// What changed.
     pub what: Changed,
-    /// The checked commits holding another one than the base (or none where it had one).
+    /// The checked commits that changed it: for each version other than the base's (none
+    /// included, where the base had one), the oldest checked commit holding it, newest first.
+    /// The commits after one hold the change too, and are not named again.
     pub commits: Vec<CommitInfo>,
 }
 
 /// For each of `bases` (the commits a range excludes, classified as the checked ones are) and
-/// each script that changed, the `checked` commits where it differs from the base's; bases no
-/// checked commit differs from are left out. Each base gives verify.sh's change first, then
-/// the checks file's, then the checks' by name.
+/// each script that changed, the `checked` commits (newest first, as `git log` lists them) that
+/// changed it from the base's; bases no checked commit differs from are left out. Each base
+/// gives verify.sh's change first, then the checks file's, then the checks' by name.
 pub(crate) fn verify_changes(
     bases: &[CommitStatus],
     checked: &[CommitStatus],
@@ -526,35 +528,45 @@ pub(crate) fn verify_changes(
     let mut changes = Vec::new();
     for base in bases {
         let base_scripts = check_scripts(base);
-        let mut by_what: BTreeMap<Changed, Vec<CommitInfo>> = BTreeMap::new();
-        for status in checked {
+        // For each change and each version it took, the oldest commit seen holding it.
+        let mut by_what: BTreeMap<Changed, BTreeMap<String, usize>> = BTreeMap::new();
+        for (at, status) in checked.iter().enumerate() {
             let commit = &status.commit;
             let mut what = Vec::new();
             if commit.verify != base.commit.verify {
-                what.push(Changed::Verify);
+                what.push((Changed::Verify, format!("{:?}", commit.verify)));
             }
             if commit.checks_file != base.commit.checks_file {
-                what.push(Changed::ChecksFile);
+                what.push((Changed::ChecksFile, format!("{:?}", commit.checks_file)));
             }
             for check in status.checks.iter().flatten() {
                 if let Some(before) = base_scripts.get(check.name.as_str())
                     && *before != check.script
                     && check.name != super::checks_file::VERIFY_CHECK
                 {
-                    what.push(Changed::Check {
+                    let changed = Changed::Check {
                         name: check.name.clone(),
                         run: check.run.clone(),
-                    });
+                    };
+                    what.push((changed, format!("{:?}", check.script)));
                 }
             }
-            for changed in what {
-                by_what.entry(changed).or_default().push(commit.clone());
+            for (changed, version) in what {
+                by_what.entry(changed).or_default().insert(version, at);
             }
         }
-        changes.extend(by_what.into_iter().map(|(what, commits)| VerifyChange {
-            base: base.commit.clone(),
-            what,
-            commits,
+        changes.extend(by_what.into_iter().map(|(what, versions)| {
+            let mut first: Vec<usize> = versions.into_values().collect();
+            first.sort_unstable();
+            first.dedup();
+            VerifyChange {
+                base: base.commit.clone(),
+                what,
+                commits: first
+                    .into_iter()
+                    .map(|at| checked[at].commit.clone())
+                    .collect(),
+            }
         }));
     }
     changes
@@ -657,6 +669,30 @@ mod tests {
         );
         assert!(verify_changes(&[base], &checked[..1]).is_empty());
         assert!(verify_changes(&[], &checked).is_empty());
+    }
+
+    /// A range of five commits whose second changed the checks file said it changed "in" all
+    /// four after the base: the commits after the one that changed it only hold the change.
+    #[test]
+    fn a_change_is_named_at_the_commit_that_made_it_not_those_after() {
+        let with = |n: u8, toml: u8| CommitInfo {
+            id: id(n),
+            tree: id(n + 50),
+            subject: format!("c{n}"),
+            verify: Some((id(9), 0o100_755)),
+            checks_file: Some((id(toml), 0o100_644)),
+        };
+        let base = classify(with(1, 20), None);
+        // Newest first, as `git log` lists them: 5 and 4 hold 3's change, 2 is the base's.
+        let checked: Vec<CommitStatus> = [with(5, 21), with(4, 21), with(3, 21), with(2, 20)]
+            .into_iter()
+            .map(|c| classify(c, None))
+            .collect();
+        let changes = verify_changes(std::slice::from_ref(&base), &checked);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].what, Changed::ChecksFile);
+        let ids: Vec<_> = changes[0].commits.iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![id(3)]);
     }
 
     fn id(byte: u8) -> ObjectId {

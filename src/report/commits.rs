@@ -605,7 +605,8 @@ pub(crate) struct VerifyChangeReport {
     /// The base: a commit the range excludes (`<base>..<head>`).
     pub base: String,
     pub base_subject: String,
-    /// The checked commits whose verify.sh is not the base's.
+    /// The checked commits that changed it: each the first (oldest) to hold a version other
+    /// than the base's, newest first; the commits after one hold its change too.
     pub commits: Vec<String>,
     /// What changed, when it is not verify.sh: `prove-it.toml`, or `check <name>'s script`.
     #[serde(skip_serializing_if = "is_verify_sh")]
@@ -807,6 +808,19 @@ impl CheckReport {
                 "hint: a commit's prove-it.toml is in error: fix it at the line named (SPEC.md section 2.1) and commit the fix; no proof can count for that commit"
             )?;
         }
+        if unproven.iter().any(|c| c.status == "not-armed") {
+            writeln!(
+                out,
+                "hint: nothing can prove a commit whose tree has no verify.sh (nor prove-it.toml), not even 'git prove-it run': arm the project ('git prove-it init'), commit verify.sh, and check the commits from that one on"
+            )?;
+        }
+        // Only a commit with something to run can be proven, here or elsewhere.
+        if !unproven
+            .iter()
+            .any(|c| !matches!(c.status, "not-armed" | "checks-error"))
+        {
+            return Ok(());
+        }
         writeln!(
             out,
             "hint: prove a commit with 'git prove-it run <commit>' and push its proof with 'git prove-it sync'"
@@ -883,10 +897,16 @@ impl PushRefusal {
         } else {
             "not proven"
         };
+        // A check by hand (pre-commit's pre-push stage run with --from-ref, --to-ref) names no
+        // remote.
+        let to = if self.remote.is_empty() {
+            String::new()
+        } else {
+            format!(" to {}", self.remote)
+        };
         writeln!(
             err,
-            "prove-it: refusing to push to {}: {n} commit{} {what}",
-            self.remote,
+            "prove-it: refusing to push{to}: {n} commit{} {what}",
             if n == 1 { "" } else { "s" }
         )?;
         list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
