@@ -300,7 +300,14 @@ fn prove(
         &before,
         None,
         None,
-        options(ctx, policy, args, &interrupt, proof::Uncovered::default())?,
+        options(
+            ctx,
+            policy,
+            args,
+            &interrupt,
+            proof::Uncovered::default(),
+            &before,
+        )?,
         &mut |elapsed| progress.tick(elapsed),
     );
     let attempted = attempted.map_err(|error| {
@@ -410,7 +417,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt, uncovered.clone())?,
+            options(ctx, policy, args, &interrupt, uncovered.clone(), before)?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -504,7 +511,11 @@ fn options<'a>(
     args: &'a Args,
     interrupt: &'a std::sync::atomic::AtomicBool,
     uncovered: proof::Uncovered,
+    state: &git::StateTree,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
+    // Outside a session, protected paths are compared with HEAD's.
+    let protection =
+        proof::protection_since_head(&ctx.repo, state).map_err(super::Failure::from)?;
     let (isolation, view) = match args.isolation.as_deref() {
         Some("namespace") => (Isolation::Namespace, Vec::new()),
         Some(_) => (Isolation::None, Vec::new()),
@@ -530,6 +541,7 @@ fn options<'a>(
             format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
         }),
         uncovered,
+        protection,
     })
 }
 

@@ -65,6 +65,7 @@ fn options<'a>(
         view,
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
+        protection: seen.protection.clone(),
     })
 }
 
@@ -424,7 +425,25 @@ pub(crate) fn record(
                 ..
             })
         ),
+        weakened: seen
+            .protection
+            .weakened
+            .iter()
+            .map(ToString::to_string)
+            .collect(),
+        changed: seen.protection.changed.clone(),
+        protect_diff: seen.protection.diff.clone(),
     };
+    // Each weakening the agent is sent back for is refused once: a person accepts it.
+    if let Verdict::Block {
+        why: super::decide::Why::ProtectedWeakened { findings },
+        ..
+    } = &verdict
+    {
+        seen.turn
+            .weakenings_refused
+            .extend(findings.iter().cloned());
+    }
     // Where the host shows no notice, a notice (the turn's end unverified, a bounded proof) is
     // told to the agent as one last block, once a turn, for it to report; the host's cap
     // leaves room for it.

@@ -165,6 +165,10 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
                 "{count} changed path(s) outside every check's inputs"
             )],
         ),
+        Why::ProtectedWeakened { findings } => (
+            None,
+            vec![format!("protected paths weakened: {}", findings.join("; "))],
+        ),
     }
 }
 

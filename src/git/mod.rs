@@ -15,6 +15,7 @@ pub(crate) mod ledger;
 mod names;
 mod notes;
 mod notes_sync;
+pub(crate) mod protected;
 mod reflog;
 mod remote;
 mod repo;

@@ -14,6 +14,7 @@ pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
 use super::contest::{Contested, Mark, Marks, parse_mark};
+use super::weakening::{Finding, Protection};
 
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
@@ -22,6 +23,9 @@ const SIGNED_OFF_BY: &str = "Signed-off-by";
 const UNCOVERED: &str = "uncovered";
 const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
+const WEAKENED: &str = "weakened";
+const CHANGED: &str = "changed";
+const PROTECT_DIFF: &str = "protect-diff";
 /// The last lines a failing run printed, in a failure record (`failure.rs`).
 pub(super) const OUTPUT: &str = "output";
 /// Each line of an armored SSH signature, after the record it signs. Readers that do not know
@@ -101,6 +105,9 @@ pub(crate) struct Record {
     pub identity_missing: bool,
     /// The unified diff of verify.sh against the session's anchor, when it was edited.
     pub verify_diff: Option<String>,
+    /// How the protected paths changed since the baseline the proof was made against (SPEC.md
+    /// section 2.2): `weakened:` and `changed:` lines, and their `protect-diff:`.
+    pub protection: Protection,
     /// The paths of the state that no check read when this proof was made (with a checks
     /// file): one `uncovered:` line each, then `uncovered-count:` when there are more.
     pub uncovered: Uncovered,
@@ -272,6 +279,15 @@ impl Record {
         );
         if let Some(diff) = &self.verify_diff {
             write_block(&mut out, VERIFY_DIFF, diff.lines());
+        }
+        for finding in &self.protection.weakened {
+            let _ = writeln!(out, "{WEAKENED}: {}", one_line(&finding.to_line()));
+        }
+        for path in &self.protection.changed {
+            let _ = writeln!(out, "{CHANGED}: {}", one_line(path));
+        }
+        if let Some(diff) = &self.protection.diff {
+            write_block(&mut out, PROTECT_DIFF, diff.lines());
         }
         // One line per path, not a block: a reader that does not know the key skips each
         // line, where an indented block line would read to it as a line without a key.
@@ -446,7 +462,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             return Err(Problem::Malformed(format!("line without a key: {line:?}")));
         };
         let value = value.trim();
-        if name == VERIFY_DIFF || name == OUTPUT {
+        if name == VERIFY_DIFF || name == OUTPUT || name == PROTECT_DIFF {
             let mut block = String::new();
             while let Some(next) = lines.peek().and_then(|l| l.strip_prefix(' ')) {
                 block.push_str(next);
@@ -455,6 +471,8 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             }
             let slot = if name == OUTPUT {
                 &mut fields.output
+            } else if name == PROTECT_DIFF {
+                &mut fields.protect_diff
             } else {
                 &mut fields.verify_diff
             };
@@ -465,6 +483,14 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
         }
         if name == UNCOVERED {
             fields.uncovered.push(value.to_string());
+            continue;
+        }
+        if name == WEAKENED {
+            fields.weakened.push(value.to_string());
+            continue;
+        }
+        if name == CHANGED {
+            fields.changed.push(value.to_string());
             continue;
         }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
@@ -537,6 +563,9 @@ pub(super) struct Fields {
     pub output: Option<String>,
     pub uncovered: Vec<String>,
     pub uncovered_count: Option<String>,
+    pub weakened: Vec<String>,
+    pub changed: Vec<String>,
+    pub protect_diff: Option<String>,
     /// The digests a contest, a revocation or an acceptance names (`contest.rs`).
     pub contests: Option<String>,
     pub revokes: Option<String>,
@@ -647,6 +676,15 @@ impl Fields {
             tool: self.tool.unwrap_or_default(),
             identity_missing: self.identity.as_deref() == Some("missing"),
             verify_diff: self.verify_diff,
+            protection: Protection {
+                weakened: self
+                    .weakened
+                    .iter()
+                    .map(|line| Finding::from_line(line))
+                    .collect(),
+                changed: self.changed,
+                diff: self.protect_diff,
+            },
             uncovered: Uncovered {
                 count: number::<usize>(self.uncovered_count, UNCOVERED_COUNT)?
                     .max(self.uncovered.len()),
@@ -737,6 +775,7 @@ mod tests {
             tool: "git-prove-it 0.1.0".into(),
             identity_missing: false,
             verify_diff: None,
+            protection: Protection::default(),
             uncovered: Uncovered::default(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,

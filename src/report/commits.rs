@@ -733,9 +733,50 @@ pub(crate) struct CheckReport {
     pub require_signed: bool,
     /// `--allow-verify-change`: `--strict` accepts a range whose verify.sh changed.
     pub allow_verify_change: bool,
+    /// `--allow-weakened`: `--strict` accepts weakened protected paths.
+    pub allow_weakened: bool,
     pub commits: Vec<CommitReport>,
     /// verify.sh changed since a base of the range, per base.
     pub verify_changed: Vec<VerifyChangeReport>,
+    /// The checked commits whose protected paths were weakened since a base of the range.
+    pub weakened: Vec<WeakenedReport>,
+}
+
+/// A checked commit whose protected paths were weakened since a base of the range.
+#[derive(Debug, Serialize)]
+pub(crate) struct WeakenedReport {
+    pub base: String,
+    pub commit: String,
+    /// Each finding, in words.
+    pub findings: Vec<String>,
+}
+
+/// The weakened commits, each finding a line; `refused` under `--strict` without
+/// `--allow-weakened`.
+fn weakened_lines(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    for weakened in &report.weakened {
+        writeln!(
+            out,
+            "  {} weakened since {}{}:",
+            &weakened.commit[..weakened.commit.len().min(7)],
+            &weakened.base[..weakened.base.len().min(7)],
+            if report.strict && !report.allow_weakened {
+                " (refused by --strict)"
+            } else {
+                ""
+            }
+        )?;
+        for finding in &weakened.findings {
+            writeln!(out, "    {}", printable(finding))?;
+        }
+    }
+    if !report.weakened.is_empty() {
+        writeln!(
+            out,
+            "hint: review the weakening with 'git prove-it log -p'; 'git prove-it check --strict --allow-weakened' accepts it"
+        )?;
+    }
+    Ok(())
 }
 
 impl CheckReport {
@@ -756,8 +797,13 @@ impl CheckReport {
             self.allow_verify_change,
             &self.verify_changed,
         );
+        let weakened_refused = self.strict && !self.allow_weakened && !self.weakened.is_empty();
         if unproven.is_empty() {
             match (self.commits.as_slice(), refused) {
+                (_, false) if weakened_refused => writeln!(
+                    out,
+                    "not proven: protected tests or configs weakened since the base of the range (--strict)"
+                )?,
                 (_, true) => writeln!(
                     out,
                     "not proven: {} changed since the base of the range (--strict)",
@@ -769,6 +815,7 @@ impl CheckReport {
             edited_proofs(&self.commits, out)?;
             uncovered_proofs(&self.commits, out)?;
             self.verify_change_lines(refused, out)?;
+            weakened_lines(self, out)?;
             return Ok(());
         }
         writeln!(out, "not proven: {} of {total} commits", unproven.len())?;
@@ -776,6 +823,7 @@ impl CheckReport {
         edited_proofs(&self.commits, out)?;
         uncovered_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
+        weakened_lines(self, out)?;
         if unproven.iter().any(|c| c.checks_error.is_some()) {
             writeln!(
                 out,
@@ -1259,8 +1307,10 @@ mod tests {
             strict: false,
             require_signed: false,
             allow_verify_change: false,
+            allow_weakened: false,
             commits: vec![report("invalid", false), report("unproven", false)],
             verify_changed: Vec::new(),
+            weakened: Vec::new(),
         };
         let mut out = Vec::new();
         check.human(&mut out).unwrap();
@@ -1324,8 +1374,10 @@ mod tests {
             strict,
             require_signed: false,
             allow_verify_change: allow,
+            allow_weakened: false,
             commits: vec![report("proven-edited", true)],
             verify_changed: vec![change.clone()],
+            weakened: Vec::new(),
         };
         let text = |report: CheckReport| {
             let mut out = Vec::new();

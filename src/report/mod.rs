@@ -40,7 +40,7 @@ pub(crate) use claim::{
 };
 pub(crate) use commits::{
     CheckReport, CommitReport, FailureSummary, LogReport, LogStyle, PushRefusal,
-    VerifyChangeReport, ago, commit_heading, use_color,
+    VerifyChangeReport, WeakenedReport, ago, commit_heading, use_color,
 };
 pub(crate) use contest::{ResolveReport, Resolved};
 pub(crate) use doctor::DoctorReport;

@@ -52,3 +52,4 @@ mod signed;
 mod state_tree;
 mod status;
 mod sync;
+mod weakening;
