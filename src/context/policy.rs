@@ -342,6 +342,20 @@ pub(crate) struct PrePushError {
 }
 
 /// The pre-push policy from the environment, else git config, else `tip`.
+/// Environment only: a person lets one push through that weakens protected paths under
+/// `prove-it.weakening = block`, knowingly, for that push.
+pub(crate) const ALLOW_WEAKENED_ENV: &str = "PROVE_IT_ALLOW_WEAKENED";
+
+/// Whether `PROVE_IT_ALLOW_WEAKENED` lets this push weaken protected paths.
+pub(crate) fn allow_weakened(sources: &dyn Sources) -> bool {
+    sources.env(ALLOW_WEAKENED_ENV).is_some_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
 pub(crate) fn pre_push(sources: &dyn Sources) -> Result<PrePush, PrePushError> {
     let (value, source_name) = match (sources.env(PRE_PUSH_ENV), sources.config(PRE_PUSH_CONFIG)) {
         (Some(value), _) => (value, PRE_PUSH_ENV),

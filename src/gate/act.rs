@@ -425,14 +425,19 @@ pub(crate) fn record(
                 ..
             })
         ),
-        weakened: seen
-            .protection
-            .weakened
-            .iter()
-            .map(ToString::to_string)
-            .collect(),
-        changed: seen.protection.changed.clone(),
-        protect_diff: seen.protection.diff.clone(),
+        protection: (!seen.protection.weakened.is_empty() || !seen.protection.changed.is_empty())
+            .then(|| {
+                Box::new(super::turn::ProtectionFacts {
+                    weakened: seen
+                        .protection
+                        .weakened
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
+                    changed: seen.protection.changed.clone(),
+                    diff: seen.protection.diff.clone(),
+                })
+            }),
     };
     // Each weakening the agent is sent back for is refused once: a person accepts it.
     if let Verdict::Block {

@@ -140,15 +140,36 @@ pub(crate) struct Facts {
     /// The state is proven by the checks of a checks file, not verify.sh alone.
     #[serde(default)]
     pub checks: bool,
-    /// The protected paths weakened since the session started, in words, one finding each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// How the protected paths changed since the session started, when they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<Box<ProtectionFacts>>,
+}
+
+/// How the protected paths changed since the session started (SPEC.md section 2.2), in words.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ProtectionFacts {
+    /// Each weakening, in words.
     pub weakened: Vec<String>,
-    /// The protected files changed (not weakened) since the session started.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    /// The protected files changed, not weakened.
     pub changed: Vec<String>,
     /// The diff of the weakened and changed protected files.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub protect_diff: Option<String>,
+    pub diff: Option<String>,
+}
+
+impl Facts {
+    /// The weakenings of protected paths, in words (empty when there are none).
+    pub(crate) fn weakened(&self) -> &[String] {
+        self.protection
+            .as_ref()
+            .map_or(&[], |p| p.weakened.as_slice())
+    }
+
+    /// The protected files changed, not weakened.
+    pub(crate) fn changed(&self) -> &[String] {
+        self.protection
+            .as_ref()
+            .map_or(&[], |p| p.changed.as_slice())
+    }
 }
 
 impl Answer {
@@ -163,7 +184,7 @@ impl Answer {
     pub(crate) fn is_notice(verdict: &Verdict, facts: &Facts) -> bool {
         match verdict {
             Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) | Verdict::Block { .. } => false,
-            Verdict::Quiet(Quiet::Proven) => facts.anchor_missing || !facts.changed.is_empty(),
+            Verdict::Quiet(Quiet::Proven) => facts.anchor_missing || !facts.changed().is_empty(),
             Verdict::Bounded
             | Verdict::Flaky { .. }
             | Verdict::Yield { .. }

@@ -463,9 +463,12 @@ mod tests {
             .collect()
     }
 
+    /// A file's path, its text, and the tests it declares with whether each is skipped.
+    type Case<'a> = (&'a str, &'a str, &'a [(&'a str, bool)]);
+
     #[test]
     fn each_language_names_its_tests_and_skips() {
-        let cases: &[(&str, &str, &[(&str, bool)])] = &[
+        let cases: &[Case<'_>] = &[
             (
                 "t/test_a.py",
                 "import pytest\n\ndef test_one():\n    assert 1\n\n@pytest.mark.skip(reason='x')\ndef test_two():\n    pass\n\ndef test_three():\n    pytest.skip('later')\n\ndef helper():\n    pass\n",
@@ -522,7 +525,8 @@ mod tests {
             path: "t.py".into(),
             test: test.into(),
         };
-        let cases: &[(&str, &str, Result<bool, Vec<Finding>>)] = &[
+        type Classified = Result<bool, Vec<Finding>>;
+        let cases: &[(&str, &str, Classified)] = &[
             ("same", base, Ok(false)),
             (
                 "a new test only adds lines",

@@ -111,7 +111,7 @@ pub(crate) fn ago_secs(seconds: i64) -> String {
 
 /// `text` with its control characters (a carriage return, an escape sequence) shown as U+FFFD,
 /// tabs kept: what a note anyone can write may put on a person's screen.
-fn printable(text: &str) -> String {
+pub(super) fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_control() && c != '\t' {
@@ -522,6 +522,13 @@ impl CommitReport {
                     .map(|c| c.name.as_str())
                     .collect();
                 format!("an edited script (check {})", names.join(", "))
+            }
+            None if self
+                .proof
+                .as_ref()
+                .is_some_and(|p| !p.verify_edited && !p.weakened.is_empty()) =>
+            {
+                "weakened protected tests or configs".to_string()
             }
             None => "an edited verify.sh".to_string(),
         }
@@ -976,10 +983,13 @@ impl LogReport {
             let detail = match (&commit.proof, commit.status) {
                 _ if commit.checks.is_some() => commit.checks_detail(),
                 (Some(proof), status) => {
-                    let edited = if status == "proven-edited" {
-                        ", through an edited verify.sh"
-                    } else {
-                        ""
+                    let edited = match status {
+                        "proven-edited" if !proof.verify_edited && !proof.weakened.is_empty() => {
+                            ", through weakened tests"
+                        }
+                        "proven-edited" => ", through an edited verify.sh",
+                        _ if !proof.weakened.is_empty() => ", through weakened tests",
+                        _ => "",
                     };
                     let missing = if proof.identity_missing {
                         ", no git identity"
@@ -1026,6 +1036,9 @@ impl LogReport {
                     if let Some(diff) = &check.verify_diff {
                         diff_lines(diff, "      ", &paint, out)?;
                     }
+                    if let Some(proof) = &check.proof {
+                        protection_lines(proof, "      ", &paint, out)?;
+                    }
                     if let Some(failure) = check.failed() {
                         failure_lines(failure, "      ", &paint, out)?;
                     }
@@ -1033,6 +1046,9 @@ impl LogReport {
             } else if style.patch {
                 if let Some(diff) = &commit.verify_diff {
                     diff_lines(diff, "    ", &paint, out)?;
+                }
+                if let Some(proof) = &commit.proof {
+                    protection_lines(proof, "    ", &paint, out)?;
                 }
                 if let Some(failure) = commit.failed() {
                     failure_lines(failure, "    ", &paint, out)?;
@@ -1054,6 +1070,30 @@ impl LogReport {
 }
 
 /// The lines of a stored diff under a commit (or check) of `log -p`, indented by `indent`.
+/// Under a proof made through weakened or changed protected paths (`log -p`): each weakening,
+/// each changed file, and their diff.
+fn protection_lines(
+    proof: &ProofSummary,
+    indent: &str,
+    paint: &dyn Fn(&str, &str) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for finding in &proof.weakened {
+        writeln!(
+            out,
+            "{indent}{}",
+            paint(YELLOW, &format!("weakened: {}", printable(finding)))
+        )?;
+    }
+    for path in &proof.changed {
+        writeln!(out, "{indent}changed: {}", printable(path))?;
+    }
+    if let Some(diff) = &proof.protect_diff {
+        diff_lines(diff, indent, paint, out)?;
+    }
+    Ok(())
+}
+
 fn diff_lines(
     diff: &str,
     indent: &str,
@@ -1528,6 +1568,9 @@ mod tests {
             uncovered_count: 0,
             signed: false,
             isolation: Some("namespace"),
+            weakened: Vec::new(),
+            changed: Vec::new(),
+            protect_diff: None,
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);

@@ -32,7 +32,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 "verify.sh passed"
             }
         )),
-        Verdict::Quiet(Quiet::Proven) if !ctx.changed.is_empty() => {
+        Verdict::Quiet(Quiet::Proven) if !ctx.changed().is_empty() => {
             let mut text = format!(
                 "prove-it: PROVEN: {} on the working state (tree {tree}). Protected tests or \
                  configs were changed during this session, without a test gone, skipped or \
@@ -47,7 +47,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             Message::Notice(cap(text))
         }
         Verdict::Quiet(Quiet::Proven) => Message::Silent,
-        Verdict::Bounded if ctx.diff.is_none() && !ctx.weakened.is_empty() => {
+        Verdict::Bounded if ctx.diff.is_none() && !ctx.weakened().is_empty() => {
             let mut text = format!(
                 "prove-it: BOUNDED_CLAIM_SURVIVES: {} on the working state (tree {tree}), but \
                  protected tests or configs were weakened during this session, so the proof \
@@ -92,7 +92,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 );
             }
             let room = REASON_CAP.saturating_sub(text.len());
-            let room = if ctx.weakened.is_empty() && ctx.changed.is_empty() {
+            let room = if ctx.protection.is_none() {
                 room
             } else {
                 room / 2
@@ -418,25 +418,25 @@ fn diffed(diff: &str) -> &'static str {
 
 /// The protected paths weakened and changed, and their diff as it fits.
 fn protection_words(text: &mut String, ctx: &Facts, tree: &str) {
-    if !ctx.weakened.is_empty() {
-        let _ = writeln!(text, "Weakened:");
-        for finding in ctx.weakened.iter().take(20) {
-            let _ = writeln!(text, "    {}", cut_line(finding));
+    let Some(protection) = &ctx.protection else {
+        return;
+    };
+    for (head, lines) in [
+        ("Weakened:", &protection.weakened),
+        ("Changed:", &protection.changed),
+    ] {
+        if lines.is_empty() {
+            continue;
         }
-        if ctx.weakened.len() > 20 {
-            let _ = writeln!(text, "    ... and {} more", ctx.weakened.len() - 20);
+        let _ = writeln!(text, "{head}");
+        for line in lines.iter().take(20) {
+            let _ = writeln!(text, "    {}", cut_line(line));
+        }
+        if lines.len() > 20 {
+            let _ = writeln!(text, "    ... and {} more", lines.len() - 20);
         }
     }
-    if !ctx.changed.is_empty() {
-        let _ = writeln!(text, "Changed:");
-        for path in ctx.changed.iter().take(20) {
-            let _ = writeln!(text, "    {}", cut_line(path));
-        }
-        if ctx.changed.len() > 20 {
-            let _ = writeln!(text, "    ... and {} more", ctx.changed.len() - 20);
-        }
-    }
-    if let Some(diff) = &ctx.protect_diff {
+    if let Some(diff) = &protection.diff {
         let room = REASON_CAP.saturating_sub(text.len() + 200);
         text.push_str(&diff_to_fit(diff, room, tree));
     }

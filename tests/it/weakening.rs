@@ -357,3 +357,82 @@ fn a_real_python_runner_with_protect_shows_a_skipped_test() {
         "{text}"
     );
 }
+
+/// `status` says it, and once committed, `log` marks the commit and `log -p` shows each
+/// weakening and its diff.
+#[test]
+fn status_and_log_show_a_proof_made_through_a_weakening() {
+    let repo = protected_session();
+    repo.write(
+        "tests/test_math.py",
+        "import pytest\n\ndef test_adds():\n    assert 1 + 1 == 2\n",
+    );
+    notice(stop(&repo));
+    let status = repo.prove_it(&["status"]).assert().code(0);
+    let text = String::from_utf8_lossy(&status.get_output().stdout).into_owned();
+    assert!(
+        text.contains("weakened: tests/test_math.py: test test_subtracts is gone"),
+        "{text}"
+    );
+    repo.commit_all("drop a test");
+    let log = repo.prove_it(&["log", "-n", "1", "-p"]).assert().code(0);
+    let text = String::from_utf8_lossy(&log.get_output().stdout).into_owned();
+    assert!(
+        text.contains("weakened: tests/test_math.py: test test_subtracts is gone"),
+        "{text}"
+    );
+    assert!(text.contains("-def test_subtracts():"), "{text}");
+}
+
+/// The pre-push hook warns of a pushed commit that weakens protected paths, and under
+/// `prove-it.weakening = block` refuses it unless `PROVE_IT_ALLOW_WEAKENED=1` is set for
+/// that push.
+#[test]
+fn the_pre_push_hook_warns_of_a_weakening_and_refuses_it_under_block() {
+    let remote = crate::harness::BareRemote::new();
+    let repo = TestRepo::new();
+    repo.git(&["remote", "add", "origin", remote.path.to_str().unwrap()]);
+    repo.prove_it(&["install", "pre-push"]).assert().code(0);
+    repo.verify_passes();
+    repo.write("prove-it.toml", "protect = [\"tests/\"]\n");
+    repo.write("tests/math.rs", RUST_TESTS);
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().code(0);
+    let out = repo.git_output(&["push", "origin", "main"]);
+    assert!(out.status.success(), "{out:?}");
+
+    repo.write(
+        "tests/math.rs",
+        "#[test]\nfn adds() {\n    assert_eq!(1 + 1, 2);\n}\n",
+    );
+    repo.commit_all("drop a test");
+    repo.prove_it(&["run"]).assert().code(0);
+    let out = repo.git_output(&["push", "origin", "main"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        stderr.contains("warning: BOUNDED_CLAIM_SURVIVES"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("tests/math.rs: test subtracts is gone"),
+        "{stderr}"
+    );
+
+    repo.git(&["config", "prove-it.weakening", "block"]);
+    repo.write("tests/math.rs", "");
+    repo.commit_all("drop every test");
+    repo.prove_it(&["run"]).assert().code(0);
+    let out = repo.git_output(&["push", "origin", "main"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("push refused"), "{stderr}");
+    assert!(stderr.contains("PROVE_IT_ALLOW_WEAKENED=1"), "{stderr}");
+    let out = repo
+        .command("git")
+        .args(["push", "origin", "main"])
+        .env("PROVE_IT_ALLOW_WEAKENED", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+}
