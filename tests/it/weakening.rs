@@ -436,3 +436,57 @@ fn the_pre_push_hook_warns_of_a_weakening_and_refuses_it_under_block() {
         .unwrap();
     assert!(out.status.success(), "{out:?}");
 }
+
+/// A real runner: `cargo test` behind verify.sh in a tiny crate with protect; an `#[ignore]`
+/// that makes it pass is shown, and a new test is not.
+#[test]
+fn a_real_cargo_runner_with_protect_shows_an_ignored_test() {
+    let Some(sysroot) = std::process::Command::new("rustc")
+        .args(["--print", "sysroot"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+    else {
+        eprintln!("no rustc: skipped");
+        return;
+    };
+    let repo = TestRepo::new();
+    repo.verify_script(&format!(
+        "export RUSTC='{sysroot}/bin/rustc' RUSTDOC='{sysroot}/bin/rustdoc' CARGO_HOME=\"$PWD/.cargo-home\"\n\
+         '{sysroot}/bin/cargo' test --quiet --offline 2>&1"
+    ));
+    repo.write(".gitignore", "target/\n.cargo-home/\nCargo.lock\n");
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    repo.write(
+        "src/lib.rs",
+        "pub fn sub(a: i32, b: i32) -> i32 {\n    a - b\n}\n",
+    );
+    repo.write("prove-it.toml", "protect = [\"tests/\"]\n");
+    repo.write(
+        "tests/math.rs",
+        "#[test]\nfn subtracts() {\n    assert_eq!(tiny::sub(2, 1), 1);\n}\n",
+    );
+    repo.commit_all("initial");
+    assert_eq!(hook(&repo, "SessionStart", false), None);
+    // The agent breaks sub and ignores the test that says so.
+    repo.write(
+        "src/lib.rs",
+        "pub fn sub(a: i32, b: i32) -> i32 {\n    a + b\n}\n",
+    );
+    repo.write(
+        "tests/math.rs",
+        "#[test]\n#[ignore]\nfn subtracts() {\n    assert_eq!(tiny::sub(2, 1), 1);\n}\n\n\
+         #[test]\nfn adds_itself() {\n    assert_eq!(tiny::sub(0, 0), 0);\n}\n",
+    );
+    let text = notice(stop(&repo));
+    assert!(text.contains("BOUNDED_CLAIM_SURVIVES"), "{text}");
+    assert!(
+        text.contains("tests/math.rs: test subtracts is now skipped"),
+        "{text}"
+    );
+    assert!(!text.contains("test adds_itself is"), "{text}");
+}
