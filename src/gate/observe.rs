@@ -400,9 +400,13 @@ fn protection(
     };
     Ok(match anchor {
         Some(anchor) => match anchor.protect_tree {
-            Some(base) if anchor.state_tree != Some(state.id) => {
-                state_protection(repo, base, &Protected::new(anchor.protect.clone()), state)?
-            }
+            Some(base) if anchor.state_tree != Some(state.id) => state_protection(
+                repo,
+                base,
+                anchor.head_tree,
+                &Protected::new(anchor.protect.clone()),
+                state,
+            )?,
             _ => Protection::default(),
         },
         None => protection_since_head(repo, state)?,

@@ -3,7 +3,6 @@
 //! committed tree. Which paths are protected is the caller's to say.
 
 use gix::ObjectId;
-use gix::bstr::BString;
 
 use super::state_tree::{Item, MODE_GITLINK, MODE_TREE};
 
@@ -114,23 +113,5 @@ impl Repo {
             .tree_id()
             .map_err(|e| Error::read(what())(gix::Error::from_error(e)))?;
         Ok(Some(tree.detach()))
-    }
-
-    /// The committed `tree` pruned to the files `keep` holds, written to the object database.
-    pub(crate) fn tree_protected(
-        &self,
-        tree: ObjectId,
-        keep: &dyn Fn(&str) -> bool,
-    ) -> Result<ObjectId, Error> {
-        let items: Vec<Item> = self
-            .tree_files(tree, keep)?
-            .into_iter()
-            .map(|(path, id, mode)| Item {
-                path: BString::from(path),
-                mode,
-                id,
-            })
-            .collect();
-        self.build_items(&items, true)
     }
 }

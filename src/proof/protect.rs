@@ -23,31 +23,60 @@ fn files(list: Vec<git::protected::File>) -> Files {
 }
 
 /// The state's protected files since the protected tree `baseline`, protected by `protected`
-/// (the anchor's list and the current one: a list only grows within a session).
+/// (the anchor's list: a list narrowed since does not count). With `since`, the committed
+/// tree the session started on, only the paths that differ from it and the baseline's own are
+/// looked at: the work grows with what changed, not with the size of the state.
 pub(crate) fn state_protection(
     repo: &Repo,
     baseline: ObjectId,
+    since: Option<ObjectId>,
     protected: &Protected,
     state: &StateTree,
 ) -> Result<Protection, git::Error> {
     let matcher = protected.matcher();
     let keep = |path: &str| matcher.holds(path);
-    let now = files(repo.state_files(state, &keep));
-    let before = files(repo.tree_files(baseline, &keep)?);
-    // A file the state only hashed is read from disk, as the state records it.
-    let read_now = |path: &str, _: ObjectId| -> Result<Option<String>, git::Error> {
+    // The baseline holds only what the same patterns protected: its paths need no matching.
+    let before = files(repo.tree_files(baseline, &|_| true)?);
+    let now = match since {
+        Some(since) => {
+            let mut now: Files = before
+                .keys()
+                .filter_map(|path| state.entry(path).map(|(id, _)| (path.clone(), id)))
+                .collect();
+            for path in repo.changed_outside(state, &[], since)? {
+                if !now.contains_key(&path)
+                    && keep(&path)
+                    && let Some((id, _)) = state.entry(&path)
+                {
+                    now.insert(path, id);
+                }
+            }
+            now
+        }
+        None => files(repo.state_files(state, &keep)),
+    };
+    compare(repo, &before, &now, &state_reader(repo, state))
+}
+
+/// Reads a protected file of `state`: one the state only hashed is read from disk, as the
+/// state records it.
+fn state_reader<'a>(
+    repo: &'a Repo,
+    state: &'a StateTree,
+) -> impl Fn(&str, ObjectId) -> Result<Option<String>, git::Error> + 'a {
+    move |path, _| {
         Ok(repo
             .state_file(state, path, "protected file")?
             .filter(|data| data.len() <= TEXT_CAP)
             .map(|data| String::from_utf8_lossy(&data).into_owned()))
-    };
-    compare(repo, &before, &now, &read_now)
+    }
 }
 
 /// The working state's protected files outside a session (`run`, a stop without an anchor):
 /// since HEAD's tree, or, when the state is HEAD's (a clean checkout proves its commit), since
 /// HEAD's first parent's; protected by that baseline's checks file's list, or, when it has
 /// none, by the state's own. Empty on an unborn branch or a root commit, and without a list.
+/// Only the paths that differ from the baseline are looked at.
 pub(crate) fn protection_since_head(
     repo: &Repo,
     state: &StateTree,
@@ -83,9 +112,26 @@ pub(crate) fn protection_since_head(
         return Ok(Protection::default());
     }
     let matcher = protected.matcher();
-    let before = repo.tree_protected(head, &|path| matcher.holds(path))?;
-    state_protection(repo, before, &protected, state)
+    let (mut before, mut now) = (Files::new(), Files::new());
+    for path in repo.changed_outside(state, &[], head)? {
+        if !matcher.holds(&path) {
+            continue;
+        }
+        if let Some((id, mode)) = repo.tree_entry(head, &path)?
+            && mode != MODE_TREE
+            && mode != MODE_GITLINK
+        {
+            before.insert(path.clone(), id);
+        }
+        if let Some((id, _)) = state.entry(&path) {
+            now.insert(path, id);
+        }
+    }
+    compare(repo, &before, &now, &state_reader(repo, state))
 }
+
+const MODE_TREE: u32 = 0o040000;
+const MODE_GITLINK: u32 = 0o160000;
 
 /// The committed `tree`'s protected files since the committed tree `base`, both pruned by
 /// `protected`.
