@@ -485,12 +485,19 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             fields.uncovered.push(value.to_string());
             continue;
         }
-        if name == WEAKENED {
-            fields.weakened.push(value.to_string());
-            continue;
-        }
-        if name == CHANGED {
-            fields.changed.push(value.to_string());
+        if name == WEAKENED || name == CHANGED {
+            // As for every known key: "a\rb" could disguise a finding on a terminal.
+            if value.chars().any(char::is_control) {
+                return Err(Problem::Malformed(format!(
+                    "`{name}` holds a control character, which could disguise it on a terminal"
+                )));
+            }
+            let list = if name == WEAKENED {
+                &mut fields.weakened
+            } else {
+                &mut fields.changed
+            };
+            list.push(value.to_string());
             continue;
         }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
@@ -780,6 +787,42 @@ mod tests {
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }
+    }
+
+    /// A proof's weakenings and changed files round-trip, and a record without them (an
+    /// older one) reads as having none.
+    #[test]
+    fn weakened_and_changed_lines_round_trip() {
+        let mut record = sample();
+        record.outcome = Outcome::BoundedClaimSurvives;
+        record.protection = Protection {
+            weakened: vec![
+                Finding::Deleted {
+                    path: "tests/a.py".into(),
+                },
+                Finding::TestGone {
+                    path: "tests/b.py".into(),
+                    test: "test_x".into(),
+                },
+            ],
+            changed: vec!["tests/c.py".into()],
+            diff: Some("--- a/tests/c.py (baseline)\n+++ b/tests/c.py (now)\n-1\n+2\n".into()),
+        };
+        let text = record.render();
+        assert!(
+            text.contains("\nweakened: test-gone tests/b.py::test_x\n"),
+            "{text}"
+        );
+        let back = parse_record(&text, &record.tree).unwrap();
+        assert_eq!(back.protection, record.protection);
+        assert_eq!(
+            parse_record(&sample().render(), &record.tree)
+                .unwrap()
+                .protection,
+            Protection::default()
+        );
+        let forged = text.replace("changed: tests/c.py", "changed: tests/\u{1b}[2Jc.py");
+        assert!(parse_record(&forged, &record.tree).is_err());
     }
 
     #[test]

@@ -289,7 +289,13 @@ fn check_strict_refuses_a_weakened_commit_unless_allow_weakened() {
         "#[test]\nfn adds() {\n    assert_eq!(1 + 1, 2);\n}\n",
     );
     repo.commit_all("drop a test");
-    repo.prove_it(&["run"]).assert().code(0);
+    let run = repo.prove_it(&["run"]).assert().code(0);
+    let said = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(
+        said.contains("BOUNDED_CLAIM_SURVIVES: protected tests or configs weakened"),
+        "{said}"
+    );
+    assert!(said.contains("  tests/math.rs: test subtracts is gone"), "{said}");
     // Outside a session, a clean checkout is compared with its commit's first parent.
     let note = proof(&repo);
     assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES"), "{note}");
