@@ -295,7 +295,10 @@ fn check_strict_refuses_a_weakened_commit_unless_allow_weakened() {
         said.contains("BOUNDED_CLAIM_SURVIVES: protected tests or configs weakened"),
         "{said}"
     );
-    assert!(said.contains("  tests/math.rs: test subtracts is gone"), "{said}");
+    assert!(
+        said.contains("  tests/math.rs: test subtracts is gone"),
+        "{said}"
+    );
     // Outside a session, a clean checkout is compared with its commit's first parent.
     let note = proof(&repo);
     assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES"), "{note}");
