@@ -7,7 +7,9 @@ use anyhow::Context as _;
 use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
-use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport};
+use crate::report::{
+    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport,
+};
 
 /// Check that commits are proven: CI's command. Runs nothing.
 ///
@@ -32,6 +34,12 @@ use crate::report::{self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeR
 /// commit counts only as a contest: a pass and a failure of the same script on one tree make
 /// its proof "contested", stored in refs/notes/prove-it, never proven until a person runs 'git
 /// prove-it revoke' or 'git prove-it accept'.
+///
+/// A range's protected paths (prove-it.toml's protect list, as the base holds it) are compared
+/// with its base's too: a checked commit in which a protected file was deleted, a test gone or
+/// newly skipped, or a count fell is listed as "weakened since BASE", naming each. --strict
+/// refuses such a range, and a proof made through a weakening (BOUNDED_CLAIM_SURVIVES), unless
+/// --allow-weakened; --allow-verify-change never accepts them.
 ///
 /// With --require-signed, a proof counts only with a good SSH signature by a signer of the
 /// allowed signers file (ssh-keygen(1), ALLOWED SIGNERS); unsigned proofs, bad signatures,
@@ -58,6 +66,12 @@ pub(crate) struct Args {
     /// reviewed the change).
     #[arg(long)]
     allow_verify_change: bool,
+
+    /// With --strict, accept a range whose protected tests or configs were weakened since its
+    /// base, and proofs made through such a weakening (a person reviewed it). Implies
+    /// --allow-verify-change; never implied by it.
+    #[arg(long)]
+    allow_weakened: bool,
 
     /// Count only proofs with a good signature by an allowed signer.
     #[arg(long)]
@@ -152,12 +166,30 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     };
     let standings = super::signers::standings(repo, &ids, verifier.as_ref())?;
     let verify_changed = verify_changes(repo, &selection.hidden, &standings)?;
+    let allow_verify_change = args.allow_verify_change || args.allow_weakened;
+    let weakened = weakened_since(repo, &selection.hidden, &standings)?;
     // A failure on record is said, never counted: the exit status is the proofs' alone.
     let commits: Vec<_> = standings
         .iter()
         .map(|checked| {
-            let report = CommitReport::new(checked, args.strict, args.require_signed)
+            let mut report = CommitReport::new(checked, args.strict, args.require_signed)
                 .with_failures(checked, now);
+            // A proof bounded by a weakening alone counts under --allow-weakened.
+            if args.strict
+                && args.allow_weakened
+                && !report.proven
+                && checked.standing.is_proven(false)
+                && checked.standing.record().is_some_and(|record| {
+                    record.verify_diff.is_none() && !record.protection.weakened.is_empty()
+                })
+                && (!args.require_signed
+                    || checked
+                        .signature
+                        .as_ref()
+                        .is_some_and(crate::proof::SignatureStatus::is_good))
+            {
+                report.proven = true;
+            }
             if args.require_isolated {
                 report.requiring_isolation(checked)
             } else {
@@ -166,11 +198,8 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         })
         .collect();
     let proven = commits.iter().all(|c| c.proven)
-        && !CheckReport::refuses_verify_change(
-            args.strict,
-            args.allow_verify_change,
-            &verify_changed,
-        );
+        && !CheckReport::refuses_verify_change(args.strict, allow_verify_change, &verify_changed)
+        && !(args.strict && !args.allow_weakened && !weakened.is_empty());
     let report = CheckReport {
         version: JSON_VERSION,
         outcome: if proven {
@@ -181,9 +210,11 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         proven,
         strict: args.strict,
         require_signed: args.require_signed,
-        allow_verify_change: args.allow_verify_change,
+        allow_verify_change,
+        allow_weakened: args.allow_weakened,
         commits,
         verify_changed,
+        weakened,
     };
     for (file, render) in [
         (&args.summary, report::github_summary as Render),
@@ -217,6 +248,47 @@ fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyho
         .open(path)
         .with_context(|| format!("could not open {}", path.display()))?;
     render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
+}
+
+/// The checked commits whose protected paths were weakened since each of `bases`, by the
+/// base's `protect` list.
+pub(crate) fn weakened_since(
+    repo: &Repo,
+    bases: &[crate::git::ObjectId],
+    checked: &[crate::proof::CommitStatus],
+) -> Result<Vec<WeakenedReport>, super::Failure> {
+    let mut unique = bases.to_vec();
+    unique.dedup();
+    let mut found = Vec::new();
+    for base in crate::proof::commit_standings(repo, &unique)? {
+        let tree = base.commit.tree;
+        let Some((blob, _)) = repo.tree_entry(tree, crate::proof::CHECKS_FILE)? else {
+            continue;
+        };
+        let text = String::from_utf8_lossy(&repo.read_blob(blob)?).into_owned();
+        let Ok(protected) = crate::proof::Protected::of_text(&text) else {
+            continue;
+        };
+        if protected.is_empty() {
+            continue;
+        }
+        for commit in checked {
+            let protection =
+                crate::proof::tree_protection(repo, tree, commit.commit.tree, &protected)?;
+            if !protection.weakened.is_empty() {
+                found.push(WeakenedReport {
+                    base: base.commit.id.to_string(),
+                    commit: commit.commit.id.to_string(),
+                    findings: protection
+                        .weakened
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
+                });
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// verify.sh changes (with checks, of the checks file and the checks' scripts too) since each

@@ -234,7 +234,19 @@ fn plan(
     let root = repo.workdir()?;
     let mut steps = Vec::new();
     match checks {
-        Checks::None => {}
+        // One package: a checks file with only the stack's protected paths, beside verify.sh.
+        Checks::None => {
+            let patterns = stack::protect_patterns(stacks);
+            if !args.no_checks
+                && !patterns.is_empty()
+                && std::fs::symlink_metadata(root.join(workspace::CHECKS_FILE)).is_err()
+            {
+                steps.push(Step::WriteProtect {
+                    text: stack::protect_file(&patterns),
+                    patterns: patterns.len(),
+                });
+            }
+        }
         Checks::Kept => steps.push(Step::ChecksKept),
         Checks::Write(found) => {
             steps.push(Step::WriteChecks {
@@ -417,7 +429,7 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
         | Step::PrePushLine { .. } => {}
         Step::PrePushWrite { path, text, .. } => write_file(path, text, 0o755)?,
         Step::MergeStrategy { already: true } => {}
-        Step::WriteChecks { text, .. } => {
+        Step::WriteChecks { text, .. } | Step::WriteProtect { text, .. } => {
             write_file(&repo.workdir()?.join(workspace::CHECKS_FILE), text, 0o644)?
         }
         Step::WriteVerify {

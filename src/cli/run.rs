@@ -321,6 +321,7 @@ fn prove(
             &interrupt,
             proof::Uncovered::default(),
             trust,
+            &before,
         )?,
         &mut |elapsed| progress.tick(elapsed),
     );
@@ -443,7 +444,15 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, policy, args, &interrupt, uncovered.clone(), trust)?,
+            options(
+                ctx,
+                policy,
+                args,
+                &interrupt,
+                uncovered.clone(),
+                trust,
+                before,
+            )?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -540,7 +549,11 @@ fn options<'a>(
     interrupt: &'a std::sync::atomic::AtomicBool,
     uncovered: proof::Uncovered,
     index_trust: git::IndexTrust,
+    state: &git::StateTree,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
+    // Outside a session, protected paths are compared with HEAD's.
+    let protection =
+        proof::protection_since_head(&ctx.repo, state).map_err(super::Failure::from)?;
     let (isolation, view) = match args.isolation.as_deref() {
         Some("namespace") => (Isolation::Namespace, Vec::new()),
         Some(_) => (Isolation::None, Vec::new()),
@@ -567,6 +580,7 @@ fn options<'a>(
         }),
         uncovered,
         index_trust,
+        protection,
     })
 }
 

@@ -85,6 +85,9 @@ pub(crate) const SKIP_ENV: &str = "PROVE_IT_SKIP";
 pub(crate) const VERIFY_EDITS_ENV: &str = "PROVE_IT_VERIFY_EDITS";
 pub(crate) const VERIFY_EDITS_CONFIG: &str = "prove-it.verifyEdits";
 
+pub(crate) const WEAKENING_ENV: &str = "PROVE_IT_WEAKENING";
+pub(crate) const WEAKENING_CONFIG: &str = "prove-it.weakening";
+
 pub(crate) const UNCOVERED_ENV: &str = "PROVE_IT_UNCOVERED";
 pub(crate) const UNCOVERED_CONFIG: &str = "prove-it.uncovered";
 
@@ -137,6 +140,11 @@ impl VerifyEdits {
     }
 }
 
+/// What the gate does with protected paths weakened since the session started (SPEC.md
+/// section 2.2): show them in a bounded proof, or refuse the turn. The same two words, and the
+/// same order, as an edited verify.sh's.
+pub(crate) type Weakening = VerifyEdits;
+
 /// What the gate at an agent's stop does besides running verify.sh.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct GatePolicy {
@@ -153,6 +161,8 @@ pub(crate) struct GatePolicy {
     /// `prove-it.uncovered`: a turn that changed paths no check reads gets a notice, or is
     /// refused.
     pub uncovered: UncoveredPolicy,
+    /// `prove-it.weakening`: show weakened protected paths, or refuse the turn.
+    pub weakening: Weakening,
 }
 
 impl GatePolicy {
@@ -187,6 +197,11 @@ impl GatePolicy {
             (None, Some(value)) => uncovered(&value, UNCOVERED_CONFIG)?,
             (None, None) => UncoveredPolicy::Notice,
         };
+        let weakening = match (sources.env(WEAKENING_ENV), sources.config(WEAKENING_CONFIG)) {
+            (Some(value), _) => self::verify_edits(&value, WEAKENING_ENV)?,
+            (None, Some(value)) => self::verify_edits(&value, WEAKENING_CONFIG)?,
+            (None, None) => Weakening::Show,
+        };
         Ok(GatePolicy {
             max_blocks,
             ledger,
@@ -194,6 +209,7 @@ impl GatePolicy {
             skip_checks,
             verify_edits,
             uncovered,
+            weakening,
         })
     }
 }
@@ -326,6 +342,20 @@ pub(crate) struct PrePushError {
 }
 
 /// The pre-push policy from the environment, else git config, else `tip`.
+/// Environment only: a person lets one push through that weakens protected paths under
+/// `prove-it.weakening = block`, knowingly, for that push.
+pub(crate) const ALLOW_WEAKENED_ENV: &str = "PROVE_IT_ALLOW_WEAKENED";
+
+/// Whether `PROVE_IT_ALLOW_WEAKENED` lets this push weaken protected paths.
+pub(crate) fn allow_weakened(sources: &dyn Sources) -> bool {
+    sources.env(ALLOW_WEAKENED_ENV).is_some_and(|value| {
+        matches!(
+            value.trim().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
 pub(crate) fn pre_push(sources: &dyn Sources) -> Result<PrePush, PrePushError> {
     let (value, source_name) = match (sources.env(PRE_PUSH_ENV), sources.config(PRE_PUSH_CONFIG)) {
         (Some(value), _) => (value, PRE_PUSH_ENV),
@@ -457,8 +487,11 @@ mod tests {
                 skip_checks: Vec::new(),
                 verify_edits: VerifyEdits::Show,
                 uncovered: UncoveredPolicy::Notice,
+                weakening: Weakening::Show,
             }
         );
+        let block = GatePolicy::resolve(&Table(&[], &[("prove-it.weakening", "block")]));
+        assert_eq!(block.map(|p| p.weakening), Ok(Weakening::Block));
         let block = GatePolicy::resolve(&Table(&[], &[("prove-it.uncovered", "block")]));
         assert_eq!(block.map(|p| p.uncovered), Ok(UncoveredPolicy::Block));
         assert!(GatePolicy::resolve(&Table(&[], &[("prove-it.uncovered", "warn")])).is_err());

@@ -66,6 +66,7 @@ fn options<'a>(
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
         index_trust: super::observe::index_trust(seen.anchor.as_ref()),
+        protection: seen.protection.clone(),
     })
 }
 
@@ -435,7 +436,30 @@ pub(crate) fn record(
                 ..
             })
         ),
+        protection: (!seen.protection.weakened.is_empty() || !seen.protection.changed.is_empty())
+            .then(|| {
+                Box::new(super::turn::ProtectionFacts {
+                    weakened: seen
+                        .protection
+                        .weakened
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
+                    changed: seen.protection.changed.clone(),
+                    diff: seen.protection.diff.clone(),
+                })
+            }),
     };
+    // Each weakening the agent is sent back for is refused once: a person accepts it.
+    if let Verdict::Block {
+        why: super::decide::Why::ProtectedWeakened { findings },
+        ..
+    } = &verdict
+    {
+        seen.turn
+            .weakenings_refused
+            .extend(findings.iter().cloned());
+    }
     // Where the host shows no notice, a notice (the turn's end unverified, a bounded proof) is
     // told to the agent as one last block, once a turn, for it to report; the host's cap
     // leaves room for it.

@@ -23,6 +23,8 @@ const PROVER: &str = "prover";
 const PROVER_TEXT: &str = "prover-text";
 const START_INPUT: &str = "start-input";
 const ENV_VAR: &str = "env-var";
+const PROTECT: &str = "protect";
+const PROTECT_TREE: &str = "protect-tree";
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Anchor {
@@ -71,6 +73,14 @@ pub(crate) struct Anchor {
     /// that a failure recorded for the state the session started from can be found
     /// (`start-input:` lines; empty without one, and in older anchors).
     pub start_inputs: Vec<(String, ObjectId)>,
+    /// `prove-it.weakening` at session start; older anchors read as `show`.
+    pub weakening: VerifyEdits,
+    /// The checks file's `protect` patterns at session start, as written (SPEC.md section
+    /// 2.2): the list that counts for the session, whatever the file says later.
+    pub protect: Vec<String>,
+    /// The tree of the protected paths at session start (a real tree, in the object
+    /// database); `None` without protected paths, and in older anchors.
+    pub protect_tree: Option<ObjectId>,
 }
 
 /// A file that says how a state is proven besides verify.sh: the checks file, or a named
@@ -115,6 +125,15 @@ impl Anchor {
         }
         let _ = writeln!(out, "sign: {}", if self.sign { "on" } else { "off" });
         let _ = writeln!(out, "verify-edits: {}", self.verify_edits.as_str());
+        if self.weakening != VerifyEdits::Show {
+            let _ = writeln!(out, "weakening: {}", self.weakening.as_str());
+        }
+        if let Some(tree) = self.protect_tree {
+            let _ = writeln!(out, "{PROTECT_TREE}: {tree}");
+        }
+        for pattern in &self.protect {
+            let _ = writeln!(out, "{PROTECT}: {}", one_line(pattern));
+        }
         if let Some(filters) = self.filters {
             let _ = writeln!(out, "filters: {filters}");
         }
@@ -181,8 +200,11 @@ impl Anchor {
         let mut prover_texts = std::collections::HashMap::new();
         let mut start_inputs = Vec::new();
         let mut env_vars = Vec::new();
+        let mut protect = Vec::new();
         while let Some(line) = lines.next() {
-            if let Some(value) = line.strip_prefix(&format!("{ENV_VAR}: ")) {
+            if let Some(pattern) = line.strip_prefix(&format!("{PROTECT}: ")) {
+                protect.push(pattern.to_string());
+            } else if let Some(value) = line.strip_prefix(&format!("{ENV_VAR}: ")) {
                 let (digest, name) = value
                     .split_once(' ')
                     .ok_or_else(|| malformed("env-var: is not <digest> <name>"))?;
@@ -307,6 +329,13 @@ impl Anchor {
                     .collect()
             }),
             start_inputs,
+            weakening: match fields.get("weakening").copied() {
+                None => VerifyEdits::Show,
+                Some(value) => VerifyEdits::parse(value)
+                    .ok_or_else(|| malformed("weakening: is not show or block"))?,
+            },
+            protect,
+            protect_tree: optional_id(PROTECT_TREE)?,
         })
     }
 }
@@ -380,7 +409,28 @@ mod tests {
             verify_text: text.map(str::to_string),
             provers: None,
             start_inputs: Vec::new(),
+            weakening: VerifyEdits::Show,
+            protect: Vec::new(),
+            protect_tree: None,
         }
+    }
+
+    #[test]
+    fn protected_paths_round_trip_and_older_anchors_have_none() {
+        let with = Anchor {
+            weakening: VerifyEdits::Block,
+            protect: vec!["tests/".into(), "!tests/fixtures/".into(), "a b.py".into()],
+            protect_tree: Some(ObjectId::empty_tree(gix::hash::Kind::Sha1)),
+            ..anchor(None)
+        };
+        let text = with.render();
+        assert!(text.contains("\nprotect: !tests/fixtures/\n"), "{text}");
+        assert_eq!(Anchor::parse(&text).unwrap(), with);
+        let old = Anchor::parse(&anchor(None).render()).unwrap();
+        assert_eq!(
+            (old.weakening, old.protect.len(), old.protect_tree),
+            (VerifyEdits::Show, 0, None)
+        );
     }
 
     #[test]

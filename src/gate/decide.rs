@@ -3,7 +3,7 @@ use std::borrow::Cow;
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
-use crate::context::policy::{UncoveredPolicy, VerifyEdits};
+use crate::context::policy::{UncoveredPolicy, VerifyEdits, Weakening};
 use crate::proof::{Outcome, Script};
 
 /// What the gate saw at session start, as far as the decision needs it.
@@ -24,6 +24,8 @@ pub(crate) struct AnchorFacts {
     /// With a checks file at session start: it and each named check's script, by path
     /// (`gate::anchor::Prover`); `None` without one.
     pub provers: Option<Vec<(String, Script)>>,
+    /// `prove-it.weakening` at session start.
+    pub weakening: Weakening,
 }
 
 /// With a checks file: what the gate saw of its checks (SPEC.md section 2.1).
@@ -162,6 +164,13 @@ pub(crate) struct Observed {
     pub uncovered: (Vec<String>, usize),
     /// `prove-it.uncovered`: name them in a notice, or refuse the turn.
     pub uncovered_policy: UncoveredPolicy,
+    /// The protected paths weakened since the session started (without an anchor, since
+    /// HEAD), each finding as its record line (SPEC.md section 2.2).
+    pub weakened: Vec<String>,
+    /// Of these, the ones the agent was already sent back for: refused once each.
+    pub weakened_refused: Vec<String>,
+    /// `prove-it.weakening` in force now.
+    pub weakening: Weakening,
 }
 
 /// A failure of this turn that is on record, with the same last lines, for the state the
@@ -233,6 +242,11 @@ pub(crate) enum Why {
     HiddenByIgnoredRules {
         rules: Vec<HidingRule>,
     },
+    /// Protected paths were weakened (each finding as its record line), and
+    /// `prove-it.weakening = block`: sent back once for each new weakening.
+    ProtectedWeakened {
+        findings: Vec<String>,
+    },
 }
 
 /// An ignored `.gitignore` of the worktree and the paths on disk it hides (the first ones,
@@ -263,6 +277,8 @@ pub(crate) enum Weakened {
     Signing,
     /// `prove-it.verifyEdits` lowered from `block` to `show`.
     VerifyEdits,
+    /// `prove-it.weakening` lowered from `block` to `show`.
+    Weakening,
     /// The clean filters or attributes from outside the worktree changed: a filter can map an
     /// edit back to a proven blob, hiding it from the state tree.
     Filters,
@@ -291,6 +307,10 @@ impl std::fmt::Display for Weakened {
             Weakened::VerifyEdits => write!(
                 f,
                 "edits of verify.sh shown instead of refused (PROVE_IT_VERIFY_EDITS or prove-it.verifyEdits)"
+            ),
+            Weakened::Weakening => write!(
+                f,
+                "weakened tests and configs shown instead of refused (PROVE_IT_WEAKENING or prove-it.weakening)"
             ),
             Weakened::Filters => write!(
                 f,
@@ -448,6 +468,9 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         if observed.verify_edits < anchor.verify_edits {
             return refuse(Why::Weakened(Weakened::VerifyEdits));
         }
+        if observed.weakening < anchor.weakening {
+            return refuse(Why::Weakened(Weakened::Weakening));
+        }
         // A state that cannot be read (verify.sh not as recorded, through that very filter,
         // say) is refused below in its own, more precise words.
         if observed.filters_changed && !matches!(observed.state, Some(State::ContentError(_))) {
@@ -529,11 +552,29 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if edited && observed.verify_edits == VerifyEdits::Block {
         return refuse(Why::VerifyEdited);
     }
+    // With `weakening = block`, a weakening of protected paths not refused before sends the
+    // agent back once, naming it; a person accepts it (SPEC.md section 2.2).
+    let weakened = !observed.weakened.is_empty();
+    let fresh: Vec<String> = observed
+        .weakened
+        .iter()
+        .filter(|finding| !observed.weakened_refused.contains(finding))
+        .cloned()
+        .collect();
+    let weakening = observed
+        .anchor
+        .as_ref()
+        .map_or(observed.weakening, |anchor| {
+            anchor.weakening.max(observed.weakening)
+        });
+    if !fresh.is_empty() && weakening == Weakening::Block {
+        return refuse(Why::ProtectedWeakened { findings: fresh });
+    }
     let (uncovered, uncovered_count) = &observed.uncovered;
     let proven = |outcome: Outcome| {
         // A notice of its own only where no other notice (skipped checks, an edit to review)
         // ends the turn: those say the turn is unverified or bounded already.
-        let quiet = skipped.is_empty() && !edited && outcome == Outcome::Proven;
+        let quiet = skipped.is_empty() && !edited && !weakened && outcome == Outcome::Proven;
         if *uncovered_count > 0 {
             let (paths, count) = (uncovered.clone(), *uncovered_count);
             match observed.uncovered_policy {
@@ -548,7 +589,7 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             Verdict::SkippedChecks {
                 checks: skipped.clone(),
             }
-        } else if edited || outcome == Outcome::BoundedClaimSurvives {
+        } else if edited || weakened || outcome == Outcome::BoundedClaimSurvives {
             Verdict::Bounded
         } else {
             Verdict::Quiet(Quiet::Proven)
@@ -626,7 +667,46 @@ mod tests {
             sign: false,
             verify_edits: VerifyEdits::Show,
             provers: None,
+            weakening: Weakening::Show,
         }
+    }
+
+    #[test]
+    fn weakened_protected_paths_bound_the_proof_and_block_once_under_block() {
+        let weakened = |policy: Weakening, refused: &[&str]| {
+            let mut o = with_state(changed(), |_, _, _, proof| {
+                *proof = Some(Outcome::Proven);
+            });
+            o.weakened = vec!["test-gone t.py::test_b".into()];
+            o.weakened_refused = refused.iter().map(|s| (*s).to_string()).collect();
+            o.weakening = policy;
+            decide(&o)
+        };
+        assert_eq!(
+            weakened(Weakening::Show, &[]),
+            Decision::Verdict(Verdict::Bounded)
+        );
+        assert!(matches!(
+            weakened(Weakening::Block, &[]),
+            Decision::Verdict(Verdict::Block {
+                why: Why::ProtectedWeakened { .. },
+                attempt: 1,
+                ..
+            })
+        ));
+        assert_eq!(
+            weakened(Weakening::Block, &["test-gone t.py::test_b"]),
+            Decision::Verdict(Verdict::Bounded)
+        );
+        let mut lowered = changed();
+        lowered.anchor.as_mut().unwrap().weakening = Weakening::Block;
+        assert!(matches!(
+            decide(&lowered),
+            Decision::Verdict(Verdict::Block {
+                why: Why::Weakened(Weakened::Weakening),
+                ..
+            })
+        ));
     }
 
     /// A session that changed the state (tree 3 instead of the anchor's 1), no proof, no run.
@@ -660,6 +740,9 @@ mod tests {
             run: None,
             uncovered: (Vec::new(), 0),
             uncovered_policy: UncoveredPolicy::Notice,
+            weakened: Vec::new(),
+            weakened_refused: Vec::new(),
+            weakening: Weakening::Show,
         }
     }
 

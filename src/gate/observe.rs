@@ -17,8 +17,9 @@ use crate::context::Context;
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
-    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Record, Script, SessionTrust, StopSignatures,
-    ToRun, Uncovered, has_checks_file, lookup_proof, state_check_proofs,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Protected, Protection, Record, Script,
+    SessionTrust, StopSignatures, ToRun, Uncovered, has_checks_file, lookup_proof,
+    protection_since_head, state_check_proofs, state_protection,
 };
 
 /// What a stop looks like before anything is decided.
@@ -57,6 +58,9 @@ pub(crate) struct Seen {
     /// With a checks file and checks to run: the paths of the state no check reads, for the
     /// records (left empty on a cache hit, where nothing is recorded).
     pub uncovered: Uncovered,
+    /// How the protected paths changed since the session started (without an anchor, since
+    /// HEAD): for the reply, and for the records a run makes.
+    pub protection: Protection,
     _lock: git::SessionLock,
 }
 
@@ -192,6 +196,7 @@ pub(crate) fn stop(
             retries: a.retries,
             sign: a.sign,
             verify_edits: a.verify_edits,
+            weakening: a.weakening,
             provers: a
                 .provers
                 .as_ref()
@@ -223,6 +228,9 @@ pub(crate) fn stop(
         run: None,
         uncovered: (Vec::new(), 0),
         uncovered_policy: gate_policy.uncovered,
+        weakened: Vec::new(),
+        weakened_refused: turn.weakenings_refused.clone(),
+        weakening: gate_policy.weakening,
     };
     let mut uncovered = Uncovered::default();
     let mut state = None;
@@ -318,6 +326,12 @@ pub(crate) fn stop(
             .collect();
     }
 
+    let protection = protection(repo, anchor.as_ref(), state.as_ref())?;
+    observed.weakened = protection
+        .weakened
+        .iter()
+        .map(crate::proof::Finding::to_line)
+        .collect();
     let current_verify = state
         .as_ref()
         .and_then(|tree| tree.verify)
@@ -405,8 +419,35 @@ pub(crate) fn stop(
         same_turn,
         pending,
         uncovered,
+        protection,
         _lock: lock,
     })))
+}
+
+/// How the protected paths of `state` changed: since the anchor's tree of them, by the
+/// anchor's list (a list narrowed or deleted since does not count); without an anchor, since
+/// HEAD's. Nothing to read when the state is the one the session started from.
+fn protection(
+    repo: &Repo,
+    anchor: Option<&Anchor>,
+    state: Option<&StateTree>,
+) -> Result<Protection, Error> {
+    let Some(state) = state else {
+        return Ok(Protection::default());
+    };
+    Ok(match anchor {
+        Some(anchor) => match anchor.protect_tree {
+            Some(base) if anchor.state_tree != Some(state.id) => state_protection(
+                repo,
+                base,
+                anchor.head_tree,
+                &Protected::new(anchor.protect.clone()),
+                state,
+            )?,
+            _ => Protection::default(),
+        },
+        None => protection_since_head(repo, state)?,
+    })
 }
 
 /// The paths of `tree` no check of `set` reads that differ from the committed tree `since`

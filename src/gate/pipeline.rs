@@ -238,6 +238,19 @@ fn start(
             .collect(),
         _ => Vec::new(),
     };
+    // With protected paths, their list and their tree as the session starts.
+    let protect = set
+        .as_ref()
+        .and_then(|set| set.file.as_ref())
+        .and_then(|(_, text)| crate::proof::Protected::of_text(text).ok())
+        .unwrap_or_default();
+    let protect_tree = match &state {
+        Some(state) if !protect.is_empty() => {
+            let matcher = protect.matcher();
+            Some(repo.protected_tree(state, &|path| matcher.holds(path))?)
+        }
+        _ => None,
+    };
     let anchor = Anchor {
         session: event.session.clone(),
         worktree: worktree.display().to_string(),
@@ -261,6 +274,9 @@ fn start(
         verify_text: verify_text(repo),
         provers,
         start_inputs,
+        weakening: gate_policy.weakening,
+        protect: protect.patterns,
+        protect_tree,
     };
     let text = anchor.render();
     let key_blob = repo

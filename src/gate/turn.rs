@@ -28,6 +28,10 @@ pub(crate) struct TurnState {
     /// prompt like the previous one got its turn's spent budget; issue 21, item 13).
     #[serde(default)]
     pub prompted: bool,
+    /// The weakenings of protected paths the agent was already sent back for under
+    /// `prove-it.weakening = block` (their `weakened:` lines): each is refused once.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub weakenings_refused: Vec<String>,
 }
 
 impl TurnState {
@@ -136,6 +140,36 @@ pub(crate) struct Facts {
     /// The state is proven by the checks of a checks file, not verify.sh alone.
     #[serde(default)]
     pub checks: bool,
+    /// How the protected paths changed since the session started, when they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub protection: Option<Box<ProtectionFacts>>,
+}
+
+/// How the protected paths changed since the session started (SPEC.md section 2.2), in words.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct ProtectionFacts {
+    /// Each weakening, in words.
+    pub weakened: Vec<String>,
+    /// The protected files changed, not weakened.
+    pub changed: Vec<String>,
+    /// The diff of the weakened and changed protected files.
+    pub diff: Option<String>,
+}
+
+impl Facts {
+    /// The weakenings of protected paths, in words (empty when there are none).
+    pub(crate) fn weakened(&self) -> &[String] {
+        self.protection
+            .as_ref()
+            .map_or(&[], |p| p.weakened.as_slice())
+    }
+
+    /// The protected files changed, not weakened.
+    pub(crate) fn changed(&self) -> &[String] {
+        self.protection
+            .as_ref()
+            .map_or(&[], |p| p.changed.as_slice())
+    }
 }
 
 impl Answer {
@@ -150,7 +184,7 @@ impl Answer {
     pub(crate) fn is_notice(verdict: &Verdict, facts: &Facts) -> bool {
         match verdict {
             Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) | Verdict::Block { .. } => false,
-            Verdict::Quiet(Quiet::Proven) => facts.anchor_missing,
+            Verdict::Quiet(Quiet::Proven) => facts.anchor_missing || !facts.changed().is_empty(),
             Verdict::Bounded
             | Verdict::Flaky { .. }
             | Verdict::Yield { .. }
@@ -191,6 +225,7 @@ mod tests {
             }),
             notice_told: true,
             prompted: false,
+            weakenings_refused: vec!["test-gone t.py::test_b".into()],
         };
         assert_eq!(TurnState::from_bytes(Some(&state.to_bytes())), state);
     }
@@ -226,6 +261,7 @@ mod tests {
             }),
             notice_told: false,
             prompted: false,
+            weakenings_refused: Vec::new(),
         }
     }
 

@@ -65,7 +65,7 @@ impl Repo {
             }
         }
         items.sort_by(|a, b| a.path.cmp(&b.path));
-        self.build(&items, persist)
+        self.build_items(&items, persist)
     }
 
     /// The committed `tree` pruned to `inputs`, as [`Repo::input_tree`] prunes a state; only
@@ -87,7 +87,7 @@ impl Repo {
             }
         }
         items.sort_by(|a, b| a.path.cmp(&b.path));
-        self.build(&items, false)
+        self.build_items(&items, false)
     }
 
     /// The paths of `state` that none of `inputs` holds (`""` holds every path), sorted.
@@ -312,7 +312,7 @@ impl Repo {
         Ok(entry.map(|entry| (entry.object_id(), u32::from(entry.mode().value()))))
     }
 
-    fn build(&self, items: &[Item], persist: bool) -> Result<ObjectId, Error> {
+    pub(super) fn build_items(&self, items: &[Item], persist: bool) -> Result<ObjectId, Error> {
         let mut hasher = Hasher {
             repo: &self.git,
             persist: if persist { Persist::All } else { Persist::No },

@@ -16,6 +16,7 @@ pub(crate) mod ledger;
 mod names;
 mod notes;
 mod notes_sync;
+pub(crate) mod protected;
 mod reflog;
 mod remote;
 mod rename_watch;

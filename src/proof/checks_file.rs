@@ -47,6 +47,82 @@ struct File {
     /// strict reading (`needs_newer`), named here so that it is a known key.
     #[serde(rename = "min-version")]
     _min_version: Option<toml::Value>,
+    /// The protected paths, gitignore-style patterns (SPEC.md section 2.2).
+    protect: Option<toml::Spanned<Vec<toml::Spanned<String>>>>,
+}
+
+/// The `protect` patterns `text` declares, as written (empty without any).
+pub(crate) fn protect(text: &str) -> Result<Vec<String>, Invalid> {
+    let file = read(text)?;
+    let Some(patterns) = file.protect else {
+        return Ok(Vec::new());
+    };
+    let mut out = Vec::new();
+    for pattern in patterns.into_inner() {
+        let value = pattern.get_ref();
+        if value.trim().is_empty() || value.chars().any(char::is_control) {
+            return Err(Invalid(format!(
+                "line {}: protect: {value:?} is not a pattern (empty, or holding a control character)",
+                line_of(text, pattern.span())
+            )));
+        }
+        out.push(value.clone());
+    }
+    Ok(out)
+}
+
+/// Protected paths: gitignore-style patterns, matched as git matches `.gitignore` lines
+/// (gitoxide's matcher): a path is protected when a pattern matches it or one of its
+/// directories, and the last pattern that matches is not a `!` one.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Protected {
+    pub patterns: Vec<String>,
+}
+
+impl Protected {
+    pub(crate) fn new(patterns: Vec<String>) -> Protected {
+        Protected { patterns }
+    }
+
+    /// The `protect` list of the checks file `text`.
+    pub(crate) fn of_text(text: &str) -> Result<Protected, Invalid> {
+        protect(text).map(Protected::new)
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.patterns.is_empty()
+    }
+
+    /// A matcher for many paths.
+    pub(crate) fn matcher(&self) -> Matcher {
+        Matcher(gix::ignore::Search::from_overrides(
+            self.patterns.iter(),
+            gix::ignore::search::Ignore::default(),
+        ))
+    }
+}
+
+/// [`Protected`]'s patterns, parsed once.
+pub(crate) struct Matcher(gix::ignore::Search);
+
+impl Matcher {
+    /// Whether the repository-relative file `path` is protected.
+    pub(crate) fn holds(&self, path: &str) -> bool {
+        use gix::bstr::ByteSlice;
+        let case = gix::glob::pattern::Case::Sensitive;
+        let matches = |path: &str, is_dir: bool| {
+            self.0
+                .pattern_matching_relative_path(path.as_bytes().as_bstr(), Some(is_dir), case)
+                .map(|found| !found.pattern.is_negative())
+        };
+        // As in git, a file inside a matched directory cannot be taken back by a later `!`.
+        for (at, _) in path.match_indices('/') {
+            if matches(&path[..at], true) == Some(true) {
+                return true;
+            }
+        }
+        matches(path, false) == Some(true)
+    }
 }
 
 /// What the checks file runs in a commit's worktree before its checks, each time the worktree
@@ -333,6 +409,28 @@ inputs = ["docs"]
                 },
             ]
         );
+    }
+
+    #[test]
+    fn protect_patterns_match_as_gitignore_lines_do() {
+        let text = "protect = [\"tests/\", \"*_test.go\", \"/ci.yml\", \"!tests/fixtures/\"]\n";
+        assert_eq!(parse(text).unwrap(), []);
+        let protected = Protected::new(protect(text).unwrap());
+        let matcher = protected.matcher();
+        for (path, want) in [
+            ("tests/test_a.py", true),
+            ("pkg/tests/x.rs", true),
+            ("a/b_test.go", true),
+            ("ci.yml", true),
+            ("sub/ci.yml", false),
+            ("src/lib.rs", false),
+            ("tests/fixtures/data.txt", true),
+        ] {
+            assert_eq!(matcher.holds(path), want, "{path}");
+        }
+        assert_eq!(protect("").unwrap(), Vec::<String>::new());
+        let error = protect("\nprotect = [\"\"]\n").unwrap_err();
+        assert!(error.to_string().contains("line 2"), "{error}");
     }
 
     #[test]

@@ -732,6 +732,7 @@ mod tests {
             tool: "git-prove-it test".into(),
             identity_missing: false,
             verify_diff: None,
+            protection: Default::default(),
             uncovered: super::super::record::Uncovered::default(),
             signed_off_by: "A <a@example.com>".into(),
             signature: None,

@@ -657,6 +657,7 @@ mod tests {
             tool: "git-prove-it 0.1.0".into(),
             identity_missing: false,
             verify_diff: None,
+            protection: Default::default(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }

@@ -13,9 +13,11 @@ mod commit_status;
 mod contest;
 mod failure;
 mod lookup;
+mod protect;
 mod prove;
 mod record;
 mod unisolated;
+mod weakening;
 
 pub(crate) use bisect::{Answer, Known, Next, bounds, next};
 pub(crate) use cannot_test::{CannotTest, EXIT_125, record_cannot_test};
@@ -24,7 +26,7 @@ pub(crate) use checks::Check;
 pub(crate) use checks::{
     CheckProof, CheckSet, ChecksError, has_checks_file, state_check_proofs, tree_check_proofs,
 };
-pub(crate) use checks_file::{CHECKS_FILE, VERIFY_CHECK, is_check_name};
+pub(crate) use checks_file::{CHECKS_FILE, Protected, VERIFY_CHECK, is_check_name};
 pub(crate) use commit_status::{
     CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures,
     commit_standings, verify_changes,
@@ -39,6 +41,7 @@ pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SessionTrust, SignatureError, StopSignatures, lookup_proof};
+pub(crate) use protect::{protection_since_head, state_protection, tree_protection};
 pub(crate) use prove::{
     Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
     working_view,
@@ -47,3 +50,4 @@ pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};
 pub(crate) use unisolated::{targets as unisolated_targets, unisolated};
+pub(crate) use weakening::{Finding, Protection};

@@ -114,6 +114,9 @@ pub(crate) struct ProveOptions<'a> {
     /// session's anchor, else none (`IndexTrust::Disk`), so that a proof names the bytes its
     /// run read, never a blob an index entry claims for them.
     pub index_trust: git::IndexTrust,
+    /// How the protected paths changed since the run's baseline: each record's `weakened:`
+    /// and `changed:` lines, and a BOUNDED_CLAIM_SURVIVES when anything is weakened.
+    pub protection: super::weakening::Protection,
 }
 
 /// What happened when verify.sh ran.
@@ -472,9 +475,10 @@ pub(crate) fn prove_checks(
             .script
             .expect("a check is run only through a script the state holds");
         let edited = run.diff.is_some() || run.anchor.is_some_and(|anchor| anchor != verify);
+        let weakened = !attempt.protection.weakened.is_empty();
         let identity = repo.identity();
         let record = Record {
-            outcome: if edited {
+            outcome: if edited || weakened {
                 Outcome::BoundedClaimSurvives
             } else {
                 Outcome::Proven
@@ -496,6 +500,7 @@ pub(crate) fn prove_checks(
             tool: tool(),
             identity_missing: identity.missing,
             verify_diff: if edited { run.diff } else { None },
+            protection: attempt.protection.clone(),
             uncovered: attempt.uncovered.clone(),
             signed_off_by: identity.display.clone(),
             signature: None,

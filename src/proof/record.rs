@@ -14,6 +14,7 @@ pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
 use super::contest::{Contested, Mark, Marks};
+use super::weakening::{Finding, Protection};
 
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
@@ -25,6 +26,9 @@ const VERIFY_DIFF: &str = "verify-diff";
 /// `renames: unwatched`: the run's renames could not be watched.
 const RENAMES: &str = "renames";
 const RENAMES_UNWATCHED: &str = "unwatched";
+const WEAKENED: &str = "weakened";
+const CHANGED: &str = "changed";
+const PROTECT_DIFF: &str = "protect-diff";
 /// The last lines a failing run printed, in a failure record (`failure.rs`).
 pub(super) const OUTPUT: &str = "output";
 /// Each line of an armored SSH signature, after the record it signs. Readers that do not know
@@ -107,6 +111,9 @@ pub(crate) struct Record {
     pub identity_missing: bool,
     /// The unified diff of verify.sh against the session's anchor, when it was edited.
     pub verify_diff: Option<String>,
+    /// How the protected paths changed since the baseline the proof was made against (SPEC.md
+    /// section 2.2): `weakened:` and `changed:` lines, and their `protect-diff:`.
+    pub protection: Protection,
     /// The paths of the state that no check read when this proof was made (with a checks
     /// file): one `uncovered:` line each, then `uncovered-count:` when there are more.
     pub uncovered: Uncovered,
@@ -327,6 +334,15 @@ impl Record {
         if let Some(diff) = &self.verify_diff {
             write_block(&mut out, VERIFY_DIFF, diff.lines());
         }
+        for finding in &self.protection.weakened {
+            let _ = writeln!(out, "{WEAKENED}: {}", one_line(&finding.to_line()));
+        }
+        for path in &self.protection.changed {
+            let _ = writeln!(out, "{CHANGED}: {}", one_line(path));
+        }
+        if let Some(diff) = &self.protection.diff {
+            write_block(&mut out, PROTECT_DIFF, diff.lines());
+        }
         // One line per path, not a block: a reader that does not know the key skips each
         // line, where an indented block line would read to it as a line without a key.
         for path in &self.uncovered.paths {
@@ -500,7 +516,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             return Err(Problem::Malformed(format!("line without a key: {line:?}")));
         };
         let value = value.trim();
-        if name == VERIFY_DIFF || name == OUTPUT {
+        if name == VERIFY_DIFF || name == OUTPUT || name == PROTECT_DIFF {
             let mut block = String::new();
             while let Some(next) = lines.peek().and_then(|l| l.strip_prefix(' ')) {
                 block.push_str(next);
@@ -509,6 +525,8 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             }
             let slot = if name == OUTPUT {
                 &mut fields.output
+            } else if name == PROTECT_DIFF {
+                &mut fields.protect_diff
             } else {
                 &mut fields.verify_diff
             };
@@ -519,6 +537,21 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
         }
         if name == UNCOVERED {
             fields.uncovered.push(value.to_string());
+            continue;
+        }
+        if name == WEAKENED || name == CHANGED {
+            // As for every known key: "a\rb" could disguise a finding on a terminal.
+            if value.chars().any(char::is_control) {
+                return Err(Problem::Malformed(format!(
+                    "`{name}` holds a control character, which could disguise it on a terminal"
+                )));
+            }
+            let list = if name == WEAKENED {
+                &mut fields.weakened
+            } else {
+                &mut fields.changed
+            };
+            list.push(value.to_string());
             continue;
         }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
@@ -593,6 +626,9 @@ pub(super) struct Fields {
     pub output: Option<String>,
     pub uncovered: Vec<String>,
     pub uncovered_count: Option<String>,
+    pub weakened: Vec<String>,
+    pub changed: Vec<String>,
+    pub protect_diff: Option<String>,
     /// The digests a contest, a revocation or an acceptance names (`contest.rs`).
     pub contests: Option<String>,
     pub revokes: Option<String>,
@@ -711,6 +747,15 @@ impl Fields {
             tool: self.tool.unwrap_or_default(),
             identity_missing: self.identity.as_deref() == Some("missing"),
             verify_diff: self.verify_diff,
+            protection: Protection {
+                weakened: self
+                    .weakened
+                    .iter()
+                    .map(|line| Finding::from_line(line))
+                    .collect(),
+                changed: self.changed,
+                diff: self.protect_diff,
+            },
             uncovered: Uncovered {
                 count: number::<usize>(self.uncovered_count, UNCOVERED_COUNT)?
                     .max(self.uncovered.len()),
@@ -802,10 +847,47 @@ mod tests {
             tool: "git-prove-it 0.1.0".into(),
             identity_missing: false,
             verify_diff: None,
+            protection: Protection::default(),
             uncovered: Uncovered::default(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }
+    }
+
+    /// A proof's weakenings and changed files round-trip, and a record without them (an
+    /// older one) reads as having none.
+    #[test]
+    fn weakened_and_changed_lines_round_trip() {
+        let mut record = sample();
+        record.outcome = Outcome::BoundedClaimSurvives;
+        record.protection = Protection {
+            weakened: vec![
+                Finding::Deleted {
+                    path: "tests/a.py".into(),
+                },
+                Finding::TestGone {
+                    path: "tests/b.py".into(),
+                    test: "test_x".into(),
+                },
+            ],
+            changed: vec!["tests/c.py".into()],
+            diff: Some("--- a/tests/c.py (baseline)\n+++ b/tests/c.py (now)\n-1\n+2\n".into()),
+        };
+        let text = record.render();
+        assert!(
+            text.contains("\nweakened: test-gone tests/b.py::test_x\n"),
+            "{text}"
+        );
+        let back = parse_record(&text, &record.tree).unwrap();
+        assert_eq!(back.protection, record.protection);
+        assert_eq!(
+            parse_record(&sample().render(), &record.tree)
+                .unwrap()
+                .protection,
+            Protection::default()
+        );
+        let forged = text.replace("changed: tests/c.py", "changed: tests/\u{1b}[2Jc.py");
+        assert!(parse_record(&forged, &record.tree).is_err());
     }
 
     #[test]

@@ -242,6 +242,8 @@ mod tests {
             proven,
             strict: false,
             require_signed: false,
+            allow_weakened: false,
+            weakened: Vec::new(),
             allow_verify_change: false,
             commits,
             verify_changed: Vec::new(),

@@ -111,7 +111,7 @@ pub(crate) fn ago_secs(seconds: i64) -> String {
 
 /// `text` with its control characters (a carriage return, an escape sequence) shown as U+FFFD,
 /// tabs kept: what a note anyone can write may put on a person's screen.
-fn printable(text: &str) -> String {
+pub(super) fn printable(text: &str) -> String {
     text.chars()
         .map(|c| {
             if c.is_control() && c != '\t' {
@@ -523,6 +523,13 @@ impl CommitReport {
                     .collect();
                 format!("an edited script (check {})", names.join(", "))
             }
+            None if self
+                .proof
+                .as_ref()
+                .is_some_and(|p| !p.verify_edited && !p.weakened.is_empty()) =>
+            {
+                "weakened protected tests or configs".to_string()
+            }
             None => "an edited verify.sh".to_string(),
         }
     }
@@ -757,9 +764,50 @@ pub(crate) struct CheckReport {
     pub require_signed: bool,
     /// `--allow-verify-change`: `--strict` accepts a range whose verify.sh changed.
     pub allow_verify_change: bool,
+    /// `--allow-weakened`: `--strict` accepts weakened protected paths.
+    pub allow_weakened: bool,
     pub commits: Vec<CommitReport>,
     /// verify.sh changed since a base of the range, per base.
     pub verify_changed: Vec<VerifyChangeReport>,
+    /// The checked commits whose protected paths were weakened since a base of the range.
+    pub weakened: Vec<WeakenedReport>,
+}
+
+/// A checked commit whose protected paths were weakened since a base of the range.
+#[derive(Debug, Serialize)]
+pub(crate) struct WeakenedReport {
+    pub base: String,
+    pub commit: String,
+    /// Each finding, in words.
+    pub findings: Vec<String>,
+}
+
+/// The weakened commits, each finding a line; `refused` under `--strict` without
+/// `--allow-weakened`.
+fn weakened_lines(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
+    for weakened in &report.weakened {
+        writeln!(
+            out,
+            "  {} weakened since {}{}:",
+            &weakened.commit[..weakened.commit.len().min(7)],
+            &weakened.base[..weakened.base.len().min(7)],
+            if report.strict && !report.allow_weakened {
+                " (refused by --strict)"
+            } else {
+                ""
+            }
+        )?;
+        for finding in &weakened.findings {
+            writeln!(out, "    {}", printable(finding))?;
+        }
+    }
+    if !report.weakened.is_empty() {
+        writeln!(
+            out,
+            "hint: review the weakening with 'git prove-it log -p'; 'git prove-it check --strict --allow-weakened' accepts it"
+        )?;
+    }
+    Ok(())
 }
 
 impl CheckReport {
@@ -780,8 +828,13 @@ impl CheckReport {
             self.allow_verify_change,
             &self.verify_changed,
         );
+        let weakened_refused = self.strict && !self.allow_weakened && !self.weakened.is_empty();
         if unproven.is_empty() {
             match (self.commits.as_slice(), refused) {
+                (_, false) if weakened_refused => writeln!(
+                    out,
+                    "not proven: protected tests or configs weakened since the base of the range (--strict)"
+                )?,
                 (_, true) => writeln!(
                     out,
                     "not proven: {} changed since the base of the range (--strict)",
@@ -794,6 +847,7 @@ impl CheckReport {
             uncovered_proofs(&self.commits, out)?;
             unwatched_proofs(&self.commits, out)?;
             self.verify_change_lines(refused, out)?;
+            weakened_lines(self, out)?;
             return Ok(());
         }
         writeln!(out, "not proven: {} of {total} commits", unproven.len())?;
@@ -802,6 +856,7 @@ impl CheckReport {
         uncovered_proofs(&self.commits, out)?;
         unwatched_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
+        weakened_lines(self, out)?;
         if unproven.iter().any(|c| c.checks_error.is_some()) {
             writeln!(
                 out,
@@ -973,10 +1028,13 @@ impl LogReport {
             let detail = match (&commit.proof, commit.status) {
                 _ if commit.checks.is_some() => commit.checks_detail(),
                 (Some(proof), status) => {
-                    let edited = if status == "proven-edited" {
-                        ", through an edited verify.sh"
-                    } else {
-                        ""
+                    let edited = match status {
+                        "proven-edited" if !proof.verify_edited && !proof.weakened.is_empty() => {
+                            ", through weakened tests"
+                        }
+                        "proven-edited" => ", through an edited verify.sh",
+                        _ if !proof.weakened.is_empty() => ", through weakened tests",
+                        _ => "",
                     };
                     let missing = if proof.identity_missing {
                         ", no git identity"
@@ -1023,6 +1081,9 @@ impl LogReport {
                     if let Some(diff) = &check.verify_diff {
                         diff_lines(diff, "      ", &paint, out)?;
                     }
+                    if let Some(proof) = &check.proof {
+                        protection_lines(proof, "      ", &paint, out)?;
+                    }
                     if let Some(failure) = check.failed() {
                         failure_lines(failure, "      ", &paint, out)?;
                     }
@@ -1030,6 +1091,9 @@ impl LogReport {
             } else if style.patch {
                 if let Some(diff) = &commit.verify_diff {
                     diff_lines(diff, "    ", &paint, out)?;
+                }
+                if let Some(proof) = &commit.proof {
+                    protection_lines(proof, "    ", &paint, out)?;
                 }
                 if let Some(failure) = commit.failed() {
                     failure_lines(failure, "    ", &paint, out)?;
@@ -1051,6 +1115,30 @@ impl LogReport {
 }
 
 /// The lines of a stored diff under a commit (or check) of `log -p`, indented by `indent`.
+/// Under a proof made through weakened or changed protected paths (`log -p`): each weakening,
+/// each changed file, and their diff.
+fn protection_lines(
+    proof: &ProofSummary,
+    indent: &str,
+    paint: &dyn Fn(&str, &str) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    for finding in &proof.weakened {
+        writeln!(
+            out,
+            "{indent}{}",
+            paint(YELLOW, &format!("weakened: {}", printable(finding)))
+        )?;
+    }
+    for path in &proof.changed {
+        writeln!(out, "{indent}changed: {}", printable(path))?;
+    }
+    if let Some(diff) = &proof.protect_diff {
+        diff_lines(diff, indent, paint, out)?;
+    }
+    Ok(())
+}
+
 fn diff_lines(
     diff: &str,
     indent: &str,
@@ -1304,8 +1392,10 @@ mod tests {
             strict: false,
             require_signed: false,
             allow_verify_change: false,
+            allow_weakened: false,
             commits: vec![report("invalid", false), report("unproven", false)],
             verify_changed: Vec::new(),
+            weakened: Vec::new(),
         };
         let mut out = Vec::new();
         check.human(&mut out).unwrap();
@@ -1369,8 +1459,10 @@ mod tests {
             strict,
             require_signed: false,
             allow_verify_change: allow,
+            allow_weakened: false,
             commits: vec![report("proven-edited", true)],
             verify_changed: vec![change.clone()],
+            weakened: Vec::new(),
         };
         let text = |report: CheckReport| {
             let mut out = Vec::new();
@@ -1522,6 +1614,9 @@ mod tests {
             signed: false,
             isolation: Some("namespace"),
             renames_unwatched: false,
+            weakened: Vec::new(),
+            changed: Vec::new(),
+            protect_diff: None,
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);

@@ -32,7 +32,35 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 "verify.sh passed"
             }
         )),
+        Verdict::Quiet(Quiet::Proven) if !ctx.changed().is_empty() => {
+            let mut text = format!(
+                "prove-it: PROVEN: {} on the working state (tree {tree}). Protected tests or \
+                 configs were changed during this session, without a test gone, skipped or \
+                 fewer assertions; shown for review:\n",
+                if ctx.checks {
+                    "the checks of prove-it.toml passed"
+                } else {
+                    "verify.sh passed"
+                }
+            );
+            protection_words(&mut text, ctx, tree);
+            Message::Notice(cap(text))
+        }
         Verdict::Quiet(Quiet::Proven) => Message::Silent,
+        Verdict::Bounded if ctx.diff.is_none() && !ctx.weakened().is_empty() => {
+            let mut text = format!(
+                "prove-it: BOUNDED_CLAIM_SURVIVES: {} on the working state (tree {tree}), but \
+                 protected tests or configs were weakened during this session, so the proof \
+                 holds only for what is left of them. Review the weakening:\n",
+                if ctx.checks {
+                    "the checks of prove-it.toml passed"
+                } else {
+                    "verify.sh passed"
+                }
+            );
+            protection_words(&mut text, ctx, tree);
+            Message::Notice(cap(text))
+        }
         Verdict::Bounded
             if ctx
                 .diff
@@ -44,10 +72,11 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                  {tree}), but prove-it.toml or a check's script was edited during this session, \
                  so the proof holds only for the edited checks. Review the edit:\n"
             );
-            let room = REASON_CAP.saturating_sub(text.len());
+            let room = REASON_CAP.saturating_sub(text.len()) / 2;
             if let Some(diff) = ctx.diff.as_deref() {
                 text.push_str(&diff_to_fit(diff, room, tree));
             }
+            protection_words(&mut text, ctx, tree);
             Message::Notice(cap(text))
         }
         Verdict::Bounded => {
@@ -63,10 +92,16 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 );
             }
             let room = REASON_CAP.saturating_sub(text.len());
+            let room = if ctx.protection.is_none() {
+                room
+            } else {
+                room / 2
+            };
             match ctx.diff.as_deref() {
                 Some(diff) => text.push_str(&diff_to_fit(diff, room, tree)),
                 None => text.push_str("(the diff is not available)\n"),
             }
+            protection_words(&mut text, ctx, tree);
             Message::Notice(cap(text))
         }
         Verdict::SkippedChecks { checks } => Message::Notice(format!(
@@ -381,6 +416,32 @@ fn diffed(diff: &str) -> &'static str {
     }
 }
 
+/// The protected paths weakened and changed, and their diff as it fits.
+fn protection_words(text: &mut String, ctx: &Facts, tree: &str) {
+    let Some(protection) = &ctx.protection else {
+        return;
+    };
+    for (head, lines) in [
+        ("Weakened:", &protection.weakened),
+        ("Changed:", &protection.changed),
+    ] {
+        if lines.is_empty() {
+            continue;
+        }
+        let _ = writeln!(text, "{head}");
+        for line in lines.iter().take(20) {
+            let _ = writeln!(text, "    {}", cut_line(line));
+        }
+        if lines.len() > 20 {
+            let _ = writeln!(text, "    ... and {} more", lines.len() - 20);
+        }
+    }
+    if let Some(diff) = &protection.diff {
+        let room = REASON_CAP.saturating_sub(text.len() + 200);
+        text.push_str(&diff_to_fit(diff, room, tree));
+    }
+}
+
 /// `1 path`, `3 paths`.
 fn paths_word(count: usize) -> String {
     format!("{count} path{}", if count == 1 { "" } else { "s" })
@@ -520,6 +581,10 @@ fn headline(why: &Why, checks: bool) -> String {
                 paths_word(count),
             )
         }
+        Why::ProtectedWeakened { .. } => "protected tests or configs were weakened during this \
+             session (a test deleted or skipped, fewer assertions, a protected file deleted), \
+             and this repository refuses that (prove-it.weakening = block)."
+            .to_string(),
     }
 }
 
@@ -676,6 +741,15 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             let _ = writeln!(
                 text,
                 "hint: a person can start a new session, which records a new anchor"
+            );
+        }
+        Why::ProtectedWeakened { .. } => {
+            protection_words(text, ctx, tree);
+            let _ = writeln!(
+                text,
+                "hint: restore what was weakened (git diff shows it), or leave the change to a \
+                 person and say so: this weakening is refused once, and the next stop shows it \
+                 in a bounded proof for review"
             );
         }
         Why::VerifyEdited => {

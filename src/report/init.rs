@@ -19,6 +19,12 @@ pub(crate) enum Step {
     },
     /// prove-it.toml exists and is kept: init never overwrites it.
     ChecksKept,
+    /// prove-it.toml written beside a root verify.sh with only a `protect` list of
+    /// `patterns` patterns (SPEC.md section 2.2).
+    WriteProtect {
+        text: String,
+        patterns: usize,
+    },
     /// A verify.sh written: the root's (`dir` is `None`) or a package's, in `dir`.
     WriteVerify {
         text: String,
@@ -80,7 +86,7 @@ impl Step {
     /// Whether the step writes anything.
     pub(crate) fn changes(&self) -> bool {
         match self {
-            Step::WriteChecks { .. } | Step::WriteVerify { .. } => true,
+            Step::WriteChecks { .. } | Step::WriteVerify { .. } | Step::WriteProtect { .. } => true,
             Step::ChecksKept | Step::VerifyKept { .. } | Step::RootVerifyNotWritten => false,
             Step::Wire { wired, .. } => !wired.added.is_empty(),
             Step::PrePush { already, .. }
@@ -116,6 +122,10 @@ impl InitReport {
         writeln!(out, "git prove-it init will:")?;
         for step in steps.iter().filter(|step| step.changes()) {
             let line = match step {
+                Step::WriteProtect { patterns, .. } => format!(
+                    "write {} with {patterns} protected paths (tests, CI workflows, lint and coverage configs): a weakening of them shows in every proof",
+                    workspace::CHECKS_FILE
+                ),
                 Step::WriteChecks { workspace, .. } => format!(
                     "write {} with {} checks, one per package: {}",
                     workspace::CHECKS_FILE,
@@ -204,6 +214,11 @@ impl InitReport {
         for step in &self.steps {
             match step {
                 Step::WriteChecks { workspace, .. } => render_checks(workspace, out)?,
+                Step::WriteProtect { patterns, .. } => writeln!(
+                    out,
+                    "wrote {} with {patterns} protected paths: a test deleted or skipped there, fewer assertions, or a config deleted shows in every proof (SPEC.md section 2.2)",
+                    workspace::CHECKS_FILE
+                )?,
                 Step::ChecksKept => writeln!(
                     out,
                     "kept {} as it is (init never overwrites it)",
@@ -375,7 +390,9 @@ impl InitReport {
         let mut written: Vec<String> = Vec::new();
         for step in &self.steps {
             match step {
-                Step::WriteChecks { .. } => written.push(workspace::CHECKS_FILE.to_string()),
+                Step::WriteChecks { .. } | Step::WriteProtect { .. } => {
+                    written.push(workspace::CHECKS_FILE.to_string());
+                }
                 Step::WriteVerify { dir, .. } => {
                     written.push(shell_word(&script_path(dir.as_deref())))
                 }

@@ -40,7 +40,7 @@ pub(crate) use claim::{
 };
 pub(crate) use commits::{
     CheckReport, CommitReport, FailureSummary, LogReport, LogStyle, PushRefusal,
-    VerifyChangeReport, ago, commit_heading, use_color,
+    VerifyChangeReport, WeakenedReport, ago, commit_heading, use_color,
 };
 pub(crate) use contest::{ResolveReport, Resolved};
 pub(crate) use doctor::DoctorReport;
@@ -52,7 +52,9 @@ pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
-pub(crate) use pre_push::{proofs_not_sent, proofs_sent, pushed_through_edited_verify};
+pub(crate) use pre_push::{
+    proofs_not_sent, proofs_sent, pushed_through_edited_verify, pushed_weakened,
+};
 pub(crate) use progress::Progress;
 pub(crate) use proof::{ContestSummary, ProofSummary};
 pub(crate) use range::{RangeCommit, RangeReport, RangeResult};

@@ -33,6 +33,55 @@ pub(crate) fn pushed_through_edited_verify(
     )
 }
 
+/// Every pushed commit that weakens protected paths: a warning, or, under
+/// `prove-it.weakening = block` (`refused`), the refusal of the push.
+pub(crate) fn pushed_weakened(
+    weakened: &[super::WeakenedReport],
+    refused: bool,
+    err: &mut dyn Write,
+) -> io::Result<()> {
+    if weakened.is_empty() {
+        return Ok(());
+    }
+    let n = weakened.len();
+    writeln!(
+        err,
+        "prove-it: {}: {n} pushed commit{} protected tests or configs",
+        if refused {
+            "push refused"
+        } else {
+            "warning: BOUNDED_CLAIM_SURVIVES"
+        },
+        if n == 1 { " weakens" } else { "s weaken" }
+    )?;
+    for item in weakened {
+        let base = if item.base.len() == 40 {
+            &item.base[..7]
+        } else {
+            item.base.as_str()
+        };
+        writeln!(
+            err,
+            "  {} weakened since {base}:",
+            &item.commit[..item.commit.len().min(7)]
+        )?;
+        for finding in &item.findings {
+            writeln!(err, "    {}", super::commits::printable(finding))?;
+        }
+    }
+    if refused {
+        writeln!(
+            err,
+            "hint: prove-it.weakening = block: restore what was weakened, or push it knowingly with PROVE_IT_ALLOW_WEAKENED=1 git push"
+        )
+    } else {
+        writeln!(
+            err,
+            "hint: review each weakening with 'git prove-it log -p'; CI's 'git prove-it check --strict' refuses it unless --allow-weakened"
+        )
+    }
+}
+
 /// After a push went through the hook: where its proofs went.
 pub(crate) fn proofs_sent(sync: &SyncReport, err: &mut dyn Write) -> io::Result<()> {
     if sync.pushed {

@@ -32,6 +32,16 @@ pub(crate) struct ProofSummary {
     /// and back while it ran would not have been seen.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub renames_unwatched: bool,
+    /// The weakenings of protected paths the proof was made through, in words (SPEC.md
+    /// section 2.2).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub weakened: Vec<String>,
+    /// The protected files changed, not weakened, when the proof was made.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub changed: Vec<String>,
+    /// Their diff, for `log -p`.
+    #[serde(skip)]
+    pub protect_diff: Option<String>,
 }
 
 fn is_zero_count(count: &usize) -> bool {
@@ -75,6 +85,14 @@ impl From<&Record> for ProofSummary {
             signed: record.signature.is_some(),
             uncovered: record.uncovered.paths.clone(),
             uncovered_count: record.uncovered.count,
+            weakened: record
+                .protection
+                .weakened
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+            changed: record.protection.changed.clone(),
+            protect_diff: record.protection.diff.clone(),
         }
     }
 }
@@ -103,6 +121,15 @@ impl ProofSummary {
                 } else {
                     String::new()
                 }
+            ));
+        }
+        if !self.weakened.is_empty() {
+            flaky.push_str(&format!(", weakened: {}", self.weakened.join("; ")));
+        }
+        if !self.changed.is_empty() {
+            flaky.push_str(&format!(
+                ", protected files changed: {}",
+                self.changed.join(" ")
             ));
         }
         format!(

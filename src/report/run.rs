@@ -160,6 +160,7 @@ impl RunReport {
                         ""
                     }
                 )?;
+                protection_human(proof, out)?;
             }
             RunResult::Failed {
                 exit,
@@ -444,6 +445,13 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
         }
     } else if failed.is_empty() {
         writeln!(out, "proven: tree {tree}, all {} checks", checks.len())?;
+        // Every check of one run is made against the same baseline: the first proof says it.
+        if let Some(proof) = checks.iter().find_map(|c| match &c.result {
+            RunResult::Proven { proof, .. } => Some(proof),
+            _ => None,
+        }) {
+            protection_human(proof, out)?;
+        }
         let ran = checks
             .iter()
             .filter(|c| matches!(c.result, RunResult::Proven { .. }))
@@ -459,6 +467,32 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
             failed.len(),
             checks.len(),
             names.join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// After a proof made through weakened or changed protected paths (SPEC.md section 2.2): what
+/// was weakened and changed since the baseline (HEAD, or its first parent for a clean checkout).
+fn protection_human(proof: &ProofSummary, out: &mut dyn Write) -> io::Result<()> {
+    if !proof.weakened.is_empty() {
+        writeln!(
+            out,
+            "BOUNDED_CLAIM_SURVIVES: protected tests or configs weakened since HEAD (or its first parent):"
+        )?;
+        for finding in &proof.weakened {
+            writeln!(out, "  {finding}")?;
+        }
+        writeln!(
+            out,
+            "hint: review it with 'git prove-it log -p' once committed; 'git prove-it check --strict' refuses it unless --allow-weakened"
+        )?;
+    }
+    if !proof.changed.is_empty() {
+        writeln!(
+            out,
+            "protected files changed (shown for review): {}",
+            proof.changed.join(" ")
         )?;
     }
     Ok(())

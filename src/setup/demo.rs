@@ -215,6 +215,9 @@ fn judge(
     let observed = Observed {
         uncovered: (Vec::new(), 0),
         uncovered_policy: crate::context::policy::UncoveredPolicy::Notice,
+        weakened: Vec::new(),
+        weakened_refused: Vec::new(),
+        weakening: Default::default(),
         skip: false,
         armed_now: Ok(()),
         anchor: Some(AnchorFacts {
@@ -228,6 +231,7 @@ fn judge(
             sign: false,
             verify_edits: Default::default(),
             provers: None,
+            weakening: Default::default(),
         }),
         armed_at_head: true,
         state: Some(State::Tree {

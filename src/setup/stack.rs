@@ -404,6 +404,106 @@ fn make_targets(makefile: &str) -> Vec<&'static str> {
 pub(crate) const ACTIVE_CHECK: &str = "git diff --check";
 
 /// The verify.sh `init` writes at the worktree root for `stacks`.
+/// The paths whose weakening must show (SPEC.md section 2.2) for `stacks`: each stack's test
+/// folders and file patterns, lint, type-check and coverage configs, and the CI workflows of
+/// any repository. Files that also hold dependencies (Cargo.toml, package.json,
+/// pyproject.toml) are left out, so that adding or bumping one is no change to review.
+pub(crate) fn protect_patterns(stacks: &[Stack]) -> Vec<String> {
+    let mut patterns: Vec<&str> = Vec::new();
+    for stack in stacks {
+        let name = stack.name.as_str();
+        let more: &[&str] = if name == "Rust" {
+            &[
+                "tests/",
+                "benches/",
+                "clippy.toml",
+                ".clippy.toml",
+                "rustfmt.toml",
+                ".rustfmt.toml",
+                "deny.toml",
+            ]
+        } else if name.starts_with("Node") {
+            &[
+                "test/",
+                "tests/",
+                "__tests__/",
+                "*.test.*",
+                "*.spec.*",
+                "jest.config.*",
+                "vitest.config.*",
+                ".mocharc*",
+                ".eslintrc*",
+                "eslint.config.*",
+                "tsconfig*.json",
+                ".nycrc*",
+                ".c8rc*",
+            ]
+        } else if name.starts_with("Python") {
+            &[
+                "tests/",
+                "test/",
+                "test_*.py",
+                "*_test.py",
+                "conftest.py",
+                "pytest.ini",
+                "tox.ini",
+                "setup.cfg",
+                ".coveragerc",
+                ".flake8",
+                "ruff.toml",
+                ".ruff.toml",
+                "mypy.ini",
+                ".pylintrc",
+            ]
+        } else if name == "Go" {
+            &["*_test.go", "testdata/", ".golangci.yml", ".golangci.yaml"]
+        } else if name == "Ruby" {
+            &["spec/", "test/", ".rubocop.yml", ".rspec"]
+        } else if name == "Gradle" || name == "Maven" {
+            &["src/test/"]
+        } else {
+            &[]
+        };
+        patterns.extend(more);
+    }
+    if patterns.is_empty() {
+        return Vec::new();
+    }
+    patterns.extend([
+        ".github/workflows/",
+        ".gitlab-ci.yml",
+        ".pre-commit-config.yaml",
+    ]);
+    let mut seen = std::collections::HashSet::new();
+    patterns
+        .into_iter()
+        .filter(|pattern| seen.insert(*pattern))
+        .map(str::to_string)
+        .collect()
+}
+
+/// `protect = [...]` with `patterns`, one a line, and the comment that says what it does.
+pub(crate) fn protect_lines(patterns: &[String]) -> String {
+    let mut text = String::from(
+        "# The paths whose weakening shows in every proof (a test deleted or skipped, fewer
+# assertions, a config deleted): gitignore-style patterns, SPEC.md section 2.2.
+protect = [\n",
+    );
+    for pattern in patterns {
+        text.push_str(&format!("    \"{pattern}\",\n"));
+    }
+    text.push_str("]\n");
+    text
+}
+
+/// The prove-it.toml `init` writes beside a root verify.sh: only the protected paths.
+pub(crate) fn protect_file(patterns: &[String]) -> String {
+    format!(
+        "# Written by `git prove-it init`. verify.sh at the root is this repository's only check.\n{}",
+        protect_lines(patterns)
+    )
+}
+
 pub(crate) fn verify_script(stacks: &[Stack]) -> String {
     script(stacks, None)
 }

@@ -206,6 +206,16 @@ impl Workspace {
 # the repository.
 ",
         );
+        let stacks: Vec<super::stack::Stack> = self
+            .packages
+            .iter()
+            .flat_map(|package| package.stacks.iter().cloned())
+            .collect();
+        let protect = super::stack::protect_patterns(&stacks);
+        if !protect.is_empty() {
+            text.push('\n');
+            text.push_str(&super::stack::protect_lines(&protect));
+        }
         if let Some((command, inputs)) = &self.setup {
             let inputs: Vec<String> = inputs.iter().map(|i| quoted(i)).collect();
             // Top-level keys must stand before the first table, or they would be its own.

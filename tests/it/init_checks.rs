@@ -12,11 +12,17 @@ use crate::harness::TestRepo;
 type Check = (String, String, Vec<String>);
 
 /// The checks prove-it.toml declares, read back as TOML, by name; each holds only `run` and
-/// `inputs`.
+/// `inputs`. Beside `[checks]` the file holds only its `protect` list.
 fn checks(repo: &TestRepo) -> Vec<Check> {
     let text = std::fs::read_to_string(repo.path("prove-it.toml")).unwrap();
     let document = toml::de::DeTable::parse(&text).unwrap_or_else(|e| panic!("{e}:\n{text}"));
-    assert_eq!(document.get_ref().len(), 1, "only [checks]: {text}");
+    let keys: Vec<&str> = document
+        .get_ref()
+        .iter()
+        .map(|(k, _)| k.get_ref().as_ref())
+        .filter(|k| *k != "protect")
+        .collect();
+    assert_eq!(keys, ["checks"], "only [checks] and protect: {text}");
     let table = document.get_ref()["checks"].get_ref().as_table().unwrap();
     let mut checks: Vec<Check> = table
         .iter()
@@ -390,8 +396,9 @@ fn a_packages_layout_counts_directories_holding_a_stack() {
     assert!(!repo.path("apps/assets/verify.sh").exists());
 }
 
+/// One package gets no checks, only its stack's protected paths beside the root verify.sh.
 #[test]
-fn a_single_package_repository_gets_no_checks_file() {
+fn a_single_package_repository_gets_only_a_protect_list() {
     let repo = TestRepo::new();
     repo.write("Cargo.toml", "[package]\nname = \"x\"\n");
     repo.write("crates/only/Cargo.toml", "[package]\nname = \"only\"\n");
@@ -401,8 +408,19 @@ fn a_single_package_repository_gets_no_checks_file() {
         .stdout(predicate::str::contains(
             "wrote verify.sh: one active check (git diff --check)",
         ))
-        .stdout(predicate::str::contains("prove-it.toml").not());
-    assert!(!repo.path("prove-it.toml").exists());
+        .stdout(predicate::str::contains(
+            "wrote prove-it.toml with 10 protected paths",
+        ));
+    let text = std::fs::read_to_string(repo.path("prove-it.toml")).unwrap();
+    let document = toml::de::DeTable::parse(&text).unwrap();
+    let keys: Vec<&str> = document
+        .get_ref()
+        .iter()
+        .map(|(k, _)| k.get_ref().as_ref())
+        .collect();
+    assert_eq!(keys, ["protect"], "{text}");
+    assert!(text.contains("\"tests/\""), "{text}");
+    assert!(text.contains("\".github/workflows/\""), "{text}");
     assert!(!repo.path("crates/only/verify.sh").exists());
     assert_executable(&repo, "verify.sh");
 }

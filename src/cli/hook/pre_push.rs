@@ -117,6 +117,13 @@ fn pre_push(
         .map(|checked| CommitReport::new(checked, false, false))
         .collect();
     report::pushed_through_edited_verify(&edited, err)?;
+    let weakened = pushed_weakenings(repo, &updates, &pushed.edited)?;
+    let block = ctx.gate.clone()?.weakening == policy::Weakening::Block
+        && !policy::allow_weakened(&Settings::of(repo));
+    report::pushed_weakened(&weakened, block, err)?;
+    if block && !weakened.is_empty() {
+        return Ok(exit::NOT_PROVEN);
+    }
     if let Some(refused) = pushed.refused {
         PushRefusal {
             remote: remote.to_string(),
@@ -210,6 +217,52 @@ impl PreCommitPush {
             remote,
         })
     }
+}
+
+/// The pushed commits that weaken protected paths (SPEC.md section 2.2): each pushed tip
+/// against the commit the remote has, by that commit's `protect` list, and each pushed commit
+/// whose proof was made through a weakening.
+fn pushed_weakenings(
+    repo: &Repo,
+    updates: &[Update],
+    edited: &[crate::proof::CommitStatus],
+) -> Result<Vec<crate::report::WeakenedReport>, crate::cli::Failure> {
+    let mut found = Vec::new();
+    for update in updates {
+        // A deletion, a new branch, or a remote commit this clone lacks: nothing to compare.
+        if update.local.is_null()
+            || update.remote.is_null()
+            || repo.commit_info(update.remote).is_err()
+        {
+            continue;
+        }
+        let tips = crate::proof::commit_standings(repo, &[update.local])?;
+        found.extend(crate::cli::check::weakened_since(
+            repo,
+            &[update.remote],
+            &tips,
+        )?);
+    }
+    for checked in edited {
+        let commit = checked.commit.id.to_string();
+        let Some(record) = checked.standing.record() else {
+            continue;
+        };
+        if record.protection.weakened.is_empty() || found.iter().any(|w| w.commit == commit) {
+            continue;
+        }
+        found.push(crate::report::WeakenedReport {
+            base: "its proof's baseline".to_string(),
+            commit,
+            findings: record
+                .protection
+                .weakened
+                .iter()
+                .map(ToString::to_string)
+                .collect(),
+        });
+    }
+    Ok(found)
 }
 
 /// The lines git passes on stdin. A line that does not follow the protocol is an error, which
