@@ -328,20 +328,27 @@ fn a_failure_record_keeps_the_last_lines_but_not_a_secret_verify_sh_printed() {
     assert!(!record.contains("DEPLOY_TOKEN"), "no environment: {record}");
 }
 
-/// The trap: `run --log` is the flag a range passes each commit's run; given by hand it must
-/// not write over a file of the worktree (verify.sh itself, say).
+/// The trap: a range once passed each commit's run its log through a hidden `run --log`, which
+/// given by hand could write over a file of the worktree (verify.sh itself, say); commits are
+/// proven in-process now, and `run` takes no such flag.
 #[test]
-fn run_log_writes_only_into_the_commit_logs_folder() {
+fn run_takes_no_log_flag_that_could_write_over_a_file() {
     let repo = TestRepo::new();
     repo.verify_passes();
     repo.commit_all("armed");
     let before = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
-    repo.prove_it(&["run", "--log", "verify.sh"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "--log names where run <range> keeps a commit's output",
-        ));
+    for hidden in [
+        &["run", "--log", "verify.sh"][..],
+        &["run", "--isolation", "namespace"],
+        &["run", "--host", "pre-push"],
+        &["run", "--without-setup", "node_modules"],
+        &["run", "--shown-git-dir", "/tmp"],
+    ] {
+        repo.prove_it(hidden)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("unexpected argument"));
+    }
     assert_eq!(
         std::fs::read_to_string(repo.path("verify.sh")).unwrap(),
         before
