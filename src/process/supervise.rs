@@ -15,8 +15,8 @@ use super::capture::{Bytes, Lines, Log, Reader};
 use super::exit::Exit;
 use super::request::{OnInterrupt, Request, Stdin, Stream};
 
-/// How often a child is polled for its exit while a timeout, an interrupt or a progress
-/// callback needs watching.
+/// How late a timeout or an interrupt may be seen while a child runs (its exit is seen at
+/// once, through a pidfd, where the kernel has them).
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 
 /// How often the caller's progress callback is called.
@@ -340,6 +340,14 @@ impl Watch<'_> {
             options |= WaitIdOptions::NOHANG;
         }
         let mut last_tick = self.start;
+        // Woken by the child's exit at once (a pidfd becomes readable), rather than seeing it
+        // at the next pause's end; the pause still bounds how late a timeout, an interrupt or
+        // a tick is seen. Kernels before 5.3 have no pidfd: there the pause is slept.
+        let exited = if polling {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        } else {
+            None
+        };
         loop {
             match waitid(WaitId::Pid(pid), options) {
                 Ok(Some(_)) => break,
@@ -377,7 +385,17 @@ impl Watch<'_> {
                 Some(timeout) => POLL_INTERVAL.min(timeout.saturating_sub(elapsed)),
                 None => POLL_INTERVAL,
             };
-            thread::sleep(pause);
+            match (&exited, rustix::event::Timespec::try_from(pause)) {
+                (Some(pidfd), Ok(pause)) => {
+                    let mut fds = [rustix::event::PollFd::new(
+                        pidfd,
+                        rustix::event::PollFlags::IN,
+                    )];
+                    // EINTR (a signal, such as the interrupt's) only ends the pause early.
+                    let _ = rustix::event::poll(&mut fds, Some(&pause));
+                }
+                _ => thread::sleep(pause),
+            }
         }
         if self.kill_group_on_exit {
             kill_group(child);

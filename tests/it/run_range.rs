@@ -447,3 +447,28 @@ fn a_terminal_shows_how_far_the_range_is() {
     assert!(shown.contains("commit 1: proven in 1."), "{shown:?}");
     assert!(shown.contains("2 of 2 commits proven"), "{shown:?}");
 }
+
+/// A worktree moves from one commit to the next by the smallest checkout: a file the next
+/// commit does not change is left as it is (its inode kept), only the changed one is written.
+#[test]
+fn a_worktree_moved_along_a_range_rewrites_only_the_changed_paths() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("inodes");
+    history(
+        &repo,
+        2,
+        &[],
+        &format!(
+            "echo \"$(stat -c %i verify.sh) $(stat -c %i state.txt)\" >> '{}'",
+            seen.display()
+        ),
+    );
+    repo.prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let runs: Vec<Vec<&str>> = seen.lines().map(|line| line.split(' ').collect()).collect();
+    assert_eq!(runs.len(), 2, "{seen}");
+    assert_eq!(runs[0][0], runs[1][0], "verify.sh was rewritten: {seen}");
+    assert_ne!(runs[0][1], runs[1][1], "state.txt was not updated: {seen}");
+}
