@@ -548,29 +548,18 @@ impl Proved {
     }
 }
 
-/// The proofs a run made now, each as its (duration, flaky).
-fn made_now(report: &RunReport, contested: bool) -> Vec<(u64, u32)> {
+/// The proofs a run made now (only the contested ones with `contested_only`), each as its
+/// (duration, flaky).
+fn made_now(report: &RunReport, contested_only: bool) -> Vec<(u64, u32)> {
     let made = |result: &RunResult| match result {
         RunResult::Proven {
-            proof,
-            contested: c,
-            ..
-        } if *c == contested || !contested => Some((proof.duration_ms, proof.flaky)),
+            proof, contested, ..
+        } if *contested || !contested_only => Some((proof.duration_ms, proof.flaky)),
         _ => None,
     };
     match &report.result {
         RunResult::Checks { checks, .. } => checks
             .iter()
-            .filter(|check| {
-                !contested
-                    || matches!(
-                        check.result,
-                        RunResult::Proven {
-                            contested: true,
-                            ..
-                        }
-                    )
-            })
             .filter_map(|check| made(&check.result))
             .collect(),
         result => made(result).into_iter().collect(),
