@@ -702,6 +702,7 @@ pub(super) mod tests {
             uncovered: Vec::new(),
             uncovered_count: 0,
             isolation: None,
+            renames_unwatched: false,
         }
     }
 

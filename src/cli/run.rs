@@ -241,6 +241,12 @@ fn all_proven(
     }))
 }
 
+/// The state as the bytes on disk make it, every tracked file read: the one a run is keyed by.
+/// The index's stat data is anyone's to write, so it may spare a lookup, never a run.
+fn on_disk(repo: &Repo) -> Result<(git::StateTree, git::IndexTrust), super::Failure> {
+    repo.state_tree_from_disk().map_err(content_hint)
+}
+
 /// The report of a working state that nothing arms: why, and the hints that fix it.
 fn not_armed(armed: &git::Armed) -> RunReport {
     RunReport {
@@ -273,7 +279,7 @@ pub(super) fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, repo, policy, how, &before, &set, err);
+            return prove_checks(ctx, policy, how, &before, &set, None, err);
         }
     }
     if !armed.is_armed() {
@@ -292,12 +298,20 @@ pub(super) fn prove(
             paths: before.dirty_submodules().to_vec(),
         }));
     }
-    let tree = Some(before.id.to_string());
     if !how.force
         && let Some(report) = already_proven(ctx, repo, before.id, before.verify)?
     {
         return Ok((exit::OK, report));
     }
+    let looked_up = before.id;
+    let (before, trust) = on_disk(repo)?;
+    if before.id != looked_up
+        && !how.force
+        && let Some(report) = already_proven(ctx, repo, before.id, before.verify)?
+    {
+        return Ok((exit::OK, report));
+    }
+    let tree = Some(before.id.to_string());
 
     let interrupt = crate::process::interrupt_flag()?;
     let mut progress = Progress::new(how.verbose || !how.progress);
@@ -313,6 +327,7 @@ pub(super) fn prove(
             how,
             &interrupt,
             proof::Uncovered::default(),
+            trust,
         )?,
         &mut |elapsed| progress.tick(elapsed),
     );
@@ -360,13 +375,14 @@ pub(super) fn prove(
 /// to `prove-it.jobs` at once, and report each.
 fn prove_checks(
     ctx: &Context,
-    repo: &Repo,
     policy: &Policy,
     how: &Proving<'_>,
     before: &git::StateTree,
     set: &CheckSet,
+    read_from_disk: Option<git::IndexTrust>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
+    let repo = &ctx.repo;
     // Before "already proven": a proof of this tree never tested the submodule's changes.
     if !before.dirty_submodules().is_empty() {
         return Err(content_hint(git::Error::DirtySubmodules {
@@ -414,6 +430,17 @@ fn prove_checks(
             }
         }
     }
+    // What runs are the bytes on disk: a state whose index claims others is looked up again,
+    // and run, as the disk has it.
+    let mut trust = read_from_disk.unwrap_or(git::IndexTrust::Disk);
+    if !to_run.is_empty() && read_from_disk.is_none() {
+        let (disk, from_disk) = on_disk(repo)?;
+        if disk.id != before.id {
+            let set = CheckSet::of_state(repo, &disk).map_err(checks_hint)?;
+            return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), err);
+        }
+        trust = from_disk;
+    }
     let mut results = Vec::new();
     if !to_run.is_empty() {
         let interrupt = crate::process::interrupt_flag()?;
@@ -423,7 +450,7 @@ fn prove_checks(
             repo,
             before,
             to_run,
-            options(ctx, repo, policy, how, &interrupt, uncovered.clone())?,
+            options(ctx, repo, policy, how, &interrupt, uncovered.clone(), trust)?,
             policy.jobs,
             &mut |event| match event {
                 proof::Progress::Tick(elapsed) => progress.tick(elapsed),
@@ -510,7 +537,8 @@ fn outcome_code(outcome: Outcome) -> u8 {
 
 /// How `run` proves: as the person at the terminal, streaming with `--verbose`; a commit's
 /// run as its worktree was isolated, without the caller's repository-locating variables, the
-/// working state as `proof::working_view` says.
+/// working state as `proof::working_view` says; the state after the run taking from the index
+/// only what `index_trust` (the state read from disk just before) shows unchanged.
 fn options<'a>(
     ctx: &Context,
     repo: &Repo,
@@ -518,6 +546,7 @@ fn options<'a>(
     how: &'a Proving<'a>,
     interrupt: &'a std::sync::atomic::AtomicBool,
     uncovered: proof::Uncovered,
+    index_trust: git::IndexTrust,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
     let per_event = crate::hosts::Host::per_event_env();
     let (isolation, view, env_remove, env) = match &how.commit {
@@ -564,6 +593,7 @@ fn options<'a>(
             .as_ref()
             .and_then(|commit| commit.untestable_failure.clone()),
         uncovered,
+        index_trust,
     })
 }
 

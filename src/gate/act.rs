@@ -66,6 +66,7 @@ fn options<'a>(
         env_remove: &[],
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
+        index_trust: super::observe::index_trust(seen.anchor.as_ref()),
     })
 }
 
@@ -376,12 +377,22 @@ pub(crate) fn record(
     let gate_policy = ctx.gate.clone()?;
     let blocks = seen.observed.blocks;
     // The first refusal of a turn goes into the ledger, and so does the turn's unverified end:
-    // a turn blocked three times is one entry for its first block and one for its yield.
+    // a turn blocked three times is one entry for its first block and one for its yield. Where
+    // the yield is told to the agent as a last block, the turn's next stops yield again: the
+    // end is on the ledger already.
+    let yielded_already = seen.same_turn
+        && seen
+            .turn
+            .last
+            .as_ref()
+            .is_some_and(|last| matches!(last.answer.verdict, Verdict::Yield { .. }));
     let refusal = match &verdict {
         Verdict::Block {
             why, attempt: 1, ..
         } => Some((why, 1, Outcome::Disproven)),
-        Verdict::Yield { why, .. } => Some((why, blocks + 1, Outcome::NotProven)),
+        Verdict::Yield { why, .. } if !yielded_already => {
+            Some((why, blocks + 1, Outcome::NotProven))
+        }
         _ => None,
     };
     // Checks skipped by a person end the turn unverified: on the ledger, as a whole skip is.

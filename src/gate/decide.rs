@@ -138,6 +138,10 @@ pub(crate) struct Observed {
     /// The anchor recorded the ignore rules from outside the worktree
     /// (`Repo::ignore_digest`), and they differ now.
     pub ignores_changed: bool,
+    /// With an anchor: the `.gitignore` files of the worktree that are themselves ignored (no
+    /// part of the state), appeared or changed since the session started, and hide paths on
+    /// disk (`Repo::hiding_rules`).
+    pub hiding_rules: Vec<HidingRule>,
     /// Without an anchor, verify.sh in HEAD's tree (`Some(None)`: HEAD has none): the
     /// baseline an edit is told by, so that deleting the anchor and its copy does not make a
     /// weakened verify.sh look unedited. `None` with an anchor or an unborn HEAD.
@@ -224,6 +228,24 @@ pub(crate) enum Why {
         paths: Vec<String>,
         count: usize,
     },
+    /// A `.gitignore` that is itself ignored appeared or changed during the session and hides
+    /// paths on disk from the state tree.
+    HiddenByIgnoredRules {
+        rules: Vec<HidingRule>,
+    },
+}
+
+/// An ignored `.gitignore` of the worktree and the paths on disk it hides (the first ones,
+/// and how many).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct HidingRule {
+    pub rule: String,
+    pub hidden: Vec<String>,
+    pub count: usize,
+    /// The rule file lies outside the worktree (`.git/info/exclude`, `core.excludesFile`):
+    /// the paths it hides are new since the session started.
+    #[serde(default)]
+    pub outside: bool,
 }
 
 /// How the policy was weakened since the session started.
@@ -432,7 +454,19 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
             return refuse(Why::Weakened(Weakened::Filters));
         }
         if observed.ignores_changed && !matches!(observed.state, Some(State::ContentError(_))) {
+            // Named with the paths they hide, where new paths are hidden.
+            if observed.hiding_rules.iter().any(|rule| rule.outside) {
+                return refuse(Why::HiddenByIgnoredRules {
+                    rules: observed.hiding_rules.clone(),
+                });
+            }
             return refuse(Why::Weakened(Weakened::Ignores));
+        }
+        // Before rule 5: the hidden paths are what makes the state look unchanged.
+        if !observed.hiding_rules.is_empty() {
+            return refuse(Why::HiddenByIgnoredRules {
+                rules: observed.hiding_rules.clone(),
+            });
         }
     }
 
@@ -617,6 +651,7 @@ mod tests {
             tampered: None,
             filters_changed: false,
             ignores_changed: false,
+            hiding_rules: Vec::new(),
             verify_at_head: None,
             provers_at_head: None,
             checks_file_now: false,
@@ -1043,6 +1078,26 @@ mod tests {
             verdict(&o),
             Verdict::Block {
                 why: Why::Weakened(Weakened::Ignores),
+                ..
+            }
+        ));
+    }
+
+    /// An ignored `.gitignore` that appeared during the session and hides paths is refused,
+    /// even where the state looks unchanged (the hidden paths are why it looks so).
+    #[test]
+    fn a_self_ignoring_rule_file_hiding_paths_is_refused_even_on_an_unchanged_state() {
+        let mut o = changed();
+        o.hiding_rules = vec![HidingRule {
+            rule: "tests/.gitignore".into(),
+            hidden: vec!["tests/evil.py".into()],
+            count: 1,
+            outside: false,
+        }];
+        assert!(matches!(
+            verdict(&o),
+            Verdict::Block {
+                why: Why::HiddenByIgnoredRules { .. },
                 ..
             }
         ));

@@ -83,15 +83,26 @@ fn is_summary_line(line: &str) -> bool {
 const KEY_LINES: usize = 12;
 
 /// A line that says how a run failed wherever it stands in the output: a summary line (as the
-/// ledger's `actual` picks), a panic, an assertion and its `left:`/`right:` values, a
-/// `FAILED`, `FAIL` or `Error` line, a traceback's start.
+/// ledger's `actual` picks), a panic, an assertion and its `left:`/`right:` (or `expected:`,
+/// `actual:`, `received:`, `operator:`) values, a `FAILED`, `FAIL` or `Error` line, a
+/// traceback's start, a TAP `not ok` or node's `✖`. A passing or skipped test's line is never
+/// one, whatever words it holds (TAP's `ok 3 - skipped # SKIP`, node's `✔` and `﹣`, TAP's
+/// `# Subtest:` headings).
 fn is_key_line(line: &str) -> bool {
     let line = line.trim();
     let lower = line.to_ascii_lowercase();
+    if is_passing_test_line(line) {
+        return false;
+    }
     is_summary_line(line)
         || line.contains("panicked at")
         || line.starts_with("left:")
         || line.starts_with("right:")
+        || ["expected:", "actual:", "received:", "operator:"]
+            .iter()
+            .any(|key| lower.starts_with(key))
+        || line.starts_with("not ok")
+        || line.starts_with('✖')
         || lower.contains("assertion")
         || line.contains("FAILED")
         || line.starts_with("FAIL")
@@ -103,14 +114,56 @@ fn is_key_line(line: &str) -> bool {
         || line.starts_with("Traceback")
 }
 
+/// A TAP line of a test that passed or was skipped (`ok 3 - name # SKIP`), a TAP subtest's
+/// heading, or node's spec reporter's pass (`✔`) or skip (`﹣`): none says how a run failed.
+fn is_passing_test_line(line: &str) -> bool {
+    let tap_ok = line
+        .strip_prefix("ok")
+        .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '));
+    tap_ok || line.starts_with("# Subtest:") || line.starts_with('✔') || line.starts_with('﹣')
+}
+
+/// The keys of a TAP test's YAML diagnostics whose values (on the lines below, when the key
+/// opens a block) say how it failed: node's test runner writes the assertion's message under
+/// `error: |-` and its values under `expected:` and `actual:`.
+const TAP_DIAGNOSTIC_KEYS: [&str; 4] = ["error:", "expected:", "actual:", "operator:"];
+
 /// The failure's key lines in `output` before its last `tail_len` lines (which the block shows
 /// anyway), at most [`KEY_LINES`], first first: with `RUST_BACKTRACE=1` the last lines of a
 /// failing `cargo test` are backtrace frames, and the assertion's values come before them.
+/// Inside a TAP YAML block (`---` to `...`), the lines under a diagnostic key are kept with it.
 pub(crate) fn earlier_key_lines(output: &str, tail_len: usize) -> Vec<String> {
     let lines: Vec<&str> = output.lines().collect();
     let earlier = &lines[..lines.len().saturating_sub(tail_len)];
     let mut keys: Vec<String> = Vec::new();
-    for line in earlier.iter().filter(|line| is_key_line(line)) {
+    let mut in_yaml = false;
+    // The indentation of the diagnostic key whose block the next lines may continue.
+    let mut block_of: Option<usize> = None;
+    for line in earlier {
+        let trimmed = line.trim();
+        let indent = line.len() - line.trim_start().len();
+        if trimmed.is_empty() {
+            continue;
+        }
+        let continues = block_of.is_some_and(|key_indent| indent > key_indent);
+        if !continues {
+            block_of = None;
+        }
+        match trimmed {
+            "---" => in_yaml = true,
+            "..." => in_yaml = false,
+            _ => {}
+        }
+        let diagnostic = in_yaml
+            && TAP_DIAGNOSTIC_KEYS
+                .iter()
+                .any(|key| trimmed.starts_with(key));
+        if diagnostic {
+            block_of = Some(indent);
+        }
+        if !(continues || diagnostic || is_key_line(line)) {
+            continue;
+        }
         let line = line.trim_end();
         if keys.last().is_none_or(|last| last != line) {
             keys.push(line.to_string());
@@ -164,6 +217,13 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
             vec![format!(
                 "{count} changed path(s) outside every check's inputs"
             )],
+        ),
+        Why::HiddenByIgnoredRules { rules } => (
+            None,
+            rules
+                .iter()
+                .map(|rule| format!("{} hides {} path(s) from the state", rule.rule, rule.count))
+                .collect(),
         ),
     }
 }
@@ -389,6 +449,25 @@ mod tests {
             ]
         );
         assert!(earlier_key_lines("a\nb\n", 20).is_empty());
+    }
+
+    /// node's spec reporter: passes (`✔`) and skips (`﹣`) are not key lines; the failure
+    /// (`✖`) and the assertion's values are.
+    #[test]
+    fn node_spec_reporter_keys_are_the_failure_and_its_values() {
+        let output = "\u{2714} passes 1 (0.1ms)\n\u{fe63} skipped 2 (0.1ms) # later\n\
+                      \u{2716} adds (1.2ms)\n  AssertionError [ERR_ASSERTION]: Expected values\n\
+                      \x20   actual: 2,\n    expected: 3,\n    operator: 'strictEqual'\n";
+        assert_eq!(
+            earlier_key_lines(output, 0),
+            [
+                "\u{2716} adds (1.2ms)",
+                "  AssertionError [ERR_ASSERTION]: Expected values",
+                "    actual: 2,",
+                "    expected: 3,",
+                "    operator: 'strictEqual'",
+            ]
+        );
     }
 
     #[test]

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use gix::ObjectId;
 
 use super::anchor::{Anchor, Prover};
-use super::decide::{AnchorFacts, ChecksFacts, Observed, State, Tampered};
+use super::decide::{AnchorFacts, ChecksFacts, HidingRule, Observed, State, Tampered};
 use super::diff::{file_diff, verify_diff};
 use super::error::{Error, error_chain};
 use super::event::Stop;
@@ -50,12 +50,22 @@ pub(crate) struct Seen {
     pub files: SessionFiles,
     /// The turn state as saved by the previous stop of this session.
     pub turn: TurnState,
+    /// This stop goes on with the turn that state counts (its budget is not new).
+    pub same_turn: bool,
     /// With a checks file: the checks without a proof (and not skipped), to run.
     pub pending: Vec<ToRun>,
     /// With a checks file and checks to run: the paths of the state no check reads, for the
     /// records (left empty on a cache hit, where nothing is recorded).
     pub uncovered: Uncovered,
     _lock: git::SessionLock,
+}
+
+/// Which index entries may stand for their files in a session with `anchor`: those it shows
+/// unchanged since it was written; without one, none.
+pub(crate) fn index_trust(anchor: Option<&Anchor>) -> git::IndexTrust {
+    anchor.map_or(git::IndexTrust::Disk, |anchor| {
+        git::IndexTrust::of_anchor(anchor.state_tree, anchor.time.unix_timestamp())
+    })
 }
 
 /// The worktree as one stable path, so a session's key does not depend on how it was spelled.
@@ -200,6 +210,7 @@ pub(crate) fn stop(
             .as_ref()
             .and_then(|a| a.filters)
             .is_some_and(|filters| filters != repo.filter_digest()),
+        hiding_rules: Vec::new(),
         ignores_changed: anchor
             .as_ref()
             .and_then(|a| a.ignores)
@@ -222,7 +233,12 @@ pub(crate) fn stop(
         .as_ref()
         .and_then(|anchor| SessionTrust::new(repo, anchor.env, anchor.proofs_at_start));
     if armed_now.is_armed() || has_checks {
-        observed.state = Some(match repo.state_tree(false) {
+        // Under an anchor, only what it shows unchanged is taken from the index.
+        let computed = match &anchor {
+            Some(anchor) => repo.state_tree_trusting(index_trust(Some(anchor))),
+            None => repo.state_tree(false),
+        };
+        observed.state = Some(match computed {
             // A dirty submodule is a change the tree does not show, and no proof may vouch
             // for it: decide refuses, naming the submodules.
             Ok(tree) if !tree.dirty_submodules().is_empty() => {
@@ -280,6 +296,26 @@ pub(crate) fn stop(
             Err(error) if error.is_worktree_content() => State::ContentError(error_chain(&error)),
             Err(error) => return Err(error.into()),
         });
+    }
+    if let (Some(anchor), Some(tree)) = (&anchor, &state) {
+        let since = std::time::SystemTime::from(anchor.time);
+        let outside = if observed.ignores_changed {
+            repo.hidden_by_outside_rules(tree, since)?
+        } else {
+            Vec::new()
+        };
+        let inside = repo.hiding_rules(tree, since)?;
+        observed.hiding_rules = outside
+            .into_iter()
+            .map(|found| (found, true))
+            .chain(inside.into_iter().map(|found| (found, false)))
+            .map(|(found, outside)| HidingRule {
+                rule: found.rule,
+                hidden: found.hidden,
+                count: found.count,
+                outside,
+            })
+            .collect();
     }
 
     let current_verify = state
@@ -366,6 +402,7 @@ pub(crate) fn stop(
         baseline_verify,
         files,
         turn,
+        same_turn,
         pending,
         uncovered,
         _lock: lock,

@@ -210,7 +210,8 @@ fn start(
     }
     // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
     // session then counts as a change, and the content error is reported there.
-    let state = repo.state_tree(false).ok();
+    // Its trees are kept, for a stop to compare its state with directory by directory.
+    let state = repo.anchor_state_tree().ok();
     // With a checks file, the anchor keeps it and every check's script, with their texts.
     let set = match &state {
         Some(state) if crate::proof::has_checks_file(repo)? => CheckSet::of_state(repo, state)

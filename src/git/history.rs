@@ -162,11 +162,18 @@ impl Repo {
             .iter()
             .map(|&id| commit_head(&self.git, id))
             .collect::<Result<Vec<_>, _>>()?;
+        // Over many commits, one walk of the notes tree into a map costs less than a walk down
+        // its fanout levels per commit, and is shared by every thread.
+        let index = if ids.len() >= INDEX_AT_LEAST {
+            Some(std::sync::Arc::new(self.notes_index(super::PROOFS_REF)?))
+        } else {
+            None
+        };
         let threads = std::thread::available_parallelism()
             .map_or(1, std::num::NonZero::get)
             .min(ids.len().div_ceil(PER_THREAD_AT_LEAST));
         if threads <= 1 {
-            return with_notes(self, commits, &each);
+            return with_notes(self, commits, index, &each);
         }
         let chunk = ids.len().div_ceil(threads);
         let mut commits = commits.into_iter();
@@ -177,7 +184,8 @@ impl Repo {
                     // A handle of its own per thread: gix repositories are Send, not Sync.
                     let repo = self.handle();
                     let each = &each;
-                    scope.spawn(move || with_notes(&repo, part, each))
+                    let index = index.clone();
+                    scope.spawn(move || with_notes(&repo, part, index, each))
                 })
                 .collect();
             let mut all = Vec::with_capacity(ids.len());
@@ -223,7 +231,7 @@ fn root_scripts(git: &gix::Repository, tree: ObjectId) -> Result<(RootEntry, Roo
         tree.find_entry(name)
             .map(|entry| (entry.oid().to_owned(), u32::from(entry.mode().value())))
     };
-    let verify = super::script_link::in_tree(git, tree.id, VERIFY_SCRIPT)?;
+    let verify = super::script_link::in_read_tree(git, &tree, VERIFY_SCRIPT)?;
     Ok((verify, entry(CHECKS_FILE)))
 }
 
@@ -231,28 +239,37 @@ fn root_scripts(git: &gix::Repository, tree: ObjectId) -> Result<(RootEntry, Roo
 fn with_notes<T>(
     repo: &Repo,
     commits: Vec<Head>,
+    index: Option<std::sync::Arc<super::notes::NotesIndex>>,
     each: &impl Fn(&Repo, &mut super::Notes<'_>, CommitInfo, Option<String>) -> T,
 ) -> Result<Vec<T>, Error> {
     let git = &repo.git;
-    // One `Notes` for all: it keeps the fanout levels it opened, so lookups stay cheap over
-    // thousands of commits.
-    let mut notes = super::Notes::new(git, super::PROOFS_REF);
-    commits
-        .into_iter()
-        .map(|head| {
-            let (verify, checks_file) = root_scripts(git, head.tree)?;
-            let info = CommitInfo {
-                verify,
-                checks_file,
-                id: head.id,
-                tree: head.tree,
-                subject: head.subject,
-            };
-            let note = notes.lookup(&info.tree)?;
-            Ok(each(repo, &mut notes, info, note))
-        })
-        .collect()
+    // One `Notes` for all: it keeps the fanout levels it opened (or reads the index), so
+    // lookups stay cheap over thousands of commits.
+    let mut notes = match index {
+        Some(index) => repo.notes_through(super::PROOFS_REF, index),
+        None => super::Notes::new(git, super::PROOFS_REF),
+    };
+    // Sized beforehand: a `T` is far larger than a commit's head, so collecting in place
+    // would grow the vector step by step.
+    let mut all = Vec::with_capacity(commits.len());
+    for head in commits {
+        let (verify, checks_file) = root_scripts(git, head.tree)?;
+        let info = CommitInfo {
+            verify,
+            checks_file,
+            id: head.id,
+            tree: head.tree,
+            subject: head.subject,
+        };
+        let note = notes.lookup(&info.tree)?;
+        all.push(each(repo, &mut notes, info, note));
+    }
+    Ok(all)
 }
+
+/// From this many commits on, the notes tree is read once into a map: a lookup through the
+/// fanout levels reads one or two trees, and a tree of 10k notes has 257.
+const INDEX_AT_LEAST: usize = 256;
 
 /// Below this many commits a thread costs more than it saves.
 const PER_THREAD_AT_LEAST: usize = 500;

@@ -6,7 +6,7 @@
 use gix::ObjectId;
 use gix::bstr::{BString, ByteSlice};
 
-use super::state_tree::{Hasher, Item, MODE_TREE, build_tree};
+use super::state_tree::{Hasher, Item, MODE_TREE, Persist, build_tree};
 use super::{Error, Repo, StateTree};
 
 impl Repo {
@@ -315,7 +315,7 @@ impl Repo {
     fn build(&self, items: &[Item], persist: bool) -> Result<ObjectId, Error> {
         let mut hasher = Hasher {
             repo: &self.git,
-            persist,
+            persist: if persist { Persist::All } else { Persist::No },
             buf: Vec::new(),
             dirs: None,
         };
@@ -330,7 +330,12 @@ fn item_at(path: &str, mode: u32, id: ObjectId) -> Item {
     if mode == MODE_TREE {
         path.push(b'/');
     }
-    Item { path, mode, id }
+    Item {
+        path,
+        mode,
+        id,
+        from_index: false,
+    }
 }
 
 /// An entry directly in a directory of a state.

@@ -8,6 +8,7 @@
 
 mod config;
 mod error;
+mod hiding_rules;
 mod history;
 mod hooks;
 mod input_tree;
@@ -17,6 +18,7 @@ mod notes;
 mod notes_sync;
 mod reflog;
 mod remote;
+mod rename_watch;
 mod repo;
 mod run_start;
 mod script_link;
@@ -39,11 +41,12 @@ pub(crate) use names::{
 pub(crate) use notes::Notes;
 pub(crate) use notes_sync::Merged;
 pub(crate) use remote::Synced;
+pub(crate) use rename_watch::Renames;
 pub(crate) use repo::Repo;
 pub(crate) use run_start::FsTime;
 pub(crate) use script_link::LinkProblem;
 pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_dir::read_run_log;
-pub(crate) use state_tree::StateTree;
+pub(crate) use state_tree::{IndexTrust, StateTree};
 pub(crate) use verify_file::Armed;
 pub(crate) use worktree::{LOCAL_ENV, TempWorktree};

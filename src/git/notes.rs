@@ -26,6 +26,16 @@ pub(crate) struct Notes<'repo> {
     state: Option<Option<gix::note::plumbing::State>>,
     /// The notes commit to read instead of the ref's tip (`Repo::notes_at`).
     pinned: Option<ObjectId>,
+    /// Every note of the ref, read in one walk (`Repo::notes_index`), used instead of the
+    /// notes tree when set.
+    index: Option<std::sync::Arc<NotesIndex>>,
+}
+
+/// Every note of one notes commit as a map from the annotated object to its note blob: one
+/// walk of the notes tree, for callers that look up more notes than there are fanout trees.
+#[derive(Debug, Default)]
+pub(crate) struct NotesIndex {
+    notes: gix::hashtable::HashMap<ObjectId, ObjectId>,
 }
 
 impl Repo {
@@ -38,6 +48,32 @@ impl Repo {
     pub(crate) fn notes_at(&self, name: &'static str, commit: ObjectId) -> Notes<'_> {
         Notes {
             pinned: Some(commit),
+            ..Notes::new(&self.git, name)
+        }
+    }
+
+    /// Every note of the notes ref `name` as it stands, read in one walk of its tree.
+    pub(crate) fn notes_index(&self, name: &'static str) -> Result<NotesIndex, Error> {
+        let notes = Notes::new(&self.git, name);
+        let Some(tip) = notes.tip()? else {
+            return Ok(NotesIndex::default());
+        };
+        Ok(NotesIndex {
+            notes: super::notes_sync::all_notes(&self.git, tip)?
+                .into_iter()
+                .collect(),
+        })
+    }
+
+    /// The notes ref `name` read through `index` (its notes as [`Repo::notes_index`] read
+    /// them), for lookups only.
+    pub(crate) fn notes_through(
+        &self,
+        name: &'static str,
+        index: std::sync::Arc<NotesIndex>,
+    ) -> Notes<'_> {
+        Notes {
+            index: Some(index),
             ..Notes::new(&self.git, name)
         }
     }
@@ -81,6 +117,7 @@ impl<'repo> Notes<'repo> {
             name,
             state: None,
             pinned: None,
+            index: None,
         }
     }
 
@@ -114,6 +151,12 @@ impl<'repo> Notes<'repo> {
 
     /// The note text attached to `object`, if any.
     pub(crate) fn lookup(&mut self, object: &gix::oid) -> Result<Option<String>, Error> {
+        if let Some(index) = &self.index {
+            return match index.notes.get(object) {
+                Some(&note) => self.read_note(note, object).map(Some),
+                None => Ok(None),
+            };
+        }
         if self.state.is_none() {
             let tip = self.tip()?;
             let state = match tip {
@@ -142,11 +185,11 @@ impl<'repo> Notes<'repo> {
     }
 
     fn read_note(&self, note: ObjectId, object: &gix::oid) -> Result<String, Error> {
-        let blob = self
+        let mut blob = self
             .repo
             .find_blob(note)
             .map_err(|e| Error::read(format!("the note {note} for {object}"))(e))?;
-        String::from_utf8(blob.data.clone()).map_err(|_| Error::NoteNotText {
+        String::from_utf8(std::mem::take(&mut blob.data)).map_err(|_| Error::NoteNotText {
             note,
             tree: object.to_owned(),
         })
@@ -163,6 +206,7 @@ impl<'repo> Notes<'repo> {
         update: impl Fn(&str) -> String,
     ) -> Result<bool, Error> {
         self.state = None;
+        self.index = None;
         let committer = committer(self.repo)?;
         for attempt in 0..MAX_ATTEMPTS {
             let tip = self.tip()?;

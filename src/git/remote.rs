@@ -154,17 +154,27 @@ impl Repo {
             .unwrap_or_else(|| self.default_remote())
     }
 
-    /// Whether any of the last `limit` commits of HEAD was authored with `email` (git's own
-    /// comparison of addresses: case-insensitive). An unborn HEAD has none.
-    pub(crate) fn authored_any(&self, email: &str, limit: usize) -> Result<bool, Error> {
-        if self.head_commit()?.is_none() {
-            return Ok(false);
-        }
+    /// Whether any of the last `limit` commits on `remote`'s remote-tracking branches (what
+    /// the clone knows the remote has, not the commits made here since) was authored with
+    /// `email` (git's own comparison of addresses: case-insensitive); `None` when the clone
+    /// knows of no commit there.
+    pub(crate) fn authored_any_on(
+        &self,
+        remote: &str,
+        email: &str,
+        limit: usize,
+    ) -> Result<Option<bool>, Error> {
         let limit = limit.to_string();
-        let authors = self.run_git(&["log", "-n", &limit, "--format=%ae", "HEAD", "--"])?;
-        Ok(authors
-            .lines()
-            .any(|author| author.trim().eq_ignore_ascii_case(email)))
+        let remotes = format!("--remotes={remote}");
+        let authors = self.run_git(&["log", "-n", &limit, "--format=%ae", &remotes, "--"])?;
+        if authors.trim().is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(
+            authors
+                .lines()
+                .any(|author| author.trim().eq_ignore_ascii_case(email)),
+        ))
     }
 
     /// The commit the remote's ref `name` (its proofs, its failures) points at, or `None` when

@@ -86,8 +86,21 @@ pub(super) fn in_tree(
     tree: ObjectId,
     path: &str,
 ) -> Result<Option<(ObjectId, u32)>, Error> {
+    let found = git
+        .find_tree(tree)
+        .map_err(|e| Error::read(format!("{path} in tree {tree}"))(e))?;
+    in_read_tree(git, &found, path)
+}
+
+/// [`in_tree`] for a tree already read.
+pub(super) fn in_read_tree(
+    git: &gix::Repository,
+    found: &gix::Tree<'_>,
+    path: &str,
+) -> Result<Option<(ObjectId, u32)>, Error> {
+    let tree = found.id;
+    // Error texts are formatted only on error: check and log read thousands of trees.
     let what = |path: &str| format!("{path} in tree {tree}");
-    let found = git.find_tree(tree).map_err(Error::read(what(path)))?;
     let mut entry = |at: &str| {
         let entry = found
             .lookup_entry_by_path(at)
@@ -97,7 +110,7 @@ pub(super) fn in_tree(
     let mut link_text = |at: &str, blob: ObjectId| {
         Ok(git
             .find_blob(blob)
-            .map_err(Error::read(what(at)))?
+            .map_err(|e| Error::read(what(at))(e))?
             .data
             .clone())
     };

@@ -1,8 +1,10 @@
 //! The state tree: the tree `git add -A` into a copy of the index followed by `git write-tree`
 //! would give, computed in-process without touching the user's index or `index.lock`.
 //!
-//! Tracked entries whose stat data and mode still match the index keep their index blob; the
-//! others are hashed from disk through the same clean filters git applies. Untracked files that
+//! Tracked entries whose stat data and mode still match the index keep their index blob, as far
+//! as the caller's `IndexTrust` allows (stat data is anyone's to write, so a stop and a run's
+//! record trust it less than a lookup); the others are hashed from disk through the same clean
+//! filters git applies. Untracked files that
 //! are not ignored come from a directory walk. Trees are built in memory and only written to the
 //! object database when the state is to be recorded.
 //!
@@ -37,6 +39,34 @@ pub(super) const MODE_GITLINK: u32 = 0o160000;
 /// Below this many index entries, checking them on several threads costs more than it saves.
 const PARALLEL_THRESHOLD: usize = 2_000;
 
+/// Which index entries the state tree may take a blob from without reading the file. The
+/// index's stat data is anyone's to write (`git update-index --cacheinfo`, a crafted index
+/// file): an entry naming an honest blob with the stat data of a broken file on disk passes
+/// every stat comparison, ctime included.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum IndexTrust {
+    /// Any entry whose stat data still matches the file: fast, and enough to look a state up,
+    /// never to key what a run proved nor to spare a session's stop.
+    Stat,
+    /// Only an entry that can be shown unchanged since a state `tree` that held the disk's
+    /// bytes at `time` (seconds since the epoch): a session's anchor, or a run's own state read
+    /// from disk before it ran. The entry must be stat-clean, its ctime a whole second before
+    /// `time` (only the clock moves ctime, so the file has not changed since), and its blob the
+    /// one `tree` holds at its path. Every other path is read from disk. `tree`'s trees (not its
+    /// blobs) must be in the object database; without them every path is read.
+    Since { tree: ObjectId, time: i64 },
+    /// None: every tracked file is read from disk.
+    Disk,
+}
+
+impl IndexTrust {
+    /// The trust a session's anchor allows: its state tree and time, or none when the anchor
+    /// holds no state tree.
+    pub(crate) fn of_anchor(tree: Option<ObjectId>, time: i64) -> IndexTrust {
+        tree.map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, time })
+    }
+}
+
 /// The working state as a git tree.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct StateTree {
@@ -56,6 +86,9 @@ pub(crate) struct StateTree {
     /// Checked-out submodules and nested repositories whose worktree holds changes their
     /// commit does not (uncommitted, or untracked and not ignored), sorted.
     dirty_submodules: Vec<String>,
+    /// The ignored paths on disk the walk met, a wholly ignored directory as one path (with
+    /// whether it is a directory): what ignore rules keep out of the state.
+    ignored: Vec<(BString, bool)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +97,8 @@ pub(super) struct Item {
     pub(super) path: BString,
     pub(super) mode: u32,
     pub(super) id: ObjectId,
+    /// The blob was taken from the index entry, not read from disk.
+    pub(super) from_index: bool,
 }
 
 /// What the worktree says about one index path.
@@ -83,34 +118,76 @@ impl Repo {
     /// touching the index. With `persist`, every blob and tree is also written to the object
     /// database, so the id can be annotated and checked out later.
     pub(crate) fn state_tree(&self, persist: bool) -> Result<StateTree, Error> {
-        StateTree::compute(&self.git, persist, None)
+        StateTree::compute(&self.git, persist, None, IndexTrust::Stat)
+    }
+
+    /// The state tree taking from the index only the blobs `trust` allows; the others are
+    /// read from disk. Not persisted.
+    pub(crate) fn state_tree_trusting(&self, trust: IndexTrust) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, false, None, trust)
+    }
+
+    /// The state tree a session's anchor records: computed as `state_tree(false)`, with its
+    /// trees (not its blobs) written to the object database where they are missing, so that a
+    /// later stop can compare its own state with it directory by directory
+    /// (`IndexTrust::Since`).
+    pub(crate) fn anchor_state_tree(&self) -> Result<StateTree, Error> {
+        StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Stat, true)
+    }
+
+    /// The state as the disk has it, every tracked file read (its trees written where missing),
+    /// and the trust it lends the state computed after a run: the index's stat data may spare a
+    /// lookup, never the key of a run outside a session.
+    pub(crate) fn state_tree_from_disk(&self) -> Result<(StateTree, IndexTrust), Error> {
+        let time = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()
+            .and_then(|since| i64::try_from(since.as_secs()).ok())
+            .unwrap_or(0);
+        let tree =
+            StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Disk, true)?;
+        let trust = IndexTrust::Since {
+            tree: tree.id,
+            time,
+        };
+        Ok((tree, trust))
     }
 
     /// The state tree, persisted, as after a verify.sh run that started at `start`: it also
     /// names every path of the state (tracked or untracked, not ignored) changed since, in the
     /// same walk. A path changed and changed back keeps its tree entry, not its ctime.
-    pub(crate) fn state_tree_since(&self, start: FsTime) -> Result<StateTree, Error> {
-        StateTree::compute(&self.git, true, Some(start))
+    /// Blobs come from the index only as `trust` allows: this is the tree a run's record is
+    /// keyed by, so it must be the bytes the run read.
+    pub(crate) fn state_tree_since(
+        &self,
+        start: FsTime,
+        trust: IndexTrust,
+    ) -> Result<StateTree, Error> {
+        StateTree::compute(&self.git, true, Some(start), trust)
     }
 }
 
 impl StateTree {
     /// Compute the state tree of `repo`'s worktree. With `persist`, every blob and tree is also
     /// written to the object database, so the id can be annotated and checked out later. With
-    /// `since`, the paths changed at or after it are named in `touched`.
+    /// `since`, the paths changed at or after it are named in `touched`. `trust` says which
+    /// index entries may stand for their files.
     pub(crate) fn compute(
         repo: &gix::Repository,
         persist: bool,
         since: Option<FsTime>,
+        trust: IndexTrust,
     ) -> Result<StateTree, Error> {
-        Self::compute_in(repo, persist, since, true)
+        let persist = if persist { Persist::All } else { Persist::No };
+        Self::compute_with(repo, persist, since, trust, true)
     }
 
     /// `top` is false for a submodule's own state: its verify.sh is not the one that runs.
-    fn compute_in(
+    fn compute_with(
         repo: &gix::Repository,
-        persist: bool,
+        persist: Persist,
         since: Option<FsTime>,
+        trust: IndexTrust,
         top: bool,
     ) -> Result<StateTree, Error> {
         let workdir = repo.workdir().ok_or_else(|| Error::Bare {
@@ -133,6 +210,12 @@ impl StateTree {
             .config_snapshot()
             .boolean("core.sparseCheckout")
             .unwrap_or(false);
+        // An anchor whose state's trees are not in the object database (written before they
+        // were kept, or pruned since) cannot vouch for any entry.
+        let trust = match trust {
+            IndexTrust::Since { tree, .. } if !repo.has_object(tree) => IndexTrust::Disk,
+            trust => trust,
+        };
         let context = Context {
             workdir,
             stat_options,
@@ -140,13 +223,14 @@ impl StateTree {
             symlinks: caps.symlink,
             since,
             sparse,
+            trust,
         };
 
         let groups = path_groups(&index);
         // The directory walk for untracked files runs on this thread while the index entries
         // are checked on others: both are mostly system calls, and neither needs the other.
         let (slots, untracked) = context.classify_all(&index, &groups, || untracked(repo, &index));
-        let untracked = untracked?;
+        let (untracked, ignored) = untracked?;
 
         let mut pipeline = checkin_pipeline(repo, &index)?;
         let mut hasher = Hasher {
@@ -159,7 +243,7 @@ impl StateTree {
         let mut touched = Vec::new();
         let mut dirty_submodules = Vec::new();
         let mut inner = |path: &BStr, abs: &Path, touched: &mut Vec<String>| {
-            let found = inner_changes(repo, path, abs, since)?;
+            let found = inner_changes(repo, path, abs, since, context.trust)?;
             dirty_submodules.extend(found.dirty);
             touched.extend(found.touched);
             Ok::<_, Error>(())
@@ -177,11 +261,13 @@ impl StateTree {
                     path: path.to_owned(),
                     mode: MODE_TREE,
                     id: entry.id,
+                    from_index: false,
                 }),
                 Slot::Keep => items.push(Item {
                     path: path.to_owned(),
                     mode: index_mode(entry.mode),
                     id: entry.id,
+                    from_index: true,
                 }),
                 Slot::Gitlink => {
                     let abs = workdir.join(to_path(path));
@@ -203,6 +289,7 @@ impl StateTree {
                         path: path.to_owned(),
                         mode: MODE_GITLINK,
                         id,
+                        from_index: false,
                     });
                 }
                 Slot::Hash { mode, as_link } => {
@@ -211,6 +298,7 @@ impl StateTree {
                             path: path.to_owned(),
                             mode,
                             id,
+                            from_index: false,
                         });
                     }
                 }
@@ -233,6 +321,7 @@ impl StateTree {
                             path: path.clone(),
                             mode,
                             id,
+                            from_index: false,
                         })
                 }
                 Kind::Repository => match submodule_commit(&abs)? {
@@ -242,6 +331,7 @@ impl StateTree {
                             path: path.clone(),
                             mode: MODE_GITLINK,
                             id,
+                            from_index: false,
                         })
                     }
                     _ => {
@@ -256,7 +346,23 @@ impl StateTree {
         }
 
         items.sort_by(|a, b| a.path.cmp(&b.path));
-        let id = build_tree(&items, 0, &mut hasher)?;
+        let mut id = build_tree(&items, 0, &mut hasher)?;
+        if let IndexTrust::Since { tree: anchor, .. } = context.trust
+            && id != anchor
+        {
+            let rehashed = context.rehash_unanchored(
+                repo,
+                &index,
+                &mut pipeline,
+                &mut hasher,
+                &mut items,
+                anchor,
+            )?;
+            if rehashed {
+                hasher.dirs = Some(Vec::new());
+                id = build_tree(&items, 0, &mut hasher)?;
+            }
+        }
         let verify = items
             .iter()
             .find(|item| item.path == VERIFY_SCRIPT)
@@ -286,6 +392,7 @@ impl StateTree {
             dirs,
             touched,
             dirty_submodules,
+            ignored,
         })
     }
 
@@ -319,6 +426,19 @@ impl StateTree {
             .filter(|(_, mode)| *mode != MODE_TREE && *mode != MODE_GITLINK)
     }
 
+    /// Every directory of the state, relative to the worktree (not the worktree itself).
+    pub(super) fn dir_paths(&self) -> impl Iterator<Item = &Path> {
+        self.dirs
+            .iter()
+            .map(|(dir, _)| Path::new(OsStr::from_bytes(dir.as_slice())))
+    }
+
+    /// The ignored paths on disk, a wholly ignored directory as one (with whether it is a
+    /// directory), sorted.
+    pub(super) fn ignored(&self) -> &[(BString, bool)] {
+        &self.ignored
+    }
+
     /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
     pub(crate) fn touched(&self) -> &[String] {
         &self.touched
@@ -335,7 +455,7 @@ impl StateTree {
             match (a.peek(), b.peek()) {
                 (None, None) => break,
                 (Some(x), Some(y)) if x.path == y.path => {
-                    if x != y {
+                    if (x.mode, x.id) != (y.mode, y.id) {
                         changed.push(x.path.to_string());
                     }
                     a.next();
@@ -386,9 +506,65 @@ struct Context<'a> {
     /// `core.sparseCheckout` is on: a skip-worktree entry whose file is absent was left out by
     /// the sparse checkout, and keeps its index blob.
     sparse: bool,
+    /// Which stat-clean index entries may stand for their files.
+    trust: IndexTrust,
 }
 
 impl Context<'_> {
+    /// Whether a stat-clean file may keep its index blob as far as its ctime tells; under an
+    /// anchor, its blob is compared with the anchor's afterwards (`rehash_unanchored`).
+    fn trusts_unchanged(&self, meta: &DiskStat) -> bool {
+        match self.trust {
+            IndexTrust::Stat => true,
+            IndexTrust::Disk => false,
+            // A whole second before: the anchor's time is cut to the second, and the kernel
+            // stamps files from a clock a tick behind the one the anchor read.
+            IndexTrust::Since { time, .. } => meta.0.st_ctime < time.saturating_sub(1),
+        }
+    }
+
+    /// Under an anchor, read from disk every path whose blob was taken from the index yet is
+    /// not the anchor's (`anchor`, the anchor's state tree; `id`, the tree of `items` as
+    /// built). Only the directories whose trees differ from the anchor's are read, so an
+    /// unchanged state costs nothing. Whether any item was read again.
+    fn rehash_unanchored(
+        &self,
+        repo: &gix::Repository,
+        index: &gix::index::State,
+        pipeline: &mut gix::filter::Pipeline<'_>,
+        hasher: &mut Hasher<'_>,
+        items: &mut Vec<Item>,
+        anchor: ObjectId,
+    ) -> Result<bool, Error> {
+        let mut dirs = hasher.dirs.take().unwrap_or_default();
+        dirs.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut suspects = Vec::new();
+        differing(repo, items, 0, 0, &dirs, anchor, &mut suspects)?;
+        hasher.dirs = Some(dirs);
+        let mut rehashed = false;
+        let mut gone = Vec::new();
+        for i in suspects {
+            let item = &items[i];
+            if !item.from_index {
+                continue;
+            }
+            let path = item.path.clone();
+            let as_link = item.mode == MODE_SYMLINK;
+            match hasher.file(pipeline, index, self.workdir, path.as_bstr(), as_link)? {
+                Some(blob) => {
+                    items[i].id = blob;
+                    items[i].from_index = false;
+                }
+                None => gone.push(i),
+            }
+            rehashed = true;
+        }
+        for i in gone.into_iter().rev() {
+            items.remove(i);
+        }
+        Ok(rehashed)
+    }
+
     /// Whether the file `meta` describes changed at or after `since`.
     fn changed_since(&self, meta: &DiskStat) -> bool {
         self.since
@@ -527,6 +703,7 @@ impl Context<'_> {
         // trusted by their stat data, as in git's racy-git handling.
         if entry.stat.matches(&stat, self.stat_options)
             && !entry.stat.is_racy(index.timestamp(), self.stat_options)
+            && self.trusts_unchanged(&meta)
         {
             Slot::Keep
         } else {
@@ -762,6 +939,7 @@ fn inner_changes(
     path: &BStr,
     abs: &Path,
     since: Option<FsTime>,
+    trust: IndexTrust,
 ) -> Result<InnerChanges, Error> {
     let Ok(mut repo) = gix::open_opts(abs, outer.open_options().clone()) else {
         return Ok(InnerChanges::default());
@@ -773,8 +951,15 @@ fn inner_changes(
     let Ok(head_tree) = repo.head_tree_id() else {
         return Ok(InnerChanges::default());
     };
+    // The trusted state names the submodule by its commit: that commit's tree, in the
+    // submodule's own objects, vouches for its index as the state does for the superproject's.
+    let trust = match trust {
+        IndexTrust::Since { tree, time } => committed_tree_at(outer, tree, path, &repo)
+            .map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, time }),
+        other => other,
+    };
     let head_tree = head_tree.detach();
-    let state = StateTree::compute_in(&repo, false, since, false)?;
+    let state = StateTree::compute_with(&repo, Persist::No, since, trust, false)?;
     let named = |inner: &String| format!("{path}/{inner}");
     let mut dirty: Vec<String> = state.dirty_submodules.iter().map(named).collect();
     if state.id != head_tree {
@@ -786,17 +971,39 @@ fn inner_changes(
     })
 }
 
-/// Untracked, not ignored files and nested repositories, each reported on its own.
-fn untracked(
-    repo: &gix::Repository,
-    index: &gix::index::State,
-) -> Result<Vec<(BString, gix::dir::entry::Kind)>, Error> {
+/// The tree of the commit that `tree` (in `outer`) records at `path`, read from `inner`.
+fn committed_tree_at(
+    outer: &gix::Repository,
+    tree: ObjectId,
+    path: &BStr,
+    inner: &gix::Repository,
+) -> Option<ObjectId> {
+    let entry = outer
+        .find_tree(tree)
+        .ok()?
+        .lookup_entry_by_path(path.to_str().ok()?)
+        .ok()??;
+    if !entry.mode().is_commit() {
+        return None;
+    }
+    let commit = inner.find_commit(entry.object_id()).ok()?;
+    commit.tree_id().ok().map(gix::Id::detach)
+}
+
+/// The paths the walk found: untracked, not ignored files and nested repositories;
+/// and the ignored ones.
+type Walked = (Vec<(BString, gix::dir::entry::Kind)>, Vec<(BString, bool)>);
+
+/// Untracked, not ignored files and nested repositories, each reported on its own; and the
+/// ignored paths, a wholly ignored directory as one (emitting them costs no more reads: the
+/// walk classifies them either way, and never enters an ignored directory).
+fn untracked(repo: &gix::Repository, index: &gix::index::State) -> Result<Walked, Error> {
     use gix::dir::walk::EmissionMode;
     let options = repo
         .dirwalk_options()
         .map_err(Error::read("the directory walk settings"))?
         .emit_untracked(EmissionMode::Matching)
-        .emit_ignored(None)
+        .emit_ignored(Some(EmissionMode::CollapseDirectory))
         .emit_tracked(false)
         .emit_pruned(false)
         .emit_empty_directories(false)
@@ -805,8 +1012,19 @@ fn untracked(
     let interrupt = AtomicBool::new(false);
     repo.dirwalk(index, None::<&str>, &interrupt, options, &mut collect)
         .map_err(Error::read("the untracked files"))?;
-    Ok(collect
+    let (ignored, found): (Vec<_>, Vec<_>) = collect
         .unorded_entries
+        .into_iter()
+        .partition(|(entry, _)| matches!(entry.status, gix::dir::entry::Status::Ignored(_)));
+    let mut ignored: Vec<(BString, bool)> = ignored
+        .into_iter()
+        .map(|(entry, _)| {
+            let dir = entry.disk_kind == Some(gix::dir::entry::Kind::Directory);
+            (entry.rela_path, dir)
+        })
+        .collect();
+    ignored.sort();
+    let untracked = found
         .into_iter()
         .filter(|(entry, _)| entry.status == gix::dir::entry::Status::Untracked)
         // The walk finds index entries in stage 0 or 2 only, so a conflict without "ours"
@@ -817,13 +1035,23 @@ fn untracked(
                 .is_err()
         })
         .filter_map(|(entry, _)| entry.disk_kind.map(|kind| (entry.rela_path, kind)))
-        .collect())
+        .collect();
+    Ok((untracked, ignored))
+}
+
+/// Which objects of a state tree are written to the object database.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Persist {
+    No,
+    /// The trees only, those not there already: enough to compare a later state with this one.
+    Trees,
+    All,
 }
 
 /// Hashes worktree content (and writes it, when persisting) the way `git add` would.
 pub(super) struct Hasher<'repo> {
     pub(super) repo: &'repo gix::Repository,
-    pub(super) persist: bool,
+    pub(super) persist: Persist,
     pub(super) buf: Vec<u8>,
     /// Where each directory's tree id is noted as it is built, if anywhere.
     pub(super) dirs: Option<Vec<(BString, ObjectId)>>,
@@ -889,16 +1117,100 @@ impl Hasher<'_> {
     }
 
     fn object(&self, kind: gix::objs::Kind, data: &[u8], what: &str) -> Result<ObjectId, Error> {
-        if self.persist {
+        let write = || {
             self.repo
                 .objects
                 .write_buf(kind, data)
                 .map_err(|e| Error::write(what)(gix::Error::from_error(e)))
-        } else {
+        };
+        let hash = || {
             gix::objs::compute_hash(self.repo.object_hash(), kind, data)
                 .map_err(|e| Error::read(what)(gix::Error::from_error(e)))
+        };
+        match self.persist {
+            Persist::All => write(),
+            Persist::Trees if kind == gix::objs::Kind::Tree => {
+                let id = hash()?;
+                if self.repo.has_object(id) {
+                    Ok(id)
+                } else {
+                    write()
+                }
+            }
+            Persist::Trees | Persist::No => hash(),
         }
     }
+}
+
+/// The indices of `items` (sorted, all below the directory of `prefix` bytes; the first is
+/// `base` in the whole list) whose entry is not the one the tree `anchor` holds at its path,
+/// reading only the directories whose tree differs from the anchor's (`dirs`: the state's
+/// directories with their tree ids, sorted). An anchor tree that cannot be read names every
+/// item below it.
+fn differing(
+    repo: &gix::Repository,
+    items: &[Item],
+    base: usize,
+    prefix: usize,
+    dirs: &[(BString, ObjectId)],
+    anchor: ObjectId,
+    out: &mut Vec<usize>,
+) -> Result<(), Error> {
+    let Ok(tree) = repo.find_tree(anchor) else {
+        out.extend(base..base + items.len());
+        return Ok(());
+    };
+    let decoded = tree
+        .decode()
+        .map_err(|e| Error::read(format!("tree {anchor}"))(gix::Error::from_error(e)))?;
+    let held: std::collections::HashMap<&[u8], (u32, ObjectId)> = decoded
+        .entries
+        .iter()
+        .map(|entry| {
+            let name: &[u8] = entry.filename.as_ref();
+            (name, (u32::from(entry.mode.value()), entry.oid.to_owned()))
+        })
+        .collect();
+    let mut i = 0;
+    while i < items.len() {
+        let rest = &items[i].path[prefix..];
+        match rest.find_byte(b'/') {
+            Some(slash) if slash + 1 < rest.len() => {
+                let dir = &rest[..=slash];
+                let end = i + items[i..]
+                    .iter()
+                    .position(|item| !item.path[prefix..].starts_with(dir))
+                    .unwrap_or(items.len() - i);
+                let here = dirs
+                    .binary_search_by(|(d, _)| d.as_slice().cmp(&items[i].path[..prefix + slash]))
+                    .ok()
+                    .map(|k| dirs[k].1);
+                match held.get(&rest[..slash]) {
+                    Some(&(MODE_TREE, there)) if here == Some(there) => {}
+                    Some(&(MODE_TREE, there)) => differing(
+                        repo,
+                        &items[i..end],
+                        base + i,
+                        prefix + slash + 1,
+                        dirs,
+                        there,
+                        out,
+                    )?,
+                    _ => out.extend(base + i..base + end),
+                }
+                i = end;
+            }
+            // A file, a link, a submodule, or a sparse directory ("dir/").
+            _ => {
+                let name = rest.strip_suffix(b"/").unwrap_or(rest);
+                if held.get(name) != Some(&(items[i].mode, items[i].id)) {
+                    out.push(base + i);
+                }
+                i += 1;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).
@@ -979,4 +1291,100 @@ fn resolve_in_items(
             .map_err(|source| Error::Unreadable { path: abs, source })
     };
     super::script_link::resolve(path, &mut entry, &mut link_text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::test_repo::{git_repo, run};
+    use super::{IndexTrust, differing};
+
+    fn commit(dir: &std::path::Path, files: &[(&str, &str)], gone: &[&str]) -> gix::ObjectId {
+        for (path, text) in files {
+            let path = dir.join(path);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, text).unwrap();
+        }
+        for path in gone {
+            std::fs::remove_file(dir.join(path)).unwrap();
+        }
+        run(dir, &["add", "-A"]);
+        run(
+            dir,
+            &[
+                "-c",
+                "user.name=t",
+                "-c",
+                "user.email=t@t",
+                "commit",
+                "-qm",
+                "c",
+            ],
+        );
+        run(dir, &["rev-parse", "HEAD^{tree}"])
+            .trim()
+            .parse()
+            .unwrap()
+    }
+
+    // The comparison with the anchor names every path whose entry differs, however deep, and
+    // every path of a directory the anchor did not have, and nothing of a directory whose tree
+    // is the anchor's.
+    #[test]
+    fn the_paths_unlike_the_anchors_are_found_below_every_directory_that_differs() {
+        let (dir, repo) = git_repo();
+        let same = [("keep/a.txt", "a\n"), ("keep/deep/b.txt", "b\n")];
+        let mut files = same.to_vec();
+        files.extend([("top.txt", "1\n"), ("d/e/f.txt", "1\n"), ("d/g.txt", "1\n")]);
+        files.push(("old/h.txt", "1\n"));
+        let anchor = commit(dir.path(), &files, &[]);
+        commit(
+            dir.path(),
+            &[("d/e/f.txt", "2\n"), ("new/i.txt", "1\n")],
+            &["old/h.txt"],
+        );
+        let state = repo.state_tree(true).unwrap();
+        let mut found = Vec::new();
+        differing(
+            &repo.git,
+            &state.entries,
+            0,
+            0,
+            &state.dirs,
+            anchor,
+            &mut found,
+        )
+        .unwrap();
+        let found: Vec<String> = found
+            .into_iter()
+            .map(|i| state.entries[i].path.to_string())
+            .collect();
+        assert_eq!(found, ["d/e/f.txt", "new/i.txt"]);
+        // Against itself, nothing.
+        let mut none = Vec::new();
+        differing(
+            &repo.git,
+            &state.entries,
+            0,
+            0,
+            &state.dirs,
+            state.id,
+            &mut none,
+        )
+        .unwrap();
+        assert!(none.is_empty());
+    }
+
+    // An anchor whose trees are not in the object database vouches for nothing: the state is
+    // still computed, every file read from disk.
+    #[test]
+    fn an_anchor_tree_missing_from_the_object_database_reads_every_file() {
+        let (dir, repo) = git_repo();
+        let head = commit(dir.path(), &[("a.txt", "a\n")], &[]);
+        let missing = gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
+        let trust = IndexTrust::Since {
+            tree: missing,
+            time: i64::MAX,
+        };
+        assert_eq!(repo.state_tree_trusting(trust).unwrap().id, head);
+    }
 }

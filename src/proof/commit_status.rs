@@ -63,10 +63,10 @@ pub(crate) struct CheckStatus {
     /// The newest failure on record of this check through this script for this input tree,
     /// when the check is not proven and no cannot-test record is newer
     /// (`refs/notes/prove-it-failures`).
-    pub failure: Option<Failure>,
+    pub failure: Option<Box<Failure>>,
     /// The newest cannot-test record of this check through this script for this input tree,
     /// when the check is not proven and no failure on record is newer.
-    pub cannot_test: Option<CannotTest>,
+    pub cannot_test: Option<Box<CannotTest>>,
 }
 
 /// One commit, where it stands, and the records attached to its tree that do not count.
@@ -86,10 +86,10 @@ pub(crate) struct CommitStatus {
     /// Without a checks file: the newest failure on record of the commit's verify.sh for its
     /// tree, when the commit is not proven and no cannot-test record is newer. With one, each
     /// check has its own.
-    pub failure: Option<Failure>,
+    pub failure: Option<Box<Failure>>,
     /// Without a checks file: the newest cannot-test record of the commit's verify.sh for its
     /// tree, when the commit is not proven and no failure on record is newer.
-    pub cannot_test: Option<CannotTest>,
+    pub cannot_test: Option<Box<CannotTest>>,
 }
 
 impl CommitStatus {
@@ -97,13 +97,18 @@ impl CommitStatus {
     /// the root verify.sh's (check `None`) or each unproven check's.
     pub(crate) fn cannot_tests(&self) -> Vec<(Option<&str>, &CannotTest)> {
         match &self.checks {
-            None => self.cannot_test.iter().map(|c| (None, c)).collect(),
+            None => self
+                .cannot_test
+                .as_deref()
+                .map(|c| (None, c))
+                .into_iter()
+                .collect(),
             Some(checks) => checks
                 .iter()
                 .filter_map(|c| {
                     let name =
                         (c.name != super::checks_file::VERIFY_CHECK).then_some(c.name.as_str());
-                    c.cannot_test.as_ref().map(|record| (name, record))
+                    c.cannot_test.as_deref().map(|record| (name, record))
                 })
                 .collect(),
         }
@@ -113,13 +118,18 @@ impl CommitStatus {
     /// the root verify.sh's (check `None`) or each unproven check's.
     pub(crate) fn failures(&self) -> Vec<(Option<&str>, &Failure)> {
         match &self.checks {
-            None => self.failure.iter().map(|f| (None, f)).collect(),
+            None => self
+                .failure
+                .as_deref()
+                .map(|f| (None, f))
+                .into_iter()
+                .collect(),
             Some(checks) => checks
                 .iter()
                 .filter_map(|c| {
                     let name =
                         (c.name != super::checks_file::VERIFY_CHECK).then_some(c.name.as_str());
-                    c.failure.as_ref().map(|f| (name, f))
+                    c.failure.as_deref().map(|f| (name, f))
                 })
                 .collect(),
         }
@@ -403,10 +413,11 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 (status.standing.is_proven(false), status.commit.verify)
             {
                 let script = Script { blob, mode };
-                status.failure = lookup_failure(notes, status.commit.tree, None, Some(script))?;
+                status.failure =
+                    lookup_failure(notes, status.commit.tree, None, Some(script))?.map(Box::new);
                 status.cannot_test = newer_than(
                     lookup_cannot_test(notes, status.commit.tree, None, script)?,
-                    status.failure.as_ref(),
+                    status.failure.as_deref(),
                 );
                 if status.cannot_test.is_some() {
                     status.failure = None;
@@ -420,10 +431,11 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
                 };
                 let name =
                     (check.name != super::checks_file::VERIFY_CHECK).then_some(check.name.as_str());
-                check.failure = lookup_failure(notes, check.input_tree, name, Some(script))?;
+                check.failure =
+                    lookup_failure(notes, check.input_tree, name, Some(script))?.map(Box::new);
                 check.cannot_test = newer_than(
                     lookup_cannot_test(notes, check.input_tree, name, script)?,
-                    check.failure.as_ref(),
+                    check.failure.as_deref(),
                 );
                 if check.cannot_test.is_some() {
                     check.failure = None;
@@ -437,8 +449,10 @@ fn attach_failures(notes: &mut Notes<'_>, status: &mut CommitStatus) -> Result<(
 /// `record`, when no `failure` of the same script on the same key is newer: the newest run
 /// says where the state stands, and a failure older than it no longer does (its record stays
 /// in the note).
-fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<CannotTest> {
-    record.filter(|record| failure.is_none_or(|failure| record.time > failure.time))
+fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<Box<CannotTest>> {
+    record
+        .filter(|record| failure.is_none_or(|failure| record.time > failure.time))
+        .map(Box::new)
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.
@@ -497,14 +511,16 @@ pub(crate) struct VerifyChange {
     pub base: CommitInfo,
     /// What changed.
     pub what: Changed,
-    /// The checked commits holding another one than the base (or none where it had one).
+    /// The checked commits that changed it: for each version other than the base's (none
+    /// included, where the base had one), the oldest checked commit holding it, newest first.
+    /// The commits after one hold the change too, and are not named again.
     pub commits: Vec<CommitInfo>,
 }
 
 /// For each of `bases` (the commits a range excludes, classified as the checked ones are) and
-/// each script that changed, the `checked` commits where it differs from the base's; bases no
-/// checked commit differs from are left out. Each base gives verify.sh's change first, then
-/// the checks file's, then the checks' by name.
+/// each script that changed, the `checked` commits (newest first, as `git log` lists them) that
+/// changed it from the base's; bases no checked commit differs from are left out. Each base
+/// gives verify.sh's change first, then the checks file's, then the checks' by name.
 pub(crate) fn verify_changes(
     bases: &[CommitStatus],
     checked: &[CommitStatus],
@@ -512,35 +528,45 @@ pub(crate) fn verify_changes(
     let mut changes = Vec::new();
     for base in bases {
         let base_scripts = check_scripts(base);
-        let mut by_what: BTreeMap<Changed, Vec<CommitInfo>> = BTreeMap::new();
-        for status in checked {
+        // For each change and each version it took, the oldest commit seen holding it.
+        let mut by_what: BTreeMap<Changed, BTreeMap<String, usize>> = BTreeMap::new();
+        for (at, status) in checked.iter().enumerate() {
             let commit = &status.commit;
             let mut what = Vec::new();
             if commit.verify != base.commit.verify {
-                what.push(Changed::Verify);
+                what.push((Changed::Verify, format!("{:?}", commit.verify)));
             }
             if commit.checks_file != base.commit.checks_file {
-                what.push(Changed::ChecksFile);
+                what.push((Changed::ChecksFile, format!("{:?}", commit.checks_file)));
             }
             for check in status.checks.iter().flatten() {
                 if let Some(before) = base_scripts.get(check.name.as_str())
                     && *before != check.script
                     && check.name != super::checks_file::VERIFY_CHECK
                 {
-                    what.push(Changed::Check {
+                    let changed = Changed::Check {
                         name: check.name.clone(),
                         run: check.run.clone(),
-                    });
+                    };
+                    what.push((changed, format!("{:?}", check.script)));
                 }
             }
-            for changed in what {
-                by_what.entry(changed).or_default().push(commit.clone());
+            for (changed, version) in what {
+                by_what.entry(changed).or_default().insert(version, at);
             }
         }
-        changes.extend(by_what.into_iter().map(|(what, commits)| VerifyChange {
-            base: base.commit.clone(),
-            what,
-            commits,
+        changes.extend(by_what.into_iter().map(|(what, versions)| {
+            let mut first: Vec<usize> = versions.into_values().collect();
+            first.sort_unstable();
+            first.dedup();
+            VerifyChange {
+                base: base.commit.clone(),
+                what,
+                commits: first
+                    .into_iter()
+                    .map(|at| checked[at].commit.clone())
+                    .collect(),
+            }
         }));
     }
     changes
@@ -645,6 +671,30 @@ mod tests {
         assert!(verify_changes(&[], &checked).is_empty());
     }
 
+    /// A range of five commits whose second changed the checks file said it changed "in" all
+    /// four after the base: the commits after the one that changed it only hold the change.
+    #[test]
+    fn a_change_is_named_at_the_commit_that_made_it_not_those_after() {
+        let with = |n: u8, toml: u8| CommitInfo {
+            id: id(n),
+            tree: id(n + 50),
+            subject: format!("c{n}"),
+            verify: Some((id(9), 0o100_755)),
+            checks_file: Some((id(toml), 0o100_644)),
+        };
+        let base = classify(with(1, 20), None);
+        // Newest first, as `git log` lists them: 5 and 4 hold 3's change, 2 is the base's.
+        let checked: Vec<CommitStatus> = [with(5, 21), with(4, 21), with(3, 21), with(2, 20)]
+            .into_iter()
+            .map(|c| classify(c, None))
+            .collect();
+        let changes = verify_changes(std::slice::from_ref(&base), &checked);
+        assert_eq!(changes.len(), 1);
+        assert_eq!(changes[0].what, Changed::ChecksFile);
+        let ids: Vec<_> = changes[0].commits.iter().map(|c| c.id).collect();
+        assert_eq!(ids, vec![id(3)]);
+    }
+
     fn id(byte: u8) -> ObjectId {
         ObjectId::from_bytes_or_panic(&[byte; 20])
     }
@@ -674,6 +724,7 @@ mod tests {
             duration_ms: 10,
             flaky: 0,
             isolation: None,
+            renames_unwatched: false,
             env: None,
             time: OffsetDateTime::from_unix_timestamp(1_800_000_000).unwrap(),
             host: "cli".into(),

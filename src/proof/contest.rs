@@ -158,18 +158,33 @@ pub(crate) fn digest(canonical: &str) -> ObjectId {
 pub(crate) fn parse_mark(text: &str, key: &gix::oid) -> Option<Result<Mark, Problem>> {
     let (signed, signature) = record::split_signature(text).ok()?;
     let fields = record::read_fields(signed).ok()?;
+    fields
+        .names_records()
+        .then(|| mark_of_fields(fields, signature, key))
+}
+
+/// The mark that `fields` (of a record that names records, read from the note of `key`) make.
+pub(super) fn mark_of_fields(
+    fields: record::Fields,
+    signature: Option<Signature>,
+    key: &gix::oid,
+) -> Result<Mark, Problem> {
     let (kind, names) = match (fields.contests, fields.revokes, fields.accepts) {
         (Some(names), None, None) => (Kind::Contest, names),
         (None, Some(names), None) => (Kind::Revoke, names),
         (None, None, Some(names)) => (Kind::Accept, names),
-        (None, None, None) => return None,
+        (None, None, None) => {
+            return Err(Problem::Malformed(
+                "a record read as a mark names no record".to_string(),
+            ));
+        }
         _ => {
-            return Some(Err(Problem::Malformed(
+            return Err(Problem::Malformed(
                 "a record names records for more than one reason".to_string(),
-            )));
+            ));
         }
     };
-    Some((|| {
+    (|| {
         let outcome = required(fields.outcome, "outcome")?;
         if outcome != kind.outcome().as_str() {
             return Err(Problem::Malformed(format!(
@@ -207,7 +222,7 @@ pub(crate) fn parse_mark(text: &str, key: &gix::oid) -> Option<Result<Mark, Prob
             signed_off_by: required(fields.signed_off_by, "Signed-off-by")?,
             signature,
         })
-    })())
+    })()
 }
 
 /// A proof that a failing run of the same check through the same script contradicts, and no
@@ -235,6 +250,25 @@ impl Marks {
                 .filter(|mark| mark.check.as_deref() == check)
                 .collect(),
         }
+    }
+
+    /// The marks of `check` among `marks`, those of one note already read.
+    pub(crate) fn of_check_among<'a>(
+        marks: impl IntoIterator<Item = &'a Mark>,
+        check: Option<&str>,
+    ) -> Self {
+        Marks {
+            marks: marks
+                .into_iter()
+                .filter(|mark| mark.check.as_deref() == check)
+                .cloned()
+                .collect(),
+        }
+    }
+
+    /// Whether there are none: then no proof is contested, revoked or accepted.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.marks.is_empty()
     }
 
     fn named_by(&self, kinds: &[Kind], digest: &ObjectId) -> bool {
@@ -614,6 +648,7 @@ mod tests {
             duration_ms: 5,
             flaky: 0,
             isolation: None,
+            renames_unwatched: false,
             env: None,
             uncovered: super::super::record::Uncovered::default(),
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),

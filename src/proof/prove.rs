@@ -113,6 +113,10 @@ pub(crate) struct ProveOptions<'a> {
     pub untestable_failure: Option<String>,
     /// The paths of the state no check reads, for each record's `uncovered:` lines.
     pub uncovered: super::record::Uncovered,
+    /// Which index entries may stand for their files in the state a record is keyed by: a
+    /// session's anchor, else none (`IndexTrust::Disk`), so that a proof names the bytes its
+    /// run read, never a blob an index entry claims for them.
+    pub index_trust: git::IndexTrust,
 }
 
 /// What happened when verify.sh ran.
@@ -298,6 +302,9 @@ pub(crate) fn prove_checks(
         .collect();
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
+    // A directory moved away and back keeps its files' ctimes: renames are watched instead,
+    // from before the start until every run has ended.
+    let watch = repo.watch_renames(before);
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
     let mut outcomes = run_all(
@@ -345,7 +352,13 @@ pub(crate) fn prove_checks(
     }
 
     let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
-    let mut after: Option<StateTree> = None;
+    let mut after: Option<StateTree> = repo.state_tree_since(run_start, attempt.index_trust).ok();
+    let renames = watch.end(before, after.as_ref().unwrap_or(before));
+    let renames_unwatched = renames == git::Renames::Unwatched;
+    let renamed = match renames {
+        git::Renames::Watched(paths) => paths,
+        git::Renames::Unwatched => Vec::new(),
+    };
     for ((run, (outcome, log)), failed_before) in runs.into_iter().zip(outcomes).zip(failures) {
         let duration_ms = millis(outcome.duration);
         let untestable = match &attempt.untestable_failure {
@@ -355,8 +368,10 @@ pub(crate) fn prove_checks(
             }
             _ => None,
         };
+        let moved = renamed_inputs(&renamed, &run.check);
         if let Some(reason) = untestable {
-            let recorded = inputs_unmoved(repo, run_start, &mut after, &run)
+            let recorded = moved.is_empty()
+                && inputs_unmoved(repo, run_start, attempt.index_trust, &mut after, &run)
                 && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
                     |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
                 );
@@ -388,13 +403,13 @@ pub(crate) fn prove_checks(
                 None
             } else {
                 if after.is_none() {
-                    after = repo.state_tree_since(run_start).ok();
+                    after = repo.state_tree_since(run_start, attempt.index_trust).ok();
                 }
                 let unmoved = after
                     .as_ref()
                     .and_then(|after| repo.input_tree(after, &run.check.inputs, true).ok())
                     == Some(run.input_tree);
-                unmoved
+                (unmoved && moved.is_empty())
                     .then(|| failure_of(repo, &run, &outcome, &attempt, started, failed_before + 1))
                     .flatten()
             };
@@ -424,7 +439,7 @@ pub(crate) fn prove_checks(
         // they were: a helper could have put good content in place for the run and restored
         // the broken one before it ended.
         if after.is_none() {
-            after = Some(repo.state_tree_since(run_start)?);
+            after = Some(repo.state_tree_since(run_start, attempt.index_trust)?);
         }
         let after = after.as_ref().expect("computed just above");
         let after_input = repo.input_tree(after, &run.check.inputs, true)?;
@@ -443,6 +458,7 @@ pub(crate) fn prove_checks(
             .filter(|path| inside(path))
             .collect();
         changed_paths.extend(after.dirty_submodules().iter().cloned());
+        changed_paths.extend(moved);
         changed_paths.sort();
         changed_paths.dedup();
         if after_input != run.input_tree || !changed_paths.is_empty() {
@@ -477,6 +493,7 @@ pub(crate) fn prove_checks(
             duration_ms,
             flaky: failed_before,
             isolation: Some(attempt.isolation),
+            renames_unwatched,
             env: attempt.env,
             time: started,
             host: attempt.host.to_string(),
@@ -516,16 +533,40 @@ pub(crate) fn prove_checks(
     Ok(results)
 }
 
+/// The paths of `renamed` (renamed while the runs went on) that `check` reads, lie above what
+/// it reads (a directory holding its inputs), or are its script.
+fn renamed_inputs(renamed: &[String], check: &Check) -> Vec<String> {
+    let under = |path: &str, dir: &str| {
+        dir.is_empty()
+            || path == dir
+            || path
+                .strip_prefix(dir)
+                .is_some_and(|rest| rest.starts_with('/'))
+    };
+    renamed
+        .iter()
+        .filter(|moved| {
+            under(&check.run, moved)
+                || check
+                    .inputs
+                    .iter()
+                    .any(|input| under(moved, input) || under(input, moved))
+        })
+        .cloned()
+        .collect()
+}
+
 /// Whether `run`'s inputs are, after the runs, as they were before: only then does a record of
 /// what the run found belong to its key. `after` is the state after the runs, computed once.
 fn inputs_unmoved(
     repo: &Repo,
     run_start: git::FsTime,
+    trust: git::IndexTrust,
     after: &mut Option<StateTree>,
     run: &ToRun,
 ) -> bool {
     if after.is_none() {
-        *after = repo.state_tree_since(run_start).ok();
+        *after = repo.state_tree_since(run_start, trust).ok();
     }
     after
         .as_ref()

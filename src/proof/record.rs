@@ -13,7 +13,7 @@ pub(crate) use crate::isolation::Isolation;
 pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
-use super::contest::{Contested, Mark, Marks, parse_mark};
+use super::contest::{Contested, Mark, Marks};
 
 /// The first line of every record, and the version this build writes.
 const MAGIC_KEY: &str = "prove-it-record";
@@ -22,6 +22,9 @@ const SIGNED_OFF_BY: &str = "Signed-off-by";
 const UNCOVERED: &str = "uncovered";
 const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
+/// `renames: unwatched`: the run's renames could not be watched.
+const RENAMES: &str = "renames";
+const RENAMES_UNWATCHED: &str = "unwatched";
 /// The last lines a failing run printed, in a failure record (`failure.rs`).
 pub(super) const OUTPUT: &str = "output";
 /// Each line of an armored SSH signature, after the record it signs. Readers that do not know
@@ -89,6 +92,9 @@ pub(crate) struct Record {
     /// record written before the `isolation:` line existed (or naming a kind this build does
     /// not know), which `check --require-isolated` refuses.
     pub isolation: Option<Isolation>,
+    /// The run's renames in the state's directories could not be watched (`renames:
+    /// unwatched`): a directory moved away and back while it ran would not have been seen.
+    pub renames_unwatched: bool,
     /// The digest of the environment the run had (`verify::Environment`); `None` for a record
     /// written before the `env:` line existed. A stop of an agent session trusts a record made
     /// during the session only with its anchor's digest.
@@ -155,24 +161,45 @@ impl Proofs {
         script: Option<(ObjectId, u32)>,
     ) -> Self {
         let mut proofs = Proofs::default();
-        let texts = split_records(note);
-        let marks = Marks::of_check(&texts, key, check);
-        for text in &texts {
-            if let Some(mark) = parse_mark(text, key) {
+        // Each record is read once; check and log read thousands of notes.
+        let readings: Vec<(String, Reading)> = split_records(note)
+            .into_iter()
+            .map(|text| {
+                let reading = Reading::of(&text, key);
+                (text, reading)
+            })
+            .collect();
+        let marks = Marks::of_check_among(
+            readings.iter().filter_map(|(_, reading)| match reading {
+                Reading::Mark(Ok(mark)) => Some(mark),
+                _ => None,
+            }),
+            check,
+        );
+        // Most notes hold one record: a vector grown from empty would hold room for four.
+        proofs.valid.reserve_exact(readings.len());
+        for (text, reading) in readings {
+            let record = match reading {
                 // A contest, a revocation or an acceptance proves nothing; one that does not
                 // read is shown as any record that does not.
-                if let Err(problem) = mark {
-                    proofs.invalid.push(Invalid {
-                        problem,
-                        text: text.clone(),
-                    });
+                Reading::Mark(Ok(_)) => continue,
+                Reading::Mark(Err(problem)) => {
+                    proofs.invalid.push(Invalid { problem, text });
+                    continue;
                 }
-                continue;
-            }
-            match parse_record(text, key) {
+                Reading::Record(record) => record,
+            };
+            match record {
                 Ok(record) if record.check.as_deref() != check => {}
+                // Without marks no proof is revoked, contested or accepted: no digest needed.
+                Ok(record)
+                    if Some((record.verify.blob, record.verify.mode)) == script
+                        && marks.is_empty() =>
+                {
+                    proofs.valid.push(record);
+                }
                 Ok(record) if Some((record.verify.blob, record.verify.mode)) == script => {
-                    let digest = digest_of_text(text);
+                    let digest = digest_of_text(&text);
                     if marks.revoked(&digest) {
                         proofs.revoked.push(record);
                     } else if let Some(failure) = marks.contest_of(&digest) {
@@ -198,13 +225,37 @@ impl Proofs {
                     },
                     text: record.render(),
                 }),
-                Err(problem) => proofs.invalid.push(Invalid {
-                    problem,
-                    text: text.clone(),
-                }),
+                Err(problem) => proofs.invalid.push(Invalid { problem, text }),
             }
         }
         proofs
+    }
+}
+
+/// One record of a note, read once: a mark (a contest, a revocation, an acceptance), or
+/// anything else, read as a proof.
+enum Reading {
+    Mark(Result<Mark, Problem>),
+    Record(Result<Record, Problem>),
+}
+
+impl Reading {
+    fn of(text: &str, key: &gix::oid) -> Reading {
+        let (signed, signature) = match split_signature(text) {
+            Ok(split) => split,
+            Err(problem) => return Reading::Record(Err(problem)),
+        };
+        let fields = match read_fields(signed) {
+            Ok(fields) => fields,
+            Err(problem) => return Reading::Record(Err(problem)),
+        };
+        if fields.names_records() {
+            return Reading::Mark(super::contest::mark_of_fields(fields, signature, key));
+        }
+        Reading::Record(fields.into_record(key).map(|mut record| {
+            record.signature = signature;
+            record
+        }))
     }
 }
 
@@ -258,6 +309,9 @@ impl Record {
         }
         if let Some(isolation) = self.isolation {
             let _ = writeln!(out, "isolation: {isolation}");
+        }
+        if self.renames_unwatched {
+            let _ = writeln!(out, "{RENAMES}: {RENAMES_UNWATCHED}");
         }
         if let Some(env) = self.env {
             let _ = writeln!(out, "env: {env}");
@@ -481,6 +535,7 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             "duration-ms" => &mut fields.duration_ms,
             "flaky" => &mut fields.flaky,
             "isolation" => &mut fields.isolation,
+            RENAMES => &mut fields.renames,
             "env" => &mut fields.env,
             "exit" => &mut fields.exit,
             "attempts" => &mut fields.attempts,
@@ -523,6 +578,7 @@ pub(super) struct Fields {
     pub duration_ms: Option<String>,
     pub flaky: Option<String>,
     pub isolation: Option<String>,
+    pub renames: Option<String>,
     pub env: Option<String>,
     pub exit: Option<String>,
     pub attempts: Option<String>,
@@ -542,6 +598,13 @@ pub(super) struct Fields {
     pub revokes: Option<String>,
     pub accepts: Option<String>,
     pub reason: Option<String>,
+}
+
+impl Fields {
+    /// Whether the record names other records: a contest, a revocation or an acceptance.
+    pub(super) fn names_records(&self) -> bool {
+        self.contests.is_some() || self.revokes.is_some() || self.accepts.is_some()
+    }
 }
 
 pub(super) fn required(value: Option<String>, name: &str) -> Result<String, Problem> {
@@ -637,6 +700,7 @@ impl Fields {
             duration_ms,
             flaky,
             isolation: self.isolation.as_deref().and_then(Isolation::parse),
+            renames_unwatched: self.renames.as_deref() == Some(RENAMES_UNWATCHED),
             env: match self.env.as_deref() {
                 None => None,
                 Some(value) => optional_id(value, "env")?,
@@ -730,6 +794,7 @@ mod tests {
             duration_ms: 1234,
             flaky: 0,
             isolation: None,
+            renames_unwatched: false,
             env: None,
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
@@ -804,6 +869,17 @@ mod tests {
         record.uncovered.count = 2;
         assert!(!record.render().contains("uncovered-count"));
         assert_eq!(parse_note(&record.render(), &id(TREE)), vec![Ok(record)]);
+    }
+
+    // A run whose renames were not watched says so in its record, and only then.
+    #[test]
+    fn renames_unwatched_round_trips_and_is_absent_when_watched() {
+        let mut record = sample();
+        assert!(!record.render().contains("renames:"));
+        record.renames_unwatched = true;
+        let text = record.render();
+        assert!(text.contains("renames: unwatched\n"), "{text}");
+        assert_eq!(parse_note(&text, &id(TREE)), vec![Ok(record)]);
     }
 
     #[test]

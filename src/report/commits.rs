@@ -410,12 +410,12 @@ impl CommitReport {
     pub(crate) fn with_failures(mut self, checked: &CommitStatus, now: OffsetDateTime) -> Self {
         let summary = |failure: &Failure| FailureSummary::new(failure, now);
         let untestable = |record: &CannotTest| CannotTestSummary::new(record, now);
-        self.failure = checked.failure.as_ref().map(summary);
-        self.cannot_test = checked.cannot_test.as_ref().map(untestable);
+        self.failure = checked.failure.as_deref().map(summary);
+        self.cannot_test = checked.cannot_test.as_deref().map(untestable);
         if let (Some(reports), Some(checks)) = (&mut self.checks, &checked.checks) {
             for (report, check) in reports.iter_mut().zip(checks) {
-                report.failure = check.failure.as_ref().map(summary);
-                report.cannot_test = check.cannot_test.as_ref().map(untestable);
+                report.failure = check.failure.as_deref().map(summary);
+                report.cannot_test = check.cannot_test.as_deref().map(untestable);
             }
         }
         self
@@ -605,7 +605,8 @@ pub(crate) struct VerifyChangeReport {
     /// The base: a commit the range excludes (`<base>..<head>`).
     pub base: String,
     pub base_subject: String,
-    /// The checked commits whose verify.sh is not the base's.
+    /// The checked commits that changed it: each the first (oldest) to hold a version other
+    /// than the base's, newest first; the commits after one hold its change too.
     pub commits: Vec<String>,
     /// What changed, when it is not verify.sh: `prove-it.toml`, or `check <name>'s script`.
     #[serde(skip_serializing_if = "is_verify_sh")]
@@ -712,6 +713,29 @@ fn uncovered_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result
     Ok(())
 }
 
+/// The proven commits whose proof (or a check's) was made by a run whose renames could not be
+/// watched: shown, never refused, as the record says.
+fn unwatched_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
+    for commit in commits.iter().filter(|c| c.proven) {
+        let mut proofs = commit.proof.iter().chain(
+            commit
+                .checks
+                .iter()
+                .flatten()
+                .filter_map(|check| check.proof.as_ref()),
+        );
+        if proofs.any(|proof| proof.renames_unwatched) {
+            writeln!(
+                out,
+                "  {} {} (renames unwatched: a directory moved away and back while its proof ran would not have been seen)",
+                commit.short(),
+                commit.subject,
+            )?;
+        }
+    }
+    Ok(())
+}
+
 /// The line `run <rev>` prints before proving a commit (its full id and its subject), naming it
 /// as `git log --oneline` does.
 pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -768,6 +792,7 @@ impl CheckReport {
             }
             edited_proofs(&self.commits, out)?;
             uncovered_proofs(&self.commits, out)?;
+            unwatched_proofs(&self.commits, out)?;
             self.verify_change_lines(refused, out)?;
             return Ok(());
         }
@@ -775,12 +800,26 @@ impl CheckReport {
         list(&unproven, out)?;
         edited_proofs(&self.commits, out)?;
         uncovered_proofs(&self.commits, out)?;
+        unwatched_proofs(&self.commits, out)?;
         self.verify_change_lines(refused, out)?;
         if unproven.iter().any(|c| c.checks_error.is_some()) {
             writeln!(
                 out,
                 "hint: a commit's prove-it.toml is in error: fix it at the line named (SPEC.md section 2.1) and commit the fix; no proof can count for that commit"
             )?;
+        }
+        if unproven.iter().any(|c| c.status == "not-armed") {
+            writeln!(
+                out,
+                "hint: nothing can prove a commit whose tree has no verify.sh (nor prove-it.toml), not even 'git prove-it run': arm the project ('git prove-it init'), commit verify.sh, and check the commits from that one on"
+            )?;
+        }
+        // Only a commit with something to run can be proven, here or elsewhere.
+        if !unproven
+            .iter()
+            .any(|c| !matches!(c.status, "not-armed" | "checks-error"))
+        {
+            return Ok(());
         }
         writeln!(
             out,
@@ -858,10 +897,16 @@ impl PushRefusal {
         } else {
             "not proven"
         };
+        // A check by hand (pre-commit's pre-push stage run with --from-ref, --to-ref) names no
+        // remote.
+        let to = if self.remote.is_empty() {
+            String::new()
+        } else {
+            format!(" to {}", self.remote)
+        };
         writeln!(
             err,
-            "prove-it: refusing to push to {}: {n} commit{} {what}",
-            self.remote,
+            "prove-it: refusing to push{to}: {n} commit{} {what}",
             if n == 1 { "" } else { "s" }
         )?;
         list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
@@ -1476,6 +1521,7 @@ mod tests {
             uncovered_count: 0,
             signed: false,
             isolation: Some("namespace"),
+            renames_unwatched: false,
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);

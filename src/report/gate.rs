@@ -492,6 +492,34 @@ fn headline(why: &Why, checks: bool) -> String {
             paths_word(*count),
             if *count == 1 { "it" } else { "them" }
         ),
+        Why::HiddenByIgnoredRules { rules } => {
+            let names = rules
+                .iter()
+                .map(|rule| {
+                    format!(
+                        "'{}' ({})",
+                        cut_line(&rule.rule),
+                        if rule.outside {
+                            "outside the worktree"
+                        } else {
+                            "itself ignored, so no proof records it"
+                        }
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join(", ");
+            let count: usize = rules.iter().map(|rule| rule.count).sum();
+            let what = if rules.iter().any(|rule| rule.outside) {
+                "the ignore rules set outside the worktree changed during this session, and"
+            } else {
+                "ignore rules that appeared or changed during this session"
+            };
+            format!(
+                "{what} hide {} on disk from the working state, so verify.sh may read what no \
+                 proof names: {names}.",
+                paths_word(count),
+            )
+        }
     }
 }
 
@@ -596,6 +624,16 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             let _ = writeln!(
                 text,
                 "A path written while verify.sh ran counts even if its content is back as it was."
+            );
+        }
+        Why::HiddenByIgnoredRules { rules } => {
+            for rule in rules {
+                let _ = writeln!(text, "{} hides:", cut_line(&rule.rule));
+                named_paths(text, &rule.hidden, rule.count);
+            }
+            let _ = writeln!(
+                text,
+                "Remove the rule, or put it in a .gitignore that is part of the state (committed or not ignored), where the diff shows it."
             );
         }
         Why::Uncovered { paths, count } => {

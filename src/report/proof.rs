@@ -28,6 +28,10 @@ pub(crate) struct ProofSummary {
     /// How the run was isolated (`namespace`, `none`, `checkout`); null for a record made
     /// before the `isolation:` line existed.
     pub isolation: Option<&'static str>,
+    /// The run's renames could not be watched (`renames: unwatched`): a directory moved away
+    /// and back while it ran would not have been seen.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub renames_unwatched: bool,
 }
 
 fn is_zero_count(count: &usize) -> bool {
@@ -37,10 +41,16 @@ fn is_zero_count(count: &usize) -> bool {
 impl ProofSummary {
     /// `, isolation namespace` (or `none`) for the proof of a commit's run, which `log` and
     /// `check` show; nothing for the working state's, or a record made before the line existed.
+    /// Either way, `, renames unwatched` when the run's renames could not be watched.
     pub(crate) fn isolation_words(&self) -> String {
-        match self.isolation {
+        let isolation = match self.isolation {
             Some(how @ ("namespace" | "none")) => format!(", isolation {how}"),
             _ => String::new(),
+        };
+        if self.renames_unwatched {
+            format!("{isolation}, renames unwatched")
+        } else {
+            isolation
         }
     }
 }
@@ -60,6 +70,7 @@ impl From<&Record> for ProofSummary {
             duration_ms: record.duration_ms,
             flaky: record.flaky,
             isolation: record.isolation.map(|isolation| isolation.as_str()),
+            renames_unwatched: record.renames_unwatched,
             verify_edited: record.verify_diff.is_some(),
             signed: record.signature.is_some(),
             uncovered: record.uncovered.paths.clone(),

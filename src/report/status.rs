@@ -129,6 +129,14 @@ impl StatusReport {
             "checks:     {proven} of {} proven (prove-it.toml)",
             checks.len()
         )?;
+        // The names make one column, as wide as the longest (and at least 12), so that the
+        // input trees and standings line up whatever the names.
+        let width = checks
+            .iter()
+            .map(|check| check.name.chars().count())
+            .max()
+            .unwrap_or(0)
+            .max(12);
         for check in checks {
             let standing = match (&check.proof, check.script_problem, &check.failure) {
                 (Some(proof), _, _) => format!("{} {}", proof.outcome, proof.by_line()),
@@ -144,7 +152,7 @@ impl StatusReport {
             };
             writeln!(
                 out,
-                "  {:<12} {} {standing}",
+                "  {:<width$} {} {standing}",
                 check.name,
                 super::short(&check.input_tree)
             )?;

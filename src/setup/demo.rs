@@ -250,6 +250,7 @@ fn judge(
         checks_file_at_head: false,
         filters_changed: false,
         ignores_changed: false,
+        hiding_rules: Vec::new(),
         verify_at_head: None,
         blocks: 0,
         run: Some(facts),

@@ -728,11 +728,11 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
     // Proofs travel where pushes go: a contributor's fork, not the project they cloned.
     let remote = repo.push_remote();
     let fork = "add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork".to_string();
-    let foreign = remote == repo.default_remote() && looks_foreign(repo);
+    let foreign = remote == repo.default_remote() && looks_foreign(repo, &remote);
     if foreign {
         checks.push(warn(
             format!(
-                "{remote} looks like someone else's project (none of the last {OWN_COMMITS} commits on HEAD are yours): syncing proofs there pushes them upstream"
+                "{remote} looks like someone else's project (none of the last {OWN_COMMITS} commits on {remote}'s branches are yours): syncing proofs there pushes them upstream"
             ),
             fork.clone(),
         ));
@@ -761,9 +761,11 @@ fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
 /// How far back doctor looks for a commit of the user's own.
 const OWN_COMMITS: usize = 200;
 
-/// A clone whose recent history holds nothing the user wrote: most likely a project they
-/// contribute to rather than own. Without an identity there is nothing to compare.
-fn looks_foreign(repo: &Repo) -> bool {
+/// A clone whose remote's recent history holds nothing the user wrote: most likely a project
+/// they contribute to rather than own. The remote's branches are what count, not HEAD: the
+/// commits a contributor makes here are theirs, and the project stays someone else's. Without
+/// an identity, or with no branch of the remote known here, there is nothing to compare.
+fn looks_foreign(repo: &Repo, remote: &str) -> bool {
     let identity = repo.identity();
     if identity.missing {
         return false;
@@ -775,8 +777,10 @@ fn looks_foreign(repo: &Repo) -> bool {
     else {
         return false;
     };
-    matches!(repo.authored_any(email, OWN_COMMITS), Ok(false))
-        && repo.head_commit().is_ok_and(|head| head.is_some())
+    matches!(
+        repo.authored_any_on(remote, email, OWN_COMMITS),
+        Ok(Some(false))
+    )
 }
 
 fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {

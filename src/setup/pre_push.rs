@@ -34,14 +34,14 @@ pub(crate) const LEFTHOOK: &str = include_str!("../../hooks/lefthook.yml");
 /// The pre-commit configuration that runs the gate before a push, through the hook this
 /// repository declares in its `.pre-commit-hooks.yaml`, as a local hook so that no revision
 /// has to be pinned. pre-commit reads the pushed refs itself and passes one as `PRE_COMMIT_*`
-/// variables, which the entry turns back into git's stdin line.
+/// variables, which the hook reads with `--pre-commit`.
 pub(crate) const PRE_COMMIT: &str = r#"default_install_hook_types: [pre-commit, pre-push]
 repos:
   - repo: local
     hooks:
       - id: prove-it
         name: git prove-it (refuse to push unproven commits)
-        entry: sh -c 'from=$PRE_COMMIT_FROM_REF; case $from in ""|*^) from=0000000000000000000000000000000000000000;; esac; printf "%s %s %s %s\n" "$PRE_COMMIT_LOCAL_BRANCH" "$PRE_COMMIT_TO_REF" "$PRE_COMMIT_REMOTE_BRANCH" "$from" | exec git prove-it hook git pre-push "$PRE_COMMIT_REMOTE_NAME" "$PRE_COMMIT_REMOTE_URL"'
+        entry: git prove-it hook git pre-push --pre-commit
         language: system
         stages: [pre-push]
         pass_filenames: false

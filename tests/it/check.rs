@@ -620,3 +620,31 @@ fn junit_under_require_signed_types_each_failure_by_its_signature() {
     assert_eq!(failure.failure_type, "bad-signature");
     assert_eq!(failure.message, "BAD signature (--require-signed)");
 }
+
+/// A commit whose tree has no verify.sh was given the hint to prove it with `run <commit>`,
+/// which cannot prove it: the hint says what can.
+#[test]
+fn an_unarmed_commit_is_not_told_to_run_what_cannot_prove_it() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.write("b.txt", "b\n");
+    repo.commit_all("two");
+    repo.prove_it(&["check", "HEAD~1..HEAD"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("(not armed: its tree has no verify.sh)"))
+        .stdout(predicate::str::contains("git prove-it run <commit>").not())
+        .stdout(predicate::str::contains("fetch the proofs first").not())
+        .stdout(predicate::str::contains(
+            "hint: nothing can prove a commit whose tree has no verify.sh (nor prove-it.toml), not even 'git prove-it run': arm the project ('git prove-it init')",
+        ));
+    // Beside a commit that can be proven, both hints.
+    repo.verify_passes();
+    repo.commit_all("verify.sh");
+    repo.prove_it(&["check", "--all", "HEAD~2..HEAD"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains("git prove-it run <commit>"))
+        .stdout(predicate::str::contains("nothing can prove a commit"));
+}

@@ -384,6 +384,77 @@ fn strict_counts_a_change_of_the_checks_file_or_a_checks_script_as_a_verify_sh_c
     assert_eq!(json["commits"][0]["checks"][0]["standing"], "unproven");
 }
 
+/// `check` over a range said "prove-it.toml changed since <base>: in" every commit after the one
+/// that changed it; it names the commit that changed it.
+#[test]
+fn a_checks_file_change_is_named_at_the_commit_that_made_it() {
+    let repo = two_checks();
+    repo.write("api/lib.txt", "one\n");
+    repo.commit_all("one");
+    repo.write(
+        "prove-it.toml",
+        &CHECKS.replace("[\"docs\"]", "[\"docs\", \"README\"]"),
+    );
+    repo.commit_all("docs reads the readme");
+    for n in ["three", "four", "five"] {
+        repo.write("api/lib.txt", &format!("{n}\n"));
+        repo.commit_all(n);
+    }
+    let (base, changed) = (short(&repo, "HEAD~5"), short(&repo, "HEAD~3"));
+    let out = repo
+        .prove_it(&["check", "--all", "HEAD~5..HEAD"])
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    assert!(
+        stdout.contains(&format!(
+            "prove-it.toml changed since {base} two checks: in {changed}\n"
+        )),
+        "{stdout}"
+    );
+    let json = json_stdout(
+        &repo
+            .prove_it(&["check", "--json", "--all", "HEAD~5..HEAD"])
+            .assert()
+            .code(1),
+    );
+    let commits = json["verify_changed"][0]["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 1, "{json}");
+    assert_eq!(
+        commits[0].as_str().unwrap(),
+        repo.git(&["rev-parse", "HEAD~3"]).trim()
+    );
+}
+
+/// README named only `.git/prove-it/last-run.log`, which a run with checks never writes: each
+/// check has its own log, and the README names what a run writes.
+#[test]
+fn the_logs_the_readme_names_are_those_a_run_with_checks_writes() {
+    let repo = two_checks();
+    repo.write("docs/verify.sh", "#!/bin/sh\necho broken docs\nexit 1\n");
+    repo.commit_all("docs fails");
+    repo.prove_it(&["run"]).assert().code(1);
+    let dir = repo.path(".git/prove-it");
+    let log = |name: &str| std::fs::read_to_string(dir.join(name));
+    assert!(log("last-run.api.log").is_ok());
+    assert_eq!(log("last-run.docs.log").unwrap(), "broken docs\n");
+    assert_eq!(log("last-run.docs.failed.log").unwrap(), "broken docs\n");
+    assert!(
+        log("last-run.log").is_err(),
+        "a run with checks writes one log per check"
+    );
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    for named in [
+        ".git/prove-it/last-run.log",
+        ".git/prove-it/last-run.<check>.log",
+        "last-run.<check>.failed.log",
+    ] {
+        assert!(readme.contains(named), "README does not name {named}");
+    }
+}
+
 #[test]
 fn stats_count_a_commit_proven_only_when_all_its_checks_are() {
     let repo = two_checks();

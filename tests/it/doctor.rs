@@ -444,16 +444,32 @@ fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
             .env("GIT_COMMITTER_EMAIL", "contributor@example.com");
         cmd
     };
-    contributor(&["doctor"])
-        .assert()
-        .code(0)
-        .stdout(predicate::str::contains(
-            "warn  origin looks like someone else's project (none of the last 200 commits on HEAD are yours): syncing proofs there pushes them upstream\n",
-        ))
-        .stdout(predicate::str::contains("git prove-it sync origin").not())
-        .stdout(predicate::str::contains(
-            "fix: add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork\n",
-        ));
+    let warned = |n: usize| {
+        contributor(&["doctor"])
+            .assert()
+            .code(0)
+            .stdout(predicate::str::contains(
+                "warn  origin looks like someone else's project (none of the last 200 commits on origin's branches are yours): syncing proofs there pushes them upstream\n",
+            ))
+            .stdout(predicate::str::contains("git prove-it sync origin").not())
+            .stdout(predicate::str::contains(
+                "fix: add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork\n",
+            ));
+        n
+    };
+    warned(0);
+    // The contributor's own commits here leave origin someone else's: the warning stayed only
+    // until their first commit, and then doctor advised syncing proofs to origin.
+    for n in 1..=2 {
+        clone.write("a.txt", &format!("contribution {n}\n"));
+        let mut commit = clone.command("git");
+        commit
+            .args(["commit", "-qam", "contribution"])
+            .env("GIT_AUTHOR_EMAIL", "contributor@example.com")
+            .env("GIT_COMMITTER_EMAIL", "contributor@example.com");
+        assert!(commit.status().unwrap().success());
+        warned(n);
+    }
 
     // Their fork as the push remote: that is where doctor looks, and what it advises syncing.
     let fork = BareRemote::new();

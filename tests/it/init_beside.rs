@@ -196,10 +196,8 @@ fn lefthook_and_pre_commit_get_the_snippet_and_their_files_are_left_alone() {
         ));
 }
 
-/// The hook this repository declares for pre-commit users is a pre-push stage hook, and its
-/// entry gates a push when run as pre-commit runs it (the refs in `PRE_COMMIT_*` variables).
-#[test]
-fn the_pre_commit_hook_this_repository_provides_gates_a_push() {
+/// The hook this repository declares for pre-commit users, as a list of arguments.
+fn pre_commit_entry() -> Vec<String> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let hooks: serde_json::Value = serde_norway::from_str(
         &std::fs::read_to_string(root.join(".pre-commit-hooks.yaml")).unwrap(),
@@ -211,36 +209,143 @@ fn the_pre_commit_hook_this_repository_provides_gates_a_push() {
     assert_eq!(hook["language"], "system");
     assert_eq!(hook["pass_filenames"], false);
     let entry = hook["entry"].as_str().unwrap();
-    let script = entry
-        .strip_prefix("sh -c '")
-        .and_then(|rest| rest.strip_suffix('\''))
-        .unwrap();
+    entry.split_whitespace().map(str::to_string).collect()
+}
 
+/// The entry run as pre-commit runs it: with `vars` as its `PRE_COMMIT_*` variables, no stdin.
+fn run_pre_commit_entry(repo: &TestRepo, vars: &[(&str, &str)]) -> std::process::Output {
+    let entry = pre_commit_entry();
+    let mut cmd = repo.command(&entry[0]);
+    cmd.args(&entry[1..]).stdin(std::process::Stdio::null());
+    for (name, value) in vars {
+        cmd.env(format!("PRE_COMMIT_{name}"), value);
+    }
+    cmd.output().unwrap()
+}
+
+/// The hook this repository declares for pre-commit users is a pre-push stage hook, and its
+/// entry gates a push when run as pre-commit's pre-push stage runs it (the refs in
+/// `PRE_COMMIT_*` variables, the remote's side a commit id or, for a new branch, nothing).
+#[test]
+fn the_pre_commit_hook_this_repository_provides_gates_a_push() {
     let (remote, repo) = published();
     repo.verify_passes();
     repo.commit_all("verify.sh");
     let sha = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
     let before = repo.git(&["rev-parse", "origin/main"]).trim().to_string();
+    let url = remote.path.to_str().unwrap();
     let run = |from: &str| {
-        let mut cmd = repo.command("sh");
-        cmd.args(["-c", script])
-            .env("PRE_COMMIT_LOCAL_BRANCH", "refs/heads/main")
-            .env("PRE_COMMIT_TO_REF", &sha)
-            .env("PRE_COMMIT_REMOTE_BRANCH", "refs/heads/main")
-            .env("PRE_COMMIT_FROM_REF", from)
-            .env("PRE_COMMIT_REMOTE_NAME", "origin")
-            .env("PRE_COMMIT_REMOTE_URL", &remote.path);
-        cmd.output().unwrap()
+        run_pre_commit_entry(
+            &repo,
+            &[
+                ("LOCAL_BRANCH", "refs/heads/main"),
+                ("TO_REF", &sha),
+                ("REMOTE_BRANCH", "refs/heads/main"),
+                ("FROM_REF", from),
+                ("REMOTE_NAME", "origin"),
+                ("REMOTE_URL", url),
+            ],
+        )
     };
     let refused = run(&before);
     assert_eq!(refused.status.code(), Some(1), "{refused:?}");
-    // A new branch: pre-commit passes "<first new commit>^" or nothing as the remote side.
     assert_eq!(run("").status.code(), Some(1));
-    assert_eq!(run(&format!("{sha}^")).status.code(), Some(1));
+    // A branch pushed down to its root commit: pre-commit sets the branch names, no refs.
+    let root_push = run_pre_commit_entry(
+        &repo,
+        &[
+            ("LOCAL_BRANCH", "refs/heads/main"),
+            ("REMOTE_BRANCH", "refs/heads/main"),
+            ("REMOTE_NAME", "origin"),
+            ("REMOTE_URL", url),
+        ],
+    );
+    assert_eq!(root_push.status.code(), Some(1), "{root_push:?}");
     repo.prove_it(&["run"]).assert().code(0);
     let allowed = run(&before);
     assert!(allowed.status.success(), "{allowed:?}");
 }
+
+/// pre-commit's documented way to run push hooks by hand and in CI, `pre-commit run
+/// --hook-stage pre-push --from-ref A --to-ref B`, sets only the two refs, as typed (symbolic
+/// refs such as `origin/main` and `HEAD`), and no branch nor remote: it once failed on the
+/// line it built from them.
+#[test]
+fn pre_commit_run_by_hand_with_symbolic_refs_checks_the_range_and_sends_nothing() {
+    let (remote, repo) = published();
+    repo.verify_passes();
+    repo.commit_all("verify.sh");
+    let by_hand = [("FROM_REF", "origin/main"), ("TO_REF", "HEAD")];
+    let refused = run_pre_commit_entry(&repo, &by_hand);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(1), "{stderr}");
+    assert!(!stderr.contains("unexpected line"), "{stderr}");
+    assert!(
+        stderr.starts_with("prove-it: refusing to push: 1 commit not proven\n"),
+        "{stderr}"
+    );
+
+    repo.prove_it(&["run"]).assert().code(0);
+    let allowed = run_pre_commit_entry(&repo, &by_hand);
+    assert!(allowed.status.success(), "{allowed:?}");
+    // Nothing was pushed, so no proofs were sent anywhere.
+    assert_eq!(remote.note_count(), 0);
+    // A revision that names nothing is an error, not a pass.
+    let unknown = run_pre_commit_entry(&repo, &[("FROM_REF", "origin/main"), ("TO_REF", "nope")]);
+    assert_eq!(unknown.status.code(), Some(2), "{unknown:?}");
+}
+
+/// The same, through the real pre-commit (`PROVE_IT_PRE_COMMIT`, else `pre-commit` on PATH):
+/// its pre-push stage by hand, and a real `git push` through the hook it installs.
+#[test]
+#[ignore = "drives the real pre-commit; pip install pre-commit, then cargo test pre_commit_e2e -- --ignored"]
+fn pre_commit_e2e_runs_the_hook_by_hand_and_at_a_push() {
+    let pre_commit = std::env::var_os("PROVE_IT_PRE_COMMIT")
+        .map(std::path::PathBuf::from)
+        .or_else(|| {
+            std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())
+                .map(|dir| dir.join("pre-commit"))
+                .find(|path| crate::harness::is_program(path))
+        })
+        .expect("no pre-commit: PROVE_IT_PRE_COMMIT is unset and pre-commit is not on PATH");
+    let (remote, repo) = published();
+    repo.verify_passes();
+    repo.write(".pre-commit-config.yaml", PRE_COMMIT_LOCAL);
+    repo.commit_all("verify.sh and pre-commit");
+    let pre_commit_cmd = |args: &[&str]| {
+        let mut cmd = repo.command(&pre_commit);
+        // pre-commit keeps its environments under the test's home.
+        cmd.args(args)
+            .env("PRE_COMMIT_HOME", repo.home().join(".cache/pre-commit"));
+        cmd.output().unwrap()
+    };
+    let by_hand = [
+        "run",
+        "--hook-stage",
+        "pre-push",
+        "--from-ref",
+        "origin/main",
+        "--to-ref",
+        "HEAD",
+    ];
+    let refused = pre_commit_cmd(&by_hand);
+    let stdout = String::from_utf8_lossy(&refused.stdout);
+    assert_eq!(refused.status.code(), Some(1), "{refused:?}");
+    assert!(!stdout.contains("unexpected line"), "{stdout}");
+    let installed = pre_commit_cmd(&["install", "--hook-type", "pre-push"]);
+    assert!(installed.status.success(), "{installed:?}");
+    assert!(!push(&repo).status.success());
+
+    repo.prove_it(&["run"]).assert().code(0);
+    let allowed = pre_commit_cmd(&by_hand);
+    assert!(allowed.status.success(), "{allowed:?}");
+    let pushed = push(&repo);
+    assert!(pushed.status.success(), "{pushed:?}");
+    assert_eq!(remote.note_count(), 1, "the push sent the proof along");
+}
+
+/// The local hook `init --pre-push` prints for pre-commit users.
+const PRE_COMMIT_LOCAL: &str = "repos:\n  - repo: local\n    hooks:\n      - id: prove-it\n        name: prove-it\n        entry: git prove-it hook git pre-push --pre-commit\n        language: system\n        stages: [pre-push]\n        pass_filenames: false\n        always_run: true\n";
 
 /// The documented lefthook snippet is the one init prints, and runs the gate with git's
 /// arguments and the pushed refs.

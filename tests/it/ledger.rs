@@ -93,6 +93,58 @@ fn a_turn_blocked_to_the_end_records_its_unverified_end_too() {
     assert_eq!(entries[1]["claim"], "All tests pass.");
 }
 
+/// In `claude -p` the yield is told to the agent as one last block, so the turn's next stop
+/// yields again: the ledger wrote the turn's unverified end twice.
+#[test]
+fn a_yield_told_as_a_last_block_is_one_ledger_line() {
+    let repo = failing(1);
+    let headless_hook = |event: serde_json::Value| {
+        repo.prove_it(&["hook", "claude"])
+            .env("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")
+            .write_stdin(event.to_string())
+            .assert()
+            .code(0)
+    };
+    headless_hook(json!({
+        "session_id": "s1-messages",
+        "transcript_path": "/nonexistent/t.jsonl",
+        "cwd": repo.root,
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+    }));
+    repo.write("a.txt", "changed\n");
+    let headless = |active: bool| {
+        let assert = repo
+            .prove_it(&["hook", "claude"])
+            .env("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")
+            .write_stdin(stop_event(&repo, active).to_string())
+            .assert()
+            .code(0);
+        let stdout = String::from_utf8_lossy(&assert.get_output().stdout).into_owned();
+        serde_json::from_str::<serde_json::Value>(&stdout).unwrap_or_default()
+    };
+    let mut answers = Vec::new();
+    for active in [false, true, true, true, true, true] {
+        answers.push(headless(active));
+    }
+    let told = answers
+        .iter()
+        .filter(|answer| {
+            answer["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("NOT_PROVEN"))
+        })
+        .count();
+    assert_eq!(told, 1, "{answers:?}");
+    let entries = entries(&repo);
+    let ended: Vec<_> = entries
+        .iter()
+        .filter(|entry| entry["outcome"] == "NOT_PROVEN")
+        .collect();
+    assert_eq!(ended.len(), 1, "{entries:?}");
+    assert_eq!(entries.len(), 2, "{entries:?}");
+}
+
 // Issue 21 item 11: Claude Code versions that send no `last_assistant_message` left the claim
 // empty; it is in the transcript the payload names.
 #[test]

@@ -327,6 +327,55 @@ fn the_assertion_before_a_backtrace_reaches_the_agent() {
     assert!(reason.contains("PROVE_IT_SKIP=1"), "{reason}");
 }
 
+/// node's test runner (TAP) filled a block's key lines with `ok ... # SKIP` lines, which hold a
+/// number and the word "skipped", and left out the assertion's expected and actual values.
+#[test]
+fn node_test_runner_key_lines_are_the_failure_and_its_values_not_skips() {
+    let repo = TestRepo::new();
+    let mut tests =
+        String::from("import test from 'node:test';\nimport assert from 'node:assert';\n");
+    tests.push_str(
+        "for (let i = 0; i < 8; i++) test(`skipped ${i}`, { skip: 'later' }, () => {});\n",
+    );
+    tests.push_str("test('adds', () => { assert.strictEqual(1 + 1, 3); });\n");
+    tests.push_str("for (let i = 0; i < 8; i++) test(`passes ${i}`, () => {});\n");
+    repo.write("a.test.mjs", &tests);
+    repo.verify_script("exec node --test --test-reporter=tap a.test.mjs");
+    repo.commit_all("initial");
+    claude(
+        &repo,
+        &serde_json::json!({
+            "session_id": "s1-tap",
+            "transcript_path": "/nonexistent/t.jsonl",
+            "cwd": repo.root,
+            "hook_event_name": "SessionStart",
+            "source": "startup",
+        }),
+    );
+    repo.write("a.txt", "changed\n");
+    let block = claude(&repo, &stop_event(&repo, false));
+    let reason = block["reason"].as_str().unwrap();
+    let start = reason.find("Key lines from earlier").expect(reason);
+    let last = reason.find("Last 20 lines of output:").expect(reason);
+    let keys = &reason[start..last];
+    for key in [
+        "not ok 9 - adds",
+        "Expected values to be strictly equal:",
+        "2 !== 3",
+        "expected: 3",
+        "actual: 2",
+        "operator: 'strictEqual'",
+    ] {
+        assert!(
+            keys.contains(key),
+            "{key:?} not among the key lines: {keys}"
+        );
+    }
+    assert!(!keys.contains("# SKIP"), "{keys}");
+    assert!(!keys.contains("\nok "), "{keys}");
+    assert!(!keys.contains("# Subtest"), "{keys}");
+}
+
 // Issue 21 item 7: a failed git command put git's whole paragraph on the error line.
 #[test]
 fn a_failed_git_command_is_one_sentence_then_gits_words_then_a_hint() {

@@ -53,6 +53,74 @@ fn a_proof_inside_a_fanout_written_by_stock_git_is_found() {
     repo.prove_it(&["status"]).assert().code(0);
 }
 
+/// A long history reads the whole notes tree once into a map instead of walking its fanout per
+/// commit: the proofs git keeps inside its fanout must be found that way too, and no others.
+#[test]
+fn a_long_history_finds_its_proofs_inside_stock_gits_fanout() {
+    let repo = TestRepo::with_commit();
+    repo.prove_it(&["run"]).assert().code(0);
+    let tree = repo.stock_state_tree().unwrap();
+    let record = repo.note(&tree).unwrap();
+    repo.git(&["notes", "--ref", "prove-it", "remove", &tree]);
+    stock_notes(&repo, 1, 300);
+    let record_file = repo.home().join("record");
+    std::fs::write(&record_file, &record).unwrap();
+    repo.git(&[
+        "notes",
+        "--ref",
+        "prove-it",
+        "add",
+        "-F",
+        record_file.to_str().unwrap(),
+        &tree,
+    ]);
+    // 400 more commits, more than are looked up one by one: every other one adds b.txt, the
+    // next one takes it away again, back to the proven tree.
+    let mut stream = String::new();
+    for n in 1..=400 {
+        let change = if n % 2 == 1 {
+            "M 100644 inline b.txt\ndata 2\nb\n"
+        } else {
+            "D b.txt\n"
+        };
+        let from = if n == 1 {
+            "from refs/heads/main^0\n"
+        } else {
+            ""
+        };
+        stream.push_str(&format!(
+            "commit refs/heads/main\ncommitter A U Thor <author@example.com> {} +0000\ndata {}\nc{n}\n{from}{change}\n",
+            1_790_000_000 + n,
+            format!("c{n}").len()
+        ));
+    }
+    let mut import = repo.command("git");
+    import.args(["fast-import", "--quiet"]);
+    let out = assert_cmd::Command::from_std(import)
+        .write_stdin(stream)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    repo.git(&["reset", "-q", "--hard", "main"]);
+
+    let check = crate::harness::json_stdout(
+        &repo
+            .prove_it(&["check", "--all", "--json"])
+            .assert()
+            .code(1),
+    );
+    let commits = check["commits"].as_array().unwrap();
+    assert_eq!(commits.len(), 401);
+    for commit in commits {
+        let subject = commit["subject"].as_str().unwrap();
+        let odd = subject
+            .strip_prefix('c')
+            .and_then(|n| n.parse::<u32>().ok())
+            .is_some_and(|n| n % 2 == 1);
+        assert_eq!(commit["proven"], !odd, "{commit}");
+    }
+}
+
 #[test]
 fn stock_git_reads_and_extends_the_fanout_we_write() {
     let repo = TestRepo::with_commit();

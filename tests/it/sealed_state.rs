@@ -505,6 +505,8 @@ fn an_ignore_rule_added_mid_session_outside_the_worktree_is_refused() {
             reason.contains("the ignore rules set outside the worktree changed"),
             "{how}: {reason}"
         );
+        // The new file the rule hides is named.
+        assert!(reason.contains("    extra.txt\n"), "{how}: {reason}");
         assert_eq!(proofs(&repo), recorded, "{how}: nothing recorded");
     }
 }

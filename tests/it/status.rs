@@ -166,3 +166,37 @@ fn git_help_opens_the_generated_man_page() {
         assert!(!text.contains("git prove it"), "{args:?}: {text}");
     }
 }
+
+/// A check's name longer than twelve characters pushed its input tree and standing out of the
+/// column the other checks' lines keep.
+#[test]
+fn the_checks_columns_line_up_whatever_the_names() {
+    let repo = TestRepo::new();
+    repo.write(
+        "prove-it.toml",
+        "[checks.an-integration-suite-by-name]\nrun = \"api/verify.sh\"\ninputs = [\"api\"]\n\n\
+         [checks.docs]\nrun = \"docs/verify.sh\"\ninputs = [\"docs\"]\n",
+    );
+    for dir in ["api", "docs"] {
+        repo.write(&format!("{dir}/verify.sh"), "#!/bin/sh\nexit 0\n");
+        repo.chmod(&format!("{dir}/verify.sh"), 0o755);
+    }
+    repo.commit_all("two checks");
+    let out = repo.prove_it(&["status"]).assert();
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let rows: Vec<&str> = stdout
+        .lines()
+        .filter(|line| line.starts_with("  "))
+        .collect();
+    assert_eq!(rows.len(), 2, "{stdout}");
+    // The input tree (twelve hex digits) starts at the same column on each line.
+    let tree_at = |row: &str| {
+        let name_end = row[2..].find(' ').unwrap() + 2;
+        name_end + row[name_end..].len() - row[name_end..].trim_start().len()
+    };
+    assert_eq!(tree_at(rows[0]), tree_at(rows[1]), "{stdout}");
+    assert!(
+        rows[1].starts_with("  docs                         "),
+        "{stdout}"
+    );
+}

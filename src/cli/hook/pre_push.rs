@@ -35,8 +35,17 @@ enum Event {
     /// pushed commit proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES) is warned
     /// of. Exit status: 0 the push may go on, 1 refused, 2 error (git refuses the push then too).
     PrePush {
+        /// Read the push from pre-commit's variables instead of git's stdin:
+        /// PRE_COMMIT_TO_REF (else PRE_COMMIT_LOCAL_BRANCH, else HEAD) is the pushed tip,
+        /// PRE_COMMIT_FROM_REF what the remote has (none: a new branch), both any revision git
+        /// understands, and PRE_COMMIT_REMOTE_NAME the remote; without one (`pre-commit run
+        /// --hook-stage pre-push --from-ref A --to-ref B`), nothing is pushed and no proofs are
+        /// sent.
+        #[arg(long)]
+        pre_commit: bool,
         /// The remote's name, or its URL when the push names no configured remote.
-        remote: String,
+        #[arg(required_unless_present = "pre_commit")]
+        remote: Option<String>,
         /// The remote's URL.
         url: Option<String>,
     },
@@ -49,23 +58,35 @@ pub(crate) fn run(
     err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
     match &args.event {
-        Event::PrePush { remote, .. } => pre_push(remote, stdin, err),
+        Event::PrePush {
+            pre_commit, remote, ..
+        } => pre_push(*pre_commit, remote.as_deref(), stdin, err),
     }
 }
 
 fn pre_push(
-    remote: &str,
+    pre_commit: bool,
+    remote: Option<&str>,
     stdin: &mut dyn Read,
     err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
-    let mut input = String::new();
-    stdin
-        .read_to_string(&mut input)
-        .context("could not read the refs being pushed from stdin")?;
-    let updates = parse_updates(&input)?;
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let repo = &ctx.repo;
+    let (updates, remote) = if pre_commit {
+        let push = PreCommitPush::from_env();
+        (vec![push.update(repo)?], push.remote)
+    } else {
+        let mut input = String::new();
+        stdin
+            .read_to_string(&mut input)
+            .context("could not read the refs being pushed from stdin")?;
+        (
+            parse_updates(&input)?,
+            remote.unwrap_or_default().to_string(),
+        )
+    };
+    let remote = remote.as_str();
     let mode = policy::pre_push(&Settings::of(repo))?;
     if mode == PrePush::Off {
         return Ok(exit::OK);
@@ -118,7 +139,11 @@ fn pre_push(
     }
 
     // The push goes on: send the proofs with it. Failing to is worth a warning, not a refusal:
-    // the commits are proven here, and `git prove-it sync` can send the proofs later.
+    // the commits are proven here, and `git prove-it sync` can send the proofs later. A check
+    // run by hand names no remote: nothing is pushed, so nothing is sent.
+    if remote.is_empty() {
+        return Ok(exit::OK);
+    }
     match repo.sync_proofs(remote, &crate::proof::merge) {
         Ok(synced) => report::proofs_sent(&SyncReport::new(JSON_VERSION, &synced), err)?,
         Err(error) => {
@@ -127,6 +152,67 @@ fn pre_push(
         }
     }
     Ok(exit::OK)
+}
+
+/// The push as pre-commit describes it in its `PRE_COMMIT_*` variables (its `run` command,
+/// <https://github.com/pre-commit/pre-commit/blob/main/pre_commit/commands/run.py>). Its
+/// pre-push stage sets them from git's first line that is not a deletion; run by hand
+/// (`--from-ref A --to-ref B`) it sets only the two refs, as given (`origin/main`, `HEAD`);
+/// a push of a branch down to its root commit sets only the branch names.
+#[derive(Debug, Default)]
+struct PreCommitPush {
+    from: String,
+    to: String,
+    local_branch: String,
+    remote: String,
+}
+
+impl PreCommitPush {
+    fn from_env() -> Self {
+        let var = |name: &str| std::env::var(name).unwrap_or_default().trim().to_string();
+        PreCommitPush {
+            from: var("PRE_COMMIT_FROM_REF"),
+            to: var("PRE_COMMIT_TO_REF"),
+            local_branch: var("PRE_COMMIT_LOCAL_BRANCH"),
+            remote: var("PRE_COMMIT_REMOTE_NAME"),
+        }
+    }
+
+    /// The pushed tip names: the "to" ref, else the local branch, else HEAD.
+    fn tip_spec(&self) -> &str {
+        [self.to.as_str(), self.local_branch.as_str()]
+            .into_iter()
+            .find(|spec| !spec.is_empty())
+            .unwrap_or("HEAD")
+    }
+
+    /// The one update it describes, its revisions resolved. A "from" ref that names no commit
+    /// here is what the remote has and we do not: as for a new branch, nothing is taken as
+    /// the remote's.
+    fn update(&self, repo: &Repo) -> Result<Update, crate::cli::Failure> {
+        let commit = |spec: &str| -> Result<ObjectId, crate::git::Error> {
+            let selection = repo.select(&[spec.to_string()])?;
+            selection
+                .tips
+                .first()
+                .copied()
+                .ok_or_else(|| crate::git::Error::NotACommit {
+                    spec: spec.to_string(),
+                })
+        };
+        let tip = self.tip_spec();
+        let local = commit(tip)?;
+        let remote = if self.from.is_empty() {
+            ObjectId::null(local.kind())
+        } else {
+            commit(&self.from).unwrap_or_else(|_| ObjectId::null(local.kind()))
+        };
+        Ok(Update {
+            local_ref: tip.to_string(),
+            local,
+            remote,
+        })
+    }
 }
 
 /// The lines git passes on stdin. A line that does not follow the protocol is an error, which
