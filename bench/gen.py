@@ -19,6 +19,9 @@
                                      a history to prove commit by commit (issue 24)
     gen.py bisect DIR COMMITS        the same history, whose verify.sh fails from the commit that
                                      writes "revision 30" on: a first failing commit to find
+    gen.py own DIR COMMITS FILES     COMMITS commits over FILES files in 70 directories, no
+                                     proofs, whose verify.sh is `exit 0`: each tool's own cost
+                                     of proving a commit
     gen.py checks DIR CHECKS         commit a prove-it.toml to a `repo` repository: CHECKS checks,
                                      each a script of its own reading an equal share of the
                                      top-level directories, beside the root verify.sh
@@ -151,11 +154,10 @@ def sign(record, key):
     return record + "".join(f"ssh-signature: {line}\n" for line in armor.splitlines())
 
 
-def linear_history(repo, commits, verify, extra=()):
+def linear_history(repo, commits, verify, extra=(), files=100, path_of=path_of):
     """COMMITS commits on main, the first holding VERIFY as verify.sh, the EXTRA (path,
-    content) pairs and 100 files, each next one changing one of those files."""
+    content) pairs and FILES files (at PATH_OF(i)), each next one changing one of those files."""
     init(repo)
-    files = 100
     out = []
     for c in range(commits):
         out.append(b"commit refs/heads/main\nmark :%d\n" % (c + 1))
@@ -217,6 +219,26 @@ def bisect_cmd(repo, commits):
 def range_cmd(repo, commits):
     """A history of COMMITS commits, each changing one file of 100, without proofs."""
     linear_history(repo, commits, RANGE_VERIFY, [(".gitignore", b"target/\n")])
+
+
+# A verify.sh that costs nothing: what is measured is each tool's own cost per commit.
+OWN_VERIFY = b"#!/bin/sh\nexit 0\n"
+
+# Directories of the `own` history's tree: about a small project's (tomli: 848 files in 73).
+OWN_DIRS = 70
+
+
+def own_path(i):
+    leaf = i % OWN_DIRS
+    return f"d{leaf // 10}/d{leaf:02}/f{i:03}.txt"
+
+
+def own_cmd(repo, commits, files):
+    """A history of COMMITS commits over FILES files in OWN_DIRS directories (and their 7
+    parents), each changing one file, without proofs, whose verify.sh exits 0 at once."""
+    linear_history(
+        repo, commits, OWN_VERIFY, [(".gitignore", b"target/\n")], files, own_path
+    )
 
 
 PACKAGES = 10
@@ -297,6 +319,8 @@ def main():
         range_cmd(repo, int(rest[0]))
     elif command == "bisect":
         bisect_cmd(repo, int(rest[0]))
+    elif command == "own":
+        own_cmd(repo, int(rest[0]), int(rest[1]))
     elif command == "signed":
         history_cmd(repo, int(rest[0]), rest[1])
     else:

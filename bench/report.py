@@ -243,6 +243,34 @@ def history_section():
     print()
 
 
+def own_section():
+    runs = {}
+    for line in open(os.path.join(json_dir, "history-own.tsv")):
+        tool, wall, user, system = line.rstrip("\n").split("\t")
+        runs.setdefault(tool, []).append((float(wall), float(user) + float(system)))
+    load_avg = [line.split("load average:")[1].strip() for line in open(os.path.join(json_dir, "history-own-load"))]
+    ours, loop = runs["git-prove-it"], runs["git rebase -x"]
+    print("### 7. History at git's speed: each tool's own cost per commit")
+    print()
+    print("40 commits over 850 files in 70 directories, verify.sh `exit 0`: `git prove-it run "
+          "main~40..main --jobs 1 --force` (each commit's run in its mount namespace where the "
+          "machine allows one) beside `git rebase -x ./verify.sh main~40`, one run of each in turn "
+          f"per round, {len(ours)} rounds; per commit (a run's time / 40), in ms, min and median.")
+    print()
+    print("| per commit | git prove-it min | median | git rebase -x min | median | ratio of medians | target |")
+    print("|---|---|---|---|---|---|---|")
+    for index, what in ((0, "wall"), (1, "CPU (user + system)")):
+        a = [run[index] * 1000 / 40 for run in ours]
+        b = [run[index] * 1000 / 40 for run in loop]
+        ratio = statistics.median(a) / statistics.median(b)
+        ok = verdict(ratio <= 1.2, f"own cost per commit ({what}) within 1.2x of git rebase -x")
+        print(f"| {what} | {min(a):.1f} | {statistics.median(a):.1f} | {min(b):.1f} | "
+              f"{statistics.median(b):.1f} | {ratio:.2f}× | {ok} ≤ 1.2× |")
+    print()
+    print("Load average at the start and the end of this section: " + "; ".join(load_avg) + ".")
+    print()
+
+
 print("Times in ms: median (interquartile range) of whole processes, warm cache.")
 print()
 # bench/run leaves out the sections PROVE_IT_BENCH_ONLY does not name.
@@ -252,6 +280,8 @@ if os.path.exists(os.path.join(json_dir, "checks-one.json")):
     checks_section()
 if os.path.exists(os.path.join(json_dir, "history-cold.json")):
     history_section()
+if os.path.exists(os.path.join(json_dir, "history-own.tsv")):
+    own_section()
 
 load_avg = open("/proc/loadavg").read().split()[:3]
 print(f"Load average at the end of the run: {' '.join(load_avg)}; "

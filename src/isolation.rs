@@ -95,45 +95,43 @@ const UNSHARE: &[&str] = &[
 /// The shell script run as root of a new user namespace with a mount namespace of its own:
 /// make the mounts, enter the checkout's path, then leave root for the caller's own user ids
 /// in a nested user namespace, and run the program. Its arguments: the `View`'s paths, the
-/// user and group ids, the directory to enter, then the program and its arguments.
+/// user and group ids, then the program and its arguments. The directory it was started in and
+/// the program's path, when inside the worktree, are entered and run at the same place under
+/// the checkout's path, so that a script sees itself where the checkout's would be.
 const MOUNT_SCRIPT: &str = r#"set -e
-link=$1 common=$2 worktree=$3 checkout=$4 uid=$5 gid=$6 dir=$7
+link=$1 common=$2 worktree=$3 checkout=$4 uid=$5 gid=$6 program=$7
 shift 7
+dir=$(pwd -P)
+case $dir in "$worktree" | "$worktree"/*) dir=$checkout${dir#"$worktree"} ;; esac
+case $program in "$worktree"/*) program=$checkout${program#"$worktree"} ;; esac
 mount -t tmpfs -o mode=0755 prove-it "$link"
 mkdir "$link/dir"
 mount --bind "$common" "$link/dir"
 mount --bind "$worktree" "$checkout"
 cd "$dir"
-exec unshare --map-user="$uid" --map-group="$gid" -- "$@"
+exec unshare --map-user="$uid" --map-group="$gid" -- "$program" "$@"
 "#;
 
 impl View {
-    /// A request that runs `program` in `dir` (a directory of the worktree) with the worktree
-    /// shown at the checkout's path; the caller adds the program's arguments.
-    pub(crate) fn request(&self, program: &OsStr, dir: &Path) -> process::Request<'static> {
-        let inside = match dir.strip_prefix(&self.worktree) {
-            Ok(rest) => self.checkout.join(rest),
-            Err(_) => dir.to_owned(),
-        };
-        process::Request::new("unshare")
-            .args(["--user", "--map-root-user", "--mount", "--propagation"])
-            .args([
-                "private",
-                "--",
-                "sh",
-                "-c",
-                MOUNT_SCRIPT,
-                "prove-it-isolation",
-            ])
-            .arg(&self.git_link)
-            .arg(&self.common_dir)
-            .arg(&self.worktree)
-            .arg(&self.checkout)
-            .arg(rustix::process::getuid().as_raw().to_string())
-            .arg(rustix::process::getgid().as_raw().to_string())
-            .arg(inside)
-            .arg(program)
-            .current_dir(&self.worktree)
+    /// The program and arguments that run a program (appended after them, with its own
+    /// arguments) with the worktree shown at the checkout's path, from the directory it is
+    /// started in (a directory of the worktree is entered under the checkout's path).
+    pub(crate) fn prefix(&self) -> Vec<OsString> {
+        let worktree =
+            std::fs::canonicalize(&self.worktree).unwrap_or_else(|_| self.worktree.clone());
+        let mut prefix: Vec<OsString> = std::iter::once("unshare")
+            .chain(UNSHARE.iter().copied())
+            .chain([MOUNT_SCRIPT, "prove-it-isolation"])
+            .map(OsString::from)
+            .collect();
+        prefix.extend(
+            [&self.git_link, &self.common_dir, &worktree, &self.checkout]
+                .into_iter()
+                .map(|path| path.as_os_str().to_owned()),
+        );
+        prefix.push(rustix::process::getuid().as_raw().to_string().into());
+        prefix.push(rustix::process::getgid().as_raw().to_string().into());
+        prefix
     }
 }
 
@@ -157,13 +155,14 @@ pub(crate) struct Nested {
     pub stage: PathBuf,
 }
 
-/// As [`MOUNT_SCRIPT`], for a [`Nested`] view; the directory it was started in, when inside
-/// `source`, is entered at the same place under `target`.
+/// As [`MOUNT_SCRIPT`], for a [`Nested`] view; the directory it was started in and the
+/// program's path, when inside `source`, are entered and run at the same place under `target`.
 const NESTED_SCRIPT: &str = r#"set -e
-stage=$1 outer=$2 source=$3 target=$4 common=$5 uid=$6 gid=$7
-shift 7
+stage=$1 outer=$2 source=$3 target=$4 common=$5 uid=$6 gid=$7 program=$8
+shift 8
 dir=$(pwd -P)
 case $dir in "$source" | "$source"/*) dir=$target${dir#"$source"} ;; esac
+case $program in "$source"/*) program=$target${program#"$source"} ;; esac
 mount -t tmpfs -o mode=0755 prove-it "$stage"
 mkdir "$stage/inner" "$stage/git"
 mount --bind "$source" "$stage/inner"
@@ -173,7 +172,7 @@ mkdir -p "$target" "$common"
 mount --bind "$stage/inner" "$target"
 mount --bind "$stage/git" "$common"
 cd "$dir"
-exec unshare --map-user="$uid" --map-group="$gid" -- "$@"
+exec unshare --map-user="$uid" --map-group="$gid" -- "$program" "$@"
 "#;
 
 impl Nested {
@@ -199,16 +198,6 @@ impl Nested {
         prefix.push(rustix::process::getuid().as_raw().to_string().into());
         prefix.push(rustix::process::getgid().as_raw().to_string().into());
         prefix
-    }
-
-    /// A request that runs `program` in `dir` in this view; the caller adds its arguments.
-    pub(crate) fn request(&self, program: &OsStr, dir: &Path) -> process::Request<'static> {
-        let prefix = self.prefix();
-        let (wrapper, args) = prefix.split_first().expect("the prefix names unshare");
-        process::Request::new(wrapper)
-            .args(args)
-            .arg(program)
-            .current_dir(dir)
     }
 }
 

@@ -45,6 +45,9 @@ pub(crate) struct Request<'a> {
     /// A program and its arguments that run verify.sh (appended, as its last argument) in a
     /// view of the filesystem of its own (`isolation::Nested::prefix`); empty: run it plainly.
     pub view: &'a [OsString],
+    /// Variables of ours that verify.sh must not inherit (a commit's run leaves out the
+    /// caller's repository-locating variables, `git::LOCAL_ENV`).
+    pub env_remove: &'a [&'a str],
 }
 
 /// What one run of verify.sh did.
@@ -200,6 +203,9 @@ pub(crate) fn run(req: Request<'_>, on_tick: &mut dyn FnMut(Duration)) -> Result
     })
     .timeout(req.timeout)
     .eof_grace(EOF_GRACE);
+    for name in req.env_remove {
+        request = request.env_remove(name);
+    }
     if let Some(flag) = req.interrupt {
         request = request.interrupt(flag);
     }
@@ -286,6 +292,7 @@ mod tests {
             echo: None,
             interrupt: None,
             view: &[],
+            env_remove: &[],
         }
     }
 

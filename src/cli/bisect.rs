@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 
-use super::commits::{self, CommitRun, Output, Proved, Ran};
+use super::commits::{self, CommitRun, Proved, Ran};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{CommitInfo, ObjectId, Repo, Selection, TempWorktree};
@@ -96,9 +96,8 @@ pub(crate) fn run(
             host: "cli",
             timeout: policy.timeout,
             verbose: args.verbose,
-            json: true,
             force: false,
-            output: Output::Capture,
+            progress: true,
             jobs: None,
             log: None,
         },
@@ -472,7 +471,7 @@ fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
                 .collect(),
             recorded_secs_ago: None,
         },
-        Ran::Error(message) if proved.code == exit::NOT_PROVEN => anyhow::bail!("{message}"),
+        Ran::Error(message) if proved.code() == exit::NOT_PROVEN => anyhow::bail!("{message}"),
         Ran::CannotTest(reason) | Ran::NotArmed(reason) | Ran::Error(reason) => {
             StepResult::Untestable { reason }
         }
@@ -482,22 +481,42 @@ fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cli::commits::tests::{failed, report};
+    use crate::outcome::Outcome;
+    use crate::report::RunResult;
 
     #[test]
-    fn a_failure_whose_report_cannot_be_read_is_an_error_not_a_skip() {
-        let proved = |code, json: &str| Proved {
+    fn a_failure_whose_report_names_no_failing_check_is_an_error_not_a_skip() {
+        let proved = |code, result| Proved {
             cannot_test: None,
-            code,
-            stdout: json.as_bytes().to_vec(),
+            run: Ok((code, report(Outcome::Disproven, result))),
         };
-        assert!(ran(&proved(1, "not json")).is_err());
-        assert!(ran(&proved(1, r#"{"result":"proven"}"#)).is_err());
+        assert!(
+            ran(&proved(
+                1,
+                RunResult::AlreadyProven {
+                    proof: crate::cli::commits::tests::proof(1, 0)
+                }
+            ))
+            .is_err()
+        );
         assert!(matches!(
-            ran(&proved(2, "")),
-            Ok(StepResult::Untestable { .. })
+            ran(&proved(1, failed("exit code 1", Some(1), &[]))),
+            Ok(StepResult::Failed { .. })
         ));
+        let error = Proved {
+            cannot_test: None,
+            run: Err(crate::cli::Failure::from(anyhow::anyhow!("boom"))),
+        };
+        assert!(matches!(ran(&error), Ok(StepResult::Untestable { .. })));
         assert!(matches!(
-            ran(&proved(3, r#"{"result":"not_armed","reason":"is missing"}"#)),
+            ran(&proved(
+                3,
+                RunResult::NotArmed {
+                    reason: "is missing",
+                    hints: Vec::new()
+                }
+            )),
             Ok(StepResult::Untestable { reason }) if reason == "verify.sh is missing"
         ));
     }

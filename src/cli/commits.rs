@@ -1,6 +1,7 @@
-//! Proving commits rather than the working state: each in a temporary linked worktree, by this
-//! same program (`git prove-it run`) started there. `run <rev>`, `run <range>`, `bisect` and
-//! the pre-push hook prove commits through here, so a commit is proven one way whoever asks.
+//! Proving commits rather than the working state: each in a temporary linked worktree, proven
+//! there as `git prove-it run` proves a working state, in this process, with only the scripts
+//! run in the commit's view. `run <rev>`, `run <range>`, `bisect` and the pre-push hook prove
+//! commits through here, so a commit is proven one way whoever asks.
 //!
 //! gix cannot add linked worktrees; `git::TempWorktree` runs `git worktree` for that.
 
@@ -10,17 +11,7 @@ use crate::exit;
 use crate::git::{self, Repo, TempWorktree};
 use crate::isolation::{self, Isolation};
 use crate::outcome::Outcome;
-
-/// Where the run in the worktree writes its report.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Output {
-    /// Our stdout.
-    Inherit,
-    /// Our stderr (a hook's stdout is not for people).
-    ToStderr,
-    /// Kept, for the caller to read (with `json`, one JSON object).
-    Capture,
-}
+use crate::report::{RunReport, RunResult};
 
 /// How to prove a commit in a temporary worktree.
 #[derive(Clone)]
@@ -28,14 +19,14 @@ pub(crate) struct CommitRun<'a> {
     pub host: &'a str,
     pub timeout: std::time::Duration,
     pub verbose: bool,
-    pub json: bool,
     pub force: bool,
-    pub output: Output,
-    /// How many checks the run may run at once (`PROVE_IT_JOBS`), when not the policy's: a
-    /// range proves several commits at once and shares the cores between them.
+    /// Draw a progress line on stderr while the checks run (not when several commits run).
+    pub progress: bool,
+    /// How many checks the run may run at once, when not the policy's: a range proves several
+    /// commits at once and shares the cores between them.
     pub jobs: Option<usize>,
-    /// Where the run keeps its output (`run --log`), when not in the state directory's
-    /// last-run.log: a range gives each commit its own.
+    /// Where the run keeps its output, when not in the state directory's last-run.log: a
+    /// range gives each commit its own.
     pub log: Option<std::path::PathBuf>,
 }
 
@@ -55,29 +46,39 @@ pub(crate) fn one_commit(
     }
 }
 
-/// A commit proven in a worktree: `run`'s exit code, and its report when it was captured.
+/// A commit proven in a worktree: `run`'s exit code and report, or the error that ended it.
 pub(crate) struct Proved {
-    pub code: u8,
-    pub stdout: Vec<u8>,
+    pub run: Result<(u8, RunReport), super::Failure>,
     /// The commit could not be tested: its setup failed, so its checks never ran.
     pub cannot_test: Option<FailedRun>,
 }
 
-/// Prove `commit` in a new temporary worktree and return `run`'s exit code for it. The
-/// worktree is removed afterwards, whatever happened, and on Ctrl-C, SIGTERM or SIGHUP once
-/// the run has stopped.
+impl Proved {
+    /// `run`'s exit code for the commit.
+    pub(crate) fn code(&self) -> u8 {
+        match (&self.cannot_test, &self.run) {
+            (Some(_), _) => exit::NOT_PROVEN,
+            (None, Ok((code, _))) => *code,
+            (None, Err(_)) => exit::ERROR,
+        }
+    }
+}
+
+/// Prove `commit` in a new temporary worktree, and return what `run` found. The worktree is
+/// removed afterwards, whatever happened, and on Ctrl-C, SIGTERM or SIGHUP once the run has
+/// stopped. A commit whose setup failed is an error, with the setup's last lines as hints.
 pub(crate) fn prove_commit(
     repo: &Repo,
     commit: &git::CommitInfo,
     how: &CommitRun<'_>,
-) -> Result<u8, super::Failure> {
+) -> Result<Result<(u8, RunReport), super::Failure>, super::Failure> {
     let interrupt = crate::process::interrupt_flag()?;
     let worktree = repo.add_temp_worktree(commit.id)?;
     let proved = prove_in(repo, &worktree, commit, how, &interrupt);
     worktree.remove()?;
     let proved = proved?;
     match proved.cannot_test {
-        None => Ok(proved.code),
+        None => Ok(proved.run),
         Some(setup) => {
             let mut failure = super::Failure::from(anyhow::anyhow!(
                 "cannot test commit {}: {}; its checks did not run",
@@ -97,11 +98,12 @@ pub(crate) fn prove_commit(
 
 /// Prove `commit`, checked out in `worktree`, there.
 ///
-/// The proving is done by this same program (`git prove-it run`) started inside the worktree
-/// with the caller's repository-locating variables (`GIT_DIR`, `GIT_WORK_TREE`, ...) removed,
-/// so that neither it nor verify.sh acts on the caller's repository by mistake: git sets those
-/// variables for hooks. When `interrupt` is raised, the request is passed on (SIGTERM) and the
-/// run waited for, so that the worktree is removed only once nothing runs in it.
+/// The commit's state is proven as `git prove-it run` proves a working state, with the
+/// worktree's own context (its policy, read as a run there would read it), in this process;
+/// its scripts (the setup, verify.sh, each check's) run in the view that keeps the checkout
+/// from them, without the caller's repository-locating variables (`GIT_DIR`, `GIT_WORK_TREE`,
+/// ...), which git sets for hooks. When `interrupt` is raised, the scripts are ended and
+/// waited for, so that the worktree is removed only once nothing runs in it.
 pub(crate) fn prove_in(
     repo: &Repo,
     worktree: &TempWorktree,
@@ -109,9 +111,8 @@ pub(crate) fn prove_in(
     how: &CommitRun<'_>,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<Proved, super::Failure> {
-    let state = repo
-        .open_linked_worktree(worktree.path())
-        .and_then(|wt| wt.state_tree(false))?;
+    let checkout = repo.open_linked_worktree(worktree.path())?;
+    let state = checkout.state_tree(false)?;
     if state.id != commit.tree {
         return Err(super::Failure::from(anyhow::anyhow!(
             "checking out {} gives the state tree {}, not the commit's tree {}, so no proof made there would prove the commit",
@@ -125,7 +126,8 @@ pub(crate) fn prove_in(
     if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
     }
-    let set_up = set_up(repo, worktree, commit, how, interrupt)?;
+    let (isolation, view) = isolated(repo, worktree)?;
+    let set_up = set_up(repo, worktree, commit, how, &view, interrupt)?;
     // Without a setup, a run that lacks the checkout's dependency folders cannot test.
     let lacking = match &set_up {
         SetUp::Undeclared => dependency_folders(repo, commit.tree),
@@ -139,8 +141,7 @@ pub(crate) fn prove_in(
     if let SetUp::Failed { exit, tail, log } = &set_up {
         into_commit_log(log, &commit_log, false);
         return Ok(Proved {
-            code: exit::NOT_PROVEN,
-            stdout: Vec::new(),
+            run: Ok((exit::NOT_PROVEN, not_tested(commit))),
             cannot_test: Some(FailedRun {
                 name: "setup".to_string(),
                 exit: exit.clone(),
@@ -152,76 +153,56 @@ pub(crate) fn prove_in(
             }),
         });
     }
-    let exe = std::env::current_exe().context("could not find the git-prove-it executable")?;
-    let (isolation, request) = isolated(repo, worktree, exe.as_os_str())?;
-    let mut cmd = request
-        .arg("run")
-        .args(["--host", how.host])
-        .args(["--isolation", isolation.as_str()])
-        .arg("--shown-git-dir")
-        .arg(repo.common_dir_real())
-        .args(["--timeout", &how.timeout.as_secs().to_string()])
-        .stdout(match how.output {
-            Output::Inherit => crate::process::Stream::Inherit,
-            Output::ToStderr => crate::process::Stream::ToStderr,
-            Output::Capture => crate::process::Stream::ALL,
-        })
-        .stderr(crate::process::Stream::Inherit)
-        .forward_interrupt(interrupt);
-    for (flag, on) in [
-        ("--verbose", how.verbose),
-        ("--json", how.json),
-        ("--force", how.force),
-    ] {
-        if on {
-            cmd = cmd.arg(flag);
-        }
-    }
-    for name in git::LOCAL_ENV {
-        cmd = cmd.env_remove(name);
-    }
-    if let Some(log) = &how.log {
-        // The run may not see the common git directory at its own path (the checkout is
-        // mounted over it): name the log through the link the worktree's `.git` names.
-        let common = repo.common_dir_real();
-        let log = std::fs::canonicalize(log.parent().unwrap_or(log))
-            .ok()
-            .and_then(|dir| {
-                let rest = dir.strip_prefix(&common).ok()?;
-                Some(
-                    worktree
-                        .git_link()
-                        .join("dir")
-                        .join(rest)
-                        .join(log.file_name()?),
-                )
-            })
-            .unwrap_or_else(|| log.clone());
-        cmd = cmd.arg("--log").arg(log);
-    }
-    if let Some(jobs) = how.jobs {
-        cmd = cmd.env(crate::context::policy::JOBS_ENV, jobs.to_string());
-    }
-    if !lacking.is_empty() {
-        cmd = cmd.arg("--without-setup").arg(lacking.join(", "));
-    }
-    let finished = cmd
-        .run()
-        .map_err(crate::process::Error::into_source)
-        .context("could not run git-prove-it in the temporary worktree");
+    let timeout = how.timeout.as_secs();
+    let ctx = crate::context::Context::resolve(checkout, Some(timeout));
+    let run = ctx
+        .policy
+        .clone()
+        .map_err(super::Failure::from)
+        .and_then(|mut policy| {
+            if let Some(jobs) = how.jobs {
+                policy.jobs = jobs;
+            }
+            let proving = super::run::Proving {
+                host: how.host,
+                force: how.force,
+                verbose: how.verbose,
+                progress: how.progress,
+                log: how.log.clone(),
+                commit: Some(super::run::CommitView {
+                    isolation,
+                    view,
+                    untestable_failure: (!lacking.is_empty()).then(|| {
+                        format!(
+                            "no setup: the checkout holds {}, which this commit's worktree lacks",
+                            lacking.join(", ")
+                        )
+                    }),
+                }),
+            };
+            super::run::prove(&ctx, &ctx.repo, &policy, &proving, &mut std::io::stderr())
+        });
     if let SetUp::Ran { log } = &set_up {
         into_commit_log(log, &commit_log, true);
     }
-    let finished = finished?;
     Ok(Proved {
+        run,
         cannot_test: None,
-        code: finished
-            .status
-            .code()
-            .and_then(|code| u8::try_from(code).ok())
-            .unwrap_or(exit::ERROR),
-        stdout: finished.stdout,
     })
+}
+
+/// The report of a commit whose checks never ran.
+fn not_tested(commit: &git::CommitInfo) -> RunReport {
+    RunReport {
+        version: crate::report::JSON_VERSION,
+        outcome: Outcome::NotProven,
+        tree: Some(commit.tree.to_string()),
+        result: RunResult::Checks {
+            checks: Vec::new(),
+            uncovered: Vec::new(),
+            uncovered_count: 0,
+        },
+    }
 }
 
 /// What became of the checks file's `setup` in a commit's worktree.
@@ -249,6 +230,7 @@ fn set_up(
     worktree: &TempWorktree,
     commit: &git::CommitInfo,
     how: &CommitRun<'_>,
+    view: &[std::ffi::OsString],
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<SetUp, super::Failure> {
     // A checks file that cannot be read is the run's to report, with the checks it declares.
@@ -272,8 +254,14 @@ fn set_up(
         None => repo.state_dir()?.join("last-setup.log"),
     };
     let program = worktree.path().join(&setup.run);
-    let (_, request) = isolated(repo, worktree, program.as_os_str())?;
+    let request = match view.split_first() {
+        Some((wrapper, args)) => crate::process::Request::new(wrapper)
+            .args(args)
+            .arg(&program),
+        None => crate::process::Request::new(&program),
+    };
     let mut request = request
+        .current_dir(worktree.path())
         .stdin(crate::process::Stdin::Null)
         .combined(crate::process::Combined {
             tail_lines: crate::proof::TAIL_LINES,
@@ -450,21 +438,17 @@ fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
 }
 
 /// How a run in `worktree` is kept from the checkout the command was started from, and the
-/// request that starts `program` there so: in a mount namespace that shows the worktree at
+/// program and arguments that start each script there so (empty: plainly): in a mount namespace that shows the worktree at
 /// the checkout's path where the machine allows it; else plainly, once no link from this
 /// environment into the checkout was found (a run that could follow one would prove the
 /// checkout's code under the commit's name, so it is refused).
 fn isolated(
     repo: &Repo,
     worktree: &TempWorktree,
-    program: &std::ffi::OsStr,
-) -> Result<(Isolation, crate::process::Request<'static>), super::Failure> {
+) -> Result<(Isolation, Vec<std::ffi::OsString>), super::Failure> {
     let Ok(checkout) = repo.workdir() else {
         // A bare repository has no checkout to leak from.
-        return Ok((
-            Isolation::None,
-            crate::process::Request::new(program).current_dir(worktree.path()),
-        ));
+        return Ok((Isolation::None, Vec::new()));
     };
     if isolation::namespaces_work()
         && let Some(outer) = repo.enclosing_worktree()?
@@ -481,7 +465,7 @@ fn isolated(
             common_dir: repo.common_dir_real(),
             stage,
         };
-        return Ok((Isolation::Namespace, view.request(program, worktree.path())));
+        return Ok((Isolation::Namespace, view.prefix()));
     }
     if isolation::namespaces_work() {
         let view = isolation::View {
@@ -490,7 +474,7 @@ fn isolated(
             common_dir: repo.common_dir_real(),
             git_link: worktree.git_link().to_owned(),
         };
-        return Ok((Isolation::Namespace, view.request(program, worktree.path())));
+        return Ok((Isolation::Namespace, view.prefix()));
     }
     let vars: Vec<_> = std::env::vars_os()
         .filter(|(name, _)| !git::LOCAL_ENV.iter().any(|local| name == *local))
@@ -507,41 +491,7 @@ fn isolated(
             .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the commit is mounted at the checkout's path")
             .hint("or run it without the link: unset the variable, deactivate the virtualenv, or install the package from the commit in a `setup` script of prove-it.toml"));
     }
-    Ok((
-        Isolation::None,
-        crate::process::Request::new(program).current_dir(worktree.path()),
-    ))
-}
-
-/// What `run --json` printed in a worktree, as the commands that prove commits read it: the
-/// run's report (for verify.sh, or for each check), or a failure's message.
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct Report {
-    name: Option<String>,
-    outcome: Option<String>,
-    result: Option<String>,
-    exit: Option<String>,
-    exit_code: Option<i32>,
-    duration_ms: u64,
-    tail: Vec<String>,
-    log: Option<String>,
-    changed_paths: Vec<String>,
-    proof: Option<ProofReport>,
-    checks: Vec<Report>,
-    /// A run that found nothing armed: why.
-    reason: Option<String>,
-    /// A run that ended in an error: what it said.
-    message: Option<String>,
-    /// A pass whose proof a failing run of the same script contests.
-    contested: bool,
-}
-
-#[derive(Debug, Default, serde::Deserialize)]
-#[serde(default)]
-struct ProofReport {
-    duration_ms: u64,
-    flaky: u32,
+    Ok((Isolation::None, Vec::new()))
 }
 
 /// One check (or verify.sh) that failed on a commit.
@@ -586,137 +536,142 @@ pub(crate) enum Ran {
 }
 
 impl Proved {
-    /// The run's result, read from its exit code and its `run --json` report.
+    /// The run's result, from its exit code and its report.
     pub(crate) fn ran(&self) -> Ran {
         if let Some(setup) = &self.cannot_test {
             return Ran::CannotTest(setup.exit.clone());
         }
-        let report = serde_json::from_slice::<Report>(&self.stdout);
-        let outcome = |report: &Report| {
-            report
-                .outcome
-                .as_deref()
-                .and_then(Outcome::parse)
-                .unwrap_or(Outcome::Proven)
-        };
-        match (self.code, report) {
-            (exit::NOT_ARMED, report) => {
-                Ran::NotArmed(report.ok().and_then(|report| report.reason).map_or_else(
-                    || "verify.sh is not armed".to_string(),
-                    |r| format!("verify.sh {r}"),
-                ))
-            }
-            (exit::OK, Ok(report)) => {
-                let proofs: Vec<&ProofReport> = match report.result.as_deref() {
-                    Some("checks") => report
-                        .checks
-                        .iter()
-                        .filter(|c| c.result.as_deref() == Some("proven"))
-                        .filter_map(|c| c.proof.as_ref())
-                        .collect(),
-                    Some("proven") => report.proof.iter().collect(),
-                    _ => Vec::new(),
-                };
-                Ran::Proven {
-                    outcome: outcome(&report),
-                    ran: !proofs.is_empty(),
-                    duration_ms: proofs.iter().map(|p| p.duration_ms).max().unwrap_or(0),
-                    flaky: proofs.iter().map(|p| p.flaky).max().unwrap_or(0),
-                    contested: false,
-                }
-            }
-            (exit::NOT_PROVEN, Ok(report)) => {
-                let (failed, contested): (Vec<FailedRun>, Vec<&Report>) =
-                    match report.result.as_deref() {
-                        Some("checks") => (
-                            report.checks.iter().filter_map(failed_run).collect(),
-                            report.checks.iter().filter(|c| c.contested).collect(),
-                        ),
-                        _ => (
-                            failed_run(&report).into_iter().collect(),
-                            [&report].into_iter().filter(|r| r.contested).collect(),
-                        ),
-                    };
-                if failed.is_empty() && !contested.is_empty() {
-                    let proofs: Vec<&ProofReport> =
-                        contested.iter().filter_map(|c| c.proof.as_ref()).collect();
-                    return Ran::Proven {
-                        outcome: Outcome::NotProven,
-                        ran: true,
-                        duration_ms: proofs.iter().map(|p| p.duration_ms).max().unwrap_or(0),
-                        flaky: proofs.iter().map(|p| p.flaky).max().unwrap_or(0),
-                        contested: true,
-                    };
-                }
-                if failed.is_empty() {
-                    Ran::Error("its run exited 1, but its report names no check that failed".into())
-                } else {
-                    Ran::Failed(failed)
-                }
-            }
-            (exit::CANNOT_TEST, Ok(report)) => Ran::CannotTest(cannot_test(&report)),
-            (exit::ERROR, report) => Ran::Error(
-                report
-                    .ok()
-                    .and_then(|report| report.message)
-                    .unwrap_or_else(|| "its run ended in an error".to_string()),
-            ),
-            (code, _) => Ran::Error(format!("git prove-it run exited with {code} and no report")),
+        match &self.run {
+            Ok((code, report)) => ran_of(*code, report),
+            Err(failure) => Ran::Error(failure.report().message),
         }
+    }
+}
+
+/// The proofs a run made now (only the contested ones with `contested_only`), each as its
+/// (duration, flaky).
+fn made_now(report: &RunReport, contested_only: bool) -> Vec<(u64, u32)> {
+    let made = |result: &RunResult| match result {
+        RunResult::Proven {
+            proof, contested, ..
+        } if *contested || !contested_only => Some((proof.duration_ms, proof.flaky)),
+        _ => None,
+    };
+    match &report.result {
+        RunResult::Checks { checks, .. } => checks
+            .iter()
+            .filter_map(|check| made(&check.result))
+            .collect(),
+        result => made(result).into_iter().collect(),
+    }
+}
+
+/// A run's result, from its exit code and its report.
+fn ran_of(code: u8, report: &RunReport) -> Ran {
+    let longest = |made: &[(u64, u32)]| made.iter().map(|(ms, _)| *ms).max().unwrap_or(0);
+    let flakiest = |made: &[(u64, u32)]| made.iter().map(|(_, n)| *n).max().unwrap_or(0);
+    match code {
+        exit::NOT_ARMED => Ran::NotArmed(match &report.result {
+            RunResult::NotArmed { reason, .. } => format!("verify.sh {reason}"),
+            _ => "verify.sh is not armed".to_string(),
+        }),
+        exit::OK => {
+            let made = made_now(report, false);
+            Ran::Proven {
+                outcome: report.outcome,
+                ran: !made.is_empty(),
+                duration_ms: longest(&made),
+                flaky: flakiest(&made),
+                contested: false,
+            }
+        }
+        exit::NOT_PROVEN => {
+            let results: Vec<(&str, &RunResult)> = match &report.result {
+                RunResult::Checks { checks, .. } => checks
+                    .iter()
+                    .map(|check| (check.name.as_str(), &check.result))
+                    .collect(),
+                result => vec![(crate::proof::VERIFY_CHECK, result)],
+            };
+            let failed: Vec<FailedRun> = results
+                .iter()
+                .filter_map(|(name, result)| failed_run(name, result))
+                .collect();
+            let contested = made_now(report, true);
+            if failed.is_empty() && !contested.is_empty() {
+                return Ran::Proven {
+                    outcome: Outcome::NotProven,
+                    ran: true,
+                    duration_ms: longest(&contested),
+                    flaky: flakiest(&contested),
+                    contested: true,
+                };
+            }
+            if failed.is_empty() {
+                Ran::Error("its run exited 1, but its report names no check that failed".into())
+            } else {
+                Ran::Failed(failed)
+            }
+        }
+        exit::CANNOT_TEST => Ran::CannotTest(cannot_test(report)),
+        code => Ran::Error(format!("git prove-it run exited with {code}")),
     }
 }
 
 /// Why a run that exited 125 could not test its commit: `exit 125` for verify.sh alone, else
 /// each check that said so (`check api: exit 125`).
-fn cannot_test(report: &Report) -> String {
-    let reason = |report: &Report| {
-        report
-            .reason
-            .clone()
-            .unwrap_or_else(|| crate::proof::EXIT_125.to_string())
-    };
-    if report.result.as_deref() != Some("checks") {
-        return reason(report);
-    }
-    let checks: Vec<String> = report
-        .checks
-        .iter()
-        .filter(|check| check.result.as_deref() == Some("cannot_test"))
-        .map(|check| {
-            let name = check.name.as_deref().unwrap_or(crate::proof::VERIFY_CHECK);
-            format!("check {name}: {}", reason(check))
-        })
-        .collect();
-    if checks.is_empty() {
-        reason(report)
-    } else {
-        checks.join(", ")
+fn cannot_test(report: &RunReport) -> String {
+    match &report.result {
+        RunResult::CannotTest { reason, .. } => reason.clone(),
+        RunResult::Checks { checks, .. } => {
+            let checks: Vec<String> = checks
+                .iter()
+                .filter_map(|check| match &check.result {
+                    RunResult::CannotTest { reason, .. } => {
+                        Some(format!("check {}: {reason}", check.name))
+                    }
+                    _ => None,
+                })
+                .collect();
+            if checks.is_empty() {
+                crate::proof::EXIT_125.to_string()
+            } else {
+                checks.join(", ")
+            }
+        }
+        _ => crate::proof::EXIT_125.to_string(),
     }
 }
 
-/// `report` as a failed run, if it failed or changed its inputs.
-fn failed_run(report: &Report) -> Option<FailedRun> {
-    let name = report
-        .name
-        .clone()
-        .unwrap_or_else(|| crate::proof::VERIFY_CHECK.to_string());
-    match report.result.as_deref()? {
-        "failed" => Some(FailedRun {
-            name,
-            exit: report.exit.clone().unwrap_or_else(|| "failed".to_string()),
-            exit_code: report.exit_code,
-            duration_ms: report.duration_ms,
-            tail: report.tail.clone(),
-            log: report.log.clone(),
+/// `result` of the check `name` as a failed run, if it failed or changed its inputs.
+fn failed_run(name: &str, result: &RunResult) -> Option<FailedRun> {
+    match result {
+        RunResult::Failed {
+            exit,
+            exit_code,
+            duration_ms,
+            tail,
+            log,
+            ..
+        } => Some(FailedRun {
+            name: name.to_string(),
+            exit: exit.clone(),
+            exit_code: *exit_code,
+            duration_ms: *duration_ms,
+            tail: tail.clone(),
+            log: log.clone(),
             state_changed: false,
         }),
-        "state_changed" => Some(FailedRun {
-            name,
+        RunResult::StateChanged {
+            duration_ms,
+            changed_paths,
+            ..
+        } => Some(FailedRun {
+            name: name.to_string(),
             exit: "changed its inputs while it ran".to_string(),
             exit_code: None,
-            duration_ms: report.duration_ms,
-            tail: report
-                .changed_paths
+            duration_ms: *duration_ms,
+            tail: changed_paths
                 .iter()
                 .map(|path| format!("changed: {path}"))
                 .collect(),
@@ -728,27 +683,90 @@ fn failed_run(report: &Report) -> Option<FailedRun> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
+    use crate::report::{CheckRun, ProofSummary};
 
-    fn ran(code: u8, json: &str) -> Ran {
-        Proved {
-            code,
-            stdout: json.as_bytes().to_vec(),
-            cannot_test: None,
+    pub(crate) fn proof(duration_ms: u64, flaky: u32) -> ProofSummary {
+        ProofSummary {
+            outcome: Outcome::Proven,
+            signed_off_by: String::new(),
+            identity_missing: false,
+            time: String::new(),
+            host: "cli".into(),
+            session: None,
+            duration_ms,
+            flaky,
+            verify_edited: false,
+            signed: false,
+            uncovered: Vec::new(),
+            uncovered_count: 0,
+            isolation: None,
+            renames_unwatched: false,
         }
-        .ran()
+    }
+
+    pub(crate) fn report(outcome: Outcome, result: RunResult) -> RunReport {
+        RunReport {
+            version: crate::report::JSON_VERSION,
+            outcome,
+            tree: None,
+            result,
+        }
+    }
+
+    pub(crate) fn check(name: &str, result: RunResult) -> CheckRun {
+        CheckRun {
+            name: name.into(),
+            run: format!("{name}.sh"),
+            input_tree: String::new(),
+            result,
+        }
+    }
+
+    pub(crate) fn failed(exit: &str, exit_code: Option<i32>, tail: &[&str]) -> RunResult {
+        RunResult::Failed {
+            exit: exit.into(),
+            exit_code,
+            duration_ms: 0,
+            output_bytes: 0,
+            tail: tail.iter().map(ToString::to_string).collect(),
+            log: None,
+            attempts: 1,
+            failure_recorded: None,
+        }
+    }
+
+    fn cannot(reason: &str) -> RunResult {
+        RunResult::CannotTest {
+            reason: reason.into(),
+            exit_code: Some(125),
+            duration_ms: 0,
+            tail: Vec::new(),
+            log: None,
+            cannot_test_recorded: None,
+        }
+    }
+
+    fn checks(checks: Vec<CheckRun>) -> RunResult {
+        RunResult::Checks {
+            checks,
+            uncovered: Vec::new(),
+            uncovered_count: 0,
+        }
     }
 
     /// Regression: a contested pass exits 1 with a `proven` result, which read as "exited 1,
     /// but its report names no check that failed" instead of the pass it was.
     #[test]
     fn a_contested_pass_reads_as_not_a_pass() {
+        let contested = RunResult::Proven {
+            proof: proof(40, 0),
+            proofs_ref: crate::git::PROOFS_REF,
+            contested: true,
+        };
         assert_eq!(
-            ran(
-                1,
-                r#"{"outcome":"NOT_PROVEN","result":"proven","contested":true,"proof":{"duration_ms":40}}"#,
-            ),
+            ran_of(1, &report(Outcome::NotProven, contested)),
             Ran::Proven {
                 outcome: Outcome::NotProven,
                 ran: true,
@@ -761,11 +779,13 @@ mod tests {
 
     #[test]
     fn a_run_report_reads_as_the_result_it_says() {
+        let proven = RunResult::Proven {
+            proof: proof(40, 1),
+            proofs_ref: crate::git::PROOFS_REF,
+            contested: false,
+        };
         assert_eq!(
-            ran(
-                0,
-                r#"{"outcome":"PROVEN","result":"proven","proof":{"duration_ms":40,"flaky":1}}"#
-            ),
+            ran_of(0, &report(Outcome::Proven, proven)),
             Ran::Proven {
                 outcome: Outcome::Proven,
                 ran: true,
@@ -774,19 +794,30 @@ mod tests {
                 contested: false,
             }
         );
+        let already = RunResult::AlreadyProven {
+            proof: proof(40, 0),
+        };
         assert!(matches!(
-            ran(
-                0,
-                r#"{"outcome":"PROVEN","result":"already_proven","proof":{}}"#
-            ),
+            ran_of(0, &report(Outcome::Proven, already)),
             Ran::Proven { ran: false, .. }
         ));
-        let Ran::Failed(failed) = ran(
+        let Ran::Failed(failed) = ran_of(
             1,
-            r#"{"outcome":"DISPROVEN","result":"checks","checks":[
-                {"name":"api","result":"already_proven"},
-                {"name":"docs","result":"failed","exit":"exit code 3","exit_code":3,"tail":["x"]},
-                {"name":"web","result":"state_changed","changed_paths":["web/a"]}]}"#,
+            &report(
+                Outcome::Disproven,
+                checks(vec![
+                    check("api", RunResult::AlreadyProven { proof: proof(1, 0) }),
+                    check("docs", failed("exit code 3", Some(3), &["x"])),
+                    check(
+                        "web",
+                        RunResult::StateChanged {
+                            duration_ms: 0,
+                            after: String::new(),
+                            changed_paths: vec!["web/a".into()],
+                        },
+                    ),
+                ]),
+            ),
         ) else {
             panic!("not a failure")
         };
@@ -797,25 +828,40 @@ mod tests {
         );
         assert!(failed[1].state_changed && failed[1].tail == ["changed: web/a"]);
         assert_eq!(
-            ran(3, r#"{"result":"not_armed","reason":"does not exist"}"#),
+            ran_of(
+                3,
+                &report(
+                    Outcome::InsufficientEvidence,
+                    RunResult::NotArmed {
+                        reason: "does not exist",
+                        hints: Vec::new(),
+                    }
+                )
+            ),
             Ran::NotArmed("verify.sh does not exist".into())
         );
         assert_eq!(
-            ran(2, r#"{"code":"error","message":"boom"}"#),
-            Ran::Error("boom".into())
-        );
-        assert!(matches!(ran(1, "not json"), Ran::Error(_)));
-        assert_eq!(
-            ran(125, r#"{"result":"cannot_test","reason":"exit 125"}"#),
+            ran_of(125, &report(Outcome::NotProven, cannot("exit 125"))),
             Ran::CannotTest("exit 125".into())
         );
         assert_eq!(
-            ran(
+            ran_of(
                 125,
-                r#"{"result":"checks","checks":[{"name":"api","result":"proven"},
-                {"name":"docs","result":"cannot_test","reason":"exit 125"}]}"#
+                &report(
+                    Outcome::NotProven,
+                    checks(vec![
+                        check("api", RunResult::AlreadyProven { proof: proof(1, 0) }),
+                        check("docs", cannot("exit 125")),
+                    ])
+                )
             ),
             Ran::CannotTest("check docs: exit 125".into())
         );
+        let error = Proved {
+            run: Err(super::super::Failure::from(anyhow::anyhow!("boom"))),
+            cannot_test: None,
+        };
+        assert_eq!(error.ran(), Ran::Error("boom".into()));
+        assert_eq!(error.code(), exit::ERROR);
     }
 }

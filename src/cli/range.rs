@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::ObjectId;
 
-use super::commits::{CommitRun, FailedRun, Output, Ran, prove_in};
+use super::commits::{CommitRun, FailedRun, Ran, prove_in};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{CommitInfo, Repo, TempWorktree};
@@ -75,9 +75,8 @@ pub(crate) fn run_range(
         host: how.host,
         timeout: how.timeout,
         verbose: how.verbose,
-        json: true,
         force: how.force,
-        output: Output::Capture,
+        progress: false,
         jobs: Some((how.check_jobs / workers).max(1)),
         log: None,
     };

@@ -2,7 +2,7 @@ use crate::outcome::Outcome;
 use std::io::Write;
 use std::time::Duration;
 
-use super::commits::{CommitRun, Output, one_commit, prove_commit};
+use super::commits::{CommitRun, one_commit, prove_commit};
 use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::exit;
@@ -77,11 +77,6 @@ pub(crate) struct Args {
     #[arg(long)]
     retry_failed: bool,
 
-    /// Where the run's full output goes, instead of .git/prove-it/last-run.log: set by
-    /// `run <range>` for each commit it proves.
-    #[arg(long, hide = true, value_name = "FILE")]
-    log: Option<std::path::PathBuf>,
-
     /// Stream verify.sh's output to stderr while it runs.
     #[arg(short, long)]
     verbose: bool,
@@ -98,26 +93,6 @@ pub(crate) struct Args {
     /// [default: $PROVE_IT_TIMEOUT, else git config prove-it.timeout, else 300].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
-
-    /// Who asked for the proof (`host:` in the record): set when `run <rev>` and the pre-push
-    /// hook run this command in a temporary worktree.
-    #[arg(long, hide = true, default_value = "cli", value_parser = ["cli", "pre-push"])]
-    host: String,
-
-    /// How the commit's worktree is kept from the checkout (`isolation:` in the record): set
-    /// when a commit is proven in a temporary worktree.
-    #[arg(long, hide = true, value_parser = ["namespace", "none"])]
-    isolation: Option<String>,
-
-    /// The common git directory's own path, where a commit run in a namespace (which sees it
-    /// elsewhere) points the paths it prints.
-    #[arg(long, hide = true, value_name = "DIR")]
-    shown_git_dir: Option<std::path::PathBuf>,
-
-    /// The checkout's ignored dependency folders that a commit's worktree lacks, when the
-    /// commit declares no setup: a failing run then means the commit cannot be tested.
-    #[arg(long, hide = true, value_name = "FOLDERS")]
-    without_setup: Option<String>,
 }
 
 pub(crate) fn run(
@@ -127,15 +102,6 @@ pub(crate) fn run(
 ) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
-    if let Some(log) = &args.log
-        && !ctx.repo.is_commit_log(log)?
-    {
-        return Err(super::Failure::from(anyhow::anyhow!(
-            "--log names where run <range> keeps a commit's output, and {} is not there",
-            log.display()
-        ))
-        .hint("leave --log out: git prove-it run keeps its output in .git/prove-it/last-run.log"));
-    }
     let mut policy = ctx.policy.clone()?;
     if let Some(jobs) = args.jobs {
         policy.jobs = usize::from(jobs);
@@ -163,18 +129,55 @@ pub(crate) fn run(
                 json: args.json,
                 verbose: args.verbose,
                 timeout: policy.timeout,
-                host: &args.host,
+                host: HOST,
             },
             out,
             err,
         );
     }
-    let (code, report) = prove(&ctx, &policy, args, err)?;
+    let how = Proving {
+        host: HOST,
+        force: args.force,
+        verbose: args.verbose,
+        progress: true,
+        log: None,
+        commit: None,
+    };
+    let (code, report) = prove(&ctx, &ctx.repo, &policy, &how, err)?;
     print(&report, args.json, out)?;
     Ok(code)
 }
 
-fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
+/// Who asks for a proof at the command line (`host:` in the record).
+const HOST: &str = "cli";
+
+/// How `run` proves a state: the working state at the person's terminal, or a commit's in its
+/// temporary worktree (`cli/commits.rs`), whose checks file's setup has run there.
+pub(super) struct Proving<'a> {
+    /// `host:` in the record, `PROVE_IT_HOST` for the scripts.
+    pub host: &'a str,
+    pub force: bool,
+    /// Stream the scripts' output to stderr.
+    pub verbose: bool,
+    /// Draw a progress line on stderr when it is a terminal.
+    pub progress: bool,
+    /// Where the run keeps its output, when not in the state directory's last-run.log.
+    pub log: Option<std::path::PathBuf>,
+    /// A commit's run in its worktree: how it is isolated; `None` for the working state.
+    pub commit: Option<CommitView>,
+}
+
+/// How a commit's run in its temporary worktree is kept from the checkout.
+pub(super) struct CommitView {
+    /// The record's `isolation:`.
+    pub isolation: Isolation,
+    /// The program and arguments that run each script in the commit's view (empty: plainly).
+    pub view: Vec<std::ffi::OsString>,
+    /// When set, a failing run means the commit cannot be tested, for this reason.
+    pub untestable_failure: Option<String>,
+}
+
+pub(super) fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
     if json {
         report::json(report, out)
     } else {
@@ -186,10 +189,11 @@ fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result
 /// signed one when signing is on).
 fn already_proven(
     ctx: &Context,
+    repo: &Repo,
     tree: gix::ObjectId,
     verify: Option<(gix::ObjectId, u32)>,
 ) -> Result<Option<RunReport>, git::Error> {
-    let found = lookup_proof(&ctx.repo, tree, verify)?;
+    let found = lookup_proof(repo, tree, verify)?;
     Ok(found.best(ctx.signed_only).map(|record| RunReport {
         version: JSON_VERSION,
         outcome: record.outcome,
@@ -256,13 +260,15 @@ fn not_armed(armed: &git::Armed) -> RunReport {
     }
 }
 
-fn prove(
+/// Prove the working state of `repo` (the command's checkout, or a commit's worktree): verify.sh,
+/// or each check of its checks file, unless proven already.
+pub(super) fn prove(
     ctx: &Context,
+    repo: &Repo,
     policy: &Policy,
-    args: &Args,
+    how: &Proving<'_>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
-    let repo = &ctx.repo;
     let armed = repo.armed()?;
     let checks_file = proof::has_checks_file(repo)?;
     if !armed.is_armed() && !checks_file {
@@ -273,7 +279,7 @@ fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, args, &before, &set, None, err);
+            return prove_checks(ctx, policy, how, &before, &set, None, err);
         }
     }
     if !armed.is_armed() {
@@ -292,23 +298,23 @@ fn prove(
             paths: before.dirty_submodules().to_vec(),
         }));
     }
-    if !args.force
-        && let Some(report) = already_proven(ctx, before.id, before.verify)?
+    if !how.force
+        && let Some(report) = already_proven(ctx, repo, before.id, before.verify)?
     {
         return Ok((exit::OK, report));
     }
     let looked_up = before.id;
     let (before, trust) = on_disk(repo)?;
     if before.id != looked_up
-        && !args.force
-        && let Some(report) = already_proven(ctx, before.id, before.verify)?
+        && !how.force
+        && let Some(report) = already_proven(ctx, repo, before.id, before.verify)?
     {
         return Ok((exit::OK, report));
     }
     let tree = Some(before.id.to_string());
 
     let interrupt = crate::process::interrupt_flag()?;
-    let mut progress = Progress::new(args.verbose);
+    let mut progress = Progress::new(how.verbose || !how.progress);
     let attempted = proof::prove(
         repo,
         &before,
@@ -316,8 +322,9 @@ fn prove(
         None,
         options(
             ctx,
+            repo,
             policy,
-            args,
+            how,
             &interrupt,
             proof::Uncovered::default(),
             trust,
@@ -339,7 +346,7 @@ fn prove(
     };
     progress.finish(Duration::from_millis(duration_ms), err);
 
-    let (_, result) = check_result(&ctx.repo, attempted, before.id, &shown(ctx, args))?;
+    let (_, result) = check_result(repo, attempted, before.id)?;
     let outcome = match &result {
         RunResult::Proven {
             contested: true, ..
@@ -370,7 +377,7 @@ fn prove(
 fn prove_checks(
     ctx: &Context,
     policy: &Policy,
-    args: &Args,
+    how: &Proving<'_>,
     before: &git::StateTree,
     set: &CheckSet,
     read_from_disk: Option<git::IndexTrust>,
@@ -410,7 +417,7 @@ fn prove_checks(
             result,
         };
         match proven.best(ctx.signed_only) {
-            Some(record) if !args.force => reports.push(Some(report(RunResult::AlreadyProven {
+            Some(record) if !how.force => reports.push(Some(report(RunResult::AlreadyProven {
                 proof: ProofSummary::from(record),
             }))),
             _ => {
@@ -431,14 +438,14 @@ fn prove_checks(
         let (disk, from_disk) = on_disk(repo)?;
         if disk.id != before.id {
             let set = CheckSet::of_state(repo, &disk).map_err(checks_hint)?;
-            return prove_checks(ctx, policy, args, &disk, &set, Some(from_disk), err);
+            return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), err);
         }
         trust = from_disk;
     }
     let mut results = Vec::new();
     if !to_run.is_empty() {
         let interrupt = crate::process::interrupt_flag()?;
-        let mut progress = Progress::for_checks(args.verbose, to_run.len());
+        let mut progress = Progress::for_checks(how.verbose || !how.progress, to_run.len());
         let many = to_run.len() > 1;
         let ran = proof::prove_checks(
             repo,
@@ -446,8 +453,9 @@ fn prove_checks(
             to_run,
             options(
                 ctx,
+                repo,
                 policy,
-                args,
+                how,
                 &interrupt,
                 uncovered.clone(),
                 trust,
@@ -481,8 +489,7 @@ fn prove_checks(
             Some(report) => report,
             None => {
                 let (_, attempted) = results.next().expect("one result for each check run");
-                let (input_tree, result) =
-                    check_result(repo, attempted, proven.input_tree, &shown(ctx, args))?;
+                let (input_tree, result) = check_result(repo, attempted, proven.input_tree)?;
                 CheckRun {
                     name: proven.check.name.clone(),
                     run: proven.check.run.clone(),
@@ -539,45 +546,66 @@ fn outcome_code(outcome: Outcome) -> u8 {
 }
 
 /// How `run` proves: as the person at the terminal, streaming with `--verbose`; a commit's
-/// run as its worktree was isolated, the working state as `proof::working_view` says; the state
-/// after the run taking from the index only what `index_trust` (the state read from disk just
-/// before) shows unchanged.
+/// run as its worktree was isolated, without the caller's repository-locating variables, the
+/// working state as `proof::working_view` says; the state after the run taking from the index
+/// only what `index_trust` (the state read from disk just before) shows unchanged.
 fn options<'a>(
     ctx: &Context,
+    repo: &Repo,
     policy: &Policy,
-    args: &'a Args,
+    how: &'a Proving<'a>,
     interrupt: &'a std::sync::atomic::AtomicBool,
     uncovered: proof::Uncovered,
     index_trust: git::IndexTrust,
     state: &git::StateTree,
 ) -> Result<proof::ProveOptions<'a>, super::Failure> {
-    // Outside a session, protected paths are compared with HEAD's.
-    let protection =
-        proof::protection_since_head(&ctx.repo, state).map_err(super::Failure::from)?;
-    let (isolation, view) = match args.isolation.as_deref() {
-        Some("namespace") => (Isolation::Namespace, Vec::new()),
-        Some(_) => (Isolation::None, Vec::new()),
-        None => proof::working_view(&ctx.repo).map_err(|error| prove_failure(error, ""))?,
+    // Outside a session, protected paths are compared with HEAD's (a commit's worktree: the
+    // commit's first parent's).
+    let protection = proof::protection_since_head(repo, state).map_err(super::Failure::from)?;
+    let per_event = crate::hosts::Host::per_event_env();
+    let (isolation, view, env_remove, env) = match &how.commit {
+        Some(commit) => (
+            commit.isolation,
+            commit.view.clone(),
+            git::LOCAL_ENV,
+            crate::gate::Environment::of(
+                std::env::vars_os()
+                    .filter(|(name, _)| !git::LOCAL_ENV.iter().any(|local| name == *local)),
+                &per_event,
+            ),
+        ),
+        None => {
+            let (isolation, view) =
+                proof::working_view(repo).map_err(|error| prove_failure(error, ""))?;
+            (
+                isolation,
+                view,
+                &[][..],
+                crate::gate::Environment::of_process(&per_event),
+            )
+        }
     };
     Ok(proof::ProveOptions {
-        host: &args.host,
+        host: how.host,
         session: None,
         timeout: policy.timeout,
-        echo: args
+        echo: how
             .verbose
             .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
         interrupt: Some(interrupt),
-        log: args.log.clone(),
+        log: how.log.clone(),
         clock: ctx.clock,
         retries: policy.retries,
         isolation,
         // The same digest a hook's stop takes: a proof made here spares an agent session's
         // stop only when this environment is the session's.
-        env: Some(crate::hosts::Host::environment().digest()),
+        env: Some(env.digest()),
         view,
-        untestable_failure: args.without_setup.as_ref().map(|folders| {
-            format!("no setup: the checkout holds {folders}, which this commit's worktree lacks")
-        }),
+        env_remove,
+        untestable_failure: how
+            .commit
+            .as_ref()
+            .and_then(|commit| commit.untestable_failure.clone()),
         uncovered,
         index_trust,
         protection,
@@ -602,21 +630,10 @@ fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
 
 /// One check's attempt as its report: its input tree (after the run, when it changed) and
 /// result.
-/// A path of the repository's state directory as the person reading it can open it: in a
-/// commit run's namespace the common git directory is seen through another path.
-fn shown<'a>(ctx: &Context, args: &'a Args) -> impl Fn(&std::path::Path) -> String + 'a {
-    let seen = ctx.repo.common_dir_real();
-    move |path: &std::path::Path| match (&args.shown_git_dir, path.strip_prefix(&seen)) {
-        (Some(real), Ok(rest)) => real.join(rest).display().to_string(),
-        _ => path.display().to_string(),
-    }
-}
-
 fn check_result(
     repo: &Repo,
     attempted: Attempted,
     input_tree: gix::ObjectId,
-    shown: &dyn Fn(&std::path::Path) -> String,
 ) -> Result<(String, RunResult), crate::git::Error> {
     Ok(match attempted {
         Attempted::Proven(record) => (
@@ -644,7 +661,7 @@ fn check_result(
                 duration_ms,
                 output_bytes,
                 tail,
-                log: Some(shown(&log)),
+                log: Some(log.display().to_string()),
                 attempts,
                 failure_recorded: recorded.then_some(git::FAILURES_REF),
             },
@@ -664,7 +681,7 @@ fn check_result(
                 exit_code,
                 duration_ms,
                 tail,
-                log: Some(shown(&log)),
+                log: Some(log.display().to_string()),
                 cannot_test_recorded: recorded.then_some(git::FAILURES_REF),
             },
         ),
@@ -792,7 +809,7 @@ fn run_rev(
     } else if let Some(set) = &set {
         all_proven(ctx, info.tree, set)?.map(|report| (exit::OK, report))
     } else {
-        already_proven(ctx, info.tree, info.verify)?.map(|report| (exit::OK, report))
+        already_proven(ctx, repo, info.tree, info.verify)?.map(|report| (exit::OK, report))
     };
     if let Some((code, report)) = early {
         print(&report, args.json, out)?;
@@ -802,18 +819,20 @@ fn run_rev(
         report::commit_heading(&info.id.to_string(), &info.subject, out)?;
     }
     out.flush()?;
-    prove_commit(
+    let (code, report) = prove_commit(
         repo,
         &info,
         &CommitRun {
-            host: &args.host,
+            host: HOST,
             timeout: policy.timeout,
             verbose: args.verbose,
-            json: args.json,
             force: args.force,
-            output: Output::Inherit,
+            progress: true,
             jobs: args.jobs.map(usize::from),
             log: None,
         },
-    )
+    )?
+    .map_err(|failure| failure.json(args.json))?;
+    print(&report, args.json, out)?;
+    Ok(code)
 }

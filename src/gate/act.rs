@@ -63,6 +63,7 @@ fn options<'a>(
         isolation,
         env: host.environment().map(crate::verify::Environment::digest),
         view,
+        env_remove: &[],
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
         index_trust: super::observe::index_trust(seen.anchor.as_ref()),

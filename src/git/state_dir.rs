@@ -63,18 +63,6 @@ impl Repo {
         Ok(dir)
     }
 
-    /// Whether `log` is a file directly inside [`Repo::commit_logs`]'s folder: the only place
-    /// `run --log` writes to, so that the flag `run <range>` passes cannot write over a file
-    /// of the worktree.
-    pub(crate) fn is_commit_log(&self, log: &Path) -> Result<bool, Error> {
-        let dir = self.state_dir()?.join(COMMIT_LOGS_DIR);
-        let canonical = |path: &Path| std::fs::canonicalize(path).ok();
-        Ok(match (log.parent().and_then(canonical), canonical(&dir)) {
-            (Some(parent), Some(dir)) => parent == dir && log.file_name().is_some(),
-            _ => false,
-        })
-    }
-
     /// Where the full output of the last verify.sh run outside an agent session goes.
     pub(crate) fn last_run_log(&self) -> Result<PathBuf, Error> {
         Ok(self.state_dir()?.join(LAST_RUN_LOG))

@@ -6,8 +6,7 @@ use std::sync::atomic::AtomicBool;
 
 use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
 
-/// A flag raised by Ctrl-C, SIGTERM or SIGHUP, for `Request::interrupt` and
-/// `Request::forward_interrupt`.
+/// A flag raised by Ctrl-C, SIGTERM or SIGHUP, for `Request::interrupt`.
 pub(crate) fn interrupt_flag() -> std::io::Result<Arc<AtomicBool>> {
     let flag = Arc::new(AtomicBool::new(false));
     for signal in [SIGINT, SIGTERM, SIGHUP] {

@@ -27,8 +27,6 @@ pub(crate) enum Stream {
     Inherit,
     /// `/dev/null`.
     Null,
-    /// Our stderr (for a child's stdout that must not mix with our own protocol on stdout).
-    ToStderr,
     /// Kept in memory: at most the first this many bytes.
     Head(usize),
     /// Kept in memory: at most the last this many bytes.
@@ -55,8 +53,6 @@ pub(crate) struct Combined {
 pub(super) enum OnInterrupt {
     /// Kill the child's whole group and report `Exit::Interrupted`.
     Kill,
-    /// Send SIGTERM to the child, once, and keep waiting for it.
-    Forward,
 }
 
 /// One child to run: the program, its arguments and environment, its stdio, and the limits the
@@ -170,13 +166,6 @@ impl<'a> Request<'a> {
     /// in its own group does not get the terminal's Ctrl-C, so we must end it ourselves.
     pub(crate) fn interrupt(mut self, flag: &'a AtomicBool) -> Self {
         self.interrupt = Some((flag, OnInterrupt::Kill));
-        self
-    }
-
-    /// When `flag` is raised, SIGTERM is passed on to the child, once, and the supervisor keeps
-    /// waiting for it to end: for a child that cleans up after itself.
-    pub(crate) fn forward_interrupt(mut self, flag: &'a AtomicBool) -> Self {
-        self.interrupt = Some((flag, OnInterrupt::Forward));
         self
     }
 

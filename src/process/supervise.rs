@@ -2,7 +2,6 @@
 //! timeout and interrupt, the kill of the whole process group, and the result.
 
 use std::io::{self, Write};
-use std::os::fd::AsFd;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Stdio};
@@ -10,16 +9,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustix::process::{
-    Pid, Signal, WaitId, WaitIdOptions, kill_process, kill_process_group, waitid,
-};
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
 
 use super::capture::{Bytes, Lines, Log, Reader};
 use super::exit::Exit;
 use super::request::{OnInterrupt, Request, Stdin, Stream};
 
-/// How often a child is polled for its exit while a timeout, an interrupt or a progress
-/// callback needs watching.
+/// How late a timeout or an interrupt may be seen while a child runs (its exit is seen at
+/// once, through a pidfd, where the kernel has them).
 const POLL_INTERVAL: Duration = Duration::from_millis(20);
 
 /// How often the caller's progress callback is called.
@@ -249,7 +246,6 @@ fn stdio(stream: Stream) -> io::Result<Stdio> {
     Ok(match stream {
         Stream::Inherit => Stdio::inherit(),
         Stream::Null => Stdio::null(),
-        Stream::ToStderr => Stdio::from(io::stderr().as_fd().try_clone_to_owned()?),
         Stream::Head(_) | Stream::Tail(_) => Stdio::piped(),
     })
 }
@@ -344,7 +340,14 @@ impl Watch<'_> {
             options |= WaitIdOptions::NOHANG;
         }
         let mut last_tick = self.start;
-        let mut forwarded = false;
+        // Woken by the child's exit at once (a pidfd becomes readable), rather than seeing it
+        // at the next pause's end; the pause still bounds how late a timeout, an interrupt or
+        // a tick is seen. Kernels before 5.3 have no pidfd: there the pause is slept.
+        let exited = if polling {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        } else {
+            None
+        };
         loop {
             match waitid(WaitId::Pid(pid), options) {
                 Ok(Some(_)) => break,
@@ -366,20 +369,11 @@ impl Watch<'_> {
                 kill_group(child);
                 return Ok((child.wait()?, Some(Exit::TimedOut)));
             }
-            if let Some((flag, reaction)) = self.interrupt
+            if let Some((flag, OnInterrupt::Kill)) = self.interrupt
                 && flag.load(Ordering::Relaxed)
             {
-                match reaction {
-                    OnInterrupt::Kill => {
-                        kill_group(child);
-                        return Ok((child.wait()?, Some(Exit::Interrupted)));
-                    }
-                    OnInterrupt::Forward if !forwarded => {
-                        forwarded = true;
-                        let _ = kill_process(pid, Signal::TERM);
-                    }
-                    OnInterrupt::Forward => {}
-                }
+                kill_group(child);
+                return Ok((child.wait()?, Some(Exit::Interrupted)));
             }
             if let Some(on_tick) = on_tick.as_deref_mut()
                 && now.duration_since(last_tick) >= TICK_INTERVAL
@@ -391,7 +385,17 @@ impl Watch<'_> {
                 Some(timeout) => POLL_INTERVAL.min(timeout.saturating_sub(elapsed)),
                 None => POLL_INTERVAL,
             };
-            thread::sleep(pause);
+            match (&exited, rustix::event::Timespec::try_from(pause)) {
+                (Some(pidfd), Ok(pause)) => {
+                    let mut fds = [rustix::event::PollFd::new(
+                        pidfd,
+                        rustix::event::PollFlags::IN,
+                    )];
+                    // EINTR (a signal, such as the interrupt's) only ends the pause early.
+                    let _ = rustix::event::poll(&mut fds, Some(&pause));
+                }
+                _ => thread::sleep(pause),
+            }
         }
         if self.kill_group_on_exit {
             kill_group(child);
@@ -458,27 +462,6 @@ mod tests {
     }
 
     #[test]
-    fn a_forwarded_interrupt_is_a_sigterm_and_the_child_is_waited_for() {
-        let dir = tempfile::tempdir().unwrap();
-        let flag = AtomicBool::new(false);
-        let ready = dir.path().join("ready");
-        let finished = thread::scope(|scope| {
-            scope.spawn(|| {
-                read_pid(&ready);
-                flag.store(true, Ordering::Relaxed);
-            });
-            sh("trap 'echo cleaned up; exit 5' TERM; echo $$ > ready; \
-                i=0; while [ $i -lt 500 ]; do sleep 0.02; i=$((i+1)); done")
-            .current_dir(dir.path())
-            .forward_interrupt(&flag)
-            .run()
-            .unwrap()
-        });
-        assert_eq!(finished.exit, Exit::Code(5));
-        assert_eq!(finished.stdout, b"cleaned up\n");
-    }
-
-    #[test]
     fn kill_group_on_exit_leaves_nothing_behind_and_without_it_a_background_child_lives() {
         for kill in [true, false] {
             let dir = tempfile::tempdir().unwrap();
@@ -501,7 +484,7 @@ mod tests {
             } else {
                 assert!(!is_dead(background), "the background child was killed");
                 let pid = Pid::from_raw(background).unwrap();
-                kill_process(pid, Signal::KILL).unwrap();
+                rustix::process::kill_process(pid, Signal::KILL).unwrap();
             }
         }
     }

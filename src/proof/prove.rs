@@ -104,6 +104,9 @@ pub(crate) struct ProveOptions<'a> {
     /// The program and arguments that run each script in a view of the filesystem of its own
     /// (a nested worktree's, `isolation::Nested::prefix`); empty: run plainly.
     pub view: Vec<std::ffi::OsString>,
+    /// Variables of this process that the scripts must not inherit: a commit's run leaves out
+    /// the caller's repository-locating ones (`git::LOCAL_ENV`).
+    pub env_remove: &'static [&'static str],
     /// When set, a run that fails means the state cannot be tested, for this reason, rather than
     /// that its code fails: a commit's run without a `setup` in a worktree that lacks the
     /// dependency folders the checkout holds.
@@ -312,6 +315,7 @@ pub(crate) fn prove_checks(
         attempt.timeout,
         attempt.interrupt,
         &attempt.view,
+        attempt.env_remove,
         jobs,
         on_progress,
     )?;
@@ -340,6 +344,7 @@ pub(crate) fn prove_checks(
             attempt.timeout,
             attempt.interrupt,
             &attempt.view,
+            attempt.env_remove,
             jobs,
             on_progress,
         )?;
@@ -675,6 +680,7 @@ fn run_all(
     timeout: Duration,
     interrupt: Option<&AtomicBool>,
     view: &[std::ffi::OsString],
+    env_remove: &[&str],
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),
 ) -> Result<Vec<(verify::Ran, std::path::PathBuf)>, Error> {
@@ -715,6 +721,7 @@ fn run_all(
                             echo: plan.echo,
                             interrupt,
                             view,
+                            env_remove,
                         },
                         &mut |_| {},
                     );

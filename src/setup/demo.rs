@@ -185,6 +185,7 @@ fn execute(
             echo: None,
             interrupt: settings.interrupt,
             view: &[],
+            env_remove: &[],
         },
         &mut |_| {},
     )?)

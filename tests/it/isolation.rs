@@ -152,6 +152,38 @@ fn commit_worktrees_live_in_the_users_cache_outside_the_repository() {
     assert_eq!(leftovers(&repo), (0, 0));
 }
 
+/// A commit's scripts run in its view, started by this process rather than by a run of
+/// itself inside the view: verify.sh must still see itself and its directory at the
+/// checkout's path, and never the caller's `GIT_DIR` (git sets it for hooks).
+#[test]
+fn a_commits_verify_sh_runs_at_the_checkouts_path_without_the_callers_git_dir() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.verify_script(&format!(
+        "echo \"$0\" > '{seen}'\npwd -P >> '{seen}'\necho \"dir=${{GIT_DIR-unset}}\" >> '{seen}'",
+        seen = seen.display()
+    ));
+    let first = repo.commit_all("first");
+    repo.prove_it(&["run", &first])
+        .env("GIT_DIR", repo.path(".git"))
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(seen).unwrap();
+    let root = std::fs::canonicalize(&repo.root).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(
+        lines,
+        [
+            root.join("verify.sh").display().to_string().as_str(),
+            root.display().to_string().as_str(),
+            "dir=unset",
+        ],
+        "{seen}"
+    );
+    let note = repo.note(&tree_of(&repo, &first)).unwrap();
+    assert!(note.contains("isolation: namespace"), "{note}");
+}
+
 /// Where no namespace can be had, a link from the environment into the checkout refuses the
 /// run, naming it; without one, the proof says `isolation: none`.
 #[test]

@@ -328,20 +328,27 @@ fn a_failure_record_keeps_the_last_lines_but_not_a_secret_verify_sh_printed() {
     assert!(!record.contains("DEPLOY_TOKEN"), "no environment: {record}");
 }
 
-/// The trap: `run --log` is the flag a range passes each commit's run; given by hand it must
-/// not write over a file of the worktree (verify.sh itself, say).
+/// The trap: a range once passed each commit's run its log through a hidden `run --log`, which
+/// given by hand could write over a file of the worktree (verify.sh itself, say); commits are
+/// proven in-process now, and `run` takes no such flag.
 #[test]
-fn run_log_writes_only_into_the_commit_logs_folder() {
+fn run_takes_no_log_flag_that_could_write_over_a_file() {
     let repo = TestRepo::new();
     repo.verify_passes();
     repo.commit_all("armed");
     let before = std::fs::read_to_string(repo.path("verify.sh")).unwrap();
-    repo.prove_it(&["run", "--log", "verify.sh"])
-        .assert()
-        .code(2)
-        .stderr(predicates::str::contains(
-            "--log names where run <range> keeps a commit's output",
-        ));
+    for hidden in [
+        &["run", "--log", "verify.sh"][..],
+        &["run", "--isolation", "namespace"],
+        &["run", "--host", "pre-push"],
+        &["run", "--without-setup", "node_modules"],
+        &["run", "--shown-git-dir", "/tmp"],
+    ] {
+        repo.prove_it(hidden)
+            .assert()
+            .code(2)
+            .stderr(predicates::str::contains("unexpected argument"));
+    }
     assert_eq!(
         std::fs::read_to_string(repo.path("verify.sh")).unwrap(),
         before
@@ -439,4 +446,30 @@ fn a_terminal_shows_how_far_the_range_is() {
     assert!(shown.contains("\r\x1b[2K"), "{shown:?}");
     assert!(shown.contains("commit 1: proven in 1."), "{shown:?}");
     assert!(shown.contains("2 of 2 commits proven"), "{shown:?}");
+}
+
+/// A worktree moves from one commit to the next by the smallest checkout: a file the next
+/// commit does not change is left as it is (its inode and modification time kept), only the
+/// changed one is written.
+#[test]
+fn a_worktree_moved_along_a_range_rewrites_only_the_changed_paths() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("inodes");
+    history(
+        &repo,
+        2,
+        &[],
+        &format!(
+            "echo \"$(stat -c %i.%y verify.sh | tr ' ' _) $(cat state.txt | tr ' ' _)\" >> '{}'",
+            seen.display()
+        ),
+    );
+    repo.prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let runs: Vec<Vec<&str>> = seen.lines().map(|line| line.split(' ').collect()).collect();
+    assert_eq!(runs.len(), 2, "{seen}");
+    assert_eq!(runs[0][0], runs[1][0], "verify.sh was rewritten: {seen}");
+    assert_eq!([runs[0][1], runs[1][1]], ["good_1", "good_2"], "{seen}");
 }

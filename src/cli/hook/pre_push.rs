@@ -15,7 +15,7 @@ use crate::gate::{self, Update};
 use crate::git::Repo;
 use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
 
-use super::super::commits::{CommitRun, Output, prove_commit};
+use super::super::commits::{CommitRun, prove_commit};
 
 /// git's own hooks (pre-push).
 #[derive(Debug, clap::Args)]
@@ -94,21 +94,24 @@ fn pre_push(
     let pushed = gate::push(repo, mode, remote, &updates, &mut |commit| {
         let info = repo.commit_info(commit)?;
         report::commit_heading(&info.id.to_string(), &info.subject, err)?;
-        // Its verdict is read back from the notes; a failure was already reported.
-        prove_commit(
+        // Its verdict is read back from the notes: the run's report, or the error that ended
+        // it, is for the person pushing.
+        match prove_commit(
             repo,
             &info,
             &CommitRun {
                 host: "pre-push",
                 timeout: ctx.policy.clone()?.timeout,
                 verbose: false,
-                json: false,
                 force: false,
-                output: Output::ToStderr,
+                progress: true,
                 jobs: None,
                 log: None,
             },
-        )?;
+        )? {
+            Ok((_, report)) => report.human(err)?,
+            Err(failure) => failure.render(&mut std::io::sink(), err)?,
+        }
         Ok::<(), crate::cli::Failure>(())
     })?;
     let edited: Vec<_> = pushed
