@@ -31,8 +31,10 @@ pub(crate) fn verdict(
         Decision::Verdict(verdict) => Ok((verdict, None)),
         Decision::Run => {
             let pending = std::mem::take(&mut seen.pending);
-            let (run, log) = run(ctx, host, event, seen, pending)?;
+            let mut weakened = Vec::new();
+            let (run, log) = run(ctx, host, event, seen, pending, &mut weakened)?;
             seen.observed.run = Some(run);
+            seen.tests_weakened = weakened;
             match decide(&seen.observed) {
                 Decision::Verdict(verdict) => Ok((verdict, log)),
                 Decision::Run => unreachable!("a run's result always decides"),
@@ -66,6 +68,18 @@ fn options<'a>(
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
         index_trust: super::observe::index_trust(seen.anchor.as_ref()),
+        baseline: seen
+            .anchor
+            .as_ref()
+            .map(|anchor| proof::Baseline {
+                trees: anchor
+                    .state_tree
+                    .into_iter()
+                    .chain(anchor.head_tree)
+                    .collect(),
+                inputs: anchor.start_inputs.clone(),
+            })
+            .unwrap_or_default(),
     })
 }
 
@@ -77,6 +91,7 @@ fn run(
     event: &Stop,
     seen: &Seen,
     pending: Vec<proof::ToRun>,
+    weakened: &mut Vec<String>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let before = seen
         .state
@@ -89,7 +104,7 @@ fn run(
             ..
         })
     ) {
-        return run_checks(ctx, host, event, seen, before, pending);
+        return run_checks(ctx, host, event, seen, before, pending, weakened);
     }
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
@@ -107,7 +122,10 @@ fn run(
         Ok(Attempted::Proven(record)) if proof::is_contested(&ctx.repo, &record)? => {
             (RunFacts::Flaky { checks: Vec::new() }, None)
         }
-        Ok(Attempted::Proven(record)) => (RunFacts::Passed(record.outcome), None),
+        Ok(Attempted::Proven(record)) => {
+            weakened.extend(record.tests_weakened.iter().cloned());
+            (RunFacts::Passed(record.outcome), None)
+        }
         Ok(Attempted::Failed {
             exit,
             exit_code,
@@ -215,6 +233,7 @@ fn run_checks(
     seen: &Seen,
     before: &crate::git::StateTree,
     pending: Vec<proof::ToRun>,
+    weakened: &mut Vec<String>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
     let ran = proof::prove_checks(
@@ -321,6 +340,16 @@ fn run_checks(
     if !contested.is_empty() {
         return Ok((RunFacts::Flaky { checks: contested }, None));
     }
+    for (name, attempted) in &ran {
+        if let Attempted::Proven(record) = attempted {
+            weakened.extend(
+                record
+                    .tests_weakened
+                    .iter()
+                    .map(|finding| format!("check {name}: {finding}")),
+            );
+        }
+    }
     // The turn's proof is bounded if any check's is, run now or before.
     let bounded = ran.iter().any(|(_, attempted)| {
         matches!(attempted, Attempted::Proven(record) if record.outcome == Outcome::BoundedClaimSurvives)
@@ -417,6 +446,7 @@ pub(crate) fn record(
             .unwrap_or_default(),
         log: log.map(|log| log.path),
         diff: seen.diff.take(),
+        tests_weakened: std::mem::take(&mut seen.tests_weakened),
         anchor_missing: seen.anchor.is_none(),
         checks: matches!(
             seen.observed.state,

@@ -55,6 +55,9 @@ pub(crate) struct Seen {
     /// With a checks file and checks to run: the paths of the state no check reads, for the
     /// records (left empty on a cache hit, where nothing is recorded).
     pub uncovered: Uncovered,
+    /// How the tests of the run this stop made fell short of the baseline's, one line each
+    /// (prefixed with the check's name when a named check's), for the words.
+    pub tests_weakened: Vec<String>,
     _lock: git::SessionLock,
 }
 
@@ -402,6 +405,7 @@ pub(crate) fn stop(
         turn,
         pending,
         uncovered,
+        tests_weakened: Vec::new(),
         _lock: lock,
     })))
 }

@@ -131,6 +131,9 @@ pub(crate) struct Facts {
     pub earlier: Vec<String>,
     /// verify.sh's diff since the session started, when it was edited.
     pub diff: Option<String>,
+    /// How the tests of the run this stop made fell short of its baseline's, one line each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tests_weakened: Vec<String>,
     /// No anchor was found for this session.
     pub anchor_missing: bool,
     /// The state is proven by the checks of a checks file, not verify.sh alone.

@@ -683,6 +683,8 @@ mod tests {
             identity_missing: false,
             verify_diff: None,
             uncovered: super::super::record::Uncovered::default(),
+            tests: Default::default(),
+            tests_weakened: Vec::new(),
             signed_off_by: "A <a@example.com>".into(),
             signature: None,
         }

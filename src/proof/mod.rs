@@ -15,6 +15,7 @@ mod failure;
 mod lookup;
 mod prove;
 mod record;
+mod test_report;
 mod unisolated;
 
 pub(crate) use bisect::{Answer, Known, Next, bounds, next};
@@ -40,8 +41,8 @@ pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SessionTrust, SignatureError, StopSignatures, lookup_proof};
 pub(crate) use prove::{
-    Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
-    working_view,
+    Attempted, Baseline, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove,
+    prove_checks, working_view,
 };
 pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]

@@ -54,3 +54,4 @@ mod signed;
 mod state_tree;
 mod status;
 mod sync;
+mod test_reports;
