@@ -272,3 +272,122 @@ fn summary_lines_give_counts_without_a_report() {
         "{text}"
     );
 }
+
+/// A Python with pytest: `PROVE_IT_TEST_PYTHON`, else `python3` from the caller's PATH when it
+/// imports pytest. `None`: the real-runner test says so and proves nothing.
+fn python_with_pytest() -> Option<String> {
+    let python = std::env::var("PROVE_IT_TEST_PYTHON").unwrap_or_else(|_| "python3".into());
+    std::process::Command::new(&python)
+        .args(["-c", "import pytest, sys; print(sys.executable)"])
+        .output()
+        .ok()
+        .filter(|out| out.status.success())
+        .map(|out| String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Real pytest, with `--junitxml` into `$PROVE_IT_REPORTS` (names) and without (its summary
+/// line, counts): a test newly skipped is named in the first case and counted in the second.
+#[test]
+fn real_pytest_with_and_without_junit() {
+    let Some(python) = python_with_pytest() else {
+        eprintln!("pytest not found (set PROVE_IT_TEST_PYTHON): not tested");
+        return;
+    };
+    for junit in [true, false] {
+        let repo = TestRepo::new();
+        repo.write(
+            "test_mod.py",
+            "def test_a():\n    assert 1 == 1\n\ndef test_b():\n    assert 2 == 2\n",
+        );
+        let report = if junit {
+            " --junitxml=\"$PROVE_IT_REPORTS/pytest.xml\""
+        } else {
+            ""
+        };
+        repo.verify_script(&format!(
+            "export PYTHONDONTWRITEBYTECODE=1\nexec {python} -m pytest -p no:cacheprovider{report}"
+        ));
+        repo.commit_all("initial");
+        repo.prove_it(&["run"]).assert().success();
+        let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+        let source = if junit { "junit" } else { "summary" };
+        let note = repo.note(&tree).unwrap();
+        assert!(
+            note.contains(&format!(
+                "tests: passed=2 failed=0 skipped=0 source={source}"
+            )),
+            "{note}"
+        );
+        start(&repo);
+        repo.write(
+            "test_mod.py",
+            "import pytest\n\ndef test_a():\n    assert 1 == 1\n\n@pytest.mark.skip\ndef test_b():\n    assert 2 == 3\n",
+        );
+        let text = notice(stop(&repo));
+        assert!(
+            text.contains("more skipped tests: 0 before, 1 now"),
+            "{text}"
+        );
+        assert_eq!(
+            text.contains("newly skipped: test_mod::test_b"),
+            junit,
+            "{text}"
+        );
+    }
+}
+
+/// Real `cargo test` on a tiny crate: its summary line counts, and a test marked `#[ignore]`
+/// is one more skipped.
+#[test]
+fn real_cargo_test_summary_line() {
+    let Ok(cargo) = std::env::var("CARGO") else {
+        return;
+    };
+    let repo = TestRepo::new();
+    let target = repo.home().join("target");
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"tiny\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+    );
+    let lib =
+        |ignored: &str| format!("#[test]\nfn one() {{}}\n\n{ignored}#[test]\nfn two() {{}}\n");
+    repo.write("src/lib.rs", &lib(""));
+    repo.write(
+        "Cargo.lock",
+        "version = 4\n\n[[package]]\nname = \"tiny\"\nversion = \"0.1.0\"\n",
+    );
+    let rustup = std::env::var("RUSTUP_HOME").unwrap_or_else(|_| {
+        std::env::var("HOME")
+            .map(|home| format!("{home}/.rustup"))
+            .unwrap_or_default()
+    });
+    let cargo_home = std::env::var("CARGO_HOME").unwrap_or_else(|_| {
+        std::env::var("HOME")
+            .map(|home| format!("{home}/.cargo"))
+            .unwrap_or_default()
+    });
+    repo.verify_script(&format!(
+        "export RUSTUP_HOME='{rustup}' CARGO_HOME='{cargo_home}' CARGO_TARGET_DIR='{}' PATH='{}':\"$PATH\"\nexec '{cargo}' test --offline --locked -q 2>&1",
+        target.display(),
+        std::path::Path::new(&cargo).parent().unwrap().display()
+    ));
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().success();
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    let note = repo.note(&tree).unwrap();
+    assert!(
+        note.contains("tests: passed=2 failed=0 skipped=0 source=summary"),
+        "{note}"
+    );
+    start(&repo);
+    repo.write("src/lib.rs", &lib("#[ignore]\n"));
+    let text = notice(stop(&repo));
+    assert!(
+        text.contains("fewer passing tests: 2 before, 1 now"),
+        "{text}"
+    );
+    assert!(
+        text.contains("more skipped tests: 0 before, 1 now"),
+        "{text}"
+    );
+}
