@@ -174,7 +174,7 @@ impl Baseline {
     /// Outside a session: the tree the state was made from (HEAD's, when the state is not
     /// it), then HEAD's first parent's.
     pub(crate) fn of_head(repo: &Repo) -> Baseline {
-        let trees = ["HEAD", "HEAD^"]
+        let trees = ["HEAD^{tree}", "HEAD^^{tree}"]
             .into_iter()
             .filter_map(|spec| repo.named_tree(spec).ok().flatten())
             .collect();

@@ -964,12 +964,13 @@ impl LogReport {
                         ""
                     };
                     format!(
-                        "  ({}{missing}, {}, {}, host {}{}{edited}, {})",
+                        "  ({}{missing}, {}, {}, host {}{}{}{edited}, {})",
                         proof.signed_off_by,
                         proof.time,
                         super::seconds(proof.duration_ms),
                         proof.host,
                         proof.isolation_words(),
+                        proof.tests_words(),
                         commit
                             .signature
                             .as_ref()
@@ -1502,6 +1503,8 @@ mod tests {
             signed: false,
             isolation: Some("namespace"),
             renames_unwatched: false,
+            tests: None,
+            tests_weakened: Vec::new(),
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);

@@ -32,6 +32,21 @@ pub(crate) struct ProofSummary {
     /// and back while it ran would not have been seen.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub renames_unwatched: bool,
+    /// The tests the run ran, when it gave counts (`tests:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<TestsSummary>,
+    /// How its tests fell short of the baseline's (`tests-weakened:`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests_weakened: Vec<String>,
+}
+
+/// The counts of a run's tests, and where they came from (`junit` or `summary`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct TestsSummary {
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub source: &'static str,
 }
 
 fn is_zero_count(count: &usize) -> bool {
@@ -55,6 +70,24 @@ impl ProofSummary {
     }
 }
 
+impl ProofSummary {
+    /// `, tests 5 passed 0 failed 1 skipped` when the run counted its tests, then `, tests
+    /// weakened` when they fell short of the baseline's: what `log` shows beside a proof.
+    pub(crate) fn tests_words(&self) -> String {
+        let mut words = match &self.tests {
+            Some(tests) => format!(
+                ", tests {} passed {} failed {} skipped",
+                tests.passed, tests.failed, tests.skipped
+            ),
+            None => String::new(),
+        };
+        if !self.tests_weakened.is_empty() {
+            words.push_str(", tests weakened");
+        }
+        words
+    }
+}
+
 impl From<&Record> for ProofSummary {
     fn from(record: &Record) -> Self {
         ProofSummary {
@@ -75,6 +108,13 @@ impl From<&Record> for ProofSummary {
             signed: record.signature.is_some(),
             uncovered: record.uncovered.paths.clone(),
             uncovered_count: record.uncovered.count,
+            tests: record.tests.counts.map(|(counts, source)| TestsSummary {
+                passed: counts.passed,
+                failed: counts.failed,
+                skipped: counts.skipped,
+                source: source.as_str(),
+            }),
+            tests_weakened: record.tests_weakened.clone(),
         }
     }
 }
@@ -103,6 +143,18 @@ impl ProofSummary {
                 } else {
                     String::new()
                 }
+            ));
+        }
+        if let Some(tests) = &self.tests {
+            flaky.push_str(&format!(
+                ", tests: {} passed, {} failed, {} skipped",
+                tests.passed, tests.failed, tests.skipped
+            ));
+        }
+        if !self.tests_weakened.is_empty() {
+            flaky.push_str(&format!(
+                ", tests weakened: {}",
+                self.tests_weakened.join("; ")
             ));
         }
         format!(

@@ -391,3 +391,34 @@ fn real_cargo_test_summary_line() {
         "{text}"
     );
 }
+
+/// Outside a session the baseline is the first parent's proof: `run` on a commit that deleted
+/// a test says so, and `log` and `status` show the counts.
+#[test]
+fn run_compares_with_the_first_parents_proof_and_log_and_status_show_counts() {
+    let repo = reporting(&[("test_a", "pass"), ("test_b", "pass")]);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    repo.commit_all("drop test_b");
+    let out = repo.prove_it(&["run"]).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(
+        stdout.contains("tests: 1 passed, 0 failed, 0 skipped (from the JUnit reports"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  - passing tests gone: suite::test_b"),
+        "{stdout}"
+    );
+    let log = repo.prove_it(&["log"]).assert().success();
+    let log = String::from_utf8(log.get_output().stdout.clone()).unwrap();
+    assert!(
+        log.contains("tests 1 passed 0 failed 0 skipped, tests weakened"),
+        "{log}"
+    );
+    let status = repo.prove_it(&["status"]).assert().success();
+    let status = String::from_utf8(status.get_output().stdout.clone()).unwrap();
+    assert!(
+        status.contains("tests: 1 passed, 0 failed, 0 skipped"),
+        "{status}"
+    );
+}
