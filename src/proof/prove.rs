@@ -418,6 +418,7 @@ pub(crate) fn prove_checks(
         }
     }
 
+    note_the_tests(repo, &runs, &outcomes);
     let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
     let mut after: Option<StateTree> = repo.state_tree_since(run_start, attempt.index_trust).ok();
     let renames = watch.end(before, after.as_ref().unwrap_or(before));
@@ -747,6 +748,31 @@ fn tests_of_run(dir: &std::path::Path, log: &std::path::Path) -> TestsRead {
     Ok(super::test_report::summary_counts(
         String::from_utf8_lossy(&output).lines(),
     ))
+}
+
+/// Best effort: say what the tests of each check's last run were, one line each (`<check>
+/// <counts>`, `<check> none` or `<check> error: <why>`), for `doctor`.
+fn note_the_tests(
+    repo: &Repo,
+    runs: &[ToRun],
+    outcomes: &[(verify::Ran, std::path::PathBuf, TestsRead)],
+) {
+    let mut text = String::new();
+    for (run, (_, _, tests)) in runs.iter().zip(outcomes) {
+        let what = match tests {
+            Ok(Some(tests)) => format!("{} source={}", tests.counts, tests.source.as_str()),
+            Ok(None) => "none".to_string(),
+            Err(error) => format!("error: {error}"),
+        };
+        text.push_str(&format!(
+            "{} {}\n",
+            run.check.name,
+            super::record::one_line(&what)
+        ));
+    }
+    if let Ok(path) = repo.last_run_tests() {
+        let _ = std::fs::write(path, text);
+    }
 }
 
 /// One script's run, ready to start.

@@ -422,3 +422,29 @@ fn run_compares_with_the_first_parents_proof_and_log_and_status_show_counts() {
         "{status}"
     );
 }
+
+/// `doctor` says whether the last run produced test counts: a person learns that proofs would
+/// not show a deleted test before an agent deletes one.
+#[test]
+fn doctor_says_whether_the_last_run_produced_test_counts() {
+    let repo = TestRepo::new();
+    repo.verify_script("echo no tests here");
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().success();
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("the last run produced no test counts (verify.sh)"),
+        "{text}"
+    );
+    repo.verify_script("echo '3 passed in 0.01s'");
+    repo.prove_it(&["run"]).assert().success();
+    let out = repo.prove_it(&["doctor"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains(
+            "the last run produced test counts (verify.sh: passed=3 failed=0 skipped=0 source=summary)"
+        ),
+        "{text}"
+    );
+}
