@@ -446,7 +446,7 @@ pub(crate) fn record(
             .unwrap_or_default(),
         log: log.map(|log| log.path),
         diff: seen.diff.take(),
-        tests_weakened: std::mem::take(&mut seen.tests_weakened),
+        tests_weakened: std::mem::take(&mut seen.tests_weakened).into(),
         anchor_missing: seen.anchor.is_none(),
         checks: matches!(
             seen.observed.state,

@@ -132,13 +132,18 @@ pub(crate) struct Facts {
     /// verify.sh's diff since the session started, when it was edited.
     pub diff: Option<String>,
     /// How the tests of the run this stop made fell short of its baseline's, one line each.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub tests_weakened: Vec<String>,
+    /// Boxed: the answer a host is given stays small.
+    #[serde(default, skip_serializing_if = "no_findings")]
+    pub tests_weakened: Box<[String]>,
     /// No anchor was found for this session.
     pub anchor_missing: bool,
     /// The state is proven by the checks of a checks file, not verify.sh alone.
     #[serde(default)]
     pub checks: bool,
+}
+
+fn no_findings(findings: &[String]) -> bool {
+    findings.is_empty()
 }
 
 impl Answer {

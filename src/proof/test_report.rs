@@ -420,8 +420,10 @@ pub(crate) fn read_junit(
                 saw_root |= is_root(element.local_name().into_inner());
                 if element.local_name().into_inner() == "testcase" {
                     current = Some((case_name(&element).map_err(&malformed)?, Status::Passed));
-                } else if let Some((_, status)) = current.as_mut() {
-                    mark(*status, element.local_name().into_inner()).map(|s| *status = s);
+                } else if let Some((_, status)) = current.as_mut()
+                    && let Some(end) = mark(*status, element.local_name().into_inner())
+                {
+                    *status = end;
                 }
             }
             Event::Empty(element) => {
@@ -429,8 +431,10 @@ pub(crate) fn read_junit(
                 if element.local_name().into_inner() == "testcase" {
                     let name = case_name(&element).map_err(&malformed)?;
                     insert(cases, name, Status::Passed)?;
-                } else if let Some((_, status)) = current.as_mut() {
-                    mark(*status, element.local_name().into_inner()).map(|s| *status = s);
+                } else if let Some((_, status)) = current.as_mut()
+                    && let Some(end) = mark(*status, element.local_name().into_inner())
+                {
+                    *status = end;
                 }
             }
             Event::End(element) => {

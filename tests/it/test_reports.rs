@@ -190,7 +190,7 @@ fn a_forged_report_written_after_the_run_is_not_read() {
 #[test]
 fn a_report_naming_a_test_twice_counts_it_once() {
     let repo = reporting(&[("test_a", "pass"), ("test_a", "pass")]);
-    let note = repo.note(&repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string());
+    let note = repo.note(repo.git(&["rev-parse", "HEAD^{tree}"]).trim());
     let note = note.unwrap();
     assert!(
         note.contains("tests: passed=1 failed=0 skipped=0 source=junit"),
@@ -253,7 +253,7 @@ fn summary_lines_give_counts_without_a_report() {
     );
     repo.commit_all("initial");
     repo.prove_it(&["run"]).assert().success();
-    let note = repo.note(&repo.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string());
+    let note = repo.note(repo.git(&["rev-parse", "HEAD^{tree}"]).trim());
     assert!(
         note.unwrap()
             .contains("tests: passed=3 failed=0 skipped=1 source=summary"),
