@@ -36,13 +36,18 @@ fn start(repo: &TestRepo) {
 
 /// A stop's answer: `None` when silent, else its JSON.
 fn stop(repo: &TestRepo) -> Option<Value> {
+    stop_in(repo, "99ce0000-prompt-1")
+}
+
+/// A stop of the turn `prompt`.
+fn stop_in(repo: &TestRepo, prompt: &str) -> Option<Value> {
     let out = hook(
         repo,
         &json!({
             "session_id": SESSION,
             "transcript_path": "/tmp/t.jsonl",
             "cwd": repo.root,
-            "prompt_id": "99ce0000-prompt-1",
+            "prompt_id": prompt,
             "hook_event_name": "Stop",
             "stop_hook_active": false,
             "last_assistant_message": "All tests pass.",
@@ -447,4 +452,17 @@ fn doctor_says_whether_the_last_run_produced_test_counts() {
         ),
         "{text}"
     );
+}
+
+/// A later turn's stop finds the weakened proof on record and runs nothing: it must still name
+/// the tests, never take the proof for one through an edited verify.sh.
+#[test]
+fn a_weakened_proof_found_on_record_is_named_as_such() {
+    let repo = reporting(&[("test_a", "pass"), ("test_b", "pass")]);
+    start(&repo);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    notice(stop(&repo));
+    let text = notice(stop_in(&repo, "99ce0000-prompt-2"));
+    assert!(text.contains("passing tests gone: suite::test_b"), "{text}");
+    assert!(!text.contains("verify.sh was edited"), "{text}");
 }
