@@ -466,3 +466,34 @@ fn a_weakened_proof_found_on_record_is_named_as_such() {
     assert!(text.contains("passing tests gone: suite::test_b"), "{text}");
     assert!(!text.contains("verify.sh was edited"), "{text}");
 }
+
+/// With a checks file, each check's tests are compared with its own baseline, its input tree
+/// at the session's start, and the finding names the check.
+#[test]
+fn a_named_checks_tests_are_compared_with_its_own_baseline() {
+    let repo = TestRepo::new();
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"api/verify.sh\"\ninputs = [\"api\"]\n\n[checks.docs]\nrun = \"docs/verify.sh\"\ninputs = [\"docs\"]\n",
+    );
+    repo.write(
+        "api/verify.sh",
+        "#!/bin/sh\ncp suite.xml \"$PROVE_IT_REPORTS/api.xml\"\n",
+    );
+    repo.chmod("api/verify.sh", 0o755);
+    repo.write(
+        "api/suite.xml",
+        &junit(&[("test_a", "pass"), ("test_b", "pass")]),
+    );
+    repo.write("docs/verify.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("docs/verify.sh", 0o755);
+    repo.commit_all("two checks");
+    repo.prove_it(&["run"]).assert().success();
+    start(&repo);
+    repo.write("api/suite.xml", &junit(&[("test_a", "pass")]));
+    let text = notice(stop(&repo));
+    assert!(
+        text.contains("check api: passing tests gone: suite::test_b"),
+        "{text}"
+    );
+}
