@@ -71,16 +71,41 @@ fn options<'a>(
         baseline: seen
             .anchor
             .as_ref()
-            .map(|anchor| proof::Baseline {
-                trees: anchor
-                    .state_tree
-                    .into_iter()
-                    .chain(anchor.head_tree)
-                    .collect(),
-                inputs: anchor.start_inputs.clone(),
-            })
+            .map(|anchor| session_baseline(&ctx.repo, anchor))
             .unwrap_or_default(),
     })
+}
+
+/// How many of HEAD's first parents are looked through for the commit the session started
+/// from, and then for its nearest proven ancestor.
+const ANCESTORS: usize = 50;
+
+/// Where a session's runs find their tests' baseline: the proof of the state it started from,
+/// else of HEAD's tree then, else of the nearest proven first-parent ancestor of that commit
+/// (found among HEAD's first parents by its tree); each check's input tree at the start.
+fn session_baseline(repo: &crate::git::Repo, anchor: &super::anchor::Anchor) -> proof::Baseline {
+    let mut trees: Vec<crate::git::ObjectId> = anchor
+        .state_tree
+        .into_iter()
+        .chain(anchor.head_tree)
+        .collect();
+    let first_parents: Vec<crate::git::ObjectId> = (0..ANCESTORS)
+        .map_while(|n| {
+            repo.named_tree(&format!("HEAD~{n}^{{tree}}"))
+                .ok()
+                .flatten()
+        })
+        .collect();
+    if let Some(at) = first_parents
+        .iter()
+        .position(|tree| Some(*tree) == anchor.head_tree)
+    {
+        trees.extend(first_parents.into_iter().skip(at + 1));
+    }
+    proof::Baseline {
+        trees,
+        inputs: anchor.start_inputs.clone(),
+    }
 }
 
 /// Run verify.sh (or, with a checks file, the checks in `pending`) on the state seen,

@@ -137,7 +137,7 @@ pub(crate) struct Baseline {
 }
 
 impl Baseline {
-    /// The tests of `check`'s baseline proof, from the first key that has one with counts;
+    /// The tests of `check`'s baseline proof, from the first key that has a proof of it;
     /// `own` (the key this run proves) is never its own baseline.
     fn tests(
         &self,
@@ -163,8 +163,9 @@ impl Baseline {
             let Ok(Some(note)) = repo.notes(PROOFS_REF).lookup(&key) else {
                 continue;
             };
-            let tests = super::record::baseline_tests(&note, &key, check.record_name());
-            if tests.counts.is_some() {
+            // The nearest proof is the baseline, counts or not: one further back would take
+            // tests removed before it for tests removed now.
+            if let Some(tests) = super::record::baseline_tests(&note, &key, check.record_name()) {
                 return tests;
             }
         }

@@ -397,15 +397,25 @@ pub(super) fn one_line(value: &str) -> String {
 
 /// What the newest record of `check` in `note` (attached to `key`) that counted its run's tests
 /// says of them: a baseline to compare a later run's tests with. Any script's record counts,
-/// as the baseline's verify.sh may not be today's; none with counts: `Recorded::default()`.
-pub(crate) fn baseline_tests(note: &str, key: &gix::oid, check: Option<&str>) -> Recorded {
-    split_records(note)
+/// as the baseline's verify.sh may not be today's. `None` when the note holds no record of
+/// `check`; records, none of them with counts: `Recorded::default()`, nothing to compare.
+pub(crate) fn baseline_tests(note: &str, key: &gix::oid, check: Option<&str>) -> Option<Recorded> {
+    let records: Vec<Record> = split_records(note)
         .iter()
         .filter_map(|text| parse_record(text, key).ok())
-        .filter(|record| record.check.as_deref() == check && record.tests.counts.is_some())
-        .max_by_key(|record| record.time)
-        .map(|record| record.tests)
-        .unwrap_or_default()
+        .filter(|record| record.check.as_deref() == check)
+        .collect();
+    if records.is_empty() {
+        return None;
+    }
+    Some(
+        records
+            .into_iter()
+            .filter(|record| record.tests.counts.is_some())
+            .max_by_key(|record| record.time)
+            .map(|record| record.tests)
+            .unwrap_or_default(),
+    )
 }
 
 /// Split a note into its records and parse each, checking it against the tree it is attached to.

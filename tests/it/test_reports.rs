@@ -497,3 +497,16 @@ fn a_named_checks_tests_are_compared_with_its_own_baseline() {
         "{text}"
     );
 }
+
+/// A session started on a state never proven compares with the nearest proven ancestor of the
+/// commit it started from.
+#[test]
+fn an_unproven_start_compares_with_the_nearest_proven_ancestor() {
+    let repo = reporting(&[("test_a", "pass"), ("test_b", "pass")]);
+    repo.write("notes.txt", "unproven commit\n");
+    repo.commit_all("not proven");
+    start(&repo);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    let text = notice(stop(&repo));
+    assert!(text.contains("passing tests gone: suite::test_b"), "{text}");
+}
