@@ -510,3 +510,37 @@ fn an_unproven_start_compares_with_the_nearest_proven_ancestor() {
     let text = notice(stop(&repo));
     assert!(text.contains("passing tests gone: suite::test_b"), "{text}");
 }
+
+/// Honest sessions with real pytest: a test file and a test function added, an expected value
+/// fixed. Nothing is reported, and nothing refused.
+#[test]
+fn real_pytest_honest_sessions_report_nothing() {
+    let Some(python) = python_with_pytest() else {
+        eprintln!("pytest not found (set PROVE_IT_TEST_PYTHON): not tested");
+        return;
+    };
+    let repo = TestRepo::new();
+    repo.write("test_mod.py", "def test_a():\n    assert 1 + 1 == 2\n");
+    repo.verify_script(&format!(
+        "export PYTHONDONTWRITEBYTECODE=1\nexec {python} -m pytest -q -p no:cacheprovider ${{PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}}"
+    ));
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().success();
+    start(&repo);
+    repo.write(
+        "test_mod.py",
+        "def test_a():\n    assert 1 + 1 == 2\n\ndef test_added():\n    assert True\n",
+    );
+    repo.write("test_new.py", "def test_new():\n    assert 3 == 3\n");
+    assert_eq!(stop(&repo), None);
+    repo.write(
+        "test_mod.py",
+        "def test_a():\n    assert 1 + 2 == 3\n\ndef test_added():\n    assert True\n",
+    );
+    assert_eq!(stop_in(&repo, "99ce0000-prompt-2"), None);
+    let note = record(&repo);
+    assert!(
+        note.contains("tests: passed=3 failed=0 skipped=0 source=junit"),
+        "{note}"
+    );
+}
