@@ -78,7 +78,8 @@ impl Ran {
 }
 
 /// The environment verify.sh gets on top of ours (SPEC.md): `PROVE_IT=1`, the state tree it
-/// proves as `PROVE_IT_TREE`, and the host that asked as `PROVE_IT_HOST`.
+/// proves as `PROVE_IT_TREE`, and the host that asked as `PROVE_IT_HOST`. Each run adds its
+/// own `PROVE_IT_REPORTS` (`proof::prove`), a directory made for that run alone.
 pub(crate) fn env(tree: &str, host: &str) -> Vec<(OsString, OsString)> {
     [
         ("PROVE_IT", "1"),
@@ -95,7 +96,7 @@ pub(crate) fn env(tree: &str, host: &str) -> Vec<(OsString, OsString)> {
 const SHELL_SET: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
 
 /// git-prove-it's own settings (`PROVE_IT_TIMEOUT`, `PROVE_IT_SKIP`, ...): the anchor keeps the
-/// policy they give, and the gate compares that; verify.sh gets the three a run sets.
+/// policy they give, and the gate compares that; verify.sh gets the ones a run sets.
 const OWN_PREFIX: &str = "PROVE_IT";
 
 /// The environment a hook or a run had, as far as it can change what verify.sh does: every

@@ -609,6 +609,7 @@ fn options<'a>(
         uncovered,
         index_trust,
         protection,
+        baseline: proof::Baseline::of_head(&ctx.repo),
     })
 }
 
@@ -622,6 +623,7 @@ fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
             super::Failure::from(proof::Error::Sign(error)).hint(hint)
         }
         error @ proof::Error::Verify(_) => super::Failure::from(error).hint(start.to_string()),
+        error @ proof::Error::Reports { .. } => super::Failure::from(error),
         error @ proof::Error::Leaks { .. } => super::Failure::from(error)
             .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the enclosing worktree is hidden")
             .hint("or move the worktree out of the other one's directory: git worktree move <path> <new-path>"),

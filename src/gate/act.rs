@@ -31,8 +31,10 @@ pub(crate) fn verdict(
         Decision::Verdict(verdict) => Ok((verdict, None)),
         Decision::Run => {
             let pending = std::mem::take(&mut seen.pending);
-            let (run, log) = run(ctx, host, event, seen, pending)?;
+            let mut weakened = Vec::new();
+            let (run, log) = run(ctx, host, event, seen, pending, &mut weakened)?;
             seen.observed.run = Some(run);
+            seen.tests_weakened = weakened;
             match decide(&seen.observed) {
                 Decision::Verdict(verdict) => Ok((verdict, log)),
                 Decision::Run => unreachable!("a run's result always decides"),
@@ -68,7 +70,44 @@ fn options<'a>(
         uncovered: seen.uncovered.clone(),
         index_trust: super::observe::index_trust(seen.anchor.as_ref()),
         protection: seen.protection.clone(),
+        baseline: seen
+            .anchor
+            .as_ref()
+            .map(|anchor| session_baseline(&ctx.repo, anchor))
+            .unwrap_or_default(),
     })
+}
+
+/// How many of HEAD's first parents are looked through for the commit the session started
+/// from, and then for its nearest proven ancestor.
+const ANCESTORS: usize = 50;
+
+/// Where a session's runs find their tests' baseline: the proof of the state it started from,
+/// else of HEAD's tree then, else of the nearest proven first-parent ancestor of that commit
+/// (found among HEAD's first parents by its tree); each check's input tree at the start.
+fn session_baseline(repo: &crate::git::Repo, anchor: &super::anchor::Anchor) -> proof::Baseline {
+    let mut trees: Vec<crate::git::ObjectId> = anchor
+        .state_tree
+        .into_iter()
+        .chain(anchor.head_tree)
+        .collect();
+    let first_parents: Vec<crate::git::ObjectId> = (0..ANCESTORS)
+        .map_while(|n| {
+            repo.named_tree(&format!("HEAD~{n}^{{tree}}"))
+                .ok()
+                .flatten()
+        })
+        .collect();
+    if let Some(at) = first_parents
+        .iter()
+        .position(|tree| Some(*tree) == anchor.head_tree)
+    {
+        trees.extend(first_parents.into_iter().skip(at + 1));
+    }
+    proof::Baseline {
+        trees,
+        inputs: anchor.start_inputs.clone(),
+    }
 }
 
 /// Run verify.sh (or, with a checks file, the checks in `pending`) on the state seen,
@@ -79,6 +118,7 @@ fn run(
     event: &Stop,
     seen: &Seen,
     pending: Vec<proof::ToRun>,
+    weakened: &mut Vec<String>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let before = seen
         .state
@@ -91,7 +131,7 @@ fn run(
             ..
         })
     ) {
-        return run_checks(ctx, host, event, seen, before, pending);
+        return run_checks(ctx, host, event, seen, before, pending, weakened);
     }
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
@@ -109,7 +149,10 @@ fn run(
         Ok(Attempted::Proven(record)) if proof::is_contested(&ctx.repo, &record)? => {
             (RunFacts::Flaky { checks: Vec::new() }, None)
         }
-        Ok(Attempted::Proven(record)) => (RunFacts::Passed(record.outcome), None),
+        Ok(Attempted::Proven(record)) => {
+            weakened.extend(record.tests_weakened.iter().cloned());
+            (RunFacts::Passed(record.outcome), None)
+        }
         Ok(Attempted::Failed {
             exit,
             exit_code,
@@ -217,6 +260,7 @@ fn run_checks(
     seen: &Seen,
     before: &crate::git::StateTree,
     pending: Vec<proof::ToRun>,
+    weakened: &mut Vec<String>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
     let ran = proof::prove_checks(
@@ -322,6 +366,16 @@ fn run_checks(
     }
     if !contested.is_empty() {
         return Ok((RunFacts::Flaky { checks: contested }, None));
+    }
+    for (name, attempted) in &ran {
+        if let Attempted::Proven(record) = attempted {
+            weakened.extend(
+                record
+                    .tests_weakened
+                    .iter()
+                    .map(|finding| format!("check {name}: {finding}")),
+            );
+        }
     }
     // The turn's proof is bounded if any check's is, run now or before.
     let bounded = ran.iter().any(|(_, attempted)| {
@@ -429,6 +483,7 @@ pub(crate) fn record(
             .unwrap_or_default(),
         log: log.map(|log| log.path),
         diff: seen.diff.take(),
+        tests_weakened: std::mem::take(&mut seen.tests_weakened).into(),
         anchor_missing: seen.anchor.is_none(),
         checks: matches!(
             seen.observed.state,

@@ -61,6 +61,9 @@ pub(crate) struct Seen {
     /// How the protected paths changed since the session started (without an anchor, since
     /// HEAD): for the reply, and for the records a run makes.
     pub protection: Protection,
+    /// How the tests of the run this stop made fell short of the baseline's, one line each
+    /// (prefixed with the check's name when a named check's), for the words.
+    pub tests_weakened: Vec<String>,
     _lock: git::SessionLock,
 }
 
@@ -236,6 +239,9 @@ pub(crate) fn stop(
     let mut state = None;
     let mut pending = Vec::new();
     let mut provers_now = None;
+    // The findings of a proof found on record, for its words: a weakened proof is named as
+    // one whether this stop ran it or an earlier run did.
+    let mut cached_weakened = Vec::new();
     let mut signatures = StopSignatures::new(repo);
     let mut trust = anchor
         .as_ref()
@@ -285,17 +291,21 @@ pub(crate) fn stop(
                 }
             },
             Ok(tree) => {
+                let found = lookup_proof(repo, tree.id, tree.verify)?
+                    .admitted(&mut |record| admit(&mut trust, record))?;
+                let best = found
+                    .best_trusted(ctx.signed_only, &mut |signature, time| {
+                        signatures.good(signature, time)
+                    })
+                    .map_err(Error::from)?;
+                if let Some(record) = best {
+                    cached_weakened.clone_from(&record.tests_weakened);
+                }
                 let facts = State::Tree {
                     tree: tree.id,
                     head_tree,
                     verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
-                    proof: lookup_proof(repo, tree.id, tree.verify)?
-                        .admitted(&mut |record| admit(&mut trust, record))?
-                        .best_trusted(ctx.signed_only, &mut |signature, time| {
-                            signatures.good(signature, time)
-                        })
-                        .map_err(Error::from)?
-                        .map(|record| record.outcome),
+                    proof: best.map(|record| record.outcome),
                     checks: None,
                 };
                 state = Some(tree);
@@ -420,6 +430,7 @@ pub(crate) fn stop(
         pending,
         uncovered,
         protection,
+        tests_weakened: cached_weakened,
         _lock: lock,
     })))
 }

@@ -135,6 +135,10 @@ pub(crate) struct Facts {
     pub earlier: Vec<String>,
     /// verify.sh's diff since the session started, when it was edited.
     pub diff: Option<String>,
+    /// How the tests of the run this stop made fell short of its baseline's, one line each.
+    /// Boxed: the answer a host is given stays small.
+    #[serde(default, skip_serializing_if = "no_findings")]
+    pub tests_weakened: Box<[String]>,
     /// No anchor was found for this session.
     pub anchor_missing: bool,
     /// The state is proven by the checks of a checks file, not verify.sh alone.
@@ -170,6 +174,10 @@ impl Facts {
             .as_ref()
             .map_or(&[], |p| p.changed.as_slice())
     }
+}
+
+fn no_findings(findings: &[String]) -> bool {
+    findings.is_empty()
 }
 
 impl Answer {

@@ -22,6 +22,8 @@ pub(crate) const STATE_DIR: &str = "prove-it";
 
 /// The full output of the last verify.sh run, under [`STATE_DIR`].
 pub(crate) const LAST_RUN_LOG: &str = "last-run.log";
+/// What the tests of the last run were, one line per check, for `doctor`.
+pub(crate) const LAST_RUN_TESTS: &str = "last-run.tests";
 
 /// A copy of the full output of the last verify.sh run that failed, under [`STATE_DIR`]: the
 /// next run, passing, writes over [`LAST_RUN_LOG`], not this.

@@ -5,8 +5,8 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::names::{
-    ANNOUNCED, COMMIT_LOGS_DIR, FAILED_LOG_SUFFIX, LAST_FAILED_RUN_LOG, LAST_RUN_LOG, STATE_DIR,
-    TOLD_INERT,
+    ANNOUNCED, COMMIT_LOGS_DIR, FAILED_LOG_SUFFIX, LAST_FAILED_RUN_LOG, LAST_RUN_LOG,
+    LAST_RUN_TESTS, STATE_DIR, TOLD_INERT,
 };
 use super::{Error, Repo};
 
@@ -61,6 +61,11 @@ impl Repo {
             }
         }
         Ok(dir)
+    }
+
+    /// Where the last run says what its tests were (`doctor` reads it).
+    pub(crate) fn last_run_tests(&self) -> Result<PathBuf, Error> {
+        Ok(self.state_dir()?.join(LAST_RUN_TESTS))
     }
 
     /// Where the full output of the last verify.sh run outside an agent session goes.

@@ -734,6 +734,8 @@ mod tests {
             verify_diff: None,
             protection: Default::default(),
             uncovered: super::super::record::Uncovered::default(),
+            tests: Default::default(),
+            tests_weakened: Vec::new(),
             signed_off_by: "A <a@example.com>".into(),
             signature: None,
         }

@@ -651,6 +651,8 @@ mod tests {
             renames_unwatched: false,
             env: None,
             uncovered: super::super::record::Uncovered::default(),
+            tests: Default::default(),
+            tests_weakened: Vec::new(),
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
             session: None,

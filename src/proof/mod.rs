@@ -16,6 +16,7 @@ mod lookup;
 mod protect;
 mod prove;
 mod record;
+mod test_report;
 mod unisolated;
 mod weakening;
 
@@ -43,8 +44,8 @@ pub(crate) use lookup::Found;
 pub(crate) use lookup::{SessionTrust, SignatureError, StopSignatures, lookup_proof};
 pub(crate) use protect::{protection_since_head, state_protection, tree_protection};
 pub(crate) use prove::{
-    Attempted, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove, prove_checks,
-    working_view,
+    Attempted, Baseline, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove,
+    prove_checks, working_view,
 };
 pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]

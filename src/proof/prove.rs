@@ -6,6 +6,7 @@
 //! the same way. It never prints: progress goes through `on_tick`, results are values.
 
 use std::io::Write;
+use std::os::unix::fs::DirBuilderExt as _;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
@@ -41,6 +42,12 @@ pub(crate) enum Error {
     Leaks {
         outer: std::path::PathBuf,
         leaks: Vec<crate::isolation::Leak>,
+    },
+    /// The directory for a run's test reports could not be made.
+    #[error("could not make the test reports directory in {}", path.display())]
+    Reports {
+        path: std::path::PathBuf,
+        source: std::io::Error,
     },
 }
 
@@ -120,6 +127,69 @@ pub(crate) struct ProveOptions<'a> {
     /// How the protected paths changed since the run's baseline: each record's `weakened:`
     /// and `changed:` lines, and a BOUNDED_CLAIM_SURVIVES when anything is weakened.
     pub protection: super::weakening::Protection,
+    /// Where each check's baseline proof is looked for, whose tests a run's are compared with.
+    pub baseline: Baseline,
+}
+
+/// The keys of the proofs a run's tests are compared with: in a session, the anchor's state
+/// tree (then HEAD's tree at its start) and each check's input tree then; outside one, the
+/// first parent's tree. Empty: no comparison (only an unreadable report is a finding).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Baseline {
+    /// For the root verify.sh, in order of preference.
+    pub trees: Vec<git::ObjectId>,
+    /// For named checks, by check name.
+    pub inputs: Vec<(String, git::ObjectId)>,
+}
+
+impl Baseline {
+    /// The tests of `check`'s baseline proof, from the first key that has a proof of it;
+    /// `own` (the key this run proves) is never its own baseline.
+    fn tests(
+        &self,
+        repo: &Repo,
+        check: &Check,
+        own: git::ObjectId,
+    ) -> super::test_report::Recorded {
+        let keys: Vec<git::ObjectId> = if check.is_root() {
+            self.trees.clone()
+        } else {
+            self.inputs
+                .iter()
+                .filter(|(name, _)| *name == check.name)
+                .map(|(_, key)| *key)
+                .chain(
+                    self.trees
+                        .iter()
+                        .filter_map(|tree| repo.tree_input_tree(*tree, &check.inputs).ok()),
+                )
+                .collect()
+        };
+        for key in keys.into_iter().filter(|key| *key != own) {
+            let Ok(Some(note)) = repo.notes(PROOFS_REF).lookup(&key) else {
+                continue;
+            };
+            // The nearest proof is the baseline, counts or not: one further back would take
+            // tests removed before it for tests removed now.
+            if let Some(tests) = super::record::baseline_tests(&note, &key, check.record_name()) {
+                return tests;
+            }
+        }
+        super::test_report::Recorded::default()
+    }
+
+    /// Outside a session: the tree the state was made from (HEAD's, when the state is not
+    /// it), then HEAD's first parent's.
+    pub(crate) fn of_head(repo: &Repo) -> Baseline {
+        let trees = ["HEAD^{tree}", "HEAD^^{tree}"]
+            .into_iter()
+            .filter_map(|spec| repo.named_tree(spec).ok().flatten())
+            .collect();
+        Baseline {
+            trees,
+            inputs: Vec::new(),
+        }
+    }
 }
 
 /// What happened when verify.sh ran.
@@ -310,8 +380,10 @@ pub(crate) fn prove_checks(
     let watch = repo.watch_renames(before);
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
+    let reports = repo.state_dir()?.join(REPORTS_DIR);
     let mut outcomes = run_all(
         plans,
+        &reports,
         attempt.timeout,
         attempt.interrupt,
         &attempt.view,
@@ -330,7 +402,7 @@ pub(crate) fn prove_checks(
     for n in 1..=attempt.retries {
         let again: Vec<usize> = (0..runs.len())
             .filter(|&i| {
-                let (ran, _) = &outcomes[i];
+                let (ran, _, _) = &outcomes[i];
                 // A state that cannot be tested stays so: running it again only costs time.
                 !ran.passed() && !ran.cannot_test() && ran.exit != verify::Exit::Interrupted
             })
@@ -341,6 +413,7 @@ pub(crate) fn prove_checks(
         let plans = again.iter().map(|&i| plan(&runs[i], n, None)).collect();
         let rerun = run_all(
             plans,
+            &reports,
             attempt.timeout,
             attempt.interrupt,
             &attempt.view,
@@ -354,6 +427,7 @@ pub(crate) fn prove_checks(
         }
     }
 
+    note_the_tests(repo, &runs, &outcomes);
     let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
     let mut after: Option<StateTree> = repo.state_tree_since(run_start, attempt.index_trust).ok();
     let renames = watch.end(before, after.as_ref().unwrap_or(before));
@@ -362,7 +436,9 @@ pub(crate) fn prove_checks(
         git::Renames::Watched(paths) => paths,
         git::Renames::Unwatched => Vec::new(),
     };
-    for ((run, (outcome, log)), failed_before) in runs.into_iter().zip(outcomes).zip(failures) {
+    for ((run, (outcome, log, tests)), failed_before) in
+        runs.into_iter().zip(outcomes).zip(failures)
+    {
         let duration_ms = millis(outcome.duration);
         let untestable = match &attempt.untestable_failure {
             _ if outcome.cannot_test() => Some(super::cannot_test::EXIT_125),
@@ -480,7 +556,14 @@ pub(crate) fn prove_checks(
             .script
             .expect("a check is run only through a script the state holds");
         let edited = run.diff.is_some() || run.anchor.is_some_and(|anchor| anchor != verify);
-        let weakened = !attempt.protection.weakened.is_empty();
+        let tests_weakened: Vec<String> = super::test_report::weakenings(
+            &attempt.baseline.tests(repo, &run.check, run.input_tree),
+            &tests,
+        )
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        let weakened = !attempt.protection.weakened.is_empty() || !tests_weakened.is_empty();
         let identity = repo.identity();
         let record = Record {
             outcome: if edited || weakened {
@@ -507,6 +590,8 @@ pub(crate) fn prove_checks(
             verify_diff: if edited { run.diff } else { None },
             protection: attempt.protection.clone(),
             uncovered: attempt.uncovered.clone(),
+            tests: super::test_report::Recorded::of(&tests),
+            tests_weakened,
             signed_off_by: identity.display.clone(),
             signature: None,
         };
@@ -657,6 +742,50 @@ fn check_log(base: &std::path::Path, check: &str) -> std::path::PathBuf {
     base.with_file_name(format!("{stem}.{check}.log"))
 }
 
+/// The variable naming a run's report directory, and the state directory's folder holding them.
+pub(crate) const REPORTS_VAR: &str = "PROVE_IT_REPORTS";
+const REPORTS_DIR: &str = "reports";
+
+/// What a run's tests were, as read right after it ended.
+type TestsRead = Result<Option<super::test_report::Tests>, super::test_report::Error>;
+
+/// The tests of a run that wrote its reports into `dir` and its output into `log`: the JUnit
+/// XML files there, else the runners' summary lines in the output.
+fn tests_of_run(dir: &std::path::Path, log: &std::path::Path) -> TestsRead {
+    if let Some(tests) = super::test_report::read_dir(dir)? {
+        return Ok(Some(tests));
+    }
+    let output = std::fs::read(log).unwrap_or_default();
+    Ok(super::test_report::summary_counts(
+        String::from_utf8_lossy(&output).lines(),
+    ))
+}
+
+/// Best effort: say what the tests of each check's last run were, one line each (`<check>
+/// <counts>`, `<check> none` or `<check> error: <why>`), for `doctor`.
+fn note_the_tests(
+    repo: &Repo,
+    runs: &[ToRun],
+    outcomes: &[(verify::Ran, std::path::PathBuf, TestsRead)],
+) {
+    let mut text = String::new();
+    for (run, (_, _, tests)) in runs.iter().zip(outcomes) {
+        let what = match tests {
+            Ok(Some(tests)) => format!("{} source={}", tests.counts, tests.source.as_str()),
+            Ok(None) => "none".to_string(),
+            Err(error) => format!("error: {error}"),
+        };
+        text.push_str(&format!(
+            "{} {}\n",
+            run.check.name,
+            super::record::one_line(&what)
+        ));
+    }
+    if let Ok(path) = repo.last_run_tests() {
+        let _ = std::fs::write(path, text);
+    }
+}
+
 /// One script's run, ready to start.
 struct Plan {
     name: String,
@@ -677,13 +806,38 @@ enum Event {
 /// ended (the interrupt flag, shared, ends the others at once when it is raised).
 fn run_all(
     plans: Vec<Plan>,
+    reports: &std::path::Path,
     timeout: Duration,
     interrupt: Option<&AtomicBool>,
     view: &[std::ffi::OsString],
     env_remove: &[&str],
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<Vec<(verify::Ran, std::path::PathBuf)>, Error> {
+) -> Result<Vec<(verify::Ran, std::path::PathBuf, TestsRead)>, Error> {
+    // Each script's own directory for its test reports, fresh and private (0700), made
+    // before any starts.
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(reports)
+        .map_err(|source| Error::Reports {
+            path: reports.to_owned(),
+            source,
+        })?;
+    let mut dirs = Vec::with_capacity(plans.len());
+    for _ in &plans {
+        let dir = tempfile::Builder::new()
+            .prefix("run-")
+            .tempdir_in(reports)
+            .map_err(|source| Error::Reports {
+                path: reports.to_owned(),
+                source,
+            })?;
+        dirs.push(dir);
+    }
+    let dirs = &dirs;
+    let read_slots: std::sync::Mutex<Vec<Option<TestsRead>>> =
+        std::sync::Mutex::new((0..plans.len()).map(|_| None).collect());
     let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
     let logs: Vec<std::path::PathBuf> = plans.iter().map(|plan| plan.log.clone()).collect();
     let count = plans.len();
@@ -696,6 +850,7 @@ fn run_all(
         for _ in 0..jobs.clamp(1, count.max(1)) {
             let sender = sender.clone();
             let queue = &queue;
+            let read_slots = &read_slots;
             scope.spawn(move || {
                 loop {
                     let next = queue.lock().map(|mut queue| {
@@ -709,11 +864,13 @@ fn run_all(
                         break;
                     };
                     let _ = sender.send(Event::Started(index));
+                    let mut env = plan.env.clone();
+                    env.push((REPORTS_VAR.into(), dirs[index].path().into()));
                     let ran = verify::run(
                         verify::Request {
                             program: &plan.program,
                             workdir: &plan.dir,
-                            env: &plan.env,
+                            env: &env,
                             timeout,
                             log_path: Some(&plan.log),
                             log_cap: verify::LOG_CAP,
@@ -725,6 +882,13 @@ fn run_all(
                         },
                         &mut |_| {},
                     );
+                    // Read at once, then removed: what a process the script left behind
+                    // writes there later is never read.
+                    let tests = tests_of_run(dirs[index].path(), &plan.log);
+                    let _ = std::fs::remove_dir_all(dirs[index].path());
+                    if let Ok(mut slots) = read_slots.lock() {
+                        slots[index] = Some(tests);
+                    }
                     let _ = sender.send(Event::Ended(index, ran));
                 }
             });
@@ -752,10 +916,13 @@ fn run_all(
             }
         }
     });
+    let read = read_slots
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     let mut out = Vec::with_capacity(count);
-    for (result, log) in results.into_iter().zip(logs) {
+    for ((result, log), tests) in results.into_iter().zip(logs).zip(read) {
         match result {
-            Some(Ok(ran)) => out.push((ran, log)),
+            Some(Ok(ran)) => out.push((ran, log, tests.unwrap_or(Ok(None)))),
             Some(Err(error)) => return Err(error.into()),
             None => unreachable!("every started check ends before the scope does"),
         }

@@ -14,6 +14,7 @@ pub(crate) use crate::outcome::Outcome;
 pub(crate) use crate::signing::Signature;
 
 use super::contest::{Contested, Mark, Marks};
+use super::test_report::{Counts, Recorded, Source};
 use super::weakening::{Finding, Protection};
 
 /// The first line of every record, and the version this build writes.
@@ -23,6 +24,13 @@ const SIGNED_OFF_BY: &str = "Signed-off-by";
 const UNCOVERED: &str = "uncovered";
 const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
+/// `tests: passed=N failed=N skipped=N source=junit|summary`, then one `tests-pass:` line per
+/// passing test kept, `tests-error:` when the reports could not be read, and one
+/// `tests-weakened:` line per way the tests fell short of the baseline's.
+const TESTS: &str = "tests";
+const TESTS_PASS: &str = "tests-pass";
+const TESTS_ERROR: &str = "tests-error";
+const TESTS_WEAKENED: &str = "tests-weakened";
 /// `renames: unwatched`: the run's renames could not be watched.
 const RENAMES: &str = "renames";
 const RENAMES_UNWATCHED: &str = "unwatched";
@@ -117,6 +125,11 @@ pub(crate) struct Record {
     /// The paths of the state that no check read when this proof was made (with a checks
     /// file): one `uncovered:` line each, then `uncovered-count:` when there are more.
     pub uncovered: Uncovered,
+    /// What the run's tests were (`tests:`, `tests-pass:` and `tests-error:` lines), from the
+    /// reports it wrote into `PROVE_IT_REPORTS` or its runners' summary lines.
+    pub tests: Recorded,
+    /// How the run's tests fell short of its baseline's (`tests-weakened:`, one a line).
+    pub tests_weakened: Vec<String>,
     pub signed_off_by: String,
     /// The SSH signature that follows the record in the note, if it was signed.
     pub signature: Option<Signature>,
@@ -351,9 +364,49 @@ impl Record {
         if self.uncovered.count > self.uncovered.paths.len() {
             let _ = writeln!(out, "{UNCOVERED_COUNT}: {}", self.uncovered.count);
         }
+        write_tests(&mut out, &self.tests, &self.tests_weakened);
         let _ = writeln!(out, "{SIGNED_OFF_BY}: {}", one_line(&self.signed_off_by));
         out
     }
+}
+
+/// The lines of a run's tests, one key a line (as `uncovered:`), so that a reader that does
+/// not know them skips each.
+fn write_tests(out: &mut String, tests: &Recorded, weakened: &[String]) {
+    if let Some((counts, source)) = tests.counts {
+        let _ = writeln!(out, "{TESTS}: {counts} source={}", source.as_str());
+    }
+    for name in &tests.passing {
+        let _ = writeln!(out, "{TESTS_PASS}: {}", one_line(name));
+    }
+    if let Some(error) = &tests.error {
+        let _ = writeln!(out, "{TESTS_ERROR}: {}", one_line(error));
+    }
+    for finding in weakened {
+        let _ = writeln!(out, "{TESTS_WEAKENED}: {}", one_line(finding));
+    }
+}
+
+/// `passed=N failed=N skipped=N source=junit|summary`, as `write_tests` writes it.
+fn parse_tests(value: &str) -> Result<(Counts, Source), Problem> {
+    let malformed = || Problem::Malformed(format!("`{TESTS}: {value}` does not read"));
+    let mut counts = Counts::default();
+    let mut source = None;
+    for part in value.split_whitespace() {
+        let (key, value) = part.split_once('=').ok_or_else(malformed)?;
+        let slot = match key {
+            "passed" => &mut counts.passed,
+            "failed" => &mut counts.failed,
+            "skipped" => &mut counts.skipped,
+            "source" => {
+                source = Some(Source::parse(value).ok_or_else(malformed)?);
+                continue;
+            }
+            _ => continue,
+        };
+        *slot = value.parse().map_err(|_| malformed())?;
+    }
+    Ok((counts, source.ok_or_else(malformed)?))
 }
 
 /// A record's time as it is written: RFC 3339, in UTC, to the second.
@@ -401,6 +454,29 @@ pub(super) fn one_line(value: &str) -> String {
         .chars()
         .map(|c| if c.is_control() { ' ' } else { c })
         .collect()
+}
+
+/// What the newest record of `check` in `note` (attached to `key`) that counted its run's tests
+/// says of them: a baseline to compare a later run's tests with. Any script's record counts,
+/// as the baseline's verify.sh may not be today's. `None` when the note holds no record of
+/// `check`; records, none of them with counts: `Recorded::default()`, nothing to compare.
+pub(crate) fn baseline_tests(note: &str, key: &gix::oid, check: Option<&str>) -> Option<Recorded> {
+    let records: Vec<Record> = split_records(note)
+        .iter()
+        .filter_map(|text| parse_record(text, key).ok())
+        .filter(|record| record.check.as_deref() == check)
+        .collect();
+    if records.is_empty() {
+        return None;
+    }
+    Some(
+        records
+            .into_iter()
+            .filter(|record| record.tests.counts.is_some())
+            .max_by_key(|record| record.time)
+            .map(|record| record.tests)
+            .unwrap_or_default(),
+    )
 }
 
 /// Split a note into its records and parse each, checking it against the tree it is attached to.
@@ -554,10 +630,20 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             list.push(value.to_string());
             continue;
         }
+        if name == TESTS_PASS {
+            fields.tests_pass.push(value.to_string());
+            continue;
+        }
+        if name == TESTS_WEAKENED {
+            fields.tests_weakened.push(value.to_string());
+            continue;
+        }
         // Unknown keys are ignored so that later versions can add lines old readers skip; a
         // repeated known key is ambiguous and therefore refused.
         let slot = match name {
             UNCOVERED_COUNT => &mut fields.uncovered_count,
+            TESTS => &mut fields.tests,
+            TESTS_ERROR => &mut fields.tests_error,
             "outcome" => &mut fields.outcome,
             "tree" => &mut fields.tree,
             "check" => &mut fields.check,
@@ -629,6 +715,10 @@ pub(super) struct Fields {
     pub weakened: Vec<String>,
     pub changed: Vec<String>,
     pub protect_diff: Option<String>,
+    pub tests: Option<String>,
+    pub tests_pass: Vec<String>,
+    pub tests_error: Option<String>,
+    pub tests_weakened: Vec<String>,
     /// The digests a contest, a revocation or an acceptance names (`contest.rs`).
     pub contests: Option<String>,
     pub revokes: Option<String>,
@@ -721,6 +811,17 @@ impl Fields {
         let time = time_field(self.time)?;
         let duration_ms = number(self.duration_ms, "duration-ms")?;
         let flaky = number(self.flaky, "flaky")?;
+        let counts = self.tests.as_deref().map(parse_tests).transpose()?;
+        let mut passing = self.tests_pass;
+        passing.sort();
+        let tests = Recorded {
+            all_names: counts.is_some_and(|(counts, source)| {
+                source == Source::Junit && passing.len() as u64 == counts.passed
+            }),
+            counts,
+            passing,
+            error: self.tests_error,
+        };
         let verify_anchor = match self.verify_anchor.as_deref() {
             None | Some("none") => None,
             Some(value) => Some(script(value, "verify-anchor")?),
@@ -761,6 +862,8 @@ impl Fields {
                     .max(self.uncovered.len()),
                 paths: self.uncovered,
             },
+            tests,
+            tests_weakened: self.tests_weakened,
             signed_off_by: required(self.signed_off_by, SIGNED_OFF_BY)?,
             signature: None,
         })
@@ -849,6 +952,8 @@ mod tests {
             verify_diff: None,
             protection: Protection::default(),
             uncovered: Uncovered::default(),
+            tests: Default::default(),
+            tests_weakened: Vec::new(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }

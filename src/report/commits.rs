@@ -1042,12 +1042,13 @@ impl LogReport {
                         ""
                     };
                     format!(
-                        "  ({}{missing}, {}, {}, host {}{}{edited}, {})",
+                        "  ({}{missing}, {}, {}, host {}{}{}{edited}, {})",
                         proof.signed_off_by,
                         proof.time,
                         super::seconds(proof.duration_ms),
                         proof.host,
                         proof.isolation_words(),
+                        proof.tests_words(),
                         commit
                             .signature
                             .as_ref()
@@ -1617,6 +1618,8 @@ mod tests {
             weakened: Vec::new(),
             changed: Vec::new(),
             protect_diff: None,
+            tests: None,
+            tests_weakened: Vec::new(),
         });
         assert_eq!(commit.standing_words(), "proven (flaky: 1)");
         assert_eq!(commit.flaky(), 1);

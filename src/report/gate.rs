@@ -15,6 +15,13 @@ const ANCHOR_MISSING: &str = "No session-start anchor was found for this session
 hook is not wired, or verify.sh was not armed when the session started), so the session was \
 treated as having changed the repository.";
 
+/// The ways a run's tests fell short of its baseline's, one line each.
+fn tests_weakened(text: &mut String, findings: &[String]) {
+    for finding in findings {
+        let _ = writeln!(text, "  - tests: {}", cut_line(finding));
+    }
+}
+
 pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
     message_within(verdict, ctx, REASON_CAP)
 }
@@ -59,6 +66,22 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                 }
             );
             protection_words(&mut text, ctx, tree);
+            tests_weakened(&mut text, &ctx.tests_weakened);
+            Message::Notice(cap(text))
+        }
+        Verdict::Bounded if ctx.diff.is_none() && !ctx.tests_weakened.is_empty() => {
+            let mut text = format!(
+                "prove-it: BOUNDED_CLAIM_SURVIVES: {} passed on the working state (tree {tree}), \
+                 but the tests it ran fell short of the baseline's (the proof of the state this \
+                 session started from), so the proof holds only for the tests that still ran. \
+                 Restore them, or say so in your answer for a person to review:\n",
+                if ctx.checks {
+                    "the checks of prove-it.toml"
+                } else {
+                    "verify.sh"
+                }
+            );
+            tests_weakened(&mut text, &ctx.tests_weakened);
             Message::Notice(cap(text))
         }
         Verdict::Bounded
@@ -72,6 +95,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                  {tree}), but prove-it.toml or a check's script was edited during this session, \
                  so the proof holds only for the edited checks. Review the edit:\n"
             );
+            tests_weakened(&mut text, &ctx.tests_weakened);
             let room = REASON_CAP.saturating_sub(text.len()) / 2;
             if let Some(diff) = ctx.diff.as_deref() {
                 text.push_str(&diff_to_fit(diff, room, tree));
@@ -91,6 +115,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
                     "{ANCHOR_MISSING} verify.sh was compared with the one in HEAD's tree."
                 );
             }
+            tests_weakened(&mut text, &ctx.tests_weakened);
             let room = REASON_CAP.saturating_sub(text.len());
             let room = if ctx.protection.is_none() {
                 room

@@ -42,6 +42,21 @@ pub(crate) struct ProofSummary {
     /// Their diff, for `log -p`.
     #[serde(skip)]
     pub protect_diff: Option<String>,
+    /// The tests the run ran, when it gave counts (`tests:`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tests: Option<TestsSummary>,
+    /// How its tests fell short of the baseline's (`tests-weakened:`).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tests_weakened: Vec<String>,
+}
+
+/// The counts of a run's tests, and where they came from (`junit` or `summary`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct TestsSummary {
+    pub passed: u64,
+    pub failed: u64,
+    pub skipped: u64,
+    pub source: &'static str,
 }
 
 fn is_zero_count(count: &usize) -> bool {
@@ -62,6 +77,24 @@ impl ProofSummary {
         } else {
             isolation
         }
+    }
+}
+
+impl ProofSummary {
+    /// `, tests 5 passed 0 failed 1 skipped` when the run counted its tests, then `, tests
+    /// weakened` when they fell short of the baseline's: what `log` shows beside a proof.
+    pub(crate) fn tests_words(&self) -> String {
+        let mut words = match &self.tests {
+            Some(tests) => format!(
+                ", tests {} passed {} failed {} skipped",
+                tests.passed, tests.failed, tests.skipped
+            ),
+            None => String::new(),
+        };
+        if !self.tests_weakened.is_empty() {
+            words.push_str(", tests weakened");
+        }
+        words
     }
 }
 
@@ -93,6 +126,13 @@ impl From<&Record> for ProofSummary {
                 .collect(),
             changed: record.protection.changed.clone(),
             protect_diff: record.protection.diff.clone(),
+            tests: record.tests.counts.map(|(counts, source)| TestsSummary {
+                passed: counts.passed,
+                failed: counts.failed,
+                skipped: counts.skipped,
+                source: source.as_str(),
+            }),
+            tests_weakened: record.tests_weakened.clone(),
         }
     }
 }
@@ -130,6 +170,18 @@ impl ProofSummary {
             flaky.push_str(&format!(
                 ", protected files changed: {}",
                 self.changed.join(" ")
+            ));
+        }
+        if let Some(tests) = &self.tests {
+            flaky.push_str(&format!(
+                ", tests: {} passed, {} failed, {} skipped",
+                tests.passed, tests.failed, tests.skipped
+            ));
+        }
+        if !self.tests_weakened.is_empty() {
+            flaky.push_str(&format!(
+                ", tests weakened: {}",
+                self.tests_weakened.join("; ")
             ));
         }
         format!(

@@ -150,6 +150,29 @@ impl RunReport {
                 if *contested {
                     writeln!(out, "{CONTESTED_RUN}")?;
                 }
+                if let Some(tests) = &proof.tests {
+                    writeln!(
+                        out,
+                        "tests: {} passed, {} failed, {} skipped (from {})",
+                        tests.passed,
+                        tests.failed,
+                        tests.skipped,
+                        if tests.source == "junit" {
+                            "the JUnit reports in PROVE_IT_REPORTS"
+                        } else {
+                            "the runners' summary lines"
+                        }
+                    )?;
+                }
+                if !proof.tests_weakened.is_empty() {
+                    writeln!(
+                        out,
+                        "BOUNDED_CLAIM_SURVIVES: the tests fell short of the baseline's (the proof of HEAD's tree, or its first parent's):"
+                    )?;
+                    for finding in &proof.tests_weakened {
+                        writeln!(out, "  - {finding}")?;
+                    }
+                }
                 writeln!(
                     out,
                     "recorded in {proofs_ref}, signed off by {}{}",

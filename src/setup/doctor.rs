@@ -85,6 +85,9 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     if let Some(ran) = &inputs.ran {
         checks.push(run(ran));
     }
+    if let Some(finding) = last_tests(repo) {
+        checks.push(finding);
+    }
     gate_policy(inputs, &mut checks);
     hosts(
         repo.workdir()?,
@@ -252,6 +255,44 @@ fn verify_programs(repo: &Repo, checks: &mut Vec<Finding>) {
             format!("install {program}, or take its line out of verify.sh"),
         ));
     }
+}
+
+/// Whether the last run that could record a proof counted its tests (SPEC.md section 5.2);
+/// nothing before any run.
+fn last_tests(repo: &Repo) -> Option<Finding> {
+    let text = std::fs::read_to_string(repo.last_run_tests().ok()?).ok()?;
+    let lines: Vec<(&str, &str)> = text
+        .lines()
+        .filter_map(|line| line.split_once(' '))
+        .collect();
+    let named = |(check, what): &(&str, &str)| format!("{check}: {what}");
+    if let Some(error) = lines.iter().find(|(_, what)| what.starts_with("error: ")) {
+        return Some(warn(
+            format!(
+                "the last run's test reports could not be read ({}): its proof says so as weakened",
+                named(error)
+            ),
+            "write well-formed JUnit XML into $PROVE_IT_REPORTS (at most 256 files of 32 MiB)",
+        ));
+    }
+    let without: Vec<&str> = lines
+        .iter()
+        .filter(|(_, what)| *what == "none")
+        .map(|(check, _)| *check)
+        .collect();
+    if lines.is_empty() || !without.is_empty() {
+        return Some(warn(
+            format!(
+                "the last run produced no test counts ({}): a test deleted or skipped would not show in its proof",
+                without.join(", ")
+            ),
+            "have verify.sh write JUnit XML into \"$PROVE_IT_REPORTS\" (pytest --junitxml=\"$PROVE_IT_REPORTS/pytest.xml\"), or run a test runner whose summary line SPEC.md section 5.2 lists",
+        ));
+    }
+    Some(ok(format!(
+        "the last run produced test counts ({})",
+        lines.iter().map(named).collect::<Vec<_>>().join("; ")
+    )))
 }
 
 /// `doctor --run`: verify.sh on the working state, judged as the gate would judge it.

@@ -112,10 +112,12 @@ fn detect_with(
     .find(|name| has(name))
     {
         let run = if locked("uv.lock") { "uv run " } else { "" };
+        // pytest writes JUnit XML itself: the run's tests, by name, in its proof (SPEC.md
+        // section 5.2); run by hand, without the variable, it writes none.
         let pytest = if run.is_empty() {
-            "python -m pytest -q"
+            "python -m pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}"
         } else {
-            "uv run pytest -q"
+            "uv run pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}"
         };
         add(
             if run.is_empty() {

@@ -104,12 +104,12 @@ fn each_stack_gets_its_checks_commented_and_one_active_check_that_passes() {
         (
             &[("pyproject.toml", "[project]\n")],
             "stack: Python (pyproject.toml)",
-            "# python -m pytest -q",
+            "# python -m pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}",
         ),
         (
             &[("pyproject.toml", "[project]\n"), ("uv.lock", "")],
             "stack: Python (uv) (uv.lock)",
-            "# uv run pytest -q",
+            "# uv run pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}",
         ),
         (
             &[("go.mod", "module x\n")],

@@ -54,4 +54,5 @@ mod signed;
 mod state_tree;
 mod status;
 mod sync;
+mod test_reports;
 mod weakening;
