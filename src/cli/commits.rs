@@ -789,6 +789,9 @@ pub(super) mod tests {
             uncovered_count: 0,
             isolation: None,
             renames_unwatched: false,
+            weakened: Vec::new(),
+            changed: Vec::new(),
+            protect_diff: None,
         }
     }
 
