@@ -583,6 +583,10 @@ fn outcome_code(outcome: Outcome) -> u8 {
 /// run as its worktree was isolated, without the caller's repository-locating variables, the
 /// working state as `proof::working_view` says; the state after the run taking from the index
 /// only what `index_trust` (the state read from disk just before) shows unchanged.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one part of how a run is made, from a different owner"
+)]
 fn options<'a>(
     ctx: &Context,
     repo: &Repo,
