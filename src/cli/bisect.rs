@@ -70,7 +70,7 @@ pub(crate) struct Args {
     /// Search with this script instead of each commit's own verify.sh or checks, for history
     /// from before the repository had them: a file of the working tree or any path, read once
     /// (its bytes must not change until the search ends) and run from the root of each
-    /// commit's worktree. Only its own records (check exec:<file name>) count as results.
+    /// commit's worktree. Only its own records (check exec:NAME, NAME being the script's file name) count as results.
     #[arg(long, value_name = "SCRIPT")]
     exec: Option<std::path::PathBuf>,
 }

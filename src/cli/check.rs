@@ -112,7 +112,7 @@ pub(crate) struct Args {
     outputs: Option<PathBuf>,
 
     /// Count the proofs made by this script from outside the history ('git prove-it run
-    /// <range> --exec SCRIPT', the same bytes) for the commits that have neither verify.sh nor
+    /// RANGE --exec SCRIPT', the same bytes) for the commits that have neither verify.sh nor
     /// a checks file; every other commit stands by its own verify.sh or checks, as without it.
     #[arg(long, value_name = "SCRIPT")]
     exec: Option<PathBuf>,

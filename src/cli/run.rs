@@ -98,7 +98,7 @@ pub(crate) struct Args {
     /// verify.sh or checks: a file of the working tree or any path, read once (its bytes must
     /// not change until the run ends) and run from the root of each commit's worktree. Its
     /// records are keyed by the commit's tree and the script's blob, under the check
-    /// exec:<file name>: they never prove a commit's own verify.sh or checks, and only
+    /// exec:NAME (NAME being the script's file name): they never prove a commit's own verify.sh or checks, and only
     /// `check --exec` counts them, for commits that have neither.
     #[arg(long, value_name = "SCRIPT", requires = "rev")]
     exec: Option<std::path::PathBuf>,
