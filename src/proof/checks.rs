@@ -400,6 +400,23 @@ mod tests {
         ObjectId::from_bytes_or_panic(&[n; 20])
     }
 
+    /// A script from outside the history must never prove a check a checks file declares:
+    /// its name is one no checks file may give, and its records carry it.
+    #[test]
+    fn a_script_from_outside_the_history_is_named_as_no_declared_check_can_be() {
+        let script = Script {
+            blob: id(4),
+            mode: MODE_EXECUTABLE,
+        };
+        let exec = Check::exec("test.sh", "/home/me/test.sh".into(), script);
+        assert_eq!(exec.name, "exec:test.sh");
+        assert_eq!(exec.record_name(), Some("exec:test.sh"));
+        assert!(exec.is_exec() && !exec.is_root());
+        assert!(!checks_file::is_check_name(&exec.name));
+        assert_eq!(exec.inputs, [""]);
+        assert_eq!(exec.runnable(), Ok(script));
+    }
+
     #[test]
     fn a_tree_with_verify_sh_alone_has_one_check_of_every_path() {
         let set =

@@ -892,6 +892,10 @@ impl CheckReport {
                 out,
                 "hint: nothing can prove a commit whose tree has no verify.sh (nor prove-it.toml), not even 'git prove-it run': arm the project ('git prove-it init'), commit verify.sh, and check the commits from that one on"
             )?;
+            writeln!(
+                out,
+                "hint: history from before verify.sh can be proven with a script from outside it: 'git prove-it run <range> --exec <script>', then 'git prove-it check --exec <script>'"
+            )?;
         }
         // Only a commit with something to run can be proven, here or elsewhere.
         if !unproven
