@@ -66,6 +66,13 @@ pub(crate) struct Args {
     /// [default: $PROVE_IT_TIMEOUT, else git config prove-it.timeout, else 300].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+
+    /// Search with this script instead of each commit's own verify.sh or checks, for history
+    /// from before the repository had them: a file of the working tree or any path, read once
+    /// (its bytes must not change until the search ends) and run from the root of each
+    /// commit's worktree. Only its own records (check exec:NAME, NAME being the script's file name) count as results.
+    #[arg(long, value_name = "SCRIPT")]
+    exec: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(
@@ -82,7 +89,14 @@ pub(crate) fn run(
     let good = commits::one_commit(repo, &args.good, hint("GOOD"))?;
     let bad = commits::one_commit(repo, &args.bad, hint("BAD"))?;
     let line = first_parent_line(repo, &good, &bad, args)?;
-    let statuses = proof::commit_standings(repo, &line)?;
+    let exec = match &args.exec {
+        Some(path) => Some(commits::ExecScript::read(repo, path)?),
+        None => None,
+    };
+    let statuses = match &exec {
+        Some(exec) => proof::commit_standings_with(repo, &line, proof::Exec::Every(&exec.check))?,
+        None => proof::commit_standings(repo, &line)?,
+    };
     let now = ctx.clock.now();
     let mut commits: Vec<Commit> = statuses
         .into_iter()
@@ -100,6 +114,7 @@ pub(crate) fn run(
             progress: true,
             jobs: None,
             log: None,
+            exec: exec.as_ref(),
         },
         interrupt: &interrupt,
         worktree: None,
@@ -407,6 +422,9 @@ impl Bisect<'_> {
     fn run(&mut self, commit: &mut Commit) -> Result<(), super::Failure> {
         if self.interrupt.load(Ordering::SeqCst) {
             return Err(interrupted());
+        }
+        if let Some(exec) = self.how.exec {
+            exec.unchanged(self.repo)?;
         }
         let worktree = match self.worktree.take() {
             Some(worktree) => {

@@ -110,6 +110,36 @@ pub(crate) struct Args {
     /// and unproven, the full ids of the commits not proven, one a line.
     #[arg(long, value_name = "FILE")]
     outputs: Option<PathBuf>,
+
+    /// Count the proofs made by this script from outside the history ('git prove-it run
+    /// RANGE --exec SCRIPT', the same bytes) for the commits that have neither verify.sh nor
+    /// a checks file; every other commit stands by its own verify.sh or checks, as without it.
+    #[arg(long, value_name = "SCRIPT")]
+    exec: Option<PathBuf>,
+}
+
+/// The check of the script at `path` from outside the history, as `run --exec` names it, read
+/// without writing anything.
+fn exec_check(repo: &Repo, path: &std::path::Path) -> Result<crate::proof::Check, super::Failure> {
+    let bytes = std::fs::read(path)
+        .with_context(|| format!("could not read the script {}", path.display()))?;
+    let name = std::path::absolute(path)
+        .ok()
+        .and_then(|path| {
+            path.file_name()
+                .and_then(|n| n.to_str())
+                .map(str::to_string)
+        })
+        .ok_or_else(|| anyhow::anyhow!("the script {} has no file name", path.display()))?;
+    let script = crate::proof::Script {
+        blob: repo.hash_blob(&bytes),
+        mode: 0o100_755,
+    };
+    Ok(crate::proof::Check::exec(
+        &name,
+        path.display().to_string(),
+        script,
+    ))
 }
 
 /// What `check --format` takes; a new renderer is one more variant here and one more arm in
@@ -164,7 +194,17 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     } else {
         None
     };
-    let standings = super::signers::standings(repo, &ids, verifier.as_ref())?;
+    let exec = match &args.exec {
+        Some(path) => Some(exec_check(repo, path)?),
+        None => None,
+    };
+    let standings = super::signers::standings(
+        repo,
+        &ids,
+        verifier.as_ref(),
+        exec.as_ref()
+            .map_or(crate::proof::Exec::None, crate::proof::Exec::Unarmed),
+    )?;
     let verify_changed = verify_changes(repo, &selection.hidden, &standings)?;
     let allow_verify_change = args.allow_verify_change || args.allow_weakened;
     let weakened = weakened_since(repo, &selection.hidden, &standings)?;

@@ -28,6 +28,91 @@ pub(crate) struct CommitRun<'a> {
     /// Where the run keeps its output, when not in the state directory's last-run.log: a
     /// range gives each commit its own.
     pub log: Option<std::path::PathBuf>,
+    /// A script from outside the history to run instead of the commit's own checks.
+    pub exec: Option<&'a ExecScript>,
+}
+
+/// A script from outside the history (`--exec`), read once: its blob (written to the object
+/// database, so that a record's `verify:` can be read back), and a private copy of its bytes
+/// outside the checkout, which is what runs at each commit. A script of the working tree would
+/// be hidden under a commit's view (the checkout's path shows the commit's worktree there),
+/// and the copy keeps every commit's run to the same bytes.
+pub(crate) struct ExecScript {
+    /// The script as given, made absolute.
+    source: std::path::PathBuf,
+    /// The directory holding the copy, removed with this value.
+    dir: std::path::PathBuf,
+    /// The check that runs the copy, named `exec:<file name>`.
+    pub check: crate::proof::Check,
+}
+
+impl ExecScript {
+    /// Read the script at `path` (relative to the current directory) once, for `repo`.
+    pub(crate) fn read(repo: &Repo, path: &std::path::Path) -> Result<Self, super::Failure> {
+        use std::os::unix::fs::PermissionsExt as _;
+        let source = std::path::absolute(path)
+            .with_context(|| format!("could not find the script {}", path.display()))?;
+        let bytes = std::fs::read(&source)
+            .with_context(|| format!("could not read the script {}", source.display()))
+            .map_err(|error| {
+                super::Failure::from(error)
+                    .hint("name a file: --exec ./test.sh, or a path outside the repository")
+            })?;
+        let file_name = source
+            .file_name()
+            .and_then(|name| name.to_str())
+            .filter(|name| !name.chars().any(char::is_control))
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the script {} has no file name that a record could carry",
+                    source.display()
+                )
+            })?
+            .to_string();
+        let blob = repo.write_blob(&bytes)?;
+        let dir = repo
+            .commit_worktrees()?
+            .join(format!("exec-{}-{blob}", std::process::id()));
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("could not create {}", dir.display()))?;
+        let copy = dir.join(&file_name);
+        std::fs::write(&copy, &bytes)
+            .and_then(|()| std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o500)))
+            .with_context(|| format!("could not write {}", copy.display()))?;
+        let script = crate::proof::Script {
+            blob,
+            mode: 0o100_755,
+        };
+        Ok(ExecScript {
+            source,
+            dir,
+            check: crate::proof::Check::exec(&file_name, copy.display().to_string(), script),
+        })
+    }
+
+    /// An error when the script, or the copy that runs, no longer holds the bytes read at the
+    /// start: a range or a search proven by two scripts would name one of them falsely.
+    pub(crate) fn unchanged(&self, repo: &Repo) -> Result<(), super::Failure> {
+        let blob = self.check.script.map(|script| script.blob);
+        for path in [self.source.as_path(), std::path::Path::new(&self.check.run)] {
+            let now = std::fs::read(path).ok().map(|bytes| repo.hash_blob(&bytes));
+            if now != blob {
+                return Err(super::Failure::from(anyhow::anyhow!(
+                    "the script {} changed while the commits were proven (it was blob {}), so the commits left would be proven by another script",
+                    path.display(),
+                    blob.map(|b| b.to_string()).unwrap_or_default()
+                ))
+                .hint("leave the script as it is until the run ends, or copy it elsewhere and name the copy with --exec"));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for ExecScript {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// The one commit `rev` names, or an error with `hint` for a range: a proof, a step of a
@@ -169,6 +254,7 @@ pub(crate) fn prove_in(
                 verbose: how.verbose,
                 progress: how.progress,
                 log: how.log.clone(),
+                exec: how.exec.map(|exec| &exec.check),
                 commit: Some(super::run::CommitView {
                     isolation,
                     view,
@@ -703,6 +789,9 @@ pub(super) mod tests {
             uncovered_count: 0,
             isolation: None,
             renames_unwatched: false,
+            weakened: Vec::new(),
+            changed: Vec::new(),
+            protect_diff: None,
         }
     }
 

@@ -114,7 +114,8 @@ fn list(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let selection = repo.select(&args.revs)?;
     let ids = repo.walk(&selection, args.max_count)?;
     let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
-    let standings = super::signers::standings(repo, &ids, verifier.as_ref())?;
+    let standings =
+        super::signers::standings(repo, &ids, verifier.as_ref(), crate::proof::Exec::None)?;
     let verify_changed = super::check::verify_changes(repo, &selection.hidden, &standings)?;
     let commits: Vec<_> = standings
         .iter()

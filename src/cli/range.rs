@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::ObjectId;
 
-use super::commits::{CommitRun, FailedRun, Ran, prove_in};
+use super::commits::{CommitRun, ExecScript, FailedRun, Ran, prove_in};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{CommitInfo, Repo, TempWorktree};
@@ -34,6 +34,8 @@ pub(crate) struct RangeRun<'a> {
     pub verbose: bool,
     pub timeout: std::time::Duration,
     pub host: &'a str,
+    /// A script from outside the history that proves every commit instead of its own checks.
+    pub exec: Option<&'a ExecScript>,
 }
 
 /// Prove `ids` (oldest first) and report each in that order as its result arrives.
@@ -45,7 +47,10 @@ pub(crate) fn run_range(
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     let repo = &ctx.repo;
-    let standings = proof::commit_standings(repo, ids)?;
+    let standings = match how.exec {
+        Some(exec) => proof::commit_standings_with(repo, ids, proof::Exec::Every(&exec.check))?,
+        None => proof::commit_standings(repo, ids)?,
+    };
     let now = ctx.clock.now_seconds();
     let mut results: Vec<Option<RangeResult>> = Vec::with_capacity(standings.len());
     let mut queue = VecDeque::new();
@@ -79,7 +84,10 @@ pub(crate) fn run_range(
         progress: false,
         jobs: Some((how.check_jobs / workers).max(1)),
         log: None,
+        exec: how.exec,
     };
+    // The first change of the script from outside the history, which stops every worker.
+    let changed: Mutex<Option<super::Failure>> = Mutex::new(None);
     let to_run = queue.len();
     let queue = Mutex::new(queue);
     let (sender, receiver) = std::sync::mpsc::channel::<(usize, RangeResult)>();
@@ -110,9 +118,13 @@ pub(crate) fn run_range(
     std::thread::scope(|scope| {
         for _ in 0..workers {
             let sender = sender.clone();
-            let (queue, run, interrupt, logs) = (&queue, &run, &*interrupt, &logs);
+            let (queue, run, interrupt, logs, changed) =
+                (&queue, &run, &*interrupt, &logs, &changed);
             let repo = repo.handle();
-            scope.spawn(move || worker(&repo, queue, run, interrupt, logs, &sender));
+            scope.spawn(move || {
+                let stop = Stop { interrupt, changed };
+                worker(&repo, queue, run, &stop, logs, &sender);
+            });
         }
         drop(sender);
         let mut ran = 0;
@@ -136,6 +148,9 @@ pub(crate) fn run_range(
     });
     if let Some(error) = failure {
         return Err(error.into());
+    }
+    if let Some(changed) = changed.into_inner().ok().flatten() {
+        return Err(changed);
     }
     let interrupted = interrupt.load(Ordering::SeqCst);
     // What never ran (an interrupt stopped the workers) says so.
@@ -190,13 +205,22 @@ fn worker(
     repo: &Repo,
     queue: &Mutex<VecDeque<(usize, CommitInfo)>>,
     how: &CommitRun<'_>,
-    interrupt: &AtomicBool,
+    stop: &Stop<'_>,
     logs: &std::path::Path,
     results: &std::sync::mpsc::Sender<(usize, RangeResult)>,
 ) {
+    let interrupt = stop.interrupt;
     let mut worktree: Option<TempWorktree> = None;
     loop {
-        if interrupt.load(Ordering::SeqCst) {
+        if interrupt.load(Ordering::SeqCst) || stop.changed() {
+            break;
+        }
+        if let Some(exec) = how.exec
+            && let Err(failure) = exec.unchanged(repo)
+        {
+            if let Ok(mut changed) = stop.changed.lock() {
+                changed.get_or_insert(failure);
+            }
             break;
         }
         let Some((index, commit)) = queue.lock().ok().and_then(|mut q| q.pop_front()) else {
@@ -235,6 +259,20 @@ fn worker(
     if let Some(worktree) = worktree {
         // Dropped, it is removed all the same; removing it here reports nothing more.
         let _ = worktree.remove();
+    }
+}
+
+/// What stops the workers: an interrupt, or a change of the script from outside the history.
+struct Stop<'a> {
+    interrupt: &'a AtomicBool,
+    changed: &'a Mutex<Option<super::Failure>>,
+}
+
+impl Stop<'_> {
+    fn changed(&self) -> bool {
+        self.changed
+            .lock()
+            .map_or(true, |changed| changed.is_some())
     }
 }
 

@@ -93,6 +93,15 @@ pub(crate) struct Args {
     /// [default: $PROVE_IT_TIMEOUT, else git config prove-it.timeout, else 300].
     #[arg(long, value_name = "SECONDS")]
     timeout: Option<u64>,
+
+    /// With a commit or a range, prove each commit with this script instead of its own
+    /// verify.sh or checks: a file of the working tree or any path, read once (its bytes must
+    /// not change until the run ends) and run from the root of each commit's worktree. Its
+    /// records are keyed by the commit's tree and the script's blob, under the check
+    /// exec:NAME (NAME being the script's file name): they never prove a commit's own verify.sh or checks, and only
+    /// `check --exec` counts them, for commits that have neither.
+    #[arg(long, value_name = "SCRIPT", requires = "rev")]
+    exec: Option<std::path::PathBuf>,
 }
 
 pub(crate) fn run(
@@ -107,11 +116,20 @@ pub(crate) fn run(
         policy.jobs = usize::from(jobs);
     }
     if let Some(rev) = &args.rev {
+        let exec = match &args.exec {
+            Some(path) => Some(super::commits::ExecScript::read(&ctx.repo, path)?),
+            None => None,
+        };
         let selection = ctx.repo.select(std::slice::from_ref(rev))?;
-        if selection.tips.len() == 1 && selection.hidden.is_empty() {
-            return run_rev(&ctx, &policy, args, rev, out);
-        }
-        let mut ids = ctx.repo.walk(&selection, None)?;
+        let mut ids = if selection.tips.len() == 1 && selection.hidden.is_empty() {
+            if exec.is_none() {
+                return run_rev(&ctx, &policy, args, rev, out);
+            }
+            // One commit proven by a script from outside the history is a range of one.
+            selection.tips.clone()
+        } else {
+            ctx.repo.walk(&selection, None)?
+        };
         // Oldest first: a range is proven, and read, in the order it was written.
         ids.reverse();
         if ids.is_empty() {
@@ -130,6 +148,7 @@ pub(crate) fn run(
                 verbose: args.verbose,
                 timeout: policy.timeout,
                 host: HOST,
+                exec: exec.as_ref(),
             },
             out,
             err,
@@ -142,6 +161,7 @@ pub(crate) fn run(
         progress: true,
         log: None,
         commit: None,
+        exec: None,
     };
     let (code, report) = prove(&ctx, &ctx.repo, &policy, &how, err)?;
     print(&report, args.json, out)?;
@@ -165,6 +185,8 @@ pub(super) struct Proving<'a> {
     pub log: Option<std::path::PathBuf>,
     /// A commit's run in its worktree: how it is isolated; `None` for the working state.
     pub commit: Option<CommitView>,
+    /// A script from outside the history, proven instead of the state's own checks.
+    pub exec: Option<&'a proof::Check>,
 }
 
 /// How a commit's run in its temporary worktree is kept from the checkout.
@@ -269,6 +291,15 @@ pub(super) fn prove(
     how: &Proving<'_>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
+    if let Some(exec) = how.exec {
+        // The script stands for the state's own checks: its key is the state tree itself.
+        let before = repo.state_tree(false).map_err(content_hint)?;
+        let set = CheckSet {
+            checks: vec![exec.clone()],
+            ..CheckSet::default()
+        };
+        return prove_checks(ctx, policy, how, &before, &set, None, err);
+    }
     let armed = repo.armed()?;
     let checks_file = proof::has_checks_file(repo)?;
     if !armed.is_armed() && !checks_file {
@@ -437,7 +468,10 @@ fn prove_checks(
     if !to_run.is_empty() && read_from_disk.is_none() {
         let (disk, from_disk) = on_disk(repo)?;
         if disk.id != before.id {
-            let set = CheckSet::of_state(repo, &disk).map_err(checks_hint)?;
+            let set = match how.exec {
+                Some(_) => set.clone(),
+                None => CheckSet::of_state(repo, &disk).map_err(checks_hint)?,
+            };
             return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), err);
         }
         trust = from_disk;
@@ -549,6 +583,10 @@ fn outcome_code(outcome: Outcome) -> u8 {
 /// run as its worktree was isolated, without the caller's repository-locating variables, the
 /// working state as `proof::working_view` says; the state after the run taking from the index
 /// only what `index_trust` (the state read from disk just before) shows unchanged.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "each is one part of how a run is made, from a different owner"
+)]
 fn options<'a>(
     ctx: &Context,
     repo: &Repo,
@@ -832,6 +870,7 @@ fn run_rev(
             progress: true,
             jobs: args.jobs.map(usize::from),
             log: None,
+            exec: None,
         },
     )?
     .map_err(|failure| failure.json(args.json))?;

@@ -8,7 +8,7 @@ use std::sync::{Mutex, PoisonError};
 use anyhow::Context as _;
 
 use crate::git::{self, Repo};
-use crate::proof::{CommitStatus, SignatureStatus, check_signatures, commit_standings};
+use crate::proof::{CommitStatus, SignatureStatus, check_signatures};
 use crate::signing::{self, Verifier};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
@@ -45,8 +45,9 @@ pub(crate) fn standings(
     repo: &Repo,
     ids: &[git::ObjectId],
     verifier: Option<&Verifier>,
+    exec: crate::proof::Exec<'_>,
 ) -> Result<Vec<CommitStatus>, super::Failure> {
-    let mut checked = commit_standings(repo, ids)?;
+    let mut checked = crate::proof::commit_standings_with(repo, ids, exec)?;
     if let Some(verifier) = verifier {
         check_all(&mut checked, verifier)?;
     }

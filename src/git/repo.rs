@@ -219,6 +219,12 @@ impl Repo {
         Ok(Some((blob, mode, data)))
     }
 
+    /// The id `data` has as a blob, without writing it (the null id when it cannot be hashed).
+    pub(crate) fn hash_blob(&self, data: &[u8]) -> ObjectId {
+        gix::objs::compute_hash(self.git.object_hash(), gix::objs::Kind::Blob, data)
+            .unwrap_or_else(|_| ObjectId::null(self.git.object_hash()))
+    }
+
     /// Write `data` to the object database as a blob and return its id.
     pub(crate) fn write_blob(&self, data: impl AsRef<[u8]>) -> Result<ObjectId, Error> {
         Ok(self

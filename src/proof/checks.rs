@@ -10,6 +10,11 @@ use super::record::{Proofs, Record, Script, Uncovered};
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 
 const MODE_EXECUTABLE: u32 = 0o100755;
+
+/// How the name of a script from outside the history begins in its records (`check:
+/// exec:<file name>`): no checks file can declare such a name, so its records prove no check
+/// of a tree, nor its verify.sh.
+pub(crate) const EXEC_PREFIX: &str = "exec:";
 const MODE_LINK: u32 = 0o120000;
 
 /// The blob and mode at a path of a state or tree, when it has a file there.
@@ -30,6 +35,23 @@ pub(crate) struct Check {
 }
 
 impl Check {
+    /// A script from outside the history (`--exec`), run by its absolute path `path` from the
+    /// root of the commit's worktree, with every path as input: its key is the commit's tree,
+    /// its name `exec:<file name>`, so that its records never prove the tree's own checks.
+    pub(crate) fn exec(file_name: &str, path: String, script: Script) -> Check {
+        Check {
+            name: format!("{EXEC_PREFIX}{file_name}"),
+            run: path,
+            inputs: vec![String::new()],
+            script: Some(script),
+        }
+    }
+
+    /// Whether this is a script from outside the history (`--exec`).
+    pub(crate) fn is_exec(&self) -> bool {
+        self.name.starts_with(EXEC_PREFIX)
+    }
+
     /// Whether this is the root verify.sh (its records carry no `check:` line).
     pub(crate) fn is_root(&self) -> bool {
         self.name == VERIFY_CHECK
@@ -352,7 +374,7 @@ pub(crate) fn lookup_check(
 }
 
 /// `check` at `input_tree`, whose note is `note`.
-fn check_proof(check: &Check, input_tree: ObjectId, note: Option<&str>) -> CheckProof {
+pub(crate) fn check_proof(check: &Check, input_tree: ObjectId, note: Option<&str>) -> CheckProof {
     let script = check.script.map(|s| (s.blob, s.mode));
     let found = match note {
         None => Found::default(),
@@ -376,6 +398,23 @@ mod tests {
 
     fn id(n: u8) -> ObjectId {
         ObjectId::from_bytes_or_panic(&[n; 20])
+    }
+
+    /// A script from outside the history must never prove a check a checks file declares:
+    /// its name is one no checks file may give, and its records carry it.
+    #[test]
+    fn a_script_from_outside_the_history_is_named_as_no_declared_check_can_be() {
+        let script = Script {
+            blob: id(4),
+            mode: MODE_EXECUTABLE,
+        };
+        let exec = Check::exec("test.sh", "/home/me/test.sh".into(), script);
+        assert_eq!(exec.name, "exec:test.sh");
+        assert_eq!(exec.record_name(), Some("exec:test.sh"));
+        assert!(exec.is_exec() && !exec.is_root());
+        assert!(!checks_file::is_check_name(&exec.name));
+        assert_eq!(exec.inputs, [""]);
+        assert_eq!(exec.runnable(), Ok(script));
     }
 
     #[test]

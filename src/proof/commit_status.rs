@@ -8,7 +8,10 @@ use std::collections::BTreeMap;
 use gix::ObjectId;
 
 use super::cannot_test::{CannotTest, lookup_cannot_test};
-use super::checks::{CheckProof, CheckSet, ChecksError, Parsed, tree_check_proofs_in};
+use super::checks::{
+    Check, CheckProof, CheckSet, ChecksError, EXEC_PREFIX, Parsed, check_proof,
+    tree_check_proofs_in,
+};
 use super::checks_file::CHECKS_FILE;
 use super::contest::Contested;
 use super::failure::{Failure, lookup_failure};
@@ -90,6 +93,10 @@ pub(crate) struct CommitStatus {
     /// Without a checks file: the newest cannot-test record of the commit's verify.sh for its
     /// tree, when the commit is not proven and no failure on record is newer.
     pub cannot_test: Option<Box<CannotTest>>,
+    /// For a commit with neither verify.sh nor a checks file: the proofs of scripts from
+    /// outside the history (`--exec`) on its tree, the best of each script first. They never
+    /// make the commit proven; `log` shows them under the script's name.
+    pub exec: Vec<Record>,
 }
 
 impl CommitStatus {
@@ -229,6 +236,7 @@ pub(crate) fn classify(commit: CommitInfo, note: Option<&str>) -> CommitStatus {
         checks: None,
         failure: None,
         cannot_test: None,
+        exec: Vec::new(),
     }
 }
 
@@ -284,6 +292,7 @@ pub(crate) fn classify_checks(
                 checks: Some(Vec::new()),
                 failure: None,
                 cannot_test: None,
+                exec: Vec::new(),
             };
         }
     };
@@ -297,6 +306,7 @@ pub(crate) fn classify_checks(
         checks: Some(checks),
         failure: None,
         cannot_test: None,
+        exec: Vec::new(),
     };
     roll_up(&mut status);
     status
@@ -374,6 +384,18 @@ fn roll_up(status: &mut CommitStatus) {
         .and_then(|c| c.signature.clone());
 }
 
+/// Which commits a script from outside the history (`--exec`) stands for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Exec<'a> {
+    /// None: each commit stands by its own verify.sh or checks.
+    None,
+    /// `check --exec`: the commits with neither verify.sh nor a checks file stand by this
+    /// script's proofs; every other commit by its own.
+    Unarmed(&'a Check),
+    /// `run <range> --exec`, `bisect --exec`: every commit stands by this script alone.
+    Every(&'a Check),
+}
+
 /// Each of `ids` classified, with its checks read when its tree has a checks file: what
 /// `check`, `log` and the pre-push hook report on. A commit without a checks file costs what
 /// it cost before checks files: its commit, root tree and note.
@@ -381,14 +403,39 @@ pub(crate) fn commit_standings(
     repo: &Repo,
     ids: &[ObjectId],
 ) -> Result<Vec<CommitStatus>, git::Error> {
+    commit_standings_with(repo, ids, Exec::None)
+}
+
+/// [`commit_standings`], with the commits `exec` names standing by a script from outside the
+/// history: the one check of their tree, keyed by the tree itself.
+pub(crate) fn commit_standings_with(
+    repo: &Repo,
+    ids: &[ObjectId],
+    exec: Exec<'_>,
+) -> Result<Vec<CommitStatus>, git::Error> {
     // A checks file shared by many commits is parsed once, whichever thread meets it first.
     let parsed = Parsed::default();
     let mut statuses = repo
         .commits_with_notes(ids, |repo, notes, info, note| {
-            if info.checks_file.is_some() {
-                with_checks(repo, notes, info, &parsed)
-            } else {
-                Ok(classify(info, note.as_deref()))
+            let unarmed = info.checks_file.is_none() && info.verify.is_none();
+            match exec {
+                Exec::Every(check) | Exec::Unarmed(check)
+                    if unarmed || matches!(exec, Exec::Every(_)) =>
+                {
+                    let tree = info.tree;
+                    Ok(classify_checks(
+                        info,
+                        Ok(vec![check_proof(check, tree, note.as_deref())]),
+                    ))
+                }
+                _ if info.checks_file.is_some() => with_checks(repo, notes, info, &parsed),
+                _ => {
+                    let mut status = classify(info, note.as_deref());
+                    if unarmed && let Some(note) = note.as_deref() {
+                        status.exec = exec_proofs(note, &status.commit.tree);
+                    }
+                    Ok(status)
+                }
             }
         })?
         .into_iter()
@@ -453,6 +500,31 @@ fn newer_than(record: Option<CannotTest>, failure: Option<&Failure>) -> Option<B
     record
         .filter(|record| failure.is_none_or(|failure| record.time > failure.time))
         .map(Box::new)
+}
+
+/// The proofs in `note` (of the tree `key`) of scripts from outside the history, the best of
+/// each script (by name and blob) first.
+fn exec_proofs(note: &str, key: &gix::oid) -> Vec<Record> {
+    let mut scripts: Vec<(String, Script)> = super::record::split_records(note)
+        .iter()
+        .filter_map(|text| super::record::parse_record(text, key).ok())
+        .filter_map(|record| Some((record.check?, record.verify)))
+        .filter(|(check, _)| check.starts_with(EXEC_PREFIX))
+        .collect();
+    scripts.sort_by(|a, b| (&a.0, a.1.blob).cmp(&(&b.0, b.1.blob)));
+    scripts.dedup();
+    scripts
+        .into_iter()
+        .filter_map(|(check, script)| {
+            let found = Found::from_proofs(super::record::Proofs::of_check(
+                note,
+                key,
+                Some(&check),
+                Some((script.blob, script.mode)),
+            ));
+            found.best(false).cloned()
+        })
+        .collect()
 }
 
 /// Classify `commit` (whose tree has a checks file) by its checks.

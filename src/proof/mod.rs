@@ -22,15 +22,14 @@ mod weakening;
 
 pub(crate) use bisect::{Answer, Known, Next, bounds, next};
 pub(crate) use cannot_test::{CannotTest, EXIT_125, record_cannot_test};
-#[cfg(test)]
 pub(crate) use checks::Check;
 pub(crate) use checks::{
     CheckProof, CheckSet, ChecksError, has_checks_file, state_check_proofs, tree_check_proofs,
 };
 pub(crate) use checks_file::{CHECKS_FILE, Protected, VERIFY_CHECK, is_check_name};
 pub(crate) use commit_status::{
-    CheckStatus, CommitStatus, SignatureStatus, Standing, VerifyChange, check_signatures,
-    commit_standings, verify_changes,
+    CheckStatus, CommitStatus, Exec, SignatureStatus, Standing, VerifyChange, check_signatures,
+    commit_standings, commit_standings_with, verify_changes,
 };
 #[cfg(test)]
 pub(crate) use commit_status::{classify, classify_checks};

@@ -332,7 +332,11 @@ pub(crate) fn prove_checks(
     let workdir = repo.workdir()?.to_owned();
     // A script is run as the state records it: its bytes on disk must be the blob the proof
     // will name (the root verify.sh's are checked by the state tree itself).
-    for run in runs.iter().filter(|run| !run.check.is_root()) {
+    // A script from outside the history is no file of the state: its caller holds its bytes.
+    for run in runs
+        .iter()
+        .filter(|run| !run.check.is_root() && !run.check.is_exec())
+    {
         repo.check_on_disk(before, &run.check.run, "check's script")?;
     }
     let single = runs.len() == 1;
@@ -341,9 +345,11 @@ pub(crate) fn prove_checks(
     // Run `n` (0 for the first) of check `index`: its program, directory, environment and log.
     let plan = |run: &ToRun, n: u32, echo: Option<Box<dyn Write + Send>>| {
         let program = workdir.join(&run.check.run);
-        let dir = program
-            .parent()
-            .map_or_else(|| workdir.clone(), std::path::Path::to_owned);
+        // A script from outside the history runs from the worktree's root, as verify.sh does.
+        let dir = match program.parent() {
+            Some(parent) if !run.check.is_exec() => parent.to_owned(),
+            _ => workdir.clone(),
+        };
         let mut env = verify::env(&run.input_tree.to_string(), attempt.host);
         if !run.check.is_root() {
             env.push(("PROVE_IT_CHECK".into(), run.check.name.clone().into()));

@@ -225,6 +225,7 @@ mod tests {
             failure: None,
             cannot_test: None,
             contested: None,
+            exec: Vec::new(),
             require_signed: false,
             not_isolated: false,
         }

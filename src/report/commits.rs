@@ -162,6 +162,11 @@ pub(crate) struct CommitReport {
     /// file, the first contested check's).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contested: Option<ContestSummary>,
+    /// For a commit with neither verify.sh nor a checks file: the proofs on its tree of
+    /// scripts from outside the history (`run --exec`), each under the script's name
+    /// (`exec:<file name>`). They never make the commit proven.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub exec: Vec<ExecProof>,
     /// Whether only a proof with a good signature counts.
     #[serde(skip)]
     pub(super) require_signed: bool,
@@ -169,6 +174,16 @@ pub(crate) struct CommitReport {
     /// `check --require-isolated` refuses (without a checks file; with one, each check says).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub not_isolated: bool,
+}
+
+/// A proof of a commit's tree by a script from outside the history (`run --exec`).
+#[derive(Debug, Clone, Serialize)]
+pub(crate) struct ExecProof {
+    /// `exec:<the script's file name>`.
+    pub name: String,
+    /// The blob id of the script's bytes.
+    pub script: String,
+    pub proof: ProofSummary,
 }
 
 /// One check of a commit with a checks file, as `check`, `log` and the pre-push hook report it.
@@ -367,6 +382,15 @@ impl CommitReport {
             failure: None,
             cannot_test: None,
             contested: contest_of(&checked.standing),
+            exec: checked
+                .exec
+                .iter()
+                .map(|record| ExecProof {
+                    name: record.check.clone().unwrap_or_default(),
+                    script: record.verify.blob.to_string(),
+                    proof: ProofSummary::from(record),
+                })
+                .collect(),
             require_signed,
             not_isolated: false,
         }
@@ -868,6 +892,10 @@ impl CheckReport {
                 out,
                 "hint: nothing can prove a commit whose tree has no verify.sh (nor prove-it.toml), not even 'git prove-it run': arm the project ('git prove-it init'), commit verify.sh, and check the commits from that one on"
             )?;
+            writeln!(
+                out,
+                "hint: history from before verify.sh can be proven with a script from outside it: 'git prove-it run <range> --exec <script>', then 'git prove-it check --exec <script>'"
+            )?;
         }
         // Only a commit with something to run can be proven, here or elsewhere.
         if !unproven
@@ -1059,6 +1087,21 @@ impl LogReport {
                     "  (not a valid record: {})",
                     commit.invalid.first().map_or("?", String::as_str)
                 ),
+                (None, "not-armed") if !commit.exec.is_empty() => {
+                    let named: Vec<String> = commit
+                        .exec
+                        .iter()
+                        .map(|exec| {
+                            format!(
+                                "{} {} {}",
+                                exec.name,
+                                exec.proof.outcome.as_str(),
+                                &exec.script[..7.min(exec.script.len())]
+                            )
+                        })
+                        .collect();
+                    format!("  (no verify.sh in its tree; {})", named.join(", "))
+                }
                 (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
                 (None, "contested") => commit
                     .contested
@@ -1379,6 +1422,7 @@ mod tests {
             failure: None,
             cannot_test: None,
             contested: None,
+            exec: Vec::new(),
             require_signed: false,
             not_isolated: false,
         }

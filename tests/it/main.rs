@@ -18,6 +18,7 @@ mod coverage;
 mod crash;
 mod doctor;
 mod e2e;
+mod exec;
 mod failures_report;
 mod fake_model;
 mod first_hour;

@@ -107,6 +107,7 @@ fn pre_push(
                 progress: true,
                 jobs: None,
                 log: None,
+                exec: None,
             },
         )? {
             Ok((_, report)) => report.human(err)?,
