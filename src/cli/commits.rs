@@ -792,6 +792,8 @@ pub(super) mod tests {
             weakened: Vec::new(),
             changed: Vec::new(),
             protect_diff: None,
+            tests: None,
+            tests_weakened: Vec::new(),
         }
     }
 

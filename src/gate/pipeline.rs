@@ -27,6 +27,10 @@ use crate::verify::Environment;
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
 /// the host's protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one reply per hook call, moved a few times: boxing the answer buys nothing"
+)]
 pub(crate) enum Reply {
     /// Nothing to say: outside a repository, an opted-out one, or a session start.
     Silent,

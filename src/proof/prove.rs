@@ -810,6 +810,10 @@ enum Event {
 /// Run every plan, `jobs` at a time, reporting progress from this thread; each plan's run and
 /// log, in the plans' order. The first error to start a script is returned once all have
 /// ended (the interrupt flag, shared, ends the others at once when it is raised).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the run's parts, each used once; a struct for one caller would only rename them"
+)]
 fn run_all(
     plans: Vec<Plan>,
     reports: &std::path::Path,

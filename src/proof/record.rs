@@ -254,6 +254,10 @@ impl Proofs {
 
 /// One record of a note, read once: a mark (a contest, a revocation, an acceptance), or
 /// anything else, read as a proof.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one value per record of a note, read and dropped at once"
+)]
 enum Reading {
     Mark(Result<Mark, Problem>),
     Record(Result<Record, Problem>),
