@@ -20,6 +20,10 @@ pub(crate) struct Scheme {
     pub timeout_unit_ms: u64,
     /// The host's timeout for a hook that sets none, in seconds.
     pub default_timeout: Option<u64>,
+    /// A top-level key and number the host adds to its file by itself where it is missing
+    /// (Qwen Code's settings version): written with our entries, so that the host's first run
+    /// does not change a file just committed.
+    pub stamp: Option<(&'static str, u64)>,
 }
 
 /// One hook entry the gate needs in a host's configuration.
@@ -146,6 +150,9 @@ impl Scheme {
         if let Layout::Flat { version: true, .. } = self.layout {
             root_map.entry("version").or_insert(json!(1));
         }
+        let stamp = self
+            .stamp
+            .map(|(key, value)| (key.to_string(), json!(value)));
         let hooks = root_map
             .entry("hooks")
             .or_insert_with(|| Value::Object(Map::new()))
@@ -163,6 +170,12 @@ impl Scheme {
             }
             list.push(self.hook(entry));
             added.push(entry.event);
+        }
+        if let Some((key, value)) = stamp.filter(|_| !added.is_empty()) {
+            root.as_object_mut()
+                .expect("checked above")
+                .entry(key)
+                .or_insert(value);
         }
         let text = if added.is_empty() {
             existing.unwrap_or_default().to_string()

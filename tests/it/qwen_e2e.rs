@@ -1,0 +1,175 @@
+//! Qwen Code, end to end: `qwen -p --output-format json` in a repository wired by
+//! `git prove-it init --host qwen`, against a fake OpenAI Chat Completions API
+//! (`--auth-type openai`, `OPENAI_BASE_URL`), so Qwen Code itself calls `git prove-it hook
+//! qwen` at SessionStart and Stop and acts on our answers. A block's reason is the model's
+//! next user message, raw; the JSON result shows neither blocks nor notices, and its `result`
+//! is the turn's answers joined. The scenarios are `crate::e2e::scenarios`.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::e2e::harness::host_command;
+use crate::e2e::{Agent, Feedback, HostInfo, run_bounded, scenarios_for};
+use crate::fake_model::chat::Chat;
+use crate::fake_model::{FakeModel, Script};
+use crate::harness::TestRepo;
+
+/// Longer than any scenario needs (each takes a few seconds); a run past it fails the test.
+const RUN_LIMIT: Duration = Duration::from_secs(120);
+
+pub struct Qwen;
+
+const INFO: HostInfo = HostInfo {
+    name: "qwen",
+    binary: "qwen",
+    env: "PROVE_IT_QWEN",
+    product: "Qwen Code",
+    wiring: ".qwen/settings.json",
+};
+
+scenarios_for!(
+    Qwen,
+    "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+);
+
+impl Agent for Qwen {
+    fn info(&self) -> &'static HostInfo {
+        &INFO
+    }
+
+    fn start(&self, script: Script) -> FakeModel {
+        FakeModel::start(Chat, script)
+    }
+
+    fn run_in(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        dir: &Path,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Output {
+        run_bounded(command(binary, repo, dir, server, prompt), RUN_LIMIT)
+    }
+
+    /// `--continue`: the project's most recent session (the run's HOME keeps it).
+    fn run_resumed(
+        &self,
+        binary: &Path,
+        repo: &TestRepo,
+        server: &FakeModel,
+        prompt: &str,
+    ) -> Option<Output> {
+        let mut cmd = command(binary, repo, &repo.root, server, prompt);
+        cmd.arg("--continue");
+        Some(run_bounded(cmd, RUN_LIMIT))
+    }
+
+    /// Qwen Code 0.24.4 resumes a session with its prompts and its turns' answers joined, the
+    /// blocks' reasons left out.
+    fn resumes_with_blocks(&self) -> bool {
+        false
+    }
+
+    /// Qwen Code 0.24.4 loads `.qwen/settings.json` only where it is started.
+    fn reads_project_hooks_below_root(&self) -> bool {
+        false
+    }
+
+    /// `init --host qwen --user-level`: the gate in the run's user settings.
+    fn wire_for_every_folder(&self, repo: &TestRepo) -> Vec<(&'static str, PathBuf)> {
+        repo.prove_it(&[
+            "init",
+            "--yes",
+            "--no-demo",
+            "--host",
+            "qwen",
+            "--user-level",
+        ])
+        .assert()
+        .success();
+        Vec::new()
+    }
+
+    /// Headless, Qwen Code's JSON result shows no `systemMessage`, and its hook cannot tell a
+    /// headless run: the yield is a last block.
+    fn shows_notices(&self) -> bool {
+        false
+    }
+
+    fn feedback(&self) -> Feedback {
+        Feedback::Raw
+    }
+
+    fn shell_tool(&self) -> &'static str {
+        "run_shell_command"
+    }
+
+    fn empty_shell_output(&self) -> Option<&'static str> {
+        Some("Output: (empty)")
+    }
+
+    /// The JSON result's `result`: the turn's answers, joined.
+    fn final_answer(&self, out: &Output) -> Option<String> {
+        result(out)
+            .and_then(|result| result["result"].as_str().map(str::to_owned))
+            .filter(|_| result(out).is_some_and(|result| result["is_error"] != true))
+    }
+
+    fn joins_answers(&self) -> bool {
+        true
+    }
+}
+
+/// The run's result, the last element of its JSON output (`--output-format json`).
+fn result(out: &Output) -> Option<Value> {
+    let events: Value = serde_json::from_slice(&out.stdout).ok()?;
+    events
+        .as_array()?
+        .iter()
+        .rfind(|event| event["type"] == "result")
+        .cloned()
+}
+
+/// The command of one run of `qwen -p` on `prompt` in `dir`: offline, against the fake model,
+/// with the run's user settings turning off whatever reaches the network by itself (updates,
+/// usage statistics) or asks the model on the side (memory extraction); the hooks
+/// `wire_for_every_folder` put there are kept.
+fn command(
+    binary: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+) -> Command {
+    let file = repo.home().join(".qwen/settings.json");
+    std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+    let hooks = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .map(|old| old["hooks"].clone())
+        .unwrap_or(Value::Null);
+    let mut settings = json!({
+        "general": {"enableAutoUpdate": false},
+        "privacy": {"usageStatisticsEnabled": false},
+        "memory": {"enableManagedAutoMemory": false},
+        "ui": {"enableFollowupSuggestions": false},
+    });
+    if !hooks.is_null() {
+        settings["hooks"] = hooks;
+    }
+    std::fs::write(&file, settings.to_string()).unwrap();
+    let mut cmd = host_command(binary, repo);
+    cmd.current_dir(dir);
+    cmd.args(["-p", prompt, "--yolo", "--auth-type", "openai"])
+        .args(["--output-format", "json"])
+        .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
+        .env("OPENAI_API_KEY", "sk-fake-key-for-tests")
+        .env("OPENAI_MODEL", "gpt-4.1")
+        .env("QWEN_CODE_SUPPRESS_YOLO_WARNING", "1")
+        .env("QWEN_DISABLE_AUTO_TITLE", "1");
+    cmd
+}
