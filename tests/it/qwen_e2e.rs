@@ -173,3 +173,77 @@ fn command(
         .env("QWEN_DISABLE_AUTO_TITLE", "1");
     cmd
 }
+
+// The Qwen Code extension (`qwen/`): installed from this checkout with
+// `qwen extensions install`, offline, it wires the gate by itself.
+
+#[test]
+#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
+    use crate::e2e::scenarios::{
+        ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change, read_only,
+    };
+    use crate::e2e::{describe, last_answers};
+
+    let qwen = INFO.binary();
+    let repo = TestRepo::new();
+    for (path, content) in ANSWER {
+        repo.write(path, content);
+    }
+    repo.verify_script(ANSWER_CHECK);
+    repo.commit_all("initial, not wired: the extension is");
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("qwen");
+    let mut install = host_command(&qwen, &repo);
+    install
+        .arg("extensions")
+        .arg("install")
+        .arg(&source)
+        .arg("--consent");
+    let out = run_bounded(install, RUN_LIMIT);
+    assert!(out.status.success(), "{out:?}");
+    let said = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        said.contains("Extension \"prove-it\" installed successfully and enabled."),
+        "{said}"
+    );
+    let installed = repo.home().join(".qwen/extensions/prove-it");
+    assert!(installed.join("hooks/hooks.json").is_file());
+
+    let server = Qwen.start(failing_change());
+    let out = Qwen.run(&qwen, &repo, &server, "add a greeting");
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert!(!repo.path(INFO.wiring).exists(), "{context}");
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert!(feedback.starts_with(&format!("{BLOCK}1 of 3")), "{context}");
+    assert!(feedback.contains(ANSWER_WRONG), "{context}");
+    let answer = Qwen.final_answer(&out).unwrap_or_default();
+    assert!(answer.ends_with(FIXED), "{answer}\n{context}");
+    assert_eq!(last_answers(&repo), ["silent"], "{context}");
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).unwrap_or_default();
+    assert!(
+        note.contains("host: qwen"),
+        "the extension's hook proved it: {note}\n{context}"
+    );
+
+    // The extension's hooks are the user's: a session started below the root is gated too.
+    std::fs::create_dir(repo.path("src")).unwrap();
+    let server = Qwen.start(read_only());
+    let out = Qwen.run_in(
+        &qwen,
+        &repo,
+        &repo.path("src"),
+        &server,
+        "what is in answer.txt?",
+    );
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    assert_eq!(last_answers(&repo), ["silent", "silent"], "{context}");
+}
