@@ -22,7 +22,9 @@ use crate::gate::Message;
 
 /// Qwen Code's own cap on consecutive blocks may be set in its environment, for one run.
 const BLOCK_CAP_ENV: &str = "QWEN_CODE_STOP_HOOK_BLOCK_CAP";
-/// Qwen Code's cap when its environment sets none, and the largest it accepts.
+/// The settings key of the same cap, for every run.
+const BLOCK_CAP_SETTING: &str = "stopHookBlockingCap";
+/// Qwen Code's cap when nothing sets one, and the largest it accepts.
 const DEFAULT_BLOCK_CAP: u32 = 8;
 const MAX_BLOCK_CAP: u32 = 100;
 
@@ -75,18 +77,35 @@ impl Adapter for Qwen {
         claude::answer(message)
     }
 
-    /// `QWEN_CODE_STOP_HOOK_BLOCK_CAP` when set and not blank: an integer from 1 (above 100
-    /// reads as 100), anything else as the default 8, as Qwen Code 0.24.4 reads it. The
-    /// settings' `stopHookBlockingCap` is not read here (ADAPTERS.md).
+    /// As Qwen Code 0.24.4 resolves it: `QWEN_CODE_STOP_HOOK_BLOCK_CAP` when set and not
+    /// blank, an integer from 1 (above 100 reads as 100) and anything else the default 8;
+    /// else `stopHookBlockingCap` of the settings, the project's (in the folder Qwen Code was
+    /// started in) over the user's, a number from 1 (its whole part, at most 100). A value
+    /// edited mid-session, which Qwen Code reads only at its start, can only lower the budget:
+    /// the gate then yields sooner, never proves more.
     fn cap(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
-        let set = var(BLOCK_CAP_ENV).filter(|value| !value.trim().is_empty());
-        Some(set.map_or(
-            DEFAULT_BLOCK_CAP,
-            |value| match value.trim().parse::<u32>() {
+        if let Some(value) = var(BLOCK_CAP_ENV).filter(|value| !value.trim().is_empty()) {
+            return Some(match value.trim().parse::<u32>() {
                 Ok(cap) if cap >= 1 => cap.min(MAX_BLOCK_CAP),
                 _ => DEFAULT_BLOCK_CAP,
-            },
-        ))
+            });
+        }
+        let project = self
+            .project_dir(var)
+            .map(|dir| dir.join(WIRING.path))
+            .and_then(|file| read_json(&file));
+        let user = user_dir_in(var).and_then(|dir| read_json(&dir.join("settings.json")));
+        let set = [project, user]
+            .into_iter()
+            .flatten()
+            .find_map(|settings| settings.get(BLOCK_CAP_SETTING).cloned());
+        Some(set.map_or(DEFAULT_BLOCK_CAP, |value| match value.as_f64() {
+            Some(cap) if cap.is_finite() && cap >= 1.0 => {
+                // Whole blocks, at most 100: the cast cannot overflow.
+                cap.floor().min(f64::from(MAX_BLOCK_CAP)) as u32
+            }
+            _ => DEFAULT_BLOCK_CAP,
+        }))
     }
 
     /// Qwen Code 0.24.4 sets these in every hook's environment from the call's own context:
@@ -201,6 +220,16 @@ fn user_dir() -> PathBuf {
     dir_from(HOME_ENV, || home().join(".qwen"))
 }
 
+/// [`user_dir`] as the hook's environment (`var`) names it; None without a home.
+fn user_dir_in(var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let set = |name: &str| {
+        var(name)
+            .filter(|value| !value.is_empty())
+            .map(PathBuf::from)
+    };
+    set(HOME_ENV).or_else(|| set("HOME").map(|home| home.join(".qwen")))
+}
+
 /// Qwen Code's events. `UserPromptSubmit` is not a person's prompt here: Qwen Code 0.24.4
 /// fires it before every model call, for tool results and a block's continuation too; the
 /// turn id (`prompt_id`) already names a new prompt's turn.
@@ -255,6 +284,42 @@ mod tests {
     #[test]
     fn user_prompt_submit_is_no_prompt() {
         assert!(matches!(parse(PROMPT), Event::Other { .. }));
+    }
+
+    /// The budget under the cap that the project's settings (`project`) and the user's
+    /// (`user`) set, and the variable (`env_cap`).
+    fn budget_with(project: &str, user: &str, env_cap: Option<&str>) -> u32 {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join(".qwen")).unwrap();
+        std::fs::write(dir.path().join(".qwen/settings.json"), project).unwrap();
+        std::fs::create_dir(dir.path().join("home")).unwrap();
+        std::fs::write(dir.path().join("home/settings.json"), user).unwrap();
+        let project_dir = dir.path().display().to_string();
+        let env_cap = env_cap.map(str::to_owned);
+        let var = move |name: &str| match name {
+            "QWEN_PROJECT_DIR" => Some(project_dir.clone()),
+            "QWEN_HOME" => Some(format!("{project_dir}/home")),
+            "QWEN_CODE_STOP_HOOK_BLOCK_CAP" => env_cap.clone(),
+            _ => None,
+        };
+        crate::gate::HostRules::block_budget(&Host::Qwen.rules(&var), 7)
+    }
+
+    /// A cap set in Qwen Code's settings ends its turns as surely as its variable's: the
+    /// budget and the last block stay below it; the project's settings win over the user's,
+    /// and the variable over both, as in Qwen Code.
+    #[test]
+    fn the_settings_block_cap_bounds_the_budget_unless_the_variable_sets_one() {
+        let cap = |n: &str| format!(r#"{{"stopHookBlockingCap": {n}}}"#);
+        assert_eq!(budget_with(&cap("4"), "{}", None), 2);
+        assert_eq!(budget_with(&cap("4.9"), "{}", None), 2);
+        assert_eq!(budget_with(&cap("0"), "{}", None), 6);
+        assert_eq!(budget_with(&cap("\"4\""), "{}", None), 6);
+        assert_eq!(budget_with(&cap("500"), "{}", None), 7);
+        assert_eq!(budget_with("{}", "{}", None), 6);
+        assert_eq!(budget_with("{}", &cap("5"), None), 3);
+        assert_eq!(budget_with(&cap("4"), &cap("5"), None), 2);
+        assert_eq!(budget_with(&cap("4"), &cap("5"), Some("6")), 4);
     }
 
     #[test]

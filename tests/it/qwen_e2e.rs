@@ -247,3 +247,57 @@ fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
     assert!(out.status.success(), "{context}");
     assert_eq!(last_answers(&repo), ["silent", "silent"], "{context}");
 }
+
+/// Qwen Code ends a turn by itself after its cap of blocks, from its variable or its settings'
+/// `stopHookBlockingCap`: set to 3, the gate's budget is 1 and its last block the second, and
+/// the agent reports the unverified end before Qwen Code would stop honouring blocks.
+#[test]
+#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn a_lower_block_cap_in_the_variable_or_the_settings_still_lets_the_yield_through() {
+    use crate::e2e::describe;
+    use crate::e2e::scenarios::{ALWAYS_FAILING, BLOCK, CLAIM, REPORTED, YIELD};
+    use crate::fake_model::Reply;
+
+    let qwen = INFO.binary();
+    for in_settings in [false, true] {
+        let repo = Qwen.wired_repo(ALWAYS_FAILING, &[]);
+        if in_settings {
+            let file = repo.path(INFO.wiring);
+            let mut settings: Value =
+                serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+            settings["stopHookBlockingCap"] = json!(3);
+            std::fs::write(&file, settings.to_string()).unwrap();
+            repo.commit_all("Qwen Code honours 2 blocks in a row");
+        }
+        let script = Script::new(
+            vec![
+                Reply::Shell("echo change > change.txt"),
+                Reply::Text(CLAIM),
+                Reply::Text(CLAIM),
+            ],
+            Reply::Text(REPORTED),
+        );
+        let server = Qwen.start(script);
+        let mut cmd = command(&qwen, &repo, &repo.root, &server, "make a change");
+        if !in_settings {
+            cmd.env("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "3");
+        }
+        let out = run_bounded(cmd, RUN_LIMIT);
+        let context = describe(&out, &server);
+        assert!(out.status.success(), "{context}");
+        let seen = server.final_user_text();
+        assert_eq!(seen.matches(BLOCK).count(), 1, "{context}");
+        assert!(seen.contains(&format!("{BLOCK}1 of 1")), "{context}");
+        assert_eq!(seen.matches(YIELD).count(), 0, "the budget is 1: {context}");
+        assert!(
+            seen.contains("prove-it: NOT_PROVEN: this turn ended unverified (after 1 attempt"),
+            "{context}"
+        );
+        let answer = Qwen.final_answer(&out).unwrap_or_default();
+        assert!(answer.ends_with(REPORTED), "{answer}\n{context}");
+        assert!(
+            !String::from_utf8_lossy(&out.stderr).contains("overriding and ending the turn"),
+            "{context}"
+        );
+    }
+}
