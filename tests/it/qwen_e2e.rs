@@ -301,3 +301,53 @@ fn a_lower_block_cap_in_the_variable_or_the_settings_still_lets_the_yield_throug
         );
     }
 }
+
+/// `qwen --worktree <name>` runs the session in a linked worktree under `.qwen/worktrees/` of
+/// the checkout, a worktree nested inside another, as Claude Code's under `.claude/worktrees/`:
+/// its stops are gated on the worktree's own state, and its fix is proven there, the checkout
+/// around it untouched.
+#[test]
+#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn a_session_in_a_qwen_worktree_is_gated_on_the_worktrees_state() {
+    use crate::e2e::describe;
+    use crate::e2e::scenarios::{ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change};
+
+    let qwen = INFO.binary();
+    let repo = Qwen.wired_repo(ANSWER_CHECK, ANSWER);
+    let server = Qwen.start(failing_change());
+    let mut cmd = command(&qwen, &repo, &repo.root, &server, "add a greeting");
+    cmd.arg("--worktree=greeting");
+    let out = run_bounded(cmd, RUN_LIMIT);
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    let worktree = repo.path(".qwen/worktrees/greeting");
+    assert!(
+        repo.git(&["worktree", "list"])
+            .contains(&worktree.display().to_string()),
+        "{context}"
+    );
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 4, "{context}");
+    let feedback = turns[2].last_user_text();
+    assert!(feedback.starts_with(&format!("{BLOCK}1 of 3")), "{context}");
+    assert!(feedback.contains(ANSWER_WRONG), "{context}");
+    let answer = Qwen.final_answer(&out).unwrap_or_default();
+    assert!(answer.ends_with(FIXED), "{answer}\n{context}");
+    // The change and its fix are the worktree's; the checkout has neither.
+    assert!(worktree.join("greeting.txt").is_file(), "{context}");
+    assert!(!repo.path("greeting.txt").exists(), "{context}");
+    let mut status = repo.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+    status.arg("status").current_dir(&worktree);
+    let out = status.output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}\n{context}");
+    let notes = repo.git(&["notes", "--ref", "prove-it", "list"]);
+    let proofs: Vec<String> = notes
+        .lines()
+        .filter_map(|line| line.split_whitespace().next())
+        .map(|note| repo.git(&["cat-file", "-p", note]))
+        .collect();
+    assert!(
+        proofs.iter().any(|proof| proof.contains("host: qwen")),
+        "{proofs:?}\n{context}"
+    );
+}
