@@ -322,6 +322,25 @@ mod tests {
         assert_eq!(budget_with(&cap("4"), &cap("5"), Some("6")), 4);
     }
 
+    /// Qwen Code adds `"$version": 4` to a settings file without one, rewriting it at its first
+    /// run: in a file init creates it is there already. A file already there keeps its own
+    /// keys, whose version Qwen Code tells by the key missing.
+    #[test]
+    fn a_new_settings_file_carries_qwen_codes_version_and_an_old_one_is_left_to_qwen_code() {
+        let new: serde_json::Value =
+            serde_json::from_str(&Host::Qwen.wire(None).unwrap().text).unwrap();
+        assert_eq!(new["$version"], 4);
+        let old = r#"{"ui": {"theme": "dark"}}"#;
+        let wired: serde_json::Value =
+            serde_json::from_str(&Host::Qwen.wire(Some(old)).unwrap().text).unwrap();
+        assert!(wired.get("$version").is_none(), "{wired}");
+        assert_eq!(wired["ui"]["theme"], "dark");
+        let versioned = r#"{"$version": 3}"#;
+        let wired: serde_json::Value =
+            serde_json::from_str(&Host::Qwen.wire(Some(versioned)).unwrap().text).unwrap();
+        assert_eq!(wired["$version"], 3);
+    }
+
     #[test]
     fn answers_in_claude_codes_keys() {
         assert_eq!(

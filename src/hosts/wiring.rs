@@ -21,8 +21,9 @@ pub(crate) struct Scheme {
     /// The host's timeout for a hook that sets none, in seconds.
     pub default_timeout: Option<u64>,
     /// A top-level key and number the host adds to its file by itself where it is missing
-    /// (Qwen Code's settings version): written with our entries, so that the host's first run
-    /// does not change a file just committed.
+    /// (Qwen Code's settings version): written in a file of ours, so that the host's first
+    /// run does not change a file just committed. Never added to a file already there, whose
+    /// keys may be of an older version the host migrates by the missing key.
     pub stamp: Option<(&'static str, u64)>,
 }
 
@@ -150,8 +151,10 @@ impl Scheme {
         if let Layout::Flat { version: true, .. } = self.layout {
             root_map.entry("version").or_insert(json!(1));
         }
+        let fresh = existing.is_none_or(|text| text.trim().is_empty());
         let stamp = self
             .stamp
+            .filter(|_| fresh)
             .map(|(key, value)| (key.to_string(), json!(value)));
         let hooks = root_map
             .entry("hooks")
