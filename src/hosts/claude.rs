@@ -49,6 +49,7 @@ const WIRING: Scheme = Scheme {
     timeout_unit_ms: 1000,
     default_timeout: Some(600),
     stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Claude;

@@ -47,6 +47,7 @@ const WIRING: Scheme = Scheme {
     timeout_unit_ms: 1000,
     default_timeout: None,
     stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Copilot;

@@ -51,6 +51,7 @@ const WIRING: Scheme = Scheme {
     timeout_unit_ms: 1000,
     default_timeout: Some(60),
     stamp: Some(("$version", 4)),
+    ms_from: Some(1000),
 };
 
 pub(super) struct Qwen;
@@ -339,6 +340,26 @@ mod tests {
         let wired: serde_json::Value =
             serde_json::from_str(&Host::Qwen.wire(Some(versioned)).unwrap().text).unwrap();
         assert_eq!(wired["$version"], 3);
+    }
+
+    /// A `timeout` of 1000 or more is milliseconds to Qwen Code, as its earlier releases wrote
+    /// them: doctor reads 120000 as the 120 s Qwen Code gives the hook, not 120000 s.
+    #[test]
+    fn a_timeout_of_1000_or_more_is_read_as_milliseconds() {
+        let config = |timeout: u64| {
+            format!(
+                r#"{{"hooks": {{"Stop": [{{"hooks": [{{"type": "command", "command": "git prove-it hook qwen", "timeout": {timeout}}}]}}]}}}}"#
+            )
+        };
+        let stop = |timeout| {
+            let entries = Host::Qwen.wired_timeouts(&config(timeout)).unwrap();
+            entries.into_iter().find(|(entry, _)| entry.stop).unwrap().1
+        };
+        use crate::hosts::Wiring;
+        assert_eq!(stop(900), Wiring::Wired(Some(900)));
+        assert_eq!(stop(999), Wiring::Wired(Some(999)));
+        assert_eq!(stop(120_000), Wiring::Wired(Some(120)));
+        assert_eq!(stop(1_800_000), Wiring::Wired(Some(1800)));
     }
 
     #[test]

@@ -32,6 +32,7 @@ const WIRING: Scheme = Scheme {
     timeout_unit_ms: 1000,
     default_timeout: Some(30),
     stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Vscode;

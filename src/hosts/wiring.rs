@@ -25,6 +25,9 @@ pub(crate) struct Scheme {
     /// run does not change a file just committed. Never added to a file already there, whose
     /// keys may be of an older version the host migrates by the missing key.
     pub stamp: Option<(&'static str, u64)>,
+    /// A timeout at or above this is read as milliseconds, whatever the unit (Qwen Code reads
+    /// a command hook's `timeout` of 1000 or more so, as its earlier releases counted).
+    pub ms_from: Option<u64>,
 }
 
 /// One hook entry the gate needs in a host's configuration.
@@ -213,7 +216,10 @@ impl Scheme {
                         let set = key
                             .and_then(|key| hook.get(key))
                             .and_then(Value::as_u64)
-                            .map(|timeout| timeout * self.timeout_unit_ms / 1000);
+                            .map(|timeout| match self.ms_from {
+                                Some(from) if timeout >= from => timeout / 1000,
+                                _ => timeout * self.timeout_unit_ms / 1000,
+                            });
                         Wiring::Wired(set.or(self.default_timeout))
                     }
                 };
