@@ -44,8 +44,9 @@ pub(crate) trait Adapter: Sync {
     fn answer(&self, event: Option<&Event>, message: &Message) -> Option<Value>;
 
     /// Consecutive blocks after which the host ends the turn by itself (or stops calling the
-    /// hook), if it has such a cap. `claude_cap` is `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`'s value.
-    fn cap(&self, _claude_cap: Option<&str>) -> Option<u32> {
+    /// hook), if it has such a cap, as the hook's environment (`var`) sets it
+    /// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, `QWEN_CODE_STOP_HOOK_BLOCK_CAP`).
+    fn cap(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
         None
     }
 

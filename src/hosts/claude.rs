@@ -48,6 +48,8 @@ const WIRING: Scheme = Scheme {
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(600),
+    stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Claude;
@@ -78,9 +80,9 @@ impl Adapter for Claude {
         answer(message)
     }
 
-    fn cap(&self, claude_cap: Option<&str>) -> Option<u32> {
+    fn cap(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
         Some(
-            claude_cap
+            var(CLAUDE_BLOCK_CAP_ENV)
                 .and_then(|cap| cap.trim().parse().ok())
                 .filter(|cap| *cap > 0)
                 .unwrap_or(DEFAULT_BLOCK_CAP),

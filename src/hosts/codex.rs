@@ -31,6 +31,8 @@ const WIRING: Scheme = Scheme {
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(600),
+    stamp: None,
+    ms_from: None,
 };
 
 const TRUST_STEP: &str = "Codex skips hooks it does not trust, silently, and reads .codex/ only in a trusted project: trust this folder and approve its hooks in interactive codex (codex exec: --trust, and --dangerously-bypass-hook-trust)";

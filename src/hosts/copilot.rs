@@ -46,6 +46,8 @@ const WIRING: Scheme = Scheme {
     ],
     timeout_unit_ms: 1000,
     default_timeout: None,
+    stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Copilot;
@@ -76,7 +78,7 @@ impl Adapter for Copilot {
         answer(message)
     }
 
-    fn cap(&self, _claude_cap: Option<&str>) -> Option<u32> {
+    fn cap(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
         Some(BLOCK_CAP)
     }
 

@@ -45,6 +45,8 @@ const WIRING: Scheme = Scheme {
     ],
     timeout_unit_ms: 1000,
     default_timeout: None,
+    stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Cursor;
@@ -70,7 +72,7 @@ impl Adapter for Cursor {
         answer(event, message)
     }
 
-    fn cap(&self, _claude_cap: Option<&str>) -> Option<u32> {
+    fn cap(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
         Some(LOOP_LIMIT)
     }
 

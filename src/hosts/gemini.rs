@@ -58,6 +58,8 @@ const WIRING: Scheme = Scheme {
     ],
     timeout_unit_ms: 1,
     default_timeout: Some(60),
+    stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Gemini;

@@ -10,7 +10,7 @@ use super::adapter::Adapter;
 use super::trust::Trust;
 use super::wiring::{self, HookEntry, Wired, Wiring};
 use super::{Event, InputError, Stop, fields};
-use super::{claude, codex, copilot, cursor, gemini, vscode};
+use super::{claude, codex, copilot, cursor, gemini, qwen, vscode};
 use crate::gate::{HostRules, Message};
 
 /// An agent host, as its hook protocol (its dialect) identifies it.
@@ -28,6 +28,8 @@ pub(crate) enum Host {
     Cursor,
     /// VS Code agent hooks: .github/hooks/prove-it-vscode.json
     Vscode,
+    /// Qwen Code: .qwen/settings.json
+    Qwen,
 }
 
 /// An event, and the host whose dialect it came in.
@@ -47,6 +49,7 @@ impl Host {
             Host::Copilot => &copilot::Copilot,
             Host::Cursor => &cursor::Cursor,
             Host::Vscode => &vscode::Vscode,
+            Host::Qwen => &qwen::Qwen,
         }
     }
 
@@ -95,10 +98,10 @@ impl Host {
     /// The blocks the gate may give in one turn: the policy's, kept below the host's cap so
     /// that the gate's own "ended unverified" (and, where notices are not shown, the last block
     /// that carries it) is what ends the turn, never the host giving up silently.
-    /// `claude_cap` is `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`'s value; `shows_notices`, whether this
-    /// run shows them ([`Rules`]).
-    fn block_budget(self, policy: u32, claude_cap: Option<&str>, shows_notices: bool) -> u32 {
-        let Some(cap) = self.adapter().cap(claude_cap) else {
+    /// `cap` is the host's cap as this run's environment sets it; `shows_notices`, whether
+    /// this run shows them ([`Rules`]).
+    fn block_budget(policy: u32, cap: Option<u32>, shows_notices: bool) -> u32 {
+        let Some(cap) = cap else {
             return policy;
         };
         let last_block = u32::from(!shows_notices);
@@ -133,12 +136,12 @@ impl Host {
     }
 
     /// The host's rules for this run, as the hook's environment (`var`) gives its settings:
-    /// `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, whether the run is headless, and the project folder
-    /// the host names.
+    /// its cap on blocks (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`...), whether the run is headless,
+    /// and the project folder the host names.
     pub(crate) fn rules(self, var: &dyn Fn(&str) -> Option<String>) -> Rules {
         Rules {
             host: self,
-            claude_cap: var(claude::CLAUDE_BLOCK_CAP_ENV),
+            cap: self.adapter().cap(var),
             headless: self.adapter().headless(var),
             project_dir: self.adapter().project_dir(var),
             environment: None,
@@ -261,7 +264,8 @@ fn canonical(path: &Path) -> std::path::PathBuf {
 /// hook's environment gave them.
 pub(crate) struct Rules {
     host: Host,
-    claude_cap: Option<String>,
+    /// The host's cap on consecutive blocks in this run, if it has one.
+    cap: Option<u32>,
     /// A headless run shows no notices, whatever the host shows a person at its screen.
     headless: bool,
     /// The folder the host says the session's project is in (`CLAUDE_PROJECT_DIR`).
@@ -296,8 +300,7 @@ impl HostRules for Rules {
     }
 
     fn block_budget(&self, policy: u32) -> u32 {
-        self.host
-            .block_budget(policy, self.claude_cap.as_deref(), self.shows_notices())
+        Host::block_budget(policy, self.cap, self.shows_notices())
     }
 
     fn shows_notices(&self) -> bool {
@@ -371,6 +374,17 @@ mod tests {
         let headless = env(&[("CLAUDE_CODE_ENTRYPOINT", "sdk-cli")]);
         assert_eq!(Host::Claude.rules(&headless).block_budget(7), 6);
         assert_eq!(Host::Claude.rules(&headless).block_budget(3), 3);
+        // Qwen Code ends a turn after 8 blocks, or its own variable's count, and shows no
+        // notice: its yield is one more block, below the cap too.
+        let qwen = |vars: &[(&str, &str)]| Host::Qwen.rules(&env(vars)).block_budget(7);
+        assert_eq!(qwen(&[]), 6);
+        assert_eq!(qwen(&[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "5")]), 3);
+        assert_eq!(qwen(&[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", " 2 ")]), 0);
+        assert_eq!(qwen(&[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "0")]), 6);
+        assert_eq!(qwen(&[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "2.5")]), 6);
+        assert_eq!(qwen(&[("QWEN_CODE_STOP_HOOK_BLOCK_CAP", "")]), 6);
+        assert_eq!(qwen(&[(claude::CLAUDE_BLOCK_CAP_ENV, "3")]), 6);
+        assert_eq!(budget(Host::Claude, 7, None), 7);
     }
 
     #[test]

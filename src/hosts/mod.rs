@@ -22,6 +22,7 @@ mod fields;
 mod gemini;
 mod host;
 mod payload_file;
+mod qwen;
 mod transcript;
 mod trust;
 mod vscode;

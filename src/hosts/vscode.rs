@@ -31,6 +31,8 @@ const WIRING: Scheme = Scheme {
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(30),
+    stamp: None,
+    ms_from: None,
 };
 
 pub(super) struct Vscode;

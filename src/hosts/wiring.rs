@@ -20,6 +20,14 @@ pub(crate) struct Scheme {
     pub timeout_unit_ms: u64,
     /// The host's timeout for a hook that sets none, in seconds.
     pub default_timeout: Option<u64>,
+    /// A top-level key and number the host adds to its file by itself where it is missing
+    /// (Qwen Code's settings version): written in a file of ours, so that the host's first
+    /// run does not change a file just committed. Never added to a file already there, whose
+    /// keys may be of an older version the host migrates by the missing key.
+    pub stamp: Option<(&'static str, u64)>,
+    /// A timeout at or above this is read as milliseconds, whatever the unit (Qwen Code reads
+    /// a command hook's `timeout` of 1000 or more so, as its earlier releases counted).
+    pub ms_from: Option<u64>,
 }
 
 /// One hook entry the gate needs in a host's configuration.
@@ -146,6 +154,11 @@ impl Scheme {
         if let Layout::Flat { version: true, .. } = self.layout {
             root_map.entry("version").or_insert(json!(1));
         }
+        let fresh = existing.is_none_or(|text| text.trim().is_empty());
+        let stamp = self
+            .stamp
+            .filter(|_| fresh)
+            .map(|(key, value)| (key.to_string(), json!(value)));
         let hooks = root_map
             .entry("hooks")
             .or_insert_with(|| Value::Object(Map::new()))
@@ -163,6 +176,12 @@ impl Scheme {
             }
             list.push(self.hook(entry));
             added.push(entry.event);
+        }
+        if let Some((key, value)) = stamp.filter(|_| !added.is_empty()) {
+            root.as_object_mut()
+                .expect("checked above")
+                .entry(key)
+                .or_insert(value);
         }
         let text = if added.is_empty() {
             existing.unwrap_or_default().to_string()
@@ -197,7 +216,10 @@ impl Scheme {
                         let set = key
                             .and_then(|key| hook.get(key))
                             .and_then(Value::as_u64)
-                            .map(|timeout| timeout * self.timeout_unit_ms / 1000);
+                            .map(|timeout| match self.ms_from {
+                                Some(from) if timeout >= from => timeout / 1000,
+                                _ => timeout * self.timeout_unit_ms / 1000,
+                            });
                         Wiring::Wired(set.or(self.default_timeout))
                     }
                 };

@@ -653,6 +653,58 @@ fn disable_all_hooks_in_any_claude_settings_layer_fails_doctor() {
         .stdout(predicate::str::contains("disableAllHooks").not());
 }
 
+/// `disableAllHooks` in Qwen Code's user settings (under `QWEN_HOME` when set) or the
+/// project's turns off every hook, the gate's included.
+#[test]
+fn disable_all_hooks_in_qwen_codes_settings_fails_doctor() {
+    let repo = set_up();
+    repo.prove_it(&["init", "--yes", "--host", "qwen", "--no-demo"])
+        .assert()
+        .code(0);
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    Qwen Code: the gate's hooks are wired",
+        ))
+        .stdout(predicate::str::contains("keeps it from running").not());
+    let root = repo.root.canonicalize().unwrap();
+    let project = root.join(".qwen/settings.json");
+    let wired = std::fs::read_to_string(&project).unwrap();
+    let mut disabled: serde_json::Value = serde_json::from_str(&wired).unwrap();
+    disabled["disableAllHooks"] = serde_json::Value::Bool(true);
+    let home = repo.home().join("qwen-home");
+    for (file, text, qwen_home) in [
+        (project.clone(), disabled.to_string(), None),
+        (
+            repo.home().join(".qwen/settings.json"),
+            r#"{"disableAllHooks": true}"#.to_string(),
+            None,
+        ),
+        (
+            home.join("settings.json"),
+            r#"{"disableAllHooks": true}"#.to_string(),
+            Some(&home),
+        ),
+    ] {
+        std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+        let before = std::fs::read_to_string(&file).ok();
+        std::fs::write(&file, text).unwrap();
+        let mut doctor = repo.prove_it(&["doctor"]);
+        if let Some(dir) = qwen_home {
+            doctor.env("QWEN_HOME", dir);
+        }
+        doctor.assert().code(1).stdout(predicate::str::contains(format!(
+            "FAIL  Qwen Code: disableAllHooks in {} keeps it from running the gate's hooks: no stop is gated\n      fix: {}: remove \"disableAllHooks\": true\n",
+            file.display(),
+            file.display()
+        )));
+        match before {
+            Some(before) => std::fs::write(&file, before).unwrap(),
+            None => std::fs::remove_file(&file).unwrap(),
+        }
+    }
+}
+
 /// Gemini CLI's and Codex CLI's own switches of their hook systems turn the gate off too.
 #[test]
 fn the_other_hosts_switches_that_turn_hooks_off_fail_doctor() {

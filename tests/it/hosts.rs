@@ -17,15 +17,17 @@ pub enum Host {
     Copilot,
     Cursor,
     Vscode,
+    Qwen,
 }
 
-pub const ALL: [Host; 6] = [
+pub const ALL: [Host; 7] = [
     Host::Claude,
     Host::Codex,
     Host::Gemini,
     Host::Copilot,
     Host::Cursor,
     Host::Vscode,
+    Host::Qwen,
 ];
 
 /// One answer, read in the host's protocol.
@@ -45,6 +47,7 @@ impl Host {
             Host::Copilot => "copilot",
             Host::Cursor => "cursor",
             Host::Vscode => "vscode",
+            Host::Qwen => "qwen",
         }
     }
 
@@ -59,7 +62,7 @@ impl Host {
     pub fn start(self, repo: &TestRepo, session: &str) -> (Option<&'static str>, Value) {
         let cwd = repo.root.display().to_string();
         match self {
-            Host::Claude | Host::Codex | Host::Gemini => (
+            Host::Claude | Host::Codex | Host::Gemini | Host::Qwen => (
                 None,
                 json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
                        "hook_event_name": "SessionStart", "source": "startup"}),
@@ -128,6 +131,14 @@ impl Host {
                        "hookEventName": "Stop", "transcript_path": "/t.json",
                        "stop_hook_active": active}),
             ),
+            Host::Qwen => (
+                None,
+                json!({"session_id": session, "transcript_path": "/t.jsonl", "cwd": cwd,
+                       "hook_event_name": "Stop", "permission_mode": "yolo",
+                       "prompt_id": format!("{session}########0"), "stop_hook_active": active,
+                       "last_assistant_message": "All tests pass.", "background_tasks": [],
+                       "crons": []}),
+            ),
         }
     }
 
@@ -160,7 +171,9 @@ impl Host {
                 json!({"sessionId": session, "timestamp": 1795978330000u64, "cwd": cwd,
                        "prompt": "make a file"}),
             )),
-            Host::Cursor | Host::Vscode => None,
+            // Qwen Code's UserPromptSubmit comes before every model call, not only a person's
+            // prompt: it is no prompt, and its turn id names a new prompt's turn.
+            Host::Cursor | Host::Vscode | Host::Qwen => None,
         }
     }
 
@@ -178,7 +191,7 @@ impl Host {
         let json: Value = serde_json::from_str(&stdout).unwrap();
         let object = json.as_object().unwrap();
         match self {
-            Host::Claude | Host::Codex | Host::Gemini | Host::Copilot => {
+            Host::Claude | Host::Codex | Host::Gemini | Host::Copilot | Host::Qwen => {
                 if object.contains_key("decision") {
                     assert_eq!(json["decision"], "block", "{json}");
                     assert_eq!(object.len(), 2, "only decision and reason: {json}");
@@ -353,6 +366,33 @@ fn copilots_cap_of_eight_leaves_room_for_the_last_block() {
     assert_eq!(blocks.len(), 7, "{blocks:#?}");
     assert!(blocks[5].contains("attempt 6 of 6"), "{}", blocks[5]);
     assert_eq!(last, Answer::Silent);
+}
+
+/// Qwen Code ends a turn after 8 blocks, or `QWEN_CODE_STOP_HOOK_BLOCK_CAP`'s count: the
+/// budget and the last block that tells the yield stay below it.
+#[test]
+fn qwen_codes_cap_leaves_room_for_the_last_block() {
+    for (cap, budget) in [(None, 6), (Some("4"), 2)] {
+        let (repo, _) = always_failing();
+        repo.git(&["config", "prove-it.maxBlocks", "7"]);
+        let host = Host::Qwen;
+        let env: Vec<(&str, &str)> = cap
+            .map(|cap| ("QWEN_CODE_STOP_HOOK_BLOCK_CAP", cap))
+            .into_iter()
+            .collect();
+        hook(&repo, host, host.start(&repo, "s1"), &env);
+        repo.write("b.txt", "change\n");
+        let (blocks, last) = stop_until_let_go(&repo, host, "s1", &env);
+        assert_eq!(blocks.len(), budget + 1, "{cap:?}: {blocks:#?}");
+        let attempt = format!("attempt {budget} of {budget}");
+        assert!(
+            blocks[budget - 1].contains(&attempt),
+            "{}",
+            blocks[budget - 1]
+        );
+        assert!(blocks[budget].contains("this turn ended unverified"));
+        assert!(!matches!(last, Answer::Block(_)), "{cap:?}");
+    }
 }
 
 #[test]
@@ -711,6 +751,7 @@ fn doctor_says_where_a_host_that_reads_hooks_only_where_it_starts_runs_no_gate()
     for (host, user_file) in [
         ("gemini", ".gemini/settings.json"),
         ("claude", ".claude/settings.json"),
+        ("qwen", ".qwen/settings.json"),
     ] {
         let repo = TestRepo::new();
         repo.write("src/lib.txt", "a\n");
@@ -772,6 +813,7 @@ fn init_user_level_wires_the_gate_for_sessions_started_in_any_folder() {
     for (host, user_file) in [
         ("gemini", ".gemini/settings.json"),
         ("claude", ".claude/settings.json"),
+        ("qwen", ".qwen/settings.json"),
     ] {
         let repo = TestRepo::new();
         repo.write("src/lib.txt", "a\n");
@@ -912,5 +954,26 @@ fn the_gemini_extensions_hooks_are_inits_with_the_announcement_in_milliseconds()
     assert!(
         manifest.get("hooks").is_none(),
         "Gemini CLI reads an extension's hooks from hooks/hooks.json only"
+    );
+}
+
+#[test]
+fn the_qwen_extensions_hooks_are_inits_with_the_announcement_in_seconds() {
+    let root = std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let read = |path: &str| -> Value {
+        serde_json::from_str(&std::fs::read_to_string(root.join(path)).unwrap()).unwrap()
+    };
+    let hooks = read("qwen/hooks/hooks.json");
+    assert_plugin_hooks_are_inits_with_the_announcement("qwen", ".qwen/settings.json", &hooks);
+    // Qwen Code's command hook timeouts are seconds (1000 or more reads as milliseconds): the
+    // stop's must exceed verify.sh's default 300 s.
+    assert_eq!(wired_hook(&hooks, "Stop")["timeout"], 900);
+    let manifest = read("qwen/qwen-extension.json");
+    // Qwen Code installs an extension into a folder named after it.
+    assert_eq!(manifest["name"], "prove-it");
+    assert_eq!(manifest["version"], env!("CARGO_PKG_VERSION"));
+    assert!(
+        manifest.get("hooks").is_none(),
+        "the hooks are in hooks/hooks.json, as for Gemini CLI's extension"
     );
 }

@@ -441,7 +441,7 @@ fn every_host_is_wired_where_it_looks_and_its_command_runs_the_gate() {
     let mut args = vec!["init", "--yes", "--no-demo"];
     // claude twice: a host named again is wired once.
     for host in [
-        "claude", "codex", "gemini", "copilot", "cursor", "vscode", "claude",
+        "claude", "codex", "gemini", "copilot", "cursor", "vscode", "qwen", "claude",
     ] {
         args.extend(["--host", host]);
     }
@@ -498,6 +498,14 @@ fn every_host_is_wired_where_it_looks_and_its_command_runs_the_gate() {
             Some(900),
             serde_json::json!({"sessionId": "s", "cwd": cwd, "hookEventName": "Stop",
                 "stop_hook_active": false}),
+        ),
+        (
+            ".qwen/settings.json",
+            "Stop",
+            Some(900),
+            serde_json::json!({"session_id": "s", "cwd": cwd, "hook_event_name": "Stop",
+                "prompt_id": "s########0", "stop_hook_active": false,
+                "last_assistant_message": "done", "background_tasks": []}),
         ),
     ] {
         let config: serde_json::Value =

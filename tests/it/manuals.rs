@@ -71,7 +71,7 @@ fn bash_completes_git_prove_it_subcommands_and_their_options() {
             "_git_prove_it",
             &["git", "prove-it", "init", "--host", ""]
         ),
-        "claude codex gemini copilot cursor vscode"
+        "claude codex gemini copilot cursor vscode qwen"
     );
     assert_eq!(
         bash_complete(

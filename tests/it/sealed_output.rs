@@ -110,8 +110,10 @@ fn a_skip_is_said_on_every_host_where_its_output_shows_it() {
         hook(&repo, host, host.start(&repo, "s1"), &env);
         repo.write("b.txt", "change\n");
         let first = hook(&repo, host, host.stop(&repo, "s1", 0), &env);
-        let told_the_agent = matches!(host, Host::Codex | Host::Copilot | Host::Cursor)
-            || env.contains(&headless_claude[0]);
+        let told_the_agent = matches!(
+            host,
+            Host::Codex | Host::Copilot | Host::Cursor | Host::Qwen
+        ) || env.contains(&headless_claude[0]);
         let context = format!("{host:?} {env:?}: {first:?}");
         match first {
             Answer::Block(reason) if told_the_agent => {

@@ -115,6 +115,12 @@ pub trait Agent: Sync {
         None
     }
 
+    /// Whether a resumed session shows the model the blocks of its earlier turns (Qwen Code
+    /// keeps only the prompts and the answers, joined).
+    fn resumes_with_blocks(&self) -> bool {
+        true
+    }
+
     /// Whether the host, started in a subdirectory, reads the hooks wired at the repository's
     /// root (ADAPTERS.md, "Where each host reads its hooks").
     fn reads_project_hooks_below_root(&self) -> bool {
