@@ -74,6 +74,9 @@ fn run(git: process::Request<'_>, what: &str) -> Result<(), Error> {
     }
 }
 
+/// Held while a temporary worktree is added (`Repo::add_temp_worktree`).
+static ADDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 impl Repo {
     /// Check `commit` out into a new temporary worktree outside the repository's directory
     /// tree ([`Repo::commit_worktrees`]), so that nothing a run finds by walking up (a
@@ -103,6 +106,13 @@ impl Repo {
             set_up_for: std::cell::Cell::new(None),
             removed: false,
         };
+        // `git worktree add` reads every other worktree's administrative files, and one being
+        // added at the same moment by another thread of this process (`run <range>` proves
+        // several commits at once) can be half-written: git then fails reading its `commondir`.
+        // One add at a time.
+        let _adding = ADDING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Dropping `worktree` on failure cleans up whatever git managed to create.
         run(cmd, "worktree add")?;
         worktree.point_at_link(&self.common_dir_real())?;
