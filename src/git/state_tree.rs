@@ -1039,11 +1039,11 @@ fn untracked(repo: &gix::Repository, index: &gix::index::State) -> Result<Walked
     Ok((untracked, ignored))
 }
 
-/// Which objects of a state tree are written to the object database.
+/// Which objects of a state tree are written to the object database (those missing only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Persist {
     No,
-    /// The trees only, those not there already: enough to compare a later state with this one.
+    /// The trees only: enough to compare a later state with this one.
     Trees,
     All,
 }
@@ -1116,29 +1116,26 @@ impl Hasher<'_> {
         id.map(Some)
     }
 
+    /// The id of the object `kind`/`data`, written to the object database when persisting
+    /// asks for it and only if it is not there already, as `git write-tree` does: an object
+    /// that exists costs a lookup, never a temporary file, a directory or a rename.
     fn object(&self, kind: gix::objs::Kind, data: &[u8], what: &str) -> Result<ObjectId, Error> {
-        let write = || {
-            self.repo
-                .objects
-                .write_buf(kind, data)
-                .map_err(|e| Error::write(what)(gix::Error::from_error(e)))
+        let id = gix::objs::compute_hash(self.repo.object_hash(), kind, data)
+            .map_err(|e| Error::read(what)(gix::Error::from_error(e)))?;
+        let wanted = match self.persist {
+            Persist::All => true,
+            Persist::Trees => kind == gix::objs::Kind::Tree,
+            Persist::No => false,
         };
-        let hash = || {
-            gix::objs::compute_hash(self.repo.object_hash(), kind, data)
-                .map_err(|e| Error::read(what)(gix::Error::from_error(e)))
-        };
-        match self.persist {
-            Persist::All => write(),
-            Persist::Trees if kind == gix::objs::Kind::Tree => {
-                let id = hash()?;
-                if self.repo.has_object(id) {
-                    Ok(id)
-                } else {
-                    write()
-                }
-            }
-            Persist::Trees | Persist::No => hash(),
+        // As gix's own writes: a pack that appeared since the database was opened costs at
+        // worst a loose copy, never a rescan of the pack directory per missing object.
+        if !wanted || id.is_empty_tree() || self.repo.objects.exists_without_refresh(&id) {
+            return Ok(id);
         }
+        self.repo
+            .objects
+            .write_buf(kind, data)
+            .map_err(|e| Error::write(what)(gix::Error::from_error(e)))
     }
 }
 

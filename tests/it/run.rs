@@ -484,3 +484,76 @@ fn an_ignored_verify_sh_is_refused_before_anything_runs() {
         .stderr(predicate::str::contains("hint: verify.sh is ignored"));
     assert_eq!(runs(&counter), 0);
 }
+
+/// Every file under .git/objects with its inode and mtime: a rewrite (temporary file, rename)
+/// shows as a new inode even within the same second.
+fn loose_files(
+    repo: &TestRepo,
+) -> std::collections::BTreeMap<String, (u64, std::time::SystemTime)> {
+    use std::os::unix::fs::MetadataExt;
+    let root = repo.path(".git/objects");
+    let mut found = std::collections::BTreeMap::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let entry = entry.unwrap();
+            let meta = entry.metadata().unwrap();
+            if meta.is_dir() {
+                dirs.push(entry.path());
+            } else {
+                let rel = entry
+                    .path()
+                    .strip_prefix(&root)
+                    .unwrap()
+                    .display()
+                    .to_string();
+                found.insert(rel, (meta.ino(), meta.modified().unwrap()));
+            }
+        }
+    }
+    found
+}
+
+/// Rewriting every object of the state on each run cost a temporary file and a rename per
+/// tree and blob; objects already stored must be left alone, as `git write-tree` does.
+#[test]
+fn a_forced_rerun_of_an_unchanged_state_writes_only_its_record() {
+    let repo = TestRepo::with_commit();
+    for dir in ["src/a", "src/b", "docs", "tests/deep/er"] {
+        repo.write(&format!("{dir}/file.txt"), &format!("{dir}\n"));
+    }
+    repo.commit_all("directories");
+    repo.write("untracked/new.txt", "not committed\n");
+    repo.prove_it(&["run"]).assert().code(0);
+    let before = loose_files(&repo);
+    let notes_before = repo.git(&["rev-parse", "refs/notes/prove-it"]);
+    repo.prove_it(&["run", "--force"])
+        .env("PROVE_IT_TEST_CLOCK_OFFSET", "2")
+        .assert()
+        .code(0);
+    let after = loose_files(&repo);
+    for (path, seen) in &before {
+        assert_eq!(
+            after.get(path),
+            Some(seen),
+            "{path} was rewritten or removed"
+        );
+    }
+    // The only new objects are the record's: the notes commit, its tree and the note's blob.
+    let range = format!("{}..refs/notes/prove-it", notes_before.trim());
+    let record: std::collections::BTreeSet<String> = repo
+        .git(&["rev-list", "--objects", &range])
+        .lines()
+        .map(|line| {
+            let id = line.split(' ').next().unwrap();
+            format!("{}/{}", &id[..2], &id[2..])
+        })
+        .collect();
+    let new: std::collections::BTreeSet<String> = after
+        .keys()
+        .filter(|path| !before.contains_key(*path))
+        .cloned()
+        .collect();
+    assert_eq!(new, record, "files written besides the record's objects");
+    assert_eq!(record.len(), 3, "{record:?}");
+}
