@@ -220,7 +220,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
                 && !report.proven
                 && checked.standing.is_proven(false)
                 && checked.standing.record().is_some_and(|record| {
-                    record.verify_diff.is_none() && !record.protection.weakened.is_empty()
+                    record.verify_diff.is_none()
+                        && (!record.protection.weakened.is_empty()
+                            || !record.tests_weakened.is_empty())
                 })
                 && (!args.require_signed
                     || checked

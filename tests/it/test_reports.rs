@@ -428,6 +428,26 @@ fn run_compares_with_the_first_parents_proof_and_log_and_status_show_counts() {
     );
 }
 
+/// A proof bounded by its tests alone (one passing test gone since the first parent's proof)
+/// counts for `check --strict` only with `--allow-weakened`: `--allow-verify-change`, which CI
+/// gives a reviewed verify.sh edit, never accepts deleted tests.
+#[test]
+fn check_strict_accepts_a_proof_through_fewer_tests_only_with_allow_weakened() {
+    let repo = reporting(&[("test_a", "pass"), ("test_b", "pass")]);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    repo.commit_all("drop test_b");
+    repo.prove_it(&["run"]).assert().success();
+    repo.prove_it(&["check", "--strict", "HEAD"])
+        .assert()
+        .code(1);
+    repo.prove_it(&["check", "--strict", "--allow-verify-change", "HEAD"])
+        .assert()
+        .code(1);
+    repo.prove_it(&["check", "--strict", "--allow-weakened", "HEAD"])
+        .assert()
+        .code(0);
+}
+
 /// `doctor` says whether the last run produced test counts: a person learns that proofs would
 /// not show a deleted test before an agent deletes one.
 #[test]

@@ -252,7 +252,9 @@ fn pushed_weakenings(
         let Some(record) = checked.standing.record() else {
             continue;
         };
-        if record.protection.weakened.is_empty() || found.iter().any(|w| w.commit == commit) {
+        if (record.protection.weakened.is_empty() && record.tests_weakened.is_empty())
+            || found.iter().any(|w| w.commit == commit)
+        {
             continue;
         }
         found.push(crate::report::WeakenedReport {
@@ -263,6 +265,7 @@ fn pushed_weakenings(
                 .weakened
                 .iter()
                 .map(ToString::to_string)
+                .chain(record.tests_weakened.iter().cloned())
                 .collect(),
         });
     }
