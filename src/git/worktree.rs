@@ -74,7 +74,8 @@ fn run(git: process::Request<'_>, what: &str) -> Result<(), Error> {
     }
 }
 
-/// Held while a temporary worktree is added (`Repo::add_temp_worktree`).
+/// Held while a temporary worktree is added or removed (`Repo::add_temp_worktree`,
+/// `TempWorktree::cleanup`): git's worktree commands read and prune each other's files.
 static ADDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Repo {
@@ -317,6 +318,11 @@ impl TempWorktree {
     }
 
     fn cleanup(&self) -> Result<(), Error> {
+        // Under the lock an add takes: a `git worktree prune` (below) or remove while another
+        // thread's add is half done could take its administrative files away.
+        let _adding = ADDING
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let cmd = git(&self.git_dir)
             .args(["worktree", "remove", "--force", "--force"])
             .arg(&self.path);
