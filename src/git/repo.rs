@@ -104,7 +104,11 @@ impl Repo {
             source,
         })?;
         for proxy in self.git.worktrees().map_err(Error::read(what()))? {
-            let base = proxy.base().map_err(Error::read(what()))?;
+            // Another worktree being added or removed at this moment (another thread of `run
+            // <range>`) may have no readable base yet, or no more: it is not the one wanted.
+            let Ok(base) = proxy.base() else {
+                continue;
+            };
             if base.canonicalize().is_ok_and(|base| base == wanted) {
                 // gix opens linked worktrees without repository-local environment overrides.
                 return Self::from_git(proxy.into_repo().map_err(Error::read(what()))?)?
