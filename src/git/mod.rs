@@ -28,6 +28,7 @@ mod state_dir;
 mod state_tree;
 #[cfg(test)]
 mod test_repo;
+mod untracked;
 mod verify_file;
 mod worktree;
 

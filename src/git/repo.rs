@@ -146,6 +146,13 @@ impl Repo {
             }
         };
         git.object_cache_size_if_unset(4 * 1024 * 1024);
+        // The index's trailing checksum guards against a torn write, which git itself does
+        // not check when it reads (only `fsck` does): hashing the whole file costs a large
+        // worktree's stop more than reading it. Nothing is trusted for it either: anyone can
+        // write an index with a right checksum, so the state tree trusts entries by the anchor.
+        git.config_snapshot_mut()
+            .set_raw_value(gix::config::tree::Index::SKIP_HASH, "true")
+            .map_err(Error::read("index.skipHash"))?;
         ignore_replacements(&mut git);
         Ok(Repo {
             git,

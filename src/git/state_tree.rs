@@ -18,7 +18,6 @@ use std::ffi::OsStr;
 use std::io::Read;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::atomic::AtomicBool;
 
 use gix::ObjectId;
 use gix::bstr::{BStr, BString, ByteSlice};
@@ -27,6 +26,7 @@ use gix::objs::Write as _;
 
 use super::names::VERIFY_SCRIPT;
 use super::run_start::FsTime;
+use super::untracked::untracked;
 use super::{Error, Repo};
 
 /// Tree entry modes as git writes them.
@@ -990,55 +990,6 @@ fn committed_tree_at(
     commit.tree_id().ok().map(gix::Id::detach)
 }
 
-/// The paths the walk found: untracked, not ignored files and nested repositories;
-/// and the ignored ones.
-type Walked = (Vec<(BString, gix::dir::entry::Kind)>, Vec<(BString, bool)>);
-
-/// Untracked, not ignored files and nested repositories, each reported on its own; and the
-/// ignored paths, a wholly ignored directory as one (emitting them costs no more reads: the
-/// walk classifies them either way, and never enters an ignored directory).
-fn untracked(repo: &gix::Repository, index: &gix::index::State) -> Result<Walked, Error> {
-    use gix::dir::walk::EmissionMode;
-    let options = repo
-        .dirwalk_options()
-        .map_err(Error::read("the directory walk settings"))?
-        .emit_untracked(EmissionMode::Matching)
-        .emit_ignored(Some(EmissionMode::CollapseDirectory))
-        .emit_tracked(false)
-        .emit_pruned(false)
-        .emit_empty_directories(false)
-        .recurse_repositories(false);
-    let mut collect = gix::dir::walk::delegate::Collect::default();
-    let interrupt = AtomicBool::new(false);
-    repo.dirwalk(index, None::<&str>, &interrupt, options, &mut collect)
-        .map_err(Error::read("the untracked files"))?;
-    let (ignored, found): (Vec<_>, Vec<_>) = collect
-        .unorded_entries
-        .into_iter()
-        .partition(|(entry, _)| matches!(entry.status, gix::dir::entry::Status::Ignored(_)));
-    let mut ignored: Vec<(BString, bool)> = ignored
-        .into_iter()
-        .map(|(entry, _)| {
-            let dir = entry.disk_kind == Some(gix::dir::entry::Kind::Directory);
-            (entry.rela_path, dir)
-        })
-        .collect();
-    ignored.sort();
-    let untracked = found
-        .into_iter()
-        .filter(|(entry, _)| entry.status == gix::dir::entry::Status::Untracked)
-        // The walk finds index entries in stage 0 or 2 only, so a conflict without "ours"
-        // (deleted on our side, added only on theirs) would come back as untracked as well.
-        .filter(|(entry, _)| {
-            index
-                .entry_index_by_path(entry.rela_path.as_bstr())
-                .is_err()
-        })
-        .filter_map(|(entry, _)| entry.disk_kind.map(|kind| (entry.rela_path, kind)))
-        .collect();
-    Ok((untracked, ignored))
-}
-
 /// Which objects of a state tree are written to the object database (those missing only).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Persist {
@@ -1249,7 +1200,16 @@ pub(super) fn build_tree(
 }
 
 fn push_entry(data: &mut Vec<u8>, mode: u32, name: &[u8], id: &gix::oid) {
-    data.extend_from_slice(format!("{mode:o} ").as_bytes());
+    // As git writes them: a tree's mode without its leading zero. Formatted only for a mode
+    // of another kind, which a tree built here never holds.
+    match mode {
+        MODE_FILE => data.extend_from_slice(b"100644 "),
+        MODE_EXECUTABLE => data.extend_from_slice(b"100755 "),
+        MODE_TREE => data.extend_from_slice(b"40000 "),
+        MODE_SYMLINK => data.extend_from_slice(b"120000 "),
+        MODE_GITLINK => data.extend_from_slice(b"160000 "),
+        other => data.extend_from_slice(format!("{other:o} ").as_bytes()),
+    }
     data.extend_from_slice(name);
     data.push(0);
     data.extend_from_slice(id.as_bytes());
