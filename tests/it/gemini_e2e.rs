@@ -97,6 +97,12 @@ impl Agent for Gemini {
         false
     }
 
+    /// The hook answers a skip or its own failure at a stop by stopping the agent, which the
+    /// JSON result's warnings report (`notices`).
+    fn stops_with_the_notice(&self) -> bool {
+        true
+    }
+
     fn feedback(&self) -> Feedback {
         Feedback::Raw
     }
