@@ -220,6 +220,51 @@ pub fn reporting_when_told() -> Script {
     )
 }
 
+/// A change that edits verify.sh (which still passes) and a claim, then, told of the bounded
+/// proof, the report.
+pub fn editing_verify_sh() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo change > change.txt && echo 'echo edited' >> verify.sh"),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED_BOUNDED),
+    )
+}
+
+/// A change that also leaves the proofs ref on a blob, which no lookup can read, and a claim,
+/// then, told the gate could not check, the report.
+pub fn breaking_the_proofs_ref() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell(
+                "echo change > change.txt && git update-ref refs/notes/prove-it HEAD:verify.sh",
+            ),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED_COULD_NOT_CHECK),
+    )
+}
+
+/// A change and a claim, then, told of the skip, the report.
+pub fn skipped() -> Script {
+    Script::new(
+        vec![Reply::Shell("echo change > change.txt"), Reply::Text(CLAIM)],
+        Reply::Text(REPORTED_SKIP),
+    )
+}
+
+/// `PROVE_IT_SKIP=1` set in the hook's command of the host's wiring, as a person's
+/// `PROVE_IT_SKIP=1 <host>` gives it to the hook.
+pub fn skip_in_the_wiring(repo: &TestRepo, wiring: &str) {
+    let text = std::fs::read_to_string(repo.path(wiring)).unwrap();
+    assert!(text.contains("git prove-it hook"), "{text}");
+    repo.write(
+        wiring,
+        &text.replace("git prove-it hook", "PROVE_IT_SKIP=1 git prove-it hook"),
+    );
+}
+
 /// One run of the host: its repository, the model's server, and the failure context.
 struct Run {
     repo: TestRepo,
@@ -611,20 +656,8 @@ pub fn a_headless_run_ends_by_reporting_the_unverified_end(agent: &dyn Agent) {
 /// where its output does (Gemini CLI's `Agent execution stopped: ...`). The variable is set in
 /// the wired hook's command, as a person's `PROVE_IT_SKIP=1 <host>` gives it to the hook.
 pub fn a_skipped_session_is_said_in_the_runs_output(agent: &dyn Agent) {
-    let wiring = agent.info().wiring;
-    let skip = |repo: &TestRepo| {
-        let text = std::fs::read_to_string(repo.path(wiring)).unwrap();
-        assert!(text.contains("git prove-it hook"), "{text}");
-        repo.write(
-            wiring,
-            &text.replace("git prove-it hook", "PROVE_IT_SKIP=1 git prove-it hook"),
-        );
-    };
-    let script = Script::new(
-        vec![Reply::Shell("echo change > change.txt"), Reply::Text(CLAIM)],
-        Reply::Text(REPORTED_SKIP),
-    );
-    let run = run(agent, MARKS_HOME, &[], skip, script, "make a change");
+    let skip = |repo: &TestRepo| skip_in_the_wiring(repo, agent.info().wiring);
+    let run = run(agent, MARKS_HOME, &[], skip, skipped(), "make a change");
     assert_the_notice_reaches_the_output(agent, &run, SKIPPED, REPORTED_SKIP);
     let Run { repo, context, .. } = &run;
     assert!(
@@ -678,14 +711,14 @@ fn assert_the_notice_reaches_the_output(agent: &dyn Agent, run: &Run, head: &str
 /// "All tests pass.". It is told to the agent in one last block, with the edit, and the run's
 /// final answer is the agent's report of it; the state is proven, only so.
 pub fn a_headless_run_ends_by_reporting_a_proof_bounded_by_an_edited_verify_sh(agent: &dyn Agent) {
-    let script = Script::new(
-        vec![
-            Reply::Shell("echo change > change.txt && echo 'echo edited' >> verify.sh"),
-            Reply::Text(CLAIM),
-        ],
-        Reply::Text(REPORTED_BOUNDED),
+    let run = run(
+        agent,
+        "echo fine",
+        &[],
+        |_| {},
+        editing_verify_sh(),
+        "make a change",
     );
-    let run = run(agent, "echo fine", &[], |_| {}, script, "make a change");
     let Run {
         repo,
         server,
@@ -729,16 +762,14 @@ pub fn a_headless_run_ends_by_reporting_a_proof_bounded_by_an_edited_verify_sh(a
 /// as a skip does: told to the agent at the turn's first stop, or shown by the host where the
 /// hook stops the agent with it. Nothing runs, and the state is not proven.
 pub fn a_headless_run_ends_by_reporting_that_the_gate_could_not_check(agent: &dyn Agent) {
-    let script = Script::new(
-        vec![
-            Reply::Shell(
-                "echo change > change.txt && git update-ref refs/notes/prove-it HEAD:verify.sh",
-            ),
-            Reply::Text(CLAIM),
-        ],
-        Reply::Text(REPORTED_COULD_NOT_CHECK),
+    let run = run(
+        agent,
+        MARKS_HOME,
+        &[],
+        |_| {},
+        breaking_the_proofs_ref(),
+        "make a change",
     );
-    let run = run(agent, MARKS_HOME, &[], |_| {}, script, "make a change");
     assert_the_notice_reaches_the_output(agent, &run, COULD_NOT_CHECK, REPORTED_COULD_NOT_CHECK);
     let Run { repo, context, .. } = &run;
     let said = run.server.final_user_text() + &agent.notices(&run.out).join("\n");
