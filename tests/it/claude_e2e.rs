@@ -316,3 +316,17 @@ fn claude_p_json_and_text_results_report_the_unverified_end() {
         repo.prove_it(&["status"]).assert().code(1);
     }
 }
+
+/// `claude -p` in plain text prints the agent's last answer alone: each outcome a person must
+/// see (bounded, skipped, could not check, ended unverified) ends it as the agent's report.
+#[test]
+#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn claude_p_text_output_ends_with_the_report_of_each_outcome() {
+    crate::e2e::headless::each_outcome_reaches_the_text_output(
+        &Claude,
+        &|binary, repo, server, prompt| {
+            let args = ["--output-format".as_ref(), "text".as_ref()];
+            run_claude_as(binary, repo, &repo.root, server, prompt, &args)
+        },
+    );
+}

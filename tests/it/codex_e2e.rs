@@ -176,8 +176,23 @@ fn run_codex_trusting(
     run_codex_as(codex, repo, dir, server, prompt, trust, &[])
 }
 
-/// [`run_codex_trusting`], as `codex exec <exec_args>...` (`resume --last`).
+/// [`run_codex_trusting`], as `codex exec <exec_args>...` (`resume --last`), with `--json`.
 fn run_codex_as(
+    codex: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+    trust: Trust,
+    exec_args: &[&str],
+) -> Output {
+    let json = [exec_args, &["--json"]].concat();
+    run_codex_exec(codex, repo, dir, server, prompt, trust, &json)
+}
+
+/// `codex exec <exec_args>...` on `prompt`, in its plain text output unless `--json` is one
+/// of them.
+fn run_codex_exec(
     codex: &Path,
     repo: &TestRepo,
     dir: &Path,
@@ -189,7 +204,7 @@ fn run_codex_as(
     let mut cmd = host_command(codex, repo);
     cmd.current_dir(dir);
     cmd.arg("exec").args(exec_args);
-    cmd.args(["--json", "--skip-git-repo-check"]);
+    cmd.arg("--skip-git-repo-check");
     if trust == Trust::Flag {
         cmd.arg("--trust");
     }
@@ -355,4 +370,26 @@ fn trust_plugin_hooks(codex: &Path, repo: &TestRepo, home: &Path) {
         "the plugin's SessionStart and Stop hooks: {listed}"
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
+}
+
+/// `codex exec` without `--json` prints the agent's last message alone on stdout: each outcome
+/// a person must see (bounded, skipped, could not check, ended unverified) ends it as the
+/// agent's report.
+#[test]
+#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn codex_exec_text_output_ends_with_the_report_of_each_outcome() {
+    crate::e2e::headless::each_outcome_reaches_the_text_output(
+        &Codex,
+        &|binary, repo, server, prompt| {
+            run_codex_exec(
+                binary,
+                repo,
+                &repo.root,
+                server,
+                prompt,
+                Trust::Recorded,
+                &[],
+            )
+        },
+    );
 }

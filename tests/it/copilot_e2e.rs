@@ -149,8 +149,22 @@ impl Agent for Copilot {
     }
 }
 
-/// One headless run of `copilot -p` on `prompt` in `dir`, with `extra` arguments.
+/// One headless run of `copilot -p` on `prompt` in `dir`, with `extra` arguments, in JSON.
 fn run_copilot_as(
+    binary: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+    extra: &[&str],
+) -> Output {
+    let json = [&["--output-format", "json"], extra].concat();
+    run_copilot_p(binary, repo, dir, server, prompt, &json)
+}
+
+/// One headless run of `copilot -p` on `prompt` in `dir`, with `extra` arguments, in plain
+/// text unless they say otherwise.
+fn run_copilot_p(
     binary: &Path,
     repo: &TestRepo,
     dir: &Path,
@@ -163,7 +177,6 @@ fn run_copilot_as(
     let mut cmd = host_command(binary, repo);
     cmd.current_dir(dir);
     cmd.args(["-p", prompt, "--allow-all-tools", "--no-auto-update"])
-        .args(["--output-format", "json"])
         .env("COPILOT_OFFLINE", "true")
         .env(
             "COPILOT_PROVIDER_BASE_URL",
@@ -178,4 +191,17 @@ fn run_copilot_as(
         .env("COPILOT_ALLOW_ALL", "true");
     cmd.args(extra);
     run_bounded(cmd, RUN_LIMIT)
+}
+
+/// `copilot -p` in plain text: each outcome a person must see (bounded, skipped, could not
+/// check, ended unverified) ends its stdout as the agent's report.
+#[test]
+#[ignore = "drives the real copilot CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn copilot_p_text_output_ends_with_the_report_of_each_outcome() {
+    crate::e2e::headless::each_outcome_reaches_the_text_output(
+        &Copilot,
+        &|binary, repo, server, prompt| {
+            run_copilot_p(binary, repo, &repo.root, server, prompt, &[])
+        },
+    );
 }

@@ -145,6 +145,18 @@ fn command(
     server: &FakeModel,
     prompt: &str,
 ) -> Command {
+    command_as(binary, repo, dir, server, prompt, "json")
+}
+
+/// [`command`], with the output format `format` (`text`, `json`).
+fn command_as(
+    binary: &Path,
+    repo: &TestRepo,
+    dir: &Path,
+    server: &FakeModel,
+    prompt: &str,
+    format: &str,
+) -> Command {
     let file = repo.home().join(".qwen/settings.json");
     std::fs::create_dir_all(file.parent().unwrap()).unwrap();
     let hooks = std::fs::read_to_string(&file)
@@ -165,7 +177,7 @@ fn command(
     let mut cmd = host_command(binary, repo);
     cmd.current_dir(dir);
     cmd.args(["-p", prompt, "--yolo", "--auth-type", "openai"])
-        .args(["--output-format", "json"])
+        .args(["--output-format", format])
         .env("OPENAI_BASE_URL", format!("{}/v1", server.base_url()))
         .env("OPENAI_API_KEY", "sk-fake-key-for-tests")
         .env("OPENAI_MODEL", "gpt-4.1")
@@ -349,5 +361,19 @@ fn a_session_in_a_qwen_worktree_is_gated_on_the_worktrees_state() {
     assert!(
         proofs.iter().any(|proof| proof.contains("host: qwen")),
         "{proofs:?}\n{context}"
+    );
+}
+
+/// `qwen -p` in plain text: each outcome a person must see (bounded, skipped, could not check,
+/// ended unverified) ends its stdout as the agent's report.
+#[test]
+#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn qwen_p_text_output_ends_with_the_report_of_each_outcome() {
+    crate::e2e::headless::each_outcome_reaches_the_text_output(
+        &Qwen,
+        &|binary, repo, server, prompt| {
+            let cmd = command_as(binary, repo, &repo.root, server, prompt, "text");
+            run_bounded(cmd, RUN_LIMIT)
+        },
     );
 }

@@ -148,7 +148,16 @@ pub trait Agent: Sync {
         None
     }
 
-    /// The notices the host showed the user (only read where `shows_notices`).
+    /// Whether the hook answers a stop's notice from outside the gate's count (a skip, the
+    /// gate's own failure) by stopping the agent with it, which the host's headless output
+    /// shows itself (Gemini CLI's `Agent execution stopped: ...`); elsewhere it is told to the
+    /// agent as one last block, whose report is the run's final answer.
+    fn stops_with_the_notice(&self) -> bool {
+        false
+    }
+
+    /// The notices the host showed the user (read where `shows_notices`, or where it
+    /// `stops_with_the_notice`).
     fn notices(&self, _out: &Output) -> Vec<String> {
         Vec::new()
     }

@@ -10,6 +10,7 @@
 //! missing host binary fails the test, saying which and how to install it.
 
 pub mod harness;
+pub mod headless;
 pub mod scenarios;
 
 pub use harness::{Agent, Feedback, HostInfo, describe, json_lines, last_answers, run_bounded};

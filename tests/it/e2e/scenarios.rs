@@ -50,6 +50,18 @@ macro_rules! scenarios_for {
 
         #[test]
         #[ignore = $reason]
+        fn a_headless_run_ends_by_reporting_a_proof_bounded_by_an_edited_verify_sh() {
+            $crate::e2e::scenarios::a_headless_run_ends_by_reporting_a_proof_bounded_by_an_edited_verify_sh(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
+        fn a_headless_run_ends_by_reporting_that_the_gate_could_not_check() {
+            $crate::e2e::scenarios::a_headless_run_ends_by_reporting_that_the_gate_could_not_check(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
         fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not() {
             $crate::e2e::scenarios::a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(&$agent);
         }
@@ -118,6 +130,18 @@ pub const REPORTED: &str = "Not done: prove-it says NOT_PROVEN, this turn ended 
 pub const SKIPPED: &str = "prove-it: skipped by PROVE_IT_SKIP=1";
 /// What a model told of the skip answers.
 pub const REPORTED_SKIP: &str = "prove-it skipped this turn (PROVE_IT_SKIP=1): it is unverified.";
+
+/// How the gate says a proof holds only through verify.sh edited during the session.
+pub const BOUNDED: &str = "prove-it: BOUNDED_CLAIM_SURVIVES: verify.sh passed on the working \
+    state";
+/// What a model told of the bounded proof answers.
+pub const REPORTED_BOUNDED: &str = "prove-it says BOUNDED_CLAIM_SURVIVES: I edited verify.sh, \
+    so the proof holds only for the edited checks.";
+/// How the gate says it could not check a turn.
+pub const COULD_NOT_CHECK: &str = "prove-it: could not check this turn: ";
+/// What a model told the gate could not check answers.
+pub const REPORTED_COULD_NOT_CHECK: &str =
+    "Not done: prove-it could not check this turn, which ended unverified.";
 
 /// How the gate refuses a deleted verify.sh.
 pub const REFUSED_DELETION: &str = "verify.sh was armed when this session started";
@@ -194,6 +218,51 @@ pub fn reporting_when_told() -> Script {
         ],
         Reply::Text(REPORTED),
     )
+}
+
+/// A change that edits verify.sh (which still passes) and a claim, then, told of the bounded
+/// proof, the report.
+pub fn editing_verify_sh() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell("echo change > change.txt && echo 'echo edited' >> verify.sh"),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED_BOUNDED),
+    )
+}
+
+/// A change that also leaves the proofs ref on a blob, which no lookup can read, and a claim,
+/// then, told the gate could not check, the report.
+pub fn breaking_the_proofs_ref() -> Script {
+    Script::new(
+        vec![
+            Reply::Shell(
+                "echo change > change.txt && git update-ref refs/notes/prove-it HEAD:verify.sh",
+            ),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED_COULD_NOT_CHECK),
+    )
+}
+
+/// A change and a claim, then, told of the skip, the report.
+pub fn skipped() -> Script {
+    Script::new(
+        vec![Reply::Shell("echo change > change.txt"), Reply::Text(CLAIM)],
+        Reply::Text(REPORTED_SKIP),
+    )
+}
+
+/// `PROVE_IT_SKIP=1` set in the hook's command of the host's wiring, as a person's
+/// `PROVE_IT_SKIP=1 <host>` gives it to the hook.
+pub fn skip_in_the_wiring(repo: &TestRepo, wiring: &str) {
+    let text = std::fs::read_to_string(repo.path(wiring)).unwrap();
+    assert!(text.contains("git prove-it hook"), "{text}");
+    repo.write(
+        wiring,
+        &text.replace("git prove-it hook", "PROVE_IT_SKIP=1 git prove-it hook"),
+    );
 }
 
 /// One run of the host: its repository, the model's server, and the failure context.
@@ -587,20 +656,69 @@ pub fn a_headless_run_ends_by_reporting_the_unverified_end(agent: &dyn Agent) {
 /// where its output does (Gemini CLI's `Agent execution stopped: ...`). The variable is set in
 /// the wired hook's command, as a person's `PROVE_IT_SKIP=1 <host>` gives it to the hook.
 pub fn a_skipped_session_is_said_in_the_runs_output(agent: &dyn Agent) {
-    let wiring = agent.info().wiring;
-    let skip = |repo: &TestRepo| {
-        let text = std::fs::read_to_string(repo.path(wiring)).unwrap();
-        assert!(text.contains("git prove-it hook"), "{text}");
-        repo.write(
-            wiring,
-            &text.replace("git prove-it hook", "PROVE_IT_SKIP=1 git prove-it hook"),
-        );
-    };
-    let script = Script::new(
-        vec![Reply::Shell("echo change > change.txt"), Reply::Text(CLAIM)],
-        Reply::Text(REPORTED_SKIP),
+    let skip = |repo: &TestRepo| skip_in_the_wiring(repo, agent.info().wiring);
+    let run = run(agent, MARKS_HOME, &[], skip, skipped(), "make a change");
+    assert_the_notice_reaches_the_output(agent, &run, SKIPPED, REPORTED_SKIP);
+    let Run { repo, context, .. } = &run;
+    assert!(
+        !repo.home().join("verify-ran").exists(),
+        "verify.sh never runs in a skipped session: {context}"
     );
-    let run = run(agent, MARKS_HOME, &[], skip, script, "make a change");
+    assert_unproven(repo);
+}
+
+/// A notice from outside the gate's count (`head`: a skip, the gate's own failure) reached the
+/// run's final output: told to the agent once, as a last block at the turn's first stop, and
+/// the agent's report of it (`reported`, as the model here does as it is asked) is the run's
+/// final answer; or, where the hook stops the agent with it, shown by the host itself.
+fn assert_the_notice_reaches_the_output(agent: &dyn Agent, run: &Run, head: &str, reported: &str) {
+    let Run {
+        server,
+        out,
+        context,
+        ..
+    } = run;
+    let turns = server.agent_turns();
+    if agent.stops_with_the_notice() {
+        // The change, then the claim; the stop's notice ended the run.
+        assert_eq!(turns.len(), 2, "{context}");
+        assert!(
+            turns.iter().all(|turn| !turn.user_text().contains(head)),
+            "{context}"
+        );
+        let notices = agent.notices(out);
+        assert!(
+            notices.iter().any(|notice| notice.starts_with(head)),
+            "{notices:?}\n{context}"
+        );
+        return;
+    }
+    // The change, the claim, then the report of the last block.
+    assert_eq!(turns.len(), 3, "{context}");
+    let last = turns[2].last_user_text();
+    assert_feedback(agent, &last, head, context);
+    assert!(last.contains(QUOTE_THE_NOTICE), "{context}");
+    assert_eq!(
+        server.final_user_text().matches(head).count(),
+        1,
+        "{context}"
+    );
+    assert_final_answer(agent, out, reported, context);
+}
+
+/// Headless, a proof made through verify.sh edited during the session
+/// (BOUNDED_CLAIM_SURVIVES) was a notice no host's output shows: the run ended on the agent's
+/// "All tests pass.". It is told to the agent in one last block, with the edit, and the run's
+/// final answer is the agent's report of it; the state is proven, only so.
+pub fn a_headless_run_ends_by_reporting_a_proof_bounded_by_an_edited_verify_sh(agent: &dyn Agent) {
+    let run = run(
+        agent,
+        "echo fine",
+        &[],
+        |_| {},
+        editing_verify_sh(),
+        "make a change",
+    );
     let Run {
         repo,
         server,
@@ -608,32 +726,62 @@ pub fn a_skipped_session_is_said_in_the_runs_output(agent: &dyn Agent) {
         context,
     } = &run;
     let turns = server.agent_turns();
-    let told = turns
-        .iter()
-        .any(|turn| turn.last_user_text().contains(SKIPPED));
-    if told {
-        // Told to the agent once, which reported it: the run's final answer.
-        assert_eq!(turns.len(), 3, "{context}");
-        assert!(turns[2].last_user_text().contains(SKIPPED), "{context}");
-        assert!(
-            turns[2].last_user_text().contains(QUOTE_THE_NOTICE),
-            "{context}"
-        );
-        assert_final_answer(agent, out, REPORTED_SKIP, context);
-    } else {
-        // Said by the host itself, in the output of the run.
-        assert_eq!(turns.len(), 2, "{context}");
-        let notices = agent.notices(out);
-        assert!(
-            notices.iter().any(|notice| notice.starts_with(SKIPPED)),
-            "{notices:?}\n{context}"
-        );
+    // The change, the claim, then the report of the last block.
+    assert_eq!(turns.len(), 3, "{context}");
+    let last = turns[2].last_user_text();
+    assert_feedback(agent, &last, BOUNDED, context);
+    assert!(
+        last.contains("+echo edited"),
+        "the edit is shown: {context}"
+    );
+    assert!(last.contains(QUOTE_THE_NOTICE), "{context}");
+    assert_eq!(
+        server.final_user_text().matches(BOUNDED).count(),
+        1,
+        "{context}"
+    );
+    assert_final_answer(agent, out, REPORTED_BOUNDED, context);
+    if let Some(shown) = agent.blocks_shown(out) {
+        assert_eq!(shown.len(), 1, "{shown:?}\n{context}");
+        assert!(shown[0].starts_with(BOUNDED), "{shown:?}\n{context}");
     }
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).unwrap_or_default();
+    assert!(
+        note.contains("outcome: BOUNDED_CLAIM_SURVIVES"),
+        "{note}\n{context}"
+    );
+    assert!(
+        note.contains(&format!("host: {}", agent.info().name)),
+        "{note}\n{context}"
+    );
+}
+
+/// Headless, the gate's own failure (here the agent's command leaves the proofs ref on a blob,
+/// which no lookup can read) was a notice no host's output shows. It reaches the run's output
+/// as a skip does: told to the agent at the turn's first stop, or shown by the host where the
+/// hook stops the agent with it. Nothing runs, and the state is not proven.
+pub fn a_headless_run_ends_by_reporting_that_the_gate_could_not_check(agent: &dyn Agent) {
+    let run = run(
+        agent,
+        MARKS_HOME,
+        &[],
+        |_| {},
+        breaking_the_proofs_ref(),
+        "make a change",
+    );
+    assert_the_notice_reaches_the_output(agent, &run, COULD_NOT_CHECK, REPORTED_COULD_NOT_CHECK);
+    let Run { repo, context, .. } = &run;
+    let said = run.server.final_user_text() + &agent.notices(&run.out).join("\n");
+    assert!(
+        said.contains("NOT_PROVEN: this turn ended unverified."),
+        "{context}"
+    );
     assert!(
         !repo.home().join("verify-ran").exists(),
-        "verify.sh never runs in a skipped session: {context}"
+        "verify.sh never ran: {context}"
     );
-    assert_unproven(repo);
+    repo.prove_it(&["status"]).assert().failure();
 }
 
 /// Issue 19, hole 15: a host that reads a project's hooks only in the directory it is started
