@@ -451,6 +451,7 @@ fn protection(
             Some(base) if anchor.state_tree != Some(state.id) => state_protection(
                 repo,
                 base,
+                anchor.state_tree,
                 anchor.head_tree,
                 &Protected::new(anchor.protect.clone()),
                 state,
