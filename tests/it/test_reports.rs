@@ -7,7 +7,7 @@ use std::process::Output;
 use assert_cmd::cargo::cargo_bin;
 use serde_json::{Value, json};
 
-use crate::harness::TestRepo;
+use crate::harness::{BareRemote, TestRepo};
 
 const SESSION: &str = "86ca0000-reports-session";
 
@@ -112,9 +112,7 @@ fn a_deleted_test_is_named_as_gone() {
     let note = record(&repo);
     assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES"), "{note}");
     assert!(
-        note.contains(
-            "tests: passed=1 failed=0 skipped=0 source=junit\ntests-pass: suite::test_a\n"
-        ),
+        note.contains("tests: passed=1 failed=0 skipped=0 source=junit\ntests-pass-z: "),
         "{note}"
     );
     assert!(
@@ -696,4 +694,61 @@ fn block_stays_silent_on_an_added_test() {
         &junit(&[("test_a", "pass"), ("test_new", "pass")]),
     );
     assert_eq!(stop(&repo), None);
+}
+
+/// A JUnit report of `count` pytest-style tests, less the one numbered `without`.
+fn thousands(count: usize, without: Option<usize>) -> String {
+    let body: String = (0..count)
+        .filter(|i| Some(*i) != without)
+        .map(|i| {
+            format!(
+                r#"<testcase classname="tests.unit.test_module_{:03}.TestBehaviour" name="test_behaviour_{i}[case-{}]"/>"#,
+                i / 40,
+                i % 3
+            )
+        })
+        .collect();
+    format!(
+        r#"<?xml version="1.0"?><testsuites><testsuite name="pytest">{body}</testsuite></testsuites>"#
+    )
+}
+
+/// The names travel packed in the record, so a baseline proved in one clone names, in another
+/// that fetched the proofs, the one test that vanished among thousands (plain lines kept 2000).
+#[test]
+fn a_baseline_from_another_clone_names_a_test_vanished_among_thousands() {
+    let remote = BareRemote::new();
+    let alice = TestRepo::new();
+    alice.write("suite.xml", &thousands(6000, None));
+    alice.verify_script("cp suite.xml \"$PROVE_IT_REPORTS/report.xml\"");
+    alice.commit_all("initial");
+    alice.publish_to(&remote);
+    alice.prove_it(&["run"]).assert().success();
+    let note = alice
+        .note(alice.git(&["rev-parse", "HEAD^{tree}"]).trim())
+        .unwrap();
+    assert!(
+        note.contains("tests: passed=6000 failed=0 skipped=0 source=junit\ntests-pass-z: "),
+        "{note}"
+    );
+    assert!(
+        !note.contains("tests-pass:") && !note.contains("tests-pass-cut"),
+        "{note}"
+    );
+    assert!(note.len() < 64 * 1024, "{}", note.len());
+    alice.prove_it(&["sync"]).assert().success();
+
+    let bob = TestRepo::clone_of(&remote);
+    bob.prove_it(&["sync"]).assert().success();
+    bob.write("suite.xml", &thousands(6000, Some(5432)));
+    let out = bob.prove_it(&["run"]).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let gone =
+        "passing tests gone: tests.unit.test_module_135.TestBehaviour::test_behaviour_5432[case-2]";
+    assert!(stdout.contains(gone), "{stdout}");
+    assert!(
+        record(&bob).contains(&format!("tests-weakened: {gone}\n")),
+        "{}",
+        record(&bob)
+    );
 }
