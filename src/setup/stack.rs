@@ -22,10 +22,10 @@ pub(crate) struct Stack {
 const NEXTEST_CONFIG: &str = ".config/nextest.toml";
 
 /// cargo-nextest writes JUnit XML only where a profile's `junit.path` says, joined to its store
-/// directory, so an absolute path stands (https://nexte.st/docs/machine-readable/junit/).
+/// directory, so an absolute path stands (<https://nexte.st/docs/machine-readable/junit/>).
 /// Rather than edit the project's configuration, the run hands nextest a tool config file of
 /// its own in the run's report directory (`--tool-config-file`, beneath the project's
-/// configuration: https://nexte.st/docs/configuration/#tool-specific-configuration): a
+/// configuration: <https://nexte.st/docs/configuration/#tool-specific-configuration>): a
 /// `prove-it` profile, over the project's default one, with its JUnit report there. Run by
 /// hand, without the variable, it is a plain run.
 const NEXTEST_JUNIT: &str = "[ -z \"${PROVE_IT_REPORTS:-}\" ] || printf \"[profile.prove-it.junit]\\npath = '%s/nextest.xml'\\n\" \"$PROVE_IT_REPORTS\" > \"$PROVE_IT_REPORTS/nextest.toml\"
