@@ -161,7 +161,7 @@ pub(crate) struct GatePolicy {
     /// `prove-it.uncovered`: a turn that changed paths no check reads gets a notice, or is
     /// refused.
     pub uncovered: UncoveredPolicy,
-    /// `prove-it.weakening`: show weakened protected paths, or refuse the turn.
+    /// `prove-it.weakening`: show weakened protected paths and tests, or refuse the turn.
     pub weakening: Weakening,
 }
 

@@ -34,6 +34,9 @@ pub(crate) fn verdict(
             let mut weakened = Vec::new();
             let (run, log) = run(ctx, host, event, seen, pending, &mut weakened)?;
             seen.observed.run = Some(run);
+            // The tests a run fell short by are weakenings as the protected paths' are: under
+            // `prove-it.weakening = block`, each new one sends the agent back once.
+            seen.observed.weakened.extend(weakened.iter().cloned());
             seen.tests_weakened = weakened;
             match decide(&seen.observed) {
                 Decision::Verdict(verdict) => Ok((verdict, log)),

@@ -341,6 +341,7 @@ pub(crate) fn stop(
         .weakened
         .iter()
         .map(crate::proof::Finding::to_line)
+        .chain(cached_weakened.iter().cloned())
         .collect();
     let current_verify = state
         .as_ref()

@@ -606,9 +606,10 @@ fn headline(why: &Why, checks: bool) -> String {
                 paths_word(count),
             )
         }
-        Why::ProtectedWeakened { .. } => "protected tests or configs were weakened during this \
-             session (a test deleted or skipped, fewer assertions, a protected file deleted), \
-             and this repository refuses that (prove-it.weakening = block)."
+        Why::ProtectedWeakened { .. } => "protected tests or configs, or the tests the run \
+             ran, were weakened during this session (a test deleted or skipped, fewer \
+             assertions or passing tests, a protected file deleted, a test report gone), and \
+             this repository refuses that (prove-it.weakening = block)."
             .to_string(),
     }
 }
@@ -770,6 +771,10 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
         }
         Why::ProtectedWeakened { .. } => {
             protection_words(text, ctx, tree);
+            if !ctx.tests_weakened.is_empty() {
+                let _ = writeln!(text, "The tests the run ran, against the session's start:");
+                tests_weakened(text, &ctx.tests_weakened);
+            }
             let _ = writeln!(
                 text,
                 "hint: restore what was weakened (git diff shows it), or leave the change to a \
