@@ -129,6 +129,12 @@ impl Host {
             .unwrap_or_default()
     }
 
+    /// Whether a block in answer to `event` is told by the hook's exit status (2, the reason
+    /// on stderr) rather than on stdout.
+    pub(crate) fn blocks_by_exit(self, event: Option<&Event>) -> bool {
+        self.adapter().blocks_by_exit(event)
+    }
+
     /// The agent's claim at `stop`, for the ledger; `previous_answer_ns` is the time of the
     /// gate's previous answer in this session (ns since the epoch).
     pub(crate) fn claim(self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {

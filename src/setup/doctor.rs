@@ -415,7 +415,7 @@ fn hosts(
                         format!(
                             "{}: the gate's {} hook{} not wired in {rel}",
                             host.title(),
-                            missing.join(" and "),
+                            and_list(&missing),
                             if missing.len() == 1 { " is" } else { "s are" }
                         ),
                         wire,
@@ -832,4 +832,13 @@ fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {
             "git prove-it install-man",
         ),
     });
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }

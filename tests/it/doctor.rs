@@ -103,7 +103,7 @@ fn claude_settings_without_the_gate_or_with_too_short_a_timeout_fail() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "FAIL  Claude Code: the gate's SessionStart and Stop hooks are not wired in .claude/settings.json\n      fix: git prove-it init --host claude\n",
+            "FAIL  Claude Code: the gate's SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted and TeammateIdle hooks are not wired in .claude/settings.json\n      fix: git prove-it init --host claude\n",
         ));
     repo.prove_it(&["init", "--yes", "--host", "claude", "--no-demo"])
         .assert()

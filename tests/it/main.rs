@@ -55,6 +55,7 @@ mod sealed_where;
 mod signed;
 mod state_tree;
 mod status;
+mod subagents;
 mod sync;
 mod test_reports;
 mod weakening;

@@ -1,0 +1,231 @@
+//! Claude Code's subagents and agent teams at `git prove-it hook claude`: `SubagentStart` and
+//! `SubagentStop` (a subagent in a worktree of its own under `.claude/worktrees/`, or in its
+//! session's), `TaskCompleted` and `TeammateIdle`, in real repositories, fed the JSON Claude
+//! Code 2.1.328 sends (ADAPTERS.md).
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::cargo::cargo_bin;
+use serde_json::{Value, json};
+
+use crate::harness::TestRepo;
+
+const SESSION: &str = "82b7d8a7-test-session";
+const PROMPT: &str = "bf6b8cc6-prompt-1";
+const AGENT: &str = "ac7ccbb57ef46443e";
+
+/// A committed repository whose verify.sh fails while `bad.txt` exists, its runs counted in a
+/// file outside the repository. `.claude/worktrees/` is ignored, as Claude Code's documentation
+/// asks: else the session's own state holds each subagent's worktree as an embedded repository.
+fn armed() -> (TestRepo, PathBuf) {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.write(".gitignore", ".claude/worktrees/\n");
+    let counter = repo.home().join("runs");
+    repo.verify_script(&format!(
+        "echo run >> '{}'\nif [ -e bad.txt ]; then echo 'FAILED: bad.txt is here'; exit 1; fi\necho ok",
+        counter.display()
+    ));
+    repo.commit_all("initial");
+    (repo, counter)
+}
+
+fn runs(counter: &Path) -> usize {
+    std::fs::read_to_string(counter).map_or(0, |s| s.lines().count())
+}
+
+/// `git prove-it hook claude` run in `cwd`, as Claude Code runs it there, with
+/// `CLAUDE_PROJECT_DIR` the folder the session started in.
+fn hook(repo: &TestRepo, cwd: &Path, event: &Value) -> Output {
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.current_dir(cwd)
+        .args(["hook", "claude"])
+        .env("CLAUDE_PROJECT_DIR", &repo.root);
+    assert_cmd::Command::from_std(cmd)
+        .write_stdin(event.to_string())
+        .output()
+        .unwrap()
+}
+
+/// The answer on stdout of a hook that exited 0: `None` for silence.
+#[track_caller]
+fn answer(out: &Output) -> Option<Value> {
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    (!stdout.is_empty()).then(|| serde_json::from_str(&stdout).expect("one JSON object"))
+}
+
+#[track_caller]
+fn block(out: &Output) -> String {
+    let json = answer(out).expect("a block, not silence");
+    assert_eq!(json["decision"], "block", "{json}");
+    json["reason"].as_str().unwrap().to_string()
+}
+
+fn start(repo: &TestRepo) -> Output {
+    hook(
+        repo,
+        &repo.root,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": repo.root,
+                "hook_event_name": "SessionStart", "source": "startup"}),
+    )
+}
+
+fn stop(repo: &TestRepo, active: bool) -> Output {
+    hook(
+        repo,
+        &repo.root,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": repo.root,
+                "prompt_id": PROMPT, "permission_mode": "default", "effort": {"level": "medium"},
+                "hook_event_name": "Stop", "stop_hook_active": active,
+                "last_assistant_message": "All done.", "background_tasks": [],
+                "session_crons": []}),
+    )
+}
+
+fn subagent_start(repo: &TestRepo, cwd: &Path) -> Output {
+    hook(
+        repo,
+        cwd,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+                "prompt_id": PROMPT, "agent_id": AGENT, "agent_type": "general-purpose",
+                "hook_event_name": "SubagentStart"}),
+    )
+}
+
+fn subagent_stop(repo: &TestRepo, cwd: &Path, active: bool) -> Output {
+    hook(
+        repo,
+        cwd,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": cwd,
+                "prompt_id": PROMPT, "permission_mode": "default", "agent_id": AGENT,
+                "agent_type": "general-purpose", "effort": {"level": "medium"},
+                "hook_event_name": "SubagentStop", "stop_hook_active": active,
+                "agent_transcript_path": format!("/tmp/{SESSION}/subagents/agent-{AGENT}.jsonl"),
+                "last_assistant_message": "Sub done.", "background_tasks": [],
+                "session_crons": []}),
+    )
+}
+
+/// A worktree of the subagent's own, where Claude Code puts it.
+fn agent_worktree(repo: &TestRepo) -> PathBuf {
+    let rel = format!(".claude/worktrees/agent-{AGENT}");
+    repo.git(&["worktree", "add", "-q", "-b", "worktree-agent", &rel]);
+    repo.root.join(rel).canonicalize().unwrap()
+}
+
+/// A subagent isolated in a worktree changes files nobody else gates: its own stop must gate
+/// them, with a budget of its own, while its session's stop is not spent on them.
+#[test]
+fn a_subagent_in_a_worktree_of_its_own_is_gated_at_its_stop_with_its_own_budget() {
+    let (repo, counter) = armed();
+    assert_eq!(answer(&start(&repo)), None);
+    let worktree = agent_worktree(&repo);
+    assert_eq!(answer(&subagent_start(&repo, &worktree)), None);
+    std::fs::write(worktree.join("bad.txt"), "bad\n").unwrap();
+
+    let reason = block(&subagent_stop(&repo, &worktree, false));
+    assert!(reason.contains("FAILED: bad.txt is here"), "{reason}");
+    assert_eq!(runs(&counter), 1);
+    // The session's stop in its own worktree, unchanged, is not blocked by the subagent's.
+    assert_eq!(answer(&stop(&repo, false)), None);
+    assert_eq!(runs(&counter), 1);
+
+    // The subagent's budget is its own: three blocks, then the turn ends unverified.
+    for _ in 0..2 {
+        block(&subagent_stop(&repo, &worktree, true));
+    }
+    let last = subagent_stop(&repo, &worktree, true);
+    let text = String::from_utf8_lossy(&last.stdout);
+    assert!(text.contains("NOT_PROVEN"), "{text}");
+
+    // A fix is proven in the worktree, by its own tree.
+    std::fs::remove_file(worktree.join("bad.txt")).unwrap();
+    std::fs::write(worktree.join("good.txt"), "good\n").unwrap();
+    let out = hook(
+        &repo,
+        &worktree,
+        &json!({"session_id": SESSION, "cwd": worktree, "prompt_id": "bf6b8cc6-prompt-2",
+                "agent_id": AGENT, "agent_type": "general-purpose",
+                "hook_event_name": "SubagentStop", "stop_hook_active": false,
+                "last_assistant_message": "Fixed."}),
+    );
+    assert_eq!(answer(&out), None);
+    let proven = repo
+        .command(cargo_bin("git-prove-it"))
+        .current_dir(&worktree)
+        .arg("status")
+        .output()
+        .unwrap();
+    assert_eq!(proven.status.code(), Some(0), "{proven:?}");
+}
+
+/// A subagent working in its session's worktree changes what the session's stop proves: gating
+/// it at its own stop too would run verify.sh twice on one tree and spend blocks twice.
+#[test]
+fn a_subagent_in_its_sessions_worktree_is_not_gated_twice() {
+    let (repo, counter) = armed();
+    start(&repo);
+    assert_eq!(answer(&subagent_start(&repo, &repo.root)), None);
+    repo.write("bad.txt", "bad\n");
+    assert_eq!(answer(&subagent_stop(&repo, &repo.root, false)), None);
+    assert_eq!(runs(&counter), 0);
+    let reason = block(&stop(&repo, false));
+    assert!(reason.contains("FAILED: bad.txt is here"), "{reason}");
+    assert_eq!(runs(&counter), 1);
+}
+
+/// A subagent's shell may wander into its session's worktree: its stop still gates only the
+/// worktree it was anchored in, and says nothing of the session's.
+#[test]
+fn a_subagents_stop_from_its_sessions_worktree_gates_only_its_own() {
+    let (repo, counter) = armed();
+    start(&repo);
+    let worktree = agent_worktree(&repo);
+    subagent_start(&repo, &worktree);
+    repo.write("bad.txt", "bad\n");
+    assert_eq!(answer(&subagent_stop(&repo, &repo.root, false)), None);
+    assert_eq!(runs(&counter), 0);
+}
+
+fn task_completed(repo: &TestRepo, task: &str) -> Output {
+    hook(
+        repo,
+        &repo.root,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": repo.root,
+                "permission_mode": "default", "hook_event_name": "TaskCompleted",
+                "task_id": task, "task_subject": "make the answer 5",
+                "task_description": "change answer.txt", "teammate_name": "implementer",
+                "team_name": "t1"}),
+    )
+}
+
+fn teammate_idle(repo: &TestRepo) -> Output {
+    hook(
+        repo,
+        &repo.root,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": repo.root,
+                "permission_mode": "default", "hook_event_name": "TeammateIdle",
+                "teammate_name": "implementer", "team_name": "t1"}),
+    )
+}
+
+/// Claude Code reads a TaskCompleted or TeammateIdle hook's block from exit status 2 and sends
+/// its stderr back; a JSON block on stdout with exit 0 would let the task count as done.
+#[test]
+fn a_task_completed_or_a_teammate_idle_on_a_failing_state_is_sent_back_by_exit_2() {
+    let (repo, _) = armed();
+    start(&repo);
+    repo.write("bad.txt", "bad\n");
+    for out in [task_completed(&repo, "1"), teammate_idle(&repo)] {
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        assert!(out.stdout.is_empty(), "{out:?}");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains("FAILED: bad.txt is here"), "{stderr}");
+    }
+    repo.remove("bad.txt");
+    repo.write("good.txt", "good\n");
+    let out = task_completed(&repo, "2");
+    assert_eq!(answer(&out), None);
+}
