@@ -34,6 +34,9 @@ pub(crate) struct Stop {
     pub claim: Option<String>,
     /// Where the claim can be read when the event does not carry it (Copilot's transcript).
     pub transcript: Option<PathBuf>,
+    /// The background tasks still alive as the agent stops, each as the host describes it
+    /// (Claude Code's `background_tasks`): what is proven is the state as of this stop.
+    pub background: Vec<String>,
 }
 
 /// A subagent of a session (Claude Code's `SubagentStart` and `SubagentStop`): the session it

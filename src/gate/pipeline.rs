@@ -64,6 +64,12 @@ pub(crate) enum Reply {
     /// A stop about more than one worktree, or about one that is not the cwd's: each part's
     /// reply, named by its worktree where the words do not name it.
     Several(Vec<Part>),
+    /// A stop while background tasks of the agent are still alive (as the host describes
+    /// each): `reply` is about the state as of this stop, and the words say so, naming them.
+    Background {
+        tasks: Vec<String>,
+        reply: Box<Reply>,
+    },
 }
 
 /// One worktree's part of a stop's reply.
@@ -355,6 +361,7 @@ fn in_sessions_worktree(
         stop_hook_active: false,
         claim: None,
         transcript: None,
+        background: Vec::new(),
     };
     scope::stop(index, host, &at)
         .targets
@@ -498,13 +505,22 @@ fn stop_in(
     // Rule 2: outside a repository there is nothing to gate.
     let mut parts: Vec<Part> = parts.filter(|part| part.reply != Reply::Silent).collect();
     let cwd = scope.cwd_worktree.map(|path| path.display().to_string());
-    match parts.len() {
-        0 => Reply::Silent,
+    let reply = match parts.len() {
+        0 => return Reply::Silent,
         // The cwd's own worktree alone: answered as it always was, without naming it.
         1 if parts[0].worktree.is_none() || parts[0].worktree == cwd => {
             parts.pop().expect("one part").reply
         }
         _ => Reply::Several(parts),
+    };
+    // Work still running may change the state after this verdict: never let that pass unsaid.
+    if event.background.is_empty() {
+        reply
+    } else {
+        Reply::Background {
+            tasks: event.background.clone(),
+            reply: Box::new(reply),
+        }
     }
 }
 
@@ -543,6 +559,7 @@ fn prompt_in(
         stop_hook_active: false,
         claim: None,
         transcript: None,
+        background: Vec::new(),
     };
     scope::stop(index, host, &at)
         .targets
@@ -730,6 +747,7 @@ mod tests {
             stop_hook_active: active,
             claim: Some("all tests pass".into()),
             transcript: None,
+            background: Vec::new(),
         }
     }
 

@@ -212,12 +212,49 @@ pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
         _ => {}
     }
     match parse_shape(map, "prompt_id")? {
-        Event::Stop(mut stop) if stop.claim.is_none() => {
-            stop.transcript = optional_string(map, "transcript_path").map(PathBuf::from);
+        Event::Stop(mut stop) => {
+            if stop.claim.is_none() {
+                stop.transcript = optional_string(map, "transcript_path").map(PathBuf::from);
+            }
+            stop.background = background_tasks(map);
             Ok(Event::Stop(stop))
         }
         event => Ok(event),
     }
+}
+
+/// `background_tasks` of a stop: the in-flight work Claude Code registered in the session
+/// (`{"id","type","status","description","command"?,"agent_type"?...}`; an empty array when
+/// nothing is in flight), each as one line. Entries that are not objects are left out; a
+/// field that is not an array reads as none.
+fn background_tasks(map: &Object) -> Vec<String> {
+    let Some(Value::Array(tasks)) = map.get("background_tasks") else {
+        return Vec::new();
+    };
+    tasks
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|task| {
+            let field = |name: &str| optional_string(task, name).filter(|text| !text.is_empty());
+            let kind = field("type").unwrap_or_else(|| "task".to_string());
+            let mut line = match field("id") {
+                Some(id) => format!("{kind} {id}"),
+                None => kind,
+            };
+            if let Some(status) = field("status") {
+                line.push_str(&format!(" ({status})"));
+            }
+            if let Some(description) = field("description") {
+                line.push_str(&format!(": {description}"));
+            }
+            if let Some(command) =
+                field("command").filter(|c| Some(c) != field("description").as_ref())
+            {
+                line.push_str(&format!(" [{command}]"));
+            }
+            line
+        })
+        .collect()
 }
 
 /// The subagent an event is about: `agent_id` in its session `session_id` (Claude Code
@@ -249,6 +286,7 @@ fn subagent_stop(map: &Object) -> Result<Event, InputError> {
     let of = subagent(map)?;
     let mut stop = snake_stop(map, Some("prompt_id"))?;
     stop.session = of.session();
+    stop.background = background_tasks(map);
     if stop.claim.is_none() {
         stop.transcript = optional_string(map, "agent_transcript_path").map(PathBuf::from);
     }
@@ -344,6 +382,7 @@ mod tests {
                 stop_hook_active: false,
                 claim: Some("All tests pass. Ready to merge.".into()),
                 transcript: None,
+                background: Vec::new(),
             })
         );
     }
@@ -398,6 +437,7 @@ mod tests {
                     stop_hook_active: false,
                     claim: None,
                     transcript: Some("/s/agent-ac7c.jsonl".into()),
+                    background: Vec::new(),
                 },
                 of,
             }
@@ -423,6 +463,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: Some("make it 5".into()),
                 transcript: None,
+                background: Vec::new(),
             })
         );
         assert!(Host::Claude.blocks_by_exit(Some(&event)));

@@ -268,6 +268,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: Some("Done 2".into()),
                 transcript: None,
+                background: Vec::new(),
             })
         );
         assert_eq!(

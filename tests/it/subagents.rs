@@ -229,3 +229,63 @@ fn a_task_completed_or_a_teammate_idle_on_a_failing_state_is_sent_back_by_exit_2
     let out = task_completed(&repo, "2");
     assert_eq!(answer(&out), None);
 }
+
+fn stop_with_tasks(repo: &TestRepo, tasks: &Value) -> Output {
+    hook(
+        repo,
+        &repo.root,
+        &json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": repo.root,
+                "prompt_id": PROMPT, "permission_mode": "default",
+                "hook_event_name": "Stop", "stop_hook_active": false,
+                "last_assistant_message": "All done.", "background_tasks": tasks,
+                "session_crons": []}),
+    )
+}
+
+fn watcher() -> Value {
+    json!([{"id": "b7k2", "type": "shell", "status": "running",
+            "description": "watch the tests", "command": "npm test -- --watch"}])
+}
+
+/// "The goal hook is skipped while a background task is live": a quiet pass while work still
+/// runs reads as "all done". The stop says what it proved, and names what is still running.
+#[test]
+fn a_stop_while_background_tasks_run_is_never_silent_and_names_them() {
+    let (repo, counter) = armed();
+    start(&repo);
+    repo.write("good.txt", "good\n");
+    for _ in 0..2 {
+        let notice = answer(&stop_with_tasks(&repo, &watcher())).expect("a notice");
+        let text = notice["systemMessage"].as_str().unwrap();
+        assert!(notice.get("decision").is_none(), "{notice}");
+        assert!(text.contains("1 background task still running"), "{text}");
+        assert!(text.contains("the working state as of now"), "{text}");
+        assert!(
+            text.contains("shell b7k2 (running): watch the tests [npm test -- --watch]"),
+            "{text}"
+        );
+    }
+    // Proven once, by tree; the second stop found the proof.
+    assert_eq!(runs(&counter), 1);
+    // With nothing in flight, the same stop is silent.
+    assert_eq!(answer(&stop_with_tasks(&repo, &json!([]))), None);
+}
+
+/// Files written while verify.sh ran (here by verify.sh itself, as a watcher would) leave no
+/// proof: the block says the state moved, and names the tasks still running as it did.
+#[test]
+fn a_block_for_files_changed_during_the_run_names_the_background_tasks() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", ".claude/worktrees/\n");
+    repo.verify_script("sleep 0.2\ndate >> written-meanwhile.txt\necho ok");
+    repo.commit_all("initial");
+    start(&repo);
+    repo.write("good.txt", "good\n");
+    let reason = block(&stop_with_tasks(&repo, &watcher()));
+    assert!(reason.contains("written-meanwhile.txt"), "{reason}");
+    assert!(
+        reason.contains("1 background task of yours was still running as you stopped"),
+        "{reason}"
+    );
+    assert!(reason.contains("shell b7k2 (running)"), "{reason}");
+}
