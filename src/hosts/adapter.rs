@@ -58,6 +58,12 @@ pub(crate) trait Adapter: Sync {
         None
     }
 
+    /// Where a person sets the host's cap on blocks ([`Adapter::cap`]), for `doctor` to name;
+    /// `None` where it cannot be set.
+    fn cap_setting(&self) -> Option<&'static str> {
+        None
+    }
+
     /// The variables the host sets for some of its hook calls and not others, or whose value
     /// a person may change mid-session without changing what verify.sh does (Claude Code's
     /// `CLAUDE_EFFORT`): left out of the environment a session is anchored with.

@@ -102,6 +102,10 @@ impl Adapter for Claude {
         )
     }
 
+    fn cap_setting(&self) -> Option<&'static str> {
+        Some(CLAUDE_BLOCK_CAP_ENV)
+    }
+
     /// `CLAUDE_ENV_FILE` is set for SessionStart only, `CLAUDE_EFFORT` for the other events
     /// (observed with 2.1.328), and the effort level is a person's choice mid-session.
     /// `CLAUDE_PROJECT_DIR` is read by the gate itself, to find the session's worktrees.

@@ -756,3 +756,20 @@ fn the_other_hosts_switches_that_turn_hooks_off_fail_doctor() {
             codex.display()
         )));
 }
+
+/// A host's own cap on blocks below the gate's budget holds the gate to fewer blocks, so that
+/// its yield still reaches the agent: doctor names the setting, else the blocks seem to vanish.
+#[test]
+fn a_host_block_cap_below_the_budget_is_named() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3")
+        .assert()
+        .stdout(predicate::str::contains(
+            "warn  Claude Code: CLAUDE_CODE_STOP_HOOK_BLOCK_CAP ends a turn after 3 blocks in this environment, below the gate's budget (3 blocks a turn): the gate gives at most 2 blocks a turn, then its yield\n      fix: raise CLAUDE_CODE_STOP_HOOK_BLOCK_CAP above 3, or lower git config prove-it.maxBlocks to 2\n",
+        ));
+    // At Claude Code's default cap of 8 the budget is whole: nothing to say.
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains("BLOCK_CAP").not());
+}
