@@ -38,10 +38,15 @@ fn runs(counter: &Path) -> usize {
 /// `git prove-it hook claude` run in `cwd`, as Claude Code runs it there, with
 /// `CLAUDE_PROJECT_DIR` the folder the session started in.
 fn hook(repo: &TestRepo, cwd: &Path, event: &Value) -> Output {
+    hook_with(repo, cwd, event, &[])
+}
+
+fn hook_with(repo: &TestRepo, cwd: &Path, event: &Value, env: &[(&str, &str)]) -> Output {
     let mut cmd = repo.command(cargo_bin("git-prove-it"));
     cmd.current_dir(cwd)
         .args(["hook", "claude"])
-        .env("CLAUDE_PROJECT_DIR", &repo.root);
+        .env("CLAUDE_PROJECT_DIR", &repo.root)
+        .envs(env.iter().copied());
     assert_cmd::Command::from_std(cmd)
         .write_stdin(event.to_string())
         .output()
@@ -288,4 +293,36 @@ fn a_block_for_files_changed_during_the_run_names_the_background_tasks() {
         "{reason}"
     );
     assert!(reason.contains("shell b7k2 (running)"), "{reason}");
+}
+
+/// Claude Code stops honouring blocks after `CLAUDE_CODE_STOP_HOOK_BLOCK_CAP` in a row: below
+/// the gate's budget, the gate's blocks and its last block (the yield, in `claude -p`) must all
+/// fit under it, or the turn would end on the host's cap with the yield never said.
+#[test]
+fn a_host_block_cap_below_the_budget_still_lets_the_yield_reach_the_agent() {
+    let (repo, _) = armed();
+    let env = [
+        ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3"),
+        ("CLAUDE_CODE_ENTRYPOINT", "sdk-cli"),
+    ];
+    let event = |active: bool| {
+        json!({"session_id": SESSION, "cwd": repo.root, "prompt_id": PROMPT,
+               "hook_event_name": "Stop", "stop_hook_active": active,
+               "last_assistant_message": "All done."})
+    };
+    hook_with(
+        &repo,
+        &repo.root,
+        &json!({"session_id": SESSION, "cwd": repo.root,
+        "hook_event_name": "SessionStart", "source": "startup"}),
+        &env,
+    );
+    repo.write("bad.txt", "bad\n");
+    let first = block(&hook_with(&repo, &repo.root, &event(false), &env));
+    assert!(first.contains("attempt 1 of 1"), "{first}");
+    let last = block(&hook_with(&repo, &repo.root, &event(true), &env));
+    assert!(last.contains("NOT_PROVEN"), "{last}");
+    // Two blocks in a row, below the host's 3: the yield was honoured, and the turn ends.
+    let after = answer(&hook_with(&repo, &repo.root, &event(true), &env));
+    assert!(after.is_none_or(|json| json.get("decision").is_none()));
 }
