@@ -646,18 +646,29 @@ fn gate(
     started_ns: u64,
     anchored: bool,
 ) -> Result<Reply, Error> {
-    let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
-        Observation::OptedOut => return Ok(Reply::Silent),
-        Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
-        Observation::ForeignEnvironment(changed) => {
-            return Ok(Reply::ForeignEnvironment { changed });
-        }
-        Observation::Stop(seen) => *seen,
-    };
-    let (verdict, log) = act::verdict(ctx, host, event, &mut seen)?;
-    Ok(Reply::Answer(act::record(
-        ctx, host, event, seen, verdict, log,
-    )?))
+    let mut joined = false;
+    loop {
+        let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
+            Observation::OptedOut => return Ok(Reply::Silent),
+            Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
+            Observation::ForeignEnvironment(changed) => {
+                return Ok(Reply::ForeignEnvironment { changed });
+            }
+            Observation::Stop(seen) => *seen,
+        };
+        // Another session's run on this worktree ended while this stop waited: observe again
+        // (the session's lock released with `seen`), and take its proof if it is this state's.
+        let (verdict, log) = match act::verdict(ctx, host, event, &mut seen, joined) {
+            Err(Error::JoinedRun) => {
+                joined = true;
+                continue;
+            }
+            decided => decided?,
+        };
+        return Ok(Reply::Answer(act::record(
+            ctx, host, event, seen, verdict, log,
+        )?));
+    }
 }
 
 fn one_line(value: &str) -> String {

@@ -326,3 +326,54 @@ fn a_host_block_cap_below_the_budget_still_lets_the_yield_reach_the_agent() {
     let after = answer(&hook_with(&repo, &repo.root, &event(true), &env));
     assert!(after.is_none_or(|json| json.get("decision").is_none()));
 }
+
+/// Teammates of an agent team share one worktree: their task completions at the same moment
+/// must not run verify.sh on it at once (two runs of one suite trample each other's files), and
+/// the second need not run at all when the first proves the same state.
+#[test]
+fn teammates_sharing_a_worktree_never_run_verify_sh_at_once_and_the_second_joins_the_first() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "running/\n");
+    let counter = repo.home().join("runs");
+    let overlap = repo.home().join("overlap");
+    repo.verify_script(&format!(
+        "echo run >> '{runs}'\nmkdir running 2>/dev/null || echo overlap >> '{overlap}'\nsleep 1\nrmdir running\necho ok",
+        runs = counter.display(),
+        overlap = overlap.display(),
+    ));
+    repo.commit_all("initial");
+    let teammates = ["lead-session", "mate-session"];
+    for id in teammates {
+        hook(
+            &repo,
+            &repo.root,
+            &json!({"session_id": id, "cwd": repo.root, "hook_event_name": "SessionStart",
+                    "source": "startup"}),
+        );
+    }
+    repo.write("good.txt", "good\n");
+    let outs: Vec<Output> = std::thread::scope(|scope| {
+        let running: Vec<_> = teammates
+            .iter()
+            .map(|id| {
+                let repo = &repo;
+                scope.spawn(move || {
+                    hook(
+                        repo,
+                        &repo.root,
+                        &json!({"session_id": id, "cwd": repo.root,
+                                "hook_event_name": "TaskCompleted", "task_id": "1",
+                                "task_subject": "add good.txt", "teammate_name": id,
+                                "team_name": "t1"}),
+                    )
+                })
+            })
+            .collect();
+        running.into_iter().map(|t| t.join().unwrap()).collect()
+    });
+    for out in &outs {
+        assert_eq!(answer(out), None, "{out:?}");
+    }
+    assert!(!overlap.exists(), "two runs at once");
+    assert_eq!(runs(&counter), 1);
+}
