@@ -88,7 +88,7 @@ impl Adapter for Claude {
 
     /// `TaskCompleted` and `TeammateIdle` take a block as exit status 2 with the reason on
     /// stderr, which Claude Code sends back to the teammate
-    /// (<https://code.claude.com/docs/en/hooks#taskcompleted>); their stdout is no decision.
+    /// (<https://code.claude.com/docs/en/hooks>); their stdout is no decision.
     fn blocks_by_exit(&self, event: Option<&Event>) -> bool {
         matches!(event, Some(Event::TaskDone(_)))
     }
