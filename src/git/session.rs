@@ -117,7 +117,8 @@ impl SessionFiles {
 
 /// The lock held while the gate runs verify.sh (or the checks) on one worktree, whichever
 /// session runs it: two sessions sharing a worktree (an agent team's teammates) never run on it
-/// at the same time. `Ok(None)` when another holds it; [`RunLock::wait`] waits for it then.
+/// at the same time. [`RunLock::try_hold`] is `None` while another holds it; [`RunLock::hold`]
+/// waits for it.
 pub(crate) struct RunLock {
     path: PathBuf,
 }
