@@ -101,6 +101,7 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     if let Ok(gate) = &inputs.gate {
         host_caps(repo.workdir()?, gate.max_blocks, inputs.env, &mut checks);
     }
+    checks.extend(nested_worktrees(repo)?);
     hooks_off(repo.workdir()?, &mut checks);
     on_path(inputs.exec_path.as_deref(), &mut checks);
     pre_push(
@@ -511,6 +512,23 @@ fn host_caps(
             ),
         ));
     }
+}
+
+/// Claude Code puts the worktrees of subagents (and of `--worktree` sessions) in
+/// `.claude/worktrees/` of the checkout. Unless ignored, the session's own state holds each as
+/// an embedded repository, and its stop is refused while a subagent's worktree holds changes.
+fn nested_worktrees(repo: &Repo) -> Result<Option<Finding>, git::Error> {
+    let workdir = repo.workdir()?;
+    if std::fs::metadata(workdir.join(Host::Claude.config_path())).is_err() {
+        return Ok(None);
+    }
+    Ok(match repo.ignores(".claude/worktrees/agent") {
+        Some(false) => Some(warn(
+            "Claude Code: .claude/worktrees/ is not ignored: a subagent's worktree there would count as an embedded repository of this worktree's state, and a session's stop would be refused while it holds changes",
+            "echo .claude/worktrees/ >> .gitignore",
+        )),
+        _ => None,
+    })
 }
 
 /// Where the host runs no gate although its project file wires it: a host that reads the

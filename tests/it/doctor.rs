@@ -773,3 +773,19 @@ fn a_host_block_cap_below_the_budget_is_named() {
         .assert()
         .stdout(predicate::str::contains("BLOCK_CAP").not());
 }
+
+/// A subagent's worktree under `.claude/worktrees/` that is not ignored is an embedded
+/// repository of the session's state: the session's stop is refused while it holds changes.
+#[test]
+fn claude_worktrees_that_are_not_ignored_are_named() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "warn  Claude Code: .claude/worktrees/ is not ignored",
+        ));
+    repo.write(".gitignore", ".claude/worktrees/\n");
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(".claude/worktrees/ is not ignored").not());
+}
