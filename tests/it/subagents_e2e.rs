@@ -4,6 +4,7 @@
 //! `hooks/claude-settings.json`.
 
 use std::path::PathBuf;
+use std::process::Output;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
@@ -13,7 +14,7 @@ use crate::claude_e2e::INFO;
 use crate::e2e::harness::host_command;
 use crate::e2e::{describe, run_bounded};
 use crate::fake_model::anthropic::Anthropic;
-use crate::fake_model::{Api, FakeModel, Reply, Response, Script, call_id};
+use crate::fake_model::{Api, FakeModel, Reply, Request, Response, Script, call_id};
 use crate::harness::TestRepo;
 
 const FAILING: &str = "FAILED: bad.txt is here";
@@ -22,8 +23,21 @@ const FAILING: &str = "FAILED: bad.txt is here";
 /// in a subagent's system prompt (`cc_is_subagent=true`): the session starts the subagent in a
 /// worktree of its own, the subagent writes a failing change, ends, is sent back, fixes it.
 struct Delegating {
+    /// The subagent works in a worktree of its own (`isolation: "worktree"`), else in the
+    /// session's folder, where the session fixes its change once sent back.
+    isolated: bool,
     session: AtomicUsize,
     subagent: AtomicUsize,
+}
+
+impl Delegating {
+    fn new(isolated: bool) -> Self {
+        Delegating {
+            isolated,
+            session: AtomicUsize::new(0),
+            subagent: AtomicUsize::new(0),
+        }
+    }
 }
 
 impl Api for Delegating {
@@ -42,21 +56,26 @@ impl Api for Delegating {
         let model = body["model"].as_str().unwrap_or("claude-fake");
         let subagent = body["system"].to_string().contains("cc_is_subagent=true");
         if !subagent {
-            return match self.session.fetch_add(1, Ordering::SeqCst) {
-                0 => tool_call(
-                    model,
-                    "Agent",
-                    &json!({"description": "change the answer", "subagent_type": "general-purpose",
-                            "prompt": "Write bad.txt", "isolation": "worktree",
-                            "run_in_background": false}),
-                ),
-                _ => Anthropic.respond(method, path, body, Some(&Reply::Text("All done."))),
+            let reply = match self.session.fetch_add(1, Ordering::SeqCst) {
+                0 => {
+                    let mut input = json!({"description": "change the answer",
+                        "subagent_type": "general-purpose", "prompt": "Write bad.txt",
+                        "run_in_background": false});
+                    if self.isolated {
+                        input["isolation"] = json!("worktree");
+                    }
+                    return tool_call(model, "Agent", &input);
+                }
+                1 => Reply::Text("All done."),
+                2 if !self.isolated => Reply::Shell("rm bad.txt && echo good > good.txt"),
+                _ => Reply::Text("Fixed."),
             };
+            return Anthropic.respond(method, path, body, Some(&reply));
         }
         let reply = match self.subagent.fetch_add(1, Ordering::SeqCst) {
             0 => Reply::Shell("echo bad > bad.txt"),
             1 => Reply::Text("Sub done."),
-            2 => Reply::Shell("rm bad.txt && echo good > good.txt"),
+            2 if self.isolated => Reply::Shell("rm bad.txt && echo good > good.txt"),
             _ => Reply::Text("Fixed."),
         };
         Anthropic.respond(method, path, body, Some(&reply))
@@ -89,69 +108,24 @@ fn tool_call(model: &str, name: &str, input: &Value) -> Response {
 #[test]
 #[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_subagent_in_its_own_worktree_is_sent_back_with_the_failure_and_its_fix_proven() {
-    let claude = INFO.binary();
-    let repo = TestRepo::new();
-    let settings = std::fs::read_to_string(
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("hooks/claude-settings.json"),
-    )
-    .unwrap();
-    repo.write(".claude/settings.json", &settings);
-    // As Claude Code's documentation asks for worktrees under .claude/worktrees/.
-    repo.write(".gitignore", ".claude/worktrees/\n");
-    repo.write("a.txt", "a\n");
-    repo.verify_script(&format!(
-        "if [ -e bad.txt ]; then echo '{FAILING}'; exit 1; fi\necho ok"
-    ));
-    repo.commit_all("initial");
+    let repo = wired();
     let server = FakeModel::start(
-        Delegating {
-            session: AtomicUsize::new(0),
-            subagent: AtomicUsize::new(0),
-        },
+        Delegating::new(true),
         Script::new(vec![], Reply::Text("unused")),
     );
-    let config = repo.home().join("claude-config");
-    std::fs::create_dir_all(&config).unwrap();
-    let mut cmd = host_command(&claude, &repo);
-    cmd.args([
-        "-p",
-        "delegate the change",
-        "--allowedTools",
-        "Bash,Agent",
-        "--output-format",
-        "stream-json",
-        "--verbose",
-    ])
-    .env("ANTHROPIC_BASE_URL", server.base_url())
-    .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
-    .env("CLAUDE_CONFIG_DIR", &config)
-    .env("DISABLE_TELEMETRY", "1")
-    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-    .env("DISABLE_AUTOUPDATER", "1");
-    let out = run_bounded(cmd, Duration::from_secs(240));
+    let out = run(&repo, &server);
     let context = describe(&out, &server);
     assert!(out.status.success(), "{context}");
 
-    let turns = server.agent_turns();
-    let subagent: Vec<_> = turns
-        .iter()
-        .filter(|turn| {
-            turn.body["system"]
-                .to_string()
-                .contains("cc_is_subagent=true")
-        })
-        .collect();
+    let (session, subagent) = turns(&server);
     // Sent back once, with verify.sh's failing line, then let go after the fix.
     assert_eq!(subagent.len(), 4, "{context}");
     assert!(subagent[2].user_text().contains(FAILING), "{context}");
     assert!(!subagent[1].user_text().contains(FAILING), "{context}");
     // The session's own turns never saw a block: its worktree did not change.
     assert!(
-        turns
+        session
             .iter()
-            .filter(|turn| !turn.body["system"]
-                .to_string()
-                .contains("cc_is_subagent=true"))
             .all(|turn| !turn.user_text().contains("Stop hook feedback")),
         "{context}"
     );
@@ -167,4 +141,84 @@ fn a_subagent_in_its_own_worktree_is_sent_back_with_the_failure_and_its_fix_prov
         .current_dir(&worktree)
         .assert()
         .code(0);
+}
+
+/// A subagent working in its session's folder is left to the session's stop, which proves the
+/// same tree: the subagent is not sent back (verify.sh would run twice on one tree), and the
+/// session is, with the failure, once it tries to end its turn.
+#[test]
+#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn a_subagent_in_its_sessions_folder_is_gated_by_the_sessions_stop_only() {
+    let repo = wired();
+    let server = FakeModel::start(
+        Delegating::new(false),
+        Script::new(vec![], Reply::Text("unused")),
+    );
+    let out = run(&repo, &server);
+    let context = describe(&out, &server);
+    assert!(out.status.success(), "{context}");
+    let (session, subagent) = turns(&server);
+    assert_eq!(subagent.len(), 2, "{context}");
+    assert!(
+        subagent
+            .iter()
+            .all(|turn| !turn.user_text().contains(FAILING)),
+        "{context}"
+    );
+    assert_eq!(session.len(), 4, "{context}");
+    assert!(session[2].last_user_text().contains(FAILING), "{context}");
+    assert!(!repo.root.join(".claude/worktrees").exists(), "{context}");
+    repo.prove_it(&["status"]).assert().code(0);
+}
+
+/// The session's turns and the subagent's, as the fake model saw them.
+fn turns(server: &FakeModel) -> (Vec<Request>, Vec<Request>) {
+    server.agent_turns().into_iter().partition(|turn| {
+        !turn.body["system"]
+            .to_string()
+            .contains("cc_is_subagent=true")
+    })
+}
+
+/// A repository wired by `hooks/claude-settings.json`, whose verify.sh fails while `bad.txt`
+/// exists.
+fn wired() -> TestRepo {
+    let repo = TestRepo::new();
+    let settings = std::fs::read_to_string(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("hooks/claude-settings.json"),
+    )
+    .unwrap();
+    repo.write(".claude/settings.json", &settings);
+    // As Claude Code's documentation asks for worktrees under .claude/worktrees/.
+    repo.write(".gitignore", ".claude/worktrees/\n");
+    repo.write("a.txt", "a\n");
+    repo.verify_script(&format!(
+        "if [ -e bad.txt ]; then echo '{FAILING}'; exit 1; fi\necho ok"
+    ));
+    repo.commit_all("initial");
+    repo
+}
+
+/// `claude -p` in the repository, with the Agent tool allowed.
+fn run(repo: &TestRepo, server: &FakeModel) -> Output {
+    let claude = INFO.binary();
+    let config = repo.home().join("claude-config");
+    std::fs::create_dir_all(&config).unwrap();
+    let mut cmd = host_command(&claude, repo);
+    cmd.args([
+        "-p",
+        "delegate the change",
+        "--allowedTools",
+        "Bash,Agent",
+        "--output-format",
+        "stream-json",
+        "--verbose",
+    ])
+    .env("ANTHROPIC_BASE_URL", server.base_url())
+    .env("ANTHROPIC_API_KEY", "sk-ant-fake-key-for-tests")
+    .env("CLAUDE_CONFIG_DIR", &config)
+    .env("DISABLE_TELEMETRY", "1")
+    .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+    .env("DISABLE_AUTOUPDATER", "1");
+    run_bounded(cmd, Duration::from_secs(240))
 }
