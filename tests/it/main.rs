@@ -56,7 +56,7 @@ mod signed;
 mod state_tree;
 mod status;
 mod subagents;
-mod subagents_e2e;
+mod subagents_claude_e2e;
 mod sync;
 mod test_reports;
 mod weakening;

@@ -1,7 +1,8 @@
 //! Claude Code's subagents, end to end: the real `claude -p` starts a subagent with
-//! `isolation: "worktree"` (the Agent tool) against a fake Anthropic Messages API, and itself
-//! calls `git prove-it hook claude` at SubagentStart and SubagentStop, wired by
-//! `hooks/claude-settings.json`.
+//! `isolation: "worktree"` (the Agent tool), or without, against a fake Anthropic Messages API,
+//! and itself calls `git prove-it hook claude` at SubagentStart and SubagentStop, wired by
+//! `hooks/claude-settings.json`. The module's name ends in `claude_e2e` so that `.ci/run`'s
+//! filter for Claude Code selects it.
 
 use std::path::PathBuf;
 use std::process::Output;
