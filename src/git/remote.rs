@@ -129,6 +129,19 @@ impl Repo {
         (!dir.is_empty()).then(|| std::path::PathBuf::from(dir))
     }
 
+    /// Whether git's ignore rules hold the path `rel` of the worktree (a directory when it
+    /// ends with `/`), tracked or not; `None` when git cannot say.
+    pub(crate) fn ignores(&self, rel: &str) -> Option<bool> {
+        let output = self
+            .git_output(&["check-ignore", "-q", "--no-index", "--", rel])
+            .ok()?;
+        match output.status.code() {
+            Some(0) => Some(true),
+            Some(1) => Some(false),
+            _ => None,
+        }
+    }
+
     /// `branch.<current branch>.<key>`; `None` on a detached HEAD or when it is not set.
     fn branch_config(&self, key: &str) -> Option<String> {
         let name = self.git.head_name().ok().flatten()?;

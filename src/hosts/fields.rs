@@ -73,5 +73,6 @@ pub(super) fn snake_stop(map: &Object, turn: Option<&str>) -> Result<Stop, Input
         stop_hook_active: flag(map, "stop_hook_active")?,
         claim: optional_string(map, "last_assistant_message"),
         transcript: None,
+        background: Vec::new(),
     })
 }

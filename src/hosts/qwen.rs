@@ -78,6 +78,10 @@ impl Adapter for Qwen {
         claude::answer(message)
     }
 
+    fn cap_setting(&self) -> Option<&'static str> {
+        Some("QWEN_CODE_STOP_HOOK_BLOCK_CAP (or stopHookBlockingCap in its settings)")
+    }
+
     /// As Qwen Code 0.24.4 resolves it: `QWEN_CODE_STOP_HOOK_BLOCK_CAP` when set and not
     /// blank, an integer from 1 (above 100 reads as 100) and anything else the default 8;
     /// else `stopHookBlockingCap` of the settings, the project's (in the folder Qwen Code was
@@ -268,6 +272,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: Some("Done 2".into()),
                 transcript: None,
+                background: Vec::new(),
             })
         );
         assert_eq!(

@@ -270,7 +270,17 @@ mod tests {
     #[test]
     fn wiring_nothing_gives_the_documented_snippet() {
         let wired = Host::Claude.wire(None).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "Stop"]);
+        assert_eq!(
+            wired.added,
+            [
+                "SessionStart",
+                "Stop",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCompleted",
+                "TeammateIdle"
+            ]
+        );
         let ours: Value = serde_json::from_str(&wired.text).unwrap();
         let snippet: Value = serde_json::from_str(SNIPPET).unwrap();
         assert_eq!(ours, snippet);
@@ -287,7 +297,17 @@ mod tests {
   "$schema": "https://json.schemastore.org/claude-code-settings.json"
 }"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "Stop"]);
+        assert_eq!(
+            wired.added,
+            [
+                "SessionStart",
+                "Stop",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCompleted",
+                "TeammateIdle"
+            ]
+        );
         let value: Value = serde_json::from_str(&wired.text).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["permissions", "hooks", "$schema"], "order kept");
@@ -312,7 +332,16 @@ mod tests {
         let existing = r#"{"hooks": {"Stop": [{"hooks": [
             {"type": "command", "command": "git-prove-it  hook claude", "timeout": 1200}]}]}}"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
-        assert_eq!(wired.added, ["SessionStart"]);
+        assert_eq!(
+            wired.added,
+            [
+                "SessionStart",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCompleted",
+                "TeammateIdle"
+            ]
+        );
         let timeouts = Host::Claude.wired_timeouts(&wired.text).unwrap();
         assert_eq!(timeouts[0].1, Wiring::Wired(Some(60)));
         assert_eq!(timeouts[1].1, Wiring::Wired(Some(1200)));
