@@ -718,6 +718,10 @@ impl Context<'_> {
             return false;
         };
         let dir: &[u8] = &path[..slash];
+        // Most paths share their directory with the one before them.
+        if verified.as_slice() == dir {
+            return false;
+        }
         // Only the components past what the last call verified need an lstat, as in git's
         // lstat cache; a shared prefix counts up to a whole component only.
         let whole = |s: &[u8], n: usize| n == s.len() || s[n] == b'/';
@@ -1125,10 +1129,7 @@ fn differing(
         match rest.find_byte(b'/') {
             Some(slash) if slash + 1 < rest.len() => {
                 let dir = &rest[..=slash];
-                let end = i + items[i..]
-                    .iter()
-                    .position(|item| !item.path[prefix..].starts_with(dir))
-                    .unwrap_or(items.len() - i);
+                let end = i + run_below(&items[i..], prefix, dir);
                 let here = dirs
                     .binary_search_by(|(d, _)| d.as_slice().cmp(&items[i].path[..prefix + slash]))
                     .ok()
@@ -1161,6 +1162,13 @@ fn differing(
     Ok(())
 }
 
+/// How many of `items` (sorted by path, all below the same directory of `prefix` bytes, the
+/// first below `dir` in it) are below `dir`: they come first, so a bisection finds the end and
+/// each item is looked at once per tree, not once per directory above it.
+fn run_below(items: &[Item], prefix: usize, dir: &[u8]) -> usize {
+    items.partition_point(|item| item.path[prefix..].starts_with(dir))
+}
+
 /// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).
 pub(super) fn build_tree(
     items: &[Item],
@@ -1179,10 +1187,7 @@ pub(super) fn build_tree(
             }
             Some(slash) => {
                 let dir = &rest[..=slash];
-                let end = i + items[i..]
-                    .iter()
-                    .position(|item| !item.path[prefix..].starts_with(dir))
-                    .unwrap_or(items.len() - i);
+                let end = i + run_below(&items[i..], prefix, dir);
                 let id = build_tree(&items[i..end], prefix + dir.len(), hasher)?;
                 if let Some(dirs) = &mut hasher.dirs {
                     dirs.push((items[i].path[..prefix + slash].into(), id));
