@@ -41,9 +41,14 @@ pub(crate) fn state_protection(
 ) -> Result<Protection, git::Error> {
     let matcher = protected.matcher();
     let keep = |path: &str| matcher.holds(path);
+    // What changed since the anchor: as the state tree found it while it was built under that
+    // anchor, else by comparing the two again.
+    let since_anchor = anchor_state.and_then(|tree| match state.changed_since_anchor(tree) {
+        Some(changed) => Some(changed.to_vec()),
+        None => repo.changed_outside(state, &[], tree).ok(),
+    });
     // A path the anchor's list does not hold is in neither the baseline nor the protected set.
-    if let Some(changed) = anchor_state.and_then(|tree| repo.changed_outside(state, &[], tree).ok())
-    {
+    if let Some(changed) = since_anchor {
         let (mut before, mut now) = (Files::new(), Files::new());
         for path in changed.into_iter().filter(|path| keep(path)) {
             if let Some((id, mode)) = repo.tree_entry(baseline, &path)?
