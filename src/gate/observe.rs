@@ -279,6 +279,7 @@ pub(crate) fn stop(
                     }
                     pending = seen.pending;
                     provers_now = Some(seen.provers);
+                    cached_weakened = seen.weakened;
                     let facts = State::Tree {
                         tree: tree.id,
                         head_tree,
@@ -493,6 +494,9 @@ struct ChecksSeen {
     pending: Vec<CheckProof>,
     /// The checks file and the scripts, with their texts.
     provers: Vec<Prover>,
+    /// The tests the proofs on record lost against their baselines (their `tests-weakened:`
+    /// lines), each named with its check.
+    weakened: Vec<String>,
 }
 
 /// Each check of `set` in `tree`: whether it can run, whether `PROVE_IT_SKIP` names it, and
@@ -521,6 +525,7 @@ fn observe_checks(
     };
     let mut proof = Some(Outcome::Proven);
     let mut pending = Vec::new();
+    let mut weakened = Vec::new();
     for mut found in state_check_proofs(repo, tree, set)? {
         if skip.contains(&found.check.name) {
             facts.skipped.push(found.check.name.clone());
@@ -532,9 +537,17 @@ fn observe_checks(
             .found
             .best_trusted(ctx.signed_only, &mut |signature, time| {
                 signatures.good(signature, time)
-            })?
-            .map(|record| record.outcome);
-        match best {
+            })?;
+        if let Some(record) = best {
+            let name = &found.check.name;
+            weakened.extend(
+                record
+                    .tests_weakened
+                    .iter()
+                    .map(|finding| format!("check {name}: {finding}")),
+            );
+        }
+        match best.map(|record| record.outcome) {
             Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {
                 proof = Some(Outcome::BoundedClaimSurvives);
             }
@@ -550,6 +563,7 @@ fn observe_checks(
         proof,
         pending,
         provers,
+        weakened,
     })
 }
 

@@ -685,6 +685,37 @@ fn block_refuses_a_weakened_proof_found_on_record() {
     );
 }
 
+/// The same with a checks file: the check's proof found on record names the test it lost,
+/// with the check, and is refused under `block`.
+#[test]
+fn block_refuses_a_checks_proof_found_on_record_naming_the_lost_test() {
+    let repo = TestRepo::new();
+    repo.write(
+        "suite.xml",
+        &junit(&[("test_a", "pass"), ("test_b", "pass")]),
+    );
+    repo.write(
+        "unit.sh",
+        "#!/bin/sh\ncp suite.xml \"$PROVE_IT_REPORTS/report.xml\"\n",
+    );
+    repo.chmod("unit.sh", 0o755);
+    repo.write(
+        "prove-it.toml",
+        "[checks.unit]\nrun = \"unit.sh\"\ninputs = [\"suite.xml\", \"unit.sh\"]\n",
+    );
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().success();
+    repo.git(&["config", "prove-it.weakening", "block"]);
+    start(&repo);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    repo.prove_it(&["run"]).assert().success();
+    let reason = block_reason(stop(&repo));
+    assert!(
+        reason.contains("check unit: passing tests gone: suite::test_b"),
+        "{reason}"
+    );
+}
+
 /// Writing new tests costs nothing under `block` either.
 #[test]
 fn block_stays_silent_on_an_added_test() {
