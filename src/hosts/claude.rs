@@ -10,7 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::adapter::Adapter;
-use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
+use super::fields::{
+    Object, background_tasks, optional_string, snake_prompt, snake_start, snake_stop, string,
+};
 use super::transcript;
 use super::trust::{HooksOff, dir_from, home, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
@@ -225,40 +227,6 @@ pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
         }
         event => Ok(event),
     }
-}
-
-/// `background_tasks` of a stop: the in-flight work Claude Code registered in the session
-/// (`{"id","type","status","description","command"?,"agent_type"?...}`; an empty array when
-/// nothing is in flight), each as one line. Entries that are not objects are left out; a
-/// field that is not an array reads as none.
-fn background_tasks(map: &Object) -> Vec<String> {
-    let Some(Value::Array(tasks)) = map.get("background_tasks") else {
-        return Vec::new();
-    };
-    tasks
-        .iter()
-        .filter_map(Value::as_object)
-        .map(|task| {
-            let field = |name: &str| optional_string(task, name).filter(|text| !text.is_empty());
-            let kind = field("type").unwrap_or_else(|| "task".to_string());
-            let mut line = match field("id") {
-                Some(id) => format!("{kind} {id}"),
-                None => kind,
-            };
-            if let Some(status) = field("status") {
-                line.push_str(&format!(" ({status})"));
-            }
-            if let Some(description) = field("description") {
-                line.push_str(&format!(": {description}"));
-            }
-            if let Some(command) =
-                field("command").filter(|c| Some(c) != field("description").as_ref())
-            {
-                line.push_str(&format!(" [{command}]"));
-            }
-            line
-        })
-        .collect()
 }
 
 /// The subagent an event is about: `agent_id` in its session `session_id` (Claude Code

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::adapter::Adapter;
-use super::fields::{Object, snake_start, snake_stop, string};
+use super::fields::{Object, background_tasks, snake_start, snake_stop, string};
 use super::trust::{HooksOff, dir_from, home, json_at, read_json};
 use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
 use super::{Event, InputError, claude, copilot};
@@ -242,7 +242,11 @@ fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
         "SessionStart" => snake_start(map),
-        "Stop" => Ok(Event::Stop(snake_stop(map, Some("prompt_id"))?)),
+        "Stop" => {
+            let mut stop = snake_stop(map, Some("prompt_id"))?;
+            stop.background = background_tasks(map);
+            Ok(Event::Stop(stop))
+        }
         _ => Ok(Event::Other { name }),
     }
 }
@@ -259,6 +263,18 @@ mod tests {
 
     fn parse(input: &[u8]) -> Event {
         Host::Qwen.parse(input, None).unwrap().event
+    }
+
+    #[test]
+    fn a_stop_names_its_background_tasks() {
+        let input = br#"{"session_id":"5f3b","cwd":"/repo","hook_event_name":"Stop","prompt_id":"5f3b########1","stop_hook_active":false,"last_assistant_message":"Done","background_tasks":[{"id":"bg-1","status":"running","agent_type":"general-purpose","started_at":"2026-12-04T21:42:25.087Z","description":"run the e2e suite"}],"crons":[]}"#;
+        let Event::Stop(stop) = parse(input) else {
+            panic!("a stop");
+        };
+        assert_eq!(
+            stop.background,
+            ["general-purpose bg-1 (running): run the e2e suite"]
+        );
     }
 
     #[test]
