@@ -80,13 +80,20 @@ pub(crate) enum Step {
     MergeStrategy {
         already: bool,
     },
+    /// `.claude/worktrees/` added to the root `.gitignore` (made if missing): Claude Code puts
+    /// its subagents' worktrees there, which the state would otherwise hold as embedded
+    /// repositories.
+    IgnoreClaudeWorktrees,
 }
 
 impl Step {
     /// Whether the step writes anything.
     pub(crate) fn changes(&self) -> bool {
         match self {
-            Step::WriteChecks { .. } | Step::WriteVerify { .. } | Step::WriteProtect { .. } => true,
+            Step::WriteChecks { .. }
+            | Step::WriteVerify { .. }
+            | Step::WriteProtect { .. }
+            | Step::IgnoreClaudeWorktrees => true,
             Step::ChecksKept | Step::VerifyKept { .. } | Step::RootVerifyNotWritten => false,
             Step::Wire { wired, .. } => !wired.added.is_empty(),
             Step::PrePush { already, .. }
@@ -179,6 +186,10 @@ impl InitReport {
                 Step::PrePushSnippet { .. } | Step::PrePushLine { .. } => continue,
                 Step::MergeStrategy { .. } => {
                     "set git config notes.prove-it.mergeStrategy union".to_string()
+                }
+                Step::IgnoreClaudeWorktrees => {
+                    "add .claude/worktrees/ to .gitignore (Claude Code's subagents work in worktrees there)"
+                        .to_string()
                 }
                 Step::VerifyKept { .. } | Step::ChecksKept | Step::RootVerifyNotWritten => continue,
             };
@@ -347,6 +358,10 @@ impl InitReport {
                     out,
                     "{} notes.prove-it.mergeStrategy = union (stock git notes merge keeps records whole)",
                     if *already { "already set:" } else { "set" }
+                )?,
+                Step::IgnoreClaudeWorktrees => writeln!(
+                    out,
+                    "ignored .claude/worktrees/ in .gitignore: Claude Code's subagents work in worktrees there, which this worktree's state would otherwise hold as embedded repositories"
                 )?,
             }
             if let Step::Wire {

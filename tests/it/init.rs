@@ -289,6 +289,49 @@ fn an_existing_verify_sh_is_kept_unless_forced() {
     );
 }
 
+/// Claude Code's subagents work in `.claude/worktrees/`, which the state would hold as embedded
+/// repositories (a session's stop refused while one holds changes): wiring Claude Code ignores
+/// it, once, keeping what `.gitignore` held; and `doctor` has nothing to say of it after.
+#[test]
+fn wiring_claude_code_ignores_its_subagents_worktrees_once() {
+    let repo = TestRepo::new();
+    repo.write(".gitignore", "target/");
+    repo.prove_it(&["init", "--yes", "--host", "claude"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains(
+            "ignored .claude/worktrees/ in .gitignore",
+        ));
+    assert_eq!(
+        std::fs::read_to_string(repo.path(".gitignore")).unwrap(),
+        "target/\n.claude/worktrees/\n"
+    );
+    repo.prove_it(&["init", "--yes", "--host", "claude"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("ignored .claude/worktrees/").not());
+    assert_eq!(
+        std::fs::read_to_string(repo.path(".gitignore")).unwrap(),
+        "target/\n.claude/worktrees/\n"
+    );
+    let doctor = repo.prove_it(&["doctor"]).output().unwrap();
+    let said = String::from_utf8_lossy(&doctor.stdout);
+    assert!(
+        !said.contains(".claude/worktrees/ is not ignored"),
+        "{said}"
+    );
+}
+
+/// Other hosts leave `.gitignore` alone.
+#[test]
+fn wiring_another_host_leaves_gitignore_alone() {
+    let repo = TestRepo::new();
+    repo.prove_it(&["init", "--yes", "--host", "codex"])
+        .assert()
+        .code(0);
+    assert!(!repo.path(".gitignore").exists());
+}
+
 #[test]
 fn claude_settings_are_merged_keeping_every_other_key_and_hook() {
     let repo = TestRepo::new();
