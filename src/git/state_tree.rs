@@ -1374,7 +1374,7 @@ fn resolve_in_items(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_repo::{git_repo, run};
+    use super::super::test_repo::{commit_all, git_repo, run};
     use super::{Differing, IndexTrust, differing};
 
     fn commit(dir: &std::path::Path, files: &[(&str, &str)], gone: &[&str]) -> gix::ObjectId {
@@ -1386,19 +1386,7 @@ mod tests {
         for path in gone {
             std::fs::remove_file(dir.join(path)).unwrap();
         }
-        run(dir, &["add", "-A"]);
-        run(
-            dir,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "c",
-            ],
-        );
+        commit_all(dir, "c");
         run(dir, &["rev-parse", "HEAD^{tree}"])
             .trim()
             .parse()

@@ -391,7 +391,7 @@ mod tests {
     use std::os::unix::fs::symlink;
     use std::path::Path;
 
-    use super::super::test_repo::{git_repo, run};
+    use super::super::test_repo::{commit_all, git_repo, run};
     use super::{Walked, decide, unaccounted, untracked, walk};
 
     fn write(dir: &Path, path: &str, text: &str) {
@@ -548,30 +548,13 @@ mod tests {
         let (tmp, _) = git_repo();
         let dir = tmp.path();
         write(dir, "base.txt", "base\n");
-        run(dir, &["add", "-A"]);
-        let commit = |dir: &Path| {
-            run(
-                dir,
-                &[
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "commit",
-                    "-qm",
-                    "c",
-                ],
-            )
-        };
-        commit(dir);
+        commit_all(dir, "base");
         run(dir, &["checkout", "-qb", "other"]);
         write(dir, "both.txt", "theirs\n");
-        run(dir, &["add", "-A"]);
-        commit(dir);
+        commit_all(dir, "theirs");
         run(dir, &["checkout", "-q", "-"]);
         write(dir, "both.txt", "ours\n");
-        run(dir, &["add", "-A"]);
-        commit(dir);
+        commit_all(dir, "ours");
         let merge = super::super::test_repo::git(dir)
             .args([
                 "-c",
