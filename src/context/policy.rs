@@ -100,8 +100,8 @@ pub(crate) enum UncoveredPolicy {
     Block,
 }
 
-/// What the gate does with a turn that ends with verify.sh changed since the session started
-/// (issue 19, hole 14). Ordered weakest first, so the stronger of two is their maximum.
+/// What the gate does with a turn that ends with verify.sh changed since the session started.
+/// Ordered weakest first, so the stronger of two is their maximum.
 #[derive(
     Debug,
     Default,

@@ -159,7 +159,7 @@ impl Repo {
 
     /// The remote `git push` sends the current branch to: `branch.<b>.pushRemote`, then
     /// `remote.pushDefault`, then [`Repo::default_remote`]. In a contributor's clone of a
-    /// project they do not own, that is their fork, not origin (issue 21, item 5).
+    /// project they do not own, that is their fork, not origin.
     pub(crate) fn push_remote(&self) -> String {
         self.branch_config("pushRemote")
             .or_else(|| self.config_string("remote.pushDefault"))

@@ -8,8 +8,7 @@
 //! are not ignored come from a directory walk. Trees are built in memory and only written to the
 //! object database when the state is to be recorded.
 //!
-//! Where git trusts what it does not look at, the state tree looks (issue 19, SPEC.md section
-//! 2): skip-worktree and assume-unchanged files present on disk are read from disk, and stat
+//! Where git trusts what it does not look at, the state tree looks (SPEC.md section 2): skip-worktree and assume-unchanged files present on disk are read from disk, and stat
 //! data is never trusted without ctime. The same walk also tells which checked-out submodules
 //! hold changes their commit does not, whether verify.sh on disk is the blob recorded, and,
 //! after a run, which paths changed since it started.
@@ -203,7 +202,7 @@ impl StateTree {
             .map_err(Error::read("core.fileMode and core.symlinks"))?;
         let mut stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
         // Stat data without ctime cannot vouch for content: a same-size edit with its mtime set
-        // back looks clean, and only ctime cannot be set back (issue 19). So ctime and the full
+        // back looks clean, and only ctime cannot be set back. So ctime and the full
         // stat data are compared whatever core.trustctime and core.checkStat say.
         stat_options.trust_ctime = true;
         stat_options.check_stat = true;
@@ -407,7 +406,7 @@ impl StateTree {
 
     /// Checked-out submodules and nested repositories whose worktree holds changes their
     /// commit does not, sorted: the state tree records a submodule by its commit only, so no
-    /// proof may vouch for such a state (issue 19).
+    /// proof may vouch for such a state.
     pub(crate) fn dirty_submodules(&self) -> &[String] {
         &self.dirty_submodules
     }

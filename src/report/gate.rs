@@ -851,8 +851,8 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
 const DIFF_ROOM: usize = REASON_CAP - 1_500;
 
 /// `diff` as it fits in `room` characters: whole when it fits; else its changed lines first,
-/// every one of them while they fit (issue 19, hole 11: a weakening after hundreds of lines of
-/// padding is never the part cut), then saying what was left out and where the whole diff is.
+/// every one of them while they fit (a weakening after hundreds of lines of padding is never
+/// the part cut), then saying what was left out and where the whole diff is.
 fn diff_to_fit(diff: &str, room: usize, tree: &str) -> String {
     if diff.len() <= room {
         return diff.to_string();
@@ -1208,7 +1208,7 @@ mod tests {
         assert!(text.contains("quoting the notice above"), "{text}");
     }
 
-    /// A stop about several worktrees (issue 19): any block blocks, naming each worktree; else
+    /// A stop about several worktrees: any block blocks, naming each worktree; else
     /// every notice, the loudest first; else silence.
     #[test]
     fn several_worktrees_block_if_any_blocks_else_the_loudest_notice_comes_first() {

@@ -12,7 +12,7 @@ use crate::gate::Message;
 /// One thing `init` does, or found already done.
 #[derive(Debug)]
 pub(crate) enum Step {
-    /// prove-it.toml written with one check per package of `workspace` (issue 23).
+    /// prove-it.toml written with one check per package of `workspace`.
     WriteChecks {
         text: String,
         workspace: Workspace,
@@ -401,7 +401,7 @@ impl InitReport {
             DemoResult::Ran(demo) => render_demo(demo, out)?,
         }
         // Teammates and CI need these files: an agent session elsewhere is gated only by a
-        // committed verify.sh and host configuration (issue 21, item 14).
+        // committed verify.sh and host configuration.
         let mut written: Vec<String> = Vec::new();
         for step in &self.steps {
             match step {
