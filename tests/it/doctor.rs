@@ -779,6 +779,8 @@ fn a_host_block_cap_below_the_budget_is_named() {
 #[test]
 fn claude_worktrees_that_are_not_ignored_are_named() {
     let repo = set_up();
+    // init ignored them; a person took the line out since.
+    std::fs::remove_file(repo.path(".gitignore")).unwrap();
     repo.prove_it(&["doctor"])
         .assert()
         .stdout(predicate::str::contains(
