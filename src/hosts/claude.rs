@@ -266,11 +266,16 @@ fn subagent_stop(map: &Object) -> Result<Event, InputError> {
 }
 
 /// `TaskCompleted` and `TeammateIdle` (agent teams): a stop of the session `session_id` in
-/// `cwd`, counted per task (`task_id`) or per teammate (`teammate_name`), so that the budget
-/// holds though neither event carries `stop_hook_active`. The claim is the task's subject.
+/// `cwd`. Claude Code 2.1.328 fires both at a teammate's turn end, once its Stop hooks let
+/// the turn end (and `TaskCompleted` also when `TaskUpdate` marks a task completed), with
+/// that turn's `prompt_id`: the turn is the prompt's, as at its Stop, so that the Stop and
+/// both events spend one budget, though neither event carries `stop_hook_active`. Without `prompt_id`, the turn is the task (`task_id`) or the teammate
+/// (`teammate_name`). The claim is the task's subject.
 fn task_done(map: &Object, turn: &'static str) -> Result<Event, InputError> {
-    let mut stop = snake_stop(map, None)?;
-    stop.turn = optional_string(map, turn).map(|id| format!("{turn}:{id}"));
+    let mut stop = snake_stop(map, Some("prompt_id"))?;
+    if stop.turn.is_none() {
+        stop.turn = optional_string(map, turn).map(|id| format!("{turn}:{id}"));
+    }
     stop.stop_hook_active = stop.turn.is_some();
     stop.claim = optional_string(map, "task_subject");
     Ok(Event::TaskDone(stop))
@@ -421,7 +426,8 @@ mod tests {
         );
     }
 
-    /// A task's completion is counted per task, and blocked by the exit status.
+    /// Without `prompt_id`, a task's completion is counted per task; it is blocked by the
+    /// exit status.
     #[test]
     fn parses_task_completed_as_a_stop_answered_by_exit_status() {
         let input = br#"{"session_id":"82b7","cwd":"/repo","hook_event_name":"TaskCompleted","task_id":"3","task_subject":"make it 5","task_description":"d","teammate_name":"impl","team_name":"t"}"#;
@@ -441,6 +447,28 @@ mod tests {
         assert!(Host::Claude.blocks_by_exit(Some(&event)));
         let stop = parse(br#"{"session_id":"82b7","cwd":"/repo","hook_event_name":"Stop"}"#);
         assert!(!Host::Claude.blocks_by_exit(stop.as_ref().ok()));
+    }
+
+    /// As Claude Code 2.1.328 sends both at a teammate's turn end: with the turn's
+    /// `prompt_id`, which the teammate's Stop of that turn carries too, so that the three
+    /// spend one budget instead of each event resetting the other's count.
+    #[test]
+    fn a_teammates_task_completed_and_idle_count_in_the_turn_of_their_prompt_id() {
+        let completed = br#"{"session_id":"c6f6","transcript_path":"/t.jsonl","cwd":"/repo","prompt_id":"704c","permission_mode":"default","hook_event_name":"TaskCompleted","task_id":"1","task_subject":"Write the answer","task_description":"Write answer.txt","teammate_name":"alice","team_name":"demo"}"#;
+        let idle = br#"{"session_id":"c6f6","transcript_path":"/t.jsonl","cwd":"/repo","prompt_id":"704c","permission_mode":"default","hook_event_name":"TeammateIdle","teammate_name":"alice","team_name":"demo"}"#;
+        let stop = |claim: Option<&str>| {
+            Event::TaskDone(Stop {
+                session: "c6f6".into(),
+                turn: Some("704c".into()),
+                cwd: "/repo".into(),
+                stop_hook_active: true,
+                claim: claim.map(Into::into),
+                transcript: None,
+                background: Vec::new(),
+            })
+        };
+        assert_eq!(parse(completed).unwrap(), stop(Some("Write the answer")));
+        assert_eq!(parse(idle).unwrap(), stop(None));
     }
 
     /// As HOSTS.md records Claude Code's `UserPromptSubmit`, and Codex's of the same shape.

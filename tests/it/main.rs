@@ -58,5 +58,6 @@ mod status;
 mod subagents;
 mod subagents_claude_e2e;
 mod sync;
+mod teams_claude_e2e;
 mod test_reports;
 mod weakening;

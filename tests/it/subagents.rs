@@ -377,3 +377,30 @@ fn teammates_sharing_a_worktree_never_run_verify_sh_at_once_and_the_second_joins
     assert!(!overlap.exists(), "two runs at once");
     assert_eq!(runs(&counter), 1);
 }
+
+/// Claude Code fires TaskCompleted and TeammateIdle together at each turn end of a teammate,
+/// with the turn's `prompt_id`: counted apart, each reset the other's count and the teammate
+/// was sent back without end; counted in the prompt's turn, they spend one budget.
+#[test]
+fn a_teammates_task_completed_and_idle_at_each_turn_end_spend_one_budget() {
+    let (repo, _) = armed();
+    start(&repo);
+    repo.write("bad.txt", "bad\n");
+    let event = |name: &str| {
+        json!({"session_id": SESSION, "transcript_path": "/tmp/t.jsonl", "cwd": repo.root,
+               "prompt_id": PROMPT, "permission_mode": "default", "hook_event_name": name,
+               "task_id": "1", "task_subject": "make the answer 5", "teammate_name": "alice",
+               "team_name": "t1"})
+    };
+    let mut codes = Vec::new();
+    for _ in 0..3 {
+        for name in ["TaskCompleted", "TeammateIdle"] {
+            codes.push(hook(&repo, &repo.root, &event(name)).status.code());
+        }
+    }
+    assert_eq!(
+        codes,
+        [Some(2), Some(2), Some(2), Some(0), Some(0), Some(0)],
+        "three blocks in all, then the turn ends unverified"
+    );
+}
