@@ -8,8 +8,9 @@
 use std::path::Path;
 
 use super::act;
+use super::ahead::{self, Joined};
 use super::anchor::Anchor;
-use super::decide::Verdict;
+use super::decide::{Decision, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop};
 use super::host::HostRules;
@@ -529,15 +530,53 @@ fn gate(
     started_ns: u64,
     anchored: bool,
 ) -> Result<Reply, Error> {
-    let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
-        Observation::OptedOut => return Ok(Reply::Silent),
-        Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
-        Observation::ForeignEnvironment(changed) => {
-            return Ok(Reply::ForeignEnvironment { changed });
-        }
-        Observation::Stop(seen) => *seen,
+    let observed = || -> Result<Result<observe::Seen, Reply>, Error> {
+        Ok(
+            match observe::stop(ctx, host, event, started_ns, anchored)? {
+                Observation::OptedOut => Err(Reply::Silent),
+                Observation::Answered(answer) => Err(Reply::Answer(*answer)),
+                Observation::ForeignEnvironment(changed) => {
+                    Err(Reply::ForeignEnvironment { changed })
+                }
+                Observation::Stop(seen) => Ok(*seen),
+            },
+        )
     };
+    let mut seen = match observed()? {
+        Ok(seen) => seen,
+        Err(reply) => return Ok(reply),
+    };
+    // A run made ahead for this very state is waited for, within the timeout, and the proofs
+    // looked up again: the prover's word is never the verdict.
+    if matches!(decide(&seen.observed), Decision::Run) {
+        match ahead::join(ctx, &seen, started_ns) {
+            Joined::Not => {}
+            Joined::Ended => {
+                drop(seen);
+                seen = match observed()? {
+                    Ok(seen) => seen,
+                    Err(reply) => return Ok(reply),
+                };
+            }
+            Joined::OutOfTime => {
+                seen.observed.run = Some(RunFacts::Failed {
+                    exit: format!(
+                        "could not check in time: the run made ahead for this state outlasted the timeout of {} s",
+                        seen.observed.timeout_secs
+                    ),
+                    exit_code: None,
+                    tail: Vec::new(),
+                    checks: Vec::new(),
+                    predates: Vec::new(),
+                });
+            }
+        }
+    }
+    let runs_here = matches!(decide(&seen.observed), Decision::Run);
     let (verdict, log) = act::verdict(ctx, host, event, &mut seen)?;
+    if runs_here {
+        ahead::note_run(ctx, seen.observed.run.as_ref());
+    }
     Ok(Reply::Answer(act::record(
         ctx, host, event, seen, verdict, log,
     )?))

@@ -1,4 +1,4 @@
-pub(crate) use crate::gate::{Prompt, Start, Stop};
+pub(crate) use crate::gate::{AfterTool, Prompt, Start, Stop};
 
 /// A hook event, normalised across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -7,6 +7,8 @@ pub(crate) enum Event {
     Stop(Stop),
     /// A person submitted a prompt, where the host says so.
     Prompt(Prompt),
+    /// A tool call ended: wake the worktree's prover; answered with nothing the host shows.
+    AfterTool(AfterTool),
     /// An event the gate has nothing to do with (SubagentStop, notifications, ...).
     Other {
         name: String,

@@ -41,6 +41,8 @@ pub(crate) struct HookEntry {
     pub timeout: Option<u64>,
     /// Whether this is the end-of-turn hook, whose timeout must exceed verify.sh's.
     pub stop: bool,
+    /// Whether this is the after-tool hook, which only proves ahead: the gate holds without it.
+    pub ahead: bool,
 }
 
 /// How a host's configuration file lists hooks under `"hooks"."<event>"`.
@@ -92,6 +94,9 @@ pub(crate) enum Error {
 /// turn without a verdict.
 pub(super) const START_TIMEOUT: u64 = 60;
 pub(super) const STOP_TIMEOUT: u64 = 900;
+/// The after-tool hook answers within milliseconds (it only wakes the prover); a host that
+/// waited longer would hold the agent up.
+pub(super) const AFTER_TOOL_TIMEOUT: u64 = 10;
 
 /// An entry with a timeout in the host's unit.
 pub(super) const fn entry(
@@ -105,6 +110,19 @@ pub(super) const fn entry(
         command,
         timeout: Some(timeout),
         stop,
+        ahead: false,
+    }
+}
+
+/// The after-tool entry, which wakes the prover (SPEC section 8, "Proving ahead").
+pub(super) const fn after_tool_entry(
+    event: &'static str,
+    command: &'static str,
+    timeout: u64,
+) -> HookEntry {
+    HookEntry {
+        ahead: true,
+        ..entry(event, command, timeout, false)
     }
 }
 
@@ -270,7 +288,7 @@ mod tests {
     #[test]
     fn wiring_nothing_gives_the_documented_snippet() {
         let wired = Host::Claude.wire(None).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "Stop"]);
+        assert_eq!(wired.added, ["SessionStart", "Stop", "PostToolUse"]);
         let ours: Value = serde_json::from_str(&wired.text).unwrap();
         let snippet: Value = serde_json::from_str(SNIPPET).unwrap();
         assert_eq!(ours, snippet);
@@ -287,7 +305,7 @@ mod tests {
   "$schema": "https://json.schemastore.org/claude-code-settings.json"
 }"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "Stop"]);
+        assert_eq!(wired.added, ["SessionStart", "Stop", "PostToolUse"]);
         let value: Value = serde_json::from_str(&wired.text).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["permissions", "hooks", "$schema"], "order kept");
@@ -312,7 +330,7 @@ mod tests {
         let existing = r#"{"hooks": {"Stop": [{"hooks": [
             {"type": "command", "command": "git-prove-it  hook claude", "timeout": 1200}]}]}}"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
-        assert_eq!(wired.added, ["SessionStart"]);
+        assert_eq!(wired.added, ["SessionStart", "PostToolUse"]);
         let timeouts = Host::Claude.wired_timeouts(&wired.text).unwrap();
         assert_eq!(timeouts[0].1, Wiring::Wired(Some(60)));
         assert_eq!(timeouts[1].1, Wiring::Wired(Some(1200)));

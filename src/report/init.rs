@@ -157,7 +157,7 @@ impl InitReport {
                     ..
                 } => format!(
                     "add the gate's {} hooks for {} to {}{}",
-                    wired.added.join(" and "),
+                    listed(&wired.added),
                     host.title(),
                     path.display(),
                     if *user {
@@ -257,7 +257,7 @@ impl InitReport {
                     out,
                     "wired {}: {} hooks {} {}{}",
                     host.title(),
-                    wired.added.join(" and "),
+                    listed(&wired.added),
                     if *created {
                         "written to"
                     } else {
@@ -560,4 +560,13 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Names as a person lists them: `A`, `A and B`, `A, B and C`.
+fn listed(names: &[&str]) -> String {
+    match names {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }
