@@ -84,7 +84,9 @@ fn options<'a>(
     Ok(proof::ProveOptions {
         host: host.name(),
         session: Some(&event.session),
-        timeout: policy.timeout,
+        timeout: seen
+            .run_within
+            .map_or(policy.timeout, |left| left.min(policy.timeout)),
         retries: policy.retries,
         echo: None,
         interrupt: Some(how.interrupt),

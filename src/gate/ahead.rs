@@ -75,22 +75,25 @@ pub(crate) enum View {
     Running { checks: Vec<String>, secs: u64 },
 }
 
-/// What `status` says of `repo`'s worktree's prover.
-pub(crate) fn view(repo: &Repo) -> Result<View, git::Error> {
+/// What `status` says of `repo`'s worktree's prover; `None` where none was ever started.
+pub(crate) fn view(repo: &Repo) -> Result<Option<View>, git::Error> {
+    if !AheadFiles::any(repo)? {
+        return Ok(None);
+    }
     let files = AheadFiles::open(repo, &worktree(repo)?)?;
     if let Some(off) = files.load_off() {
-        return Ok(View::Off {
+        return Ok(Some(View::Off {
             wrote: String::from_utf8_lossy(&off)
                 .lines()
                 .map(str::to_string)
                 .collect(),
-        });
+        }));
     }
     let Some(pid) = files.holder() else {
-        return Ok(View::NotRunning);
+        return Ok(Some(View::NotRunning));
     };
     let status = load(&files).filter(|status| status.pid == pid);
-    Ok(match status {
+    Ok(Some(match status {
         Some(Status {
             running: Some(running),
             ..
@@ -101,7 +104,7 @@ pub(crate) fn view(repo: &Repo) -> Result<View, git::Error> {
         status => View::Idle {
             failed: status.and_then(|status| status.failed),
         },
-    })
+    }))
 }
 
 fn load(files: &AheadFiles) -> Option<Status> {
@@ -205,14 +208,19 @@ pub(crate) fn prover(
     store(&files, &status)?;
     let nanos = |duration: Duration| u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
     let mut done: Option<u64> = None;
+    // Started with no wake on record (by hand): its start stands for one.
+    let started = ctx.clock.now_ns();
     loop {
         let gone = session_files.load_seal().is_none()
             || ctx.repo.notes(ANCHORS_REF).lookup(&key)?.is_none();
-        if interrupt.load(Ordering::SeqCst) || gone || files.load_off().is_some() {
+        // The lock file removed or replaced: another prover may hold the new one, and one
+        // prover per worktree is what the kernel must say.
+        let replaced = files.holder() != Some(std::process::id());
+        if interrupt.load(Ordering::SeqCst) || gone || replaced || files.load_off().is_some() {
             return Ok(());
         }
         let now = ctx.clock.now_ns();
-        let wake = files.last_wake().unwrap_or(now);
+        let wake = files.last_wake().unwrap_or(started);
         if done == Some(wake) {
             if now.saturating_sub(wake) >= nanos(policy.idle) {
                 return Ok(());
@@ -478,7 +486,7 @@ pub(super) fn join(ctx: &Context, seen: &Seen, started_ns: u64) -> Joined {
         if !vouched(&files) || load(&files).as_ref() != Some(&status) {
             return Joined::Ended;
         }
-        if ctx.clock.now_ns() >= deadline {
+        if Clock::system().now_ns() >= deadline {
             crate::process::signal(pid);
             return Joined::OutOfTime;
         }

@@ -27,7 +27,7 @@ mod turn;
 
 /// The hook's environment, as a session records it and its hook calls are compared with it.
 pub(crate) use crate::verify::Environment;
-pub(crate) use ahead::{FailedAhead, View as AheadView, after_tool, prover, view as ahead_view};
+pub(crate) use ahead::{View as AheadView, after_tool, prover, view as ahead_view};
 pub(crate) use decide::{
     AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
 };

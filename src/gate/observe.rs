@@ -64,6 +64,9 @@ pub(crate) struct Seen {
     /// How the tests of the run this stop made fell short of the baseline's, one line each
     /// (prefixed with the check's name when a named check's), for the words.
     pub tests_weakened: Vec<String>,
+    /// What is left of the timeout for this stop's own run, after it waited for a run made
+    /// ahead: the whole wait stays within the timeout. `None`: the whole timeout.
+    pub run_within: Option<std::time::Duration>,
     lock: Option<git::SessionLock>,
 }
 
@@ -439,6 +442,7 @@ pub(crate) fn stop(
         uncovered,
         protection,
         tests_weakened: cached_weakened,
+        run_within: None,
         lock: Some(lock),
     })))
 }

@@ -6,6 +6,7 @@
 //! this turn", never a quiet pass.
 
 use std::path::Path;
+use std::time::Duration;
 
 use super::act;
 use super::ahead::{self, Joined};
@@ -557,18 +558,17 @@ fn gate(
                     Ok(seen) => seen,
                     Err(reply) => return Ok(reply),
                 };
+                let waited =
+                    Duration::from_nanos(Clock::system().now_ns().saturating_sub(started_ns));
+                let left = Duration::from_secs(seen.observed.timeout_secs).saturating_sub(waited);
+                seen.run_within = Some(left);
+                if left < Duration::from_secs(1) && matches!(decide(&seen.observed), Decision::Run)
+                {
+                    seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
+                }
             }
             Joined::OutOfTime => {
-                seen.observed.run = Some(RunFacts::Failed {
-                    exit: format!(
-                        "could not check in time: the run made ahead for this state outlasted the timeout of {} s",
-                        seen.observed.timeout_secs
-                    ),
-                    exit_code: None,
-                    tail: Vec::new(),
-                    checks: Vec::new(),
-                    predates: Vec::new(),
-                });
+                seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
             }
         }
     }
@@ -580,6 +580,19 @@ fn gate(
     Ok(Reply::Answer(act::record(
         ctx, host, event, seen, verdict, log,
     )?))
+}
+
+/// A stop whose wait for a run made ahead took its whole timeout: it blocks as a timeout does.
+fn out_of_time(timeout_secs: u64) -> RunFacts {
+    RunFacts::Failed {
+        exit: format!(
+            "could not check in time: the run made ahead for this state outlasted the timeout of {timeout_secs} s"
+        ),
+        exit_code: None,
+        tail: Vec::new(),
+        checks: Vec::new(),
+        predates: Vec::new(),
+    }
 }
 
 fn one_line(value: &str) -> String {

@@ -37,6 +37,11 @@ fn worktree_key(worktree: &Path) -> gix::ObjectId {
 }
 
 impl AheadFiles {
+    /// Whether any prover was ever started in this repository (its directory is there).
+    pub(crate) fn any(repo: &Repo) -> Result<bool, Error> {
+        Ok(repo.state_dir()?.join(AHEAD_DIR).is_dir())
+    }
+
     /// The prover files of `worktree` (canonical), the directory made when missing.
     pub(crate) fn open(repo: &Repo, worktree: &Path) -> Result<AheadFiles, Error> {
         let dir = repo.state_dir()?.join(AHEAD_DIR);

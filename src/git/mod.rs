@@ -33,7 +33,7 @@ mod untracked;
 mod verify_file;
 mod worktree;
 
-pub(crate) use ahead_files::{AheadFiles, AheadLock};
+pub(crate) use ahead_files::AheadFiles;
 pub(crate) use error::{Error, RefusedRef, RemoteSaid};
 /// An object id, as every type in `git/` names commits, trees and blobs.
 pub(crate) use gix::ObjectId;
