@@ -152,12 +152,16 @@ fn wake(ctx: &Context, host: &dyn HostRules, session: &str, now: u64) -> Result<
     };
     let anchor = Anchor::parse(&String::from_utf8_lossy(&seal)).ok();
     if let Some(changed) = anchor
+        .as_ref()
         .zip(host.environment())
         .and_then(|(anchor, now)| anchor.environment_differs(now))
     {
         return Err(Error::ForeignEnvironment(changed));
     }
-    if !AheadPolicy::resolve(&Settings::of(repo))?.on {
+    // Anchored like every policy value: off at the session's start stays off; turned off
+    // since, it is off at once (running less is never laxer).
+    let anchored_off = anchor.as_ref().is_some_and(|anchor| anchor.ahead_off);
+    if anchored_off || !AheadPolicy::resolve(&Settings::of(repo))?.on {
         return Ok(());
     }
     let files = AheadFiles::open(repo, &worktree)?;

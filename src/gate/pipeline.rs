@@ -20,7 +20,7 @@ use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts, TurnState};
-use crate::context::policy::GatePolicy;
+use crate::context::policy::{AheadPolicy, GatePolicy};
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
 use crate::proof::{CheckSet, Script};
@@ -283,6 +283,7 @@ fn start(
         weakening: gate_policy.weakening,
         protect: protect.patterns,
         protect_tree,
+        ahead_off: !AheadPolicy::resolve(&Settings::of(repo)).is_ok_and(|ahead| ahead.on),
     };
     let text = anchor.render();
     let key_blob = repo

@@ -422,3 +422,23 @@ fn a_script_that_writes_in_place_turns_proving_ahead_off() {
         "{status}"
     );
 }
+
+/// `prove-it.ahead` is anchored: off when the session started, turning it on mid-session
+/// starts no prover for that session.
+#[test]
+fn proving_ahead_off_at_the_sessions_start_stays_off() {
+    let repo = repository("grep -q good a.txt", 1);
+    repo.git(&["config", "prove-it.ahead", "off"]);
+    hook(&repo, "SessionStart");
+    repo.git(&["config", "prove-it.ahead", "on"]);
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        runs(&repo),
+        0,
+        "a prover ran in a session anchored with proving ahead off"
+    );
+    assert_eq!(stop(&repo), None);
+    assert_eq!(runs(&repo), 1);
+}
