@@ -77,7 +77,7 @@ pub(crate) enum View {
 
 /// What `status` says of `repo`'s worktree's prover; `None` where none was ever started.
 pub(crate) fn view(repo: &Repo) -> Result<Option<View>, git::Error> {
-    if !AheadFiles::any(repo)? {
+    if !AheadFiles::any(repo) {
         return Ok(None);
     }
     let files = AheadFiles::open(repo, &worktree(repo)?)?;
@@ -144,6 +144,11 @@ pub(crate) fn after_tool(host: &dyn HostRules, event: &AfterTool) -> Reply {
 /// Wake one worktree's prover for `session`, starting it when no process holds its lock.
 fn wake(ctx: &Context, host: &dyn HostRules, session: &str, now: u64) -> Result<(), Error> {
     let repo = &ctx.repo;
+    // A session that anchored here made the state directory: without it, there is nothing of
+    // the session's here, and nothing is made.
+    if !repo.has_state_dir() {
+        return Ok(());
+    }
     let worktree = worktree(repo)?;
     let key = session_key(session, &worktree);
     // The session's own copy of its anchor: without it, nothing is the session's here.
@@ -476,7 +481,13 @@ pub(super) fn join(ctx: &Context, seen: &Seen, started_ns: u64) -> Joined {
             && files.run_holder() == Some(pid)
             && !crate::process::stopped(pid)
     };
-    if !running.trees.iter().any(|tree| wanted.contains(tree)) || !vouched(&files) {
+    if !running.trees.iter().any(|tree| wanted.contains(tree)) {
+        // A run for another state can no longer match: a wake makes the prover look again
+        // and cancel it, rather than compete with the stop's own run.
+        let _ = files.wake(Clock::system().now_ns());
+        return Joined::Not;
+    }
+    if !vouched(&files) {
         return Joined::Not;
     }
     let timeout = ctx

@@ -13,6 +13,14 @@ use super::{Error, Repo};
 const AHEAD_DIR: &str = "ahead";
 
 /// One worktree's prover files.
+impl Repo {
+    /// Whether the state directory is there; asking makes none, so that an event in a
+    /// repository the gate never armed leaves no trace in it.
+    pub(crate) fn has_state_dir(&self) -> bool {
+        self.git.common_dir().join(super::names::STATE_DIR).is_dir()
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct AheadFiles {
     lock: PathBuf,
@@ -37,9 +45,14 @@ fn worktree_key(worktree: &Path) -> gix::ObjectId {
 }
 
 impl AheadFiles {
-    /// Whether any prover was ever started in this repository (its directory is there).
-    pub(crate) fn any(repo: &Repo) -> Result<bool, Error> {
-        Ok(repo.state_dir()?.join(AHEAD_DIR).is_dir())
+    /// Whether any prover was ever started in this repository (its directory is there);
+    /// asking makes no directory.
+    pub(crate) fn any(repo: &Repo) -> bool {
+        repo.git
+            .common_dir()
+            .join(super::names::STATE_DIR)
+            .join(AHEAD_DIR)
+            .is_dir()
     }
 
     /// The prover files of `worktree` (canonical), the directory made when missing.

@@ -442,3 +442,17 @@ fn proving_ahead_off_at_the_sessions_start_stays_off() {
     assert_eq!(stop(&repo), None);
     assert_eq!(runs(&repo), 1);
 }
+
+/// A repository without verify.sh gets no state directory from the gate: an after-tool event
+/// there leaves no trace either.
+#[test]
+fn an_after_tool_event_where_the_gate_is_not_armed_leaves_no_trace() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "b\n");
+    let out = hook(&repo, "PostToolUse");
+    assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
+    assert!(!repo.path(".git/prove-it").exists());
+}
