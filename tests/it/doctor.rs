@@ -756,3 +756,26 @@ fn the_other_hosts_switches_that_turn_hooks_off_fail_doctor() {
             codex.display()
         )));
 }
+
+/// Settings wired before proving ahead existed hold the gate: doctor warns that nothing is
+/// proven ahead of a stop, and does not fail.
+#[test]
+fn claude_settings_without_the_after_tool_hook_are_a_warning_not_a_failure() {
+    let repo = set_up();
+    repo.write(
+        ".claude/settings.json",
+        r#"{"hooks": {
+            "SessionStart": [{"hooks": [{"type": "command", "command": "git prove-it hook claude", "timeout": 60}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "git prove-it hook claude", "timeout": 900}]}]
+        }}"#,
+    );
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    Claude Code: the gate's hooks are wired in .claude/settings.json\n",
+        ))
+        .stdout(predicate::str::contains(
+            "warn  Claude Code: the after-tool hook (PostToolUse) is not wired in .claude/settings.json, so nothing is proven ahead of a stop\n      fix: git prove-it init --host claude\n",
+        ))
+        .stdout(predicate::str::contains("FAIL").not());
+}
