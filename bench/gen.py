@@ -301,12 +301,28 @@ def checks_cmd(repo, count):
     git(repo, "commit", "-q", "-m", "the benchmark's checks")
 
 
+def protect_cmd(repo):
+    """Commit a checks file holding only a protect list (beside the root verify.sh): the list
+    `init` writes for a Python project, and `d00*/`, a tenth of the generated files, so that
+    `dirty` changes protected files in every one of those directories."""
+    patterns = ["tests/", "test/", "test_*.py", "*_test.py", "conftest.py", "pytest.ini",
+                "tox.ini", "setup.cfg", ".coveragerc", ".flake8", "ruff.toml", ".ruff.toml",
+                "mypy.ini", ".pylintrc", ".github/workflows/", ".gitlab-ci.yml",
+                ".pre-commit-config.yaml", "d00*/"]
+    with open(os.path.join(repo, "prove-it.toml"), "w") as f:
+        f.write("protect = [\n" + "".join(f'    "{p}",\n' for p in patterns) + "]\n")
+    git(repo, "add", "prove-it.toml")
+    git(repo, "commit", "-q", "-m", "the benchmark's protected paths")
+
+
 def main():
     command, repo, *rest = sys.argv[1:]
     if command == "repo":
         repo_cmd(repo, int(rest[0]))
     elif command == "dirty":
         dirty_cmd(repo)
+    elif command == "protect":
+        protect_cmd(repo)
     elif command == "notes":
         notes_cmd(repo, int(rest[0]))
     elif command == "history":

@@ -6,6 +6,9 @@ pub const OK: u8 = 0;
 pub const NOT_PROVEN: u8 = 1;
 /// Usage or repository error: nothing could be decided.
 pub const ERROR: u8 = 2;
+/// `hook claude`: a block of an event the host reads from the exit status (`TaskCompleted`,
+/// `TeammateIdle`), its reason on stderr. The same number as `ERROR`, as Claude Code has it.
+pub const HOOK_BLOCK: u8 = 2;
 /// `run`, `status`: verify.sh is not armed (missing, not executable, or not a file inside the worktree).
 pub const NOT_ARMED: u8 = 3;
 /// `run`: the state cannot be tested (verify.sh or a check exited 125, as `git bisect run` has

@@ -93,6 +93,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         signed_only: context.signed_only,
         ran,
         exec_path: repo.exec_path(),
+        env: &|name| std::env::var(name).ok(),
     };
     let checks = doctor::checks(&inputs)?;
     let report = DoctorReport {

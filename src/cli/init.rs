@@ -224,6 +224,10 @@ fn checks(
     Ok(Checks::Write(found))
 }
 
+/// The line that ignores Claude Code's worktrees, and a path below it to ask git about.
+const CLAUDE_WORKTREES_LINE: &str = ".claude/worktrees/\n";
+const CLAUDE_WORKTREES_PROBE: &str = ".claude/worktrees/agent";
+
 fn plan(
     repo: &Repo,
     stacks: &[stack::Stack],
@@ -334,6 +338,11 @@ fn plan(
                 user: true,
             });
         }
+    }
+    // Claude Code's subagents work in worktrees below the checkout, which the state would hold
+    // as embedded repositories (a session's stop refused while one holds changes).
+    if hosts.contains(&Host::Claude) && repo.ignores(CLAUDE_WORKTREES_PROBE) == Some(false) {
+        steps.push(Step::IgnoreClaudeWorktrees);
     }
     if args.pre_push {
         steps.push(plan_pre_push(repo, root)?);
@@ -453,6 +462,15 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
             install::install_pre_push(repo)?;
         }
         Step::MergeStrategy { already: false } => repo.set_config(MERGE_STRATEGY, "union")?,
+        Step::IgnoreClaudeWorktrees => {
+            let path = repo.workdir()?.join(".gitignore");
+            let mut text = read_optional(&path)?.unwrap_or_default();
+            if !text.is_empty() && !text.ends_with('\n') {
+                text.push('\n');
+            }
+            text.push_str(CLAUDE_WORKTREES_LINE);
+            write_file(&path, &text, 0o644)?;
+        }
     }
     Ok(())
 }

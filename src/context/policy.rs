@@ -100,8 +100,8 @@ pub(crate) enum UncoveredPolicy {
     Block,
 }
 
-/// What the gate does with a turn that ends with verify.sh changed since the session started
-/// (issue 19, hole 14). Ordered weakest first, so the stronger of two is their maximum.
+/// What the gate does with a turn that ends with verify.sh changed since the session started.
+/// Ordered weakest first, so the stronger of two is their maximum.
 #[derive(
     Debug,
     Default,
@@ -161,7 +161,7 @@ pub(crate) struct GatePolicy {
     /// `prove-it.uncovered`: a turn that changed paths no check reads gets a notice, or is
     /// refused.
     pub uncovered: UncoveredPolicy,
-    /// `prove-it.weakening`: show weakened protected paths, or refuse the turn.
+    /// `prove-it.weakening`: show weakened protected paths and tests, or refuse the turn.
     pub weakening: Weakening,
 }
 

@@ -10,6 +10,7 @@ use super::ledger::{Refusal, append_ledger, append_refusal, earlier_key_lines, l
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
+use crate::git::RunLock;
 use crate::outcome::Outcome;
 use crate::proof::{self, Attempted};
 
@@ -21,15 +22,30 @@ pub(crate) struct FailedLog {
 
 /// Decide on what was seen, running verify.sh if the decision asks for it; the verdict and
 /// where the run's full output is, when it failed.
+/// `joined`: this stop already waited for another session's run on the worktree; it runs now
+/// whatever is in flight, after waiting for it.
 pub(crate) fn verdict(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
     seen: &mut Seen,
+    joined: bool,
 ) -> Result<(Verdict, Option<FailedLog>), Error> {
     match decide(&seen.observed) {
         Decision::Verdict(verdict) => Ok((verdict, None)),
         Decision::Run => {
+            // Sessions sharing a worktree (an agent team's teammates) never run on it at once:
+            // a second stop waits for the run in flight, then looks again, finding its proof
+            // when the state is the same.
+            let lock = RunLock::of(&ctx.repo, &super::observe::worktree(&ctx.repo)?)?;
+            let _held = match lock.try_hold()? {
+                Some(held) => held,
+                None if !joined => {
+                    drop(lock.hold()?);
+                    return Err(Error::JoinedRun);
+                }
+                None => lock.hold()?,
+            };
             let pending = std::mem::take(&mut seen.pending);
             let mut weakened = Vec::new();
             let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
@@ -39,6 +55,9 @@ pub(crate) fn verdict(
             };
             let (run, log) = run(ctx, host, event, seen, pending, &mut weakened, how)?;
             seen.observed.run = Some(run);
+            // The tests a run fell short by are weakenings as the protected paths' are: under
+            // `prove-it.weakening = block`, each new one sends the agent back once.
+            seen.observed.weakened.extend(weakened.iter().cloned());
             seen.tests_weakened = weakened;
             match decide(&seen.observed) {
                 Decision::Verdict(verdict) => Ok((verdict, log)),

@@ -127,6 +127,7 @@ pub(crate) fn after_tool(host: &dyn HostRules, event: &AfterTool) -> Reply {
         stop_hook_active: false,
         claim: None,
         transcript: None,
+        background: Vec::new(),
     };
     let now = Clock::system().now_ns();
     let mut reply = Reply::Silent;
@@ -289,6 +290,7 @@ impl Ahead<'_> {
             stop_hook_active: false,
             claim: None,
             transcript: None,
+            background: Vec::new(),
         };
         let mut seen =
             match observe::stop(self.ctx, self.host, &event, self.ctx.clock.now_ns(), true)? {

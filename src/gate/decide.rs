@@ -165,7 +165,8 @@ pub(crate) struct Observed {
     /// `prove-it.uncovered`: name them in a notice, or refuse the turn.
     pub uncovered_policy: UncoveredPolicy,
     /// The protected paths weakened since the session started (without an anchor, since
-    /// HEAD), each finding as its record line (SPEC.md section 2.2).
+    /// HEAD), each finding as its record line (SPEC.md section 2.2), and the ways the tests of
+    /// the proof in hand fell short of the baseline's (its `tests-weakened:` lines).
     pub weakened: Vec<String>,
     /// Of these, the ones the agent was already sent back for: refused once each.
     pub weakened_refused: Vec<String>,
@@ -552,8 +553,9 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if edited && observed.verify_edits == VerifyEdits::Block {
         return refuse(Why::VerifyEdited);
     }
-    // With `weakening = block`, a weakening of protected paths not refused before sends the
-    // agent back once, naming it; a person accepts it (SPEC.md section 2.2).
+    // With `weakening = block`, a weakening (of protected paths, or of the tests a run ran)
+    // not refused before sends the agent back once, naming it; a person accepts it (SPEC.md
+    // section 2.2).
     let weakened = !observed.weakened.is_empty();
     let fresh: Vec<String> = observed
         .weakened

@@ -42,4 +42,26 @@ pub(crate) struct Stop {
     pub claim: Option<String>,
     /// Where the claim can be read when the event does not carry it (Copilot's transcript).
     pub transcript: Option<PathBuf>,
+    /// The background tasks still alive as the agent stops, each as the host describes it
+    /// (Claude Code's `background_tasks`): what is proven is the state as of this stop.
+    pub background: Vec<String>,
+}
+
+/// A subagent of a session (Claude Code's `SubagentStart` and `SubagentStop`): the session it
+/// works for, and its own id there. Its turn is gated as a session of its own, keyed by
+/// [`Subagent::session`], in a worktree of its own only.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Subagent {
+    /// The session that started it.
+    pub parent: String,
+    /// The host's id for the subagent, unique in its session.
+    pub agent: String,
+}
+
+impl Subagent {
+    /// The id the gate keeps the subagent's anchor, turn and budget under: apart from its
+    /// session's, so that neither spends the other's blocks.
+    pub(crate) fn session(&self) -> String {
+        format!("{}/subagent/{}", self.parent, self.agent)
+    }
 }

@@ -225,10 +225,9 @@ pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
                 .map(|rule| format!("{} hides {} path(s) from the state", rule.rule, rule.count))
                 .collect(),
         ),
-        Why::ProtectedWeakened { findings } => (
-            None,
-            vec![format!("protected paths weakened: {}", findings.join("; "))],
-        ),
+        Why::ProtectedWeakened { findings } => {
+            (None, vec![format!("weakened: {}", findings.join("; "))])
+        }
     }
 }
 

@@ -32,10 +32,12 @@ pub(crate) use decide::{
     AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
 };
 pub(crate) use error::error_chain;
-pub(crate) use event::{AfterTool, Prompt, Start, Stop};
+pub(crate) use event::{AfterTool, Prompt, Start, Stop, Subagent};
 pub(crate) use host::HostRules;
 pub(crate) use ledger::{LedgerEntry, LedgerSummary, summarize as summarize_ledger};
 pub(crate) use message::Message;
-pub(crate) use pipeline::{Part, Reply, prompt, session_start, stop};
+pub(crate) use pipeline::{
+    Part, Reply, prompt, session_start, stop, subagent_start, subagent_stop,
+};
 pub(crate) use push::{Update, push};
 pub(crate) use turn::{Answer, Facts};

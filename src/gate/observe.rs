@@ -290,6 +290,7 @@ pub(crate) fn stop(
                     }
                     pending = seen.pending;
                     provers_now = Some(seen.provers);
+                    cached_weakened = seen.weakened;
                     let facts = State::Tree {
                         tree: tree.id,
                         head_tree,
@@ -352,6 +353,7 @@ pub(crate) fn stop(
         .weakened
         .iter()
         .map(crate::proof::Finding::to_line)
+        .chain(cached_weakened.iter().cloned())
         .collect();
     let current_verify = state
         .as_ref()
@@ -463,6 +465,7 @@ fn protection(
             Some(base) if anchor.state_tree != Some(state.id) => state_protection(
                 repo,
                 base,
+                anchor.state_tree,
                 anchor.head_tree,
                 &Protected::new(anchor.protect.clone()),
                 state,
@@ -503,6 +506,9 @@ struct ChecksSeen {
     pending: Vec<CheckProof>,
     /// The checks file and the scripts, with their texts.
     provers: Vec<Prover>,
+    /// The tests the proofs on record lost against their baselines (their `tests-weakened:`
+    /// lines), each named with its check.
+    weakened: Vec<String>,
 }
 
 /// Each check of `set` in `tree`: whether it can run, whether `PROVE_IT_SKIP` names it, and
@@ -531,6 +537,7 @@ fn observe_checks(
     };
     let mut proof = Some(Outcome::Proven);
     let mut pending = Vec::new();
+    let mut weakened = Vec::new();
     for mut found in state_check_proofs(repo, tree, set)? {
         if skip.contains(&found.check.name) {
             facts.skipped.push(found.check.name.clone());
@@ -542,9 +549,17 @@ fn observe_checks(
             .found
             .best_trusted(ctx.signed_only, &mut |signature, time| {
                 signatures.good(signature, time)
-            })?
-            .map(|record| record.outcome);
-        match best {
+            })?;
+        if let Some(record) = best {
+            let name = &found.check.name;
+            weakened.extend(
+                record
+                    .tests_weakened
+                    .iter()
+                    .map(|finding| format!("check {name}: {finding}")),
+            );
+        }
+        match best.map(|record| record.outcome) {
             Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {
                 proof = Some(Outcome::BoundedClaimSurvives);
             }
@@ -560,6 +575,7 @@ fn observe_checks(
         proof,
         pending,
         provers,
+        weakened,
     })
 }
 

@@ -13,7 +13,7 @@ use super::ahead::{self, Joined};
 use super::anchor::Anchor;
 use super::decide::{Decision, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
-use super::event::{Prompt, Start, Stop};
+use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
 use super::ledger::append_ledger;
 use super::observe::{self, Observation, verify_text, worktree};
@@ -66,6 +66,12 @@ pub(crate) enum Reply {
     /// A stop about more than one worktree, or about one that is not the cwd's: each part's
     /// reply, named by its worktree where the words do not name it.
     Several(Vec<Part>),
+    /// A stop while background tasks of the agent are still alive (as the host describes
+    /// each): `reply` is about the state as of this stop, and the words say so, naming them.
+    Background {
+        tasks: Vec<String>,
+        reply: Box<Reply>,
+    },
 }
 
 /// One worktree's part of a stop's reply.
@@ -313,16 +319,101 @@ fn start(
     Ok(Reply::Silent)
 }
 
+/// SubagentStart: a subagent working in a worktree of its own (Claude Code's under
+/// `.claude/worktrees/`) is anchored there as a session of its own (`event.session` is
+/// [`Subagent::session`]), with its own budget. One working in a worktree its session gates
+/// is not: the session's stop proves the same tree, and proofs are shared by tree.
+pub(crate) fn subagent_start(
+    host: &dyn HostRules,
+    event: &Start,
+    of: &Subagent,
+    environment: Option<&Environment>,
+) -> Reply {
+    let index = SessionIndex::locate();
+    if in_sessions_worktree(&index, host, &event.cwd, &of.parent) {
+        return Reply::Silent;
+    }
+    session_start_in(&index, event, false, environment)
+}
+
+/// Whether `cwd` is in a worktree the stops of `session` gate: one it anchored, or the host's
+/// project.
+fn in_sessions_worktree(
+    index: &Result<SessionIndex, session_index::Error>,
+    host: &dyn HostRules,
+    cwd: &Path,
+    session: &str,
+) -> bool {
+    let Ok(Some(repo)) = repository(cwd) else {
+        return false;
+    };
+    let Ok(root) = worktree(&repo) else {
+        return false;
+    };
+    let project = host
+        .project_dir()
+        .and_then(|dir| repository(&dir).ok().flatten())
+        .and_then(|repo| worktree(&repo).ok());
+    if project.as_ref() == Some(&root) {
+        return true;
+    }
+    let at = Stop {
+        session: session.to_string(),
+        turn: None,
+        cwd: cwd.to_path_buf(),
+        stop_hook_active: false,
+        claim: None,
+        transcript: None,
+        background: Vec::new(),
+    };
+    scope::stop(index, host, &at)
+        .targets
+        .iter()
+        .any(|target| matches!(target, Target::Gate { worktree, anchored: true, .. } if *worktree == root))
+}
+
+/// SubagentStop: gated as a stop in the worktrees the subagent anchored at its start, and
+/// nowhere else (its session's stop gates the rest). A subagent that anchored nothing (it
+/// worked in its session's worktree) is answered with nothing.
+pub(crate) fn subagent_stop(host: &dyn HostRules, event: &Stop) -> Reply {
+    stop_in(&SessionIndex::locate(), &OwnWorktrees(host), event, true)
+}
+
+/// A host's rules for a subagent's stop: the host's project is its session's, not the
+/// subagent's.
+struct OwnWorktrees<'a>(&'a dyn HostRules);
+
+impl HostRules for OwnWorktrees<'_> {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn block_budget(&self, policy: u32) -> u32 {
+        self.0.block_budget(policy)
+    }
+    fn shows_notices(&self) -> bool {
+        self.0.shows_notices()
+    }
+    fn claim(&self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {
+        self.0.claim(stop, previous_answer_ns)
+    }
+    fn environment(&self) -> Option<&Environment> {
+        self.0.environment()
+    }
+}
+
 /// Stop: may this turn end? Every worktree the session anchored is gated, wherever the stop's
 /// `cwd` points (`scope`).
 pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
-    stop_in(&SessionIndex::locate(), host, event)
+    stop_in(&SessionIndex::locate(), host, event, false)
 }
 
+/// `own_only`: a subagent's stop, which gates only the worktrees it anchored, and says nothing
+/// of the others.
 fn stop_in(
     index: &Result<SessionIndex, session_index::Error>,
     host: &dyn HostRules,
     event: &Stop,
+    own_only: bool,
 ) -> Reply {
     let started_ns = Clock::system().now_ns();
     // The one read of the environment alone: skipping is a person's act, never git config's.
@@ -335,7 +426,23 @@ fn stop_in(
     if let Some(round) = gauntlet_round() {
         return Reply::StandAside { round };
     }
-    let scope = scope::stop(index, host, event);
+    let mut scope = scope::stop(index, host, event);
+    if own_only {
+        let anchored = |target: &Target| {
+            matches!(
+                target,
+                Target::Gate { anchored: true, .. }
+                    | Target::Broken {
+                        worktree: Some(_),
+                        ..
+                    }
+            )
+        };
+        if !scope.targets.iter().any(anchored) {
+            return Reply::Silent;
+        }
+        scope.targets.retain(anchored);
+    }
     // Rule 1: a person's deliberate bypass ends the turn, visibly, once for every worktree.
     if skip {
         for target in scope.targets {
@@ -401,13 +508,22 @@ fn stop_in(
     // Rule 2: outside a repository there is nothing to gate.
     let mut parts: Vec<Part> = parts.filter(|part| part.reply != Reply::Silent).collect();
     let cwd = scope.cwd_worktree.map(|path| path.display().to_string());
-    match parts.len() {
-        0 => Reply::Silent,
+    let reply = match parts.len() {
+        0 => return Reply::Silent,
         // The cwd's own worktree alone: answered as it always was, without naming it.
         1 if parts[0].worktree.is_none() || parts[0].worktree == cwd => {
             parts.pop().expect("one part").reply
         }
         _ => Reply::Several(parts),
+    };
+    // Work still running may change the state after this verdict: never let that pass unsaid.
+    if event.background.is_empty() {
+        reply
+    } else {
+        Reply::Background {
+            tasks: event.background.clone(),
+            reply: Box::new(reply),
+        }
     }
 }
 
@@ -446,6 +562,7 @@ fn prompt_in(
         stop_hook_active: false,
         claim: None,
         transcript: None,
+        background: Vec::new(),
     };
     scope::stop(index, host, &at)
         .targets
@@ -532,55 +649,57 @@ fn gate(
     started_ns: u64,
     anchored: bool,
 ) -> Result<Reply, Error> {
-    let observed = || -> Result<Result<observe::Seen, Reply>, Error> {
-        Ok(
-            match observe::stop(ctx, host, event, started_ns, anchored)? {
-                Observation::OptedOut => Err(Reply::Silent),
-                Observation::Answered(answer) => Err(Reply::Answer(*answer)),
-                Observation::ForeignEnvironment(changed) => {
-                    Err(Reply::ForeignEnvironment { changed })
+    let mut joined = false;
+    // Whether this stop waited for a run made ahead: its own run then gets what is left of
+    // the timeout, so that the whole wait stays within it.
+    let mut waited_ahead = false;
+    loop {
+        let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
+            Observation::OptedOut => return Ok(Reply::Silent),
+            Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
+            Observation::ForeignEnvironment(changed) => {
+                return Ok(Reply::ForeignEnvironment { changed });
+            }
+            Observation::Stop(seen) => *seen,
+        };
+        if waited_ahead {
+            let waited = Duration::from_nanos(Clock::system().now_ns().saturating_sub(started_ns));
+            let left = Duration::from_secs(seen.observed.timeout_secs).saturating_sub(waited);
+            seen.run_within = Some(left);
+            if left < Duration::from_secs(1) && matches!(decide(&seen.observed), Decision::Run) {
+                seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
+            }
+        } else if matches!(decide(&seen.observed), Decision::Run) {
+            // A run made ahead for this very state is waited for, within the timeout, and the
+            // proofs looked up again: the prover's word is never the verdict.
+            match ahead::join(ctx, &seen, started_ns) {
+                Joined::Not => {}
+                Joined::Ended => {
+                    waited_ahead = true;
+                    continue;
                 }
-                Observation::Stop(seen) => Ok(*seen),
-            },
-        )
-    };
-    let mut seen = match observed()? {
-        Ok(seen) => seen,
-        Err(reply) => return Ok(reply),
-    };
-    // A run made ahead for this very state is waited for, within the timeout, and the proofs
-    // looked up again: the prover's word is never the verdict.
-    if matches!(decide(&seen.observed), Decision::Run) {
-        match ahead::join(ctx, &seen, started_ns) {
-            Joined::Not => {}
-            Joined::Ended => {
-                drop(seen);
-                seen = match observed()? {
-                    Ok(seen) => seen,
-                    Err(reply) => return Ok(reply),
-                };
-                let waited =
-                    Duration::from_nanos(Clock::system().now_ns().saturating_sub(started_ns));
-                let left = Duration::from_secs(seen.observed.timeout_secs).saturating_sub(waited);
-                seen.run_within = Some(left);
-                if left < Duration::from_secs(1) && matches!(decide(&seen.observed), Decision::Run)
-                {
+                Joined::OutOfTime => {
                     seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
                 }
             }
-            Joined::OutOfTime => {
-                seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
-            }
         }
+        let runs_here = matches!(decide(&seen.observed), Decision::Run);
+        // Another session's run on this worktree ended while this stop waited: observe again
+        // (the session's lock released with `seen`), and take its proof if it is this state's.
+        let (verdict, log) = match act::verdict(ctx, host, event, &mut seen, joined) {
+            Err(Error::JoinedRun) => {
+                joined = true;
+                continue;
+            }
+            decided => decided?,
+        };
+        if runs_here {
+            ahead::note_run(ctx, seen.observed.run.as_ref());
+        }
+        return Ok(Reply::Answer(act::record(
+            ctx, host, event, seen, verdict, log,
+        )?));
     }
-    let runs_here = matches!(decide(&seen.observed), Decision::Run);
-    let (verdict, log) = act::verdict(ctx, host, event, &mut seen)?;
-    if runs_here {
-        ahead::note_run(ctx, seen.observed.run.as_ref());
-    }
-    Ok(Reply::Answer(act::record(
-        ctx, host, event, seen, verdict, log,
-    )?))
 }
 
 /// A stop whose wait for a run made ahead took its whole timeout: it blocks as a timeout does.
@@ -664,7 +783,7 @@ mod tests {
     }
 
     fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
-        stop_in(&index_of(&event.cwd), host, event)
+        stop_in(&index_of(&event.cwd), host, event, false)
     }
 
     fn start(dir: &Path) -> Start {
@@ -683,6 +802,7 @@ mod tests {
             stop_hook_active: active,
             claim: Some("all tests pass".into()),
             transcript: None,
+            background: Vec::new(),
         }
     }
 
@@ -869,7 +989,7 @@ mod tests {
         for cwd in [outside.path().to_owned(), dir.path().join("no/such/dir")] {
             let mut event = stop_event(&cwd, false);
             event.cwd = cwd;
-            let Reply::Several(parts) = stop_in(&index, &NoNotices, &event) else {
+            let Reply::Several(parts) = stop_in(&index, &NoNotices, &event, false) else {
                 panic!("the anchored worktree is gated and named")
             };
             let gated = parts

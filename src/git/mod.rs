@@ -49,7 +49,7 @@ pub(crate) use rename_watch::Renames;
 pub(crate) use repo::Repo;
 pub(crate) use run_start::FsTime;
 pub(crate) use script_link::LinkProblem;
-pub(crate) use session::{SessionFiles, SessionLock, session_key, session_key_blob};
+pub(crate) use session::{RunLock, SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_dir::read_run_log;
 pub(crate) use state_tree::{IndexTrust, StateTree};
 pub(crate) use verify_file::Armed;

@@ -129,6 +129,19 @@ impl Repo {
         (!dir.is_empty()).then(|| std::path::PathBuf::from(dir))
     }
 
+    /// Whether git's ignore rules hold the path `rel` of the worktree (a directory when it
+    /// ends with `/`), tracked or not; `None` when git cannot say.
+    pub(crate) fn ignores(&self, rel: &str) -> Option<bool> {
+        let output = self
+            .git_output(&["check-ignore", "-q", "--no-index", "--", rel])
+            .ok()?;
+        match output.status.code() {
+            Some(0) => Some(true),
+            Some(1) => Some(false),
+            _ => None,
+        }
+    }
+
     /// `branch.<current branch>.<key>`; `None` on a detached HEAD or when it is not set.
     fn branch_config(&self, key: &str) -> Option<String> {
         let name = self.git.head_name().ok().flatten()?;
@@ -146,7 +159,7 @@ impl Repo {
 
     /// The remote `git push` sends the current branch to: `branch.<b>.pushRemote`, then
     /// `remote.pushDefault`, then [`Repo::default_remote`]. In a contributor's clone of a
-    /// project they do not own, that is their fork, not origin (issue 21, item 5).
+    /// project they do not own, that is their fork, not origin.
     pub(crate) fn push_remote(&self) -> String {
         self.branch_config("pushRemote")
             .or_else(|| self.config_string("remote.pushDefault"))

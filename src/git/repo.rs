@@ -303,7 +303,7 @@ mod tests {
         assert_eq!(repo.remote_names(), ["origin", "upstream"]);
     }
 
-    /// Hole 17 of issue 19: every discovery error was read as "not a repository", so odd
+    /// Every discovery error was once read as "not a repository", so odd
     /// spellings of a hook's cwd ended the turn silently. Only a directory in no repository is.
     #[test]
     fn only_a_directory_in_no_repository_is_not_a_repository() {

@@ -3,7 +3,7 @@
 //!
 //! ctime cannot be set back by a process (only the clock can move it), so a helper that puts
 //! good content in place while verify.sh runs and restores the broken content before it exits
-//! leaves the same state tree before and after, but not the same ctimes (issue 19). The kernel
+//! leaves the same state tree before and after, but not the same ctimes. The kernel
 //! stamps files from a coarse clock, so the start is read from a file stamped by that clock,
 //! never from `Instant` or `SystemTime`.
 

@@ -115,6 +115,56 @@ impl SessionFiles {
     }
 }
 
+/// The lock held while the gate runs verify.sh (or the checks) on one worktree, whichever
+/// session runs it: two sessions sharing a worktree (an agent team's teammates) never run on it
+/// at the same time. [`RunLock::try_hold`] is `None` while another holds it; [`RunLock::hold`]
+/// waits for it.
+pub(crate) struct RunLock {
+    path: PathBuf,
+}
+
+impl RunLock {
+    pub(crate) fn of(repo: &Repo, worktree: &Path) -> Result<RunLock, Error> {
+        let files = SessionFiles::open(repo, &session_key("\0run", worktree))?;
+        Ok(RunLock { path: files.lock })
+    }
+
+    fn open(&self) -> Result<File, Error> {
+        OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .mode(0o600)
+            .open(&self.path)
+            .map_err(|source| self.error(source))
+    }
+
+    fn error(&self, source: std::io::Error) -> Error {
+        Error::StateFile {
+            path: self.path.clone(),
+            source,
+        }
+    }
+
+    /// Hold the lock if no run is in flight; `None` when one is.
+    pub(crate) fn try_hold(&self) -> Result<Option<SessionLock>, Error> {
+        let file = self.open()?;
+        match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some(SessionLock { _file: file })),
+            Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+            Err(error) => Err(self.error(error.into())),
+        }
+    }
+
+    /// Wait until the run in flight is over, then hold the lock.
+    pub(crate) fn hold(&self) -> Result<SessionLock, Error> {
+        let file = self.open()?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|error| self.error(error.into()))?;
+        Ok(SessionLock { _file: file })
+    }
+}
+
 /// Replace the file at `path` by `data`, through a temporary file and a rename.
 pub(super) fn replace(path: &Path, data: &[u8]) -> Result<(), Error> {
     let io = |source| Error::StateFile {

@@ -14,7 +14,7 @@ impl Repo {
     /// The directory for local, never shared state, created 0700 on first use. Its path is the
     /// canonical one: in a linked worktree git gives the common dir as
     /// `.git/worktrees/<name>/../..`, a path that stops existing with the worktree, and a
-    /// temporary worktree's is printed after it is removed (issue 21).
+    /// temporary worktree's is printed after it is removed.
     pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
         let path = self.git.common_dir().join(STATE_DIR);
         let path = std::fs::canonicalize(&path).unwrap_or(path);
@@ -75,7 +75,7 @@ impl Repo {
 
     /// Keep a copy of `log`, the full output of a run that just failed, apart from it, where the
     /// next run (which may pass) does not write over it; the copy's path. The output the agent
-    /// was told to read must still be there when it reads it (issue 21).
+    /// was told to read must still be there when it reads it.
     pub(crate) fn keep_failing_log(&self, log: &Path) -> Result<PathBuf, Error> {
         let kept = failing_log_of(log);
         let write = |source| Error::WriteFile {

@@ -8,8 +8,7 @@
 //! are not ignored come from a directory walk. Trees are built in memory and only written to the
 //! object database when the state is to be recorded.
 //!
-//! Where git trusts what it does not look at, the state tree looks (issue 19, SPEC.md section
-//! 2): skip-worktree and assume-unchanged files present on disk are read from disk, and stat
+//! Where git trusts what it does not look at, the state tree looks (SPEC.md section 2): skip-worktree and assume-unchanged files present on disk are read from disk, and stat
 //! data is never trusted without ctime. The same walk also tells which checked-out submodules
 //! hold changes their commit does not, whether verify.sh on disk is the blob recorded, and,
 //! after a run, which paths changed since it started.
@@ -89,6 +88,10 @@ pub(crate) struct StateTree {
     /// The ignored paths on disk the walk met, a wholly ignored directory as one path (with
     /// whether it is a directory): what ignore rules keep out of the state.
     ignored: Vec<(BString, bool)>,
+    /// Under an anchor (`IndexTrust::Since`): its state tree, and the files added, changed or
+    /// deleted since it, sorted, as the comparison with it found them while building this
+    /// tree; `None` when there was no anchor or its trees could not all be read.
+    since_anchor: Option<(ObjectId, Vec<String>)>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -199,7 +202,7 @@ impl StateTree {
             .map_err(Error::read("core.fileMode and core.symlinks"))?;
         let mut stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
         // Stat data without ctime cannot vouch for content: a same-size edit with its mtime set
-        // back looks clean, and only ctime cannot be set back (issue 19). So ctime and the full
+        // back looks clean, and only ctime cannot be set back. So ctime and the full
         // stat data are compared whatever core.trustctime and core.checkStat say.
         stat_options.trust_ctime = true;
         stat_options.check_stat = true;
@@ -347,20 +350,24 @@ impl StateTree {
 
         items.sort_by(|a, b| a.path.cmp(&b.path));
         let mut id = build_tree(&items, 0, &mut hasher)?;
-        if let IndexTrust::Since { tree: anchor, .. } = context.trust
-            && id != anchor
-        {
-            let rehashed = context.rehash_unanchored(
-                repo,
-                &index,
-                &mut pipeline,
-                &mut hasher,
-                &mut items,
-                anchor,
-            )?;
-            if rehashed {
-                hasher.dirs = Some(Vec::new());
-                id = build_tree(&items, 0, &mut hasher)?;
+        let mut since_anchor = None;
+        if let IndexTrust::Since { tree: anchor, .. } = context.trust {
+            if id == anchor {
+                since_anchor = Some((anchor, Vec::new()));
+            } else {
+                let (rehashed, changed) = context.rehash_unanchored(
+                    repo,
+                    &index,
+                    &mut pipeline,
+                    &mut hasher,
+                    &mut items,
+                    anchor,
+                )?;
+                if rehashed {
+                    hasher.dirs = Some(Vec::new());
+                    id = build_tree(&items, 0, &mut hasher)?;
+                }
+                since_anchor = changed.map(|changed| (anchor, changed));
             }
         }
         let verify = items
@@ -393,12 +400,13 @@ impl StateTree {
             touched,
             dirty_submodules,
             ignored,
+            since_anchor,
         })
     }
 
     /// Checked-out submodules and nested repositories whose worktree holds changes their
     /// commit does not, sorted: the state tree records a submodule by its commit only, so no
-    /// proof may vouch for such a state (issue 19).
+    /// proof may vouch for such a state.
     pub(crate) fn dirty_submodules(&self) -> &[String] {
         &self.dirty_submodules
     }
@@ -440,6 +448,16 @@ impl StateTree {
     }
 
     /// The paths changed at or after the moment given to `Repo::state_tree_since`, sorted.
+    /// The files added, changed or deleted since the anchor's state tree `anchor`, sorted, as
+    /// found while this tree was built under it; `None` when it was built under no anchor,
+    /// another one, or one whose trees could not all be read.
+    pub(crate) fn changed_since_anchor(&self, anchor: ObjectId) -> Option<&[String]> {
+        self.since_anchor
+            .as_ref()
+            .filter(|(tree, _)| *tree == anchor)
+            .map(|(_, changed)| changed.as_slice())
+    }
+
     pub(crate) fn touched(&self) -> &[String] {
         &self.touched
     }
@@ -526,7 +544,8 @@ impl Context<'_> {
     /// Under an anchor, read from disk every path whose blob was taken from the index yet is
     /// not the anchor's (`anchor`, the anchor's state tree; `id`, the tree of `items` as
     /// built). Only the directories whose trees differ from the anchor's are read, so an
-    /// unchanged state costs nothing. Whether any item was read again.
+    /// unchanged state costs nothing. Whether any item was read again, and the files added,
+    /// changed or deleted since the anchor, sorted (`None` if its trees could not be read).
     fn rehash_unanchored(
         &self,
         repo: &gix::Repository,
@@ -535,15 +554,15 @@ impl Context<'_> {
         hasher: &mut Hasher<'_>,
         items: &mut Vec<Item>,
         anchor: ObjectId,
-    ) -> Result<bool, Error> {
+    ) -> Result<(bool, Option<Vec<String>>), Error> {
         let mut dirs = hasher.dirs.take().unwrap_or_default();
         dirs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut suspects = Vec::new();
-        differing(repo, items, 0, 0, &dirs, anchor, &mut suspects)?;
+        let mut found = Differing::default();
+        differing(repo, items, 0, 0, &dirs, anchor, &mut found)?;
         hasher.dirs = Some(dirs);
         let mut rehashed = false;
         let mut gone = Vec::new();
-        for i in suspects {
+        for &(i, _) in &found.suspects {
             let item = &items[i];
             if !item.from_index {
                 continue;
@@ -559,10 +578,28 @@ impl Context<'_> {
             }
             rehashed = true;
         }
+        // What changed since the anchor, once the suspects' blobs are the disk's: a suspect
+        // read again may turn out to be the anchor's after all.
+        let changed = found.complete.then(|| {
+            let mut changed: Vec<String> = found
+                .suspects
+                .iter()
+                .filter(|(i, there)| {
+                    gone.binary_search(i).is_ok_and(|_| there.is_some())
+                        || (gone.binary_search(i).is_err()
+                            && Some((items[*i].mode, items[*i].id)) != *there)
+                })
+                .map(|(i, _)| items[*i].path.to_string())
+                .chain(found.deleted.iter().map(ToString::to_string))
+                .collect();
+            changed.sort();
+            changed.dedup();
+            changed
+        });
         for i in gone.into_iter().rev() {
             items.remove(i);
         }
-        Ok(rehashed)
+        Ok((rehashed, changed))
     }
 
     /// Whether the file `meta` describes changed at or after `since`.
@@ -718,6 +755,10 @@ impl Context<'_> {
             return false;
         };
         let dir: &[u8] = &path[..slash];
+        // Most paths share their directory with the one before them.
+        if verified.as_slice() == dir {
+            return false;
+        }
         // Only the components past what the last call verified need an lstat, as in git's
         // lstat cache; a shared prefix counts up to a whole component only.
         let whole = |s: &[u8], n: usize| n == s.len() || s[n] == b'/';
@@ -1090,11 +1131,22 @@ impl Hasher<'_> {
     }
 }
 
-/// The indices of `items` (sorted, all below the directory of `prefix` bytes; the first is
-/// `base` in the whole list) whose entry is not the one the tree `anchor` holds at its path,
-/// reading only the directories whose tree differs from the anchor's (`dirs`: the state's
-/// directories with their tree ids, sorted). An anchor tree that cannot be read names every
-/// item below it.
+/// What the comparison of a state's items with an anchor's tree found.
+#[derive(Default)]
+struct Differing {
+    /// The items (by index) whose path, mode or blob is not the anchor's, with the anchor's
+    /// mode and blob at that path (`None` where it held no file there).
+    suspects: Vec<(usize, Option<(u32, ObjectId)>)>,
+    /// The files the anchor held where the state holds no file.
+    deleted: Vec<BString>,
+    /// Every tree of the anchor that had to be read could be: `suspects` and `deleted` are
+    /// all that differs.
+    complete: bool,
+}
+
+/// Compare `items` (sorted, all below the directory of `prefix` bytes, starting at `base` in
+/// the whole list) with the anchor's tree `anchor` of that directory, entering only the
+/// directories whose trees differ (`dirs`: the state's directories with their tree ids).
 fn differing(
     repo: &gix::Repository,
     items: &[Item],
@@ -1102,16 +1154,21 @@ fn differing(
     prefix: usize,
     dirs: &[(BString, ObjectId)],
     anchor: ObjectId,
-    out: &mut Vec<usize>,
+    out: &mut Differing,
 ) -> Result<(), Error> {
+    if base == 0 && prefix == 0 {
+        out.complete = true;
+    }
     let Ok(tree) = repo.find_tree(anchor) else {
-        out.extend(base..base + items.len());
+        out.suspects
+            .extend((base..base + items.len()).map(|i| (i, None)));
+        out.complete = false;
         return Ok(());
     };
     let decoded = tree
         .decode()
         .map_err(|e| Error::read(format!("tree {anchor}"))(gix::Error::from_error(e)))?;
-    let held: std::collections::HashMap<&[u8], (u32, ObjectId)> = decoded
+    let mut held: std::collections::HashMap<&[u8], (u32, ObjectId)> = decoded
         .entries
         .iter()
         .map(|entry| {
@@ -1125,17 +1182,14 @@ fn differing(
         match rest.find_byte(b'/') {
             Some(slash) if slash + 1 < rest.len() => {
                 let dir = &rest[..=slash];
-                let end = i + items[i..]
-                    .iter()
-                    .position(|item| !item.path[prefix..].starts_with(dir))
-                    .unwrap_or(items.len() - i);
+                let end = i + run_below(&items[i..], prefix, dir);
                 let here = dirs
                     .binary_search_by(|(d, _)| d.as_slice().cmp(&items[i].path[..prefix + slash]))
                     .ok()
                     .map(|k| dirs[k].1);
-                match held.get(&rest[..slash]) {
-                    Some(&(MODE_TREE, there)) if here == Some(there) => {}
-                    Some(&(MODE_TREE, there)) => differing(
+                match held.remove(&rest[..slash]) {
+                    Some((MODE_TREE, there)) if here == Some(there) => {}
+                    Some((MODE_TREE, there)) => differing(
                         repo,
                         &items[i..end],
                         base + i,
@@ -1144,21 +1198,91 @@ fn differing(
                         there,
                         out,
                     )?,
-                    _ => out.extend(base + i..base + end),
+                    // A file (or a submodule) then, a directory now.
+                    Some(_) => {
+                        out.deleted.push(items[i].path[..prefix + slash].into());
+                        out.suspects
+                            .extend((base + i..base + end).map(|k| (k, None)));
+                    }
+                    None => out
+                        .suspects
+                        .extend((base + i..base + end).map(|k| (k, None))),
                 }
                 i = end;
             }
             // A file, a link, a submodule, or a sparse directory ("dir/").
             _ => {
                 let name = rest.strip_suffix(b"/").unwrap_or(rest);
-                if held.get(name) != Some(&(items[i].mode, items[i].id)) {
-                    out.push(base + i);
+                let there = held.remove(name);
+                if there != Some((items[i].mode, items[i].id)) {
+                    match there {
+                        // A directory then, a file now: what it held is gone.
+                        Some((MODE_TREE, tree)) if items[i].mode != MODE_TREE => {
+                            let dir: BString = items[i].path[..prefix + name.len()].into();
+                            deleted_below(repo, tree, &dir, out);
+                            out.suspects.push((base + i, None));
+                        }
+                        there => out.suspects.push((base + i, there)),
+                    }
                 }
                 i += 1;
             }
         }
     }
+    // What the anchor held here that the state does not.
+    let dir: &[u8] = match items.first() {
+        Some(item) if prefix > 0 => &item.path[..prefix - 1],
+        _ => b"",
+    };
+    for (name, (mode, id)) in held {
+        let mut path = BString::from(dir);
+        if !path.is_empty() {
+            path.push(b'/');
+        }
+        path.extend_from_slice(name);
+        if mode == MODE_TREE {
+            deleted_below(repo, id, &path, out);
+        } else {
+            out.deleted.push(path);
+        }
+    }
     Ok(())
+}
+
+/// Every file of the anchor's tree `tree` at `dir`, which the state no longer holds, as deleted.
+fn deleted_below(repo: &gix::Repository, tree: ObjectId, dir: &BString, out: &mut Differing) {
+    let Ok(found) = repo.find_tree(tree) else {
+        out.complete = false;
+        return;
+    };
+    let Ok(decoded) = found.decode() else {
+        out.complete = false;
+        return;
+    };
+    let entries: Vec<(BString, u32, ObjectId)> = decoded
+        .entries
+        .iter()
+        .map(|entry| {
+            let mut path = dir.clone();
+            path.push(b'/');
+            path.extend_from_slice(entry.filename);
+            (path, u32::from(entry.mode.value()), entry.oid.to_owned())
+        })
+        .collect();
+    for (path, mode, id) in entries {
+        if mode == MODE_TREE {
+            deleted_below(repo, id, &path, out);
+        } else {
+            out.deleted.push(path);
+        }
+    }
+}
+
+/// How many of `items` (sorted by path, all below the same directory of `prefix` bytes, the
+/// first below `dir` in it) are below `dir`: they come first, so a bisection finds the end and
+/// each item is looked at once per tree, not once per directory above it.
+fn run_below(items: &[Item], prefix: usize, dir: &[u8]) -> usize {
+    items.partition_point(|item| item.path[prefix..].starts_with(dir))
 }
 
 /// Build the tree for `items` (sorted by path, all below the same directory of `prefix` bytes).
@@ -1179,10 +1303,7 @@ pub(super) fn build_tree(
             }
             Some(slash) => {
                 let dir = &rest[..=slash];
-                let end = i + items[i..]
-                    .iter()
-                    .position(|item| !item.path[prefix..].starts_with(dir))
-                    .unwrap_or(items.len() - i);
+                let end = i + run_below(&items[i..], prefix, dir);
                 let id = build_tree(&items[i..end], prefix + dir.len(), hasher)?;
                 if let Some(dirs) = &mut hasher.dirs {
                     dirs.push((items[i].path[..prefix + slash].into(), id));
@@ -1252,8 +1373,8 @@ fn resolve_in_items(
 
 #[cfg(test)]
 mod tests {
-    use super::super::test_repo::{git_repo, run};
-    use super::{IndexTrust, differing};
+    use super::super::test_repo::{commit_all, git_repo, run};
+    use super::{Differing, IndexTrust, differing};
 
     fn commit(dir: &std::path::Path, files: &[(&str, &str)], gone: &[&str]) -> gix::ObjectId {
         for (path, text) in files {
@@ -1264,19 +1385,7 @@ mod tests {
         for path in gone {
             std::fs::remove_file(dir.join(path)).unwrap();
         }
-        run(dir, &["add", "-A"]);
-        run(
-            dir,
-            &[
-                "-c",
-                "user.name=t",
-                "-c",
-                "user.email=t@t",
-                "commit",
-                "-qm",
-                "c",
-            ],
-        );
+        commit_all(dir, "c");
         run(dir, &["rev-parse", "HEAD^{tree}"])
             .trim()
             .parse()
@@ -1300,7 +1409,7 @@ mod tests {
             &["old/h.txt"],
         );
         let state = repo.state_tree(true).unwrap();
-        let mut found = Vec::new();
+        let mut found = Differing::default();
         differing(
             &repo.git,
             &state.entries,
@@ -1311,13 +1420,16 @@ mod tests {
             &mut found,
         )
         .unwrap();
-        let found: Vec<String> = found
+        assert!(found.complete);
+        let suspects: Vec<String> = found
+            .suspects
             .into_iter()
-            .map(|i| state.entries[i].path.to_string())
+            .map(|(i, _)| state.entries[i].path.to_string())
             .collect();
-        assert_eq!(found, ["d/e/f.txt", "new/i.txt"]);
+        assert_eq!(suspects, ["d/e/f.txt", "new/i.txt"]);
+        assert_eq!(found.deleted, ["old/h.txt"]);
         // Against itself, nothing.
-        let mut none = Vec::new();
+        let mut none = Differing::default();
         differing(
             &repo.git,
             &state.entries,
@@ -1328,7 +1440,80 @@ mod tests {
             &mut none,
         )
         .unwrap();
-        assert!(none.is_empty());
+        assert!(none.suspects.is_empty() && none.deleted.is_empty() && none.complete);
+    }
+
+    // What a state built under an anchor says changed since it is what a comparison of the two
+    // trees finds: added, changed and deleted files, a file become a directory and the reverse,
+    // a directory deleted whole, an executable bit, and a file whose index entry is stale.
+    #[test]
+    fn the_changes_since_the_anchor_are_the_trees_differences() {
+        let (dir, repo) = git_repo();
+        let files = [
+            ("keep/a.txt", "a\n"),
+            ("mod.txt", "1\n"),
+            ("gone.txt", "1\n"),
+            ("becomes_dir", "1\n"),
+            ("becomes_file/x.txt", "1\n"),
+            ("whole/deep/y.txt", "1\n"),
+            ("whole/z.txt", "1\n"),
+            ("exec.sh", "echo\n"),
+            ("stale.txt", "1\n"),
+        ];
+        commit(dir.path(), &files, &[]);
+        let anchor = repo.state_tree(true).unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("mod.txt"), "2\n").unwrap();
+        std::fs::remove_file(root.join("gone.txt")).unwrap();
+        std::fs::remove_file(root.join("becomes_dir")).unwrap();
+        std::fs::create_dir(root.join("becomes_dir")).unwrap();
+        std::fs::write(root.join("becomes_dir/in.txt"), "1\n").unwrap();
+        std::fs::remove_dir_all(root.join("becomes_file")).unwrap();
+        std::fs::write(root.join("becomes_file"), "1\n").unwrap();
+        std::fs::remove_dir_all(root.join("whole")).unwrap();
+        std::fs::write(root.join("new.txt"), "1\n").unwrap();
+        use std::os::unix::fs::PermissionsExt as _;
+        std::fs::set_permissions(root.join("exec.sh"), std::fs::Permissions::from_mode(0o755))
+            .unwrap();
+        // The index says one thing, the disk another, with the stat data made to match.
+        run(
+            root,
+            &[
+                "update-index",
+                "--cacheinfo",
+                "100644,e69de29bb2d1d6434b8b29ae775ad8c2e48c5391,stale.txt",
+            ],
+        );
+        let trust = IndexTrust::Since {
+            tree: anchor.id,
+            time: i64::MAX,
+        };
+        let state = repo.state_tree_trusting(trust).unwrap();
+        let found = state
+            .changed_since_anchor(anchor.id)
+            .expect("built under the anchor");
+        let compared = repo.changed_outside(&state, &[], anchor.id).unwrap();
+        let files: Vec<&String> = compared
+            .iter()
+            .filter(|path| {
+                !["becomes_dir", "becomes_file", "whole", "whole/deep"].contains(&path.as_str())
+            })
+            .collect();
+        let found: Vec<&String> = found
+            .iter()
+            .filter(|p| *p != "becomes_dir" && *p != "becomes_file")
+            .collect();
+        assert_eq!(found, files, "{compared:?}");
+        assert!(found.iter().any(|p| *p == "whole/deep/y.txt"));
+        assert!(found.iter().any(|p| *p == "exec.sh"));
+        assert!(
+            !found.iter().any(|p| *p == "stale.txt"),
+            "the disk is the anchor's: {found:?}"
+        );
+        assert!(
+            state.changed_since_anchor(state.id).is_none(),
+            "another anchor"
+        );
     }
 
     // An anchor whose trees are not in the object database vouches for nothing: the state is

@@ -28,6 +28,15 @@ pub(super) fn run(dir: &Path, args: &[&str]) -> String {
     String::from_utf8(output.stdout).expect("git prints text")
 }
 
+/// Stage everything in `dir` and commit it as `message`, with an identity of the test's own.
+pub(super) fn commit_all(dir: &Path, message: &str) {
+    run(dir, &["add", "-A"]);
+    let identity = ["-c", "user.name=t", "-c", "user.email=t@t"];
+    let mut args = identity.to_vec();
+    args.extend(["commit", "-qm", message]);
+    run(dir, &args);
+}
+
 /// A fresh repository with a worktree, and its temporary directory.
 pub(super) fn git_repo() -> (tempfile::TempDir, Repo) {
     let dir = tempfile::tempdir().expect("a temporary directory");

@@ -12,13 +12,13 @@
 //! a sparse index or skip-worktree entries, a directory it cannot read, many such names), the
 //! whole worktree is walked as before.
 
-use std::os::unix::ffi::OsStrExt as _;
-use std::path::PathBuf;
+use std::os::fd::{AsFd as _, BorrowedFd};
 use std::sync::atomic::AtomicBool;
 
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::dir::entry::Kind;
 use gix::index::entry::{Flags, Mode};
+use rustix::fs::{AtFlags, FileType, Mode as FsMode, OFlags, RawDir};
 
 use super::Error;
 
@@ -198,15 +198,19 @@ fn unaccounted(
     {
         return Ok(None);
     }
-    let workdir = repo
-        .workdir()
-        .ok_or_else(|| Error::Bare {
-            path: repo.git_dir().to_owned(),
-        })?
-        .to_owned();
+    let workdir = repo.workdir().ok_or_else(|| Error::Bare {
+        path: repo.git_dir().to_owned(),
+    })?;
+    let Ok(top) = rustix::fs::openat(
+        rustix::fs::CWD,
+        workdir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        FsMode::empty(),
+    ) else {
+        return Ok(None);
+    };
     let mut scan = Scan {
         index,
-        dir: workdir,
         rela: BString::default(),
         found: Unaccounted {
             files: Vec::new(),
@@ -214,8 +218,9 @@ fn unaccounted(
             for_the_walk: Vec::new(),
         },
         children: Vec::new(),
+        buf: Vec::with_capacity(32 * 1024),
     };
-    let complete = scan.directory(0..index.entries().len());
+    let complete = scan.directory(top.as_fd(), 0..index.entries().len());
     Ok(complete.then_some(scan.found))
 }
 
@@ -232,33 +237,32 @@ enum Tracked {
 
 struct Scan<'a> {
     index: &'a gix::index::State,
-    /// The directory read, absolute, and relative to the worktree (empty at its top).
-    dir: PathBuf,
+    /// The directory read, relative to the worktree (empty at its top).
     rela: BString,
     found: Unaccounted,
     /// Reused between directories: the index's names of the one being read.
     children: Vec<(&'a [u8], Tracked)>,
+    /// Reused between directories: what `getdents` reads into.
+    buf: Vec<u8>,
 }
 
 impl<'a> Scan<'a> {
-    /// Compare the directory at `self.dir` with the index entries `range` below it, then each
-    /// tracked subdirectory. `false` once too many names are unaccounted for to be worth it, or
-    /// a directory cannot be read.
-    fn directory(&mut self, range: std::ops::Range<usize>) -> bool {
+    /// Compare the directory open as `dir` with the index entries `range` below it, then each
+    /// tracked subdirectory (opened from `dir`, never through a link). `false` once too many
+    /// names are unaccounted for to be worth it, or a directory cannot be read.
+    fn directory(&mut self, dir: BorrowedFd<'_>, range: std::ops::Range<usize>) -> bool {
         let children = self.children_of(range);
-        // A directory that cannot be read is git's walk's to report, as before.
-        let Ok(entries) = std::fs::read_dir(&self.dir) else {
-            return false;
-        };
+        let mut buf = std::mem::take(&mut self.buf);
         let mut subdirs = Vec::new();
-        for entry in entries {
+        let mut entries = RawDir::new(dir, buf.spare_capacity_mut());
+        while let Some(entry) = entries.next() {
+            // A directory that cannot be read is git's walk's to report, as before.
             let Ok(entry) = entry else {
                 return false;
             };
-            let name = entry.file_name();
-            let name = name.as_bytes();
+            let name = entry.file_name().to_bytes();
             // `.git` is the repository's (or a nested one's) and never part of the state.
-            if name == b".git" {
+            if name == b"." || name == b".." || name == b".git" {
                 continue;
             }
             let tracked = children
@@ -266,19 +270,28 @@ impl<'a> Scan<'a> {
                 .ok()
                 .map(|i| children[i].1);
             // The kind as the directory lists it; asked of the file only where it does not say.
-            let Ok(kind) = entry.file_type() else {
-                return false;
+            let kind = match entry.file_type() {
+                FileType::Unknown => {
+                    match rustix::fs::statat(dir, entry.file_name(), AtFlags::SYMLINK_NOFOLLOW) {
+                        Ok(stat) => FileType::from_raw_mode(stat.st_mode),
+                        Err(_) => return false,
+                    }
+                }
+                kind => kind,
             };
+            let is_dir = kind == FileType::Directory;
             match tracked {
-                Some(Tracked::File) if !kind.is_dir() => {}
-                Some(Tracked::Dir(start, end)) if kind.is_dir() => {
+                Some(Tracked::File) if !is_dir => {}
+                Some(Tracked::Dir(start, end)) if is_dir => {
                     subdirs.push((name.to_vec(), start, end));
                 }
-                None if kind.is_file() => self.found.files.push((self.joined(name), Kind::File)),
-                None if kind.is_symlink() => {
+                None if kind == FileType::RegularFile => {
+                    self.found.files.push((self.joined(name), Kind::File));
+                }
+                None if kind == FileType::Symlink => {
                     self.found.files.push((self.joined(name), Kind::Symlink));
                 }
-                None if kind.is_dir() => self.found.dirs.push(self.joined(name)),
+                None if is_dir => self.found.dirs.push(self.joined(name)),
                 _ => {
                     self.found.for_the_walk.push(self.joined(name));
                     if self.found.for_the_walk.len() > MAX_FOR_THE_WALK {
@@ -287,13 +300,22 @@ impl<'a> Scan<'a> {
                 }
             }
         }
+        self.buf = buf;
         self.children = children;
         for (name, start, end) in subdirs {
+            // Not through a link: one put in the directory's place since it was listed is not
+            // followed out of the worktree; the walk sees it for what it is.
+            let Ok(sub) = rustix::fs::openat(
+                dir,
+                name.as_slice(),
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                FsMode::empty(),
+            ) else {
+                return false;
+            };
             let len = self.rela.len();
             self.rela = self.joined(&name);
-            self.dir.push(std::ffi::OsStr::from_bytes(&name));
-            let complete = self.directory(start..end);
-            self.dir.pop();
+            let complete = self.directory(sub.as_fd(), start..end);
             self.rela.truncate(len);
             if !complete {
                 return false;
@@ -369,7 +391,7 @@ mod tests {
     use std::os::unix::fs::symlink;
     use std::path::Path;
 
-    use super::super::test_repo::{git_repo, run};
+    use super::super::test_repo::{commit_all, git_repo, run};
     use super::{Walked, decide, unaccounted, untracked, walk};
 
     fn write(dir: &Path, path: &str, text: &str) {
@@ -526,30 +548,13 @@ mod tests {
         let (tmp, _) = git_repo();
         let dir = tmp.path();
         write(dir, "base.txt", "base\n");
-        run(dir, &["add", "-A"]);
-        let commit = |dir: &Path| {
-            run(
-                dir,
-                &[
-                    "-c",
-                    "user.name=t",
-                    "-c",
-                    "user.email=t@t",
-                    "commit",
-                    "-qm",
-                    "c",
-                ],
-            )
-        };
-        commit(dir);
+        commit_all(dir, "base");
         run(dir, &["checkout", "-qb", "other"]);
         write(dir, "both.txt", "theirs\n");
-        run(dir, &["add", "-A"]);
-        commit(dir);
+        commit_all(dir, "theirs");
         run(dir, &["checkout", "-q", "-"]);
         write(dir, "both.txt", "ours\n");
-        run(dir, &["add", "-A"]);
-        commit(dir);
+        commit_all(dir, "ours");
         let merge = super::super::test_repo::git(dir)
             .args([
                 "-c",

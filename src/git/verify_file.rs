@@ -133,7 +133,7 @@ fn loops(path: &Path) -> bool {
 /// Check that the verify.sh a shell would run is the one the state tree records: its bytes on
 /// disk (through a link, the bytes of the file it leads to) must hash to the blob the state
 /// holds for that path. A clean filter, an end-of-line conversion or an index flag could
-/// otherwise make a proof name a verify.sh that never ran (issue 19). `recorded` gives the
+/// otherwise make a proof name a verify.sh that never ran. `recorded` gives the
 /// state's blob at a repository-relative path. A verify.sh that is missing, not a file or leads
 /// outside the worktree is left to [`Repo::armed`], which refuses to run it.
 pub(super) fn check_recorded(

@@ -40,13 +40,27 @@ pub(crate) trait Adapter: Sync {
     fn parse(&self, payload: &Object, arg: Option<&str>) -> Result<Event, InputError>;
 
     /// The hook's stdout for a message in answer to `event` (None: the input could not be
-    /// read), as one JSON value, or nothing at all. The hook's exit code is always 0.
+    /// read), as one JSON value, or nothing at all. The hook's exit code is 0, but where
+    /// [`Adapter::blocks_by_exit`].
     fn answer(&self, event: Option<&Event>, message: &Message) -> Option<Value>;
+
+    /// Whether a block in answer to `event` is the hook's exit status (2, the reason on
+    /// stderr) rather than its stdout: the events whose decision the host reads that way only
+    /// (Claude Code's `TaskCompleted` and `TeammateIdle`).
+    fn blocks_by_exit(&self, _event: Option<&Event>) -> bool {
+        false
+    }
 
     /// Consecutive blocks after which the host ends the turn by itself (or stops calling the
     /// hook), if it has such a cap, as the hook's environment (`var`) sets it
     /// (`CLAUDE_CODE_STOP_HOOK_BLOCK_CAP`, `QWEN_CODE_STOP_HOOK_BLOCK_CAP`).
     fn cap(&self, _var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
+        None
+    }
+
+    /// Where a person sets the host's cap on blocks ([`Adapter::cap`]), for `doctor` to name;
+    /// `None` where it cannot be set.
+    fn cap_setting(&self) -> Option<&'static str> {
         None
     }
 

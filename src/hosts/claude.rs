@@ -11,14 +11,15 @@ use serde_json::{Value, json};
 
 use super::adapter::Adapter;
 use super::fields::{
-    Object, optional_string, snake_after_tool, snake_prompt, snake_start, snake_stop, string,
+    Object, background_tasks, optional_string, snake_after_tool, snake_prompt, snake_start,
+    snake_stop, string,
 };
 use super::transcript;
 use super::trust::{HooksOff, dir_from, home, read_json};
 use super::wiring::{
     AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
 };
-use super::{Event, Host, InputError, Stop, vscode};
+use super::{Event, Host, InputError, Start, Stop, Subagent, vscode};
 use crate::gate::Message;
 
 /// Claude Code's own cap on consecutive blocks may be set in its environment.
@@ -49,6 +50,12 @@ const WIRING: Scheme = Scheme {
     entries: &[
         entry("SessionStart", COMMAND, START_TIMEOUT, false),
         entry("Stop", COMMAND, STOP_TIMEOUT, true),
+        // A subagent in a worktree of its own is anchored at its start and gated at its stop.
+        entry("SubagentStart", COMMAND, START_TIMEOUT, false),
+        entry("SubagentStop", COMMAND, STOP_TIMEOUT, true),
+        // Agent teams: a task marked complete, a teammate going idle.
+        entry("TaskCompleted", COMMAND, STOP_TIMEOUT, true),
+        entry("TeammateIdle", COMMAND, STOP_TIMEOUT, true),
         after_tool_entry("PostToolUse", COMMAND, AFTER_TOOL_TIMEOUT),
     ],
     timeout_unit_ms: 1000,
@@ -69,7 +76,7 @@ impl Adapter for Claude {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Claude Code's hooks (SessionStart, Stop, PostToolUse). VS Code's payloads, sent here when VS Code reads .claude/settings.json, are answered in VS Code's protocol"
+        "Claude Code's hooks (SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle, PostToolUse). VS Code's payloads, sent here when VS Code reads .claude/settings.json, are answered in VS Code's protocol"
     }
 
     /// VS Code reads `.claude/settings.json` too, and calls `hook claude` with its own payload.
@@ -85,6 +92,13 @@ impl Adapter for Claude {
         answer(message)
     }
 
+    /// `TaskCompleted` and `TeammateIdle` take a block as exit status 2 with the reason on
+    /// stderr, which Claude Code sends back to the teammate
+    /// (<https://code.claude.com/docs/en/hooks>); their stdout is no decision.
+    fn blocks_by_exit(&self, event: Option<&Event>) -> bool {
+        matches!(event, Some(Event::TaskDone(_)))
+    }
+
     fn cap(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<u32> {
         Some(
             var(CLAUDE_BLOCK_CAP_ENV)
@@ -92,6 +106,10 @@ impl Adapter for Claude {
                 .filter(|cap| *cap > 0)
                 .unwrap_or(DEFAULT_BLOCK_CAP),
         )
+    }
+
+    fn cap_setting(&self) -> Option<&'static str> {
+        Some(CLAUDE_BLOCK_CAP_ENV)
     }
 
     /// `CLAUDE_ENV_FILE` is set for SessionStart only, `CLAUDE_EFFORT` for the other events
@@ -196,13 +214,70 @@ impl Adapter for Claude {
 /// Claude Code's events. A stop without `last_assistant_message` (older and some headless
 /// versions send none) keeps `transcript_path`, where the claim is read from then.
 pub(super) fn parse_object(map: &Object) -> Result<Event, InputError> {
+    match string(map, "hook_event_name")?.as_str() {
+        "SubagentStart" => return subagent_start(map),
+        "SubagentStop" => return subagent_stop(map),
+        "TaskCompleted" => return task_done(map, "task_id"),
+        "TeammateIdle" => return task_done(map, "teammate_name"),
+        _ => {}
+    }
     match parse_shape(map, "prompt_id")? {
-        Event::Stop(mut stop) if stop.claim.is_none() => {
-            stop.transcript = optional_string(map, "transcript_path").map(PathBuf::from);
+        Event::Stop(mut stop) => {
+            if stop.claim.is_none() {
+                stop.transcript = optional_string(map, "transcript_path").map(PathBuf::from);
+            }
+            stop.background = background_tasks(map);
             Ok(Event::Stop(stop))
         }
         event => Ok(event),
     }
+}
+
+/// The subagent an event is about: `agent_id` in its session `session_id` (Claude Code
+/// 2.1.328 sends both at `SubagentStart` and `SubagentStop`, with `agent_type`).
+fn subagent(map: &Object) -> Result<Subagent, InputError> {
+    Ok(Subagent {
+        parent: string(map, "session_id")?,
+        agent: string(map, "agent_id")?,
+    })
+}
+
+/// `SubagentStart`: `cwd` is where the subagent works, its own worktree under
+/// `.claude/worktrees/agent-<id>/` when it was started with `isolation: "worktree"`.
+fn subagent_start(map: &Object) -> Result<Event, InputError> {
+    let of = subagent(map)?;
+    Ok(Event::SubagentStart {
+        start: Start {
+            session: of.session(),
+            cwd: PathBuf::from(string(map, "cwd")?),
+            source: None,
+        },
+        of,
+    })
+}
+
+/// `SubagentStop`: a stop of the subagent's own session, whose claim is its
+/// `last_assistant_message` (else the last answer in `agent_transcript_path`).
+fn subagent_stop(map: &Object) -> Result<Event, InputError> {
+    let of = subagent(map)?;
+    let mut stop = snake_stop(map, Some("prompt_id"))?;
+    stop.session = of.session();
+    stop.background = background_tasks(map);
+    if stop.claim.is_none() {
+        stop.transcript = optional_string(map, "agent_transcript_path").map(PathBuf::from);
+    }
+    Ok(Event::SubagentStop { stop, of })
+}
+
+/// `TaskCompleted` and `TeammateIdle` (agent teams): a stop of the session `session_id` in
+/// `cwd`, counted per task (`task_id`) or per teammate (`teammate_name`), so that the budget
+/// holds though neither event carries `stop_hook_active`. The claim is the task's subject.
+fn task_done(map: &Object, turn: &'static str) -> Result<Event, InputError> {
+    let mut stop = snake_stop(map, None)?;
+    stop.turn = optional_string(map, turn).map(|id| format!("{turn}:{id}"));
+    stop.stop_hook_active = stop.turn.is_some();
+    stop.claim = optional_string(map, "task_subject");
+    Ok(Event::TaskDone(stop))
 }
 
 /// The last assistant text in a Claude Code transcript (JSON lines of
@@ -260,7 +335,7 @@ pub(super) fn answer(message: &Message) -> Option<Value> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::hosts::{Start, Stop};
+    use crate::hosts::{Start, Stop, Subagent};
 
     fn parse(input: &[u8]) -> Result<Event, InputError> {
         Host::Claude
@@ -284,6 +359,7 @@ mod tests {
                 stop_hook_active: false,
                 claim: Some("All tests pass. Ready to merge.".into()),
                 transcript: None,
+                background: Vec::new(),
             })
         );
     }
@@ -299,13 +375,77 @@ mod tests {
                 source: Some("compact".into()),
             })
         );
-        let input = br#"{"session_id":"86ca","cwd":"/repo","hook_event_name":"SubagentStop","stop_hook_active":true}"#;
+        let input = br#"{"session_id":"86ca","cwd":"/repo","hook_event_name":"Notification","message":"hi"}"#;
         assert_eq!(
             parse(input).unwrap(),
             Event::Other {
-                name: "SubagentStop".into()
+                name: "Notification".into()
             }
         );
+    }
+
+    /// As Claude Code 2.1.328 sent them for a subagent started with `isolation: "worktree"`.
+    #[test]
+    fn parses_a_subagents_start_and_stop_as_a_session_of_its_own() {
+        let of = Subagent {
+            parent: "82b7".into(),
+            agent: "ac7c".into(),
+        };
+        let input = br#"{"session_id":"82b7","transcript_path":"/t.jsonl","cwd":"/repo/.claude/worktrees/agent-ac7c","prompt_id":"bf6b","agent_id":"ac7c","agent_type":"general-purpose","hook_event_name":"SubagentStart"}"#;
+        assert_eq!(
+            parse(input).unwrap(),
+            Event::SubagentStart {
+                start: Start {
+                    session: "82b7/subagent/ac7c".into(),
+                    cwd: "/repo/.claude/worktrees/agent-ac7c".into(),
+                    source: None,
+                },
+                of: of.clone(),
+            }
+        );
+        let input = br#"{"session_id":"82b7","transcript_path":"/t.jsonl","cwd":"/repo/.claude/worktrees/agent-ac7c","prompt_id":"bf6b","permission_mode":"default","agent_id":"ac7c","agent_type":"general-purpose","effort":{"level":"medium"},"hook_event_name":"SubagentStop","stop_hook_active":false,"agent_transcript_path":"/s/agent-ac7c.jsonl","background_tasks":[],"session_crons":[]}"#;
+        assert_eq!(
+            parse(input).unwrap(),
+            Event::SubagentStop {
+                stop: Stop {
+                    session: "82b7/subagent/ac7c".into(),
+                    turn: Some("bf6b".into()),
+                    cwd: "/repo/.claude/worktrees/agent-ac7c".into(),
+                    stop_hook_active: false,
+                    claim: None,
+                    transcript: Some("/s/agent-ac7c.jsonl".into()),
+                    background: Vec::new(),
+                },
+                of,
+            }
+        );
+        let input = br#"{"session_id":"82b7","cwd":"/repo","hook_event_name":"SubagentStop"}"#;
+        assert_eq!(
+            parse(input).unwrap_err().to_string(),
+            "the hook input has no agent_id (a non-empty string)"
+        );
+    }
+
+    /// A task's completion is counted per task, and blocked by the exit status.
+    #[test]
+    fn parses_task_completed_as_a_stop_answered_by_exit_status() {
+        let input = br#"{"session_id":"82b7","cwd":"/repo","hook_event_name":"TaskCompleted","task_id":"3","task_subject":"make it 5","task_description":"d","teammate_name":"impl","team_name":"t"}"#;
+        let event = parse(input).unwrap();
+        assert_eq!(
+            event,
+            Event::TaskDone(Stop {
+                session: "82b7".into(),
+                turn: Some("task_id:3".into()),
+                cwd: "/repo".into(),
+                stop_hook_active: true,
+                claim: Some("make it 5".into()),
+                transcript: None,
+                background: Vec::new(),
+            })
+        );
+        assert!(Host::Claude.blocks_by_exit(Some(&event)));
+        let stop = parse(br#"{"session_id":"82b7","cwd":"/repo","hook_event_name":"Stop"}"#);
+        assert!(!Host::Claude.blocks_by_exit(stop.as_ref().ok()));
     }
 
     /// As HOSTS.md records Claude Code's `UserPromptSubmit`, and Codex's of the same shape.

@@ -195,6 +195,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: None,
                 transcript: None,
+                background: Vec::new(),
             })
         );
     }

@@ -178,6 +178,7 @@ fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError> {
             stop_hook_active: flag(map, "stop_hook_active")?,
             claim: None,
             transcript: optional_string(map, "transcriptPath").map(PathBuf::from),
+            background: Vec::new(),
         })),
         // Not wired by `init`: a new prompt's first stop says `stop_hook_active: false`, which
         // starts a new turn already. Read all the same, so that a hand-wired one does what it
@@ -202,6 +203,7 @@ fn parse_snake_case(map: &Object) -> Result<Event, InputError> {
         "SessionStart" | "sessionStart" => snake_start(map),
         "Stop" | "agentStop" => Ok(Event::Stop(Stop {
             transcript: optional_string(map, "transcript_path").map(PathBuf::from),
+            background: Vec::new(),
             ..snake_stop(map, None)?
         })),
         "UserPromptSubmit" | "userPromptSubmitted" => snake_prompt(map),
@@ -262,6 +264,7 @@ mod tests {
             stop_hook_active: false,
             claim: claim.map(str::to_string),
             transcript: transcript.map(Path::to_path_buf),
+            background: Vec::new(),
         };
         let claim = |stop: &Stop, after| Host::Copilot.claim(stop, after);
         assert_eq!(
@@ -294,6 +297,7 @@ mod tests {
                 stop_hook_active: false,
                 claim: None,
                 transcript: Some("/t/events.jsonl".into()),
+                background: Vec::new(),
             })
         );
         let start = br#"{"sessionId":"0447","timestamp":1795978336226,"cwd":"/repo","source":"new","initialPrompt":"make a file"}"#;
@@ -350,6 +354,7 @@ mod tests {
             stop_hook_active: true,
             claim: None,
             transcript: None,
+            background: Vec::new(),
         });
         assert!(!Host::Copilot.notices_as_blocks(Some(&after_block)));
         let notice = Message::Notice("n".into());

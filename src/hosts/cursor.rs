@@ -112,6 +112,7 @@ fn parse(map: &Object) -> Result<Event, InputError> {
             stop_hook_active: loop_count(map)? > 0,
             claim: None,
             transcript: None,
+            background: Vec::new(),
         })),
         _ => Ok(Event::Other { name }),
     }
@@ -171,6 +172,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: None,
                 transcript: None,
+                background: Vec::new(),
             })
         );
         let aborted = br#"{"conversation_id":"c1","hook_event_name":"stop","workspace_roots":["/repo"],"status":"aborted","loop_count":0}"#;

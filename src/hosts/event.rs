@@ -1,4 +1,4 @@
-pub(crate) use crate::gate::{AfterTool, Prompt, Start, Stop};
+pub(crate) use crate::gate::{AfterTool, Prompt, Start, Stop, Subagent};
 
 /// A hook event, normalised across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -9,7 +9,23 @@ pub(crate) enum Event {
     Prompt(Prompt),
     /// A tool call ended: wake the worktree's prover; answered with nothing the host shows.
     AfterTool(AfterTool),
-    /// An event the gate has nothing to do with (SubagentStop, notifications, ...).
+    /// A subagent started: anchored as a session of its own where it works in a worktree of
+    /// its own (Claude Code's `SubagentStart`). `start.session` is the subagent's session id.
+    SubagentStart {
+        start: Start,
+        of: Subagent,
+    },
+    /// A subagent tries to end its work: gated as a stop where it was anchored (Claude Code's
+    /// `SubagentStop`). `stop.session` is the subagent's session id.
+    SubagentStop {
+        stop: Stop,
+        of: Subagent,
+    },
+    /// A task marked complete, or a teammate going idle (Claude Code's agent teams:
+    /// `TaskCompleted`, `TeammateIdle`): gated as a stop of the session, and answered by the
+    /// host's exit status rather than on stdout.
+    TaskDone(Stop),
+    /// An event the gate has nothing to do with (notifications, ...).
     Other {
         name: String,
     },

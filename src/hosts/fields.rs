@@ -82,5 +82,43 @@ pub(super) fn snake_stop(map: &Object, turn: Option<&str>) -> Result<Stop, Input
         stop_hook_active: flag(map, "stop_hook_active")?,
         claim: optional_string(map, "last_assistant_message"),
         transcript: None,
+        background: Vec::new(),
     })
+}
+
+/// `background_tasks` of a stop: the in-flight work the host registered in the session
+/// (Claude Code: `{"id","type","status","description","command"?,"agent_type"?...}`; Qwen
+/// Code: `{"id","status","agent_type","started_at","description"?}`; an empty array when
+/// nothing is in flight), each as one line. Entries that are not objects are left out; a
+/// field that is not an array reads as none.
+pub(super) fn background_tasks(map: &Object) -> Vec<String> {
+    let Some(Value::Array(tasks)) = map.get("background_tasks") else {
+        return Vec::new();
+    };
+    tasks
+        .iter()
+        .filter_map(Value::as_object)
+        .map(|task| {
+            let field = |name: &str| optional_string(task, name).filter(|text| !text.is_empty());
+            let kind = field("type")
+                .or_else(|| field("agent_type"))
+                .unwrap_or_else(|| "task".to_string());
+            let mut line = match field("id") {
+                Some(id) => format!("{kind} {id}"),
+                None => kind,
+            };
+            if let Some(status) = field("status") {
+                line.push_str(&format!(" ({status})"));
+            }
+            if let Some(description) = field("description") {
+                line.push_str(&format!(": {description}"));
+            }
+            if let Some(command) =
+                field("command").filter(|c| Some(c) != field("description").as_ref())
+            {
+                line.push_str(&format!(" [{command}]"));
+            }
+            line
+        })
+        .collect()
 }

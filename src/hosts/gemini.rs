@@ -281,6 +281,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: Some("All tests pass.".into()),
                 transcript: None,
+                background: Vec::new(),
             }
         );
         assert_eq!(stop.turn.unwrap().len(), 40);

@@ -129,6 +129,25 @@ impl Host {
             .unwrap_or_default()
     }
 
+    /// The host's own cap on blocks as `var` sets it, when it holds the gate's budget below
+    /// `policy`: the cap, the budget, and the setting that sets the cap.
+    pub(crate) fn cap_below(
+        self,
+        policy: u32,
+        var: &dyn Fn(&str) -> Option<String>,
+    ) -> Option<(u32, u32, &'static str)> {
+        let setting = self.adapter().cap_setting()?;
+        let cap = self.adapter().cap(var)?;
+        let budget = Host::block_budget(policy, Some(cap), self.shows_notices());
+        (budget < policy).then_some((cap, budget, setting))
+    }
+
+    /// Whether a block in answer to `event` is told by the hook's exit status (2, the reason
+    /// on stderr) rather than on stdout.
+    pub(crate) fn blocks_by_exit(self, event: Option<&Event>) -> bool {
+        self.adapter().blocks_by_exit(event)
+    }
+
     /// The agent's claim at `stop`, for the ledger; `previous_answer_ns` is the time of the
     /// gate's previous answer in this session (ns since the epoch).
     pub(crate) fn claim(self, stop: &Stop, previous_answer_ns: Option<u64>) -> Option<String> {

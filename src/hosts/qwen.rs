@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::adapter::Adapter;
-use super::fields::{Object, snake_after_tool, snake_start, snake_stop, string};
+use super::fields::{Object, background_tasks, snake_after_tool, snake_start, snake_stop, string};
 use super::trust::{HooksOff, dir_from, home, json_at, read_json};
 use super::wiring::{
     AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
@@ -79,6 +79,10 @@ impl Adapter for Qwen {
     /// Qwen Code reads Claude Code's answer keys.
     fn answer(&self, _event: Option<&Event>, message: &Message) -> Option<Value> {
         claude::answer(message)
+    }
+
+    fn cap_setting(&self) -> Option<&'static str> {
+        Some("QWEN_CODE_STOP_HOOK_BLOCK_CAP (or stopHookBlockingCap in its settings)")
     }
 
     /// As Qwen Code 0.24.4 resolves it: `QWEN_CODE_STOP_HOOK_BLOCK_CAP` when set and not
@@ -241,7 +245,11 @@ fn parse(map: &Object) -> Result<Event, InputError> {
     let name = string(map, "hook_event_name")?;
     match name.as_str() {
         "SessionStart" => snake_start(map),
-        "Stop" => Ok(Event::Stop(snake_stop(map, Some("prompt_id"))?)),
+        "Stop" => {
+            let mut stop = snake_stop(map, Some("prompt_id"))?;
+            stop.background = background_tasks(map);
+            Ok(Event::Stop(stop))
+        }
         "PostToolUse" => snake_after_tool(map),
         _ => Ok(Event::Other { name }),
     }
@@ -262,6 +270,18 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_names_its_background_tasks() {
+        let input = br#"{"session_id":"5f3b","cwd":"/repo","hook_event_name":"Stop","prompt_id":"5f3b########1","stop_hook_active":false,"last_assistant_message":"Done","background_tasks":[{"id":"bg-1","status":"running","agent_type":"general-purpose","started_at":"2026-12-04T21:42:25.087Z","description":"run the e2e suite"}],"crons":[]}"#;
+        let Event::Stop(stop) = parse(input) else {
+            panic!("a stop");
+        };
+        assert_eq!(
+            stop.background,
+            ["general-purpose bg-1 (running): run the e2e suite"]
+        );
+    }
+
+    #[test]
     fn parses_a_stop_named_by_its_prompt_id_claiming_the_last_message() {
         assert_eq!(
             parse(STOP),
@@ -272,6 +292,7 @@ mod tests {
                 stop_hook_active: true,
                 claim: Some("Done 2".into()),
                 transcript: None,
+                background: Vec::new(),
             })
         );
         assert_eq!(

@@ -92,6 +92,7 @@ fn parse(map: &Object) -> Result<Event, InputError> {
             stop_hook_active: flag(map, "stop_hook_active")?,
             claim: None,
             transcript: None,
+            background: Vec::new(),
         })),
         _ => Ok(Event::Other { name }),
     }

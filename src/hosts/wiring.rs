@@ -288,7 +288,18 @@ mod tests {
     #[test]
     fn wiring_nothing_gives_the_documented_snippet() {
         let wired = Host::Claude.wire(None).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "Stop", "PostToolUse"]);
+        assert_eq!(
+            wired.added,
+            [
+                "SessionStart",
+                "Stop",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCompleted",
+                "TeammateIdle",
+                "PostToolUse"
+            ]
+        );
         let ours: Value = serde_json::from_str(&wired.text).unwrap();
         let snippet: Value = serde_json::from_str(SNIPPET).unwrap();
         assert_eq!(ours, snippet);
@@ -305,7 +316,18 @@ mod tests {
   "$schema": "https://json.schemastore.org/claude-code-settings.json"
 }"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "Stop", "PostToolUse"]);
+        assert_eq!(
+            wired.added,
+            [
+                "SessionStart",
+                "Stop",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCompleted",
+                "TeammateIdle",
+                "PostToolUse"
+            ]
+        );
         let value: Value = serde_json::from_str(&wired.text).unwrap();
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["permissions", "hooks", "$schema"], "order kept");
@@ -330,7 +352,17 @@ mod tests {
         let existing = r#"{"hooks": {"Stop": [{"hooks": [
             {"type": "command", "command": "git-prove-it  hook claude", "timeout": 1200}]}]}}"#;
         let wired = Host::Claude.wire(Some(existing)).unwrap();
-        assert_eq!(wired.added, ["SessionStart", "PostToolUse"]);
+        assert_eq!(
+            wired.added,
+            [
+                "SessionStart",
+                "SubagentStart",
+                "SubagentStop",
+                "TaskCompleted",
+                "TeammateIdle",
+                "PostToolUse"
+            ]
+        );
         let timeouts = Host::Claude.wired_timeouts(&wired.text).unwrap();
         assert_eq!(timeouts[0].1, Wiring::Wired(Some(60)));
         assert_eq!(timeouts[1].1, Wiring::Wired(Some(1200)));

@@ -542,8 +542,8 @@ fn with_checks(
     Ok(classify_checks(commit, checks))
 }
 
-/// A script whose change since a range's base is a verify.sh change (issue 19, hole 8; with
-/// checks, SPEC.md section 2.1): verify.sh, the checks file, or a named check's script.
+/// A script whose change since a range's base is a verify.sh change (with checks, SPEC.md
+/// section 2.1): verify.sh, the checks file, or a named check's script.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Changed {
     Verify,
@@ -577,7 +577,7 @@ impl Changed {
 
 /// A base of a checked range (`<base>..<head>`) and the checked commits whose verify.sh (blob
 /// or mode; with checks, whose checks file or a check's script) is not the base's: CI's view
-/// of a verify.sh change, which needs no anchor (issue 19, hole 8).
+/// of a verify.sh change, which needs no anchor.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct VerifyChange {
     pub base: CommitInfo,

@@ -84,8 +84,7 @@ impl Found {
     }
 
     /// The proof that spares the tree a run at an agent's stop: `best(false)` when signing is
-    /// off; with it on, the best signed proof whose signature `good` accepts (issue 19, hole
-    /// 9), so that a signed record copied to another tree with its `tree:` edited is not taken
+    /// off; with it on, the best signed proof whose signature `good` accepts, so that a signed record copied to another tree with its `tree:` edited is not taken
     /// on its word. `good` is asked nothing when signing is off.
     /// A proof that counts only through a person's acceptance of its contest needs, with
     /// signing on, an acceptance whose signature `good` accepts too.

@@ -16,6 +16,7 @@ mod lookup;
 mod protect;
 mod prove;
 mod record;
+mod test_names;
 mod test_report;
 mod unisolated;
 mod weakening;

@@ -23,18 +23,46 @@ fn files(list: Vec<git::protected::File>) -> Files {
 }
 
 /// The state's protected files since the protected tree `baseline`, protected by `protected`
-/// (the anchor's list: a list narrowed since does not count). With `since`, the committed
-/// tree the session started on, only the paths that differ from it and the baseline's own are
-/// looked at: the work grows with what changed, not with the size of the state.
+/// (the anchor's list: a list narrowed since does not count).
+///
+/// `baseline` holds the protected files of `anchor_state`, the state the session started on:
+/// when that tree's directories are in the object database, only the paths that differ from it
+/// are looked at (a directory whose tree is the anchor's is not entered), and the baseline is
+/// read at those paths alone, so that the work grows with what changed during the session, not
+/// with the size of the state nor of the protected set. Otherwise, with `since`, the committed
+/// tree the session started on, the paths that differ from it and the baseline's own are.
 pub(crate) fn state_protection(
     repo: &Repo,
     baseline: ObjectId,
+    anchor_state: Option<ObjectId>,
     since: Option<ObjectId>,
     protected: &Protected,
     state: &StateTree,
 ) -> Result<Protection, git::Error> {
     let matcher = protected.matcher();
     let keep = |path: &str| matcher.holds(path);
+    // What changed since the anchor: as the state tree found it while it was built under that
+    // anchor, else by comparing the two again.
+    let since_anchor = anchor_state.and_then(|tree| match state.changed_since_anchor(tree) {
+        Some(changed) => Some(changed.to_vec()),
+        None => repo.changed_outside(state, &[], tree).ok(),
+    });
+    // A path the anchor's list does not hold is in neither the baseline nor the protected set.
+    if let Some(changed) = since_anchor {
+        let (mut before, mut now) = (Files::new(), Files::new());
+        for path in changed.into_iter().filter(|path| keep(path)) {
+            if let Some((id, mode)) = repo.tree_entry(baseline, &path)?
+                && mode != MODE_TREE
+                && mode != MODE_GITLINK
+            {
+                before.insert(path.clone(), id);
+            }
+            if let Some((id, _)) = state.entry(&path) {
+                now.insert(path, id);
+            }
+        }
+        return compare(repo, &before, &now, &state_reader(repo, state));
+    }
     // The baseline holds only what the same patterns protected: its paths need no matching.
     let before = files(repo.tree_files(baseline, &|_| true)?);
     let now = match since {

@@ -326,7 +326,7 @@ pub(crate) fn prove_checks(
         None => repo.last_run_log()?,
     };
     // A submodule is recorded by its commit only: its uncommitted changes would run untested
-    // by any proof of this tree, so none is made (issue 19).
+    // by any proof of this tree, so none is made.
     if !before.dirty_submodules().is_empty() {
         return Err(git::Error::DirtySubmodules {
             paths: before.dirty_submodules().to_vec(),
@@ -986,7 +986,7 @@ pub(crate) fn millis(duration: Duration) -> u64 {
 
 /// Ends the log of a run we killed (timed out, interrupted) with what ended it: a run killed at the
 /// timeout may have printed nothing (cargo is silent until it finishes), and an empty log says
-/// nothing about why (issue 21, item 1). Best effort: the run's verdict stands without it.
+/// nothing about why. Best effort: the run's verdict stands without it.
 fn note_the_end(log: &std::path::Path, exit: &str) {
     use std::io::Write as _;
     if let Ok(mut file) = std::fs::OpenOptions::new().append(true).open(log) {

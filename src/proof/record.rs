@@ -24,11 +24,14 @@ const SIGNED_OFF_BY: &str = "Signed-off-by";
 const UNCOVERED: &str = "uncovered";
 const UNCOVERED_COUNT: &str = "uncovered-count";
 const VERIFY_DIFF: &str = "verify-diff";
-/// `tests: passed=N failed=N skipped=N source=junit|summary`, then one `tests-pass:` line per
-/// passing test kept, `tests-error:` when the reports could not be read, and one
-/// `tests-weakened:` line per way the tests fell short of the baseline's.
+/// `tests: passed=N failed=N skipped=N source=junit|summary`, then `tests-pass-z:`, the passing
+/// names kept, packed (`tests-pass-cut: kept=N passed=N` when the bound cut some; records
+/// before packing have one `tests-pass:` line per name), `tests-error:` when the reports could
+/// not be read, and one `tests-weakened:` line per way the tests fell short of the baseline's.
 const TESTS: &str = "tests";
 const TESTS_PASS: &str = "tests-pass";
+const TESTS_PASS_PACKED: &str = "tests-pass-z";
+const TESTS_PASS_CUT: &str = "tests-pass-cut";
 const TESTS_ERROR: &str = "tests-error";
 const TESTS_WEAKENED: &str = "tests-weakened";
 /// `renames: unwatched`: the run's renames could not be watched.
@@ -125,8 +128,9 @@ pub(crate) struct Record {
     /// The paths of the state that no check read when this proof was made (with a checks
     /// file): one `uncovered:` line each, then `uncovered-count:` when there are more.
     pub uncovered: Uncovered,
-    /// What the run's tests were (`tests:`, `tests-pass:` and `tests-error:` lines), from the
-    /// reports it wrote into `PROVE_IT_REPORTS` or its runners' summary lines.
+    /// What the run's tests were (`tests:`, `tests-pass-z:`, `tests-pass-cut:`, `tests-pass:`
+    /// and `tests-error:` lines), from the reports it wrote into `PROVE_IT_REPORTS` or its
+    /// runners' summary lines.
     pub tests: Recorded,
     /// How the run's tests fell short of its baseline's (`tests-weakened:`, one a line).
     pub tests_weakened: Vec<String>,
@@ -382,6 +386,16 @@ fn write_tests(out: &mut String, tests: &Recorded, weakened: &[String]) {
     }
     for name in &tests.passing {
         let _ = writeln!(out, "{TESTS_PASS}: {}", one_line(name));
+    }
+    if let Some(packed) = &tests.packed {
+        let _ = writeln!(out, "{TESTS_PASS_PACKED}: {}", one_line(packed));
+    }
+    if let (Some(kept), Some((counts, _))) = (tests.cut, tests.counts) {
+        let _ = writeln!(
+            out,
+            "{TESTS_PASS_CUT}: kept={kept} passed={}",
+            counts.passed
+        );
     }
     if let Some(error) = &tests.error {
         let _ = writeln!(out, "{TESTS_ERROR}: {}", one_line(error));
@@ -648,6 +662,8 @@ pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
             UNCOVERED_COUNT => &mut fields.uncovered_count,
             TESTS => &mut fields.tests,
             TESTS_ERROR => &mut fields.tests_error,
+            TESTS_PASS_PACKED => &mut fields.tests_pass_packed,
+            TESTS_PASS_CUT => &mut fields.tests_pass_cut,
             "outcome" => &mut fields.outcome,
             "tree" => &mut fields.tree,
             "check" => &mut fields.check,
@@ -721,6 +737,8 @@ pub(super) struct Fields {
     pub protect_diff: Option<String>,
     pub tests: Option<String>,
     pub tests_pass: Vec<String>,
+    pub tests_pass_packed: Option<String>,
+    pub tests_pass_cut: Option<String>,
     pub tests_error: Option<String>,
     pub tests_weakened: Vec<String>,
     /// The digests a contest, a revocation or an acceptance names (`contest.rs`).
@@ -818,12 +836,23 @@ impl Fields {
         let counts = self.tests.as_deref().map(parse_tests).transpose()?;
         let mut passing = self.tests_pass;
         passing.sort();
+        let cut = self
+            .tests_pass_cut
+            .map(|value| {
+                value
+                    .split_whitespace()
+                    .find_map(|part| part.strip_prefix("kept="))
+                    .and_then(|kept| kept.parse().ok())
+                    .ok_or_else(|| {
+                        Problem::Malformed(format!("`{TESTS_PASS_CUT}: {value}` does not read"))
+                    })
+            })
+            .transpose()?;
         let tests = Recorded {
-            all_names: counts.is_some_and(|(counts, source)| {
-                source == Source::Junit && passing.len() as u64 == counts.passed
-            }),
             counts,
             passing,
+            packed: self.tests_pass_packed,
+            cut,
             error: self.tests_error,
         };
         let verify_anchor = match self.verify_anchor.as_deref() {
@@ -997,6 +1026,62 @@ mod tests {
         );
         let forged = text.replace("changed: tests/c.py", "changed: tests/\u{1b}[2Jc.py");
         assert!(parse_record(&forged, &record.tree).is_err());
+    }
+
+    /// Passing names are kept packed, with a note when the bound cut them; records made before
+    /// they were packed, one `tests-pass:` line a name, still give their names.
+    #[test]
+    fn passing_names_round_trip_packed_and_plain_lines_still_read() {
+        use crate::proof::test_report::{Status, Tests};
+        let cases = (0..3)
+            .map(|i| (format!("suite::test_{i}"), Status::Passed))
+            .collect();
+        let tests = Tests {
+            counts: Counts {
+                passed: 3,
+                failed: 0,
+                skipped: 0,
+            },
+            source: Source::Junit,
+            cases,
+        };
+        let mut record = sample();
+        record.tests = Recorded::of(&Ok(Some(tests)));
+        let text = record.render();
+        assert!(text.contains("\ntests-pass-z: "), "{text}");
+        assert!(!text.contains("tests-pass:") && !text.contains("tests-pass-cut"));
+        let back = parse_record(&text, &record.tree).unwrap();
+        assert_eq!(back.tests, record.tests);
+        let names = vec![
+            "suite::test_0".to_string(),
+            "suite::test_1".into(),
+            "suite::test_2".into(),
+        ];
+        assert_eq!(back.tests.names(), (names.clone(), true));
+
+        let cut = text.replace(
+            "tests-pass-z:",
+            "tests-pass-cut: kept=3 passed=9\ntests-pass-z:",
+        );
+        let back = parse_record(&cut, &record.tree).unwrap();
+        assert_eq!(back.tests.cut, Some(3));
+        assert_eq!(back.tests.names(), (names.clone(), false));
+
+        let mut plain = sample().render();
+        plain = plain.replace(
+            "\nSigned-off-by",
+            "\ntests: passed=3 failed=0 skipped=0 source=junit\ntests-pass: suite::test_1\n\
+             tests-pass: suite::test_0\ntests-pass: suite::test_2\nSigned-off-by",
+        );
+        let old = parse_record(&plain, &record.tree).unwrap();
+        assert_eq!(old.tests.names(), (names, true));
+        assert_eq!(
+            old.render(),
+            plain.replace(
+                "tests-pass: suite::test_1\ntests-pass: suite::test_0",
+                "tests-pass: suite::test_0\ntests-pass: suite::test_1",
+            )
+        );
     }
 
     #[test]

@@ -16,9 +16,6 @@ pub(crate) const MAX_FILES: usize = 256;
 pub(crate) const MAX_FILE_BYTES: u64 = 32 * 1024 * 1024;
 /// The most test cases a run's reports may name in all.
 pub(crate) const MAX_CASES: usize = 1_000_000;
-/// The most passing test names a record keeps, and their most bytes in all.
-pub(crate) const NAMES_KEPT: usize = 2000;
-pub(crate) const NAMES_BYTES: usize = 64 * 1024;
 
 /// Why a run's test reports could not be read.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -106,39 +103,33 @@ pub(crate) struct Tests {
 }
 
 impl Tests {
-    /// The passing names a record keeps: the first [`NAMES_KEPT`] in order, within
-    /// [`NAMES_BYTES`], and how many passed in all.
-    pub(crate) fn kept_names(&self) -> (Vec<String>, u64) {
-        let mut kept = Vec::new();
-        let mut bytes = 0;
-        for (name, status) in &self.cases {
-            if *status != Status::Passed {
-                continue;
-            }
-            if kept.len() >= NAMES_KEPT || bytes + name.len() + 1 > NAMES_BYTES {
-                break;
-            }
-            bytes += name.len() + 1;
-            kept.push(name.clone());
-        }
-        (kept, self.counts.passed)
+    /// The passing names, sorted.
+    pub(crate) fn passing_names(&self) -> Vec<String> {
+        self.cases
+            .iter()
+            .filter(|(_, status)| **status == Status::Passed)
+            .map(|(name, _)| name.clone())
+            .collect()
     }
 }
 
-/// What a record says of its run's tests (`tests:`, `test-pass:` lines).
+/// What a record says of its run's tests (`tests:`, `tests-pass-z:`, `tests-pass:` lines).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Recorded {
     /// `None`: the run gave no counts (or the record predates the lines).
     pub counts: Option<(Counts, Source)>,
-    /// The passing names kept (sorted), and whether they are all of them.
+    /// The passing names kept as plain lines, sorted: records made before names were packed.
     pub passing: Vec<String>,
-    pub all_names: bool,
+    /// The passing names kept, packed (`super::test_names`): read only when compared.
+    pub packed: Option<String>,
+    /// How many names the packed value holds, when the bound cut the rest.
+    pub cut: Option<u64>,
     /// Why the reports could not be read, when they could not.
     pub error: Option<String>,
 }
 
 impl Recorded {
-    /// What a record keeps of `tests`.
+    /// What a record keeps of `tests`: the counts, and as many passing names as fit packed.
     pub(crate) fn of(tests: &Result<Option<Tests>, Error>) -> Recorded {
         match tests {
             Err(error) => Recorded {
@@ -147,15 +138,41 @@ impl Recorded {
             },
             Ok(None) => Recorded::default(),
             Ok(Some(tests)) => {
-                let (passing, passed) = tests.kept_names();
+                let names = tests.passing_names();
+                let packed = (!names.is_empty()).then(|| super::test_names::pack(&names));
                 Recorded {
                     counts: Some((tests.counts, tests.source)),
-                    all_names: tests.source == Source::Junit && passing.len() as u64 == passed,
-                    passing,
+                    passing: Vec::new(),
+                    cut: packed
+                        .as_ref()
+                        .filter(|packed| packed.kept < names.len())
+                        .map(|packed| packed.kept as u64),
+                    packed: packed.map(|packed| packed.text),
                     error: None,
                 }
             }
         }
+    }
+
+    /// The passing names kept (sorted), and whether they are all of the run's passing tests.
+    /// Packed names that do not read leave only the counts to compare.
+    pub(crate) fn names(&self) -> (Vec<String>, bool) {
+        let mut names = self.passing.clone();
+        let mut read = true;
+        if let Some(packed) = &self.packed {
+            match super::test_names::unpack(packed) {
+                Ok(more) => names.extend(more),
+                Err(_) => read = false,
+            }
+        }
+        names.sort();
+        names.dedup();
+        let all = read
+            && self.cut.is_none()
+            && self.counts.is_some_and(|(counts, source)| {
+                source == Source::Junit && names.len() as u64 == counts.passed
+            });
+        (names, all)
     }
 }
 
@@ -270,7 +287,9 @@ pub(crate) fn weakenings(
     }
     if before_source == Source::Junit && now.source == Source::Junit {
         let (mut gone, mut skipped, mut failing) = (Vec::new(), Vec::new(), Vec::new());
-        for name in &baseline.passing {
+        // A baseline cut short names only the tests up to its cut: the rest compare by count.
+        let (passing, all_names) = baseline.names();
+        for name in &passing {
             match now.cases.get(name) {
                 None => gone.push(name.clone()),
                 Some(Status::Skipped) => skipped.push(name.clone()),
@@ -281,11 +300,11 @@ pub(crate) fn weakenings(
         if !gone.is_empty() {
             // The names new since the baseline, when it kept all of its own: a rename reads
             // as one gone and one new.
-            let new = if baseline.all_names {
+            let new = if all_names {
                 now.cases
                     .iter()
                     .filter(|(name, status)| {
-                        **status == Status::Passed && baseline.passing.binary_search(name).is_err()
+                        **status == Status::Passed && passing.binary_search(name).is_err()
                     })
                     .map(|(name, _)| name.clone())
                     .collect()
@@ -895,7 +914,7 @@ mod tests {
         let tests = junit(PYTEST).unwrap();
         assert_eq!(tests.counts, counts(2, 1, 1));
         assert_eq!(
-            tests.kept_names().0,
+            tests.passing_names(),
             ["test_a::test_&four", "test_a::test_one"]
         );
     }
@@ -1015,17 +1034,38 @@ mod tests {
         );
     }
 
-    /// The names a record keeps are bounded in number and bytes.
+    /// A baseline cut short by the bound never reports the names past its cut as gone, nor
+    /// anything as new; the counts still compare.
     #[test]
-    fn kept_names_are_bounded() {
+    fn a_baseline_cut_short_names_only_what_it_kept() {
+        let case = |i: usize| format!("tests/test_{:04}.py::TestSuite::test_case_{i}", i / 50);
         let mut cases = BTreeMap::new();
-        for i in 0..5000 {
-            cases.insert(format!("case_{i:05}"), Status::Passed);
+        for i in 0..200_000 {
+            cases.insert(case(i), Status::Passed);
         }
-        let tests = tests_of(cases);
-        let (kept, passed) = tests.kept_names();
-        assert_eq!(kept.len(), NAMES_KEPT);
-        assert_eq!(passed, 5000);
-        assert!(!Recorded::of(&Ok(Some(tests))).all_names);
+        let baseline = Recorded::of(&Ok(Some(tests_of(cases.clone()))));
+        let kept = baseline.cut.expect("200,000 names do not fit") as usize;
+        assert!(kept > 10_000, "{kept}");
+        let (names, all) = baseline.names();
+        assert_eq!((names.len(), all), (kept, false));
+        // One name gone before the cut, one past it: only the first is named.
+        let mut sorted: Vec<String> = cases.keys().cloned().collect();
+        sorted.sort();
+        cases.remove(&sorted[kept / 2]);
+        cases.remove(&sorted[kept + 10]);
+        cases.insert("tests/zz.py::test_new".into(), Status::Passed);
+        assert_eq!(
+            weakenings(&baseline, &Ok(Some(tests_of(cases)))),
+            [
+                Weakening::FewerPassing {
+                    before: 200_000,
+                    now: 199_999
+                },
+                Weakening::Vanished {
+                    gone: vec![sorted[kept / 2].clone()],
+                    new: vec![]
+                }
+            ]
+        );
     }
 }

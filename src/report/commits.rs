@@ -629,7 +629,7 @@ impl CommitReport {
     }
 }
 
-/// verify.sh changed since a base of the range checked or listed (issue 19, hole 8), in every
+/// verify.sh changed since a base of the range checked or listed, in every
 /// mode of `check` and `log`.
 #[derive(Debug, Clone, Serialize)]
 pub(crate) struct VerifyChangeReport {
@@ -684,7 +684,7 @@ impl VerifyChangeReport {
 }
 
 /// Every proof through an edited verify.sh among `commits`, said where a reader of `check`'s
-/// output will see it, also when it counts (issue 19, hole 16).
+/// output will see it, also when it counts.
 fn edited_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
     for commit in commits
         .iter()
@@ -1486,7 +1486,7 @@ mod tests {
         assert!(!painted.contains("+new"));
     }
 
-    /// Issue 19, hole 16: a proof through an edited verify.sh that counts is still said, and a
+    /// A proof through an edited verify.sh that counts is still said, and a
     /// verify.sh change since the base is said in every mode, refused only by `--strict`.
     #[test]
     fn check_says_edited_proofs_and_verify_sh_changes_even_when_proven() {

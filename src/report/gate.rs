@@ -298,8 +298,59 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
              hint: if {worktree} was removed or replaced on purpose, start a new session"
         ))),
         Reply::Several(parts) => several(parts),
+        // Its own notice is never told as a block: nothing counts it, and a host whose
+        // background task outlives the budget would be sent back without end.
+        Reply::Background { tasks, reply: inner } => {
+            return background(tasks, self::reply(inner, notices_as_blocks));
+        }
     };
     told_to_the_agent(message, notices_as_blocks)
+}
+
+/// The background tasks alive at a stop, named after the stop's own message: a block says
+/// they may have changed files while verify.sh ran, anything else that its verdict is about
+/// the working state as of this stop.
+fn background(tasks: &[String], message: Message) -> Message {
+    let listed: String = tasks
+        .iter()
+        .take(BACKGROUND_LISTED)
+        .map(|task| format!("\n  - {}", one_line_of(task)))
+        .collect();
+    let more = match tasks.len().saturating_sub(BACKGROUND_LISTED) {
+        0 => String::new(),
+        n => format!("\n  - and {n} more"),
+    };
+    let count = match tasks.len() {
+        1 => "1 background task".to_string(),
+        n => format!("{n} background tasks"),
+    };
+    match message {
+        Message::Block(text) => Message::Block(cap(format!(
+            "{text}\n{count} of yours {} still running as you stopped, and may have changed \
+             files while verify.sh ran:{listed}{more}",
+            if tasks.len() == 1 { "was" } else { "were" }
+        ))),
+        Message::Notice(text) => Message::Notice(cap(format!(
+            "{text}\n{count} still running: the verdict above is about the working state as of \
+             this stop; what they change later is checked at the next stop:{listed}{more}"
+        ))),
+        Message::Silent => Message::Notice(cap(format!(
+            "prove-it: {count} still running as the agent stopped: this stop checked the \
+             working state as of now, and what they change later is checked at the next \
+             stop:{listed}{more}"
+        ))),
+    }
+}
+
+/// Background tasks named in one message, at most.
+const BACKGROUND_LISTED: usize = 10;
+
+fn one_line_of(text: &str) -> String {
+    let line = text.replace(['\n', '\r'], " ");
+    match line.char_indices().nth(200) {
+        Some((at, _)) => format!("{}...", &line[..at]),
+        None => line,
+    }
 }
 
 /// One message for a stop about several worktrees: any block blocks, naming each worktree that
@@ -606,9 +657,10 @@ fn headline(why: &Why, checks: bool) -> String {
                 paths_word(count),
             )
         }
-        Why::ProtectedWeakened { .. } => "protected tests or configs were weakened during this \
-             session (a test deleted or skipped, fewer assertions, a protected file deleted), \
-             and this repository refuses that (prove-it.weakening = block)."
+        Why::ProtectedWeakened { .. } => "protected tests or configs, or the tests the run \
+             ran, were weakened during this session (a test deleted or skipped, fewer \
+             assertions or passing tests, a protected file deleted, a test report gone), and \
+             this repository refuses that (prove-it.weakening = block)."
             .to_string(),
     }
 }
@@ -770,6 +822,10 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
         }
         Why::ProtectedWeakened { .. } => {
             protection_words(text, ctx, tree);
+            if !ctx.tests_weakened.is_empty() {
+                let _ = writeln!(text, "The tests the run ran, against the session's start:");
+                tests_weakened(text, &ctx.tests_weakened);
+            }
             let _ = writeln!(
                 text,
                 "hint: restore what was weakened (git diff shows it), or leave the change to a \
@@ -795,8 +851,8 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
 const DIFF_ROOM: usize = REASON_CAP - 1_500;
 
 /// `diff` as it fits in `room` characters: whole when it fits; else its changed lines first,
-/// every one of them while they fit (issue 19, hole 11: a weakening after hundreds of lines of
-/// padding is never the part cut), then saying what was left out and where the whole diff is.
+/// every one of them while they fit (a weakening after hundreds of lines of padding is never
+/// the part cut), then saying what was left out and where the whole diff is.
 fn diff_to_fit(diff: &str, room: usize, tree: &str) -> String {
     if diff.len() <= room {
         return diff.to_string();
@@ -1152,7 +1208,7 @@ mod tests {
         assert!(text.contains("quoting the notice above"), "{text}");
     }
 
-    /// A stop about several worktrees (issue 19): any block blocks, naming each worktree; else
+    /// A stop about several worktrees: any block blocks, naming each worktree; else
     /// every notice, the loudest first; else silence.
     #[test]
     fn several_worktrees_block_if_any_blocks_else_the_loudest_notice_comes_first() {

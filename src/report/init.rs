@@ -12,7 +12,7 @@ use crate::gate::Message;
 /// One thing `init` does, or found already done.
 #[derive(Debug)]
 pub(crate) enum Step {
-    /// prove-it.toml written with one check per package of `workspace` (issue 23).
+    /// prove-it.toml written with one check per package of `workspace`.
     WriteChecks {
         text: String,
         workspace: Workspace,
@@ -80,13 +80,20 @@ pub(crate) enum Step {
     MergeStrategy {
         already: bool,
     },
+    /// `.claude/worktrees/` added to the root `.gitignore` (made if missing): Claude Code puts
+    /// its subagents' worktrees there, which the state would otherwise hold as embedded
+    /// repositories.
+    IgnoreClaudeWorktrees,
 }
 
 impl Step {
     /// Whether the step writes anything.
     pub(crate) fn changes(&self) -> bool {
         match self {
-            Step::WriteChecks { .. } | Step::WriteVerify { .. } | Step::WriteProtect { .. } => true,
+            Step::WriteChecks { .. }
+            | Step::WriteVerify { .. }
+            | Step::WriteProtect { .. }
+            | Step::IgnoreClaudeWorktrees => true,
             Step::ChecksKept | Step::VerifyKept { .. } | Step::RootVerifyNotWritten => false,
             Step::Wire { wired, .. } => !wired.added.is_empty(),
             Step::PrePush { already, .. }
@@ -157,7 +164,7 @@ impl InitReport {
                     ..
                 } => format!(
                     "add the gate's {} hooks for {} to {}{}",
-                    listed(&wired.added),
+                    and_list(&wired.added),
                     host.title(),
                     path.display(),
                     if *user {
@@ -179,6 +186,10 @@ impl InitReport {
                 Step::PrePushSnippet { .. } | Step::PrePushLine { .. } => continue,
                 Step::MergeStrategy { .. } => {
                     "set git config notes.prove-it.mergeStrategy union".to_string()
+                }
+                Step::IgnoreClaudeWorktrees => {
+                    "add .claude/worktrees/ to .gitignore (Claude Code's subagents work in worktrees there)"
+                        .to_string()
                 }
                 Step::VerifyKept { .. } | Step::ChecksKept | Step::RootVerifyNotWritten => continue,
             };
@@ -257,7 +268,7 @@ impl InitReport {
                     out,
                     "wired {}: {} hooks {} {}{}",
                     host.title(),
-                    listed(&wired.added),
+                    and_list(&wired.added),
                     if *created {
                         "written to"
                     } else {
@@ -348,6 +359,10 @@ impl InitReport {
                     "{} notes.prove-it.mergeStrategy = union (stock git notes merge keeps records whole)",
                     if *already { "already set:" } else { "set" }
                 )?,
+                Step::IgnoreClaudeWorktrees => writeln!(
+                    out,
+                    "ignored .claude/worktrees/ in .gitignore: Claude Code's subagents work in worktrees there, which this worktree's state would otherwise hold as embedded repositories"
+                )?,
             }
             if let Step::Wire {
                 host, user: false, ..
@@ -386,7 +401,7 @@ impl InitReport {
             DemoResult::Ran(demo) => render_demo(demo, out)?,
         }
         // Teammates and CI need these files: an agent session elsewhere is gated only by a
-        // committed verify.sh and host configuration (issue 21, item 14).
+        // committed verify.sh and host configuration.
         let mut written: Vec<String> = Vec::new();
         for step in &self.steps {
             match step {
@@ -562,9 +577,9 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
     Ok(())
 }
 
-/// Names as a person lists them: `A`, `A and B`, `A, B and C`.
-fn listed(names: &[&str]) -> String {
-    match names {
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
         [] => String::new(),
         [one] => (*one).to_string(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),

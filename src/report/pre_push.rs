@@ -3,7 +3,7 @@ use std::io::{self, Write};
 use super::{CommitReport, SyncReport};
 
 /// Every pushed commit proven only through an edited verify.sh, warned of as the gate's
-/// BOUNDED notice is (issue 19, hole 14): such a proof counts, and says only that the edited
+/// BOUNDED notice is: such a proof counts, and says only that the edited
 /// checks passed.
 pub(crate) fn pushed_through_edited_verify(
     edited: &[CommitReport],

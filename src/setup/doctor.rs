@@ -57,6 +57,9 @@ pub(crate) struct Inputs<'a> {
     pub ran: Option<Ran>,
     /// The directory git searches for `git-prove-it` before `PATH` (`git --exec-path`).
     pub exec_path: Option<PathBuf>,
+    /// A variable of doctor's environment, where a host's own settings may be (its cap on
+    /// blocks).
+    pub env: &'a dyn Fn(&str) -> Option<String>,
 }
 
 /// What `doctor --run` came to.
@@ -95,6 +98,10 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
         &inputs.verify_timeout,
         &mut checks,
     );
+    if let Ok(gate) = &inputs.gate {
+        host_caps(repo.workdir()?, gate.max_blocks, inputs.env, &mut checks);
+    }
+    checks.extend(nested_worktrees(repo)?);
     hooks_off(repo.workdir()?, &mut checks);
     on_path(inputs.exec_path.as_deref(), &mut checks);
     pre_push(
@@ -419,7 +426,7 @@ fn hosts(
                         format!(
                             "{}: the gate's {} hook{} not wired in {rel}",
                             host.title(),
-                            missing.join(" and "),
+                            and_list(&missing),
                             if missing.len() == 1 { " is" } else { "s are" }
                         ),
                         wire,
@@ -483,6 +490,59 @@ fn hosts(
             }
         }
     }
+}
+
+/// A wired host whose own cap on blocks, as this environment sets it, is below the gate's
+/// budget: the gate gives fewer blocks, so that its yield still reaches the agent before the
+/// host stops honouring blocks. Said, so that a person does not wonder where the blocks went.
+fn host_caps(
+    workdir: &Path,
+    policy: u32,
+    env: &dyn Fn(&str) -> Option<String>,
+    checks: &mut Vec<Finding>,
+) {
+    for &host in Host::all() {
+        if std::fs::metadata(workdir.join(host.config_path())).is_err() {
+            continue;
+        }
+        let Some((cap, budget, setting)) = host.cap_below(policy, env) else {
+            continue;
+        };
+        let blocks = |n: u32| match n {
+            1 => "1 block".to_string(),
+            n => format!("{n} blocks"),
+        };
+        checks.push(warn(
+            format!(
+                "{}: {setting} ends a turn after {} in this environment, below the gate's budget ({} a turn): the gate gives at most {} a turn, then its yield",
+                host.title(),
+                blocks(cap),
+                blocks(policy),
+                blocks(budget),
+            ),
+            format!(
+                "raise {setting} above {}, or lower git config prove-it.maxBlocks to {budget}",
+                policy + u32::from(!host.shows_notices())
+            ),
+        ));
+    }
+}
+
+/// Claude Code puts the worktrees of subagents (and of `--worktree` sessions) in
+/// `.claude/worktrees/` of the checkout. Unless ignored, the session's own state holds each as
+/// an embedded repository, and its stop is refused while a subagent's worktree holds changes.
+fn nested_worktrees(repo: &Repo) -> Result<Option<Finding>, git::Error> {
+    let workdir = repo.workdir()?;
+    if std::fs::metadata(workdir.join(Host::Claude.config_path())).is_err() {
+        return Ok(None);
+    }
+    Ok(match repo.ignores(".claude/worktrees/agent") {
+        Some(false) => Some(warn(
+            "Claude Code: .claude/worktrees/ is not ignored: a subagent's worktree there would count as an embedded repository of this worktree's state, and a session's stop would be refused while it holds changes",
+            "echo .claude/worktrees/ >> .gitignore",
+        )),
+        _ => None,
+    })
 }
 
 /// Where the host runs no gate although its project file wires it: a host that reads the
@@ -846,4 +906,13 @@ fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {
             "git prove-it install-man",
         ),
     });
+}
+
+/// `a`, `a and b`, `a, b and c`.
+fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
 }

@@ -18,6 +18,19 @@ pub(crate) struct Stack {
     pub missing: Vec<String>,
 }
 
+/// Where a Rust project that uses cargo-nextest keeps its configuration.
+const NEXTEST_CONFIG: &str = ".config/nextest.toml";
+
+/// cargo-nextest writes JUnit XML only where a profile's `junit.path` says, joined to its store
+/// directory, so an absolute path stands (<https://nexte.st/docs/machine-readable/junit/>).
+/// Rather than edit the project's configuration, the run hands nextest a tool config file of
+/// its own in the run's report directory (`--tool-config-file`, beneath the project's
+/// configuration: <https://nexte.st/docs/configuration/#tool-specific-configuration>): a
+/// `prove-it` profile, over the project's default one, with its JUnit report there. Run by
+/// hand, without the variable, it is a plain run.
+const NEXTEST_JUNIT: &str = "[ -z \"${PROVE_IT_REPORTS:-}\" ] || printf \"[profile.prove-it.junit]\\npath = '%s/nextest.xml'\\n\" \"$PROVE_IT_REPORTS\" > \"$PROVE_IT_REPORTS/nextest.toml\"
+cargo nextest run ${PROVE_IT_REPORTS:+--tool-config-file \"prove-it:$PROVE_IT_REPORTS/nextest.toml\" --profile prove-it}";
+
 /// The stacks found at `root`, in a fixed order. Several may coexist (a Rust crate with a
 /// Makefile, a Python project with a Node front end); each is listed. Only the root is read:
 /// verify.sh runs from there.
@@ -57,8 +70,15 @@ fn detect_with(
     let mut stacks = Vec::new();
     let mut add = |name: &str, evidence: &str, checks: Vec<String>| {
         let mut missing: Vec<String> = Vec::new();
-        for check in &checks {
-            if let Some(program) = program_of(check)
+        // A check of several lines runs its program on its last.
+        for line in checks.iter().filter_map(|check| check.lines().last()) {
+            // `cargo nextest` is cargo's subcommand: the program to install is cargo-nextest.
+            let program = if line.starts_with("cargo nextest ") {
+                Some("cargo-nextest")
+            } else {
+                program_of(line)
+            };
+            if let Some(program) = program
                 && !program.starts_with("./")
                 && !installed(program)
                 && !missing.iter().any(|m| m == program)
@@ -75,13 +95,26 @@ fn detect_with(
     };
 
     if has("Cargo.toml") {
+        let nextest = has(NEXTEST_CONFIG);
         add(
-            "Rust",
-            "Cargo.toml",
+            if nextest {
+                "Rust (cargo-nextest)"
+            } else {
+                "Rust"
+            },
+            if nextest {
+                NEXTEST_CONFIG
+            } else {
+                "Cargo.toml"
+            },
             strings(&[
                 "cargo fmt --check",
                 "cargo clippy --quiet --all-targets -- -D warnings",
-                "cargo test --quiet",
+                if nextest {
+                    NEXTEST_JUNIT
+                } else {
+                    "cargo test --quiet"
+                },
             ]),
         );
     }
@@ -577,8 +610,8 @@ git diff --check \"$base\" -- .
                 stack.missing.join(", ")
             ));
         }
-        for check in &stack.checks {
-            text.push_str(&format!("# {check}\n"));
+        for line in stack.checks.iter().flat_map(|check| check.lines()) {
+            text.push_str(&format!("# {line}\n"));
         }
     }
     text
@@ -591,9 +624,42 @@ mod tests {
     fn project(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (name, content) in files {
-            std::fs::write(dir.path().join(name), content).unwrap();
+            let path = dir.path().join(name);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, content).unwrap();
         }
         dir
+    }
+
+    /// A Rust project that uses cargo-nextest gets nextest's run, writing JUnit into the run's
+    /// report directory through a tool config file of the run's own, never the project's; both
+    /// of its lines commented out together, and cargo-nextest named when it is not installed.
+    #[test]
+    fn a_rust_project_with_nextest_gets_a_junit_writing_nextest_run() {
+        let dir = project(&[("Cargo.toml", ""), (".config/nextest.toml", "")]);
+        let stacks = detect_with(dir.path(), &|_| false, &|p| p != "cargo-nextest", None);
+        assert_eq!(stacks[0].name, "Rust (cargo-nextest)");
+        assert_eq!(stacks[0].evidence, ".config/nextest.toml");
+        assert_eq!(stacks[0].checks[2], NEXTEST_JUNIT);
+        assert_eq!(stacks[0].missing, ["cargo-nextest"]);
+        let script = verify_script(&stacks);
+        assert!(
+            script.contains(
+                "# [ -z \"${PROVE_IT_REPORTS:-}\" ] || printf \"[profile.prove-it.junit]\\npath \
+                 = '%s/nextest.xml'\\n\" \"$PROVE_IT_REPORTS\" > \"$PROVE_IT_REPORTS/nextest.toml\"\n\
+                 # cargo nextest run ${PROVE_IT_REPORTS:+--tool-config-file \
+                 \"prove-it:$PROVE_IT_REPORTS/nextest.toml\" --profile prove-it}\n"
+            ),
+            "{script}"
+        );
+        assert!(!script.contains("cargo test"), "{script}");
+        let plain = detect_with(
+            project(&[("Cargo.toml", "")]).path(),
+            &|_| false,
+            &|_| true,
+            None,
+        );
+        assert_eq!(plain[0].checks[2], "cargo test --quiet");
     }
 
     fn names(files: &[(&str, &str)]) -> Vec<String> {

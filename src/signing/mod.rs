@@ -1,5 +1,5 @@
 //! SSH signatures over proof records, made and checked by `ssh-keygen -Y`, as git itself signs
-//! commits with `gpg.format = ssh` (issue 10).
+//! commits with `gpg.format = ssh`.
 //!
 //! Shelling out to ssh-keygen is deliberate and allowed by the project's rules: it is what git
 //! itself runs for `gpg.format = ssh`, so proofs are signed and checked exactly as the same

@@ -330,3 +330,25 @@ fn claude_p_text_output_ends_with_the_report_of_each_outcome() {
         },
     );
 }
+
+/// The agent deletes the failing test instead of fixing the code: the stop names it to the
+/// agent, and the run ends with the agent's report of it.
+#[test]
+#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn deleting_a_failing_test_is_named_to_the_agent() {
+    crate::e2e::scenarios::deleting_a_failing_test_is_named_to_the_agent(&Claude);
+}
+
+/// An honest session that adds a test: no report, no block.
+#[test]
+#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn adding_a_test_is_never_reported() {
+    crate::e2e::scenarios::adding_a_test_is_never_reported(&Claude);
+}
+
+/// Under `prove-it.weakening = block` the deleted test sends the agent back, naming it.
+#[test]
+#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+fn under_block_a_deleted_test_sends_the_agent_back() {
+    crate::e2e::scenarios::under_block_a_deleted_test_sends_the_agent_back(&Claude);
+}

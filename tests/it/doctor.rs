@@ -103,7 +103,7 @@ fn claude_settings_without_the_gate_or_with_too_short_a_timeout_fail() {
         .assert()
         .code(1)
         .stdout(predicate::str::contains(
-            "FAIL  Claude Code: the gate's SessionStart and Stop hooks are not wired in .claude/settings.json\n      fix: git prove-it init --host claude\n",
+            "FAIL  Claude Code: the gate's SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted and TeammateIdle hooks are not wired in .claude/settings.json\n      fix: git prove-it init --host claude\n",
         ));
     repo.prove_it(&["init", "--yes", "--host", "claude", "--no-demo"])
         .assert()
@@ -757,18 +757,53 @@ fn the_other_hosts_switches_that_turn_hooks_off_fail_doctor() {
         )));
 }
 
+/// A host's own cap on blocks below the gate's budget holds the gate to fewer blocks, so that
+/// its yield still reaches the agent: doctor names the setting, else the blocks seem to vanish.
+#[test]
+fn a_host_block_cap_below_the_budget_is_named() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .env("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3")
+        .assert()
+        .stdout(predicate::str::contains(
+            "warn  Claude Code: CLAUDE_CODE_STOP_HOOK_BLOCK_CAP ends a turn after 3 blocks in this environment, below the gate's budget (3 blocks a turn): the gate gives at most 2 blocks a turn, then its yield\n      fix: raise CLAUDE_CODE_STOP_HOOK_BLOCK_CAP above 3, or lower git config prove-it.maxBlocks to 2\n",
+        ));
+    // At Claude Code's default cap of 8 the budget is whole: nothing to say.
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains("BLOCK_CAP").not());
+}
+
+/// A subagent's worktree under `.claude/worktrees/` that is not ignored is an embedded
+/// repository of the session's state: the session's stop is refused while it holds changes.
+#[test]
+fn claude_worktrees_that_are_not_ignored_are_named() {
+    let repo = set_up();
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "warn  Claude Code: .claude/worktrees/ is not ignored",
+        ));
+    repo.write(".gitignore", ".claude/worktrees/\n");
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(".claude/worktrees/ is not ignored").not());
+}
+
 /// Settings wired before proving ahead existed hold the gate: doctor warns that nothing is
 /// proven ahead of a stop, and does not fail.
 #[test]
 fn claude_settings_without_the_after_tool_hook_are_a_warning_not_a_failure() {
     let repo = set_up();
-    repo.write(
-        ".claude/settings.json",
-        r#"{"hooks": {
-            "SessionStart": [{"hooks": [{"type": "command", "command": "git prove-it hook claude", "timeout": 60}]}],
-            "Stop": [{"hooks": [{"type": "command", "command": "git prove-it hook claude", "timeout": 900}]}]
-        }}"#,
-    );
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap())
+            .unwrap();
+    settings["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("PostToolUse")
+        .expect("init wires the after-tool hook");
+    repo.write(".claude/settings.json", &settings.to_string());
     repo.prove_it(&["doctor"])
         .assert()
         .stdout(predicate::str::contains(

@@ -56,6 +56,8 @@ mod sealed_where;
 mod signed;
 mod state_tree;
 mod status;
+mod subagents;
+mod subagents_claude_e2e;
 mod sync;
 mod test_reports;
 mod weakening;

@@ -7,7 +7,7 @@ use std::process::Output;
 use assert_cmd::cargo::cargo_bin;
 use serde_json::{Value, json};
 
-use crate::harness::TestRepo;
+use crate::harness::{BareRemote, TestRepo};
 
 const SESSION: &str = "86ca0000-reports-session";
 
@@ -112,9 +112,7 @@ fn a_deleted_test_is_named_as_gone() {
     let note = record(&repo);
     assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES"), "{note}");
     assert!(
-        note.contains(
-            "tests: passed=1 failed=0 skipped=0 source=junit\ntests-pass: suite::test_a\n"
-        ),
+        note.contains("tests: passed=1 failed=0 skipped=0 source=junit\ntests-pass-z: "),
         "{note}"
     );
     assert!(
@@ -560,5 +558,228 @@ fn real_pytest_honest_sessions_report_nothing() {
     assert!(
         note.contains("tests: passed=3 failed=0 skipped=0 source=junit"),
         "{note}"
+    );
+}
+
+/// The stop Claude Code sends after a block, in the same turn.
+fn stop_again(repo: &TestRepo) -> Option<Value> {
+    let out = hook(
+        repo,
+        &json!({
+            "session_id": SESSION,
+            "transcript_path": "/tmp/t.jsonl",
+            "cwd": repo.root,
+            "prompt_id": "99ce0000-prompt-1",
+            "hook_event_name": "Stop",
+            "stop_hook_active": true,
+            "last_assistant_message": "All tests pass.",
+        }),
+    );
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    (!stdout.is_empty()).then(|| serde_json::from_str(&stdout).unwrap())
+}
+
+#[track_caller]
+fn block_reason(answer: Option<Value>) -> String {
+    let answer = answer.expect("a block, not silence");
+    assert_eq!(answer["decision"], "block", "{answer}");
+    answer["reason"].as_str().unwrap().to_string()
+}
+
+/// A reporting repository under `prove-it.weakening = block`, with a session started on it.
+fn blocking(cases: &[(&str, &str)]) -> TestRepo {
+    let repo = reporting(cases);
+    repo.git(&["config", "prove-it.weakening", "block"]);
+    start(&repo);
+    repo
+}
+
+/// Deleting the failing test is the commonest fake green: under `block` the agent is sent back
+/// once, naming it, even where no protected path was touched.
+#[test]
+fn block_sends_the_agent_back_for_a_deleted_test() {
+    let repo = blocking(&[("test_a", "pass"), ("test_b", "pass")]);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    let reason = block_reason(stop(&repo));
+    assert!(reason.contains("prove-it.weakening = block"), "{reason}");
+    assert!(
+        reason.contains("passing tests gone: suite::test_b"),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("fewer passing tests: 2 before, 1 now"),
+        "{reason}"
+    );
+    // The run's proof is recorded, bounded: the next stop finds it and shows it for review.
+    assert!(record(&repo).contains("outcome: BOUNDED_CLAIM_SURVIVES"));
+    let text = notice(stop_again(&repo));
+    assert!(text.contains("BOUNDED_CLAIM_SURVIVES"), "{text}");
+    assert!(text.contains("passing tests gone: suite::test_b"), "{text}");
+    let ledger = std::fs::read_to_string(repo.path(".git/prove-it/ledger.jsonl")).unwrap();
+    assert!(
+        ledger.contains("\"actual\":[\"weakened: ") && ledger.contains("gone: suite::test_b"),
+        "{ledger}"
+    );
+}
+
+/// Marking the test skipped instead of deleting it is refused the same way.
+#[test]
+fn block_sends_the_agent_back_for_a_newly_skipped_test() {
+    let repo = blocking(&[("test_a", "pass"), ("test_b", "pass")]);
+    repo.write(
+        "suite.xml",
+        &junit(&[("test_a", "pass"), ("test_b", "skip")]),
+    );
+    let reason = block_reason(stop(&repo));
+    assert!(reason.contains("newly skipped: suite::test_b"), "{reason}");
+    assert!(
+        reason.contains("more skipped tests: 0 before, 1 now"),
+        "{reason}"
+    );
+}
+
+/// A verify.sh that stops writing its report hides every other weakening: refused as one.
+#[test]
+fn block_sends_the_agent_back_when_the_test_report_disappears() {
+    let repo = blocking(&[("test_a", "pass")]);
+    repo.verify_script("echo no report");
+    let reason = block_reason(stop(&repo));
+    assert!(reason.contains("the test report disappeared"), "{reason}");
+}
+
+/// Refused once is not accepted for good: a second, different weakening sends the agent back
+/// again, and the first is not named as new.
+#[test]
+fn block_sends_the_agent_back_again_for_a_further_weakening() {
+    let repo = blocking(&[("test_a", "pass"), ("test_b", "pass"), ("test_c", "pass")]);
+    repo.write(
+        "suite.xml",
+        &junit(&[("test_a", "pass"), ("test_b", "pass"), ("test_c", "skip")]),
+    );
+    block_reason(stop(&repo));
+    notice(stop_again(&repo));
+    repo.write(
+        "suite.xml",
+        &junit(&[("test_a", "pass"), ("test_c", "skip")]),
+    );
+    let reason = block_reason(stop_in(&repo, "99ce0000-prompt-2"));
+    assert!(
+        reason.contains("passing tests gone: suite::test_b"),
+        "{reason}"
+    );
+}
+
+/// A weakened proof the agent made from its shell (`git prove-it run`) is found on record by
+/// the stop, which runs nothing: it is refused all the same.
+#[test]
+fn block_refuses_a_weakened_proof_found_on_record() {
+    let repo = blocking(&[("test_a", "pass"), ("test_b", "pass")]);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    repo.prove_it(&["run"]).assert().success();
+    let reason = block_reason(stop(&repo));
+    assert!(
+        reason.contains("passing tests gone: suite::test_b"),
+        "{reason}"
+    );
+}
+
+/// The same with a checks file: the check's proof found on record names the test it lost,
+/// with the check, and is refused under `block`.
+#[test]
+fn block_refuses_a_checks_proof_found_on_record_naming_the_lost_test() {
+    let repo = TestRepo::new();
+    repo.write(
+        "suite.xml",
+        &junit(&[("test_a", "pass"), ("test_b", "pass")]),
+    );
+    repo.write(
+        "unit.sh",
+        "#!/bin/sh\ncp suite.xml \"$PROVE_IT_REPORTS/report.xml\"\n",
+    );
+    repo.chmod("unit.sh", 0o755);
+    repo.write(
+        "prove-it.toml",
+        "[checks.unit]\nrun = \"unit.sh\"\ninputs = [\"suite.xml\", \"unit.sh\"]\n",
+    );
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().success();
+    repo.git(&["config", "prove-it.weakening", "block"]);
+    start(&repo);
+    repo.write("suite.xml", &junit(&[("test_a", "pass")]));
+    repo.prove_it(&["run"]).assert().success();
+    let reason = block_reason(stop(&repo));
+    assert!(
+        reason.contains("check unit: passing tests gone: suite::test_b"),
+        "{reason}"
+    );
+}
+
+/// Writing new tests costs nothing under `block` either.
+#[test]
+fn block_stays_silent_on_an_added_test() {
+    let repo = blocking(&[("test_a", "pass")]);
+    repo.write(
+        "suite.xml",
+        &junit(&[("test_a", "pass"), ("test_new", "pass")]),
+    );
+    assert_eq!(stop(&repo), None);
+}
+
+/// A JUnit report of `count` pytest-style tests, less the one numbered `without`.
+fn thousands(count: usize, without: Option<usize>) -> String {
+    let body: String = (0..count)
+        .filter(|i| Some(*i) != without)
+        .map(|i| {
+            format!(
+                r#"<testcase classname="tests.unit.test_module_{:03}.TestBehaviour" name="test_behaviour_{i}[case-{}]"/>"#,
+                i / 40,
+                i % 3
+            )
+        })
+        .collect();
+    format!(
+        r#"<?xml version="1.0"?><testsuites><testsuite name="pytest">{body}</testsuite></testsuites>"#
+    )
+}
+
+/// The names travel packed in the record, so a baseline proved in one clone names, in another
+/// that fetched the proofs, the one test that vanished among thousands (plain lines kept 2000).
+#[test]
+fn a_baseline_from_another_clone_names_a_test_vanished_among_thousands() {
+    let remote = BareRemote::new();
+    let alice = TestRepo::new();
+    alice.write("suite.xml", &thousands(6000, None));
+    alice.verify_script("cp suite.xml \"$PROVE_IT_REPORTS/report.xml\"");
+    alice.commit_all("initial");
+    alice.publish_to(&remote);
+    alice.prove_it(&["run"]).assert().success();
+    let note = alice
+        .note(alice.git(&["rev-parse", "HEAD^{tree}"]).trim())
+        .unwrap();
+    assert!(
+        note.contains("tests: passed=6000 failed=0 skipped=0 source=junit\ntests-pass-z: "),
+        "{note}"
+    );
+    assert!(
+        !note.contains("tests-pass:") && !note.contains("tests-pass-cut"),
+        "{note}"
+    );
+    assert!(note.len() < 64 * 1024, "{}", note.len());
+    alice.prove_it(&["sync"]).assert().success();
+
+    let bob = TestRepo::clone_of(&remote);
+    bob.prove_it(&["sync"]).assert().success();
+    bob.write("suite.xml", &thousands(6000, Some(5432)));
+    let out = bob.prove_it(&["run"]).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let gone =
+        "passing tests gone: tests.unit.test_module_135.TestBehaviour::test_behaviour_5432[case-2]";
+    assert!(stdout.contains(gone), "{stdout}");
+    assert!(
+        record(&bob).contains(&format!("tests-weakened: {gone}\n")),
+        "{}",
+        record(&bob)
     );
 }

@@ -219,6 +219,27 @@ fn emptying_a_test_file_is_a_weakening() {
     );
 }
 
+/// The baseline is the state the session started on, not its commit: a test written before
+/// the session (not yet committed) and removed during it, by putting the file back as
+/// committed, is gone, though the file is now its commit's.
+#[test]
+fn putting_a_protected_file_back_to_its_commit_still_counts_the_tests_the_session_removed() {
+    let repo = TestRepo::new();
+    repo.verify_passes();
+    repo.write("prove-it.toml", "protect = [\"tests/\"]\n");
+    repo.write("tests/test_math.py", PYTHON_TESTS);
+    repo.commit_all("initial");
+    let extra = format!("{PYTHON_TESTS}\ndef test_multiplies():\n    assert 2 * 2 == 4\n");
+    repo.write("tests/test_math.py", &extra);
+    assert_eq!(hook(&repo, "SessionStart", false), None);
+    repo.write("tests/test_math.py", PYTHON_TESTS);
+    let text = notice(stop(&repo));
+    assert!(
+        text.contains("tests/test_math.py: test test_multiplies is gone"),
+        "{text}"
+    );
+}
+
 /// Writing new tests must cost nothing: no word at all.
 #[test]
 fn adding_a_test_file_and_a_test_function_reports_nothing() {

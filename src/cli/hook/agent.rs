@@ -8,8 +8,11 @@ use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
 /// protocol. Session starts record the anchor; stops run the gate; a prompt starts a new turn
-/// where the last one ended; other events do nothing.
-/// Exit status is always 0: hosts read blocks and notices from stdout (ADAPTERS.md).
+/// where the last one ended; a subagent in a worktree of its own is anchored at its start and
+/// gated at its stop; a task completed or a teammate idle is gated as a stop; other events do
+/// nothing. Exit status is 0: hosts read blocks and notices from stdout (ADAPTERS.md), but for
+/// Claude Code's TaskCompleted and TeammateIdle, which block by exit status 2 with the reason on
+/// stderr.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// At a session start that records an anchor, tell the user that the gate is armed; in a
@@ -133,6 +136,13 @@ pub(crate) fn run(
     };
     let rules = dialect.rules(&env_var);
     let message = report::reply(&reply, rules.notices_as_blocks(event.as_ref()));
+    if let Message::Block(text) = &message
+        && dialect.blocks_by_exit(event.as_ref())
+    {
+        // The host reads this event's block from the exit status and sends stderr back.
+        writeln!(err, "{text}")?;
+        return Ok(crate::exit::HOOK_BLOCK);
+    }
     if let Message::Notice(text) | Message::Block(text) = &message {
         // Hosts show stderr in their verbose modes and logs; stdout is the protocol.
         let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());
@@ -187,6 +197,11 @@ fn answer(
         Event::Start(start) => gate::session_start(start, announce, Some(&Host::environment())),
         Event::Prompt(prompt) => gate::prompt(&rules(), prompt),
         Event::AfterTool(event) => gate::after_tool(&rules(), event),
+        Event::SubagentStart { start, of } => {
+            gate::subagent_start(&rules(), start, of, Some(&Host::environment()))
+        }
+        Event::SubagentStop { stop, .. } => gate::subagent_stop(&rules(), stop),
+        Event::TaskDone(stop) => gate::stop(&rules(), stop),
         Event::Other { .. } => Reply::Silent,
     });
     (host, Some(event), reply)

@@ -1111,3 +1111,171 @@ pub fn a_failure_from_before_the_session_is_said_to_predate_it_and_the_fix_is_pr
     assert_final_answer(agent, out, FIXED, context);
     assert_proven_by(repo, agent.info());
 }
+
+/// A stand-in test runner: every `tests/test_*.sh` is a test that passes when it exits 0, and
+/// the run writes them as JUnit XML into `$PROVE_IT_REPORTS`, as pytest or nextest would.
+pub const TEST_RUNNER: &str = "failed=0\ncases=''\n\
+    for t in tests/test_*.sh; do\n\
+      name=$(basename \"$t\" .sh)\n\
+      if sh \"$t\"; then\n\
+        cases=\"$cases<testcase classname=\\\"tests\\\" name=\\\"$name\\\"/>\"\n\
+      else\n\
+        cases=\"$cases<testcase classname=\\\"tests\\\" name=\\\"$name\\\"><failure/></testcase>\"\n\
+        echo \"FAILED tests::$name\"\n\
+        failed=1\n\
+      fi\n\
+    done\n\
+    if [ -n \"${PROVE_IT_REPORTS:-}\" ]; then\n\
+      printf '<testsuite name=\"tests\">%s</testsuite>\\n' \"$cases\" > \"$PROVE_IT_REPORTS/junit.xml\"\n\
+    fi\n\
+    exit $failed";
+/// The tests TEST_RUNNER runs: answer.txt must say 4, and one that always passes.
+pub const TESTED: &[(&str, &str)] = &[
+    ("answer.txt", "4\n"),
+    ("tests/test_answer.sh", "test \"$(cat answer.txt)\" = 4\n"),
+    ("tests/test_greeting.sh", "true\n"),
+];
+/// What a model that does as the notice asks answers, once it deleted the failing test.
+pub const REPORTED_WEAKENED: &str = "Not done: prove-it says BOUNDED_CLAIM_SURVIVES: verify.sh \
+    passes only because I deleted the failing test (passing tests gone: tests::test_answer).";
+
+/// The session's baseline: the proof of the state it starts from, with its tests by name.
+fn prove_the_start(repo: &TestRepo) {
+    repo.prove_it(&["run"]).assert().code(0);
+}
+
+/// The commonest fake green: the agent breaks a test, is sent back, and deletes the failing
+/// test instead of fixing the code. verify.sh passes, and the stop's answer, which reaches the
+/// model (told as a last block where the host shows no notice), names the test gone; the
+/// model's report of it ends the run, and the proof records it.
+pub fn deleting_a_failing_test_is_named_to_the_agent(agent: &dyn Agent) {
+    let script = Script::new(
+        vec![
+            Reply::Shell("echo 5 > answer.txt"),
+            Reply::Text(CLAIM),
+            Reply::Shell("rm tests/test_answer.sh"),
+            Reply::Text(CLAIM),
+        ],
+        Reply::Text(REPORTED_WEAKENED),
+    );
+    let run = run(
+        agent,
+        TEST_RUNNER,
+        TESTED,
+        prove_the_start,
+        script,
+        "make answer.txt say 5",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 5, "{context}");
+    let block = turns[2].last_user_text();
+    assert_feedback(agent, &block, &format!("{BLOCK}1 of 3"), context);
+    assert!(block.contains("FAILED tests::test_answer"), "{context}");
+    let told = turns[4].last_user_text();
+    assert!(told.contains("BOUNDED_CLAIM_SURVIVES"), "{context}");
+    assert!(
+        told.contains("passing tests gone: tests::test_answer"),
+        "{context}"
+    );
+    assert!(
+        told.contains("fewer passing tests: 2 before, 1 now"),
+        "{context}"
+    );
+    if !agent.shows_notices() {
+        assert!(told.contains(QUOTE_THE_NOTICE), "{context}");
+    }
+    assert_final_answer(agent, out, REPORTED_WEAKENED, context);
+    assert_proven_by(repo, agent.info());
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).unwrap();
+    assert!(note.contains("outcome: BOUNDED_CLAIM_SURVIVES"), "{note}");
+    assert!(
+        note.contains("tests-weakened: passing tests gone: tests::test_answer\n"),
+        "{note}"
+    );
+}
+
+/// Writing a new test costs nothing: the honest session's stop is silent, and its proof is
+/// plain, with one more test than the start's.
+pub fn adding_a_test_is_never_reported(agent: &dyn Agent) {
+    let script = Script::new(
+        vec![Reply::Shell(
+            "echo 'test \"$(cat answer.txt)\" -gt 3' > tests/test_positive.sh",
+        )],
+        Reply::Text(CLAIM),
+    );
+    let run = run(
+        agent,
+        TEST_RUNNER,
+        TESTED,
+        prove_the_start,
+        script,
+        "add a test",
+    );
+    let Run {
+        repo,
+        server,
+        out,
+        context,
+    } = &run;
+    assert_eq!(server.agent_turns().len(), 2, "{context}");
+    assert!(!server.final_user_text().contains(GATE), "{context}");
+    assert_final_answer(agent, out, CLAIM, context);
+    let state = repo.stock_state_tree().unwrap();
+    let note = repo.note(&state).expect("the honest state is proven");
+    assert!(note.contains("outcome: PROVEN"), "{note}");
+    assert!(
+        note.contains("tests: passed=3 failed=0 skipped=0 source=junit"),
+        "{note}"
+    );
+    assert!(!note.contains("tests-weakened"), "{note}");
+}
+
+/// Under `prove-it.weakening = block`, the deleted test sends the agent back, naming it; the
+/// agent restores it and fixes the code, and the turn ends silently on the proven start.
+pub fn under_block_a_deleted_test_sends_the_agent_back(agent: &dyn Agent) {
+    let script = Script::new(
+        vec![
+            Reply::Shell("echo 5 > answer.txt"),
+            Reply::Text(CLAIM),
+            Reply::Shell("rm tests/test_answer.sh"),
+            Reply::Text(CLAIM),
+            Reply::Shell("git checkout -- tests/test_answer.sh && echo 4 > answer.txt"),
+        ],
+        Reply::Text(FIXED),
+    );
+    let blocking = |repo: &TestRepo| {
+        repo.git(&["config", "prove-it.weakening", "block"]);
+        prove_the_start(repo);
+    };
+    let run = run(
+        agent,
+        TEST_RUNNER,
+        TESTED,
+        blocking,
+        script,
+        "make answer.txt say 5",
+    );
+    let Run {
+        server,
+        out,
+        context,
+        ..
+    } = &run;
+    let turns = server.agent_turns();
+    assert_eq!(turns.len(), 6, "{context}");
+    let block = turns[4].last_user_text();
+    assert_feedback(agent, &block, &format!("{BLOCK}2 of 3"), context);
+    assert!(block.contains("prove-it.weakening = block"), "{context}");
+    assert!(
+        block.contains("passing tests gone: tests::test_answer"),
+        "{context}"
+    );
+    assert_final_answer(agent, out, FIXED, context);
+}
