@@ -2,7 +2,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use super::{
     Failure, accept, bisect, check, claim, completions, doctor, hook, init, install, install_man,
-    ledger, log, revoke, run, status, sync,
+    ledger, log, prove_ahead, revoke, run, status, sync,
 };
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
@@ -68,6 +68,8 @@ enum Command {
     Ledger(ledger::Args),
     Claim(claim::Args),
     Hook(hook::Args),
+    #[command(hide = true)]
+    ProveAhead(prove_ahead::Args),
 }
 
 /// Run the parsed command line and return the process exit code (see `exit`).
@@ -97,6 +99,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Install(args) => install::run(&args, &mut out),
         Command::InstallMan(args) => install_man::run(&args, &mut out),
         Command::Completions(args) => completions::run(&args, &mut out),
+        Command::ProveAhead(args) => Ok(prove_ahead::run(&args)),
     }
 }
 

@@ -82,7 +82,8 @@ pub(crate) fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     let mut page = Vec::new();
     clap_mangen::Man::new(root.clone()).render(&mut page)?;
     pages.push(("git-prove-it.1".to_string(), page));
-    for sub in root.get_subcommands() {
+    // A hidden command (the background prover) is no person's to run.
+    for sub in root.get_subcommands().filter(|sub| !sub.is_hide_set()) {
         // clap names commands with 'static strings; this runs once per process.
         let name: &'static str =
             Box::leak(format!("git-prove-it-{}", sub.get_name()).into_boxed_str());

@@ -18,6 +18,7 @@ mod install;
 mod install_man;
 mod ledger;
 mod log;
+mod prove_ahead;
 mod range;
 mod revoke;
 pub(crate) mod run;

@@ -624,6 +624,7 @@ fn options<'a>(
         }
     };
     Ok(proof::ProveOptions {
+        record_failures: true,
         host: how.host,
         session: None,
         timeout: policy.timeout,

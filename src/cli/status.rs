@@ -5,13 +5,15 @@ use anyhow::Context as _;
 
 use crate::context::Context;
 use crate::exit;
+use crate::gate::AheadView;
 use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
 use crate::proof::{
     CHECKS_FILE, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK, lookup_failure,
     lookup_proof, state_check_proofs,
 };
 use crate::report::{
-    self, ContestSummary, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck, StatusReport,
+    self, AheadSummary, ContestSummary, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck,
+    StatusReport,
 };
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
@@ -104,6 +106,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         uncovered: Vec::new(),
         uncovered_count: 0,
         contested,
+        ahead: ahead(repo)?,
     };
     print(args, &report, out)
 }
@@ -272,5 +275,36 @@ fn with_checks(
         uncovered: uncovered.paths,
         uncovered_count: uncovered.count,
         contested: None,
+        ahead: ahead(repo)?,
     })
+}
+
+/// What the worktree's prover does, for its line.
+fn ahead(repo: &Repo) -> Result<Option<AheadSummary>, crate::git::Error> {
+    let summary = |state| AheadSummary {
+        state,
+        checks: Vec::new(),
+        seconds: None,
+        wrote: Vec::new(),
+        failed: None,
+    };
+    Ok(crate::gate::ahead_view(repo)?.map(|view| match view {
+        AheadView::Off { wrote } => AheadSummary {
+            wrote,
+            ..summary("off")
+        },
+        AheadView::NotRunning => summary("stopped"),
+        AheadView::Idle { failed } => AheadSummary {
+            failed: failed.map(|failed| match failed.checks.as_slice() {
+                [] => format!("verify.sh: {}", failed.exit),
+                checks => format!("{}: {}", checks.join(", "), failed.exit),
+            }),
+            ..summary("idle")
+        },
+        AheadView::Running { checks, secs } => AheadSummary {
+            checks,
+            seconds: Some(secs),
+            ..summary("running")
+        },
+    }))
 }

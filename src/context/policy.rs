@@ -346,6 +346,65 @@ pub(crate) struct PrePushError {
 /// `prove-it.weakening = block`, knowingly, for that push.
 pub(crate) const ALLOW_WEAKENED_ENV: &str = "PROVE_IT_ALLOW_WEAKENED";
 
+pub(crate) const AHEAD_ENV: &str = "PROVE_IT_AHEAD";
+pub(crate) const AHEAD_CONFIG: &str = "prove-it.ahead";
+pub(crate) const SETTLE_ENV: &str = "PROVE_IT_SETTLE";
+pub(crate) const SETTLE_CONFIG: &str = "prove-it.settle";
+pub(crate) const AHEAD_IDLE_ENV: &str = "PROVE_IT_AHEAD_IDLE";
+pub(crate) const AHEAD_IDLE_CONFIG: &str = "prove-it.aheadIdle";
+/// How long the working state must be quiet before the prover runs: a burst of tool calls in
+/// one model answer comes within tens of milliseconds, the model's thinking takes seconds.
+pub(crate) const DEFAULT_SETTLE: Duration = Duration::from_millis(1000);
+pub(crate) const DEFAULT_AHEAD_IDLE: Duration = Duration::from_secs(600);
+
+/// Proving ahead (SPEC section 8, "Proving ahead"): whether the after-tool hook starts the
+/// worktree's prover, how long the state must be quiet before it runs, and how long it waits
+/// for an event before it exits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct AheadPolicy {
+    pub on: bool,
+    pub settle: Duration,
+    pub idle: Duration,
+}
+
+impl AheadPolicy {
+    pub(crate) fn resolve(sources: &dyn Sources) -> Result<AheadPolicy, Error> {
+        let on = match (sources.env(AHEAD_ENV), sources.config(AHEAD_CONFIG)) {
+            (Some(value), _) => boolean(&value, AHEAD_ENV)?,
+            (None, Some(value)) => boolean(&value, AHEAD_CONFIG)?,
+            (None, None) => true,
+        };
+        let settle = match (sources.env(SETTLE_ENV), sources.config(SETTLE_CONFIG)) {
+            (Some(value), _) => millis(&value, SETTLE_ENV)?,
+            (None, Some(value)) => millis(&value, SETTLE_CONFIG)?,
+            (None, None) => DEFAULT_SETTLE,
+        };
+        let idle = match (
+            sources.env(AHEAD_IDLE_ENV),
+            sources.config(AHEAD_IDLE_CONFIG),
+        ) {
+            (Some(value), _) => seconds(&value, AHEAD_IDLE_ENV)?,
+            (None, Some(value)) => seconds(&value, AHEAD_IDLE_CONFIG)?,
+            (None, None) => DEFAULT_AHEAD_IDLE,
+        };
+        Ok(AheadPolicy { on, settle, idle })
+    }
+}
+
+fn millis(value: &str, source_name: &str) -> Result<Duration, Error> {
+    value
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|ms| *ms <= 3_600_000)
+        .map(Duration::from_millis)
+        .ok_or_else(|| Error {
+            source_name: source_name.to_string(),
+            expected: "a number of milliseconds up to 3600000",
+            value: value.to_string(),
+        })
+}
+
 /// Whether `PROVE_IT_ALLOW_WEAKENED` lets this push weaken protected paths.
 pub(crate) fn allow_weakened(sources: &dyn Sources) -> bool {
     sources.env(ALLOW_WEAKENED_ENV).is_some_and(|value| {

@@ -48,7 +48,12 @@ pub(crate) fn verdict(
             };
             let pending = std::mem::take(&mut seen.pending);
             let mut weakened = Vec::new();
-            let (run, log) = run(ctx, host, event, seen, pending, &mut weakened)?;
+            let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
+            let how = How {
+                interrupt: &interrupt,
+                ahead: false,
+            };
+            let (run, log) = run(ctx, host, event, seen, pending, &mut weakened, how)?;
             seen.observed.run = Some(run);
             // The tests a run fell short by are weakenings as the protected paths' are: under
             // `prove-it.weakening = block`, each new one sends the agent back once.
@@ -62,24 +67,54 @@ pub(crate) fn verdict(
     }
 }
 
+/// A run for a stop, or ahead of one (`gate::ahead`), and what interrupts it.
+#[derive(Clone, Copy)]
+pub(super) struct How<'a> {
+    /// Raised by a signal, or by the prover when its run can no longer match the state.
+    pub interrupt: &'a std::sync::atomic::AtomicBool,
+    /// Made ahead of a stop: into its own log beside the stop's, recording proofs only.
+    pub ahead: bool,
+}
+
+/// Run what the stop `event` would run on what was `seen` (the checks pending, or verify.sh),
+/// as a stop runs it, ahead of that stop: what it showed, nothing decided.
+pub(super) fn run_ahead(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    seen: &mut Seen,
+    how: How<'_>,
+) -> Result<RunFacts, Error> {
+    let pending = std::mem::take(&mut seen.pending);
+    let mut weakened = Vec::new();
+    Ok(run(ctx, host, event, seen, pending, &mut weakened, how)?.0)
+}
+
 /// How the gate proves: for the session, into the session's own log, never streamed.
 fn options<'a>(
     ctx: &Context,
     host: &'a dyn HostRules,
     event: &'a Stop,
     seen: &Seen,
-    interrupt: &'a std::sync::atomic::AtomicBool,
+    how: How<'a>,
 ) -> Result<proof::ProveOptions<'a>, Error> {
     let policy = ctx.policy.clone()?;
     let (isolation, view) = proof::working_view(&ctx.repo).map_err(Error::Run)?;
     Ok(proof::ProveOptions {
         host: host.name(),
         session: Some(&event.session),
-        timeout: policy.timeout,
+        timeout: seen
+            .run_within
+            .map_or(policy.timeout, |left| left.min(policy.timeout)),
         retries: policy.retries,
         echo: None,
-        interrupt: Some(interrupt),
-        log: Some(seen.files.log()),
+        interrupt: Some(how.interrupt),
+        log: Some(if how.ahead {
+            seen.files.log().with_extension("ahead.log")
+        } else {
+            seen.files.log()
+        }),
+        record_failures: !how.ahead,
         clock: ctx.clock,
         isolation,
         env: host.environment().map(crate::verify::Environment::digest),
@@ -138,6 +173,7 @@ fn run(
     seen: &Seen,
     pending: Vec<proof::ToRun>,
     weakened: &mut Vec<String>,
+    how: How<'_>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let before = seen
         .state
@@ -150,18 +186,17 @@ fn run(
             ..
         })
     ) {
-        return run_checks(ctx, host, event, seen, before, pending, weakened);
+        return run_checks(ctx, host, event, seen, before, pending, weakened, how);
     }
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
     }
-    let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
     let attempted = proof::prove(
         &ctx.repo,
         before,
         seen.baseline_verify,
         seen.diff.clone(),
-        options(ctx, host, event, seen, &interrupt)?,
+        options(ctx, host, event, seen, how)?,
         &mut |_| {},
     );
     Ok(match attempted {
@@ -272,6 +307,10 @@ fn cannot_test(ran: &[(String, Attempted)]) -> Option<(RunFacts, Option<FailedLo
 /// With a checks file: run the checks without a proof, in parallel, and sum up what they
 /// showed: any failure fails the turn (each failing check's last lines, within the lines one
 /// run gets), else any check whose inputs changed, else a pass.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the stop's own values, handed down as they are to the one run path"
+)]
 fn run_checks(
     ctx: &Context,
     host: &dyn HostRules,
@@ -280,13 +319,13 @@ fn run_checks(
     before: &crate::git::StateTree,
     pending: Vec<proof::ToRun>,
     weakened: &mut Vec<String>,
+    how: How<'_>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
-    let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
     let ran = proof::prove_checks(
         &ctx.repo,
         before,
         pending,
-        options(ctx, host, event, seen, &interrupt)?,
+        options(ctx, host, event, seen, how)?,
         ctx.policy.clone()?.jobs,
         &mut |_| {},
     );

@@ -81,6 +81,9 @@ pub(crate) struct Anchor {
     /// The tree of the protected paths at session start (a real tree, in the object
     /// database); `None` without protected paths, and in older anchors.
     pub protect_tree: Option<ObjectId>,
+    /// `prove-it.ahead` was off at session start (`ahead: off`): nothing is proven ahead in
+    /// this session, whatever the setting says later. Older anchors read as on.
+    pub ahead_off: bool,
 }
 
 /// A file that says how a state is proven besides verify.sh: the checks file, or a named
@@ -127,6 +130,9 @@ impl Anchor {
         let _ = writeln!(out, "verify-edits: {}", self.verify_edits.as_str());
         if self.weakening != VerifyEdits::Show {
             let _ = writeln!(out, "weakening: {}", self.weakening.as_str());
+        }
+        if self.ahead_off {
+            let _ = writeln!(out, "ahead: off");
         }
         if let Some(tree) = self.protect_tree {
             let _ = writeln!(out, "{PROTECT_TREE}: {tree}");
@@ -336,6 +342,7 @@ impl Anchor {
             },
             protect,
             protect_tree: optional_id(PROTECT_TREE)?,
+            ahead_off: fields.get("ahead").is_some_and(|value| *value == "off"),
         })
     }
 }
@@ -412,7 +419,22 @@ mod tests {
             weakening: VerifyEdits::Show,
             protect: Vec::new(),
             protect_tree: None,
+            ahead_off: false,
         }
+    }
+
+    /// A session started with proving ahead off keeps it off: the anchor says so, and an
+    /// anchor written before the line existed reads as on.
+    #[test]
+    fn proving_ahead_off_round_trips_and_older_anchors_read_as_on() {
+        let off = Anchor {
+            ahead_off: true,
+            ..anchor(None)
+        };
+        let text = off.render();
+        assert!(text.contains("\nahead: off\n"), "{text}");
+        assert_eq!(Anchor::parse(&text).unwrap(), off);
+        assert!(!Anchor::parse(&anchor(None).render()).unwrap().ahead_off);
     }
 
     #[test]

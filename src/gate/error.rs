@@ -62,6 +62,9 @@ pub(crate) enum Error {
     MovedInto { worktree: PathBuf, inside: PathBuf },
     #[error(transparent)]
     Index(#[from] super::session_index::Error),
+    /// The worktree's prover could not be started, or its status not written.
+    #[error("could not start the prover that proves ahead")]
+    Prover(#[source] std::io::Error),
 }
 
 impl From<proof::Error> for Error {

@@ -21,6 +21,14 @@ pub(crate) struct Prompt {
     pub cwd: PathBuf,
 }
 
+/// A tool call of the agent ended (Claude Code's `PostToolUse`, Gemini CLI's `AfterTool`, ...):
+/// the working state may have changed, so the worktree's prover is woken to prove it ahead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct AfterTool {
+    pub session: String,
+    pub cwd: PathBuf,
+}
+
 /// The agent tries to end its turn.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Stop {

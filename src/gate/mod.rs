@@ -9,6 +9,7 @@
 //! of one is `HostRules`.
 
 mod act;
+mod ahead;
 mod anchor;
 mod decide;
 mod diff;
@@ -26,11 +27,12 @@ mod turn;
 
 /// The hook's environment, as a session records it and its hook calls are compared with it.
 pub(crate) use crate::verify::Environment;
+pub(crate) use ahead::{View as AheadView, after_tool, prover, view as ahead_view};
 pub(crate) use decide::{
     AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
 };
 pub(crate) use error::error_chain;
-pub(crate) use event::{Prompt, Start, Stop, Subagent};
+pub(crate) use event::{AfterTool, Prompt, Start, Stop, Subagent};
 pub(crate) use host::HostRules;
 pub(crate) use ledger::{LedgerEntry, LedgerSummary, summarize as summarize_ledger};
 pub(crate) use message::Message;

@@ -64,7 +64,18 @@ pub(crate) struct Seen {
     /// How the tests of the run this stop made fell short of the baseline's, one line each
     /// (prefixed with the check's name when a named check's), for the words.
     pub tests_weakened: Vec<String>,
-    _lock: git::SessionLock,
+    /// What is left of the timeout for this stop's own run, after it waited for a run made
+    /// ahead: the whole wait stays within the timeout. `None`: the whole timeout.
+    pub run_within: Option<std::time::Duration>,
+    lock: Option<git::SessionLock>,
+}
+
+impl Seen {
+    /// Let other hook processes of the session go on: the prover holds no stop up while it
+    /// runs ahead of one.
+    pub(crate) fn unlock(&mut self) {
+        self.lock = None;
+    }
 }
 
 /// Which index entries may stand for their files in a session with `anchor`: those it shows
@@ -433,7 +444,8 @@ pub(crate) fn stop(
         uncovered,
         protection,
         tests_weakened: cached_weakened,
-        _lock: lock,
+        run_within: None,
+        lock: Some(lock),
     })))
 }
 

@@ -6,10 +6,12 @@
 //! this turn", never a quiet pass.
 
 use std::path::Path;
+use std::time::Duration;
 
 use super::act;
+use super::ahead::{self, Joined};
 use super::anchor::Anchor;
-use super::decide::Verdict;
+use super::decide::{Decision, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
@@ -18,7 +20,7 @@ use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts, TurnState};
-use crate::context::policy::GatePolicy;
+use crate::context::policy::{AheadPolicy, GatePolicy};
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
 use crate::proof::{CheckSet, Script};
@@ -287,6 +289,7 @@ fn start(
         weakening: gate_policy.weakening,
         protect: protect.patterns,
         protect_tree,
+        ahead_off: !AheadPolicy::resolve(&Settings::of(repo)).is_ok_and(|ahead| ahead.on),
     };
     let text = anchor.render();
     let key_blob = repo
@@ -647,6 +650,9 @@ fn gate(
     anchored: bool,
 ) -> Result<Reply, Error> {
     let mut joined = false;
+    // Whether this stop waited for a run made ahead: its own run then gets what is left of
+    // the timeout, so that the whole wait stays within it.
+    let mut waited_ahead = false;
     loop {
         let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
             Observation::OptedOut => return Ok(Reply::Silent),
@@ -656,6 +662,28 @@ fn gate(
             }
             Observation::Stop(seen) => *seen,
         };
+        if waited_ahead {
+            let waited = Duration::from_nanos(Clock::system().now_ns().saturating_sub(started_ns));
+            let left = Duration::from_secs(seen.observed.timeout_secs).saturating_sub(waited);
+            seen.run_within = Some(left);
+            if left < Duration::from_secs(1) && matches!(decide(&seen.observed), Decision::Run) {
+                seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
+            }
+        } else if matches!(decide(&seen.observed), Decision::Run) {
+            // A run made ahead for this very state is waited for, within the timeout, and the
+            // proofs looked up again: the prover's word is never the verdict.
+            match ahead::join(ctx, &seen, started_ns) {
+                Joined::Not => {}
+                Joined::Ended => {
+                    waited_ahead = true;
+                    continue;
+                }
+                Joined::OutOfTime => {
+                    seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
+                }
+            }
+        }
+        let runs_here = matches!(decide(&seen.observed), Decision::Run);
         // Another session's run on this worktree ended while this stop waited: observe again
         // (the session's lock released with `seen`), and take its proof if it is this state's.
         let (verdict, log) = match act::verdict(ctx, host, event, &mut seen, joined) {
@@ -665,9 +693,25 @@ fn gate(
             }
             decided => decided?,
         };
+        if runs_here {
+            ahead::note_run(ctx, seen.observed.run.as_ref());
+        }
         return Ok(Reply::Answer(act::record(
             ctx, host, event, seen, verdict, log,
         )?));
+    }
+}
+
+/// A stop whose wait for a run made ahead took its whole timeout: it blocks as a timeout does.
+fn out_of_time(timeout_secs: u64) -> RunFacts {
+    RunFacts::Failed {
+        exit: format!(
+            "could not check in time: the run made ahead for this state outlasted the timeout of {timeout_secs} s"
+        ),
+        exit_code: None,
+        tail: Vec::new(),
+        checks: Vec::new(),
+        predates: Vec::new(),
     }
 }
 

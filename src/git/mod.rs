@@ -6,6 +6,7 @@
 //! takes `index.lock` and never writes the user's index. It stores and loads note texts without
 //! knowing their format: how two notes merge is the caller's to say.
 
+mod ahead_files;
 mod config;
 mod error;
 mod hiding_rules;
@@ -32,6 +33,7 @@ mod untracked;
 mod verify_file;
 mod worktree;
 
+pub(crate) use ahead_files::AheadFiles;
 pub(crate) use error::{Error, RefusedRef, RemoteSaid};
 /// An object id, as every type in `git/` names commits, trees and blobs.
 pub(crate) use gix::ObjectId;

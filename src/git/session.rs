@@ -166,7 +166,7 @@ impl RunLock {
 }
 
 /// Replace the file at `path` by `data`, through a temporary file and a rename.
-fn replace(path: &Path, data: &[u8]) -> Result<(), Error> {
+pub(super) fn replace(path: &Path, data: &[u8]) -> Result<(), Error> {
     let io = |source| Error::StateFile {
         path: path.to_owned(),
         source,

@@ -11,11 +11,14 @@ use serde_json::{Value, json};
 
 use super::adapter::Adapter;
 use super::fields::{
-    Object, background_tasks, optional_string, snake_prompt, snake_start, snake_stop, string,
+    Object, background_tasks, optional_string, snake_after_tool, snake_prompt, snake_start,
+    snake_stop, string,
 };
 use super::transcript;
 use super::trust::{HooksOff, dir_from, home, read_json};
-use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::wiring::{
+    AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
+};
 use super::{Event, Host, InputError, Start, Stop, Subagent, vscode};
 use crate::gate::Message;
 
@@ -53,6 +56,7 @@ const WIRING: Scheme = Scheme {
         // Agent teams: a task marked complete, a teammate going idle.
         entry("TaskCompleted", COMMAND, STOP_TIMEOUT, true),
         entry("TeammateIdle", COMMAND, STOP_TIMEOUT, true),
+        after_tool_entry("PostToolUse", COMMAND, AFTER_TOOL_TIMEOUT),
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(600),
@@ -72,7 +76,7 @@ impl Adapter for Claude {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Claude Code's hooks (SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle). VS Code's payloads, sent here when VS Code reads .claude/settings.json, are answered in VS Code's protocol"
+        "Claude Code's hooks (SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle, PostToolUse). VS Code's payloads, sent here when VS Code reads .claude/settings.json, are answered in VS Code's protocol"
     }
 
     /// VS Code reads `.claude/settings.json` too, and calls `hook claude` with its own payload.
@@ -318,6 +322,7 @@ pub(super) fn parse_shape(map: &Object, turn: &str) -> Result<Event, InputError>
         // Not wired by `init`: the turn id already names a new prompt's turn. Read all the
         // same, so that a hand-wired one does what it says.
         "UserPromptSubmit" => snake_prompt(map),
+        "PostToolUse" => snake_after_tool(map),
         _ => Ok(Event::Other { name }),
     }
 }

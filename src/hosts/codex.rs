@@ -14,7 +14,9 @@ use serde_json::Value;
 use super::adapter::Adapter;
 use super::fields::Object;
 use super::trust::{HooksOff, Trust, dir_from, home, read_record};
-use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::wiring::{
+    AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
+};
 use super::{Event, InputError};
 use crate::gate::Message;
 
@@ -28,6 +30,7 @@ const WIRING: Scheme = Scheme {
     entries: &[
         entry("SessionStart", COMMAND, START_TIMEOUT, false),
         entry("Stop", COMMAND, STOP_TIMEOUT, true),
+        after_tool_entry("PostToolUse", COMMAND, AFTER_TOOL_TIMEOUT),
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(600),
@@ -49,7 +52,7 @@ impl Adapter for Codex {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Codex CLI's hooks (SessionStart, Stop)"
+        "Codex CLI's hooks (SessionStart, Stop, PostToolUse)"
     }
 
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {

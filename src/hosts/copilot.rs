@@ -11,11 +11,15 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::adapter::Adapter;
-use super::fields::{Object, flag, optional_string, snake_prompt, snake_start, snake_stop, string};
+use super::fields::{
+    Object, flag, optional_string, snake_after_tool, snake_prompt, snake_start, snake_stop, string,
+};
 use super::transcript;
 use super::trust::{dir_from, env_true, home, read_json};
-use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
-use super::{Event, InputError, Prompt, Start, Stop};
+use super::wiring::{
+    AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
+};
+use super::{AfterTool, Event, InputError, Prompt, Start, Stop};
 use crate::gate::Message;
 
 /// Copilot CLI ends a turn after this many consecutive blocks.
@@ -43,6 +47,11 @@ const WIRING: Scheme = Scheme {
             STOP_TIMEOUT,
             true,
         ),
+        after_tool_entry(
+            "postToolUse",
+            "git prove-it hook copilot postToolUse",
+            AFTER_TOOL_TIMEOUT,
+        ),
     ],
     timeout_unit_ms: 1000,
     default_timeout: None,
@@ -62,7 +71,7 @@ impl Adapter for Copilot {
     }
 
     fn hook_help(&self) -> &'static str {
-        "GitHub Copilot CLI's hooks (sessionStart, agentStop; or the snake_case SessionStart, Stop)"
+        "GitHub Copilot CLI's hooks (sessionStart, agentStop, postToolUse; or the snake_case SessionStart, Stop, PostToolUse)"
     }
 
     /// Copilot's camelCase payloads carry no event name: the command line gives it.
@@ -178,6 +187,10 @@ fn parse(map: &Object, arg: Option<&str>) -> Result<Event, InputError> {
             session: string(map, "sessionId")?,
             cwd: PathBuf::from(string(map, "cwd")?),
         })),
+        "postToolUse" | "PostToolUse" => Ok(Event::AfterTool(AfterTool {
+            session: string(map, "sessionId")?,
+            cwd: PathBuf::from(string(map, "cwd")?),
+        })),
         _ => Ok(Event::Other {
             name: name.to_string(),
         }),
@@ -194,6 +207,7 @@ fn parse_snake_case(map: &Object) -> Result<Event, InputError> {
             ..snake_stop(map, None)?
         })),
         "UserPromptSubmit" | "userPromptSubmitted" => snake_prompt(map),
+        "PostToolUse" | "postToolUse" => snake_after_tool(map),
         _ => Ok(Event::Other { name }),
     }
 }

@@ -1,4 +1,4 @@
-pub(crate) use crate::gate::{Prompt, Start, Stop, Subagent};
+pub(crate) use crate::gate::{AfterTool, Prompt, Start, Stop, Subagent};
 
 /// A hook event, normalised across hosts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -7,6 +7,8 @@ pub(crate) enum Event {
     Stop(Stop),
     /// A person submitted a prompt, where the host says so.
     Prompt(Prompt),
+    /// A tool call ended: wake the worktree's prover; answered with nothing the host shows.
+    AfterTool(AfterTool),
     /// A subagent started: anchored as a session of its own where it works in a worktree of
     /// its own (Claude Code's `SubagentStart`). `start.session` is the subagent's session id.
     SubagentStart {

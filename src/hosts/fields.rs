@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use serde_json::{Map, Value};
 
-use super::{Event, InputError, Prompt, Start, Stop};
+use super::{AfterTool, Event, InputError, Prompt, Start, Stop};
 
 pub(super) type Object = Map<String, Value>;
 
@@ -58,6 +58,15 @@ pub(super) fn snake_start(map: &Object) -> Result<Event, InputError> {
 /// A prompt submitted, in Claude Code's field names, which Codex and Gemini share.
 pub(super) fn snake_prompt(map: &Object) -> Result<Event, InputError> {
     Ok(Event::Prompt(Prompt {
+        session: string(map, "session_id")?,
+        cwd: PathBuf::from(string(map, "cwd")?),
+    }))
+}
+
+/// A tool call's end in Claude Code's field names, which Codex, Gemini, Qwen Code and Copilot's
+/// snake_case dialect share.
+pub(super) fn snake_after_tool(map: &Object) -> Result<Event, InputError> {
+    Ok(Event::AfterTool(AfterTool {
         session: string(map, "session_id")?,
         cwd: PathBuf::from(string(map, "cwd")?),
     }))

@@ -24,9 +24,13 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use super::adapter::Adapter;
-use super::fields::{Object, optional_string, snake_prompt, snake_start, snake_stop, string};
+use super::fields::{
+    Object, optional_string, snake_after_tool, snake_prompt, snake_start, snake_stop, string,
+};
 use super::trust::{HooksOff, dir_from, env_true, home, json_at, read_json};
-use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::wiring::{
+    AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
+};
 use super::{Event, InputError, Stop};
 use crate::gate::Message;
 
@@ -55,6 +59,7 @@ const WIRING: Scheme = Scheme {
         entry("SessionStart", COMMAND, START_TIMEOUT * 1000, false),
         entry("BeforeAgent", COMMAND, START_TIMEOUT * 1000, false),
         entry("AfterAgent", COMMAND, STOP_TIMEOUT * 1000, true),
+        after_tool_entry("AfterTool", COMMAND, AFTER_TOOL_TIMEOUT * 1000),
     ],
     timeout_unit_ms: 1,
     default_timeout: Some(60),
@@ -74,7 +79,7 @@ impl Adapter for Gemini {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Gemini CLI's hooks (SessionStart, BeforeAgent, AfterAgent)"
+        "Gemini CLI's hooks (SessionStart, BeforeAgent, AfterAgent, AfterTool)"
     }
 
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
@@ -211,6 +216,7 @@ fn parse(map: &Object) -> Result<Event, InputError> {
             }))
         }
         "BeforeAgent" => snake_prompt(map),
+        "AfterTool" => snake_after_tool(map),
         _ => Ok(Event::Other { name }),
     }
 }

@@ -461,6 +461,42 @@ mod tests {
         serde_json::from_str(block).unwrap()
     }
 
+    /// Each host's after-tool event, as its payload comes, wakes the prover and is answered
+    /// with nothing the host shows: no key a host could read as a block or a message.
+    #[test]
+    fn each_hosts_after_tool_event_is_read_and_answered_with_nothing() {
+        let claude = br#"{"session_id":"86ca","transcript_path":"/t.jsonl","cwd":"/repo","permission_mode":"default","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/repo/a.txt"},"tool_response":{"success":true},"tool_use_id":"toolu_01"}"#;
+        let codex = br#"{"session_id":"86ca","turn_id":"01b3","transcript_path":null,"cwd":"/repo","hook_event_name":"PostToolUse","model":"gpt-5.1-codex","tool_name":"Bash","tool_input":{"command":"ls"},"tool_response":"a.txt","tool_use_id":"call_1"}"#;
+        let gemini = br#"{"session_id":"86ca","transcript_path":"/t.json","cwd":"/repo","hook_event_name":"AfterTool","timestamp":"2026-11-29T18:49:48.461Z","tool_name":"write_file","tool_input":{"file_path":"a.txt"},"tool_response":{"llmContent":"ok"}}"#;
+        let qwen = br#"{"session_id":"86ca","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"PostToolUse","timestamp":"2026-12-04T21:42:25.087Z","permission_mode":"yolo","tool_name":"write_file","tool_input":{},"tool_response":{},"tool_use_id":"toolu_1"}"#;
+        let copilot_camel = br#"{"sessionId":"86ca","timestamp":1795978336226,"cwd":"/repo","toolName":"bash","toolArgs":"{}","toolResult":{"resultType":"success"}}"#;
+        let copilot_snake = br#"{"session_id":"86ca","cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"bash"}"#;
+        let cases: [(Host, &[u8], Option<&str>); 6] = [
+            (Host::Claude, claude, None),
+            (Host::Codex, codex, None),
+            (Host::Gemini, gemini, None),
+            (Host::Qwen, qwen, None),
+            (Host::Copilot, copilot_camel, Some("postToolUse")),
+            (Host::Copilot, copilot_snake, None),
+        ];
+        for (host, payload, arg) in cases {
+            let incoming = host.parse(payload, arg).unwrap();
+            assert_eq!(
+                incoming.event,
+                Event::AfterTool(crate::hosts::AfterTool {
+                    session: "86ca".into(),
+                    cwd: "/repo".into(),
+                }),
+                "{}",
+                host.title()
+            );
+            let answer = incoming
+                .host
+                .render(Some(&incoming.event), &Message::Silent);
+            assert_eq!(answer, "", "{}", host.title());
+        }
+    }
+
     #[test]
     fn each_host_is_wired_as_adapters_md_documents_it() {
         for &host in Host::all() {

@@ -28,7 +28,7 @@ mod trust;
 mod vscode;
 mod wiring;
 
-pub(crate) use event::{Event, InputError, Prompt, Start, Stop, Subagent};
+pub(crate) use event::{AfterTool, Event, InputError, Prompt, Start, Stop, Subagent};
 pub(crate) use host::{Host, Incoming};
 pub(crate) use trust::{HooksOff, Trust};
 pub(crate) use wiring::{Error as WiringError, Wired, Wiring};

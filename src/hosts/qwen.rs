@@ -14,9 +14,11 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::adapter::Adapter;
-use super::fields::{Object, background_tasks, snake_start, snake_stop, string};
+use super::fields::{Object, background_tasks, snake_after_tool, snake_start, snake_stop, string};
 use super::trust::{HooksOff, dir_from, home, json_at, read_json};
-use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
+use super::wiring::{
+    AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
+};
 use super::{Event, InputError, claude, copilot};
 use crate::gate::Message;
 
@@ -47,6 +49,7 @@ const WIRING: Scheme = Scheme {
     entries: &[
         entry("SessionStart", COMMAND, START_TIMEOUT, false),
         entry("Stop", COMMAND, STOP_TIMEOUT, true),
+        after_tool_entry("PostToolUse", COMMAND, AFTER_TOOL_TIMEOUT),
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(60),
@@ -66,7 +69,7 @@ impl Adapter for Qwen {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Qwen Code's hooks (SessionStart, Stop)"
+        "Qwen Code's hooks (SessionStart, Stop, PostToolUse)"
     }
 
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
@@ -247,6 +250,7 @@ fn parse(map: &Object) -> Result<Event, InputError> {
             stop.background = background_tasks(map);
             Ok(Event::Stop(stop))
         }
+        "PostToolUse" => snake_after_tool(map),
         _ => Ok(Event::Other { name }),
     }
 }

@@ -41,6 +41,8 @@ pub(crate) struct HookEntry {
     pub timeout: Option<u64>,
     /// Whether this is the end-of-turn hook, whose timeout must exceed verify.sh's.
     pub stop: bool,
+    /// Whether this is the after-tool hook, which only proves ahead: the gate holds without it.
+    pub ahead: bool,
 }
 
 /// How a host's configuration file lists hooks under `"hooks"."<event>"`.
@@ -92,6 +94,9 @@ pub(crate) enum Error {
 /// turn without a verdict.
 pub(super) const START_TIMEOUT: u64 = 60;
 pub(super) const STOP_TIMEOUT: u64 = 900;
+/// The after-tool hook answers within milliseconds (it only wakes the prover); a host that
+/// waited longer would hold the agent up.
+pub(super) const AFTER_TOOL_TIMEOUT: u64 = 10;
 
 /// An entry with a timeout in the host's unit.
 pub(super) const fn entry(
@@ -105,6 +110,19 @@ pub(super) const fn entry(
         command,
         timeout: Some(timeout),
         stop,
+        ahead: false,
+    }
+}
+
+/// The after-tool entry, which wakes the prover (SPEC section 8, "Proving ahead").
+pub(super) const fn after_tool_entry(
+    event: &'static str,
+    command: &'static str,
+    timeout: u64,
+) -> HookEntry {
+    HookEntry {
+        ahead: true,
+        ..entry(event, command, timeout, false)
     }
 }
 
@@ -278,7 +296,8 @@ mod tests {
                 "SubagentStart",
                 "SubagentStop",
                 "TaskCompleted",
-                "TeammateIdle"
+                "TeammateIdle",
+                "PostToolUse"
             ]
         );
         let ours: Value = serde_json::from_str(&wired.text).unwrap();
@@ -305,7 +324,8 @@ mod tests {
                 "SubagentStart",
                 "SubagentStop",
                 "TaskCompleted",
-                "TeammateIdle"
+                "TeammateIdle",
+                "PostToolUse"
             ]
         );
         let value: Value = serde_json::from_str(&wired.text).unwrap();
@@ -339,7 +359,8 @@ mod tests {
                 "SubagentStart",
                 "SubagentStop",
                 "TaskCompleted",
-                "TeammateIdle"
+                "TeammateIdle",
+                "PostToolUse"
             ]
         );
         let timeouts = Host::Claude.wired_timeouts(&wired.text).unwrap();

@@ -8,6 +8,7 @@
 //! prints and never decides what a run means: callers read the `Finished` value.
 
 mod capture;
+mod detach;
 mod exit;
 mod interrupt;
 mod request;
@@ -15,6 +16,7 @@ mod supervise;
 
 #[cfg(test)]
 pub(crate) use capture::LINE_CAP;
+pub(crate) use detach::{detach, detach_self, signal, stopped};
 pub(crate) use exit::Exit;
 pub(crate) use interrupt::interrupt_flag;
 pub(crate) use request::{Combined, Request, Stdin, Stream};

@@ -129,6 +129,10 @@ pub(crate) struct ProveOptions<'a> {
     pub protection: super::weakening::Protection,
     /// Where each check's baseline proof is looked for, whose tests a run's are compared with.
     pub baseline: Baseline,
+    /// Whether a failing or untestable run is recorded (`refs/notes/prove-it-failures`); a run
+    /// made ahead of a stop records proofs only, since its failure may be contention with the
+    /// agent's own commands.
+    pub record_failures: bool,
 }
 
 /// The keys of the proofs a run's tests are compared with: in a session, the anchor's state
@@ -455,7 +459,8 @@ pub(crate) fn prove_checks(
         };
         let moved = renamed_inputs(&renamed, &run.check);
         if let Some(reason) = untestable {
-            let recorded = moved.is_empty()
+            let recorded = attempt.record_failures
+                && moved.is_empty()
                 && inputs_unmoved(repo, run_start, attempt.index_trust, &mut after, &run)
                 && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
                     |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
@@ -484,7 +489,7 @@ pub(crate) fn prove_checks(
             }
             // A failure is recorded for the state it ran on: not when it was interrupted (that
             // says nothing of the check), nor when its inputs are not as they were.
-            let failure = if outcome.exit == verify::Exit::Interrupted {
+            let failure = if outcome.exit == verify::Exit::Interrupted || !attempt.record_failures {
                 None
             } else {
                 if after.is_none() {

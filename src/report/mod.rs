@@ -60,7 +60,7 @@ pub(crate) use proof::{ContestSummary, ProofSummary};
 pub(crate) use range::{RangeCommit, RangeReport, RangeResult};
 pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
-pub(crate) use status::{StatusCheck, StatusReport};
+pub(crate) use status::{AheadSummary, StatusCheck, StatusReport};
 pub(crate) use sync::{SyncReport, SyncedNotes};
 
 /// The version of every JSON document this build prints.

@@ -57,6 +57,56 @@ pub(crate) struct StatusReport {
     /// being proven.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub contested: Option<ContestSummary>,
+    /// What the worktree's prover does (SPEC section 8, "Proving ahead"); absent where none
+    /// was ever started.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub ahead: Option<AheadSummary>,
+}
+
+/// What the worktree's background prover does, as the kernel's locks and its status file say.
+#[derive(Debug, Serialize)]
+pub(crate) struct AheadSummary {
+    /// `running`, `idle`, `stopped` (no prover holds the lock) or `off`.
+    pub state: &'static str,
+    /// Running: the checks it runs (empty: verify.sh), and for how long.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub checks: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seconds: Option<u64>,
+    /// Off: the paths the last run changed in place.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wrote: Vec<String>,
+    /// Idle: what failed ahead on the last state it ran (kept for the session only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<String>,
+}
+
+impl AheadSummary {
+    fn line(&self) -> String {
+        let what = |checks: &[String]| match checks {
+            [] => "verify.sh".to_string(),
+            [one] => format!("check {one}"),
+            many => format!("checks {}", many.join(", ")),
+        };
+        match self.state {
+            "running" => format!(
+                "proving ahead: {}, {} s",
+                what(&self.checks),
+                self.seconds.unwrap_or(0)
+            ),
+            "off" => format!(
+                "off: the last run of verify.sh changed files in place ({}), which would race the agent's edits; it is on again once a stop's run leaves every file as it was",
+                self.wrote.join(", ")
+            ),
+            "idle" => match &self.failed {
+                Some(failed) => format!(
+                    "idle; the last run ahead failed ({failed}), which the stop confirms with its own run"
+                ),
+                None => "idle".to_string(),
+            },
+            _ => "no prover runs".to_string(),
+        }
+    }
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -107,6 +157,9 @@ impl StatusReport {
             self.checks_lines(checks, out)?;
         } else {
             self.proof_line(out)?;
+        }
+        if let Some(ahead) = &self.ahead {
+            writeln!(out, "ahead:      {}", ahead.line())?;
         }
         for problem in &self.invalid {
             writeln!(out, "ignored:    {problem}")?;

@@ -414,9 +414,13 @@ fn hosts(
             Ok(wired) => {
                 let missing: Vec<&str> = wired
                     .iter()
-                    .filter(|(_, wiring)| *wiring == Wiring::Missing)
+                    .filter(|(entry, wiring)| *wiring == Wiring::Missing && !entry.ahead)
                     .map(|(entry, _)| entry.event)
                     .collect();
+                // Without the after-tool hook the gate holds; only nothing is proven ahead.
+                let ahead_missing = wired
+                    .iter()
+                    .find(|(entry, wiring)| *wiring == Wiring::Missing && entry.ahead);
                 if !missing.is_empty() {
                     checks.push(fail(
                         format!(
@@ -470,6 +474,16 @@ fn hosts(
                         "{}: the gate's hooks are wired in {rel}",
                         host.title()
                     ))),
+                }
+                if let Some((entry, _)) = ahead_missing {
+                    checks.push(warn(
+                        format!(
+                            "{}: the after-tool hook ({}) is not wired in {rel}, so nothing is proven ahead of a stop",
+                            host.title(),
+                            entry.event
+                        ),
+                        wire.clone(),
+                    ));
                 }
                 checks.extend(trust(host, workdir));
                 checks.extend(start_dir(host, workdir, cwd));

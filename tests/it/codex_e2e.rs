@@ -366,8 +366,8 @@ fn trust_plugin_hooks(codex: &Path, repo: &TestRepo, home: &Path) {
     }
     assert_eq!(
         hooks.len(),
-        2,
-        "the plugin's SessionStart and Stop hooks: {listed}"
+        3,
+        "the plugin's SessionStart, Stop and PostToolUse hooks: {listed}"
     );
     std::fs::write(home.join("config.toml"), config).unwrap();
 }

@@ -791,3 +791,28 @@ fn claude_worktrees_that_are_not_ignored_are_named() {
         .assert()
         .stdout(predicate::str::contains(".claude/worktrees/ is not ignored").not());
 }
+
+/// Settings wired before proving ahead existed hold the gate: doctor warns that nothing is
+/// proven ahead of a stop, and does not fail.
+#[test]
+fn claude_settings_without_the_after_tool_hook_are_a_warning_not_a_failure() {
+    let repo = set_up();
+    let mut settings: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap())
+            .unwrap();
+    settings["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("PostToolUse")
+        .expect("init wires the after-tool hook");
+    repo.write(".claude/settings.json", &settings.to_string());
+    repo.prove_it(&["doctor"])
+        .assert()
+        .stdout(predicate::str::contains(
+            "ok    Claude Code: the gate's hooks are wired in .claude/settings.json\n",
+        ))
+        .stdout(predicate::str::contains(
+            "warn  Claude Code: the after-tool hook (PostToolUse) is not wired in .claude/settings.json, so nothing is proven ahead of a stop\n      fix: git prove-it init --host claude\n",
+        ))
+        .stdout(predicate::str::contains("FAIL").not());
+}

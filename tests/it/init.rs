@@ -349,7 +349,7 @@ fn claude_settings_are_merged_keeping_every_other_key_and_hook() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "wired Claude Code: SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted and TeammateIdle hooks merged into ",
+            "wired Claude Code: SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle and PostToolUse hooks merged into ",
         ));
     let text = std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap();
     let merged: serde_json::Value = serde_json::from_str(&text).unwrap();
@@ -418,7 +418,7 @@ fn without_a_terminal_init_asks_for_yes_and_changes_nothing() {
             "  - write verify.sh with one active check",
         ))
         .stderr(predicate::str::contains(
-            "  - add the gate's SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted and TeammateIdle hooks for Claude Code to ",
+            "  - add the gate's SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle and PostToolUse hooks for Claude Code to ",
         ))
         .stderr(predicate::str::contains(
             "hint: run 'git prove-it init --yes'",

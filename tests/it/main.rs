@@ -39,6 +39,7 @@ mod messages;
 mod notes;
 mod odd_states;
 mod pre_push;
+mod prove_ahead;
 mod qwen_e2e;
 mod run;
 mod run_range;

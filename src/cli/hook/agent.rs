@@ -147,9 +147,10 @@ pub(crate) fn run(
         // Hosts show stderr in their verbose modes and logs; stdout is the protocol.
         let _ = writeln!(err, "{}", text.lines().next().unwrap_or_default());
     }
-    // A prompt is never answered on stdout (`gate::prompt`): what it says goes to stderr only.
+    // A prompt, or a tool call's end, is never answered on stdout (`gate::prompt`,
+    // `gate::after_tool`): what it says goes to stderr only.
     let message = match event {
-        Some(Event::Prompt(_)) => Message::Silent,
+        Some(Event::Prompt(_) | Event::AfterTool(_)) => Message::Silent,
         _ => message,
     };
     out.write_all(dialect.render(event.as_ref(), &message).as_bytes())?;
@@ -195,6 +196,7 @@ fn answer(
         Event::Stop(stop) => gate::stop(&rules(), stop),
         Event::Start(start) => gate::session_start(start, announce, Some(&Host::environment())),
         Event::Prompt(prompt) => gate::prompt(&rules(), prompt),
+        Event::AfterTool(event) => gate::after_tool(&rules(), event),
         Event::SubagentStart { start, of } => {
             gate::subagent_start(&rules(), start, of, Some(&Host::environment()))
         }

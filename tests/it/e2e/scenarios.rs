@@ -32,6 +32,12 @@ macro_rules! scenarios_for {
 
         #[test]
         #[ignore = $reason]
+        fn the_state_proven_ahead_spares_the_stops_run() {
+            $crate::e2e::scenarios::the_state_proven_ahead_spares_the_stops_run(&$agent);
+        }
+
+        #[test]
+        #[ignore = $reason]
         fn a_read_only_prompt_never_runs_verify_sh() {
             $crate::e2e::scenarios::a_read_only_prompt_never_runs_verify_sh(&$agent);
         }
@@ -580,6 +586,56 @@ pub fn a_read_only_prompt_never_runs_verify_sh(agent: &dyn Agent) {
     if let Some(shown) = agent.blocks_shown(out) {
         assert!(shown.is_empty(), "{context}");
     }
+}
+
+/// A change, then the agent runs its own tests for longer than verify.sh takes, then claims.
+pub fn change_then_own_tests() -> Script {
+    Script::new(
+        vec![Reply::Shell("echo 4 > answer.txt"), Reply::Shell("sleep 4")],
+        Reply::Text(CLAIM),
+    )
+}
+
+/// The host's after-tool hook wakes the prover, which proves the change while the agent runs
+/// its own tests; the stop finds that proof (or joins its run) and runs verify.sh no more.
+pub fn the_state_proven_ahead_spares_the_stops_run(agent: &dyn Agent) {
+    let verify = "echo run >> \"$HOME/ahead-runs\"\nsleep 1\ntest \"$(cat answer.txt)\" = 4";
+    let ahead = |repo: &TestRepo| {
+        repo.git(&["config", "prove-it.ahead", "on"]);
+        repo.git(&["config", "prove-it.settle", "100"]);
+        repo.git(&["config", "prove-it.aheadIdle", "5"]);
+    };
+    let run = run(
+        agent,
+        verify,
+        &[("answer.txt", "5\n")],
+        ahead,
+        change_then_own_tests(),
+        "fix the answer",
+    );
+    let Run {
+        repo, out, context, ..
+    } = &run;
+    let runs = std::fs::read_to_string(repo.home().join("ahead-runs")).unwrap_or_default();
+    assert_eq!(
+        runs.lines().count(),
+        1,
+        "verify.sh ran once, ahead: {context}"
+    );
+    // The run was the prover's (its log beside the stop's), not the stop's own.
+    let logs: Vec<String> = std::fs::read_dir(repo.path(".git/prove-it/sessions"))
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|entry| entry.file_name().to_string_lossy().into_owned())
+        .filter(|name| name.ends_with(".log"))
+        .collect();
+    assert!(
+        logs.iter().all(|name| name.ends_with(".ahead.log")) && !logs.is_empty(),
+        "the stop ran verify.sh itself ({logs:?}): {context}"
+    );
+    assert_eq!(last_answers(repo), ["silent"], "{context}");
+    assert_final_answer(agent, out, CLAIM, context);
+    assert_proven_by(repo, agent.info());
 }
 
 /// Deleting verify.sh is refused until it is restored; then the changed state is proven by the

@@ -1,0 +1,36 @@
+//! `git prove-it prove-ahead` (hidden): the background prover of one worktree, started detached
+//! by the after-tool hook in the hook's own environment (SPEC section 8, "Proving ahead").
+
+use std::path::PathBuf;
+
+use crate::hosts::Host;
+
+/// The background prover the after-tool hook starts: not for people. It proves each settled
+/// working state ahead of the session's stop, exactly as the stop would, and exits when idle.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The host whose hook started it, as named in `git prove-it hook <host>`.
+    #[arg(long)]
+    pub host: String,
+    /// The session whose anchor it proves under.
+    #[arg(long)]
+    pub session: String,
+    /// The worktree it proves.
+    pub worktree: PathBuf,
+}
+
+/// Exit 0 when it ended as it should (idle, the session gone, another prover holding the lock),
+/// 2 when it could not go on; nothing is printed (its streams are closed).
+pub(crate) fn run(args: &Args) -> u8 {
+    crate::process::detach_self();
+    let Some(host) = Host::named(&args.host) else {
+        return crate::exit::ERROR;
+    };
+    let rules = host
+        .rules(&|name| std::env::var(name).ok())
+        .with_environment(Host::environment());
+    match crate::gate::prover(&rules, &args.session, &args.worktree) {
+        Ok(()) => crate::exit::OK,
+        Err(_) => crate::exit::ERROR,
+    }
+}

@@ -1,0 +1,53 @@
+//! A child that outlives its parent: started with no stdin, stdout or stderr and never waited
+//! for (the background prover). It detaches itself further (its own session, `nice`) once
+//! running, since a parent can do neither without `unsafe`. And the two questions the gate asks
+//! of such a process by its pid: is it stopped, and a signal to end it.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// Start `program` with `args` in this process's environment, its standard streams closed, and
+/// return its pid without waiting for it.
+pub(crate) fn detach(program: &Path, args: &[OsString]) -> std::io::Result<u32> {
+    let child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    Ok(child.id())
+}
+
+/// Whether the process `pid` is stopped (`SIGSTOP`, traced), as `/proc/<pid>/stat` says; a
+/// process that does not exist counts as stopped, since it will never finish anything.
+pub(crate) fn stopped(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return true;
+    };
+    // `pid (comm) S ...`: the name may hold spaces and parentheses, the state follows the last.
+    let state = stat
+        .rfind(')')
+        .and_then(|end| stat[end + 1..].split_whitespace().next());
+    !matches!(state, Some("R" | "S" | "D" | "I" | "W" | "P"))
+}
+
+/// Send `SIGTERM` to `pid`: the prover takes it as an interrupt of its run, which kills the run's
+/// process group. Best effort: a process that is gone needs nothing.
+pub(crate) fn signal(pid: u32) {
+    if let Some(pid) = i32::try_from(pid)
+        .ok()
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+}
+
+/// Detach this process from the one that started it: a session (and process group) of its own,
+/// so that a signal to the agent's group does not reach it nor it the agent's terminal, and a
+/// priority below the agent's (`nice` 10). Best effort: a process already a group leader keeps
+/// its session.
+pub(crate) fn detach_self() {
+    let _ = rustix::process::setsid();
+    let _ = rustix::process::nice(10);
+}
