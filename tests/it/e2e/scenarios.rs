@@ -591,7 +591,11 @@ pub fn a_read_only_prompt_never_runs_verify_sh(agent: &dyn Agent) {
 /// A change, then the agent runs its own tests for longer than verify.sh takes, then claims.
 pub fn change_then_own_tests() -> Script {
     Script::new(
-        vec![Reply::Shell("echo 4 > answer.txt"), Reply::Shell("sleep 4")],
+        vec![
+            Reply::Shell("echo 4 > answer.txt"),
+            // Qwen Code refuses a bare `sleep` in the foreground unless a comment says why.
+            Reply::Shell("sleep 4 # intentional-sleep: the agent's own test suite"),
+        ],
         Reply::Text(CLAIM),
     )
 }
