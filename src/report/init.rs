@@ -424,6 +424,7 @@ impl InitReport {
                 } if !wired.added.is_empty() => {
                     written.push(host.config_path().to_string());
                 }
+                Step::IgnoreClaudeWorktrees => written.push(".gitignore".to_string()),
                 _ => {}
             }
         }

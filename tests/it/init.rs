@@ -301,6 +301,10 @@ fn wiring_claude_code_ignores_its_subagents_worktrees_once() {
         .code(0)
         .stdout(predicate::str::contains(
             "ignored .claude/worktrees/ in .gitignore",
+        ))
+        // What init changed is in the line that commits it.
+        .stdout(predicate::str::contains(
+            ".claude/settings.json .gitignore && git commit",
         ));
     assert_eq!(
         std::fs::read_to_string(repo.path(".gitignore")).unwrap(),
@@ -699,7 +703,7 @@ fn init_says_to_commit_what_it_wrote_and_only_that() {
         .assert()
         .code(0)
         .stdout(predicate::str::contains(
-            "\ncommit what init wrote, so that teammates and CI get it too:\n  git add verify.sh .claude/settings.json .codex/hooks.json && git commit -m 'Gate agent turns on verify.sh'\n",
+            "\ncommit what init wrote, so that teammates and CI get it too:\n  git add verify.sh .claude/settings.json .codex/hooks.json .gitignore && git commit -m 'Gate agent turns on verify.sh'\n",
         ));
     // The command it gives works as given.
     repo.git(&[
@@ -707,6 +711,7 @@ fn init_says_to_commit_what_it_wrote_and_only_that() {
         "verify.sh",
         ".claude/settings.json",
         ".codex/hooks.json",
+        ".gitignore",
     ]);
     repo.prove_it(&[
         "init",
