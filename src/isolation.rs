@@ -12,12 +12,16 @@
 //! namespaces are allowed): `unsafe_code` is forbidden in this crate, and the mount and
 //! `unshare` system calls have no safe wrapper that can run between fork and exec.
 //!
-//! It never decides what a run means and never prints; it builds requests for `process` and
-//! names what it found.
+//! A commit worktree's namespace is made once and held by a helper while the worktree moves
+//! along a range; each script enters it with util-linux `nsenter` (one program started where
+//! making the namespace again starts seven).
+//!
+//! It never decides what a run means and never prints; it builds requests for `process`, holds
+//! the helpers of the namespaces it keeps, and names what it found.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Mutex, OnceLock};
 
 use crate::process;
 
@@ -133,6 +137,158 @@ impl View {
         prefix.push(rustix::process::getgid().as_raw().to_string().into());
         prefix
     }
+}
+
+/// As [`MOUNT_SCRIPT`], for a view kept for many runs ([`enter`]): the mounts, then, in the
+/// checkout's path, a nested user namespace with the caller's own ids and a mount namespace of
+/// its own (which the caller can enter, since that user namespace owns it), holding them until
+/// its stdin ends. Its arguments: the `View`'s paths, the user and group ids.
+const KEEP_SCRIPT: &str = r#"set -e
+link=$1 common=$2 worktree=$3 checkout=$4 uid=$5 gid=$6
+mount -t tmpfs -o mode=0755 prove-it "$link"
+mkdir "$link/dir"
+mount --bind "$common" "$link/dir"
+mount --bind "$worktree" "$checkout"
+cd "$checkout"
+exec unshare --map-user="$uid" --map-group="$gid" --mount --propagation private -- sh -c 'echo ready; read _'
+"#;
+
+/// How each script of a run is started: plainly, or in a view of the filesystem of its own.
+#[derive(Debug, Clone, Default)]
+pub(crate) enum Wrap {
+    #[default]
+    Plain,
+    /// The program and arguments that start a script (appended, with its arguments) in its
+    /// view from the directory it is started in: [`View::prefix`], [`Nested::prefix`].
+    Prefix(Vec<OsString>),
+    /// Enter the namespaces a view kept for many runs holds (`nsenter`): one program started
+    /// where the prefix starts seven.
+    Enter {
+        /// The process holding them.
+        pid: u32,
+        /// The commit's worktree (as given, and as the kernel resolves it), shown at `checkout`.
+        worktree: Vec<PathBuf>,
+        checkout: PathBuf,
+        /// The view made again for each script, once the holder is gone.
+        again: Vec<OsString>,
+    },
+}
+
+impl Wrap {
+    /// The request that starts `program` from `dir` in this view. Entering a kept view, the
+    /// directory and the program's path, when inside the worktree, are entered and run at the
+    /// same place under the checkout's path, resolved in the view's own mounts.
+    pub(crate) fn request<'a>(&self, program: &Path, dir: &Path) -> process::Request<'a> {
+        let request = match self {
+            Wrap::Plain => process::Request::new(program),
+            Wrap::Prefix(prefix) => match prefix.split_first() {
+                Some((wrapper, args)) => process::Request::new(wrapper).args(args).arg(program),
+                None => process::Request::new(program),
+            },
+            Wrap::Enter { pid, again, .. } if process::stopped(*pid) => {
+                Wrap::Prefix(again.clone()).request(program, dir)
+            }
+            Wrap::Enter {
+                pid,
+                worktree,
+                checkout,
+                ..
+            } => {
+                let shown = |path: &Path| {
+                    worktree
+                        .iter()
+                        .find_map(|tree| path.strip_prefix(tree).ok())
+                        .map_or_else(|| path.to_owned(), |rest| checkout.join(rest))
+                };
+                // The directory is opened through the holder's root before the namespaces are
+                // entered (which would reset it), so it is the view's, never the checkout's.
+                let mut wd = OsString::from(format!("--wd=/proc/{pid}/root"));
+                wd.push(shown(dir));
+                process::Request::new("nsenter")
+                    .args(["--target", &pid.to_string(), "--user", "--mount"])
+                    .arg("--preserve-credentials")
+                    .arg(wd)
+                    .arg("--")
+                    .arg(shown(program))
+            }
+        };
+        request.current_dir(dir)
+    }
+}
+
+/// The views kept for many runs, by worktree: each ends when it is released or this process
+/// ends.
+static KEPT: Mutex<Vec<(PathBuf, process::Companion)>> = Mutex::new(Vec::new());
+
+/// How long a kept view may take to be ready.
+const KEEP_READY: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The way into `view` for every run in its worktree until [`release`]: one process holds its
+/// namespaces, and each script enters them (`Wrap::Enter`); where that cannot be had (no
+/// `nsenter`, the holder gone), the view made again for each script (`Wrap::Prefix`).
+pub(crate) fn enter(view: &View) -> Wrap {
+    let worktree = std::fs::canonicalize(&view.worktree).unwrap_or_else(|_| view.worktree.clone());
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.retain(|(path, holder)| *path != view.worktree || holder.running());
+    let pid = match kept.iter().find(|(path, _)| *path == view.worktree) {
+        Some((_, holder)) => Some(holder.pid()),
+        None => {
+            let mut args: Vec<OsString> = UNSHARE
+                .iter()
+                .copied()
+                .chain([KEEP_SCRIPT, "prove-it-isolation"])
+                .map(OsString::from)
+                .collect();
+            args.extend(
+                [&view.git_link, &view.common_dir, &worktree, &view.checkout]
+                    .into_iter()
+                    .map(|path| path.as_os_str().to_owned()),
+            );
+            args.push(rustix::process::getuid().as_raw().to_string().into());
+            args.push(rustix::process::getgid().as_raw().to_string().into());
+            process::Companion::start("unshare", &args, "ready", KEEP_READY)
+                .ok()
+                .filter(|_| nsenter_works())
+                .map(|holder| {
+                    let pid = holder.pid();
+                    kept.push((view.worktree.clone(), holder));
+                    pid
+                })
+        }
+    };
+    match pid {
+        Some(pid) => Wrap::Enter {
+            pid,
+            worktree: vec![view.worktree.clone(), worktree],
+            checkout: view.checkout.clone(),
+            again: view.prefix(),
+        },
+        None => Wrap::Prefix(view.prefix()),
+    }
+}
+
+/// End the view kept for `worktree`, if any, before it is removed.
+pub(crate) fn release(worktree: &Path) {
+    let mut kept = KEPT
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    kept.retain(|(path, _)| path != worktree);
+}
+
+/// Whether `nsenter` can be started, asked once a process.
+fn nsenter_works() -> bool {
+    static WORKS: OnceLock<bool> = OnceLock::new();
+    *WORKS.get_or_init(|| {
+        process::Request::new("nsenter")
+            .arg("--version")
+            .stdout(process::Stream::Null)
+            .stderr(process::Stream::Null)
+            .timeout(std::time::Duration::from_secs(10))
+            .run()
+            .is_ok_and(|finished| finished.success())
+    })
 }
 
 /// The mounts that hide the worktree a nested worktree sits in (a Claude Code worktree under

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use crate::process::{self, Combined};
+use crate::process::Combined;
 
 pub(crate) use crate::process::{Error, Exit};
 
@@ -42,9 +42,9 @@ pub(crate) struct Request<'a> {
     /// Set when the user interrupts us: verify.sh sits in its own process group, so the
     /// terminal's Ctrl-C does not reach it, and we must end it ourselves.
     pub interrupt: Option<&'a AtomicBool>,
-    /// A program and its arguments that run verify.sh (appended, as its last argument) in a
-    /// view of the filesystem of its own (`isolation::Nested::prefix`); empty: run it plainly.
-    pub view: &'a [OsString],
+    /// How verify.sh is started: plainly, or in a view of the filesystem of its own
+    /// (`isolation::Wrap`).
+    pub view: &'a crate::isolation::Wrap,
     /// Variables of ours that verify.sh must not inherit (a commit's run leaves out the
     /// caller's repository-locating variables, `git::LOCAL_ENV`).
     pub env_remove: &'a [&'a str],
@@ -191,19 +191,17 @@ pub(crate) fn changed_names(before: &[(String, String)], now: &[(String, String)
 /// timeout or an interrupt, never when it exits: what it leaves running in the
 /// background is its own business, as in a terminal.
 pub(crate) fn run(req: Request<'_>, on_tick: &mut dyn FnMut(Duration)) -> Result<Ran, Error> {
-    let mut request = match req.view.split_first() {
-        Some((wrapper, args)) => process::Request::new(wrapper).args(args).arg(req.program),
-        None => process::Request::new(req.program),
-    }
-    .current_dir(req.workdir)
-    .envs(req.env.iter().map(|(key, value)| (key, value)))
-    .combined(Combined {
-        tail_lines: req.tail_lines,
-        log: req.log_path.map(|path| (path.to_owned(), req.log_cap)),
-        echo: req.echo,
-    })
-    .timeout(req.timeout)
-    .eof_grace(EOF_GRACE);
+    let mut request = req
+        .view
+        .request(req.program, req.workdir)
+        .envs(req.env.iter().map(|(key, value)| (key, value)))
+        .combined(Combined {
+            tail_lines: req.tail_lines,
+            log: req.log_path.map(|path| (path.to_owned(), req.log_cap)),
+            echo: req.echo,
+        })
+        .timeout(req.timeout)
+        .eof_grace(EOF_GRACE);
     for name in req.env_remove {
         request = request.env_remove(name);
     }
@@ -292,7 +290,7 @@ mod tests {
             tail_lines: 50,
             echo: None,
             interrupt: None,
-            view: &[],
+            view: &crate::isolation::Wrap::Plain,
             env_remove: &[],
         }
     }

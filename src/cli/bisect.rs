@@ -125,6 +125,7 @@ pub(crate) fn run(
     let found = search.search(&mut commits, &args.bad);
     // Removed here, not only on drop, so that a worktree git will not let go of is an error.
     if let Some(worktree) = search.worktree.take() {
+        crate::isolation::release(worktree.path());
         worktree.remove()?;
     }
     let found = found?;

@@ -160,6 +160,7 @@ pub(crate) fn prove_commit(
     let interrupt = crate::process::interrupt_flag()?;
     let worktree = repo.add_temp_worktree(commit.id)?;
     let proved = prove_in(repo, &worktree, commit, how, &interrupt);
+    isolation::release(worktree.path());
     worktree.remove()?;
     let proved = proved?;
     match proved.cannot_test {
@@ -197,7 +198,11 @@ pub(crate) fn prove_in(
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<Proved, super::Failure> {
     let checkout = repo.open_linked_worktree(worktree.path())?;
-    let state = checkout.state_tree(false)?;
+    // Read from disk (only the files changed since the worktree's last reading): the state
+    // every run here is keyed by, unless a setup changes it.
+    let prior = worktree.last_read().get().unwrap_or(git::IndexTrust::Disk);
+    let (state, trust) = checkout.state_tree_from_disk(prior)?;
+    worktree.last_read().set(Some(trust));
     if state.id != commit.tree {
         return Err(super::Failure::from(anyhow::anyhow!(
             "checking out {} gives the state tree {}, not the commit's tree {}, so no proof made there would prove the commit",
@@ -264,6 +269,9 @@ pub(crate) fn prove_in(
                             lacking.join(", ")
                         )
                     }),
+                    read: Some(worktree.last_read()),
+                    before: matches!(set_up, SetUp::Undeclared | SetUp::Nothing)
+                        .then(|| state.clone()),
                 }),
             };
             super::run::prove(&ctx, &ctx.repo, &policy, &proving, &mut std::io::stderr())
@@ -316,7 +324,7 @@ fn set_up(
     worktree: &TempWorktree,
     commit: &git::CommitInfo,
     how: &CommitRun<'_>,
-    view: &[std::ffi::OsString],
+    view: &isolation::Wrap,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<SetUp, super::Failure> {
     // A checks file that cannot be read is the run's to report, with the checks it declares.
@@ -340,14 +348,8 @@ fn set_up(
         None => repo.state_dir()?.join("last-setup.log"),
     };
     let program = worktree.path().join(&setup.run);
-    let request = match view.split_first() {
-        Some((wrapper, args)) => crate::process::Request::new(wrapper)
-            .args(args)
-            .arg(&program),
-        None => crate::process::Request::new(&program),
-    };
-    let mut request = request
-        .current_dir(worktree.path())
+    let mut request = view
+        .request(&program, worktree.path())
         .stdin(crate::process::Stdin::Null)
         .combined(crate::process::Combined {
             tail_lines: crate::proof::TAIL_LINES,
@@ -531,10 +533,10 @@ fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
 fn isolated(
     repo: &Repo,
     worktree: &TempWorktree,
-) -> Result<(Isolation, Vec<std::ffi::OsString>), super::Failure> {
+) -> Result<(Isolation, isolation::Wrap), super::Failure> {
     let Ok(checkout) = repo.workdir() else {
         // A bare repository has no checkout to leak from.
-        return Ok((Isolation::None, Vec::new()));
+        return Ok((Isolation::None, isolation::Wrap::Plain));
     };
     if isolation::namespaces_work()
         && let Some(outer) = repo.enclosing_worktree()?
@@ -551,7 +553,7 @@ fn isolated(
             common_dir: repo.common_dir_real(),
             stage,
         };
-        return Ok((Isolation::Namespace, view.prefix()));
+        return Ok((Isolation::Namespace, isolation::Wrap::Prefix(view.prefix())));
     }
     if isolation::namespaces_work() {
         let view = isolation::View {
@@ -560,7 +562,8 @@ fn isolated(
             common_dir: repo.common_dir_real(),
             git_link: worktree.git_link().to_owned(),
         };
-        return Ok((Isolation::Namespace, view.prefix()));
+        // Kept along the worktree's commits: each script enters it.
+        return Ok((Isolation::Namespace, isolation::enter(&view)));
     }
     let vars: Vec<_> = std::env::vars_os()
         .filter(|(name, _)| !git::LOCAL_ENV.iter().any(|local| name == *local))
@@ -577,7 +580,7 @@ fn isolated(
             .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the commit is mounted at the checkout's path")
             .hint("or run it without the link: unset the variable, deactivate the virtualenv, or install the package from the commit in a `setup` script of prove-it.toml"));
     }
-    Ok((Isolation::None, Vec::new()))
+    Ok((Isolation::None, isolation::Wrap::Plain))
 }
 
 /// One check (or verify.sh) that failed on a commit.

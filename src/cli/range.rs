@@ -258,6 +258,7 @@ fn worker(
     }
     if let Some(worktree) = worktree {
         // Dropped, it is removed all the same; removing it here reports nothing more.
+        crate::isolation::release(worktree.path());
         let _ = worktree.remove();
     }
 }

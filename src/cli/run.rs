@@ -184,19 +184,24 @@ pub(super) struct Proving<'a> {
     /// Where the run keeps its output, when not in the state directory's last-run.log.
     pub log: Option<std::path::PathBuf>,
     /// A commit's run in its worktree: how it is isolated; `None` for the working state.
-    pub commit: Option<CommitView>,
+    pub commit: Option<CommitView<'a>>,
     /// A script from outside the history, proven instead of the state's own checks.
     pub exec: Option<&'a proof::Check>,
 }
 
 /// How a commit's run in its temporary worktree is kept from the checkout.
-pub(super) struct CommitView {
+pub(super) struct CommitView<'a> {
     /// The record's `isolation:`.
     pub isolation: Isolation,
     /// The program and arguments that run each script in the commit's view (empty: plainly).
-    pub view: Vec<std::ffi::OsString>,
+    pub view: crate::isolation::Wrap,
     /// When set, a failing run means the commit cannot be tested, for this reason.
     pub untestable_failure: Option<String>,
+    /// The worktree's last reading of its files from disk, which spares the next one the
+    /// files unchanged since (`git::IndexTrust::Since`).
+    pub read: Option<&'a std::cell::Cell<Option<git::IndexTrust>>>,
+    /// The state that reading found, when nothing ran in the worktree since (no setup).
+    pub before: Option<git::StateTree>,
 }
 
 pub(super) fn print(report: &RunReport, json: bool, out: &mut dyn Write) -> std::io::Result<()> {
@@ -264,9 +269,39 @@ fn all_proven(
 }
 
 /// The state as the bytes on disk make it, every tracked file read: the one a run is keyed by.
-/// The index's stat data is anyone's to write, so it may spare a lookup, never a run.
-fn on_disk(repo: &Repo) -> Result<(git::StateTree, git::IndexTrust), super::Failure> {
-    repo.state_tree_from_disk().map_err(content_hint)
+/// The index's stat data is anyone's to write, so it may spare a lookup, never a run. In a
+/// commit's worktree, the files its last reading there shows unchanged since are not read
+/// again, and this reading is kept for the next.
+fn on_disk(
+    repo: &Repo,
+    how: &Proving<'_>,
+) -> Result<(git::StateTree, git::IndexTrust), super::Failure> {
+    let read = how.commit.as_ref().and_then(|commit| commit.read);
+    let prior = read
+        .and_then(std::cell::Cell::get)
+        .unwrap_or(git::IndexTrust::Disk);
+    let (tree, trust) = repo.state_tree_from_disk(prior).map_err(content_hint)?;
+    if let Some(read) = read {
+        read.set(Some(trust));
+    }
+    Ok((tree, trust))
+}
+
+/// The state to look up, and the trust it lends the state read after a run when it was read
+/// from disk (a commit's worktree read just now); else as the index's stat data has it, to be
+/// read from disk if anything runs.
+fn state_before(
+    repo: &Repo,
+    how: &Proving<'_>,
+) -> Result<(git::StateTree, Option<git::IndexTrust>), super::Failure> {
+    let read = how.commit.as_ref().and_then(|commit| {
+        let trust = commit.read.and_then(std::cell::Cell::get)?;
+        Some((commit.before.clone()?, trust))
+    });
+    match read {
+        Some((before, trust)) => Ok((before, Some(trust))),
+        None => Ok((repo.state_tree(false).map_err(content_hint)?, None)),
+    }
 }
 
 /// The report of a working state that nothing arms: why, and the hints that fix it.
@@ -292,13 +327,13 @@ pub(super) fn prove(
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
     if let Some(exec) = how.exec {
+        let (before, read_from_disk) = state_before(repo, how)?;
         // The script stands for the state's own checks: its key is the state tree itself.
-        let before = repo.state_tree(false).map_err(content_hint)?;
         let set = CheckSet {
             checks: vec![exec.clone()],
             ..CheckSet::default()
         };
-        return prove_checks(ctx, policy, how, &before, &set, None, err);
+        return prove_checks(ctx, policy, how, &before, &set, read_from_disk, err);
     }
     let armed = repo.armed()?;
     let checks_file = proof::has_checks_file(repo)?;
@@ -306,11 +341,11 @@ pub(super) fn prove(
         return Ok((exit::NOT_ARMED, not_armed(&armed)));
     }
 
-    let before = repo.state_tree(false).map_err(content_hint)?;
+    let (before, read_from_disk) = state_before(repo, how)?;
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, how, &before, &set, None, err);
+            return prove_checks(ctx, policy, how, &before, &set, read_from_disk, err);
         }
     }
     if !armed.is_armed() {
@@ -335,7 +370,10 @@ pub(super) fn prove(
         return Ok((exit::OK, report));
     }
     let looked_up = before.id;
-    let (before, trust) = on_disk(repo)?;
+    let (before, trust) = match read_from_disk {
+        Some(trust) => (before, trust),
+        None => on_disk(repo, how)?,
+    };
     if before.id != looked_up
         && !how.force
         && let Some(report) = already_proven(ctx, repo, before.id, before.verify)?
@@ -466,7 +504,7 @@ fn prove_checks(
     // and run, as the disk has it.
     let mut trust = read_from_disk.unwrap_or(git::IndexTrust::Disk);
     if !to_run.is_empty() && read_from_disk.is_none() {
-        let (disk, from_disk) = on_disk(repo)?;
+        let (disk, from_disk) = on_disk(repo, how)?;
         if disk.id != before.id {
             let set = match how.exec {
                 Some(_) => set.clone(),

@@ -26,6 +26,11 @@ pub(crate) struct FsTime {
 }
 
 impl FsTime {
+    /// The start of second `secs` since the epoch.
+    pub(crate) fn whole_second(secs: i64) -> FsTime {
+        FsTime { secs, nsecs: 0 }
+    }
+
     pub(super) fn ctime_of(stat: &rustix::fs::Stat) -> FsTime {
         FsTime {
             secs: stat.st_ctime,
@@ -35,6 +40,24 @@ impl FsTime {
 }
 
 impl Repo {
+    /// Now, on the filesystem's clock, without waiting for it to tick: a file whose ctime is
+    /// before the moment returned has not changed since this call (one stamped at it may have
+    /// changed just before or just after).
+    pub(crate) fn fs_now(&self) -> Result<FsTime, Error> {
+        let dir = self.state_dir()?;
+        let unusable = |source| Error::StateFile {
+            path: dir.join(RUN_START_PREFIX),
+            source,
+        };
+        let mut marker = tempfile::Builder::new()
+            .prefix(RUN_START_PREFIX)
+            .tempfile_in(&dir)
+            .map_err(unusable)?;
+        marker.write_all(b".").map_err(unusable)?;
+        let stat = rustix::fs::fstat(marker.as_file()).map_err(|e| unusable(e.into()))?;
+        Ok(FsTime::ctime_of(&stat))
+    }
+
     /// Mark the start of a verify.sh run: a moment on the filesystem's clock after every change
     /// made before this call, and at or before every change made after it returns.
     ///

@@ -48,21 +48,26 @@ pub(crate) enum IndexTrust {
     /// never to key what a run proved nor to spare a session's stop.
     Stat,
     /// Only an entry that can be shown unchanged since a state `tree` that held the disk's
-    /// bytes at `time` (seconds since the epoch): a session's anchor, or a run's own state read
-    /// from disk before it ran. The entry must be stat-clean, its ctime a whole second before
-    /// `time` (only the clock moves ctime, so the file has not changed since), and its blob the
-    /// one `tree` holds at its path. Every other path is read from disk. `tree`'s trees (not its
-    /// blobs) must be in the object database; without them every path is read.
-    Since { tree: ObjectId, time: i64 },
+    /// bytes from `before` on (a moment on the filesystem's clock): a session's anchor, or a
+    /// run's own state read from disk before it ran. The entry must be stat-clean, its ctime
+    /// before `before` (only the clock moves ctime, so the file has not changed since), and its
+    /// blob the one `tree` holds at its path. Every other path is read from disk. `tree`'s trees
+    /// (not its blobs) must be in the object database; without them every path is read.
+    Since { tree: ObjectId, before: FsTime },
     /// None: every tracked file is read from disk.
     Disk,
 }
 
 impl IndexTrust {
-    /// The trust a session's anchor allows: its state tree and time, or none when the anchor
-    /// holds no state tree.
+    /// The trust a session's anchor allows: its state tree and time (seconds since the epoch),
+    /// or none when the anchor holds no state tree. A whole second before it: the anchor's time
+    /// is cut to the second, and the kernel stamps files from a clock a tick behind the one the
+    /// anchor read.
     pub(crate) fn of_anchor(tree: Option<ObjectId>, time: i64) -> IndexTrust {
-        tree.map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, time })
+        tree.map_or(IndexTrust::Disk, |tree| IndexTrust::Since {
+            tree,
+            before: FsTime::whole_second(time.saturating_sub(1)),
+        })
     }
 }
 
@@ -138,20 +143,25 @@ impl Repo {
         StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Stat, true)
     }
 
-    /// The state as the disk has it, every tracked file read (its trees written where missing),
-    /// and the trust it lends the state computed after a run: the index's stat data may spare a
-    /// lookup, never the key of a run outside a session.
-    pub(crate) fn state_tree_from_disk(&self) -> Result<(StateTree, IndexTrust), Error> {
-        let time = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .ok()
-            .and_then(|since| i64::try_from(since.as_secs()).ok())
-            .unwrap_or(0);
-        let tree =
-            StateTree::compute_with(&self.git, Persist::Trees, None, IndexTrust::Disk, true)?;
+    /// The state as the disk has it, every tracked file read but those `prior` shows unchanged
+    /// (its trees written where missing), and the trust it lends a later reading: the state
+    /// computed after a run, or the next commit's in the same worktree. The index's stat data
+    /// may spare a lookup, never the key of a run outside a session.
+    pub(crate) fn state_tree_from_disk(
+        &self,
+        prior: IndexTrust,
+    ) -> Result<(StateTree, IndexTrust), Error> {
+        // Stamped before the files are read: whatever changes after it has a ctime at or after
+        // it, so a file older than it is as this reading found it.
+        let before = self.fs_now()?;
+        let prior = match prior {
+            IndexTrust::Stat => IndexTrust::Disk,
+            prior => prior,
+        };
+        let tree = StateTree::compute_with(&self.git, Persist::Trees, None, prior, true)?;
         let trust = IndexTrust::Since {
             tree: tree.id,
-            time,
+            before,
         };
         Ok((tree, trust))
     }
@@ -535,9 +545,7 @@ impl Context<'_> {
         match self.trust {
             IndexTrust::Stat => true,
             IndexTrust::Disk => false,
-            // A whole second before: the anchor's time is cut to the second, and the kernel
-            // stamps files from a clock a tick behind the one the anchor read.
-            IndexTrust::Since { time, .. } => meta.0.st_ctime < time.saturating_sub(1),
+            IndexTrust::Since { before, .. } => FsTime::ctime_of(&meta.0) < before,
         }
     }
 
@@ -995,8 +1003,8 @@ fn inner_changes(
     // The trusted state names the submodule by its commit: that commit's tree, in the
     // submodule's own objects, vouches for its index as the state does for the superproject's.
     let trust = match trust {
-        IndexTrust::Since { tree, time } => committed_tree_at(outer, tree, path, &repo)
-            .map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, time }),
+        IndexTrust::Since { tree, before } => committed_tree_at(outer, tree, path, &repo)
+            .map_or(IndexTrust::Disk, |tree| IndexTrust::Since { tree, before }),
         other => other,
     };
     let head_tree = head_tree.detach();
@@ -1486,7 +1494,7 @@ mod tests {
         );
         let trust = IndexTrust::Since {
             tree: anchor.id,
-            time: i64::MAX,
+            before: super::FsTime::whole_second(i64::MAX),
         };
         let state = repo.state_tree_trusting(trust).unwrap();
         let found = state
@@ -1516,6 +1524,49 @@ mod tests {
         );
     }
 
+    /// Gives `path`'s index entry the stat data of the file on disk, keeping its blob: an index
+    /// that claims the committed content for whatever the file now holds.
+    fn forge_index_stat(dir: &std::path::Path, path: &str) {
+        let repo = gix::open(dir).unwrap();
+        let mut index = repo.open_index().unwrap();
+        let stat = rustix::fs::lstat(dir.join(path)).unwrap();
+        let forged = super::DiskStat(stat).index_stat();
+        let at = index
+            .entry_index_by_path(path.into())
+            .expect("the path is tracked");
+        index.entries_mut()[at].stat = forged;
+        index.write(gix::index::write::Options::default()).unwrap();
+    }
+
+    // A reading from disk lends the next one only the files older than its stamp on the
+    // filesystem's clock: one changed just after it, within the same second, with the index
+    // forged to claim the committed blob for it, is read again.
+    #[test]
+    fn a_file_changed_just_after_a_reading_is_read_again_whatever_the_index_claims() {
+        let (dir, repo) = git_repo();
+        let committed = commit(dir.path(), &[("a.txt", "good\n"), ("b/c.txt", "c\n")], &[]);
+        let (first, trust) = repo.state_tree_from_disk(IndexTrust::Disk).unwrap();
+        assert_eq!(first.id, committed);
+        std::fs::write(dir.path().join("a.txt"), "evil\n").unwrap();
+        // Its mtime set back, so that no check for racily clean entries reads it either.
+        let minute_ago = std::time::SystemTime::now() - std::time::Duration::from_secs(60);
+        std::fs::File::options()
+            .write(true)
+            .open(dir.path().join("a.txt"))
+            .and_then(|file| file.set_modified(minute_ago))
+            .unwrap();
+        forge_index_stat(dir.path(), "a.txt");
+        assert_eq!(
+            repo.state_tree(false).unwrap().id,
+            committed,
+            "the forged index claims the committed blob"
+        );
+        let (second, _) = repo.state_tree_from_disk(trust).unwrap();
+        assert_ne!(second.id, committed, "the new bytes were not read");
+        std::fs::write(dir.path().join("a.txt"), "good\n").unwrap();
+        assert_eq!(repo.state_tree_from_disk(trust).unwrap().0.id, committed);
+    }
+
     // An anchor whose trees are not in the object database vouches for nothing: the state is
     // still computed, every file read from disk.
     #[test]
@@ -1525,7 +1576,7 @@ mod tests {
         let missing = gix::ObjectId::from_hex(b"1111111111111111111111111111111111111111").unwrap();
         let trust = IndexTrust::Since {
             tree: missing,
-            time: i64::MAX,
+            before: super::FsTime::whole_second(i64::MAX),
         };
         assert_eq!(repo.state_tree_trusting(trust).unwrap().id, head);
     }

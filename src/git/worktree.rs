@@ -8,7 +8,7 @@ use gix::ObjectId;
 use crate::process;
 
 use super::names::{CACHE_DIR, GIT_LINK_DIR, WORKTREES_DIR};
-use super::{Error, Repo};
+use super::{Error, IndexTrust, Repo};
 
 /// The variables through which a caller points git at a repository: git's own list
 /// (`git rev-parse --local-env-vars`), which git itself clears before entering another
@@ -43,6 +43,9 @@ pub(crate) struct TempWorktree {
     git_link: PathBuf,
     /// The key of the commit the checks file's `setup` last ran for here.
     set_up_for: std::cell::Cell<Option<ObjectId>>,
+    /// The last reading of its files from disk, which the next may trust for the files
+    /// unchanged since (their ctimes say so, whatever moved the worktree in between).
+    read: std::cell::Cell<Option<IndexTrust>>,
     removed: bool,
 }
 
@@ -105,6 +108,7 @@ impl Repo {
             git_dir,
             git_link: home.join(GIT_LINK_DIR),
             set_up_for: std::cell::Cell::new(None),
+            read: std::cell::Cell::new(None),
             removed: false,
         };
         // `git worktree add` reads every other worktree's administrative files, and one being
@@ -257,6 +261,11 @@ impl TempWorktree {
 
     pub(crate) fn mark_set_up(&self, key: Option<ObjectId>) {
         self.set_up_for.set(key);
+    }
+
+    /// The last reading of this worktree's files from disk (`Repo::state_tree_from_disk`).
+    pub(crate) fn last_read(&self) -> &std::cell::Cell<Option<IndexTrust>> {
+        &self.read
     }
 
     /// The folder holding `dir`, the link to the common git directory this worktree's `.git`

@@ -8,6 +8,7 @@
 //! prints and never decides what a run means: callers read the `Finished` value.
 
 mod capture;
+mod companion;
 mod detach;
 mod exit;
 mod interrupt;
@@ -16,6 +17,7 @@ mod supervise;
 
 #[cfg(test)]
 pub(crate) use capture::LINE_CAP;
+pub(crate) use companion::Companion;
 pub(crate) use detach::{detach, detach_self, signal, stopped};
 pub(crate) use exit::Exit;
 pub(crate) use interrupt::interrupt_flag;

@@ -56,9 +56,9 @@ pub(crate) enum Error {
 /// outer one hidden in a mount namespace (the program and arguments that run each script so
 /// are returned), or where that cannot be had, only once no link from the environment into
 /// the outer worktree was found.
-pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, Vec<std::ffi::OsString>), Error> {
+pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, crate::isolation::Wrap), Error> {
     let Some(outer) = repo.enclosing_worktree()? else {
-        return Ok((Isolation::Checkout, Vec::new()));
+        return Ok((Isolation::Checkout, crate::isolation::Wrap::Plain));
     };
     let inner = repo.workdir()?;
     let inner = std::fs::canonicalize(inner).unwrap_or_else(|_| inner.to_owned());
@@ -75,12 +75,15 @@ pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, Vec<std::ffi::OsSt
             common_dir: repo.common_dir_real(),
             stage,
         };
-        return Ok((Isolation::Namespace, view.prefix()));
+        return Ok((
+            Isolation::Namespace,
+            crate::isolation::Wrap::Prefix(view.prefix()),
+        ));
     }
     let vars: Vec<_> = std::env::vars_os().collect();
     let leaks = crate::isolation::leaks(&outer, &inner, &vars);
     if leaks.is_empty() {
-        Ok((Isolation::None, Vec::new()))
+        Ok((Isolation::None, crate::isolation::Wrap::Plain))
     } else {
         Err(Error::Leaks { outer, leaks })
     }
@@ -108,9 +111,9 @@ pub(crate) struct ProveOptions<'a> {
     pub isolation: Isolation,
     /// The digest of the environment the run has (`env:`, `verify::Environment`).
     pub env: Option<gix::ObjectId>,
-    /// The program and arguments that run each script in a view of the filesystem of its own
-    /// (a nested worktree's, `isolation::Nested::prefix`); empty: run plainly.
-    pub view: Vec<std::ffi::OsString>,
+    /// How each script is started: plainly, or in a view of the filesystem of its own (a
+    /// nested worktree's, a commit's worktree's).
+    pub view: crate::isolation::Wrap,
     /// Variables of this process that the scripts must not inherit: a commit's run leaves out
     /// the caller's repository-locating ones (`git::LOCAL_ENV`).
     pub env_remove: &'static [&'static str],
@@ -824,7 +827,7 @@ fn run_all(
     reports: &std::path::Path,
     timeout: Duration,
     interrupt: Option<&AtomicBool>,
-    view: &[std::ffi::OsString],
+    view: &crate::isolation::Wrap,
     env_remove: &[&str],
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),

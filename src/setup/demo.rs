@@ -184,7 +184,7 @@ fn execute(
             tail_lines: crate::proof::TAIL_LINES,
             echo: None,
             interrupt: settings.interrupt,
-            view: &[],
+            view: &crate::isolation::Wrap::Plain,
             env_remove: &[],
         },
         &mut |_| {},

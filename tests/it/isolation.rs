@@ -663,3 +663,43 @@ fn the_setups_output_is_in_the_commits_log_before_the_checks() {
         "{logs:?}"
     );
 }
+
+/// Along a range, one namespace is kept for the worktree and each script enters it: every
+/// commit's check still runs from its own directory under the checkout's path, and reads that
+/// commit's files there, never the checkout's nor the commit before's.
+#[test]
+fn each_commit_of_a_range_sees_its_own_files_at_the_checkouts_path_from_the_scripts_directory() {
+    let repo = TestRepo::with_commit();
+    let root = repo.root.canonicalize().unwrap().display().to_string();
+    let seen = repo.home().join("seen");
+    repo.write(
+        "prove-it.toml",
+        "[checks.pkg]\nrun = \"pkg/check.sh\"\ninputs = [\"pkg\", \"n.txt\"]\n",
+    );
+    repo.write(
+        "pkg/check.sh",
+        &format!(
+            "#!/bin/sh\necho \"$(pwd -P) $(cat '{root}/n.txt') $(cat ../n.txt)\" >> '{}'\n",
+            seen.display()
+        ),
+    );
+    repo.chmod("pkg/check.sh", 0o755);
+    for n in 1..=3 {
+        repo.write("n.txt", &format!("{n}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    repo.write("n.txt", "checkout\n");
+    repo.prove_it(&["run", "main~3..main", "--jobs", "1"])
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(seen).unwrap();
+    let lines: Vec<&str> = seen.lines().collect();
+    assert_eq!(
+        lines,
+        (1..=3)
+            .map(|n| format!("{root}/pkg {n} {n}"))
+            .collect::<Vec<_>>(),
+        "{seen}"
+    );
+    assert_eq!(leftovers(&repo), (0, 0));
+}
