@@ -200,9 +200,18 @@ pub(crate) fn prove_in(
     let checkout = repo.open_linked_worktree(worktree.path())?;
     // Read from disk (only the files changed since the worktree's last reading): the state
     // every run here is keyed by, unless a setup changes it.
-    let prior = worktree.last_read().get().unwrap_or(git::IndexTrust::Disk);
-    let (state, trust) = checkout.state_tree_from_disk(prior)?;
-    worktree.last_read().set(Some(trust));
+    let read = || -> Result<git::StateTree, super::Failure> {
+        let prior = worktree.last_read().get().unwrap_or(git::IndexTrust::Disk);
+        let (state, trust) = checkout.state_tree_from_disk(prior)?;
+        worktree.last_read().set(Some(trust));
+        Ok(state)
+    };
+    let mut state = read()?;
+    if state.id != commit.tree {
+        // What the commit before's run left untracked goes only where there is some.
+        worktree.clean()?;
+        state = read()?;
+    }
     if state.id != commit.tree {
         return Err(super::Failure::from(anyhow::anyhow!(
             "checking out {} gives the state tree {}, not the commit's tree {}, so no proof made there would prove the commit",

@@ -298,26 +298,32 @@ impl TempWorktree {
     }
 
     /// Check `commit` out here instead, for the next run: tracked files as the commit holds
-    /// them, untracked ones removed; ignored files (build caches) are kept, so that a worktree
-    /// reused along a range builds incrementally. They are no part of a state tree.
+    /// them (only the paths that differ are written). Untracked files a run left are removed
+    /// by [`TempWorktree::clean`], which the caller asks for when the state read afterwards is
+    /// not the commit's tree; ignored files (build caches) are kept, so that a worktree reused
+    /// along a range builds incrementally. They are no part of a state tree.
     pub(crate) fn switch(&self, commit: ObjectId) -> Result<(), Error> {
-        let here = |git: process::Request<'static>| {
-            LOCAL_ENV
-                .iter()
-                .fold(git, |git, name| git.env_remove(name))
-                .env(NO_REPLACE_OBJECTS, "1")
-                .current_dir(&self.path)
-        };
         run(
-            here(process::Request::new("git"))
+            self.git_here()
                 .args(["checkout", "--detach", "--force", "--quiet"])
                 .arg(commit.to_string()),
             "checkout",
-        )?;
-        run(
-            here(process::Request::new("git")).args(["clean", "-ffdq"]),
-            "clean",
         )
+    }
+
+    /// Remove the untracked files and directories that are not ignored.
+    pub(crate) fn clean(&self) -> Result<(), Error> {
+        run(self.git_here().args(["clean", "-ffdq"]), "clean")
+    }
+
+    fn git_here(&self) -> process::Request<'static> {
+        LOCAL_ENV
+            .iter()
+            .fold(process::Request::new("git"), |git, name| {
+                git.env_remove(name)
+            })
+            .env(NO_REPLACE_OBJECTS, "1")
+            .current_dir(&self.path)
     }
 
     /// Remove the worktree and git's record of it.

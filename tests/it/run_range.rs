@@ -473,3 +473,40 @@ fn a_worktree_moved_along_a_range_rewrites_only_the_changed_paths() {
     assert_eq!(runs[0][0], runs[1][0], "verify.sh was rewritten: {seen}");
     assert_eq!([runs[0][1], runs[1][1]], ["good_1", "good_2"], "{seen}");
 }
+
+/// Untracked files a commit's run leaves outside its check's inputs are gone before the next
+/// commit of the range runs in the same worktree (a worktree whose run left none is not
+/// cleaned); ignored ones (build caches) stay.
+#[test]
+fn untracked_files_a_run_leaves_are_gone_before_the_next_commit_runs() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.write(
+        "prove-it.toml",
+        "[checks.src]\nrun = \"check.sh\"\ninputs = [\"src\", \"check.sh\"]\n",
+    );
+    repo.write(".gitignore", "cache/\n");
+    repo.write(
+        "check.sh",
+        &format!(
+            "#!/bin/sh\nls left.txt cache/kept.txt >> '{}' 2>/dev/null\necho left > left.txt\nmkdir -p cache && echo kept > cache/kept.txt\nexit 0\n",
+            seen.display()
+        ),
+    );
+    repo.chmod("check.sh", 0o755);
+    repo.commit_all("base");
+    for n in 1..=3 {
+        repo.write("src/n.txt", &format!("{n}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    repo.prove_it(&["run", "main~3..main", "--jobs", "1"])
+        .assert()
+        .code(0)
+        .stdout(predicates::str::contains("3 of 3 commits proven"));
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        ["cache/kept.txt", "cache/kept.txt"],
+        "the second and third runs see the ignored cache and not the untracked file: {seen}"
+    );
+}
