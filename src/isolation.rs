@@ -23,7 +23,7 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
-use crate::process;
+use crate::process::{self, Wrap};
 
 /// How a run was kept from seeing other bytes than the tree it proves: the record's
 /// `isolation:` line.
@@ -153,69 +153,6 @@ cd "$checkout"
 exec unshare --map-user="$uid" --map-group="$gid" --mount --propagation private -- sh -c 'echo ready; read _'
 "#;
 
-/// How each script of a run is started: plainly, or in a view of the filesystem of its own.
-#[derive(Debug, Clone, Default)]
-pub(crate) enum Wrap {
-    #[default]
-    Plain,
-    /// The program and arguments that start a script (appended, with its arguments) in its
-    /// view from the directory it is started in: [`View::prefix`], [`Nested::prefix`].
-    Prefix(Vec<OsString>),
-    /// Enter the namespaces a view kept for many runs holds (`nsenter`): one program started
-    /// where the prefix starts seven.
-    Enter {
-        /// The process holding them.
-        pid: u32,
-        /// The commit's worktree (as given, and as the kernel resolves it), shown at `checkout`.
-        worktree: Vec<PathBuf>,
-        checkout: PathBuf,
-        /// The view made again for each script, once the holder is gone.
-        again: Vec<OsString>,
-    },
-}
-
-impl Wrap {
-    /// The request that starts `program` from `dir` in this view. Entering a kept view, the
-    /// directory and the program's path, when inside the worktree, are entered and run at the
-    /// same place under the checkout's path, resolved in the view's own mounts.
-    pub(crate) fn request<'a>(&self, program: &Path, dir: &Path) -> process::Request<'a> {
-        let request = match self {
-            Wrap::Plain => process::Request::new(program),
-            Wrap::Prefix(prefix) => match prefix.split_first() {
-                Some((wrapper, args)) => process::Request::new(wrapper).args(args).arg(program),
-                None => process::Request::new(program),
-            },
-            Wrap::Enter { pid, again, .. } if process::stopped(*pid) => {
-                Wrap::Prefix(again.clone()).request(program, dir)
-            }
-            Wrap::Enter {
-                pid,
-                worktree,
-                checkout,
-                ..
-            } => {
-                let shown = |path: &Path| {
-                    worktree
-                        .iter()
-                        .find_map(|tree| path.strip_prefix(tree).ok())
-                        .map_or_else(|| path.to_owned(), |rest| checkout.join(rest))
-                };
-                // The directory is opened through the holder's root before the namespaces are
-                // entered (which would reset it), so it is the view's, never the checkout's.
-                let mut wd = OsString::from(format!("--wd=/proc/{pid}/root"));
-                wd.push(shown(dir));
-                process::Request::new("nsenter")
-                    .args(["--target", &pid.to_string(), "--user", "--mount"])
-                    .arg("--preserve-credentials")
-                    .arg(wd)
-                    .arg("--")
-                    .arg(shown(program))
-            }
-        };
-        request.current_dir(dir)
-    }
-}
-
 /// The views kept for many runs, by worktree: each ends when it is released or this process
 /// ends.
 static KEPT: Mutex<Vec<(PathBuf, process::Companion)>> = Mutex::new(Vec::new());
@@ -261,8 +198,8 @@ pub(crate) fn enter(view: &View) -> Wrap {
     match pid {
         Some(pid) => Wrap::Enter {
             pid,
-            worktree: vec![view.worktree.clone(), worktree],
-            checkout: view.checkout.clone(),
+            from: vec![view.worktree.clone(), worktree],
+            to: view.checkout.clone(),
             again: view.prefix(),
         },
         None => Wrap::Prefix(view.prefix()),

@@ -43,8 +43,8 @@ pub(crate) struct Request<'a> {
     /// terminal's Ctrl-C does not reach it, and we must end it ourselves.
     pub interrupt: Option<&'a AtomicBool>,
     /// How verify.sh is started: plainly, or in a view of the filesystem of its own
-    /// (`isolation::Wrap`).
-    pub view: &'a crate::isolation::Wrap,
+    /// (`crate::process::Wrap`).
+    pub view: &'a crate::process::Wrap,
     /// Variables of ours that verify.sh must not inherit (a commit's run leaves out the
     /// caller's repository-locating variables, `git::LOCAL_ENV`).
     pub env_remove: &'a [&'a str],
@@ -290,7 +290,7 @@ mod tests {
             tail_lines: 50,
             echo: None,
             interrupt: None,
-            view: &crate::isolation::Wrap::Plain,
+            view: &crate::process::Wrap::Plain,
             env_remove: &[],
         }
     }

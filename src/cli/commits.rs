@@ -333,7 +333,7 @@ fn set_up(
     worktree: &TempWorktree,
     commit: &git::CommitInfo,
     how: &CommitRun<'_>,
-    view: &isolation::Wrap,
+    view: &crate::process::Wrap,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<SetUp, super::Failure> {
     // A checks file that cannot be read is the run's to report, with the checks it declares.
@@ -542,10 +542,10 @@ fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
 fn isolated(
     repo: &Repo,
     worktree: &TempWorktree,
-) -> Result<(Isolation, isolation::Wrap), super::Failure> {
+) -> Result<(Isolation, crate::process::Wrap), super::Failure> {
     let Ok(checkout) = repo.workdir() else {
         // A bare repository has no checkout to leak from.
-        return Ok((Isolation::None, isolation::Wrap::Plain));
+        return Ok((Isolation::None, crate::process::Wrap::Plain));
     };
     if isolation::namespaces_work()
         && let Some(outer) = repo.enclosing_worktree()?
@@ -562,7 +562,10 @@ fn isolated(
             common_dir: repo.common_dir_real(),
             stage,
         };
-        return Ok((Isolation::Namespace, isolation::Wrap::Prefix(view.prefix())));
+        return Ok((
+            Isolation::Namespace,
+            crate::process::Wrap::Prefix(view.prefix()),
+        ));
     }
     if isolation::namespaces_work() {
         let view = isolation::View {
@@ -589,7 +592,7 @@ fn isolated(
             .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the commit is mounted at the checkout's path")
             .hint("or run it without the link: unset the variable, deactivate the virtualenv, or install the package from the commit in a `setup` script of prove-it.toml"));
     }
-    Ok((Isolation::None, isolation::Wrap::Plain))
+    Ok((Isolation::None, crate::process::Wrap::Plain))
 }
 
 /// One check (or verify.sh) that failed on a commit.

@@ -194,7 +194,7 @@ pub(super) struct CommitView<'a> {
     /// The record's `isolation:`.
     pub isolation: Isolation,
     /// The program and arguments that run each script in the commit's view (empty: plainly).
-    pub view: crate::isolation::Wrap,
+    pub view: crate::process::Wrap,
     /// When set, a failing run means the commit cannot be tested, for this reason.
     pub untestable_failure: Option<String>,
     /// The worktree's last reading of its files from disk, which spares the next one the

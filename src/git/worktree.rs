@@ -1,5 +1,8 @@
-//! A temporary linked worktree holding one commit, for proving a commit rather than the working
-//! state. gix cannot add or remove linked worktrees, so this module runs `git worktree` for that.
+//! The linked worktrees that hold one commit each, for proving a commit rather than the working
+//! state: kept in the user's cache between commands (slots, each taken under an `flock`), so
+//! that a command moves one to its commit with the smallest checkout instead of writing every
+//! file of a new one. gix cannot add linked worktrees nor check a commit out over another, so
+//! this module runs `git worktree add`, `git checkout` and `git clean` for that.
 
 use std::path::{Path, PathBuf};
 
@@ -35,7 +38,8 @@ pub(crate) const LOCAL_ENV: &[&str] = &[
 /// swaps it, or a replaced commit's run would prove another tree under its name.
 const NO_REPLACE_OBJECTS: &str = "GIT_NO_REPLACE_OBJECTS";
 
-/// A linked worktree with a commit checked out (detached), removed when dropped.
+/// A linked worktree with a commit checked out (detached), taken for one command: its slot's
+/// lock is held until it is dropped, and the worktree is kept for the next command.
 pub(crate) struct TempWorktree {
     path: PathBuf,
     git_dir: PathBuf,
@@ -46,8 +50,13 @@ pub(crate) struct TempWorktree {
     /// The last reading of its files from disk, which the next may trust for the files
     /// unchanged since (their ctimes say so, whatever moved the worktree in between).
     read: std::cell::Cell<Option<IndexTrust>>,
-    removed: bool,
+    /// The slot's `flock`, held while this command uses the worktree.
+    _lock: std::fs::File,
 }
+
+/// The most worktrees of one repository kept for commit runs: one for each of the commands
+/// (and `--jobs` workers) that run at once.
+const SLOTS: usize = 64;
 
 /// `git` with the caller's repository-locating variables cleared, pointed at `git_dir`, stdin
 /// from `/dev/null`.
@@ -77,51 +86,63 @@ fn run(git: process::Request<'_>, what: &str) -> Result<(), Error> {
     }
 }
 
-/// Held while a temporary worktree is added or removed (`Repo::add_temp_worktree`,
-/// `TempWorktree::cleanup`): git's worktree commands read and prune each other's files.
+/// Held while a worktree is added, reset or discarded (`Repo::add_temp_worktree`): git's
+/// worktree commands read and prune each other's files.
 static ADDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 impl Repo {
-    /// Check `commit` out into a new temporary worktree outside the repository's directory
+    /// Check `commit` out into a worktree of this repository's cache, outside its directory
     /// tree ([`Repo::commit_worktrees`]), so that nothing a run finds by walking up (a
-    /// `node_modules`, a `conftest.py`, a `go.work`) belongs to the checkout.
+    /// `node_modules`, a `conftest.py`, a `go.work`) belongs to the checkout. The first free
+    /// slot is taken: a worktree kept there by an earlier command is moved to `commit` and
+    /// cleaned of everything that is not the commit's, ignored files too, as a new one would
+    /// be; a slot without a sound worktree of this repository gets a new one.
     pub(crate) fn add_temp_worktree(&self, commit: ObjectId) -> Result<TempWorktree, Error> {
         let home = self.commit_worktrees()?;
         let parent = home.join(WORKTREES_DIR);
         make_dir(&parent)?;
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |d| d.subsec_nanos());
-        let name = format!(
-            "{}-{}-{nanos}",
-            &commit.to_hex().to_string()[..12],
-            std::process::id()
-        );
-        let path = parent.join(name);
-        let git_dir = self.git.git_dir().to_owned();
-        let cmd = git(&git_dir)
-            .args(["worktree", "add", "--detach", "--quiet"])
-            .arg(&path)
-            .arg(commit.to_string());
-        let worktree = TempWorktree {
-            path,
-            git_dir,
-            git_link: home.join(GIT_LINK_DIR),
-            set_up_for: std::cell::Cell::new(None),
-            read: std::cell::Cell::new(None),
-            removed: false,
-        };
-        // `git worktree add` reads every other worktree's administrative files, and one being
-        // added at the same moment by another thread of this process (`run <range>` proves
-        // several commits at once) can be half-written: git then fails reading its `commondir`.
-        // One add at a time.
-        let _adding = ADDING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Dropping `worktree` on failure cleans up whatever git managed to create.
-        run(cmd, "worktree add")?;
-        worktree.point_at_link(&self.common_dir_real())?;
-        Ok(worktree)
+        let common = self.common_dir_real();
+        for slot in 0..SLOTS {
+            let Some(lock) = lock_slot(&parent.join(format!("slot-{slot}.lock")))? else {
+                continue;
+            };
+            let worktree = TempWorktree {
+                path: parent.join(format!("slot-{slot}")),
+                git_dir: self.git.git_dir().to_owned(),
+                git_link: home.join(GIT_LINK_DIR),
+                set_up_for: std::cell::Cell::new(None),
+                read: std::cell::Cell::new(None),
+                _lock: lock,
+            };
+            // `git worktree add` reads every other worktree's administrative files, and one
+            // being added at the same moment by another thread of this process (`run <range>`
+            // proves several commits at once) can be half-written: git then fails reading its
+            // `commondir`. One add (or prune) at a time.
+            let _adding = ADDING
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            if worktree.is_kept(&common) && worktree.reset(commit).is_ok() {
+                return Ok(worktree);
+            }
+            // Whatever is there (half made by a command that was killed, damaged, forgotten
+            // by git) goes, and the slot gets a new worktree.
+            worktree.discard()?;
+            run(
+                git(&worktree.git_dir)
+                    .args(["worktree", "add", "--detach", "--quiet"])
+                    .arg(&worktree.path)
+                    .arg(commit.to_string()),
+                "worktree add",
+            )?;
+            worktree.point_at_link(&common)?;
+            return Ok(worktree);
+        }
+        Err(Error::WorktreeCleanup {
+            path: parent,
+            source: std::io::Error::other(format!(
+                "all {SLOTS} worktrees kept for commit runs are in use"
+            )),
+        })
     }
 
     /// The common git directory as the kernel resolves it.
@@ -326,26 +347,45 @@ impl TempWorktree {
             .current_dir(&self.path)
     }
 
-    /// Remove the worktree and git's record of it.
-    pub(crate) fn remove(mut self) -> Result<(), Error> {
-        self.removed = true;
-        self.cleanup()
+    /// Let the worktree go: kept for the next command, its slot unlocked.
+    pub(crate) fn remove(self) -> Result<(), Error> {
+        Ok(())
     }
 
-    fn cleanup(&self) -> Result<(), Error> {
-        // Under the lock an add takes: a `git worktree prune` (below) or remove while another
-        // thread's add is half done could take its administrative files away.
-        let _adding = ADDING
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+    /// Whether the slot holds a worktree this repository knows at this path, whose `.git`
+    /// names it through our link: one an earlier command left.
+    fn is_kept(&self, common: &Path) -> bool {
+        let Ok(text) = std::fs::read_to_string(self.path.join(".git")) else {
+            return false;
+        };
+        let admin = PathBuf::from(text.trim_end().trim_start_matches("gitdir: "));
+        let linked = self.git_link.join("dir").join(WORKTREES_DIR);
+        let Some(name) = admin
+            .strip_prefix(&linked)
+            .ok()
+            .filter(|rest| rest.components().count() == 1)
+        else {
+            return false;
+        };
+        std::fs::read_to_string(common.join(WORKTREES_DIR).join(name).join("gitdir"))
+            .is_ok_and(|gitdir| Path::new(gitdir.trim_end()) == self.path.join(".git"))
+    }
+
+    /// Move a kept worktree to `commit` and remove everything else from it, ignored files
+    /// too: nothing an earlier command (or anyone since) left there reaches this one's runs.
+    fn reset(&self, commit: ObjectId) -> Result<(), Error> {
+        self.switch(commit)?;
+        run(self.git_here().args(["clean", "-ffdxq"]), "clean")
+    }
+
+    /// Remove whatever the slot holds, and git's record of a worktree there.
+    fn discard(&self) -> Result<(), Error> {
         let cmd = git(&self.git_dir)
             .args(["worktree", "remove", "--force", "--force"])
             .arg(&self.path);
-        if run(cmd, "worktree remove").is_ok() && !self.path.exists() {
+        if self.path.join(".git").exists() && run(cmd, "worktree remove").is_ok() {
             return Ok(());
         }
-        // git refused (the directory is half made, or was damaged by verify.sh): remove the
-        // files ourselves and let git forget the worktree.
         if self.path.exists() {
             std::fs::remove_dir_all(&self.path).map_err(|source| Error::WorktreeCleanup {
                 path: self.path.clone(),
@@ -359,10 +399,23 @@ impl TempWorktree {
     }
 }
 
-impl Drop for TempWorktree {
-    fn drop(&mut self) {
-        if !self.removed {
-            let _ = self.cleanup();
-        }
+/// Take the slot whose lock file is `path`, unless another command holds it.
+fn lock_slot(path: &Path) -> Result<Option<std::fs::File>, Error> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let failed = |source| Error::StateDir {
+        path: path.to_owned(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(path)
+        .map_err(failed)?;
+    match rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => Ok(Some(file)),
+        Err(rustix::io::Errno::WOULDBLOCK) => Ok(None),
+        Err(error) => Err(failed(error.into())),
     }
 }

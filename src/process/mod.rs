@@ -14,6 +14,7 @@ mod exit;
 mod interrupt;
 mod request;
 mod supervise;
+mod wrap;
 
 #[cfg(test)]
 pub(crate) use capture::LINE_CAP;
@@ -23,5 +24,6 @@ pub(crate) use exit::Exit;
 pub(crate) use interrupt::interrupt_flag;
 pub(crate) use request::{Combined, Request, Stdin, Stream};
 pub(crate) use supervise::{Error, Finished};
+pub(crate) use wrap::Wrap;
 #[cfg(test)]
 pub(crate) mod testing;

@@ -56,9 +56,9 @@ pub(crate) enum Error {
 /// outer one hidden in a mount namespace (the program and arguments that run each script so
 /// are returned), or where that cannot be had, only once no link from the environment into
 /// the outer worktree was found.
-pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, crate::isolation::Wrap), Error> {
+pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, crate::process::Wrap), Error> {
     let Some(outer) = repo.enclosing_worktree()? else {
-        return Ok((Isolation::Checkout, crate::isolation::Wrap::Plain));
+        return Ok((Isolation::Checkout, crate::process::Wrap::Plain));
     };
     let inner = repo.workdir()?;
     let inner = std::fs::canonicalize(inner).unwrap_or_else(|_| inner.to_owned());
@@ -77,13 +77,13 @@ pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, crate::isolation::
         };
         return Ok((
             Isolation::Namespace,
-            crate::isolation::Wrap::Prefix(view.prefix()),
+            crate::process::Wrap::Prefix(view.prefix()),
         ));
     }
     let vars: Vec<_> = std::env::vars_os().collect();
     let leaks = crate::isolation::leaks(&outer, &inner, &vars);
     if leaks.is_empty() {
-        Ok((Isolation::None, crate::isolation::Wrap::Plain))
+        Ok((Isolation::None, crate::process::Wrap::Plain))
     } else {
         Err(Error::Leaks { outer, leaks })
     }
@@ -113,7 +113,7 @@ pub(crate) struct ProveOptions<'a> {
     pub env: Option<gix::ObjectId>,
     /// How each script is started: plainly, or in a view of the filesystem of its own (a
     /// nested worktree's, a commit's worktree's).
-    pub view: crate::isolation::Wrap,
+    pub view: crate::process::Wrap,
     /// Variables of this process that the scripts must not inherit: a commit's run leaves out
     /// the caller's repository-locating ones (`git::LOCAL_ENV`).
     pub env_remove: &'static [&'static str],
@@ -827,7 +827,7 @@ fn run_all(
     reports: &std::path::Path,
     timeout: Duration,
     interrupt: Option<&AtomicBool>,
-    view: &crate::isolation::Wrap,
+    view: &crate::process::Wrap,
     env_remove: &[&str],
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),

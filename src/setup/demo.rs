@@ -184,7 +184,7 @@ fn execute(
             tail_lines: crate::proof::TAIL_LINES,
             echo: None,
             interrupt: settings.interrupt,
-            view: &crate::isolation::Wrap::Plain,
+            view: &crate::process::Wrap::Plain,
             env_remove: &[],
         },
         &mut |_| {},

@@ -1,5 +1,6 @@
 //! `git prove-it run <rev>`: proving a commit in a temporary worktree, not the working state.
 
+use std::path::Path;
 use std::time::Duration;
 
 use predicates::prelude::*;
@@ -9,17 +10,48 @@ use crate::harness::{TestRepo, json_stdout};
 
 /// The linked worktrees git knows besides the main one, and what is left in our worktrees dir.
 pub fn leftovers(repo: &TestRepo) -> (usize, usize) {
-    let listed = repo.git(&["worktree", "list", "--porcelain"]);
-    let linked = listed.matches("worktree ").count() - 1;
-    // Commit worktrees live in the user's cache, one folder a repository.
+    // Commit worktrees are kept between commands, one a slot of the user's cache: what must not
+    // be left is a slot still taken once the command has ended, or anything but slots.
     let cache = repo.home().join(".cache/git-prove-it");
+    let listed = repo.git(&["worktree", "list", "--porcelain"]);
+    let linked = listed
+        .lines()
+        .filter_map(|line| line.strip_prefix("worktree "))
+        .skip(1)
+        .filter(|path| !free_slot(Path::new(path)))
+        .count();
     let files = std::fs::read_dir(cache)
         .into_iter()
         .flatten()
         .flatten()
-        .map(|folder| std::fs::read_dir(folder.path().join("worktrees")).map_or(0, Iterator::count))
+        .map(|folder| {
+            std::fs::read_dir(folder.path().join("worktrees"))
+                .into_iter()
+                .flatten()
+                .flatten()
+                .filter(|entry| {
+                    let path = entry.path();
+                    let slot = path.with_extension("");
+                    !free_slot(&slot)
+                })
+                .count()
+        })
         .sum();
     (linked, files)
+}
+
+/// Whether `path` is a slot of kept commit worktrees that no command holds.
+fn free_slot(path: &Path) -> bool {
+    let named = path
+        .file_name()
+        .and_then(|name| name.to_str())
+        .and_then(|name| name.strip_prefix("slot-"))
+        .is_some_and(|n| n.parse::<u32>().is_ok());
+    let lock = path.with_extension("lock");
+    named
+        && std::fs::File::open(&lock).is_ok_and(|file| {
+            rustix::fs::flock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+        })
 }
 
 #[test]
@@ -213,4 +245,38 @@ fn pre_push_prove_prints_a_log_path_that_exists() {
     let log = printed_log(&stderr);
     assert!(log.is_file(), "{}: {stderr}", log.display());
     assert_eq!(log, std::fs::canonicalize(&log).unwrap(), "{stderr}");
+}
+
+/// A commit worktree is kept for the next command: it moves to its commit writing only the
+/// paths that differ (the unchanged file keeps its inode), and nothing an earlier command's
+/// run left there reaches this one's, not even ignored files.
+#[test]
+fn the_next_command_moves_the_kept_worktree_and_finds_nothing_of_the_last() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.write(".gitignore", "cache/\n");
+    repo.write("same.txt", "unchanged\n");
+    repo.verify_script(&format!(
+        "echo \"$(stat -c %i same.txt) $(cat n.txt) $(ls cache 2>/dev/null)\" >> '{}'\nmkdir -p cache && echo left > cache/left.txt",
+        seen.display()
+    ));
+    repo.write("n.txt", "1\n");
+    let first = repo.commit_all("first");
+    repo.write("n.txt", "2\n");
+    let second = repo.commit_all("second");
+    repo.prove_it(&["run", &first]).assert().code(0);
+    repo.prove_it(&["run", &second]).assert().code(0);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let runs: Vec<Vec<&str>> = seen.lines().map(|line| line.split(' ').collect()).collect();
+    assert_eq!(runs.len(), 2, "{seen}");
+    assert_eq!(
+        runs[0][0], runs[1][0],
+        "the kept worktree was written anew: {seen}"
+    );
+    assert_eq!([runs[0][1], runs[1][1]], ["1", "2"], "{seen}");
+    assert!(
+        runs[1].get(2).is_none_or(|left| left.is_empty()),
+        "the first command's ignored cache reached the second's run: {seen}"
+    );
+    assert_eq!(leftovers(&repo), (0, 0));
 }
