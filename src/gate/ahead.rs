@@ -351,7 +351,13 @@ impl Ahead<'_> {
         } else if self.interrupt.load(Ordering::SeqCst) {
             Once::Interrupted
         } else {
-            match facts? {
+            let (facts, wrote) = facts?;
+            // Nothing else changed the state while it ran (no wake came): whatever changed,
+            // the script wrote in place, whether it passed or not.
+            if let Some(wrote) = wrote.filter(|wrote| !wrote.is_empty() && !woke) {
+                self.files.store_off(wrote.join("\n").as_bytes())?;
+            }
+            match facts {
                 RunFacts::Failed { exit, checks, .. } => {
                     status.failed = Some(FailedAhead {
                         state: state.to_string(),
@@ -365,10 +371,6 @@ impl Ahead<'_> {
                         checks,
                         exit: reason,
                     });
-                }
-                // Nothing else changed the state while it ran: the script wrote in place.
-                RunFacts::StateChanged { paths } if !woke => {
-                    self.files.store_off(paths.join("\n").as_bytes())?;
                 }
                 _ => status.failed = None,
             }
@@ -511,16 +513,20 @@ pub(super) fn join(ctx: &Context, seen: &Seen, started_ns: u64) -> Joined {
     }
 }
 
-/// After a stop's own run: whether it left the state as it found it decides whether proving
-/// ahead may run this worktree's scripts (one that writes in place would race the agent).
-pub(super) fn note_run(ctx: &Context, run: Option<&RunFacts>) {
+/// After a stop's own run, passing, failing or unable to test: whether it left the state as it
+/// found it (`wrote`, the paths it changed; `None`: not known) decides whether proving ahead
+/// may run this worktree's scripts (one that writes in place would race the agent).
+pub(super) fn note_run(ctx: &Context, wrote: Option<&[String]>) {
+    let Some(wrote) = wrote else {
+        return;
+    };
     let Ok(files) = worktree(&ctx.repo).and_then(|wt| AheadFiles::open(&ctx.repo, &wt)) else {
         return;
     };
     // Best effort: a marker that cannot be written leaves proving ahead as it was.
-    let _ = match run {
-        Some(RunFacts::StateChanged { paths }) => files.store_off(paths.join("\n").as_bytes()),
-        Some(_) => files.clear_off(),
-        None => Ok(()),
+    let _ = if wrote.is_empty() {
+        files.clear_off()
+    } else {
+        files.store_off(wrote.join("\n").as_bytes())
     };
 }

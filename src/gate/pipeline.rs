@@ -683,7 +683,6 @@ fn gate(
                 }
             }
         }
-        let runs_here = matches!(decide(&seen.observed), Decision::Run);
         // Another session's run on this worktree ended while this stop waited: observe again
         // (the session's lock released with `seen`), and take its proof if it is this state's.
         let (verdict, log) = match act::verdict(ctx, host, event, &mut seen, joined) {
@@ -693,9 +692,6 @@ fn gate(
             }
             decided => decided?,
         };
-        if runs_here {
-            ahead::note_run(ctx, seen.observed.run.as_ref());
-        }
         return Ok(Reply::Answer(act::record(
             ctx, host, event, seen, verdict, log,
         )?));

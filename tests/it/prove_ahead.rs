@@ -423,6 +423,73 @@ fn a_script_that_writes_in_place_turns_proving_ahead_off() {
     );
 }
 
+/// A formatter that rewrites files and then fails races the agent's edits as much as one that
+/// passes: a failing stop's run that wrote in place turns proving ahead off too.
+#[test]
+fn a_failing_script_that_writes_in_place_turns_proving_ahead_off() {
+    let repo = repository("printf 'formatted\\n' > a.txt\nexit 1", 3);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    let answer = stop(&repo).expect("a failing run blocks");
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert_eq!(runs(&repo), 1);
+    repo.write("a.txt", "good 2\n");
+    hook(&repo, "PostToolUse");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        runs(&repo),
+        1,
+        "proving ahead ran a failing script that writes in place"
+    );
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(
+        status
+            .contains("ahead:      off: the last run of verify.sh changed files in place (a.txt)"),
+        "{status}"
+    );
+}
+
+/// The prover's own failing run that wrote in place turns proving ahead off as a stop's does:
+/// it ran while no event came, so nothing but the script changed the file.
+#[test]
+fn a_failing_run_ahead_that_writes_in_place_turns_proving_ahead_off() {
+    let repo = repository("printf 'formatted\\n' > a.txt\nexit 1", 3);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the run ahead ends and turns proving ahead off", || {
+        let status = repo.prove_it(&["status"]).output().unwrap();
+        String::from_utf8_lossy(&status.stdout)
+            .contains("ahead:      off: the last run of verify.sh changed files in place (a.txt)")
+    });
+    assert_eq!(runs(&repo), 1);
+    eventually("the prover ends", || prover_pid(&repo).is_none());
+    repo.write("a.txt", "good 2\n");
+    hook(&repo, "PostToolUse");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(runs(&repo), 1, "proving ahead ran again while off");
+}
+
+/// A failing run that left the state as it was turns proving ahead back on, as a passing one
+/// does: only writing in place keeps it off.
+#[test]
+fn a_failing_stop_run_that_writes_nothing_turns_proving_ahead_back_on() {
+    let repo = repository("test -e fmt && printf 'formatted\\n' > a.txt\nexit 1", 3);
+    hook(&repo, "SessionStart");
+    repo.write("fmt", "");
+    repo.write("a.txt", "good 1\n");
+    stop(&repo).expect("a block");
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).contains("ahead:      off:"));
+    std::fs::remove_file(repo.path("fmt")).unwrap();
+    repo.write("a.txt", "good 2\n");
+    stop(&repo).expect("a block");
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(!status.contains("ahead:      off:"), "{status}");
+}
+
 /// `prove-it.ahead` is anchored: off when the session started, turning it on mid-session
 /// starts no prover for that session.
 #[test]
