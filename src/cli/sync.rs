@@ -3,7 +3,7 @@ use std::io::Write;
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::{Merged, Repo, Synced};
+use crate::git::{Merged, Repo, Synced, Tips};
 use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes};
 
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
@@ -42,13 +42,17 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
         )),
     };
+    // Only what others can use travels: the notes of trees the branches, tags and
+    // remote-tracking branches hold (and their checks' input trees).
+    let tips = repo.commit_tips(Tips::Shared).map_err(failed)?;
+    let travelling = |keys: &[gix::ObjectId]| crate::proof::held_keys(&repo, &tips, keys);
     let synced = repo
-        .sync_proofs(&remote, &crate::proof::merge)
+        .sync_proofs(&remote, &crate::proof::merge, &travelling)
         .map_err(failed)?;
     let mut report = SyncReport::new(JSON_VERSION, &synced);
     if args.with_failures {
         let failures = repo
-            .sync_failures(&remote, &crate::proof::merge)
+            .sync_failures(&remote, &crate::proof::merge, &travelling)
             .map_err(failed)?;
         report.failures = Some(SyncedNotes::new(&failures));
     }
@@ -71,6 +75,7 @@ impl SyncReport {
             merge: notes.merge,
             notes_merged: notes.notes_merged,
             pushed: notes.pushed,
+            kept_local: notes.kept_local,
             failures: None,
         }
     }
@@ -89,6 +94,7 @@ impl SyncedNotes {
             merge,
             notes_merged,
             pushed: synced.pushed,
+            kept_local: synced.kept,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
-use crate::harness::TestRepo;
+use crate::harness::{BareRemote, TestRepo};
 
 const SESSION: &str = "ahead-session";
 
@@ -522,4 +522,92 @@ fn an_after_tool_event_where_the_gate_is_not_armed_leaves_no_trace() {
     let out = hook(&repo, "PostToolUse");
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     assert!(!repo.path(".git/prove-it").exists());
+}
+
+/// Proving ahead proves many states no commit will hold; they are of use to no one else. A
+/// remote holding one commit (a.txt and a passing verify.sh) and a clone of it that proved
+/// HEAD's tree and then a working state it never committed: the two trees.
+fn a_clone_with_a_dirty_states_proof() -> (BareRemote, TestRepo, String, String) {
+    let remote = BareRemote::new();
+    let origin = TestRepo::with_commit();
+    origin.publish_to(&remote);
+    let alice = TestRepo::clone_of(&remote);
+    alice.prove_it(&["run"]).assert().code(0);
+    let committed = alice.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    alice.write("a.txt", "work in progress\n");
+    alice.prove_it(&["run"]).assert().code(0);
+    let dirty = alice.our_state_tree().unwrap();
+    assert!(alice.note(&dirty).is_some());
+    (remote, alice, committed, dirty)
+}
+
+/// `sync` sends the proofs of trees a branch holds, never those of a state no commit holds;
+/// the local ref keeps them, and once the state is committed its proof travels.
+#[test]
+fn sync_sends_no_proof_of_a_state_no_commit_holds() {
+    let (remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    alice.prove_it(&["sync"]).assert().code(0).stdout(
+        "sync: origin has no proofs yet; pushed our proofs to origin; 1 note of trees no commit holds stays here\n",
+    );
+    assert!(
+        remote.note(&committed).is_some(),
+        "the commit's proof stayed"
+    );
+    assert!(
+        remote.note(&dirty).is_none(),
+        "a dirty state's proof travelled"
+    );
+    assert!(alice.note(&dirty).is_some(), "the local ref was rewritten");
+    // Synced again with nothing new: nothing more is sent.
+    alice.prove_it(&["sync"]).assert().code(0).stdout(
+        "sync: nothing new from origin; origin has all our proofs of committed trees; 1 note of trees no commit holds stays here\n",
+    );
+    assert!(remote.note(&dirty).is_none());
+    alice.commit_all("work in progress");
+    alice.prove_it(&["sync"]).assert().code(0);
+    assert_eq!(
+        remote.note(&dirty),
+        alice.note(&dirty),
+        "a committed tree's proof stayed"
+    );
+}
+
+/// The pre-push hook sends the proofs of the pushed commits, not those of the working state
+/// proven since.
+#[test]
+fn the_pre_push_hook_sends_no_proof_of_a_state_no_commit_holds() {
+    let (remote, alice, _, _) = a_clone_with_a_dirty_states_proof();
+    alice.prove_it(&["install", "pre-push"]).assert().code(0);
+    alice.commit_all("work in progress");
+    let pushed = alice.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    alice.write("b.txt", "more work\n");
+    alice.prove_it(&["run"]).assert().code(0);
+    let dirty = alice.our_state_tree().unwrap();
+    let out = alice.git_output(&["push", "-q", "origin", "main"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        remote.note(&pushed).is_some(),
+        "the pushed commit's proof stayed"
+    );
+    assert!(
+        remote.note(&dirty).is_none(),
+        "a dirty state's proof travelled"
+    );
+    assert!(alice.note(&dirty).is_some());
+}
+
+/// A revocation (as a contest or an acceptance) travels with the proof it names: it lives in
+/// the same note, so a remote never gets a proof without the word that takes it back.
+#[test]
+fn a_revocation_travels_with_the_proof_it_names() {
+    let (remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    let revoked = alice
+        .prove_it(&["revoke", "HEAD", "--reason", "flaky"])
+        .output()
+        .unwrap();
+    assert_eq!(revoked.status.code(), Some(0), "{revoked:?}");
+    alice.prove_it(&["sync"]).assert().code(0);
+    let note = remote.note(&committed).expect("the proof travelled");
+    assert!(note.contains("revokes:"), "{note}");
+    assert!(remote.note(&dirty).is_none());
 }

@@ -152,7 +152,8 @@ fn pre_push(
     if remote.is_empty() {
         return Ok(exit::OK);
     }
-    match repo.sync_proofs(remote, &crate::proof::merge) {
+    let travelling = |keys: &[gix::ObjectId]| gate::travelling(repo, remote, &updates, keys);
+    match repo.sync_proofs(remote, &crate::proof::merge, &travelling) {
         Ok(synced) => report::proofs_sent(&SyncReport::new(JSON_VERSION, &synced), err)?,
         Err(error) => {
             let failure = crate::cli::Failure::from(error);
