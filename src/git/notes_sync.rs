@@ -108,6 +108,59 @@ impl super::Repo {
     }
 }
 
+impl super::Repo {
+    /// Drop the notes of `keys` from the notes ref `name`, as one commit that moves the ref by
+    /// compare-and-swap (re-applied when another writer moved it meanwhile); how many were
+    /// there to drop. Its reflog message is ours, so `doctor` never takes it for records
+    /// another writer lost.
+    pub(crate) fn drop_notes(
+        &self,
+        name: &str,
+        keys: &[ObjectId],
+        message: &str,
+    ) -> Result<usize, Error> {
+        let repo = &self.git;
+        let what = "the notes tree without the dropped notes";
+        for attempt in 0..MAX_ATTEMPTS {
+            let Some(tip) = ref_tip(repo, name)? else {
+                return Ok(0);
+            };
+            let mut state = gix::note::plumbing::State::new(commit_tree(repo, tip)?, repo)
+                .map_err(Error::read(what))?;
+            let mut dropped = 0;
+            for key in keys {
+                if state.get(key, repo).map_err(Error::read(what))?.is_some() {
+                    state.edit(*key, None, repo).map_err(Error::write(what))?;
+                    dropped += 1;
+                }
+            }
+            if dropped == 0 {
+                return Ok(0);
+            }
+            let tree = state.write(repo).map_err(Error::write(what))?;
+            let committer = committer(repo)?;
+            let commit = gix::objs::Commit {
+                tree,
+                parents: [tip].into_iter().collect(),
+                author: committer.clone(),
+                committer,
+                encoding: None,
+                message: format!("{message}\n").into(),
+                extra_headers: Vec::new(),
+            };
+            let commit = repo
+                .write_object(&commit)
+                .map_err(Error::write("a notes commit"))?
+                .detach();
+            if set_ref(repo, name, commit, Some(tip), message)? {
+                return Ok(dropped);
+            }
+            std::thread::sleep(backoff(attempt));
+        }
+        Err(contention(repo, name, MAX_ATTEMPTS))
+    }
+}
+
 /// Each commit the reflog of `reference` names (none without a reflog).
 fn reflog_commits(reference: &gix::Reference<'_>, add: &mut impl FnMut(ObjectId)) {
     let mut platform = reference.log_iter();

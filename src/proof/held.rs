@@ -9,7 +9,7 @@ use gix::ObjectId;
 
 use super::checks::{CheckSet, Parsed};
 use super::failure::FAILURES_REF;
-use crate::git::{self, PROOFS_REF, Repo};
+use crate::git::{self, PROOFS_REF, Repo, Tips};
 
 /// Of `keys`, those a commit reachable from `tips` holds: its tree, or one of its checks' input
 /// trees. The checks files are read only when a key left over has a record of a named check
@@ -71,4 +71,20 @@ fn any_named_check(repo: &Repo, keys: &HashSet<ObjectId>) -> Result<bool, git::E
         }
     }
     Ok(false)
+}
+
+/// The trees the proofs ref holds notes of that no commit here holds: not of any ref (but the
+/// notes), `HEAD`, nor any commit their reflogs name. States proven and never committed: they
+/// never travel, and may be dropped.
+pub(crate) fn unheld_notes(repo: &Repo) -> Result<Vec<ObjectId>, git::Error> {
+    let Some(tip) = repo.proofs_tip()? else {
+        return Ok(Vec::new());
+    };
+    let keys: Vec<ObjectId> = repo
+        .all_notes(tip)?
+        .into_iter()
+        .map(|(key, _)| key)
+        .collect();
+    let held = held_keys(repo, &repo.commit_tips(Tips::Any)?, &keys)?;
+    Ok(keys.into_iter().filter(|key| !held.contains(key)).collect())
 }

@@ -611,3 +611,36 @@ fn a_revocation_travels_with_the_proof_it_names() {
     assert!(note.contains("revokes:"), "{note}");
     assert!(remote.note(&dirty).is_none());
 }
+
+/// `doctor` counts the notes of trees no commit holds, and `--prune-unreachable` drops those
+/// alone; a commit a reflog still names holds its tree. The drop is git-prove-it's own, so
+/// the reflog check never takes it for records another writer lost.
+#[test]
+fn doctor_counts_the_proofs_of_states_no_commit_holds_and_prunes_only_those() {
+    let (_remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    let doctor = |args: &[&str]| {
+        let mut all = vec!["doctor"];
+        all.extend(args);
+        let out = alice.prove_it(&all).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let line = "ok    refs/notes/prove-it: 1 note of trees no commit holds (working states proven and never committed): they stay in this clone, never sent; git prove-it doctor --prune-unreachable drops them\n";
+    assert!(doctor(&[]).contains(line), "{}", doctor(&[]));
+    // Committed, then reset away: the reflog still names the commit, which holds the tree.
+    alice.commit_all("work in progress");
+    alice.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    assert!(!doctor(&[]).contains("no commit holds"), "{}", doctor(&[]));
+    alice.git(&["reflog", "expire", "--expire=now", "--all"]);
+    let report = doctor(&["--prune-unreachable"]);
+    assert!(
+        report.starts_with("dropped 1 note of trees no commit holds from refs/notes/prove-it\n"),
+        "{report}"
+    );
+    assert!(!report.contains("no commit holds ("), "{report}");
+    assert!(
+        report.contains("ok    no proof records dropped by other writers"),
+        "{report}"
+    );
+    assert!(alice.note(&dirty).is_none());
+    assert!(alice.note(&committed).is_some());
+}
