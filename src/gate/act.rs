@@ -6,7 +6,9 @@ use super::decide::{Decision, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
-use super::ledger::{Refusal, append_ledger, append_refusal, earlier_key_lines, ledger_actual};
+use super::ledger::{
+    Refusal, append_answered_ahead, append_ledger, append_refusal, earlier_key_lines, ledger_actual,
+};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
@@ -567,6 +569,18 @@ pub(crate) fn record(
         }
         _ => None,
     };
+    // A stop that passed on a run made ahead of it, without a run of its own: on the ledger,
+    // with its wait, so that what proving ahead spares is seen.
+    if gate_policy.ledger
+        && let Some(ahead) = seen.answered_ahead
+        && matches!(
+            verdict.outcome(),
+            Outcome::Proven | Outcome::BoundedClaimSurvives
+        )
+    {
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        append_answered_ahead(ctx, host, event, ahead, verdict.outcome(), previous)?;
+    }
     // Checks skipped by a person end the turn unverified: on the ledger, as a whole skip is.
     if gate_policy.ledger
         && let Verdict::SkippedChecks { checks } = &verdict

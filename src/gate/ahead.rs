@@ -39,7 +39,14 @@ pub(crate) struct Status {
     pub running: Option<Running>,
     /// What failed ahead on the last state run (the session's only: never recorded).
     pub failed: Option<FailedAhead>,
+    /// The state trees of the last runs ahead that passed, newest last: words only (the
+    /// ledger's "answered by a run made ahead"), never a proof.
+    #[serde(default)]
+    pub proved: Vec<String>,
 }
+
+/// How many proven state trees the status keeps.
+const PROVED_KEPT: usize = 32;
 
 /// A run in flight.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -214,6 +221,8 @@ pub(crate) fn prover(
         session: session.to_string(),
         running: None,
         failed: None,
+        // An earlier prover's list: a stop after it exited was still answered ahead.
+        proved: load(&files).map(|status| status.proved).unwrap_or_default(),
     };
     store(&files, &status)?;
     let nanos = |duration: Duration| u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
@@ -372,6 +381,12 @@ impl Ahead<'_> {
                         exit: reason,
                     });
                 }
+                RunFacts::Passed(_) => {
+                    status.failed = None;
+                    status.proved.push(state.to_string());
+                    let over = status.proved.len().saturating_sub(PROVED_KEPT);
+                    status.proved.drain(..over);
+                }
                 _ => status.failed = None,
             }
             Once::Done
@@ -511,6 +526,19 @@ pub(super) fn join(ctx: &Context, seen: &Seen, started_ns: u64) -> Joined {
         }
         std::thread::sleep(POLL);
     }
+}
+
+/// Whether the proof a stop found for its state (without a run of its own) was made by a run
+/// ahead of it, as the prover's status says: words for the ledger only, never a verdict.
+pub(super) fn made_ahead(ctx: &Context, seen: &Seen) -> bool {
+    let Some(state) = &seen.state else {
+        return false;
+    };
+    let Ok(files) = worktree(&ctx.repo).and_then(|wt| AheadFiles::open(&ctx.repo, &wt)) else {
+        return false;
+    };
+    let state = state.id.to_string();
+    load(&files).is_some_and(|status| status.proved.contains(&state))
 }
 
 /// After a stop's own run, passing, failing or unable to test: whether it left the state as it

@@ -15,7 +15,7 @@ use super::decide::{Decision, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
-use super::ledger::append_ledger;
+use super::ledger::{AnsweredAhead, append_ledger};
 use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
@@ -692,6 +692,13 @@ fn gate(
             }
             decided => decided?,
         };
+        if seen.observed.run.is_none() && (waited_ahead || ahead::made_ahead(ctx, &seen)) {
+            let waited = Clock::system().now_ns().saturating_sub(started_ns) / 1_000_000;
+            seen.answered_ahead = Some(AnsweredAhead {
+                joined: waited_ahead,
+                waited_ms: waited,
+            });
+        }
         return Ok(Reply::Answer(act::record(
             ctx, host, event, seen, verdict, log,
         )?));

@@ -644,3 +644,87 @@ fn doctor_counts_the_proofs_of_states_no_commit_holds_and_prunes_only_those() {
     assert!(alice.note(&dirty).is_none());
     assert!(alice.note(&committed).is_some());
 }
+
+/// The ledger's entries, as `ledger --json` gives them.
+fn ledger(repo: &TestRepo) -> Vec<Value> {
+    let out = repo.prove_it(&["ledger", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["entries"].as_array().unwrap().clone()
+}
+
+/// What proving ahead spares must be seen: a stop that passed on a proof the prover made has a
+/// ledger line saying so, with its wait; a stop that ran verify.sh itself has none.
+#[test]
+fn the_ledger_notes_a_stop_answered_by_a_proof_made_ahead() {
+    let repo = repository("grep -q good a.txt", 3);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the prover proves the state", || proven(&repo));
+    assert_eq!(stop(&repo), None);
+    let entries = ledger(&repo);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(entry["outcome"], "PROVEN", "{entry}");
+    assert_eq!(entry["exit_code"], 0, "{entry}");
+    assert_eq!(entry["ahead"]["joined"], false, "{entry}");
+    assert!(
+        entry["ahead"]["waited_ms"].as_u64().unwrap() < 5000,
+        "{entry}"
+    );
+    let actual = entry["actual"][0].as_str().unwrap();
+    assert!(
+        actual.starts_with("answered by a run made ahead: proven before the stop, waited "),
+        "{actual}"
+    );
+    let summary = repo.prove_it(&["ledger", "--summary"]).output().unwrap();
+    let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
+    assert!(
+        summary.starts_with(
+            "ledger: 1 entry, 0 turns ended unverified, 1 stop answered by a run made ahead\n"
+        ),
+        "{summary}"
+    );
+    // The next turn's stop runs verify.sh itself: no line.
+    repo.git(&["config", "prove-it.ahead", "off"]);
+    repo.write("a.txt", "good 2\n");
+    assert_eq!(stop(&repo), None);
+    assert_eq!(
+        ledger(&repo).len(),
+        1,
+        "a stop's own passing run is on the ledger"
+    );
+}
+
+/// A stop that joined the prover's run in flight says so, with the wait it spent on it.
+#[test]
+fn the_ledger_notes_a_stop_that_joined_the_run_made_ahead() {
+    let repo = repository("sleep 2\ngrep -q good a.txt", 3);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the run ahead starts", || runs(&repo) == 1);
+    assert_eq!(stop(&repo), None, "the joined run passed");
+    assert_eq!(runs(&repo), 1);
+    let entries = ledger(&repo);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(entry["ahead"]["joined"], true, "{entry}");
+    assert!(
+        entry["ahead"]["waited_ms"].as_u64().unwrap() >= 500,
+        "{entry}"
+    );
+    let actual = entry["actual"][0].as_str().unwrap();
+    assert!(
+        actual.starts_with("answered by a run made ahead: joined it, waited "),
+        "{actual}"
+    );
+    let out = repo.prove_it(&["ledger"]).output().unwrap();
+    let human = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        human.contains("    actual: answered by a run made ahead: joined it, waited "),
+        "{human}"
+    );
+}
