@@ -9,6 +9,12 @@ use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes};
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
 /// union (no proof is ever lost, whichever side wrote it), and push the result.
 ///
+/// Only what others can use travels: the proofs of trees a commit of the branches, tags or
+/// remote-tracking branches holds (its tree, or with prove-it.toml its checks' input trees),
+/// with the contests and revocations of them, and of trees the remote already has proofs of.
+/// Proofs of working states no commit holds (made by stops, `run` or proving ahead) stay here,
+/// counted in the report; `git prove-it doctor --prune-unreachable` drops them.
+///
 /// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/REMOTE. When
 /// the remote moved between our fetch and our push, it is fetched and merged again. A clone
 /// without proofs of its own (CI, a bare clone included) only fetches.

@@ -27,7 +27,8 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Event {
     /// git's pre-push hook: refuse pushing commits that are not proven (or prove them), and send
-    /// the proofs along with a push that goes through.
+    /// the proofs along with a push that goes through: those of trees the pushed commits (and
+    /// the remote's branches) hold, never those of states no commit holds.
     ///
     /// Policy: PROVE_IT_PRE_PUSH, else git config prove-it.prePush: tip (each pushed tip must be
     /// proven; the default), all (every commit the remote lacks), prove (prove unproven tips in
