@@ -7,7 +7,7 @@
 //!
 //! What a push sends is the remote's notes with only the local notes that may travel set on
 //! top ([`notes_ahead`], [`notes_onto`]), the caller saying which ([`Travels`]) from the
-//! commits the refs hold ([`Repo::commit_tips`], [`Repo::commit_trees`]).
+//! commits the refs hold ([`super::Repo::commit_tips`], [`super::Repo::commit_trees`]).
 
 use std::collections::HashSet;
 
@@ -39,7 +39,7 @@ pub(crate) type Merge<'a> = &'a dyn Fn(&str, &str) -> String;
 /// The caller decides (this module never reads a checks file).
 pub(crate) type Travels<'a> = &'a dyn Fn(&[ObjectId]) -> Result<HashSet<ObjectId>, Error>;
 
-/// Whose commits hold a tree, for [`Repo::commit_tips`].
+/// Whose commits hold a tree, for [`super::Repo::commit_tips`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Tips {
     /// What others can have: the branches, the tags and the remote-tracking branches.
