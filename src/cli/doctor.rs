@@ -49,7 +49,7 @@ pub(crate) struct Args {
     run: bool,
 
     /// Drop from refs/notes/prove-it the notes of trees no commit here holds (not of any ref,
-    /// HEAD, nor their reflogs): working states proven and never committed, which sync and
+    /// any worktree's HEAD, nor their reflogs): working states proven and never committed, which sync and
     /// the pre-push hook never send. A state committed later is proven again by its next run.
     #[arg(long)]
     prune_unreachable: bool,

@@ -44,8 +44,8 @@ pub(crate) type Travels<'a> = &'a dyn Fn(&[ObjectId]) -> Result<HashSet<ObjectId
 pub(crate) enum Tips {
     /// What others can have: the branches, the tags and the remote-tracking branches.
     Shared,
-    /// Anything a commit here holds: every ref but the notes, `HEAD`, and every commit their
-    /// reflogs name.
+    /// Anything a commit here holds: every ref but the notes, each worktree's `HEAD`, and
+    /// every commit their reflogs name.
     Any,
 }
 
@@ -76,13 +76,22 @@ impl super::Repo {
                 reflog_commits(&reference, &mut add);
             }
         }
-        if tips == Tips::Any
-            && let Ok(head) = self.git.find_reference("HEAD")
-        {
-            if let Some(id) = self.git.head_id().ok().map(gix::Id::detach) {
-                add(id);
+        if tips == Tips::Any {
+            // Every worktree's HEAD, a detached one included, and what its reflog names: the
+            // main worktree's, this one's, and each linked one's.
+            let mut repos = vec![self.git.clone()];
+            repos.extend(self.git.main_repo().ok());
+            for proxy in self.git.worktrees().unwrap_or_default() {
+                repos.extend(proxy.into_repo().ok());
             }
-            reflog_commits(&head, &mut add);
+            for repo in &repos {
+                if let Some(id) = repo.head_id().ok().map(gix::Id::detach) {
+                    add(id);
+                }
+                if let Ok(head) = repo.find_reference("HEAD") {
+                    reflog_commits(&head, &mut add);
+                }
+            }
         }
         Ok(ids.into_iter().collect())
     }

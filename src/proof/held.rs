@@ -74,7 +74,7 @@ fn any_named_check(repo: &Repo, keys: &HashSet<ObjectId>) -> Result<bool, git::E
 }
 
 /// The trees the proofs ref holds notes of that no commit here holds: not of any ref (but the
-/// notes), `HEAD`, nor any commit their reflogs name. States proven and never committed: they
+/// notes), any worktree's `HEAD`, nor any commit their reflogs name. States proven and never committed: they
 /// never travel, and may be dropped.
 pub(crate) fn unheld_notes(repo: &Repo) -> Result<Vec<ObjectId>, git::Error> {
     let Some(tip) = repo.proofs_tip()? else {

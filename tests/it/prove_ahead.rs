@@ -728,3 +728,39 @@ fn the_ledger_notes_a_stop_that_joined_the_run_made_ahead() {
         "{human}"
     );
 }
+
+/// A commit only a linked worktree's detached HEAD holds is still a commit: `doctor` neither
+/// counts its proof among those of states no commit holds nor drops it.
+#[test]
+fn a_commit_a_detached_worktree_holds_keeps_its_proof_from_the_prune() {
+    let repo = TestRepo::with_commit();
+    let dir = repo.home().join("detached");
+    repo.git(&["worktree", "add", "-q", "--detach", dir.to_str().unwrap()]);
+    std::fs::write(dir.join("b.txt"), "b\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = repo
+            .command("git")
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["add", "b.txt"]);
+    git(&["commit", "-q", "-m", "detached work"]);
+    repo.prove_it(&["run"]).current_dir(&dir).assert().code(0);
+    let tree = git(&["rev-parse", "HEAD^{tree}"]);
+    assert!(repo.note(&tree).is_some());
+    repo.git(&["reflog", "expire", "--expire=now", "--all"]);
+    let out = repo
+        .prove_it(&["doctor", "--prune-unreachable"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!report.contains("no commit holds"), "{report}");
+    assert!(
+        repo.note(&tree).is_some(),
+        "the prune dropped a commit's proof"
+    );
+}
