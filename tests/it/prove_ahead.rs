@@ -764,3 +764,27 @@ fn a_commit_a_detached_worktree_holds_keeps_its_proof_from_the_prune() {
         "the prune dropped a commit's proof"
     );
 }
+
+/// With `prove-it.toml`, a check's proof is keyed by its input tree, which no commit's tree is:
+/// the one a commit holds travels, the one of a working state's edit does not.
+#[test]
+fn sync_sends_a_committed_checks_input_tree_proof_and_not_a_dirty_ones() {
+    let remote = BareRemote::new();
+    let alice = crate::checks::monorepo("exit 0", "exit 0");
+    alice.publish_to(&remote);
+    let committed = crate::checks::stock_input_tree(&alice, &["docs", "prove-it.toml"]);
+    alice.prove_it(&["run"]).assert().code(0);
+    alice.write("docs/index.md", "docs, edited\n");
+    let dirty = crate::checks::stock_input_tree(&alice, &["docs", "prove-it.toml"]);
+    alice.prove_it(&["run"]).assert().code(0);
+    assert!(alice.note(&dirty).is_some());
+    alice.prove_it(&["sync"]).assert().code(0);
+    assert!(
+        remote.note(&committed).is_some(),
+        "a commit's check proof stayed"
+    );
+    assert!(
+        remote.note(&dirty).is_none(),
+        "a dirty state's check proof travelled"
+    );
+}
