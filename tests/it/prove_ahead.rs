@@ -7,6 +7,7 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
 use crate::harness::{BareRemote, TestRepo};
@@ -787,4 +788,29 @@ fn sync_sends_a_committed_checks_input_tree_proof_and_not_a_dirty_ones() {
         remote.note(&dirty).is_none(),
         "a dirty state's check proof travelled"
     );
+}
+
+/// The notes commit a filtered push sends is built on the remote's: the proofs another clone
+/// sent stay there, and that clone then fetches ours as a fast-forward, without the dirty one.
+#[test]
+fn a_filtered_push_builds_on_the_remotes_proofs_and_loses_none() {
+    let (remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    let bob = TestRepo::clone_of(&remote);
+    bob.write("b.txt", "bob\n");
+    bob.commit_all("bob's work");
+    bob.prove_it(&["run"]).assert().code(0);
+    let bobs = bob.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    bob.prove_it(&["sync"]).assert().code(0);
+    alice.prove_it(&["sync"]).assert().code(0).stdout(
+        "sync: merged proofs from origin into ours (1 note gained records); pushed our proofs to origin; 1 note of trees no commit holds stays here\n",
+    );
+    assert!(remote.note(&bobs).is_some(), "bob's proof was lost");
+    assert!(remote.note(&committed).is_some());
+    assert!(remote.note(&dirty).is_none());
+    bob.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fetched new proofs from origin"));
+    assert_eq!(bob.note(&committed), alice.note(&committed));
+    assert!(bob.note(&dirty).is_none());
 }
