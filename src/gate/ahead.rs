@@ -534,6 +534,10 @@ pub(super) fn made_ahead(ctx: &Context, seen: &Seen) -> bool {
     let Some(state) = &seen.state else {
         return false;
     };
+    // No prover ever ran here: nothing to read, and no directory made for it.
+    if !AheadFiles::any(&ctx.repo) {
+        return false;
+    }
     let Ok(files) = worktree(&ctx.repo).and_then(|wt| AheadFiles::open(&ctx.repo, &wt)) else {
         return false;
     };

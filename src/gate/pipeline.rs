@@ -23,6 +23,7 @@ use super::turn::{Answer, Facts, TurnState};
 use crate::context::policy::{AheadPolicy, GatePolicy};
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
+use crate::outcome::Outcome;
 use crate::proof::{CheckSet, Script};
 use crate::verify::Environment;
 
@@ -692,7 +693,15 @@ fn gate(
             }
             decided => decided?,
         };
-        if seen.observed.run.is_none() && (waited_ahead || ahead::made_ahead(ctx, &seen)) {
+        // Asked only where the ledger would say it: a cache hit's stop stays as fast as it was.
+        if seen.observed.run.is_none()
+            && ledger_on(ctx)
+            && matches!(
+                verdict.outcome(),
+                Outcome::Proven | Outcome::BoundedClaimSurvives
+            )
+            && (waited_ahead || ahead::made_ahead(ctx, &seen))
+        {
             let waited = Clock::system().now_ns().saturating_sub(started_ns) / 1_000_000;
             seen.answered_ahead = Some(AnsweredAhead {
                 joined: waited_ahead,
