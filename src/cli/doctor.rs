@@ -19,7 +19,8 @@ use crate::setup::{demo, doctor};
 /// disableAllHooks, Gemini CLI's hooksConfig, Codex's hooks feature); every git-prove-it git
 /// would run, in its order (git --exec-path, then PATH), warning where the first is not this one;
 /// the pre-push hook; the git identity proofs
-/// are signed off by; the proofs ref and its merge strategy; proof records dropped by other
+/// are signed off by; the proofs ref, how many of its notes name trees no commit holds, and its
+/// merge strategy; proof records dropped by other
 /// writers (stock `git notes add -f`, say) according to the ref's reflog; whether the push
 /// remote (branch.NAME.pushRemote, remote.pushDefault, else the branch's remote or origin) has
 /// the proofs (asked with git ls-remote, which may use the network; given up after 10 s), and
@@ -46,6 +47,12 @@ pub(crate) struct Args {
     /// refuse it. Nothing is recorded.
     #[arg(long)]
     run: bool,
+
+    /// Drop from refs/notes/prove-it the notes of trees no commit here holds (not of any ref,
+    /// any worktree's HEAD, nor their reflogs): working states proven and never committed, which sync and
+    /// the pre-push hook never send. A state committed later is proven again by its next run.
+    #[arg(long)]
+    prune_unreachable: bool,
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
@@ -59,6 +66,16 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             }
         }
     }
+    let pruned = if args.prune_unreachable {
+        let unheld = crate::proof::unheld_notes(&repo)?;
+        repo.drop_notes(
+            crate::git::PROOFS_REF,
+            &unheld,
+            "prove-it: drop the notes of trees no commit holds",
+        )?
+    } else {
+        0
+    };
     let context = Context::resolve(repo, None);
     let repo = &context.repo;
     let ran = if args.run {
@@ -100,6 +117,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         version: JSON_VERSION,
         ok: checks.iter().all(|c| c.status != Health::Fail),
         restored,
+        pruned,
         checks,
     };
     if args.json {

@@ -8,8 +8,9 @@ use crate::git::{Repo, ledger};
 use crate::report::{self, JSON_VERSION, LedgerReport, LedgerSummaryReport};
 
 /// Print the ledger: one entry for the first refusal of each agent turn the gate sent back,
-/// and one for each turn that ended unverified (after the last block, skipped, or not
-/// checked), oldest first, newest last.
+/// one for each turn that ended unverified (after the last block, skipped, or not checked),
+/// and one for each stop that passed on a run made ahead of it (proving ahead: "answered by a
+/// run made ahead", with how long the stop waited), oldest first, newest last.
 ///
 /// Each entry holds the time, the worktree, the host and session, what the agent claimed (its
 /// last message, or Claude Code's transcript's last answer when the payload has none), the

@@ -732,6 +732,7 @@ fn check_result(
             log,
             attempts,
             recorded,
+            ..
         } => (
             input_tree.to_string(),
             RunResult::Failed {

@@ -3,11 +3,17 @@ use std::io::Write;
 use anyhow::Context as _;
 
 use crate::exit;
-use crate::git::{Merged, Repo, Synced};
+use crate::git::{Merged, Repo, Synced, Tips};
 use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes};
 
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
 /// union (no proof is ever lost, whichever side wrote it), and push the result.
+///
+/// Only what others can use travels: the proofs of trees a commit of the branches, tags or
+/// remote-tracking branches holds (its tree, or with prove-it.toml its checks' input trees),
+/// with the contests and revocations of them, and of trees the remote already has proofs of.
+/// Proofs of working states no commit holds (made by stops, `run` or proving ahead) stay here,
+/// counted in the report; `git prove-it doctor --prune-unreachable` drops them.
 ///
 /// The remote's proofs are kept as last fetched in refs/notes/prove-it-remotes/REMOTE. When
 /// the remote moved between our fetch and our push, it is fetched and merged again. A clone
@@ -42,13 +48,17 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
             "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
         )),
     };
+    // Only what others can use travels: the notes of trees the branches, tags and
+    // remote-tracking branches hold (and their checks' input trees).
+    let tips = repo.commit_tips(Tips::Shared).map_err(failed)?;
+    let travelling = |keys: &[gix::ObjectId]| crate::proof::held_keys(&repo, &tips, keys);
     let synced = repo
-        .sync_proofs(&remote, &crate::proof::merge)
+        .sync_proofs(&remote, &crate::proof::merge, &travelling)
         .map_err(failed)?;
     let mut report = SyncReport::new(JSON_VERSION, &synced);
     if args.with_failures {
         let failures = repo
-            .sync_failures(&remote, &crate::proof::merge)
+            .sync_failures(&remote, &crate::proof::merge, &travelling)
             .map_err(failed)?;
         report.failures = Some(SyncedNotes::new(&failures));
     }
@@ -71,6 +81,7 @@ impl SyncReport {
             merge: notes.merge,
             notes_merged: notes.notes_merged,
             pushed: notes.pushed,
+            kept_local: notes.kept_local,
             failures: None,
         }
     }
@@ -89,6 +100,7 @@ impl SyncedNotes {
             merge,
             notes_merged,
             pushed: synced.pushed,
+            kept_local: synced.kept,
         }
     }
 }

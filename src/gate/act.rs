@@ -6,7 +6,9 @@ use super::decide::{Decision, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
-use super::ledger::{Refusal, append_ledger, append_refusal, earlier_key_lines, ledger_actual};
+use super::ledger::{
+    Refusal, append_answered_ahead, append_ledger, append_refusal, earlier_key_lines, ledger_actual,
+};
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
@@ -53,7 +55,20 @@ pub(crate) fn verdict(
                 interrupt: &interrupt,
                 ahead: false,
             };
-            let (run, log) = run(ctx, host, event, seen, pending, &mut weakened, how)?;
+            let mut wrote = None;
+            let (run, log) = run(
+                ctx,
+                host,
+                event,
+                seen,
+                pending,
+                &mut weakened,
+                &mut wrote,
+                how,
+            )?;
+            // Whether this run left the state as it found it, passing or not, decides whether
+            // proving ahead may run this worktree's scripts.
+            super::ahead::note_run(ctx, wrote.as_deref());
             seen.observed.run = Some(run);
             // The tests a run fell short by are weakenings as the protected paths' are: under
             // `prove-it.weakening = block`, each new one sends the agent back once.
@@ -77,17 +92,29 @@ pub(super) struct How<'a> {
 }
 
 /// Run what the stop `event` would run on what was `seen` (the checks pending, or verify.sh),
-/// as a stop runs it, ahead of that stop: what it showed, nothing decided.
+/// as a stop runs it, ahead of that stop: what it showed, nothing decided, and the paths it
+/// changed in place (`None`: not known, as for an interrupted run).
 pub(super) fn run_ahead(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
     seen: &mut Seen,
     how: How<'_>,
-) -> Result<RunFacts, Error> {
+) -> Result<(RunFacts, Option<Vec<String>>), Error> {
     let pending = std::mem::take(&mut seen.pending);
     let mut weakened = Vec::new();
-    Ok(run(ctx, host, event, seen, pending, &mut weakened, how)?.0)
+    let mut wrote = None;
+    let (facts, _) = run(
+        ctx,
+        host,
+        event,
+        seen,
+        pending,
+        &mut weakened,
+        &mut wrote,
+        how,
+    )?;
+    Ok((facts, wrote))
 }
 
 /// How the gate proves: for the session, into the session's own log, never streamed.
@@ -165,7 +192,12 @@ fn session_baseline(repo: &crate::git::Repo, anchor: &super::anchor::Anchor) -> 
 }
 
 /// Run verify.sh (or, with a checks file, the checks in `pending`) on the state seen,
-/// recording a proof of what passes.
+/// recording a proof of what passes; `wrote` gets the paths the run changed in place, whether
+/// it passed or not (empty: none; left `None` when that is not known).
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the stop's own values, handed down as they are to the one run path"
+)]
 fn run(
     ctx: &Context,
     host: &dyn HostRules,
@@ -173,6 +205,7 @@ fn run(
     seen: &Seen,
     pending: Vec<proof::ToRun>,
     weakened: &mut Vec<String>,
+    wrote: &mut Option<Vec<String>>,
     how: How<'_>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let before = seen
@@ -186,7 +219,9 @@ fn run(
             ..
         })
     ) {
-        return run_checks(ctx, host, event, seen, before, pending, weakened, how);
+        return run_checks(
+            ctx, host, event, seen, before, pending, weakened, wrote, how,
+        );
     }
     if before.verify.is_none() {
         return Err(Error::VerifyNotInState);
@@ -199,6 +234,9 @@ fn run(
         options(ctx, host, event, seen, how)?,
         &mut |_| {},
     );
+    if let Ok(attempted) = &attempted {
+        *wrote = wrote_in_place(std::slice::from_ref(attempted));
+    }
     Ok(match attempted {
         Ok(Attempted::Proven(record)) if proof::is_contested(&ctx.repo, &record)? => {
             (RunFacts::Flaky { checks: Vec::new() }, None)
@@ -263,6 +301,27 @@ fn run(
     })
 }
 
+/// The paths the runs `ran` changed in place, whatever each showed: any path one changed; else
+/// none when each is known to have left the state as it was; `None` when one cannot say (it
+/// was interrupted).
+fn wrote_in_place<'a>(ran: impl IntoIterator<Item = &'a Attempted>) -> Option<Vec<String>> {
+    let mut paths = Vec::new();
+    let mut known = true;
+    for attempted in ran {
+        match attempted {
+            Attempted::Proven(_) => {}
+            Attempted::StateChanged { changed_paths, .. } => paths.extend(changed_paths.clone()),
+            Attempted::Failed { wrote, .. } | Attempted::CannotTest { wrote, .. } => match wrote {
+                Some(wrote) => paths.extend(wrote.iter().cloned()),
+                None => known = false,
+            },
+        }
+    }
+    paths.sort();
+    paths.dedup();
+    (known || !paths.is_empty()).then_some(paths)
+}
+
 /// The checks of `ran` that could not test the state (exit 125), summed up as a failure's lines
 /// are: each its own last lines, within the lines one run gets; `None` when there is none.
 fn cannot_test(ran: &[(String, Attempted)]) -> Option<(RunFacts, Option<FailedLog>)> {
@@ -319,6 +378,7 @@ fn run_checks(
     before: &crate::git::StateTree,
     pending: Vec<proof::ToRun>,
     weakened: &mut Vec<String>,
+    wrote: &mut Option<Vec<String>>,
     how: How<'_>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     let ran = proof::prove_checks(
@@ -336,6 +396,7 @@ fn run_checks(
         }
         Err(error) => return Err(error.into()),
     };
+    *wrote = wrote_in_place(ran.iter().map(|(_, attempted)| attempted));
     let failed: Vec<_> = ran
         .iter()
         .filter(|(_, attempted)| matches!(attempted, Attempted::Failed { .. }))
@@ -508,6 +569,18 @@ pub(crate) fn record(
         }
         _ => None,
     };
+    // A stop that passed on a run made ahead of it, without a run of its own: on the ledger,
+    // with its wait, so that what proving ahead spares is seen.
+    if gate_policy.ledger
+        && let Some(ahead) = seen.answered_ahead
+        && matches!(
+            verdict.outcome(),
+            Outcome::Proven | Outcome::BoundedClaimSurvives
+        )
+    {
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        append_answered_ahead(ctx, host, event, ahead, verdict.outcome(), previous)?;
+    }
     // Checks skipped by a person end the turn unverified: on the ledger, as a whole skip is.
     if gate_policy.ledger
         && let Verdict::SkippedChecks { checks } = &verdict

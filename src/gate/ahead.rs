@@ -39,7 +39,14 @@ pub(crate) struct Status {
     pub running: Option<Running>,
     /// What failed ahead on the last state run (the session's only: never recorded).
     pub failed: Option<FailedAhead>,
+    /// The state trees of the last runs ahead that passed, newest last: words only (the
+    /// ledger's "answered by a run made ahead"), never a proof.
+    #[serde(default)]
+    pub proved: Vec<String>,
 }
+
+/// How many proven state trees the status keeps.
+const PROVED_KEPT: usize = 32;
 
 /// A run in flight.
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -214,6 +221,8 @@ pub(crate) fn prover(
         session: session.to_string(),
         running: None,
         failed: None,
+        // An earlier prover's list: a stop after it exited was still answered ahead.
+        proved: load(&files).map(|status| status.proved).unwrap_or_default(),
     };
     store(&files, &status)?;
     let nanos = |duration: Duration| u64::try_from(duration.as_nanos()).unwrap_or(u64::MAX);
@@ -351,7 +360,13 @@ impl Ahead<'_> {
         } else if self.interrupt.load(Ordering::SeqCst) {
             Once::Interrupted
         } else {
-            match facts? {
+            let (facts, wrote) = facts?;
+            // Nothing else changed the state while it ran (no wake came): whatever changed,
+            // the script wrote in place, whether it passed or not.
+            if let Some(wrote) = wrote.filter(|wrote| !wrote.is_empty() && !woke) {
+                self.files.store_off(wrote.join("\n").as_bytes())?;
+            }
+            match facts {
                 RunFacts::Failed { exit, checks, .. } => {
                     status.failed = Some(FailedAhead {
                         state: state.to_string(),
@@ -366,9 +381,11 @@ impl Ahead<'_> {
                         exit: reason,
                     });
                 }
-                // Nothing else changed the state while it ran: the script wrote in place.
-                RunFacts::StateChanged { paths } if !woke => {
-                    self.files.store_off(paths.join("\n").as_bytes())?;
+                RunFacts::Passed(_) => {
+                    status.failed = None;
+                    status.proved.push(state.to_string());
+                    let over = status.proved.len().saturating_sub(PROVED_KEPT);
+                    status.proved.drain(..over);
                 }
                 _ => status.failed = None,
             }
@@ -511,16 +528,37 @@ pub(super) fn join(ctx: &Context, seen: &Seen, started_ns: u64) -> Joined {
     }
 }
 
-/// After a stop's own run: whether it left the state as it found it decides whether proving
-/// ahead may run this worktree's scripts (one that writes in place would race the agent).
-pub(super) fn note_run(ctx: &Context, run: Option<&RunFacts>) {
+/// Whether the proof a stop found for its state (without a run of its own) was made by a run
+/// ahead of it, as the prover's status says: words for the ledger only, never a verdict.
+pub(super) fn made_ahead(ctx: &Context, seen: &Seen) -> bool {
+    let Some(state) = &seen.state else {
+        return false;
+    };
+    // No prover ever ran here: nothing to read, and no directory made for it.
+    if !AheadFiles::any(&ctx.repo) {
+        return false;
+    }
+    let Ok(files) = worktree(&ctx.repo).and_then(|wt| AheadFiles::open(&ctx.repo, &wt)) else {
+        return false;
+    };
+    let state = state.id.to_string();
+    load(&files).is_some_and(|status| status.proved.contains(&state))
+}
+
+/// After a stop's own run, passing, failing or unable to test: whether it left the state as it
+/// found it (`wrote`, the paths it changed; `None`: not known) decides whether proving ahead
+/// may run this worktree's scripts (one that writes in place would race the agent).
+pub(super) fn note_run(ctx: &Context, wrote: Option<&[String]>) {
+    let Some(wrote) = wrote else {
+        return;
+    };
     let Ok(files) = worktree(&ctx.repo).and_then(|wt| AheadFiles::open(&ctx.repo, &wt)) else {
         return;
     };
     // Best effort: a marker that cannot be written leaves proving ahead as it was.
-    let _ = match run {
-        Some(RunFacts::StateChanged { paths }) => files.store_off(paths.join("\n").as_bytes()),
-        Some(_) => files.clear_off(),
-        None => Ok(()),
+    let _ = if wrote.is_empty() {
+        files.clear_off()
+    } else {
+        files.store_off(wrote.join("\n").as_bytes())
     };
 }

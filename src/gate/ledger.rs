@@ -30,6 +30,35 @@ pub(crate) struct LedgerEntry {
     /// checked). Entries written before it was recorded have none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub outcome: Option<String>,
+    /// The stop passed on a proof the background prover made, without a run of its own.
+    /// Entries of other stops, and those written before it was recorded, have none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ahead: Option<AnsweredAhead>,
+}
+
+/// How a stop was answered by a run made ahead of it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct AnsweredAhead {
+    /// The stop found the run in flight and waited for it; else it found the proof made.
+    pub joined: bool,
+    /// The stop's whole wait, from its start to its answer, in milliseconds.
+    pub waited_ms: u64,
+}
+
+impl AnsweredAhead {
+    /// What the ledger's `actual` says of it.
+    fn actual(self) -> String {
+        let waited = format!(
+            "{}.{} s",
+            self.waited_ms / 1000,
+            (self.waited_ms % 1000) / 100
+        );
+        if self.joined {
+            format!("answered by a run made ahead: joined it, waited {waited}")
+        } else {
+            format!("answered by a run made ahead: proven before the stop, waited {waited}")
+        }
+    }
 }
 
 /// What one ledger line records of a refusal, besides the turn it is about.
@@ -252,12 +281,42 @@ pub(crate) fn append_ledger(
     append_refusal(ctx, host, event, refusal, previous_answer)
 }
 
+/// Append one line for a stop that passed on a run made ahead of it (`outcome`: what it
+/// passed with), saying how long the stop waited.
+pub(crate) fn append_answered_ahead(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    ahead: AnsweredAhead,
+    outcome: crate::outcome::Outcome,
+    previous_answer: Option<u64>,
+) -> Result<(), Error> {
+    let refusal = Refusal {
+        exit_code: Some(0),
+        actual: vec![ahead.actual()],
+        attempt: 1,
+        outcome,
+    };
+    append_entry(ctx, host, event, refusal, Some(ahead), previous_answer)
+}
+
 /// Append one line to the ledger of refused turns.
 pub(crate) fn append_refusal(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
     refusal: Refusal,
+    previous_answer: Option<u64>,
+) -> Result<(), Error> {
+    append_entry(ctx, host, event, refusal, None, previous_answer)
+}
+
+fn append_entry(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    refusal: Refusal,
+    ahead: Option<AnsweredAhead>,
     previous_answer: Option<u64>,
 ) -> Result<(), Error> {
     let Refusal {
@@ -281,6 +340,7 @@ pub(crate) fn append_refusal(
         actual,
         attempt,
         outcome: Some(outcome.to_string()),
+        ahead,
     };
     ledger::append(&ctx.repo, &entry)?;
     Ok(())
@@ -293,6 +353,8 @@ pub(crate) struct LedgerSummary {
     pub entries: usize,
     /// Entries whose outcome is `NOT_PROVEN`: turns that ended unverified.
     pub unverified: usize,
+    /// Entries of stops that passed on a run made ahead of them.
+    pub answered_ahead: usize,
     pub by_repo_and_host: Vec<RepoHostCount>,
     /// Exit codes seen in more than one entry, most frequent first.
     pub recurring_exit_codes: Vec<ExitCount>,
@@ -354,6 +416,7 @@ pub(crate) fn summarize(entries: &[LedgerEntry]) -> LedgerSummary {
     LedgerSummary {
         entries: entries.len(),
         unverified: entries.iter().filter(|e| not_proven(e)).count(),
+        answered_ahead: entries.iter().filter(|e| e.ahead.is_some()).count(),
         by_repo_and_host: groups,
         recurring_exit_codes: codes,
     }
@@ -375,6 +438,7 @@ mod tests {
             actual: vec![],
             attempt: 1,
             outcome: Some(outcome.into()),
+            ahead: None,
         }
     }
 
@@ -482,6 +546,34 @@ mod tests {
         assert_eq!(
             summary_lines(&[], "timed out after 5 s"),
             vec!["timed out after 5 s"]
+        );
+    }
+
+    /// A line written before stops answered ahead were noted still reads, without `ahead`;
+    /// one with it round-trips, and other entries never write the key.
+    #[test]
+    fn an_entry_without_ahead_still_reads_and_one_with_it_round_trips() {
+        let old = r#"{"ts":"2026-01-01T00:00:00Z","repo":"/a","host":"claude","session":"s","claim":null,"evidence_demanded":"verify.sh exit 0","exit_code":1,"actual":["1 failed"],"attempt":1,"outcome":"DISPROVEN"}"#;
+        let read: LedgerEntry = serde_json::from_str(old).unwrap();
+        assert_eq!(read.ahead, None);
+        assert!(!serde_json::to_string(&read).unwrap().contains("ahead"));
+        let mut answered = entry("/a", "claude", Some(0), "PROVEN");
+        answered.ahead = Some(AnsweredAhead {
+            joined: true,
+            waited_ms: 1234,
+        });
+        let text = serde_json::to_string(&answered).unwrap();
+        assert!(
+            text.contains(r#""ahead":{"joined":true,"waited_ms":1234}"#),
+            "{text}"
+        );
+        assert_eq!(
+            serde_json::from_str::<LedgerEntry>(&text).unwrap(),
+            answered
+        );
+        assert_eq!(
+            answered.ahead.unwrap().actual(),
+            "answered by a run made ahead: joined it, waited 1.2 s"
         );
     }
 }

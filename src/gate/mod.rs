@@ -39,5 +39,5 @@ pub(crate) use message::Message;
 pub(crate) use pipeline::{
     Part, Reply, prompt, session_start, stop, subagent_start, subagent_stop,
 };
-pub(crate) use push::{Update, push};
+pub(crate) use push::{Update, push, travelling};
 pub(crate) use turn::{Answer, Facts};

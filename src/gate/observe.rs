@@ -67,6 +67,8 @@ pub(crate) struct Seen {
     /// What is left of the timeout for this stop's own run, after it waited for a run made
     /// ahead: the whole wait stays within the timeout. `None`: the whole timeout.
     pub run_within: Option<std::time::Duration>,
+    /// The stop passed on a proof made ahead of it, without a run of its own: for the ledger.
+    pub answered_ahead: Option<super::ledger::AnsweredAhead>,
     lock: Option<git::SessionLock>,
 }
 
@@ -445,6 +447,7 @@ pub(crate) fn stop(
         protection,
         tests_weakened: cached_weakened,
         run_within: None,
+        answered_ahead: None,
         lock: Some(lock),
     })))
 }

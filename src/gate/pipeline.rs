@@ -15,7 +15,7 @@ use super::decide::{Decision, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
-use super::ledger::append_ledger;
+use super::ledger::{AnsweredAhead, append_ledger};
 use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
@@ -23,6 +23,7 @@ use super::turn::{Answer, Facts, TurnState};
 use crate::context::policy::{AheadPolicy, GatePolicy};
 use crate::context::{Clock, Context, Settings};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
+use crate::outcome::Outcome;
 use crate::proof::{CheckSet, Script};
 use crate::verify::Environment;
 
@@ -683,7 +684,6 @@ fn gate(
                 }
             }
         }
-        let runs_here = matches!(decide(&seen.observed), Decision::Run);
         // Another session's run on this worktree ended while this stop waited: observe again
         // (the session's lock released with `seen`), and take its proof if it is this state's.
         let (verdict, log) = match act::verdict(ctx, host, event, &mut seen, joined) {
@@ -693,8 +693,20 @@ fn gate(
             }
             decided => decided?,
         };
-        if runs_here {
-            ahead::note_run(ctx, seen.observed.run.as_ref());
+        // Asked only where the ledger would say it: a cache hit's stop stays as fast as it was.
+        if seen.observed.run.is_none()
+            && ledger_on(ctx)
+            && matches!(
+                verdict.outcome(),
+                Outcome::Proven | Outcome::BoundedClaimSurvives
+            )
+            && (waited_ahead || ahead::made_ahead(ctx, &seen))
+        {
+            let waited = Clock::system().now_ns().saturating_sub(started_ns) / 1_000_000;
+            seen.answered_ahead = Some(AnsweredAhead {
+                joined: waited_ahead,
+                waited_ms: waited,
+            });
         }
         return Ok(Reply::Answer(act::record(
             ctx, host, event, seen, verdict, log,

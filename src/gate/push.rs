@@ -2,6 +2,8 @@
 //! where the pushed commits stand, decide (pure: let the push go on, refuse it, or prove the
 //! commits first), act by proving them, and decide again on what the notes then say.
 
+use std::collections::HashSet;
+
 use gix::ObjectId;
 
 use crate::context::policy::PrePush;
@@ -127,6 +129,21 @@ fn must_be_proven(
         }
         PrePush::Tip | PrePush::Prove | PrePush::Off => Ok(tips),
     }
+}
+
+/// Of the notes keys `keys` (trees), those whose notes a push of `updates` to `remote` sends
+/// with it: the trees of the pushed commits and of their history, and of what the remote's
+/// branches already hold (a push with nothing new still sends the proofs of those), with
+/// those commits' checks' input trees. A proof of a state no such commit holds stays here.
+pub(crate) fn travelling(
+    repo: &Repo,
+    remote: &str,
+    updates: &[Update],
+    keys: &[ObjectId],
+) -> Result<HashSet<ObjectId>, git::Error> {
+    let mut tips = pushed_tips(repo, updates);
+    tips.extend(repo.remote_branch_tips(remote)?);
+    crate::proof::held_keys(repo, &tips, keys)
 }
 
 /// The commits at the tips being pushed. Deletions (an all-zero local id) are never checked,

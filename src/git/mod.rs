@@ -43,7 +43,7 @@ pub(crate) use names::{
     ANCHORS_REF, CHECKS_FILE, CLAIMS_REF, FAILURES_REF, PROOFS_REF, VERIFY_SCRIPT,
 };
 pub(crate) use notes::Notes;
-pub(crate) use notes_sync::Merged;
+pub(crate) use notes_sync::{Merged, Tips};
 pub(crate) use remote::Synced;
 pub(crate) use rename_watch::Renames;
 pub(crate) use repo::Repo;

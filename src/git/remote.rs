@@ -13,7 +13,7 @@ use crate::process::{self, Exit, Finished};
 
 use super::names::{FAILURES_REF, PROOFS_REF, REMOTE_FAILURES_PREFIX, REMOTE_PROOFS_PREFIX};
 use super::notes::backoff;
-use super::notes_sync::{Merge, Merged, merge_notes, ref_tip};
+use super::notes_sync::{Merge, Merged, Travels, merge_notes, notes_ahead, notes_onto, ref_tip};
 use super::{Error, RefusedRef, RemoteSaid, Repo};
 
 /// How often fetch, merge and push are retried when the remote's proofs moved between our fetch
@@ -36,6 +36,9 @@ pub(crate) struct Synced {
     pub merged: Merged,
     /// The remote's proofs were behind and the local ones were pushed.
     pub pushed: bool,
+    /// The local notes the remote lacks (or holds otherwise) that were not sent: they name
+    /// trees no commit holds.
+    pub kept: usize,
 }
 
 /// A notes ref `sync` exchanges with a remote.
@@ -228,16 +231,27 @@ impl Repo {
     }
 
     /// Fetch the remote's proofs, merge them into ours (`merge` joins the two texts of a note
-    /// both sides hold: the proofs' record union), and push the result when the remote lacks
-    /// some of ours. Retried when the remote moved before our push.
-    pub(crate) fn sync_proofs(&self, remote: &str, merge: Merge<'_>) -> Result<Synced, Error> {
-        self.sync_notes(Exchanged::Proofs, remote, merge)
+    /// both sides hold: the proofs' record union), and push, on top of the remote's, the notes
+    /// it lacks that `travels` lets go (those of trees a commit holds); the local ref is never
+    /// rewritten for it. Retried when the remote moved before our push.
+    pub(crate) fn sync_proofs(
+        &self,
+        remote: &str,
+        merge: Merge<'_>,
+        travels: Travels<'_>,
+    ) -> Result<Synced, Error> {
+        self.sync_notes(Exchanged::Proofs, remote, merge, travels)
     }
 
     /// The same exchange for the failure records (`refs/notes/prove-it-failures`), which only
     /// `sync --with-failures` asks for: `merge` joins two texts of a note as for proofs.
-    pub(crate) fn sync_failures(&self, remote: &str, merge: Merge<'_>) -> Result<Synced, Error> {
-        self.sync_notes(Exchanged::Failures, remote, merge)
+    pub(crate) fn sync_failures(
+        &self,
+        remote: &str,
+        merge: Merge<'_>,
+        travels: Travels<'_>,
+    ) -> Result<Synced, Error> {
+        self.sync_notes(Exchanged::Failures, remote, merge, travels)
     }
 
     fn sync_notes(
@@ -245,12 +259,16 @@ impl Repo {
         notes: Exchanged,
         remote: &str,
         merge: Merge<'_>,
+        travels: Travels<'_>,
     ) -> Result<Synced, Error> {
         let name = notes.name();
         let tracking = notes.tracking(remote);
         for attempt in 1..=MAX_PUSH_ATTEMPTS {
             let remote_tip = self.remote_tip(remote, name)?;
             let mut merged = Merged::UpToDate;
+            // The remote's notes as fetched: what the push builds on, so that it is a
+            // fast-forward there.
+            let mut theirs = None;
             if let Some(tip) = remote_tip {
                 let refspec = format!("+{name}:{tracking}");
                 self.run_git(&[
@@ -262,6 +280,7 @@ impl Repo {
                     &refspec,
                 ])?;
                 let fetched = ref_tip(&self.git, &tracking)?.unwrap_or(tip);
+                theirs = Some(fetched);
                 merged = merge_notes(
                     &self.git,
                     name,
@@ -271,18 +290,54 @@ impl Repo {
                 )?;
             }
             let local = ref_tip(&self.git, name)?;
-            let synced = |pushed| Synced {
+            let mut synced = Synced {
                 remote: remote.to_string(),
                 fetched: remote_tip.is_some(),
                 merged,
-                pushed,
+                pushed: false,
+                kept: 0,
             };
-            if local.is_none() || local == remote_tip {
-                return Ok(synced(false));
+            let Some(local) = local.filter(|local| Some(*local) != remote_tip) else {
+                return Ok(synced);
+            };
+            // Only what others can use travels: the notes of trees a commit holds, and those
+            // the remote holds a note of already (someone sent it: ours joins it). The rest
+            // (states proven and never committed) stays here, the local ref as it is.
+            let ahead = notes_ahead(&self.git, local, theirs)?;
+            let keys: Vec<ObjectId> = ahead
+                .iter()
+                .filter(|note| !note.on_remote)
+                .map(|note| note.key)
+                .collect();
+            let held = if keys.is_empty() {
+                std::collections::HashSet::new()
+            } else {
+                travels(&keys)?
+            };
+            let send: Vec<(ObjectId, ObjectId)> = ahead
+                .iter()
+                .filter(|note| note.on_remote || held.contains(&note.key))
+                .map(|note| (note.key, note.blob))
+                .collect();
+            synced.kept = ahead.len() - send.len();
+            if send.is_empty() {
+                return Ok(synced);
             }
+            // Everything the remote lacks travels: the local ref itself (built on the remote's
+            // by the merge above) is pushed, and both keep one history.
+            let commit = if synced.kept == 0 {
+                local
+            } else {
+                notes_onto(
+                    &self.git,
+                    theirs,
+                    &send,
+                    &format!("prove-it: {} of committed trees", notes.what()),
+                )?
+            };
             // --no-verify: pushing proofs must never run the pre-push hook, which may be the
             // very process doing this.
-            let refspec = format!("{name}:{name}");
+            let refspec = format!("{commit}:{name}");
             let args = [
                 "push",
                 "--quiet",
@@ -293,7 +348,8 @@ impl Repo {
             ];
             let output = self.git_output(&args)?;
             if output.success() {
-                return Ok(synced(true));
+                synced.pushed = true;
+                return Ok(synced);
             }
             let porcelain = String::from_utf8_lossy(&output.stdout);
             match refusal(&porcelain) {

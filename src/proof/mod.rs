@@ -12,6 +12,7 @@ mod checks_file;
 mod commit_status;
 mod contest;
 mod failure;
+mod held;
 mod lookup;
 mod protect;
 mod prove;
@@ -39,6 +40,7 @@ pub(crate) use contest::{
     targets_of_tree,
 };
 pub(crate) use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
+pub(crate) use held::{held_keys, unheld_notes};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use lookup::Found;
 pub(crate) use lookup::{SessionTrust, SignatureError, StopSignatures, lookup_proof};

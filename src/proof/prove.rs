@@ -218,6 +218,10 @@ pub(crate) enum Attempted {
         /// Whether a failure record was written (`refs/notes/prove-it-failures`): not when the
         /// run was interrupted or changed the check's inputs.
         recorded: bool,
+        /// The paths of what the check reads that changed while it ran, as a passing run's
+        /// `StateChanged` names them (empty: none); `None` when it was interrupted or the state
+        /// after it could not be read.
+        wrote: Option<Vec<String>>,
     },
     /// verify.sh (or the check) exited 125: the state cannot be tested, which says nothing of
     /// whether its code passes. Never a proof, never a failure.
@@ -231,6 +235,8 @@ pub(crate) enum Attempted {
         log: std::path::PathBuf,
         /// Whether a cannot-test record was written (`refs/notes/prove-it-failures`).
         recorded: bool,
+        /// The paths the run changed, as for a failure.
+        wrote: Option<Vec<String>>,
     },
     /// verify.sh passed but the working state after the run is not the one it tested, or some
     /// of its paths changed while it ran (and maybe changed back).
@@ -461,7 +467,19 @@ pub(crate) fn prove_checks(
             _ => None,
         };
         let moved = renamed_inputs(&renamed, &run.check);
+        // What a run that did not pass changed in place, unless it was interrupted (then
+        // whatever changed meanwhile may be another's doing, as the prover's cancel is).
+        let wrote = |after: &mut Option<StateTree>| {
+            if outcome.passed() || outcome.exit == verify::Exit::Interrupted {
+                return None;
+            }
+            if after.is_none() {
+                *after = repo.state_tree_since(run_start, attempt.index_trust).ok();
+            }
+            Some(changed_inputs(before, after.as_ref()?, &run.check, &moved))
+        };
         if let Some(reason) = untestable {
+            let wrote = wrote(&mut after);
             let recorded = attempt.record_failures
                 && moved.is_empty()
                 && inputs_unmoved(repo, run_start, attempt.index_trust, &mut after, &run)
@@ -477,11 +495,13 @@ pub(crate) fn prove_checks(
                     tail: outcome.tail,
                     log: repo.keep_failing_log(&log)?,
                     recorded,
+                    wrote,
                 },
             ));
             continue;
         }
         if !outcome.passed() {
+            let wrote = wrote(&mut after);
             let exit_code = outcome.exit.code();
             let exit = outcome.exit.describe(attempt.timeout);
             if matches!(
@@ -523,6 +543,7 @@ pub(crate) fn prove_checks(
                     log: repo.keep_failing_log(&log)?,
                     attempts: failed_before + 1,
                     recorded,
+                    wrote,
                 },
             ));
             continue;
@@ -536,24 +557,7 @@ pub(crate) fn prove_checks(
         }
         let after = after.as_ref().expect("computed just above");
         let after_input = repo.input_tree(after, &run.check.inputs, true)?;
-        // The script itself counts as read, wherever it lies: one swapped while it ran (a
-        // shell reads a script as it goes) is not the one the record would name.
-        let inside = |path: &String| {
-            *path == run.check.run
-                || run.check.inputs.iter().any(|input| {
-                    input.is_empty() || path == input || path.starts_with(&format!("{input}/"))
-                })
-        };
-        let mut changed_paths: Vec<String> = before
-            .changed_paths(after)
-            .into_iter()
-            .chain(after.touched().iter().cloned())
-            .filter(|path| inside(path))
-            .collect();
-        changed_paths.extend(after.dirty_submodules().iter().cloned());
-        changed_paths.extend(moved);
-        changed_paths.sort();
-        changed_paths.dedup();
+        let changed_paths = changed_inputs(before, after, &run.check, &moved);
         if after_input != run.input_tree || !changed_paths.is_empty() {
             results.push((
                 run.check.name.clone(),
@@ -635,6 +639,36 @@ pub(crate) fn prove_checks(
         results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
     }
     Ok(results)
+}
+
+/// The paths `check` reads that differ between `before` and `after` (the state after the runs)
+/// or were touched while the runs went on, with the submodules left dirty and the inputs
+/// `moved` (renamed) meanwhile: what a run changed of what it tested.
+fn changed_inputs(
+    before: &StateTree,
+    after: &StateTree,
+    check: &Check,
+    moved: &[String],
+) -> Vec<String> {
+    // The script itself counts as read, wherever it lies: one swapped while it ran (a shell
+    // reads a script as it goes) is not the one the record would name.
+    let inside = |path: &String| {
+        *path == check.run
+            || check.inputs.iter().any(|input| {
+                input.is_empty() || path == input || path.starts_with(&format!("{input}/"))
+            })
+    };
+    let mut changed: Vec<String> = before
+        .changed_paths(after)
+        .into_iter()
+        .chain(after.touched().iter().cloned())
+        .filter(|path| inside(path))
+        .collect();
+    changed.extend(after.dirty_submodules().iter().cloned());
+    changed.extend(moved.iter().cloned());
+    changed.sort();
+    changed.dedup();
+    changed
 }
 
 /// The paths of `renamed` (renamed while the runs went on) that `check` reads, lie above what

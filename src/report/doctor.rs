@@ -12,6 +12,8 @@ pub(crate) struct DoctorReport {
     pub ok: bool,
     /// Records put back by `--restore`.
     pub restored: usize,
+    /// Notes of trees no commit holds dropped by `--prune-unreachable`.
+    pub pruned: usize,
     pub checks: Vec<Finding>,
 }
 
@@ -23,6 +25,14 @@ impl DoctorReport {
                 "restored {} overwritten proof note{} into refs/notes/prove-it",
                 self.restored,
                 if self.restored == 1 { "" } else { "s" }
+            )?;
+        }
+        if self.pruned > 0 {
+            writeln!(
+                out,
+                "dropped {} note{} of trees no commit holds from refs/notes/prove-it",
+                self.pruned,
+                if self.pruned == 1 { "" } else { "s" }
             )?;
         }
         for finding in &self.checks {

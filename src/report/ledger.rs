@@ -35,11 +35,16 @@ impl LedgerSummaryReport {
         let s = &self.summary;
         writeln!(
             out,
-            "ledger: {} {}, {} turn{} ended unverified{}",
+            "ledger: {} {}, {} turn{} ended unverified{}{}",
             s.entries,
             if s.entries == 1 { "entry" } else { "entries" },
             s.unverified,
             if s.unverified == 1 { "" } else { "s" },
+            match s.answered_ahead {
+                0 => String::new(),
+                1 => ", 1 stop answered by a run made ahead".to_string(),
+                n => format!(", {n} stops answered by a run made ahead"),
+            },
             if self.enabled {
                 ""
             } else {

@@ -16,6 +16,8 @@ pub(crate) struct SyncReport {
     pub notes_merged: usize,
     /// The local proofs were pushed to the remote.
     pub pushed: bool,
+    /// Local notes the remote lacks that stayed here: they name trees no commit holds.
+    pub kept_local: usize,
     /// What became of the failure records, with `--with-failures` (absent without).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub failures: Option<SyncedNotes>,
@@ -32,6 +34,8 @@ pub(crate) struct SyncedNotes {
     pub notes_merged: usize,
     /// The local failure records were pushed to the remote.
     pub pushed: bool,
+    /// Local notes the remote lacks that stayed here: they name trees no commit holds.
+    pub kept_local: usize,
 }
 
 impl SyncReport {
@@ -41,6 +45,7 @@ impl SyncReport {
             merge: self.merge,
             notes_merged: self.notes_merged,
             pushed: self.pushed,
+            kept_local: self.kept_local,
         };
         writeln!(out, "sync: {}", proofs.words(&self.remote, "proofs"))?;
         if let Some(failures) = &self.failures {
@@ -58,7 +63,7 @@ impl SyncedNotes {
     /// What happened to one notes ref, `what` naming its notes: `remote has no proofs yet;
     /// pushed our proofs to remote`.
     fn words(&self, remote: &str, what: &str) -> String {
-        if !self.fetched && !self.pushed {
+        if !self.fetched && !self.pushed && self.kept_local == 0 {
             return format!("neither {remote} nor this repository has {what} yet");
         }
         let fetched = match (self.fetched, self.merge) {
@@ -71,11 +76,19 @@ impl SyncedNotes {
             ),
             (true, _) => format!("nothing new from {remote}"),
         };
-        let pushed = if self.pushed {
-            format!("pushed our {what} to {remote}")
-        } else {
-            format!("{remote} has all our {what}")
+        let pushed = match (self.pushed, self.kept_local) {
+            (true, _) => format!("pushed our {what} to {remote}"),
+            (false, 0) => format!("{remote} has all our {what}"),
+            (false, _) => format!("{remote} has all our {what} of committed trees"),
         };
-        format!("{fetched}; {pushed}")
+        if self.kept_local == 0 {
+            return format!("{fetched}; {pushed}");
+        }
+        format!(
+            "{fetched}; {pushed}; {} note{} of trees no commit holds stay{} here",
+            self.kept_local,
+            if self.kept_local == 1 { "" } else { "s" },
+            if self.kept_local == 1 { "s" } else { "" }
+        )
     }
 }

@@ -780,6 +780,7 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
             "git fsck, then fetch the proofs again: git prove-it sync",
         ),
     });
+    unheld(repo, checks);
     if repo
         .config_string(merge_strategy)
         .is_none_or(|value| value != "union")
@@ -828,6 +829,26 @@ fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
             "git reflog show refs/notes/prove-it",
         ),
     });
+}
+
+/// How many notes name trees no commit here holds (working states proven and never
+/// committed, many with proving ahead): harmless, never sent, and droppable.
+fn unheld(repo: &Repo, checks: &mut Vec<Finding>) {
+    match crate::proof::unheld_notes(repo) {
+        Ok(unheld) if unheld.is_empty() => {}
+        Ok(unheld) => checks.push(ok(format!(
+            "{PROOFS_REF}: {} note{} of trees no commit holds (working states proven and never committed): they stay in this clone, never sent; git prove-it doctor --prune-unreachable drops them",
+            unheld.len(),
+            if unheld.len() == 1 { "" } else { "s" },
+        ))),
+        Err(error) => checks.push(warn(
+            format!(
+                "which proven trees a commit holds cannot be read: {}",
+                crate::gate::error_chain(&error)
+            ),
+            "git fsck",
+        )),
+    }
 }
 
 /// How long doctor waits for the remote to list its proofs.

@@ -309,8 +309,9 @@ fn a_lock_held_by_a_live_writer_is_named_never_broken() {
     repo.prove_it(&["run"]).assert().code(0);
 }
 
-/// Three linked worktrees proving different states at once, a second clone doing the same, and
-/// `sync` racing them in both clones: afterwards every proof is everywhere.
+/// Three linked worktrees proving different commits at once, a second clone doing the same,
+/// and `sync` racing them in both clones: afterwards every proof is everywhere. (Each state is
+/// committed on a branch: only the proofs of trees a commit holds travel.)
 #[test]
 fn parallel_writers_in_worktrees_and_a_racing_sync_lose_nothing() {
     const WRITERS: usize = 3;
@@ -333,15 +334,23 @@ fn parallel_writers_in_worktrees_and_a_racing_sync_lose_nothing() {
     let mut children = Vec::new();
     for w in 0..WRITERS {
         let dir = alice.home().join(format!("wt{w}"));
-        alice.git(&["worktree", "add", "-q", "--detach", dir.to_str().unwrap()]);
+        let branch = format!("wt{w}");
+        alice.git(&[
+            "worktree",
+            "add",
+            "-q",
+            "-b",
+            &branch,
+            dir.to_str().unwrap(),
+        ]);
         let script = format!(
-            "for j in $(seq 1 {PROOFS}); do echo \"alice {w} $j\" > f.txt; '{}' run || exit 1; done",
+            "for j in $(seq 1 {PROOFS}); do echo \"alice {w} $j\" > f.txt; git add f.txt && git commit -qm \"$j\" && '{}' run || exit 1; done",
             bin.display()
         );
         children.push(("alice writer", shell(&alice, &dir, script)));
     }
     let script = format!(
-        "for j in $(seq 1 {PROOFS}); do echo \"bob $j\" > f.txt; '{}' run || exit 1; done",
+        "for j in $(seq 1 {PROOFS}); do echo \"bob $j\" > f.txt; git add f.txt && git commit -qm \"$j\" && '{}' run || exit 1; done",
         bin.display()
     );
     children.push(("bob writer", shell(&bob, &bob.root, script)));
@@ -396,6 +405,8 @@ fn kill_9_of_sync_loses_nothing_and_the_next_sync_completes() {
     let mut known = all_notes(&repo);
     for trial in 0..TRIALS {
         repo.write("state.txt", &format!("sync trial {trial}\n"));
+        // Committed: only the proofs of trees a commit holds travel.
+        repo.commit_all(&format!("sync trial {trial}"));
         repo.prove_it(&["run"]).assert().code(0);
         known.extend(all_notes(&repo));
         let mut child = repo

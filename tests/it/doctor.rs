@@ -183,6 +183,8 @@ fn the_remote_without_proofs_is_a_warning_until_sync() {
         .stdout(predicate::str::contains(
             "warn  origin has no refs/notes/prove-it: CI and other clones cannot see any proof\n      fix: git prove-it sync origin\n",
         ));
+    // Committed: only the proofs of trees a commit holds travel.
+    repo.commit_all("wire the gate");
     repo.prove_it(&["run"]).assert().code(0);
     repo.prove_it(&["sync"]).assert().code(0);
     repo.prove_it(&["doctor"])

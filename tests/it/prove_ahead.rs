@@ -7,9 +7,10 @@ use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
+use predicates::prelude::*;
 use serde_json::{Value, json};
 
-use crate::harness::TestRepo;
+use crate::harness::{BareRemote, TestRepo};
 
 const SESSION: &str = "ahead-session";
 
@@ -423,6 +424,73 @@ fn a_script_that_writes_in_place_turns_proving_ahead_off() {
     );
 }
 
+/// A formatter that rewrites files and then fails races the agent's edits as much as one that
+/// passes: a failing stop's run that wrote in place turns proving ahead off too.
+#[test]
+fn a_failing_script_that_writes_in_place_turns_proving_ahead_off() {
+    let repo = repository("printf 'formatted\\n' > a.txt\nexit 1", 3);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    let answer = stop(&repo).expect("a failing run blocks");
+    assert_eq!(answer["decision"], "block", "{answer}");
+    assert_eq!(runs(&repo), 1);
+    repo.write("a.txt", "good 2\n");
+    hook(&repo, "PostToolUse");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(
+        runs(&repo),
+        1,
+        "proving ahead ran a failing script that writes in place"
+    );
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(
+        status
+            .contains("ahead:      off: the last run of verify.sh changed files in place (a.txt)"),
+        "{status}"
+    );
+}
+
+/// The prover's own failing run that wrote in place turns proving ahead off as a stop's does:
+/// it ran while no event came, so nothing but the script changed the file.
+#[test]
+fn a_failing_run_ahead_that_writes_in_place_turns_proving_ahead_off() {
+    let repo = repository("printf 'formatted\\n' > a.txt\nexit 1", 3);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the run ahead ends and turns proving ahead off", || {
+        let status = repo.prove_it(&["status"]).output().unwrap();
+        String::from_utf8_lossy(&status.stdout)
+            .contains("ahead:      off: the last run of verify.sh changed files in place (a.txt)")
+    });
+    assert_eq!(runs(&repo), 1);
+    eventually("the prover ends", || prover_pid(&repo).is_none());
+    repo.write("a.txt", "good 2\n");
+    hook(&repo, "PostToolUse");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(runs(&repo), 1, "proving ahead ran again while off");
+}
+
+/// A failing run that left the state as it was turns proving ahead back on, as a passing one
+/// does: only writing in place keeps it off.
+#[test]
+fn a_failing_stop_run_that_writes_nothing_turns_proving_ahead_back_on() {
+    let repo = repository("test -e fmt && printf 'formatted\\n' > a.txt\nexit 1", 3);
+    hook(&repo, "SessionStart");
+    repo.write("fmt", "");
+    repo.write("a.txt", "good 1\n");
+    stop(&repo).expect("a block");
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&status.stdout).contains("ahead:      off:"));
+    std::fs::remove_file(repo.path("fmt")).unwrap();
+    repo.write("a.txt", "good 2\n");
+    stop(&repo).expect("a block");
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    assert!(!status.contains("ahead:      off:"), "{status}");
+}
+
 /// `prove-it.ahead` is anchored: off when the session started, turning it on mid-session
 /// starts no prover for that session.
 #[test]
@@ -455,4 +523,294 @@ fn an_after_tool_event_where_the_gate_is_not_armed_leaves_no_trace() {
     let out = hook(&repo, "PostToolUse");
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     assert!(!repo.path(".git/prove-it").exists());
+}
+
+/// Proving ahead proves many states no commit will hold; they are of use to no one else. A
+/// remote holding one commit (a.txt and a passing verify.sh) and a clone of it that proved
+/// HEAD's tree and then a working state it never committed: the two trees.
+fn a_clone_with_a_dirty_states_proof() -> (BareRemote, TestRepo, String, String) {
+    let remote = BareRemote::new();
+    let origin = TestRepo::with_commit();
+    origin.publish_to(&remote);
+    let alice = TestRepo::clone_of(&remote);
+    alice.prove_it(&["run"]).assert().code(0);
+    let committed = alice.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    alice.write("a.txt", "work in progress\n");
+    alice.prove_it(&["run"]).assert().code(0);
+    let dirty = alice.our_state_tree().unwrap();
+    assert!(alice.note(&dirty).is_some());
+    (remote, alice, committed, dirty)
+}
+
+/// `sync` sends the proofs of trees a branch holds, never those of a state no commit holds;
+/// the local ref keeps them, and once the state is committed its proof travels.
+#[test]
+fn sync_sends_no_proof_of_a_state_no_commit_holds() {
+    let (remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    alice.prove_it(&["sync"]).assert().code(0).stdout(
+        "sync: origin has no proofs yet; pushed our proofs to origin; 1 note of trees no commit holds stays here\n",
+    );
+    assert!(
+        remote.note(&committed).is_some(),
+        "the commit's proof stayed"
+    );
+    assert!(
+        remote.note(&dirty).is_none(),
+        "a dirty state's proof travelled"
+    );
+    assert!(alice.note(&dirty).is_some(), "the local ref was rewritten");
+    // Synced again with nothing new: nothing more is sent.
+    alice.prove_it(&["sync"]).assert().code(0).stdout(
+        "sync: nothing new from origin; origin has all our proofs of committed trees; 1 note of trees no commit holds stays here\n",
+    );
+    assert!(remote.note(&dirty).is_none());
+    alice.commit_all("work in progress");
+    alice.prove_it(&["sync"]).assert().code(0);
+    assert_eq!(
+        remote.note(&dirty),
+        alice.note(&dirty),
+        "a committed tree's proof stayed"
+    );
+}
+
+/// The pre-push hook sends the proofs of the pushed commits, not those of the working state
+/// proven since.
+#[test]
+fn the_pre_push_hook_sends_no_proof_of_a_state_no_commit_holds() {
+    let (remote, alice, _, _) = a_clone_with_a_dirty_states_proof();
+    alice.prove_it(&["install", "pre-push"]).assert().code(0);
+    alice.commit_all("work in progress");
+    let pushed = alice.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    alice.write("b.txt", "more work\n");
+    alice.prove_it(&["run"]).assert().code(0);
+    let dirty = alice.our_state_tree().unwrap();
+    let out = alice.git_output(&["push", "-q", "origin", "main"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        remote.note(&pushed).is_some(),
+        "the pushed commit's proof stayed"
+    );
+    assert!(
+        remote.note(&dirty).is_none(),
+        "a dirty state's proof travelled"
+    );
+    assert!(alice.note(&dirty).is_some());
+}
+
+/// A revocation (as a contest or an acceptance) travels with the proof it names: it lives in
+/// the same note, so a remote never gets a proof without the word that takes it back.
+#[test]
+fn a_revocation_travels_with_the_proof_it_names() {
+    let (remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    let revoked = alice
+        .prove_it(&["revoke", "HEAD", "--reason", "flaky"])
+        .output()
+        .unwrap();
+    assert_eq!(revoked.status.code(), Some(0), "{revoked:?}");
+    alice.prove_it(&["sync"]).assert().code(0);
+    let note = remote.note(&committed).expect("the proof travelled");
+    assert!(note.contains("revokes:"), "{note}");
+    assert!(remote.note(&dirty).is_none());
+}
+
+/// `doctor` counts the notes of trees no commit holds, and `--prune-unreachable` drops those
+/// alone; a commit a reflog still names holds its tree. The drop is git-prove-it's own, so
+/// the reflog check never takes it for records another writer lost.
+#[test]
+fn doctor_counts_the_proofs_of_states_no_commit_holds_and_prunes_only_those() {
+    let (_remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    let doctor = |args: &[&str]| {
+        let mut all = vec!["doctor"];
+        all.extend(args);
+        let out = alice.prove_it(&all).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let line = "ok    refs/notes/prove-it: 1 note of trees no commit holds (working states proven and never committed): they stay in this clone, never sent; git prove-it doctor --prune-unreachable drops them\n";
+    assert!(doctor(&[]).contains(line), "{}", doctor(&[]));
+    // Committed, then reset away: the reflog still names the commit, which holds the tree.
+    alice.commit_all("work in progress");
+    alice.git(&["reset", "-q", "--hard", "HEAD~1"]);
+    assert!(!doctor(&[]).contains("no commit holds"), "{}", doctor(&[]));
+    alice.git(&["reflog", "expire", "--expire=now", "--all"]);
+    let report = doctor(&["--prune-unreachable"]);
+    assert!(
+        report.starts_with("dropped 1 note of trees no commit holds from refs/notes/prove-it\n"),
+        "{report}"
+    );
+    assert!(!report.contains("no commit holds ("), "{report}");
+    assert!(
+        report.contains("ok    no proof records dropped by other writers"),
+        "{report}"
+    );
+    assert!(alice.note(&dirty).is_none());
+    assert!(alice.note(&committed).is_some());
+}
+
+/// The ledger's entries, as `ledger --json` gives them.
+fn ledger(repo: &TestRepo) -> Vec<Value> {
+    let out = repo.prove_it(&["ledger", "--json"]).output().unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    report["entries"].as_array().unwrap().clone()
+}
+
+/// What proving ahead spares must be seen: a stop that passed on a proof the prover made has a
+/// ledger line saying so, with its wait; a stop that ran verify.sh itself has none.
+#[test]
+fn the_ledger_notes_a_stop_answered_by_a_proof_made_ahead() {
+    let repo = repository("grep -q good a.txt", 3);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the prover proves the state", || proven(&repo));
+    assert_eq!(stop(&repo), None);
+    let entries = ledger(&repo);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(entry["outcome"], "PROVEN", "{entry}");
+    assert_eq!(entry["exit_code"], 0, "{entry}");
+    assert_eq!(entry["ahead"]["joined"], false, "{entry}");
+    assert!(
+        entry["ahead"]["waited_ms"].as_u64().unwrap() < 5000,
+        "{entry}"
+    );
+    let actual = entry["actual"][0].as_str().unwrap();
+    assert!(
+        actual.starts_with("answered by a run made ahead: proven before the stop, waited "),
+        "{actual}"
+    );
+    let summary = repo.prove_it(&["ledger", "--summary"]).output().unwrap();
+    let summary = String::from_utf8_lossy(&summary.stdout).into_owned();
+    assert!(
+        summary.starts_with(
+            "ledger: 1 entry, 0 turns ended unverified, 1 stop answered by a run made ahead\n"
+        ),
+        "{summary}"
+    );
+    // The next turn's stop runs verify.sh itself: no line.
+    repo.git(&["config", "prove-it.ahead", "off"]);
+    repo.write("a.txt", "good 2\n");
+    assert_eq!(stop(&repo), None);
+    assert_eq!(
+        ledger(&repo).len(),
+        1,
+        "a stop's own passing run is on the ledger"
+    );
+}
+
+/// A stop that joined the prover's run in flight says so, with the wait it spent on it.
+#[test]
+fn the_ledger_notes_a_stop_that_joined_the_run_made_ahead() {
+    let repo = repository("sleep 2\ngrep -q good a.txt", 3);
+    repo.git(&["config", "prove-it.ledger", "true"]);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the run ahead starts", || runs(&repo) == 1);
+    assert_eq!(stop(&repo), None, "the joined run passed");
+    assert_eq!(runs(&repo), 1);
+    let entries = ledger(&repo);
+    assert_eq!(entries.len(), 1, "{entries:?}");
+    let entry = &entries[0];
+    assert_eq!(entry["ahead"]["joined"], true, "{entry}");
+    assert!(
+        entry["ahead"]["waited_ms"].as_u64().unwrap() >= 500,
+        "{entry}"
+    );
+    let actual = entry["actual"][0].as_str().unwrap();
+    assert!(
+        actual.starts_with("answered by a run made ahead: joined it, waited "),
+        "{actual}"
+    );
+    let out = repo.prove_it(&["ledger"]).output().unwrap();
+    let human = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        human.contains("    actual: answered by a run made ahead: joined it, waited "),
+        "{human}"
+    );
+}
+
+/// A commit only a linked worktree's detached HEAD holds is still a commit: `doctor` neither
+/// counts its proof among those of states no commit holds nor drops it.
+#[test]
+fn a_commit_a_detached_worktree_holds_keeps_its_proof_from_the_prune() {
+    let repo = TestRepo::with_commit();
+    let dir = repo.home().join("detached");
+    repo.git(&["worktree", "add", "-q", "--detach", dir.to_str().unwrap()]);
+    std::fs::write(dir.join("b.txt"), "b\n").unwrap();
+    let git = |args: &[&str]| {
+        let out = repo
+            .command("git")
+            .current_dir(&dir)
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{out:?}");
+        String::from_utf8_lossy(&out.stdout).trim().to_string()
+    };
+    git(&["add", "b.txt"]);
+    git(&["commit", "-q", "-m", "detached work"]);
+    repo.prove_it(&["run"]).current_dir(&dir).assert().code(0);
+    let tree = git(&["rev-parse", "HEAD^{tree}"]);
+    assert!(repo.note(&tree).is_some());
+    repo.git(&["reflog", "expire", "--expire=now", "--all"]);
+    let out = repo
+        .prove_it(&["doctor", "--prune-unreachable"])
+        .output()
+        .unwrap();
+    let report = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(!report.contains("no commit holds"), "{report}");
+    assert!(
+        repo.note(&tree).is_some(),
+        "the prune dropped a commit's proof"
+    );
+}
+
+/// With `prove-it.toml`, a check's proof is keyed by its input tree, which no commit's tree is:
+/// the one a commit holds travels, the one of a working state's edit does not.
+#[test]
+fn sync_sends_a_committed_checks_input_tree_proof_and_not_a_dirty_ones() {
+    let remote = BareRemote::new();
+    let alice = crate::checks::monorepo("exit 0", "exit 0");
+    alice.publish_to(&remote);
+    let committed = crate::checks::stock_input_tree(&alice, &["docs", "prove-it.toml"]);
+    alice.prove_it(&["run"]).assert().code(0);
+    alice.write("docs/index.md", "docs, edited\n");
+    let dirty = crate::checks::stock_input_tree(&alice, &["docs", "prove-it.toml"]);
+    alice.prove_it(&["run"]).assert().code(0);
+    assert!(alice.note(&dirty).is_some());
+    alice.prove_it(&["sync"]).assert().code(0);
+    assert!(
+        remote.note(&committed).is_some(),
+        "a commit's check proof stayed"
+    );
+    assert!(
+        remote.note(&dirty).is_none(),
+        "a dirty state's check proof travelled"
+    );
+}
+
+/// The notes commit a filtered push sends is built on the remote's: the proofs another clone
+/// sent stay there, and that clone then fetches ours as a fast-forward, without the dirty one.
+#[test]
+fn a_filtered_push_builds_on_the_remotes_proofs_and_loses_none() {
+    let (remote, alice, committed, dirty) = a_clone_with_a_dirty_states_proof();
+    let bob = TestRepo::clone_of(&remote);
+    bob.write("b.txt", "bob\n");
+    bob.commit_all("bob's work");
+    bob.prove_it(&["run"]).assert().code(0);
+    let bobs = bob.git(&["rev-parse", "HEAD^{tree}"]).trim().to_string();
+    bob.prove_it(&["sync"]).assert().code(0);
+    alice.prove_it(&["sync"]).assert().code(0).stdout(
+        "sync: merged proofs from origin into ours (1 note gained records); pushed our proofs to origin; 1 note of trees no commit holds stays here\n",
+    );
+    assert!(remote.note(&bobs).is_some(), "bob's proof was lost");
+    assert!(remote.note(&committed).is_some());
+    assert!(remote.note(&dirty).is_none());
+    bob.prove_it(&["sync"])
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("fetched new proofs from origin"));
+    assert_eq!(bob.note(&committed), alice.note(&committed));
+    assert!(bob.note(&dirty).is_none());
 }

@@ -27,7 +27,8 @@ pub(crate) struct Args {
 #[derive(Debug, clap::Subcommand)]
 enum Event {
     /// git's pre-push hook: refuse pushing commits that are not proven (or prove them), and send
-    /// the proofs along with a push that goes through.
+    /// the proofs along with a push that goes through: those of trees the pushed commits (and
+    /// the remote's branches) hold, never those of states no commit holds.
     ///
     /// Policy: PROVE_IT_PRE_PUSH, else git config prove-it.prePush: tip (each pushed tip must be
     /// proven; the default), all (every commit the remote lacks), prove (prove unproven tips in
@@ -152,7 +153,8 @@ fn pre_push(
     if remote.is_empty() {
         return Ok(exit::OK);
     }
-    match repo.sync_proofs(remote, &crate::proof::merge) {
+    let travelling = |keys: &[gix::ObjectId]| gate::travelling(repo, remote, &updates, keys);
+    match repo.sync_proofs(remote, &crate::proof::merge, &travelling) {
         Ok(synced) => report::proofs_sent(&SyncReport::new(JSON_VERSION, &synced), err)?,
         Err(error) => {
             let failure = crate::cli::Failure::from(error);
