@@ -291,6 +291,35 @@ pub(super) fn prove(
     how: &Proving<'_>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
+    prove_live(ctx, repo, policy, how, &mut Live::default(), err)
+}
+
+/// What a caller that follows a run as it goes (`watch`) hands it: its own flag that ends the
+/// run (a signal's or a change's), and where each step of the run's progress goes as well.
+/// By default the run takes the signals' flag when it starts, and reports to the terminal only.
+#[derive(Default)]
+pub(super) struct Live<'a> {
+    pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
+    pub events: Option<&'a mut dyn FnMut(&proof::Progress<'_>)>,
+}
+
+impl Live<'_> {
+    fn event(&mut self, event: &proof::Progress<'_>) {
+        if let Some(events) = self.events.as_mut() {
+            events(event);
+        }
+    }
+}
+
+/// As `prove`, followed by `live`.
+pub(super) fn prove_live(
+    ctx: &Context,
+    repo: &Repo,
+    policy: &Policy,
+    how: &Proving<'_>,
+    live: &mut Live<'_>,
+    err: &mut dyn Write,
+) -> Result<(u8, RunReport), super::Failure> {
     if let Some(exec) = how.exec {
         // The script stands for the state's own checks: its key is the state tree itself.
         let before = repo.state_tree(false).map_err(content_hint)?;
@@ -298,7 +327,7 @@ pub(super) fn prove(
             checks: vec![exec.clone()],
             ..CheckSet::default()
         };
-        return prove_checks(ctx, policy, how, &before, &set, None, err);
+        return prove_checks(ctx, policy, how, &before, &set, None, live, err);
     }
     let armed = repo.armed()?;
     let checks_file = proof::has_checks_file(repo)?;
@@ -310,7 +339,7 @@ pub(super) fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, how, &before, &set, None, err);
+            return prove_checks(ctx, policy, how, &before, &set, None, live, err);
         }
     }
     if !armed.is_armed() {
@@ -344,7 +373,14 @@ pub(super) fn prove(
     }
     let tree = Some(before.id.to_string());
 
-    let interrupt = crate::process::interrupt_flag()?;
+    let signals;
+    let interrupt = match live.interrupt {
+        Some(flag) => flag,
+        None => {
+            signals = crate::process::interrupt_flag()?;
+            &*signals
+        }
+    };
     let mut progress = Progress::new(how.verbose || !how.progress);
     let attempted = proof::prove(
         repo,
@@ -356,12 +392,15 @@ pub(super) fn prove(
             repo,
             policy,
             how,
-            &interrupt,
+            interrupt,
             proof::Uncovered::default(),
             trust,
             &before,
         )?,
-        &mut |elapsed| progress.tick(elapsed),
+        &mut |elapsed| {
+            progress.tick(elapsed);
+            live.event(&proof::Progress::Tick(elapsed));
+        },
     );
     let attempted = attempted.map_err(|error| {
         prove_failure(
@@ -412,6 +451,7 @@ fn prove_checks(
     before: &git::StateTree,
     set: &CheckSet,
     read_from_disk: Option<git::IndexTrust>,
+    live: &mut Live<'_>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
@@ -472,13 +512,20 @@ fn prove_checks(
                 Some(_) => set.clone(),
                 None => CheckSet::of_state(repo, &disk).map_err(checks_hint)?,
             };
-            return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), err);
+            return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), live, err);
         }
         trust = from_disk;
     }
     let mut results = Vec::new();
     if !to_run.is_empty() {
-        let interrupt = crate::process::interrupt_flag()?;
+        let signals;
+        let interrupt = match live.interrupt {
+            Some(flag) => flag,
+            None => {
+                signals = crate::process::interrupt_flag()?;
+                &*signals
+            }
+        };
         let mut progress = Progress::for_checks(how.verbose || !how.progress, to_run.len());
         let many = to_run.len() > 1;
         let ran = proof::prove_checks(
@@ -490,21 +537,24 @@ fn prove_checks(
                 repo,
                 policy,
                 how,
-                &interrupt,
+                interrupt,
                 uncovered.clone(),
                 trust,
                 before,
             )?,
             policy.jobs,
-            &mut |event| match event {
-                proof::Progress::Tick(elapsed) => progress.tick(elapsed),
-                proof::Progress::Started(check) if many => progress.check(check, None),
-                proof::Progress::Ended {
-                    check,
-                    passed,
-                    duration,
-                } if many => progress.check(check, Some((passed, duration))),
-                _ => {}
+            &mut |event| {
+                live.event(&event);
+                match event {
+                    proof::Progress::Tick(elapsed) => progress.tick(elapsed),
+                    proof::Progress::Started(check) if many => progress.check(check, None),
+                    proof::Progress::Ended {
+                        check,
+                        passed,
+                        duration,
+                    } if many => progress.check(check, Some((passed, duration))),
+                    _ => {}
+                }
             },
         );
         results = ran.map_err(|error| {
