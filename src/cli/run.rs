@@ -444,6 +444,10 @@ pub(super) fn prove_live(
 
 /// A state with a checks file: run the checks without a proof (every one with `--force`), up
 /// to `prove-it.jobs` at once, and report each.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the state, its checks and how they are run and followed, each from a different owner"
+)]
 fn prove_checks(
     ctx: &Context,
     policy: &Policy,

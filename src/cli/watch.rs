@@ -112,9 +112,10 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> Resu
 
 /// The error of a worktree whose prover lock another process holds.
 fn held(files: &AheadFiles) -> Failure {
-    let who = files
-        .holder()
-        .map_or_else(|| "another process".to_string(), |pid| format!("process {pid}"));
+    let who = files.holder().map_or_else(
+        || "another process".to_string(),
+        |pid| format!("process {pid}"),
+    );
     Failure::from(anyhow::anyhow!(
         "{who} already proves this worktree (the background prover of an agent session, or another watch), and a worktree has one prover at a time"
     ))
@@ -141,7 +142,11 @@ struct Watch<'a> {
 
 impl Watch<'_> {
     /// Prove each working state once the worktree has been quiet, until a signal.
-    fn working_state(&self, output: &mut WatchOutput<'_>, err: &mut dyn Write) -> Result<(), Failure> {
+    fn working_state(
+        &self,
+        output: &mut WatchOutput<'_>,
+        err: &mut dyn Write,
+    ) -> Result<(), Failure> {
         let repo = &self.ctx.repo;
         let events = repo.watch_worktree()?;
         let tally = events.tally();
@@ -196,8 +201,7 @@ impl Watch<'_> {
             exec: None,
         };
         let flags = Flags::default();
-        let tree = state.id.to_string();
-        let mut started = false;
+        output.state_running(&state.id.to_string())?;
         let mut said: std::io::Result<()> = Ok(());
         let proved = std::thread::scope(|scope| {
             let (watched, tally, flags, quit) = (repo.handle(), tally.clone(), &flags, self.quit);
@@ -216,10 +220,6 @@ impl Watch<'_> {
             let mut on_event = |event: &proof::Progress<'_>| {
                 if said.is_err() {
                     return;
-                }
-                if !started {
-                    started = true;
-                    said = output.state_running(&tree);
                 }
                 if said.is_ok() {
                     said = match event {
@@ -357,16 +357,27 @@ impl Watch<'_> {
             let (watched, flags, quit, id) = (repo.handle(), &flags, self.quit, commit.id);
             scope.spawn(move || {
                 flags.until_finished(quit, || {
-                    !commits_of(&watched, range).is_ok_and(|ids| ids.contains(&id))
+                    let left = !commits_of(&watched, range).is_ok_and(|ids| ids.contains(&id));
+                    if left {
+                        // A commit's run takes the signals' flag (as `run <range>`'s do), so
+                        // the one way to end it as a Ctrl-C would is the signal itself; the
+                        // quit flag it raises too is lowered once the run has ended.
+                        flags.cancelled.store(true, Ordering::SeqCst);
+                        crate::process::signal(std::process::id());
+                    }
+                    left
                 });
             });
             let proved = prove_in(repo, &checkout, commit, &how, &flags.run);
             flags.finished.store(true, Ordering::SeqCst);
             proved
         });
-        if flags.run.load(Ordering::SeqCst) {
+        if flags.run.load(Ordering::SeqCst) || self.quit.load(Ordering::SeqCst) {
             checkout.remove()?;
             if flags.cancelled.load(Ordering::SeqCst) {
+                // The handler raises every flag in one go: let it finish before lowering.
+                std::thread::sleep(POLL);
+                self.quit.store(false, Ordering::SeqCst);
                 output.cancelled(Cancelled::LeftRange)?;
                 return Ok(Once::Cancelled);
             }

@@ -53,9 +53,9 @@ impl<'w> WatchOutput<'w> {
                 "the working state of {worktree}, proven once it has been quiet for {} ms",
                 settle.as_millis()
             ),
-            Some(range) => format!(
-                "the commits of {range} in {worktree}, proven as the branch moves"
-            ),
+            Some(range) => {
+                format!("the commits of {range} in {worktree}, proven as the branch moves")
+            }
         };
         self.line(&format!("watching {what}; Ctrl-C ends it"))
     }
@@ -68,9 +68,9 @@ impl<'w> WatchOutput<'w> {
         ))
     }
 
-    /// A run of the state tree `tree` begins.
+    /// The state tree `tree` is new: it is looked up, and run unless proven.
     pub(crate) fn state_running(&mut self, tree: &str) -> io::Result<()> {
-        self.line(&format!("state {}: running", short(tree)))
+        self.line(&format!("state {}: proving", short(tree)))
     }
 
     /// A run of `commit` begins.
@@ -100,7 +100,9 @@ impl<'w> WatchOutput<'w> {
         if self.live.is_empty() {
             self.live.push(Live {
                 name: "verify.sh".to_string(),
-                started: Instant::now().checked_sub(elapsed).unwrap_or_else(Instant::now),
+                started: Instant::now()
+                    .checked_sub(elapsed)
+                    .unwrap_or_else(Instant::now),
                 ended: None,
                 placeholder: true,
             });
@@ -256,7 +258,7 @@ mod tests {
         let text = String::from_utf8(bytes).unwrap();
         assert_eq!(
             text,
-            "watch: state 0123456789ab: running\nwatch: check api: running\nwatch: check api: passed in 1.2 s\n"
+            "watch: state 0123456789ab: proving\nwatch: check api: running\nwatch: check api: passed in 1.2 s\n"
         );
     }
 
@@ -270,6 +272,9 @@ mod tests {
             .check_ended("api", false, Duration::from_secs(2))
             .unwrap();
         let text = String::from_utf8(bytes).unwrap();
-        assert!(text.contains("\x1b[1A\r\x1b[2K  api              failed 2s\n"), "{text:?}");
+        assert!(
+            text.contains("\x1b[1A\r\x1b[2K  api              failed 2s\n"),
+            "{text:?}"
+        );
     }
 }
