@@ -299,3 +299,29 @@ fn watch_range_cancels_the_run_of_a_commit_that_left_the_range() {
     let worktrees = repo.git(&["worktree", "list"]);
     assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
 }
+
+/// With checks, a run is cancelled only by a change to the inputs of a check it runs: an edit
+/// elsewhere leaves it to finish, and is proven after it.
+#[test]
+fn an_edit_outside_a_running_checks_inputs_does_not_cancel_it() {
+    let repo = crate::checks::monorepo("sleep 2", "true");
+    repo.git(&["config", "prove-it.settle", "100"]);
+    let mut watch = Watching::start(&repo, &[]);
+    watch.expect("proven: tree");
+    repo.write("packages/api/src.txt", "api 2\n");
+    watch.expect("check api: running");
+    repo.write("docs/index.md", "docs 2\n");
+    watch.expect("check api: passed");
+    watch.expect("check docs: running");
+    watch.expect("proven: tree");
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    assert_eq!(status.status.code(), Some(0), "{status:?}");
+    let (code, lines) = watch.interrupt();
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert!(
+        !lines.iter().any(|line| line.contains("cancelled")),
+        "{lines:?}"
+    );
+    let api_runs = std::fs::read_to_string(repo.home().join("runs-api")).unwrap();
+    assert_eq!(api_runs.lines().count(), 2, "{lines:?}");
+}
