@@ -42,7 +42,7 @@ const HOST: &str = "watch";
 /// 8, rule 6).
 ///
 /// With a range (main..HEAD, @{u}..), keep the branch's commits proven as it moves: each
-/// commit of the range not on record is proven as 'git prove-it run <range>' proves it, one at
+/// commit of the range not on record is proven as 'git prove-it run' proves a range's, one at
 /// a time in a temporary worktree, when the range has been the same for the settle time; a run
 /// of a commit that leaves the range (a rebase, a reset) is interrupted.
 ///
