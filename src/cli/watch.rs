@@ -24,6 +24,9 @@ use crate::report::{Cancelled, Known, WatchOutput};
 /// How often the worktree's events, the range and the signals are looked at.
 const POLL: Duration = Duration::from_millis(50);
 
+/// While events keep coming, how many settle times a run goes on before the state is looked at.
+const BUSY_SETTLES: u32 = 4;
+
 /// `host:` in the records `watch` makes: a person's, made outside any agent session.
 const HOST: &str = "watch";
 
@@ -208,12 +211,18 @@ impl Watch<'_> {
             let (keys, settle) = (&keys, self.settle);
             scope.spawn(move || {
                 let mut handled = since;
+                let mut looked = Instant::now();
                 flags.until_finished(quit, || {
                     let (count, last) = tally.last();
-                    if count == handled || last.is_some_and(|last| last.elapsed() < settle) {
+                    // A build writing its ignored files never lets the worktree be quiet: the
+                    // state is looked at every few settle times all the same.
+                    let busy = last.is_some_and(|last| last.elapsed() < settle)
+                        && looked.elapsed() < settle * BUSY_SETTLES;
+                    if count == handled || busy {
                         return false;
                     }
                     handled = count;
+                    looked = Instant::now();
                     !keys.match_now(&watched)
                 });
             });

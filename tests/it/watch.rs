@@ -325,3 +325,26 @@ fn an_edit_outside_a_running_checks_inputs_does_not_cancel_it() {
     let api_runs = std::fs::read_to_string(repo.home().join("runs-api")).unwrap();
     assert_eq!(api_runs.lines().count(), 2, "{lines:?}");
 }
+
+/// A build that keeps writing its ignored files never lets the worktree be quiet: an edit of
+/// the state during it still cancels the run rather than let it run to its end for nothing.
+#[test]
+fn an_edit_during_a_build_that_never_goes_quiet_still_cancels_the_run() {
+    let repo = repository(
+        "mkdir -p build\ni=0\nwhile [ $i -lt 300 ]; do echo $i > build/out; i=$((i+1)); sleep 0.02; done\ngrep -q good a.txt",
+    );
+    repo.write(".gitignore", "build/\n");
+    repo.commit_all("ignore the build");
+    let mut watch = Watching::start(&repo, &[]);
+    watch.expect("check verify.sh: running");
+    let started = Instant::now();
+    repo.write("a.txt", "good 2\n");
+    watch.expect("cancelled: the working state changed");
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "the run went on to its end: {:?}",
+        watch.seen
+    );
+    let (code, lines) = watch.interrupt();
+    assert_eq!(code, Some(0), "{lines:?}");
+}
