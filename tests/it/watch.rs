@@ -348,3 +348,32 @@ fn an_edit_during_a_build_that_never_goes_quiet_still_cancels_the_run() {
     let (code, lines) = watch.interrupt();
     assert_eq!(code, Some(0), "{lines:?}");
 }
+
+/// Ctrl-C while a commit of the range runs: its verify.sh is killed, nothing is recorded for
+/// it, and its temporary worktree is removed.
+#[test]
+fn sigint_during_a_commits_run_leaves_no_process_nor_worktree() {
+    let repo = repository("grep -q slow a.txt && sleep 30\ngrep -q good a.txt");
+    repo.git(&["checkout", "-q", "-b", "topic"]);
+    let mut watch = Watching::start(&repo, &["main..topic"]);
+    repo.write("a.txt", "good slow\n");
+    let commit = repo.commit_all("slow");
+    watch.expect(&format!("commit {} slow: running", &commit.trim()[..12]));
+    let started = (0..200).any(|_| {
+        std::thread::sleep(Duration::from_millis(50));
+        repo.home().join("verify.pid").exists()
+    });
+    assert!(started, "verify.sh never started: {:?}", watch.seen);
+    let verify = std::fs::read_to_string(repo.home().join("verify.pid")).unwrap();
+    let (code, lines) = watch.interrupt();
+    assert_eq!(code, Some(0), "{lines:?}");
+    assert!(gone_within_5s(verify.trim()), "verify.sh outlived watch");
+    let tree = repo.git(&["rev-parse", "topic^{tree}"]);
+    assert_eq!(
+        repo.note(tree.trim()),
+        None,
+        "the interrupted run was recorded"
+    );
+    let worktrees = repo.git(&["worktree", "list"]);
+    assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
+}
