@@ -377,3 +377,51 @@ fn sigint_during_a_commits_run_leaves_no_process_nor_worktree() {
     let worktrees = repo.git(&["worktree", "list"]);
     assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
 }
+
+/// Claude Code's `name` event of the session `watch-session` in `repo`.
+fn claude_event(repo: &TestRepo, name: &str) -> String {
+    serde_json::json!({
+        "session_id": "watch-session",
+        "transcript_path": "/t.jsonl",
+        "cwd": repo.root,
+        "hook_event_name": name,
+        "prompt_id": "p1",
+        "permission_mode": "default",
+        "stop_hook_active": false,
+        "last_assistant_message": "Done.",
+        "source": "startup",
+    })
+    .to_string()
+}
+
+/// watch holds the prover lock but writes no status: a stop never waits on a run of watch's
+/// (whose proof it may not admit); it runs verify.sh itself, as without any prover.
+#[test]
+fn a_stop_never_joins_a_run_of_watch() {
+    let repo = repository("sleep 3\ngrep -q good a.txt");
+    let start = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(claude_event(&repo, "SessionStart"))
+        .output()
+        .unwrap();
+    assert_eq!(start.status.code(), Some(0), "{start:?}");
+    // A turn that changed the state, so that its stop must find a proof or run.
+    repo.write("a.txt", "good 2\n");
+    let mut watch = Watching::start(&repo, &[]);
+    watch.expect("check verify.sh: running");
+    let stop = repo
+        .prove_it(&["hook", "claude"])
+        .write_stdin(claude_event(&repo, "Stop"))
+        .timeout(Duration::from_secs(30))
+        .output()
+        .unwrap();
+    assert_eq!(stop.status.code(), Some(0), "{stop:?}");
+    assert!(stop.stdout.is_empty(), "{stop:?}");
+    assert_eq!(
+        runs(&repo),
+        2,
+        "the stop joined watch's run rather than run its own"
+    );
+    let (code, lines) = watch.interrupt();
+    assert_eq!(code, Some(0), "{lines:?}");
+}
