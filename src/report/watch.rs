@@ -24,6 +24,8 @@ struct Live {
     ended: Option<(bool, Duration)>,
     /// Made for a run's first tick before any check said it started: verify.sh alone.
     placeholder: bool,
+    /// Interrupted by a change before it ended.
+    cancelled: bool,
 }
 
 impl<'w> WatchOutput<'w> {
@@ -105,6 +107,7 @@ impl<'w> WatchOutput<'w> {
                     .unwrap_or_else(Instant::now),
                 ended: None,
                 placeholder: true,
+                cancelled: false,
             });
             if !self.terminal {
                 self.line("check verify.sh: running")?;
@@ -121,6 +124,7 @@ impl<'w> WatchOutput<'w> {
             started: Instant::now(),
             ended: None,
             placeholder: false,
+            cancelled: false,
         });
         if !self.terminal {
             self.line(&format!("check {name}: running"))?;
@@ -158,6 +162,7 @@ impl<'w> WatchOutput<'w> {
         }
         for live in &self.live {
             let (state, secs) = match live.ended {
+                None if live.cancelled => ("cancelled", live.started.elapsed().as_secs()),
                 None => ("running", live.started.elapsed().as_secs()),
                 Some((true, took)) => ("passed", took.as_secs()),
                 Some((false, took)) => ("failed", took.as_secs()),
@@ -177,6 +182,16 @@ impl<'w> WatchOutput<'w> {
 
     /// The run ended with this report, as `git prove-it run` words it.
     pub(crate) fn report(&mut self, report: &RunReport) -> io::Result<()> {
+        // verify.sh alone says nothing of its end but the report: its line says it too.
+        let passed = matches!(report.result, RunResult::Proven { .. });
+        let mut drawn_over = false;
+        for live in self.live.iter_mut().filter(|live| live.ended.is_none()) {
+            live.ended = Some((passed, live.started.elapsed()));
+            drawn_over = true;
+        }
+        if drawn_over {
+            self.draw()?;
+        }
         self.end_run();
         if let (RunResult::AlreadyProven { .. }, Some(tree)) = (&report.result, &report.tree) {
             return self.state_proven(tree);
@@ -187,6 +202,14 @@ impl<'w> WatchOutput<'w> {
 
     /// The run was interrupted because what it proves is no longer what is watched.
     pub(crate) fn cancelled(&mut self, why: Cancelled) -> io::Result<()> {
+        let mut drawn_over = false;
+        for live in self.live.iter_mut().filter(|live| live.ended.is_none()) {
+            live.cancelled = true;
+            drawn_over = true;
+        }
+        if drawn_over {
+            self.draw()?;
+        }
         self.end_run();
         self.line(match why {
             Cancelled::StateChanged => {
@@ -276,5 +299,21 @@ mod tests {
             text.contains("\x1b[1A\r\x1b[2K  api              failed 2s\n"),
             "{text:?}"
         );
+    }
+
+    /// A run a change cancelled leaves its line saying so, not "running" for ever.
+    #[test]
+    fn on_a_terminal_a_cancelled_runs_line_says_cancelled() {
+        let mut bytes = Vec::new();
+        let mut output = WatchOutput::new(&mut bytes, true);
+        output.tick(Duration::from_secs(3)).unwrap();
+        output.cancelled(Cancelled::StateChanged).unwrap();
+        let text = String::from_utf8(bytes).unwrap();
+        assert!(text.contains("  verify.sh        running 3s\n"), "{text:?}");
+        assert!(
+            text.contains("\x1b[1A\r\x1b[2K  verify.sh        cancelled 3s\n"),
+            "{text:?}"
+        );
+        assert!(text.ends_with("watch: cancelled: the working state changed while it ran; nothing was recorded for the state it ran, the new one is proven once quiet\n"), "{text:?}");
     }
 }
