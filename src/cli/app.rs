@@ -2,7 +2,7 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use super::{
     Failure, accept, bisect, check, claim, completions, doctor, hook, init, install, install_man,
-    ledger, log, prove_ahead, revoke, run, status, sync,
+    ledger, log, prove_ahead, revoke, run, status, sync, watch,
 };
 
 /// Turn "done" from a word into a check: a repository's verify.sh, recorded as proofs in git
@@ -67,6 +67,7 @@ enum Command {
     Completions(completions::Args),
     Ledger(ledger::Args),
     Claim(claim::Args),
+    Watch(watch::Args),
     Hook(hook::Args),
     #[command(hide = true)]
     ProveAhead(prove_ahead::Args),
@@ -88,6 +89,7 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
         Command::Status(args) => status::run(&args, &mut out),
         Command::Ledger(args) => ledger::run(&args, &mut out),
         Command::Claim(args) => claim::run(&args, &mut out, &mut err),
+        Command::Watch(args) => watch::run(&args, &mut out, &mut err),
         Command::Hook(args) => hook::run(&args, &mut std::io::stdin().lock(), &mut out, &mut err),
         Command::Check(args) => check::run(&args, &mut out),
         Command::Bisect(args) => bisect::run(&args, &mut out, &mut err),

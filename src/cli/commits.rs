@@ -283,7 +283,20 @@ pub(crate) fn prove_in(
                         .then(|| state.clone()),
                 }),
             };
-            super::run::prove(&ctx, &ctx.repo, &policy, &proving, &mut std::io::stderr())
+            // `interrupt` ends the scripts as it ends the setup: a signal's flag, or the
+            // caller's own (`watch` ends a commit that left its range).
+            let mut live = super::run::Live {
+                interrupt: Some(interrupt),
+                events: None,
+            };
+            super::run::prove_live(
+                &ctx,
+                &ctx.repo,
+                &policy,
+                &proving,
+                &mut live,
+                &mut std::io::stderr(),
+            )
         });
     if let SetUp::Ran { log } = &set_up {
         into_commit_log(log, &commit_log, true);

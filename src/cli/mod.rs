@@ -25,6 +25,7 @@ pub(crate) mod run;
 mod signers;
 mod status;
 mod sync;
+mod watch;
 
 pub use app::{Cli, execute};
 pub use failure::Failure;

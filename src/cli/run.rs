@@ -326,6 +326,35 @@ pub(super) fn prove(
     how: &Proving<'_>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
+    prove_live(ctx, repo, policy, how, &mut Live::default(), err)
+}
+
+/// What a caller that follows a run as it goes (`watch`) hands it: its own flag that ends the
+/// run (a signal's or a change's), and where each step of the run's progress goes as well.
+/// By default the run takes the signals' flag when it starts, and reports to the terminal only.
+#[derive(Default)]
+pub(super) struct Live<'a> {
+    pub interrupt: Option<&'a std::sync::atomic::AtomicBool>,
+    pub events: Option<&'a mut dyn FnMut(&proof::Progress<'_>)>,
+}
+
+impl Live<'_> {
+    fn event(&mut self, event: &proof::Progress<'_>) {
+        if let Some(events) = self.events.as_mut() {
+            events(event);
+        }
+    }
+}
+
+/// As `prove`, followed by `live`.
+pub(super) fn prove_live(
+    ctx: &Context,
+    repo: &Repo,
+    policy: &Policy,
+    how: &Proving<'_>,
+    live: &mut Live<'_>,
+    err: &mut dyn Write,
+) -> Result<(u8, RunReport), super::Failure> {
     if let Some(exec) = how.exec {
         let (before, read_from_disk) = state_before(repo, how)?;
         // The script stands for the state's own checks: its key is the state tree itself.
@@ -333,7 +362,7 @@ pub(super) fn prove(
             checks: vec![exec.clone()],
             ..CheckSet::default()
         };
-        return prove_checks(ctx, policy, how, &before, &set, read_from_disk, err);
+        return prove_checks(ctx, policy, how, &before, &set, read_from_disk, live, err);
     }
     let armed = repo.armed()?;
     let checks_file = proof::has_checks_file(repo)?;
@@ -345,7 +374,7 @@ pub(super) fn prove(
     if checks_file {
         let set = CheckSet::of_state(repo, &before).map_err(checks_hint)?;
         if set.file.is_some() {
-            return prove_checks(ctx, policy, how, &before, &set, read_from_disk, err);
+            return prove_checks(ctx, policy, how, &before, &set, read_from_disk, live, err);
         }
     }
     if !armed.is_armed() {
@@ -382,7 +411,14 @@ pub(super) fn prove(
     }
     let tree = Some(before.id.to_string());
 
-    let interrupt = crate::process::interrupt_flag()?;
+    let signals;
+    let interrupt = match live.interrupt {
+        Some(flag) => flag,
+        None => {
+            signals = crate::process::interrupt_flag()?;
+            &*signals
+        }
+    };
     let mut progress = Progress::new(how.verbose || !how.progress);
     let attempted = proof::prove(
         repo,
@@ -394,12 +430,15 @@ pub(super) fn prove(
             repo,
             policy,
             how,
-            &interrupt,
+            interrupt,
             proof::Uncovered::default(),
             trust,
             &before,
         )?,
-        &mut |elapsed| progress.tick(elapsed),
+        &mut |elapsed| {
+            progress.tick(elapsed);
+            live.event(&proof::Progress::Tick(elapsed));
+        },
     );
     let attempted = attempted.map_err(|error| {
         prove_failure(
@@ -443,6 +482,10 @@ pub(super) fn prove(
 
 /// A state with a checks file: run the checks without a proof (every one with `--force`), up
 /// to `prove-it.jobs` at once, and report each.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the state, its checks and how they are run and followed, each from a different owner"
+)]
 fn prove_checks(
     ctx: &Context,
     policy: &Policy,
@@ -450,6 +493,7 @@ fn prove_checks(
     before: &git::StateTree,
     set: &CheckSet,
     read_from_disk: Option<git::IndexTrust>,
+    live: &mut Live<'_>,
     err: &mut dyn Write,
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
@@ -510,13 +554,20 @@ fn prove_checks(
                 Some(_) => set.clone(),
                 None => CheckSet::of_state(repo, &disk).map_err(checks_hint)?,
             };
-            return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), err);
+            return prove_checks(ctx, policy, how, &disk, &set, Some(from_disk), live, err);
         }
         trust = from_disk;
     }
     let mut results = Vec::new();
     if !to_run.is_empty() {
-        let interrupt = crate::process::interrupt_flag()?;
+        let signals;
+        let interrupt = match live.interrupt {
+            Some(flag) => flag,
+            None => {
+                signals = crate::process::interrupt_flag()?;
+                &*signals
+            }
+        };
         let mut progress = Progress::for_checks(how.verbose || !how.progress, to_run.len());
         let many = to_run.len() > 1;
         let ran = proof::prove_checks(
@@ -528,21 +579,24 @@ fn prove_checks(
                 repo,
                 policy,
                 how,
-                &interrupt,
+                interrupt,
                 uncovered.clone(),
                 trust,
                 before,
             )?,
             policy.jobs,
-            &mut |event| match event {
-                proof::Progress::Tick(elapsed) => progress.tick(elapsed),
-                proof::Progress::Started(check) if many => progress.check(check, None),
-                proof::Progress::Ended {
-                    check,
-                    passed,
-                    duration,
-                } if many => progress.check(check, Some((passed, duration))),
-                _ => {}
+            &mut |event| {
+                live.event(&event);
+                match event {
+                    proof::Progress::Tick(elapsed) => progress.tick(elapsed),
+                    proof::Progress::Started(check) if many => progress.check(check, None),
+                    proof::Progress::Ended {
+                        check,
+                        passed,
+                        duration,
+                    } if many => progress.check(check, Some((passed, duration))),
+                    _ => {}
+                }
             },
         );
         results = ran.map_err(|error| {

@@ -91,6 +91,12 @@ pub(crate) enum Error {
         #[source]
         source: std::io::Error,
     },
+    #[error("could not watch {path} for changes")]
+    WatchWorktree {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("could not use {path}")]
     StateFile {
         path: PathBuf,

@@ -32,6 +32,7 @@ mod test_repo;
 mod untracked;
 mod verify_file;
 mod worktree;
+mod worktree_events;
 
 pub(crate) use ahead_files::AheadFiles;
 pub(crate) use error::{Error, RefusedRef, RemoteSaid};
@@ -54,3 +55,4 @@ pub(crate) use state_dir::read_run_log;
 pub(crate) use state_tree::{IndexTrust, StateTree};
 pub(crate) use verify_file::Armed;
 pub(crate) use worktree::{LOCAL_ENV, TempWorktree};
+pub(crate) use worktree_events::Tally;

@@ -27,6 +27,7 @@ mod run;
 mod stats;
 mod status;
 mod sync;
+mod watch;
 
 pub(crate) use badge::badge;
 pub(crate) use bisect::{
@@ -62,6 +63,7 @@ pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{AheadSummary, StatusCheck, StatusReport};
 pub(crate) use sync::{SyncReport, SyncedNotes};
+pub(crate) use watch::{Cancelled, Known, WatchOutput};
 
 /// The version of every JSON document this build prints.
 pub(crate) const JSON_VERSION: u32 = 1;

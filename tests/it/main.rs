@@ -61,4 +61,5 @@ mod subagents_claude_e2e;
 mod sync;
 mod teams_claude_e2e;
 mod test_reports;
+mod watch;
 mod weakening;
