@@ -165,9 +165,8 @@ fn watch_range_proves_a_new_commit_added_to_the_branch() {
     assert!(repo.note(tree.trim()).is_some(), "{:?}", watch.seen);
     let (code, lines) = watch.interrupt();
     assert_eq!(code, Some(0), "{lines:?}");
-    // The commit's temporary worktree is gone with it.
-    let worktrees = repo.git(&["worktree", "list"]);
-    assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
+    // The commit's worktree is let go with it (kept for the next command, its slot free).
+    assert_eq!(crate::run_rev::leftovers(&repo), (0, 0));
 }
 
 /// Ctrl-C in the middle of a run: verify.sh is killed with its group, nothing of it is
@@ -296,8 +295,7 @@ fn watch_range_cancels_the_run_of_a_commit_that_left_the_range() {
     watch.expect("proven: tree");
     let (code, lines) = watch.interrupt();
     assert_eq!(code, Some(0), "{lines:?}");
-    let worktrees = repo.git(&["worktree", "list"]);
-    assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
+    assert_eq!(crate::run_rev::leftovers(&repo), (0, 0));
 }
 
 /// With checks, a run is cancelled only by a change to the inputs of a check it runs: an edit
@@ -350,7 +348,7 @@ fn an_edit_during_a_build_that_never_goes_quiet_still_cancels_the_run() {
 }
 
 /// Ctrl-C while a commit of the range runs: its verify.sh is killed, nothing is recorded for
-/// it, and its temporary worktree is removed.
+/// it, and its worktree is let go.
 #[test]
 fn sigint_during_a_commits_run_leaves_no_process_nor_worktree() {
     let repo = repository("grep -q slow a.txt && sleep 30\ngrep -q good a.txt");
@@ -374,8 +372,7 @@ fn sigint_during_a_commits_run_leaves_no_process_nor_worktree() {
         None,
         "the interrupted run was recorded"
     );
-    let worktrees = repo.git(&["worktree", "list"]);
-    assert_eq!(worktrees.lines().count(), 1, "{worktrees}");
+    assert_eq!(crate::run_rev::leftovers(&repo), (0, 0));
 }
 
 /// Claude Code's `name` event of the session `watch-session` in `repo`.
