@@ -25,8 +25,9 @@ use crate::report::{
 /// run, halving the commits left each time, so about log2(n) of them run. BAD itself is run
 /// first when nothing is recorded for it; a BAD that is proven, or passes, is refused.
 ///
-/// Each run checks the commit out into one temporary worktree, reused along the search and
-/// removed at the end (also on an error, Ctrl-C or SIGTERM), and proves it there as
+/// Each run checks the commit out into one worktree under ~/.cache/git-prove-it, reused along
+/// the search and kept for the next command (its scripts ended on an error, Ctrl-C or
+/// SIGTERM), and proves it there as
 /// 'git prove-it run REV' does, recording its proof or its failure; the working tree and the
 /// index are not touched.
 ///

@@ -21,8 +21,9 @@ use anyhow::Context as _;
 ///
 /// The working state is the tree `git add -A` would stage (tracked and untracked files that are
 /// not ignored), computed without touching the index. With a commit, prove that commit instead:
-/// it is checked out into a temporary worktree under ~/.cache/git-prove-it (removed afterwards,
-/// also on failure or interrupt), verify.sh runs there without the caller's GIT_DIR and similar
+/// it is checked out into a worktree under ~/.cache/git-prove-it (kept between commands, one per
+/// command at a time: the next moves it to its commit and removes everything else from it,
+/// ignored files too), verify.sh runs there without the caller's GIT_DIR and similar
 /// variables, and the proof is recorded for the commit's tree; the working tree is not touched.
 /// On Linux the commit's worktree is mounted at the checkout's path for the run (a user and
 /// mount namespace, through unshare), so paths into the checkout (an editable install, a
@@ -38,9 +39,9 @@ use anyhow::Context as _;
 /// check is recorded even when another fails.
 ///
 /// With a range (main..topic, A...B), prove every commit of it that is not proven yet,
-/// oldest first, up to --jobs at once, each in one of up to --jobs temporary worktrees reused
-/// along the range (untracked files removed between commits, ignored build caches kept) and
-/// removed at the end, also on failure or interrupt. A commit already proven costs a lookup;
+/// oldest first, up to --jobs at once, each in one of up to --jobs such worktrees reused along
+/// the range (only the changed paths written, untracked files removed between commits, ignored
+/// build caches kept). A commit already proven costs a lookup;
 /// one that failed before on that exact state, through the same verify.sh (or check scripts),
 /// is not run again unless --retry-failed. Each commit's line is printed in history order as
 /// its result arrives, then a table; each commit's full output is kept in

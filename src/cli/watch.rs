@@ -46,13 +46,13 @@ const HOST: &str = "watch";
 ///
 /// With a range (main..HEAD, @{u}..), keep the branch's commits proven as it moves: each
 /// commit of the range not on record is proven as 'git prove-it run' proves a range's, one at
-/// a time in a temporary worktree, when the range has been the same for the settle time; a run
+/// a time in a worktree of its own, when the range has been the same for the settle time; a run
 /// of a commit that leaves the range (a rebase, a reset) is interrupted.
 ///
 /// One prover per worktree: watch holds the lock the background prover of proving ahead
 /// holds. While another holds it, watch exits 2 at once, naming it. Ctrl-C (or SIGTERM,
 /// SIGHUP) ends it: the run in flight is killed with its whole process group, nothing of it is
-/// recorded, its temporary worktree is removed, the lock is released, and it exits 0.
+/// recorded, its worktree is let go, the lock is released, and it exits 0.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The commits to keep proven as the branch moves, such as main..HEAD or @{u}..; without
