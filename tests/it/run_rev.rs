@@ -280,3 +280,72 @@ fn the_next_command_moves_the_kept_worktree_and_finds_nothing_of_the_last() {
     );
     assert_eq!(leftovers(&repo), (0, 0));
 }
+
+/// Two commands at once each take a slot of their own: neither moves the other's worktree
+/// under its run.
+#[test]
+fn two_commands_at_once_each_take_their_own_kept_worktree() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.verify_script(&format!(
+        "sleep 1\necho \"$(git rev-parse --git-dir) $(cat n.txt)\" >> '{}'",
+        seen.display()
+    ));
+    repo.write("n.txt", "1\n");
+    let first = repo.commit_all("first");
+    repo.write("n.txt", "2\n");
+    let second = repo.commit_all("second");
+    let start = |rev: &str| {
+        let mut command = repo.command(assert_cmd::cargo::cargo_bin("git-prove-it"));
+        command
+            .args(["run", rev])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        command.spawn().unwrap()
+    };
+    let (one, two) = (start(&first), start(&second));
+    let (one, two) = (
+        one.wait_with_output().unwrap(),
+        two.wait_with_output().unwrap(),
+    );
+    assert!(
+        one.status.success() && two.status.success(),
+        "{one:?} {two:?}"
+    );
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let mut runs: Vec<(&str, &str)> = seen
+        .lines()
+        .map(|line| line.split_once(' ').unwrap())
+        .collect();
+    runs.sort_by_key(|(_, n)| *n);
+    assert_eq!(runs.len(), 2, "{seen}");
+    assert_eq!([runs[0].1, runs[1].1], ["1", "2"], "{seen}");
+    assert_ne!(runs[0].0, runs[1].0, "both ran in one worktree: {seen}");
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
+/// A kept worktree damaged between commands (its `.git` file gone, files left) is made
+/// again, and the commit is proven there.
+#[test]
+fn a_kept_worktree_damaged_between_commands_is_made_again() {
+    let repo = TestRepo::with_commit();
+    let head = repo.git(&["rev-parse", "HEAD"]).trim().to_string();
+    repo.prove_it(&["run", &head]).assert().code(0);
+    let cache = repo.home().join(".cache/git-prove-it");
+    let folder = std::fs::read_dir(&cache)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let slot = folder.join("worktrees/slot-0");
+    std::fs::remove_file(slot.join(".git")).unwrap();
+    std::fs::write(slot.join("planted.txt"), "not the commit's\n").unwrap();
+    repo.prove_it(&["run", &head, "--force"]).assert().code(0);
+    assert!(
+        slot.join(".git").is_file(),
+        "the worktree was not made again"
+    );
+    assert!(!slot.join("planted.txt").exists());
+    assert_eq!(leftovers(&repo), (0, 0));
+}
