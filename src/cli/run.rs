@@ -339,7 +339,22 @@ pub(super) struct Live<'a> {
     pub events: Option<&'a mut dyn FnMut(&proof::Progress<'_>)>,
 }
 
-impl Live<'_> {
+impl<'a> Live<'a> {
+    /// The flag that interrupts the run: the caller's, else the signals' (registered now and
+    /// kept in `signals`).
+    fn interrupt_or<'b>(
+        &self,
+        signals: &'b mut Option<std::sync::Arc<std::sync::atomic::AtomicBool>>,
+    ) -> std::io::Result<&'b std::sync::atomic::AtomicBool>
+    where
+        'a: 'b,
+    {
+        match self.interrupt {
+            Some(flag) => Ok(flag),
+            None => Ok(signals.insert(crate::process::interrupt_flag()?)),
+        }
+    }
+
     fn event(&mut self, event: &proof::Progress<'_>) {
         if let Some(events) = self.events.as_mut() {
             events(event);
@@ -412,14 +427,8 @@ pub(super) fn prove_live(
     }
     let tree = Some(before.id.to_string());
 
-    let signals;
-    let interrupt = match live.interrupt {
-        Some(flag) => flag,
-        None => {
-            signals = crate::process::interrupt_flag()?;
-            &*signals
-        }
-    };
+    let mut signals = None;
+    let interrupt = live.interrupt_or(&mut signals)?;
     let mut progress = Progress::new(how.verbose || !how.progress);
     let attempted = proof::prove(
         repo,
@@ -561,14 +570,8 @@ fn prove_checks(
     }
     let mut results = Vec::new();
     if !to_run.is_empty() {
-        let signals;
-        let interrupt = match live.interrupt {
-            Some(flag) => flag,
-            None => {
-                signals = crate::process::interrupt_flag()?;
-                &*signals
-            }
-        };
+        let mut signals = None;
+        let interrupt = live.interrupt_or(&mut signals)?;
         let mut progress = Progress::for_checks(how.verbose || !how.progress, to_run.len());
         let many = to_run.len() > 1;
         let ran = proof::prove_checks(

@@ -39,23 +39,45 @@ impl FsTime {
     }
 }
 
+/// A file of the state directory whose ctime reads the filesystem's clock, removed when
+/// dropped.
+struct Marker {
+    file: tempfile::NamedTempFile,
+    path: std::path::PathBuf,
+}
+
+impl Marker {
+    fn new(repo: &Repo) -> Result<Marker, Error> {
+        let dir = repo.state_dir()?;
+        let path = dir.join(RUN_START_PREFIX);
+        let file = tempfile::Builder::new()
+            .prefix(RUN_START_PREFIX)
+            .tempfile_in(&dir)
+            .map_err(|source| Error::StateFile {
+                path: path.clone(),
+                source,
+            })?;
+        Ok(Marker { file, path })
+    }
+
+    /// Write to it, and read its ctime: now, on the filesystem's clock.
+    fn stamp(&mut self) -> Result<FsTime, Error> {
+        let unusable = |source| Error::StateFile {
+            path: self.path.clone(),
+            source,
+        };
+        self.file.write_all(b".").map_err(unusable)?;
+        let stat = rustix::fs::fstat(self.file.as_file()).map_err(|e| unusable(e.into()))?;
+        Ok(FsTime::ctime_of(&stat))
+    }
+}
+
 impl Repo {
     /// Now, on the filesystem's clock, without waiting for it to tick: a file whose ctime is
     /// before the moment returned has not changed since this call (one stamped at it may have
     /// changed just before or just after).
     pub(crate) fn fs_now(&self) -> Result<FsTime, Error> {
-        let dir = self.state_dir()?;
-        let unusable = |source| Error::StateFile {
-            path: dir.join(RUN_START_PREFIX),
-            source,
-        };
-        let mut marker = tempfile::Builder::new()
-            .prefix(RUN_START_PREFIX)
-            .tempfile_in(&dir)
-            .map_err(unusable)?;
-        marker.write_all(b".").map_err(unusable)?;
-        let stat = rustix::fs::fstat(marker.as_file()).map_err(|e| unusable(e.into()))?;
-        Ok(FsTime::ctime_of(&stat))
+        Marker::new(self)?.stamp()
     }
 
     /// Mark the start of a verify.sh run: a moment on the filesystem's clock after every change
@@ -66,25 +88,12 @@ impl Repo {
     /// later stamp is the start. Should the clock not tick within [`TICK_WAIT`], the start is
     /// just past the creation: a change within that very tick is then not told apart.
     pub(crate) fn mark_run_start(&self) -> Result<FsTime, Error> {
-        let dir = self.state_dir()?;
-        let unusable = |source| Error::StateFile {
-            path: dir.join(RUN_START_PREFIX),
-            source,
-        };
-        let mut marker = tempfile::Builder::new()
-            .prefix(RUN_START_PREFIX)
-            .tempfile_in(&dir)
-            .map_err(unusable)?;
-        let stamp = |marker: &mut tempfile::NamedTempFile| -> Result<FsTime, Error> {
-            marker.write_all(b".").map_err(unusable)?;
-            let stat = rustix::fs::fstat(marker.as_file()).map_err(|e| unusable(e.into()))?;
-            Ok(FsTime::ctime_of(&stat))
-        };
-        let created = stamp(&mut marker)?;
+        let mut marker = Marker::new(self)?;
+        let created = marker.stamp()?;
         let waited = Instant::now();
         while waited.elapsed() < TICK_WAIT {
             std::thread::sleep(Duration::from_millis(1));
-            let now = stamp(&mut marker)?;
+            let now = marker.stamp()?;
             if now > created {
                 return Ok(now);
             }
