@@ -395,6 +395,26 @@ fn the_prover_exits_when_idle() {
     assert!(status.contains("ahead:      no prover runs"), "{status}");
 }
 
+/// What `status` prints.
+fn status(repo: &TestRepo) -> String {
+    let status = repo.prove_it(&["status"]).output().unwrap();
+    String::from_utf8_lossy(&status.stdout).into_owned()
+}
+
+/// `status`'s line for proving ahead turned off by a run that wrote `path` in place.
+fn off_for(path: &str) -> String {
+    format!("ahead:      off: the last run of verify.sh changed files in place ({path})")
+}
+
+/// An edit and its after-tool event start no run ahead: verify.sh has run `runs_so_far` times
+/// and still has.
+fn stays_off(repo: &TestRepo, runs_so_far: usize, why: &str) {
+    repo.write("a.txt", "good 2\n");
+    hook(repo, "PostToolUse");
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(runs(repo), runs_so_far, "{why}");
+}
+
 /// A verify.sh that writes files in place would race the agent's edits: after such a run,
 /// proving ahead stays off in that worktree, and `status` says why.
 #[test]
@@ -405,23 +425,10 @@ fn a_script_that_writes_in_place_turns_proving_ahead_off() {
     let answer = stop(&repo).expect("a run that changed the state blocks");
     assert_eq!(answer["decision"], "block", "{answer}");
     assert_eq!(runs(&repo), 1);
-    repo.write("a.txt", "good 2\n");
-    hook(&repo, "PostToolUse");
-    std::thread::sleep(Duration::from_millis(800));
-    assert_eq!(
-        runs(&repo),
-        1,
-        "proving ahead ran a script that writes in place"
-    );
+    stays_off(&repo, 1, "proving ahead ran a script that writes in place");
     assert_eq!(prover_pid(&repo), None);
-    let status = repo.prove_it(&["status"]).output().unwrap();
-    let status = String::from_utf8_lossy(&status.stdout).into_owned();
-    assert!(
-        status.contains(
-            "ahead:      off: the last run of verify.sh changed files in place (gen.txt)"
-        ),
-        "{status}"
-    );
+    let status = status(&repo);
+    assert!(status.contains(&off_for("gen.txt")), "{status}");
 }
 
 /// A formatter that rewrites files and then fails races the agent's edits as much as one that
@@ -434,21 +441,13 @@ fn a_failing_script_that_writes_in_place_turns_proving_ahead_off() {
     let answer = stop(&repo).expect("a failing run blocks");
     assert_eq!(answer["decision"], "block", "{answer}");
     assert_eq!(runs(&repo), 1);
-    repo.write("a.txt", "good 2\n");
-    hook(&repo, "PostToolUse");
-    std::thread::sleep(Duration::from_millis(800));
-    assert_eq!(
-        runs(&repo),
+    stays_off(
+        &repo,
         1,
-        "proving ahead ran a failing script that writes in place"
+        "proving ahead ran a failing script that writes in place",
     );
-    let status = repo.prove_it(&["status"]).output().unwrap();
-    let status = String::from_utf8_lossy(&status.stdout).into_owned();
-    assert!(
-        status
-            .contains("ahead:      off: the last run of verify.sh changed files in place (a.txt)"),
-        "{status}"
-    );
+    let status = status(&repo);
+    assert!(status.contains(&off_for("a.txt")), "{status}");
 }
 
 /// The prover's own failing run that wrote in place turns proving ahead off as a stop's does:
@@ -460,16 +459,11 @@ fn a_failing_run_ahead_that_writes_in_place_turns_proving_ahead_off() {
     repo.write("a.txt", "good 1\n");
     hook(&repo, "PostToolUse");
     eventually("the run ahead ends and turns proving ahead off", || {
-        let status = repo.prove_it(&["status"]).output().unwrap();
-        String::from_utf8_lossy(&status.stdout)
-            .contains("ahead:      off: the last run of verify.sh changed files in place (a.txt)")
+        status(&repo).contains(&off_for("a.txt"))
     });
     assert_eq!(runs(&repo), 1);
     eventually("the prover ends", || prover_pid(&repo).is_none());
-    repo.write("a.txt", "good 2\n");
-    hook(&repo, "PostToolUse");
-    std::thread::sleep(Duration::from_millis(800));
-    assert_eq!(runs(&repo), 1, "proving ahead ran again while off");
+    stays_off(&repo, 1, "proving ahead ran again while off");
 }
 
 /// A failing run that left the state as it was turns proving ahead back on, as a passing one
@@ -481,13 +475,11 @@ fn a_failing_stop_run_that_writes_nothing_turns_proving_ahead_back_on() {
     repo.write("fmt", "");
     repo.write("a.txt", "good 1\n");
     stop(&repo).expect("a block");
-    let status = repo.prove_it(&["status"]).output().unwrap();
-    assert!(String::from_utf8_lossy(&status.stdout).contains("ahead:      off:"));
+    assert!(status(&repo).contains("ahead:      off:"));
     std::fs::remove_file(repo.path("fmt")).unwrap();
     repo.write("a.txt", "good 2\n");
     stop(&repo).expect("a block");
-    let status = repo.prove_it(&["status"]).output().unwrap();
-    let status = String::from_utf8_lossy(&status.stdout).into_owned();
+    let status = status(&repo);
     assert!(!status.contains("ahead:      off:"), "{status}");
 }
 
@@ -499,13 +491,10 @@ fn proving_ahead_off_at_the_sessions_start_stays_off() {
     repo.git(&["config", "prove-it.ahead", "off"]);
     hook(&repo, "SessionStart");
     repo.git(&["config", "prove-it.ahead", "on"]);
-    repo.write("a.txt", "good 1\n");
-    hook(&repo, "PostToolUse");
-    std::thread::sleep(Duration::from_millis(800));
-    assert_eq!(
-        runs(&repo),
+    stays_off(
+        &repo,
         0,
-        "a prover ran in a session anchored with proving ahead off"
+        "a prover ran in a session anchored with proving ahead off",
     );
     assert_eq!(stop(&repo), None);
     assert_eq!(runs(&repo), 1);
