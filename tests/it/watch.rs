@@ -260,10 +260,9 @@ fn watch_refuses_while_a_background_prover_holds_the_lock() {
     assert!(stderr.contains("hint: "), "{stderr}");
 }
 
-/// A commit that leaves the range while it runs (a reset, a rebase) is no longer worth its
-/// run: it is cancelled, its verify.sh killed, and nothing recorded for it.
-#[test]
-fn watch_range_cancels_the_run_of_a_commit_that_left_the_range() {
+/// `watch main..topic` on a new branch whose one commit's verify.sh sleeps, once that
+/// verify.sh has started.
+fn watching_a_slow_commit() -> (TestRepo, Watching) {
     let repo = repository("grep -q slow a.txt && sleep 30\ngrep -q good a.txt");
     repo.git(&["checkout", "-q", "-b", "topic"]);
     let mut watch = Watching::start(&repo, &["main..topic"]);
@@ -275,6 +274,14 @@ fn watch_range_cancels_the_run_of_a_commit_that_left_the_range() {
         repo.home().join("verify.pid").exists()
     });
     assert!(started, "verify.sh never started: {:?}", watch.seen);
+    (repo, watch)
+}
+
+/// A commit that leaves the range while it runs (a reset, a rebase) is no longer worth its
+/// run: it is cancelled, its verify.sh killed, and nothing recorded for it.
+#[test]
+fn watch_range_cancels_the_run_of_a_commit_that_left_the_range() {
+    let (repo, mut watch) = watching_a_slow_commit();
     let tree = repo.git(&["rev-parse", "topic^{tree}"]);
     repo.git(&["reset", "-q", "--hard", "main"]);
     watch.expect("cancelled: the commit left the range");
@@ -351,17 +358,7 @@ fn an_edit_during_a_build_that_never_goes_quiet_still_cancels_the_run() {
 /// it, and its worktree is let go.
 #[test]
 fn sigint_during_a_commits_run_leaves_no_process_nor_worktree() {
-    let repo = repository("grep -q slow a.txt && sleep 30\ngrep -q good a.txt");
-    repo.git(&["checkout", "-q", "-b", "topic"]);
-    let mut watch = Watching::start(&repo, &["main..topic"]);
-    repo.write("a.txt", "good slow\n");
-    let commit = repo.commit_all("slow");
-    watch.expect(&format!("commit {} slow: running", &commit.trim()[..12]));
-    let started = (0..200).any(|_| {
-        std::thread::sleep(Duration::from_millis(50));
-        repo.home().join("verify.pid").exists()
-    });
-    assert!(started, "verify.sh never started: {:?}", watch.seen);
+    let (repo, mut watch) = watching_a_slow_commit();
     let verify = std::fs::read_to_string(repo.home().join("verify.pid")).unwrap();
     let (code, lines) = watch.interrupt();
     assert_eq!(code, Some(0), "{lines:?}");
