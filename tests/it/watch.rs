@@ -358,7 +358,7 @@ fn an_edit_during_a_build_that_never_goes_quiet_still_cancels_the_run() {
 /// it, and its worktree is let go.
 #[test]
 fn sigint_during_a_commits_run_leaves_no_process_nor_worktree() {
-    let (repo, mut watch) = watching_a_slow_commit();
+    let (repo, watch) = watching_a_slow_commit();
     let verify = std::fs::read_to_string(repo.home().join("verify.pid")).unwrap();
     let (code, lines) = watch.interrupt();
     assert_eq!(code, Some(0), "{lines:?}");
