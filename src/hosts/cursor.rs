@@ -3,7 +3,8 @@
 //! Cursor sends as the next user message, at most `loop_limit` times (5 by default). The gate
 //! counts those follow-ups as blocks, with `loop_count` (0 on the first stop of a prompt) as
 //! Cursor's own count. A session is `conversation_id`; the repository is the first of
-//! `workspace_roots`. `beforeSubmitPrompt` and `sessionStart` record the session's anchor.
+//! `workspace_roots`. `beforeSubmitPrompt` and `sessionStart` record the session's anchor;
+//! `afterFileEdit` and `afterShellExecution`, Cursor's after-tool events, wake the prover.
 
 use std::path::PathBuf;
 
@@ -12,7 +13,7 @@ use serde_json::{Value, json};
 use super::adapter::Adapter;
 use super::fields::{Object, optional_string, string};
 use super::wiring::{HookEntry, Layout, Scheme};
-use super::{Event, InputError, Start, Stop};
+use super::{AfterTool, Event, InputError, Start, Stop};
 use crate::gate::Message;
 
 /// Cursor's `loop_limit` for follow-up messages, by default.
@@ -44,6 +45,20 @@ const WIRING: Scheme = Scheme {
             stop: true,
             ahead: false,
         },
+        HookEntry {
+            event: "afterFileEdit",
+            command: COMMAND,
+            timeout: None,
+            stop: false,
+            ahead: true,
+        },
+        HookEntry {
+            event: "afterShellExecution",
+            command: COMMAND,
+            timeout: None,
+            stop: false,
+            ahead: true,
+        },
     ],
     timeout_unit_ms: 1000,
     default_timeout: None,
@@ -63,7 +78,7 @@ impl Adapter for Cursor {
     }
 
     fn hook_help(&self) -> &'static str {
-        "Cursor's hooks (sessionStart or beforeSubmitPrompt, stop). Cursor cannot block: a block is a follow-up message"
+        "Cursor's hooks (sessionStart or beforeSubmitPrompt, stop, afterFileEdit, afterShellExecution). Cursor cannot block: a block is a follow-up message"
     }
 
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
@@ -113,6 +128,11 @@ fn parse(map: &Object) -> Result<Event, InputError> {
             claim: None,
             transcript: None,
             background: Vec::new(),
+        })),
+        // The agent edited a file or ran a command: the state may have moved.
+        "afterFileEdit" | "afterShellExecution" => Ok(Event::AfterTool(AfterTool {
+            session: string(map, "conversation_id")?,
+            cwd: workspace_root(map)?,
         })),
         _ => Ok(Event::Other { name }),
     }

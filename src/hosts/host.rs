@@ -471,13 +471,19 @@ mod tests {
         let qwen = br#"{"session_id":"86ca","transcript_path":"/t.jsonl","cwd":"/repo","hook_event_name":"PostToolUse","timestamp":"2026-12-04T21:42:25.087Z","permission_mode":"yolo","tool_name":"write_file","tool_input":{},"tool_response":{},"tool_use_id":"toolu_1"}"#;
         let copilot_camel = br#"{"sessionId":"86ca","timestamp":1795978336226,"cwd":"/repo","toolName":"bash","toolArgs":"{}","toolResult":{"resultType":"success"}}"#;
         let copilot_snake = br#"{"session_id":"86ca","cwd":"/repo","hook_event_name":"PostToolUse","tool_name":"bash"}"#;
-        let cases: [(Host, &[u8], Option<&str>); 6] = [
+        let vscode = br#"{"timestamp":"2026-12-05T10:30:00.000Z","cwd":"/repo","sessionId":"86ca","hookEventName":"PostToolUse","transcript_path":"/t.json","tool_name":"editFiles","tool_input":{"files":["src/main.ts"]},"tool_use_id":"tool-123","tool_response":"ok"}"#;
+        let cursor_edit = br#"{"conversation_id":"86ca","generation_id":"g1","hook_event_name":"afterFileEdit","workspace_roots":["/repo"],"file_path":"/repo/a.txt","edits":[{"old_string":"a","new_string":"b"}]}"#;
+        let cursor_shell = br#"{"conversation_id":"86ca","generation_id":"g1","hook_event_name":"afterShellExecution","workspace_roots":["/repo"],"command":"ls","output":"a.txt"}"#;
+        let cases: [(Host, &[u8], Option<&str>); 9] = [
             (Host::Claude, claude, None),
             (Host::Codex, codex, None),
             (Host::Gemini, gemini, None),
             (Host::Qwen, qwen, None),
             (Host::Copilot, copilot_camel, Some("postToolUse")),
             (Host::Copilot, copilot_snake, None),
+            (Host::Vscode, vscode, None),
+            (Host::Cursor, cursor_edit, None),
+            (Host::Cursor, cursor_shell, None),
         ];
         for (host, payload, arg) in cases {
             let incoming = host.parse(payload, arg).unwrap();
@@ -493,7 +499,9 @@ mod tests {
             let answer = incoming
                 .host
                 .render(Some(&incoming.event), &Message::Silent);
-            assert_eq!(answer, "", "{}", host.title());
+            // Cursor answers every hook in JSON, with nothing in it here.
+            let nothing = if host == Host::Cursor { "{}\n" } else { "" };
+            assert_eq!(answer, nothing, "{}", host.title());
         }
     }
 

@@ -3,7 +3,7 @@
 //! fields are camelCase (`hookEventName`, `sessionId`, `timestamp`, `cwd`) beside snake_case
 //! event fields (`stop_hook_active`, `transcript_path`); there is no turn id and no claim. A
 //! Stop block is `{"hookSpecificOutput":{"hookEventName":"Stop","decision":"block","reason":R}}`;
-//! `systemMessage` is shown to the user.
+//! `systemMessage` is shown to the user. `PostToolUse` wakes the prover.
 
 use std::path::PathBuf;
 
@@ -11,8 +11,10 @@ use serde_json::{Value, json};
 
 use super::adapter::Adapter;
 use super::fields::{Object, flag, optional_string, string};
-use super::wiring::{Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, entry};
-use super::{Event, Host, InputError, Start, Stop};
+use super::wiring::{
+    AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
+};
+use super::{AfterTool, Event, Host, InputError, Start, Stop};
 use crate::gate::Message;
 
 const COMMAND: &str = "git prove-it hook vscode";
@@ -28,6 +30,7 @@ const WIRING: Scheme = Scheme {
     entries: &[
         entry("SessionStart", COMMAND, START_TIMEOUT, false),
         entry("Stop", COMMAND, STOP_TIMEOUT, true),
+        after_tool_entry("PostToolUse", COMMAND, AFTER_TOOL_TIMEOUT),
     ],
     timeout_unit_ms: 1000,
     default_timeout: Some(30),
@@ -47,7 +50,7 @@ impl Adapter for Vscode {
     }
 
     fn hook_help(&self) -> &'static str {
-        "VS Code's agent hooks (SessionStart, Stop)"
+        "VS Code's agent hooks (SessionStart, Stop, PostToolUse)"
     }
 
     /// A payload in Claude Code's dialect is answered as Claude Code.
@@ -93,6 +96,10 @@ fn parse(map: &Object) -> Result<Event, InputError> {
             claim: None,
             transcript: None,
             background: Vec::new(),
+        })),
+        "PostToolUse" => Ok(Event::AfterTool(AfterTool {
+            session: string(map, "sessionId")?,
+            cwd: PathBuf::from(string(map, "cwd")?),
         })),
         _ => Ok(Event::Other { name }),
     }
