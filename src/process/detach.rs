@@ -47,7 +47,13 @@ pub(crate) fn signal(pid: u32) {
 /// so that a signal to the agent's group does not reach it nor it the agent's terminal, and a
 /// priority below the agent's (`nice` 10). Best effort: a process already a group leader keeps
 /// its session.
+///
+/// Where the kernel groups each session for the scheduler (autogroup, `man 7 sched`), a nice
+/// value weighs only against the processes of the same session: the new session's group gets
+/// `nice` 10 too, or its runs would take as much CPU as the agent's whole session.
 pub(crate) fn detach_self() {
     let _ = rustix::process::setsid();
     let _ = rustix::process::nice(10);
+    // Absent where the kernel has no autogroups; raising the value needs no privilege.
+    let _ = std::fs::write("/proc/self/autogroup", "10");
 }

@@ -456,3 +456,29 @@ fn an_after_tool_event_where_the_gate_is_not_armed_leaves_no_trace() {
     assert!(out.stdout.is_empty() && out.stderr.is_empty(), "{out:?}");
     assert!(!repo.path(".git/prove-it").exists());
 }
+
+/// A run ahead must yield the CPU to the agent: the prover's session of its own is also a
+/// scheduling group of its own where the kernel has autogroups, and a nice value weighs only
+/// inside one, so its runs at nice 10 took half the CPU from the agent's own test run.
+#[test]
+fn a_run_ahead_runs_below_the_agent_in_its_scheduling_group_too() {
+    let repo = repository(
+        "set -- $(sed 's/.*) //' /proc/$$/stat)\n\
+         echo \"${17}\" > \"$HOME/nice\"\n\
+         cat /proc/$$/autogroup > \"$HOME/autogroup\" 2> /dev/null\n\
+         true",
+        1,
+    );
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the prover proves the state", || proven(&repo));
+    let read = |name: &str| std::fs::read_to_string(repo.home().join(name)).unwrap_or_default();
+    assert_eq!(read("nice").trim(), "10");
+    // `/autogroup-N nice M` where the kernel has autogroups; nothing where it has none.
+    let group = read("autogroup");
+    assert!(
+        group.is_empty() || group.trim_end().ends_with("nice 10"),
+        "{group}"
+    );
+}
