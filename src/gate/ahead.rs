@@ -308,6 +308,8 @@ impl Ahead<'_> {
         let Some(_run) = self.files.try_lock_run()? else {
             return Ok(Once::Done);
         };
+        // Below the agent again, should a stop have lifted the last run it joined.
+        crate::process::set_group_nice(std::process::id(), crate::process::BELOW_THE_AGENT);
         let watched = Watched::of(&seen, state);
         status.running = Some(Running {
             state: state.to_string(),
@@ -492,6 +494,9 @@ pub(super) fn join(ctx: &Context, seen: &Seen, started_ns: u64) -> Joined {
     if !vouched(&files) {
         return Joined::Not;
     }
+    // The agent now waits for this run: below the agent's priority, on a busy machine it took
+    // longer than the stop's own run would have.
+    crate::process::set_group_nice(pid, 0);
     let timeout = ctx
         .policy
         .as_ref()
