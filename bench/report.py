@@ -394,12 +394,13 @@ def ahead_section():
     beside = [took(a) for s in on for a in s["agent"]]
     by_itself = [took(a) for s in off for a in s["agent"]]
     passed = all(a["rc"] == 0 for s in on + off for a in s["agent"])
-    # How much of each agent's run a run ahead shared (the prover's run in flight beside it).
+    # How much of each agent's run a run ahead shared (the prover's last run, in flight beside
+    # it; the cancelled ones ended at an edit, before it).
     shared = []
     for s in on:
         for a in s["agent"]:
-            overlap = sum(max(0, min(a["end"], r["end"] or a["end"]) - max(a["begin"], r["begin"]))
-                          for r in ahead_runs(s))
+            overlap = sum(max(0, min(a["end"], r["end"]) - max(a["begin"], r["begin"]))
+                          for r in ahead_runs(s) if r["end"])
             shared.append(overlap / (a["end"] - a["begin"]))
     if beside and by_itself:
         ratio = med(beside) / med(by_itself)
