@@ -47,7 +47,32 @@ pub(crate) fn signal(pid: u32) {
 /// so that a signal to the agent's group does not reach it nor it the agent's terminal, and a
 /// priority below the agent's (`nice` 10). Best effort: a process already a group leader keeps
 /// its session.
+///
+/// Where the kernel groups each session for the scheduler (autogroup, `man 7 sched`), a nice
+/// value weighs only against the processes of the same session: the new session's group gets
+/// `nice` 10 too, or its runs would take as much CPU as the agent's whole session.
 pub(crate) fn detach_self() {
     let _ = rustix::process::setsid();
-    let _ = rustix::process::nice(10);
+    let _ = rustix::process::nice(BELOW_THE_AGENT);
+    set_group_nice(std::process::id(), BELOW_THE_AGENT);
+}
+
+/// The nice value of the background prover and of its session's scheduling group.
+pub(crate) const BELOW_THE_AGENT: i32 = 10;
+
+/// Set the nice value of the scheduling group (autogroup) of `pid`'s session, where the kernel
+/// has autogroups: any value from 0 up needs no privilege, so a group lowered to 10 can be
+/// lifted back to 0, which a process's own nice value cannot. Best effort: without autogroups
+/// there is nothing to set; the kernel takes one change per 100 ms system-wide, so a change
+/// refused for that is tried again for up to 300 ms.
+pub(crate) fn set_group_nice(pid: u32, nice: i32) {
+    let path = format!("/proc/{pid}/autogroup");
+    for _ in 0..15 {
+        match std::fs::write(&path, nice.to_string()) {
+            Err(error) if error.raw_os_error() == Some(rustix::io::Errno::AGAIN.raw_os_error()) => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            _ => return,
+        }
+    }
 }

@@ -19,7 +19,7 @@ mod wrap;
 #[cfg(test)]
 pub(crate) use capture::LINE_CAP;
 pub(crate) use companion::Companion;
-pub(crate) use detach::{detach, detach_self, signal, stopped};
+pub(crate) use detach::{BELOW_THE_AGENT, detach, detach_self, set_group_nice, signal, stopped};
 pub(crate) use exit::Exit;
 pub(crate) use interrupt::interrupt_flag;
 pub(crate) use request::{Combined, Request, Stdin, Stream};

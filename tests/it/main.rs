@@ -2,6 +2,7 @@
 
 mod architecture;
 mod bare;
+mod bench_ahead;
 mod bisect;
 mod cannot_test;
 mod check;

@@ -803,3 +803,59 @@ fn a_filtered_push_builds_on_the_remotes_proofs_and_loses_none() {
     assert_eq!(bob.note(&committed), alice.note(&committed));
     assert!(bob.note(&dirty).is_none());
 }
+
+/// A run ahead must yield the CPU to the agent: the prover's session of its own is also a
+/// scheduling group of its own where the kernel has autogroups, and a nice value weighs only
+/// inside one, so its runs at nice 10 took half the CPU from the agent's own test run.
+#[test]
+fn a_run_ahead_runs_below_the_agent_in_its_scheduling_group_too() {
+    let repo = repository(
+        "set -- $(sed 's/.*) //' /proc/$$/stat)\n\
+         echo \"${17}\" > \"$HOME/nice\"\n\
+         cat /proc/$$/autogroup > \"$HOME/autogroup\" 2> /dev/null\n\
+         true",
+        1,
+    );
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the prover proves the state", || proven(&repo));
+    let read = |name: &str| std::fs::read_to_string(repo.home().join(name)).unwrap_or_default();
+    assert_eq!(read("nice").trim(), "10");
+    // `/autogroup-N nice M` where the kernel has autogroups; nothing where it has none.
+    let group = read("autogroup");
+    assert!(
+        group.is_empty() || group.trim_end().ends_with("nice 10"),
+        "{group}"
+    );
+}
+
+/// A run the stop joins is one the agent waits for: kept below the agent's priority, on a busy
+/// machine it took longer than the stop's own run would have. It is lifted while joined, and
+/// the next run ahead is below the agent again.
+#[test]
+fn a_joined_run_is_lifted_to_the_agents_priority_and_the_next_run_is_not() {
+    let repo = repository(
+        "sleep 1\n\
+         cat /proc/$$/autogroup >> \"$HOME/groups\" 2> /dev/null\n\
+         grep -q good a.txt",
+        2,
+    );
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the run ahead starts", || runs(&repo) == 1);
+    assert_eq!(stop(&repo), None);
+    assert_eq!(runs(&repo), 1, "the stop ran verify.sh itself");
+    repo.write("a.txt", "good 2\n");
+    hook(&repo, "PostToolUse");
+    eventually("the next run ahead proves the state", || proven(&repo));
+    let groups = std::fs::read_to_string(repo.home().join("groups")).unwrap_or_default();
+    // Nothing where the kernel has no autogroups.
+    if !groups.is_empty() {
+        let groups: Vec<&str> = groups.lines().collect();
+        assert_eq!(groups.len(), 2, "{groups:?}");
+        assert!(groups[0].ends_with("nice 0"), "{groups:?}");
+        assert!(groups[1].ends_with("nice 10"), "{groups:?}");
+    }
+}
