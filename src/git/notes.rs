@@ -207,7 +207,6 @@ impl<'repo> Notes<'repo> {
     ) -> Result<bool, Error> {
         self.state = None;
         self.index = None;
-        let committer = committer(self.repo)?;
         for attempt in 0..MAX_ATTEMPTS {
             let tip = self.tip()?;
             let root = self.root_tree(tip)?;
@@ -232,20 +231,13 @@ impl<'repo> Notes<'repo> {
             let edit = state
                 .replace(object, blob, self.repo)
                 .map_err(Error::write(format!("the notes tree of {}", self.name)))?;
-            let commit = gix::objs::Commit {
-                tree: edit.tree,
-                parents: tip.into_iter().collect(),
-                author: committer.clone(),
-                committer: committer.clone(),
-                encoding: None,
-                message: format!("{message}\n").into(),
-                extra_headers: Vec::new(),
-            };
-            let commit = self
-                .repo
-                .write_object(&commit)
-                .map_err(Error::write(format!("a notes commit for {}", self.name)))?
-                .detach();
+            let commit = write_notes_commit(
+                self.repo,
+                edit.tree,
+                tip,
+                message,
+                format!("a notes commit for {}", self.name),
+            )?;
             // Another writer moved the ref, or holds its lock: read again and retry.
             if set_ref(self.repo, self.name, commit, tip, message)? {
                 return Ok(true);
@@ -334,6 +326,31 @@ pub(super) fn set_ref(
             source,
         }),
     }
+}
+
+/// Write a commit of a notes ref: `tree` on `parents`, by [`committer`], with `message`; `what`
+/// names it in an error.
+pub(super) fn write_notes_commit(
+    repo: &gix::Repository,
+    tree: ObjectId,
+    parents: impl IntoIterator<Item = ObjectId>,
+    message: &str,
+    what: impl Into<String>,
+) -> Result<ObjectId, Error> {
+    let committer = committer(repo)?;
+    let commit = gix::objs::Commit {
+        tree,
+        parents: parents.into_iter().collect(),
+        author: committer.clone(),
+        committer,
+        encoding: None,
+        message: format!("{message}\n").into(),
+        extra_headers: Vec::new(),
+    };
+    Ok(repo
+        .write_object(&commit)
+        .map_err(Error::write(what))?
+        .detach())
 }
 
 /// Who commits to a notes ref: git's committer identity (`Repo` sets a fallback when none is

@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use gix::ObjectId;
 
 use super::Error;
-use super::notes::{backoff, committer, contention, set_ref};
+use super::notes::{backoff, contention, set_ref, write_notes_commit};
 
 /// How often the local ref is re-read and the merge re-applied when another writer moved it.
 const MAX_ATTEMPTS: u32 = 64;
@@ -147,20 +147,7 @@ impl super::Repo {
                 return Ok(0);
             }
             let tree = state.write(repo).map_err(Error::write(what))?;
-            let committer = committer(repo)?;
-            let commit = gix::objs::Commit {
-                tree,
-                parents: [tip].into_iter().collect(),
-                author: committer.clone(),
-                committer,
-                encoding: None,
-                message: format!("{message}\n").into(),
-                extra_headers: Vec::new(),
-            };
-            let commit = repo
-                .write_object(&commit)
-                .map_err(Error::write("a notes commit"))?
-                .detach();
+            let commit = write_notes_commit(repo, tree, [tip], message, "a notes commit")?;
             if set_ref(repo, name, commit, Some(tip), message)? {
                 return Ok(dropped);
             }
@@ -345,20 +332,7 @@ fn merge_commit(
         changed += 1;
     }
     let tree = state.write(repo).map_err(Error::write(what))?;
-    let committer = committer(repo)?;
-    let commit = gix::objs::Commit {
-        tree,
-        parents: [local, theirs].into_iter().collect(),
-        author: committer.clone(),
-        committer,
-        encoding: None,
-        message: format!("{message}\n").into(),
-        extra_headers: Vec::new(),
-    };
-    let commit = repo
-        .write_object(&commit)
-        .map_err(Error::write("a notes merge commit"))?
-        .detach();
+    let commit = write_notes_commit(repo, tree, [local, theirs], message, "a notes merge commit")?;
     Ok((commit, Merged::Joined { notes: changed }))
 }
 
@@ -416,18 +390,5 @@ pub(crate) fn notes_onto(
             .map_err(Error::write(what))?;
     }
     let tree = state.write(repo).map_err(Error::write(what))?;
-    let committer = committer(repo)?;
-    let commit = gix::objs::Commit {
-        tree,
-        parents: theirs.into_iter().collect(),
-        author: committer.clone(),
-        committer,
-        encoding: None,
-        message: format!("{message}\n").into(),
-        extra_headers: Vec::new(),
-    };
-    Ok(repo
-        .write_object(&commit)
-        .map_err(Error::write("the notes commit to push"))?
-        .detach())
+    write_notes_commit(repo, tree, theirs, message, "the notes commit to push")
 }
