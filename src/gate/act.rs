@@ -48,34 +48,22 @@ pub(crate) fn verdict(
                 }
                 None => lock.hold()?,
             };
-            let pending = std::mem::take(&mut seen.pending);
-            let mut weakened = Vec::new();
             let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
             let how = How {
                 interrupt: &interrupt,
                 ahead: false,
             };
-            let mut wrote = None;
-            let (run, log) = run(
-                ctx,
-                host,
-                event,
-                seen,
-                pending,
-                &mut weakened,
-                &mut wrote,
-                how,
-            )?;
+            let ran = run_seen(ctx, host, event, seen, how)?;
             // Whether this run left the state as it found it, passing or not, decides whether
             // proving ahead may run this worktree's scripts.
-            super::ahead::note_run(ctx, wrote.as_deref());
-            seen.observed.run = Some(run);
+            super::ahead::note_run(ctx, ran.wrote.as_deref());
+            seen.observed.run = Some(ran.facts);
             // The tests a run fell short by are weakenings as the protected paths' are: under
             // `prove-it.weakening = block`, each new one sends the agent back once.
-            seen.observed.weakened.extend(weakened.iter().cloned());
-            seen.tests_weakened = weakened;
+            seen.observed.weakened.extend(ran.weakened.iter().cloned());
+            seen.tests_weakened = ran.weakened;
             match decide(&seen.observed) {
-                Decision::Verdict(verdict) => Ok((verdict, log)),
+                Decision::Verdict(verdict) => Ok((verdict, ran.log)),
                 Decision::Run => unreachable!("a run's result always decides"),
             }
         }
@@ -101,10 +89,33 @@ pub(super) fn run_ahead(
     seen: &mut Seen,
     how: How<'_>,
 ) -> Result<(RunFacts, Option<Vec<String>>), Error> {
+    let ran = run_seen(ctx, host, event, seen, how)?;
+    Ok((ran.facts, ran.wrote))
+}
+
+/// What a run of what was seen showed.
+struct Ran {
+    facts: RunFacts,
+    /// The failing run's own log, kept apart.
+    log: Option<FailedLog>,
+    /// The tests it ran fewer of than its baseline.
+    weakened: Vec<String>,
+    /// The paths it changed in place (`None`: not known).
+    wrote: Option<Vec<String>>,
+}
+
+/// Run the checks pending on what was `seen` (taken from it), or verify.sh.
+fn run_seen(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    seen: &mut Seen,
+    how: How<'_>,
+) -> Result<Ran, Error> {
     let pending = std::mem::take(&mut seen.pending);
     let mut weakened = Vec::new();
     let mut wrote = None;
-    let (facts, _) = run(
+    let (facts, log) = run(
         ctx,
         host,
         event,
@@ -114,7 +125,12 @@ pub(super) fn run_ahead(
         &mut wrote,
         how,
     )?;
-    Ok((facts, wrote))
+    Ok(Ran {
+        facts,
+        log,
+        weakened,
+        wrote,
+    })
 }
 
 /// How the gate proves: for the session, into the session's own log, never streamed.
