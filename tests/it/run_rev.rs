@@ -84,7 +84,11 @@ fn proves_a_commit_without_touching_the_working_tree() {
         std::fs::read_to_string(repo.path("a.txt")).unwrap(),
         "dirty\n"
     );
-    assert_eq!(leftovers(&repo), (0, 0), "the temporary worktree is gone");
+    assert_eq!(
+        leftovers(&repo),
+        (0, 0),
+        "the worktree is let go, its slot free"
+    );
     repo.prove_it(&["check", "HEAD~1"]).assert().code(0);
     repo.prove_it(&["check"]).assert().code(1);
 
