@@ -10,7 +10,6 @@
 //! so: it is `Renames::Unwatched`, never a quiet "nothing moved".
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::{Repo, StateTree};
@@ -19,7 +18,8 @@ use super::{Repo, StateTree};
 /// renames cannot be watched.
 const NO_RENAME_WATCH_ENV: &str = "PROVE_IT_TEST_NO_RENAME_WATCH";
 
-/// How long to wait, once the run has ended, for the watch to deliver what the kernel queued.
+/// How long to wait, once the run has ended, for the kernel to queue the sentinel's rename
+/// (it is queued before `rename` returns: this bounds a platform that behaves otherwise).
 const DRAIN_WAIT: Duration = Duration::from_secs(5);
 
 /// The folder of the state directory where a sentinel is renamed to learn that every earlier
@@ -37,22 +37,28 @@ pub(crate) enum Renames {
 }
 
 /// A watch on the state's directories, from [`Repo::watch_renames`] until [`RenameWatch::end`].
+///
+/// One inotify descriptor, read by whoever holds the watch (no thread of its own): the run's
+/// progress ticks empty the kernel's queue while the run goes on ([`RenameWatch::collect`]),
+/// and [`RenameWatch::end`] reads the rest.
 pub(crate) struct RenameWatch {
     workdir: PathBuf,
     inner: Option<Watching>,
 }
 
-struct Watching {
-    #[cfg(target_os = "linux")]
-    _watcher: notify::INotifyWatcher,
-    seen: Arc<Mutex<Seen>>,
-    sentinel_dir: PathBuf,
-}
+/// Inotify descriptors whose watches have all been removed, for the next watch: closing one
+/// waits for the kernel to retire its watches (milliseconds), so a process closes them once,
+/// when it exits.
+static IDLE: std::sync::Mutex<Vec<rustix::fd::OwnedFd>> = std::sync::Mutex::new(Vec::new());
 
-#[derive(Default)]
-struct Seen {
+struct Watching {
+    /// Taken back to [`IDLE`] when the watch is dropped.
+    fd: Option<rustix::fd::OwnedFd>,
+    /// Each watch's directory, by its descriptor.
+    dirs: std::collections::HashMap<i32, PathBuf>,
     moved: Vec<PathBuf>,
     lost: bool,
+    sentinel_dir: PathBuf,
 }
 
 impl Repo {
@@ -72,42 +78,44 @@ impl Repo {
 
 #[cfg(target_os = "linux")]
 fn start(workdir: &Path, state: &StateTree, sentinel_dir: PathBuf) -> Option<Watching> {
-    use notify::Watcher as _;
+    use rustix::fs::inotify;
     if cfg!(debug_assertions) && std::env::var_os(NO_RENAME_WATCH_ENV).is_some() {
         return None;
     }
-    let seen = Arc::new(Mutex::new(Seen::default()));
-    let sink = Arc::clone(&seen);
-    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-        let Ok(mut seen) = sink.lock() else { return };
-        match event {
-            Ok(event) if event.need_rescan() => seen.lost = true,
-            Ok(event) => {
-                if let notify::EventKind::Modify(notify::event::ModifyKind::Name(_)) = event.kind {
-                    seen.moved.extend(event.paths);
-                }
-            }
-            Err(_) => seen.lost = true,
+    let fd = match IDLE.lock().ok().and_then(|mut idle| idle.pop()) {
+        Some(fd) => fd,
+        None => {
+            inotify::init(inotify::CreateFlags::CLOEXEC | inotify::CreateFlags::NONBLOCK).ok()?
         }
-    })
-    .ok()?;
+    };
+    let mask = inotify::WatchFlags::MOVED_FROM
+        | inotify::WatchFlags::MOVED_TO
+        | inotify::WatchFlags::MOVE_SELF
+        | inotify::WatchFlags::DONT_FOLLOW;
     let dirs = std::iter::once(workdir.to_owned())
         .chain(state.dir_paths().map(|dir| workdir.join(dir)))
         .chain(std::iter::once(sentinel_dir.clone()));
+    let mut watching = Watching {
+        fd: Some(fd),
+        dirs: std::collections::HashMap::new(),
+        moved: Vec::new(),
+        lost: false,
+        sentinel_dir,
+    };
+    let fd = watching.fd.as_ref()?;
     for dir in dirs {
-        match watcher.watch(&dir, notify::RecursiveMode::NonRecursive) {
-            Ok(()) => {}
+        match inotify::add_watch(fd, &dir, mask) {
+            Ok(wd) => {
+                watching.dirs.insert(wd, dir);
+            }
             // A directory of the state absent from disk (left out by a sparse checkout): its
             // parent's watch sees anything renamed into its place.
-            Err(error) if matches!(error.kind, notify::ErrorKind::PathNotFound) => {}
+            Err(rustix::io::Errno::NOENT) => {}
+            // The watch limit, or anything else: renames cannot be watched.
             Err(_) => return None,
         }
     }
-    Some(Watching {
-        _watcher: watcher,
-        seen,
-        sentinel_dir,
-    })
+    Some(watching)
 }
 
 #[cfg(not(target_os = "linux"))]
@@ -115,23 +123,95 @@ fn start(_workdir: &Path, _state: &StateTree, _sentinel_dir: PathBuf) -> Option<
     None
 }
 
+impl Watching {
+    /// Read every event the kernel has queued: the paths renamed, by their old or new name
+    /// (a watched directory moved itself is its own path).
+    #[cfg(target_os = "linux")]
+    fn read_queued(&mut self) {
+        use rustix::fs::inotify;
+        let Some(fd) = &self.fd else { return };
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+        let mut reader = inotify::Reader::new(fd, &mut buf);
+        loop {
+            match reader.next() {
+                Ok(event) => {
+                    let flags = event.events();
+                    if flags.contains(inotify::ReadFlags::QUEUE_OVERFLOW) {
+                        self.lost = true;
+                        continue;
+                    }
+                    let Some(dir) = self.dirs.get(&event.wd()) else {
+                        continue;
+                    };
+                    if flags
+                        .intersects(inotify::ReadFlags::MOVED_FROM | inotify::ReadFlags::MOVED_TO)
+                    {
+                        if let Some(name) = event.file_name() {
+                            use std::os::unix::ffi::OsStrExt as _;
+                            let name = std::ffi::OsStr::from_bytes(name.to_bytes());
+                            self.moved.push(dir.join(name));
+                        }
+                    } else if flags.contains(inotify::ReadFlags::MOVE_SELF) {
+                        self.moved.push(dir.clone());
+                    }
+                }
+                Err(rustix::io::Errno::AGAIN | rustix::io::Errno::INTR) => return,
+                Err(_) => {
+                    self.lost = true;
+                    return;
+                }
+            }
+        }
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    fn read_queued(&mut self) {}
+}
+
+impl Drop for Watching {
+    /// Remove every watch and read what they queued (their removal's own events too), so
+    /// that the descriptor is empty for the next watch; one that cannot be emptied is closed.
+    fn drop(&mut self) {
+        let Some(fd) = self.fd.take() else { return };
+        #[cfg(target_os = "linux")]
+        {
+            let removed = self
+                .dirs
+                .keys()
+                .all(|&wd| rustix::fs::inotify::remove_watch(&fd, wd).is_ok());
+            self.lost = false;
+            self.dirs.clear();
+            self.fd = Some(fd);
+            self.read_queued();
+            let fd = self.fd.take();
+            if let (true, false, Some(fd)) = (removed, self.lost, fd)
+                && let Ok(mut idle) = IDLE.lock()
+            {
+                idle.push(fd);
+            }
+        }
+    }
+}
+
 impl RenameWatch {
+    /// Read what the kernel queued so far, so that a long run's renames never overflow its
+    /// queue.
+    pub(crate) fn collect(&mut self) {
+        if let Some(watching) = &mut self.inner {
+            watching.read_queued();
+        }
+    }
+
     /// Stop watching once the run has ended: the paths of `before` or `after` (the states
     /// around the run) that were renamed while it went on, or `Unwatched`.
     pub(crate) fn end(self, before: &StateTree, after: &StateTree) -> Renames {
-        let Some(watching) = self.inner else {
+        let Some(mut watching) = self.inner else {
             return Renames::Unwatched;
         };
-        if !drained(&watching) {
+        if !drained(&mut watching) || watching.lost {
             return Renames::Unwatched;
         }
-        let Ok(seen) = watching.seen.lock() else {
-            return Renames::Unwatched;
-        };
-        if seen.lost {
-            return Renames::Unwatched;
-        }
-        let mut renamed: Vec<String> = seen
+        let mut renamed: Vec<String> = watching
             .moved
             .iter()
             .filter_map(|path| path.strip_prefix(&self.workdir).ok())
@@ -144,10 +224,10 @@ impl RenameWatch {
     }
 }
 
-/// Rename a sentinel in its folder of the state directory and wait until the watch reports
+/// Rename a sentinel in its folder of the state directory and read until the watch reports
 /// it: the kernel queues events in order, so every rename made before the run ended has then
 /// been read.
-fn drained(watching: &Watching) -> bool {
+fn drained(watching: &mut Watching) -> bool {
     let name = format!("{}-{}", std::process::id(), thread_id());
     let from = watching.sentinel_dir.join(format!("{name}.new"));
     let to = watching.sentinel_dir.join(format!("{name}.done"));
@@ -157,14 +237,12 @@ fn drained(watching: &Watching) -> bool {
     }
     let waited = Instant::now();
     let seen_it = loop {
-        let reported = watching
-            .seen
-            .lock()
-            .is_ok_and(|seen| seen.moved.contains(&to));
-        if reported || waited.elapsed() > DRAIN_WAIT {
+        watching.read_queued();
+        let reported = watching.moved.contains(&to);
+        if reported || watching.lost || waited.elapsed() > DRAIN_WAIT {
             break reported;
         }
-        std::thread::sleep(Duration::from_millis(2));
+        std::thread::sleep(Duration::from_millis(1));
     };
     let _ = std::fs::remove_file(&to);
     seen_it
@@ -174,4 +252,52 @@ fn drained(watching: &Watching) -> bool {
 fn thread_id() -> String {
     let id = format!("{:?}", std::thread::current().id());
     id.chars().filter(char::is_ascii_digit).collect()
+}
+
+#[cfg(all(test, target_os = "linux"))]
+mod tests {
+    use super::super::test_repo::git_repo;
+    use super::Renames;
+
+    // The watch is read by whoever holds it, with no thread of its own: a long run that
+    // renames far more than the kernel's queue holds (16384 events by default) is still
+    // watched, as long as its progress ticks collect what was queued.
+    #[test]
+    fn a_long_run_of_renames_overflows_nothing_when_collected() {
+        let (dir, repo) = git_repo();
+        std::fs::create_dir(dir.path().join("src")).unwrap();
+        std::fs::write(dir.path().join("src/lib.txt"), "kept\n").unwrap();
+        let state = repo.state_tree(false).unwrap();
+        let mut watch = repo.watch_renames(&state);
+        let (a, b) = (dir.path().join("src/tmp.a"), dir.path().join("src/tmp.b"));
+        std::fs::write(&a, "").unwrap();
+        for round in 0..12_000 {
+            std::fs::rename(&a, &b).unwrap();
+            std::fs::rename(&b, &a).unwrap();
+            if round % 1_000 == 0 {
+                watch.collect();
+            }
+        }
+        std::fs::remove_file(&a).unwrap();
+        // Neither name is a path of the state.
+        assert_eq!(watch.end(&state, &state), Renames::Watched(Vec::new()));
+    }
+
+    // A watch's descriptor is kept for the next one (closing it costs milliseconds): what the
+    // first watch saw is never reported by the second.
+    #[test]
+    fn a_kept_descriptor_carries_nothing_into_the_next_watch() {
+        let (dir, repo) = git_repo();
+        std::fs::write(dir.path().join("a.txt"), "a\n").unwrap();
+        let state = repo.state_tree(false).unwrap();
+        let first = repo.watch_renames(&state);
+        std::fs::rename(dir.path().join("a.txt"), dir.path().join("b.txt")).unwrap();
+        std::fs::rename(dir.path().join("b.txt"), dir.path().join("a.txt")).unwrap();
+        assert_eq!(
+            first.end(&state, &state),
+            Renames::Watched(vec!["a.txt".to_string()])
+        );
+        let second = repo.watch_renames(&state);
+        assert_eq!(second.end(&state, &state), Renames::Watched(Vec::new()));
+    }
 }

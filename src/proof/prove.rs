@@ -396,7 +396,7 @@ pub(crate) fn prove_checks(
     let started = attempt.clock.now_seconds();
     // A directory moved away and back keeps its files' ctimes: renames are watched instead,
     // from before the start until every run has ended.
-    let watch = repo.watch_renames(before);
+    let mut watch = repo.watch_renames(before);
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
     let reports = repo.state_dir()?.join(REPORTS_DIR);
@@ -408,7 +408,12 @@ pub(crate) fn prove_checks(
         &attempt.view,
         attempt.env_remove,
         jobs,
-        on_progress,
+        &mut |progress| {
+            if let Progress::Tick(_) = progress {
+                watch.collect();
+            }
+            on_progress(progress);
+        },
     )?;
     // A failing check runs again, up to `retries` times, until it passes (a flaky one); one
     // interrupted is never run again.
@@ -438,7 +443,12 @@ pub(crate) fn prove_checks(
             &attempt.view,
             attempt.env_remove,
             jobs,
-            on_progress,
+            &mut |progress| {
+                if let Progress::Tick(_) = progress {
+                    watch.collect();
+                }
+                on_progress(progress);
+            },
         )?;
         for (i, ran) in again.into_iter().zip(rerun) {
             failures[i] += 1;
