@@ -90,13 +90,18 @@ impl Repo {
     pub(crate) fn mark_run_start(&self) -> Result<FsTime, Error> {
         let mut marker = Marker::new(self)?;
         let created = marker.stamp()?;
+        // A kernel with multigrain timestamps stamps a file whose ctime was just read with a
+        // fine-grained time: the next stamp is later at once. Otherwise the coarse clock
+        // ticks within a few milliseconds: wait a little longer each time.
         let waited = Instant::now();
+        let mut pause = Duration::ZERO;
         while waited.elapsed() < TICK_WAIT {
-            std::thread::sleep(Duration::from_millis(1));
             let now = marker.stamp()?;
             if now > created {
                 return Ok(now);
             }
+            std::thread::sleep(pause);
+            pause = (pause * 2).clamp(Duration::from_micros(50), Duration::from_millis(1));
         }
         Ok(FsTime {
             secs: created.secs,
