@@ -430,7 +430,7 @@ impl Bisect<'_> {
         }
         let worktree = match self.worktree.take() {
             Some(worktree) => {
-                worktree.switch(commit.info.id)?;
+                worktree.switch(self.repo, commit.info.id)?;
                 worktree
             }
             None => self.repo.add_temp_worktree(commit.info.id)?,

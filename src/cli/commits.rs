@@ -207,6 +207,12 @@ pub(crate) fn prove_in(
         Ok(state)
     };
     let mut state = read()?;
+    if state.id != commit.tree && worktree.moved_in_place() {
+        // Moved in this process, only what differs between the commits was written: a file
+        // the commit before's run changed in place is written back by git.
+        worktree.checkout_with_git(commit.id)?;
+        state = read()?;
+    }
     if state.id != commit.tree {
         // What the commit before's run left untracked goes only where there is some.
         worktree.clean()?;

@@ -227,7 +227,7 @@ fn worker(
             break;
         };
         let checked_out = match &worktree {
-            Some(worktree) => worktree.switch(commit.id),
+            Some(worktree) => worktree.switch(repo, commit.id),
             None => repo.add_temp_worktree(commit.id).map(|new| {
                 worktree = Some(new);
             }),

@@ -342,7 +342,7 @@ impl Watch<'_> {
     ) -> Result<Once, Failure> {
         let repo = &self.ctx.repo;
         let checkout = match worktree.take() {
-            Some(reused) => match reused.switch(commit.id) {
+            Some(reused) => match reused.switch(repo, commit.id) {
                 Ok(()) => reused,
                 Err(_) => {
                     crate::isolation::release(reused.path());

@@ -3,10 +3,12 @@
 //! with its files (run logs, the ledger, session files, the announcement marker).
 //!
 //! Nothing here prints, spawns verify.sh or decides anything; it observes and records. It never
-//! takes `index.lock` and never writes the user's index. It stores and loads note texts without
-//! knowing their format: how two notes merge is the caller's to say.
+//! takes the user's `index.lock` and never writes the user's index (a commit worktree's own
+//! index it writes when it moves that worktree to another commit: `checkout`). It stores and
+//! loads note texts without knowing their format: how two notes merge is the caller's to say.
 
 mod ahead_files;
+mod checkout;
 mod config;
 mod error;
 mod hiding_rules;

@@ -1,8 +1,9 @@
 //! The linked worktrees that hold one commit each, for proving a commit rather than the working
 //! state: kept in the user's cache between commands (slots, each taken under an `flock`), so
 //! that a command moves one to its commit with the smallest checkout instead of writing every
-//! file of a new one. gix cannot add linked worktrees nor check a commit out over another, so
-//! this module runs `git worktree add`, `git checkout` and `git clean` for that.
+//! file of a new one. gix cannot add linked worktrees, so this module runs `git worktree add`
+//! (and `git clean`); a worktree is moved to another commit in this process where nothing of
+//! git's changes what a checkout writes (`checkout`), else by `git checkout`.
 
 use std::path::{Path, PathBuf};
 
@@ -50,6 +51,8 @@ pub(crate) struct TempWorktree {
     /// The last reading of its files from disk, which the next may trust for the files
     /// unchanged since (their ctimes say so, whatever moved the worktree in between).
     read: std::cell::Cell<Option<IndexTrust>>,
+    /// Whether the last move to a commit was made in this process.
+    in_place: std::cell::Cell<bool>,
     /// The slot's `flock`, held while this command uses the worktree.
     _lock: std::fs::File,
 }
@@ -112,6 +115,7 @@ impl Repo {
                 git_link: home.join(GIT_LINK_DIR),
                 set_up_for: std::cell::Cell::new(None),
                 read: std::cell::Cell::new(None),
+                in_place: std::cell::Cell::new(false),
                 _lock: lock,
             };
             // `git worktree add` reads every other worktree's administrative files, and one
@@ -323,7 +327,29 @@ impl TempWorktree {
     /// by [`TempWorktree::clean`], which the caller asks for when the state read afterwards is
     /// not the commit's tree; ignored files (build caches) are kept, so that a worktree reused
     /// along a range builds incrementally. They are no part of a state tree.
-    pub(crate) fn switch(&self, commit: ObjectId) -> Result<(), Error> {
+    ///
+    /// In this process where it can be ([`Repo::checkout_in_place`]); then only what differs
+    /// between the index and the commit is written, and a file a run changed in place is left
+    /// as it is: the caller, whose reading shows it, asks [`TempWorktree::checkout_with_git`].
+    pub(crate) fn switch(&self, repo: &Repo, commit: ObjectId) -> Result<(), Error> {
+        let here = repo.open_linked_worktree(&self.path);
+        let in_place = here.is_ok_and(|here| here.checkout_in_place(commit).is_ok());
+        self.in_place.set(in_place);
+        if in_place {
+            return Ok(());
+        }
+        self.checkout_with_git(commit)
+    }
+
+    /// Whether the last [`TempWorktree::switch`] moved the worktree in this process.
+    pub(crate) fn moved_in_place(&self) -> bool {
+        self.in_place.get()
+    }
+
+    /// `git checkout --force`: every tracked file as `commit` holds it, whatever a run did to
+    /// it.
+    pub(crate) fn checkout_with_git(&self, commit: ObjectId) -> Result<(), Error> {
+        self.in_place.set(false);
         run(
             self.git_here()
                 .args(["checkout", "--detach", "--force", "--quiet"])
@@ -374,7 +400,7 @@ impl TempWorktree {
     /// Move a kept worktree to `commit` and remove everything else from it, ignored files
     /// too: nothing an earlier command (or anyone since) left there reaches this one's runs.
     fn reset(&self, commit: ObjectId) -> Result<(), Error> {
-        self.switch(commit)?;
+        self.checkout_with_git(commit)?;
         run(self.git_here().args(["clean", "-ffdxq"]), "clean")
     }
 

@@ -510,3 +510,150 @@ fn untracked_files_a_run_leaves_are_gone_before_the_next_commit_runs() {
         "the second and third runs see the ignored cache and not the untracked file: {seen}"
     );
 }
+
+/// What a verify.sh that describes its worktree appends to `seen`: the commit checked out,
+/// `git status` (nothing), and every path with its type, mode bits and content, one line.
+fn describing_verify(seen: &Path) -> String {
+    format!(
+        "#!/bin/sh\n{{ echo \"head $(git rev-parse HEAD)\"; echo \"status $(git status --porcelain | tr '\\n' ' ')\"; find . -path ./.git -prune -o \\( -type f -o -type l \\) -print | sort | while read -r f; do if [ -L \"$f\" ]; then echo \"$f link $(readlink \"$f\")\"; else echo \"$f $(stat -c %a \"$f\") $(cat \"$f\" | tr '\\n' ' ')\"; fi; done; echo end; }} >> '{}'\n",
+        seen.display()
+    )
+}
+
+/// The same description, from the commit's own tree as git checks it out.
+fn described_by_git(repo: &TestRepo, commit: &str) -> String {
+    let dir = tempfile::tempdir().unwrap();
+    let out = repo.home().join("described-by-git");
+    let _ = std::fs::remove_file(&out);
+    repo.git(&[
+        "worktree",
+        "add",
+        "--detach",
+        "--quiet",
+        dir.path().join("wt").to_str().unwrap(),
+        commit,
+    ]);
+    let script = describing_verify(&out);
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(&script[script.find('\n').unwrap() + 1..])
+        .current_dir(dir.path().join("wt"))
+        .status()
+        .unwrap();
+    assert!(status.success());
+    repo.git(&[
+        "worktree",
+        "remove",
+        "--force",
+        dir.path().join("wt").to_str().unwrap(),
+    ]);
+    std::fs::read_to_string(&out).unwrap()
+}
+
+/// A worktree moved from commit to commit in this process (no `git checkout`) holds exactly
+/// what git would check out: files changed, added in new folders, removed with the folders
+/// they empty, a mode changed, a link added and retargeted; HEAD at the commit and `git
+/// status` clean, for tools that ask git.
+#[test]
+fn a_worktree_moved_in_place_holds_what_git_checks_out_and_a_clean_index() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.write("verify.sh", &describing_verify(&seen));
+    repo.chmod("verify.sh", 0o755);
+    repo.write("a.txt", "a 1\n");
+    repo.write("gone/deep/b.txt", "b\n");
+    repo.write("tool.sh", "echo tool\n");
+    repo.commit_all("base");
+    repo.write("a.txt", "a 2\n");
+    repo.remove("gone/deep/b.txt");
+    repo.chmod("tool.sh", 0o755);
+    repo.symlink("a.txt", "link");
+    repo.write("new/deep/c.txt", "c\n");
+    let second = repo.commit_all("second");
+    repo.remove("link");
+    repo.symlink("new/deep/c.txt", "link");
+    repo.remove("new/deep/c.txt");
+    repo.write("new/deep/c.txt/inside.txt", "a folder where a file was\n");
+    std::fs::remove_dir_all(repo.path("gone")).unwrap();
+    repo.write("gone", "a file where a folder was\n");
+    let third = repo.commit_all("third");
+    repo.prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .assert()
+        .code(0);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let runs: Vec<&str> = seen.split_inclusive("end\n").collect();
+    assert_eq!(runs.len(), 2, "{seen}");
+    assert_eq!(runs[0], described_by_git(&repo, &second), "{seen}");
+    assert_eq!(runs[1], described_by_git(&repo, &third), "{seen}");
+    assert!(runs[1].contains(&format!("head {third}")), "{seen}");
+    assert!(runs[1].contains("status \n"), "{seen}");
+}
+
+/// The move in place writes only what differs between two commits: a file the run before
+/// changed in place is not among them, so the reading that follows shows it, and git puts it
+/// back before the next commit runs, which sees the commit's bytes, and is proven.
+#[test]
+fn a_file_a_run_wrote_in_place_is_the_commits_again_for_the_next_run() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    history(
+        &repo,
+        2,
+        &[],
+        &format!(
+            "cat kept.txt >> '{}'\necho spoiled > kept.txt",
+            seen.display()
+        ),
+    );
+    repo.write("kept.txt", "as committed\n");
+    repo.commit_all("kept");
+    repo.write("state.txt", "good 3\n");
+    repo.commit_all("commit 3");
+    repo.prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .assert()
+        .code(1);
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        ["as committed", "as committed"],
+        "{seen}"
+    );
+}
+
+/// A run that swaps a folder of its worktree for a link to a folder elsewhere cannot have the
+/// next commit's files written through the link, outside the worktree: the link is seen and
+/// git checks the commit out, as it checks out over links.
+#[test]
+fn a_folder_swapped_for_a_link_takes_no_write_outside_the_worktree() {
+    let repo = TestRepo::new();
+    let outside = repo.home().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("file.txt"), "outside\n").unwrap();
+    history(
+        &repo,
+        0,
+        &[],
+        &format!(
+            "cat src/file.txt >> '{0}.seen'\nrm -rf src && ln -s '{0}' src",
+            outside.display()
+        ),
+    );
+    for n in 1..=2 {
+        repo.write("src/file.txt", &format!("commit {n}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    repo.prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .assert()
+        .code(1);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("file.txt")).unwrap(),
+        "outside\n",
+        "a commit's file was written through the link"
+    );
+    let seen = std::fs::read_to_string(outside.with_extension("seen")).unwrap();
+    assert_eq!(
+        seen.lines().collect::<Vec<_>>(),
+        ["commit 1", "commit 2"],
+        "{seen}"
+    );
+}
