@@ -898,86 +898,110 @@ fn run_all(
         dirs.push(dir);
     }
     let dirs = &dirs;
+    // One plan's run, and the tests its reports name.
+    let run_one = |index: usize, plan: Plan, on_tick: &mut dyn FnMut(Duration)| {
+        let mut env = plan.env.clone();
+        env.push((REPORTS_VAR.into(), dirs[index].path().into()));
+        let ran = verify::run(
+            verify::Request {
+                program: &plan.program,
+                workdir: &plan.dir,
+                env: &env,
+                timeout,
+                log_path: Some(&plan.log),
+                log_cap: verify::LOG_CAP,
+                tail_lines: TAIL_LINES,
+                echo: plan.echo,
+                interrupt,
+                view,
+                env_remove,
+            },
+            on_tick,
+        );
+        // Read at once, then removed: what a process the script left behind writes there
+        // later is never read.
+        let tests = tests_of_run(dirs[index].path(), &plan.log);
+        let _ = std::fs::remove_dir_all(dirs[index].path());
+        (ran, tests)
+    };
     let read_slots: std::sync::Mutex<Vec<Option<TestsRead>>> =
         std::sync::Mutex::new((0..plans.len()).map(|_| None).collect());
     let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
     let logs: Vec<std::path::PathBuf> = plans.iter().map(|plan| plan.log.clone()).collect();
     let count = plans.len();
-    let queue = std::sync::Mutex::new(plans.into_iter().enumerate().collect::<Vec<_>>());
-    let (sender, receiver) = std::sync::mpsc::channel::<Event>();
     let mut results: Vec<Option<Result<verify::Ran, verify::Error>>> =
         (0..count).map(|_| None).collect();
-    let began = std::time::Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..jobs.clamp(1, count.max(1)) {
-            let sender = sender.clone();
-            let queue = &queue;
-            let read_slots = &read_slots;
-            scope.spawn(move || {
-                loop {
-                    let next = queue.lock().map(|mut queue| {
-                        if queue.is_empty() {
-                            None
-                        } else {
-                            Some(queue.remove(0))
-                        }
-                    });
-                    let Ok(Some((index, plan))) = next else {
-                        break;
-                    };
-                    let _ = sender.send(Event::Started(index));
-                    let mut env = plan.env.clone();
-                    env.push((REPORTS_VAR.into(), dirs[index].path().into()));
-                    let ran = verify::run(
-                        verify::Request {
-                            program: &plan.program,
-                            workdir: &plan.dir,
-                            env: &env,
-                            timeout,
-                            log_path: Some(&plan.log),
-                            log_cap: verify::LOG_CAP,
-                            tail_lines: TAIL_LINES,
-                            echo: plan.echo,
-                            interrupt,
-                            view,
-                            env_remove,
-                        },
-                        &mut |_| {},
-                    );
-                    // Read at once, then removed: what a process the script left behind
-                    // writes there later is never read.
-                    let tests = tests_of_run(dirs[index].path(), &plan.log);
-                    let _ = std::fs::remove_dir_all(dirs[index].path());
-                    if let Ok(mut slots) = read_slots.lock() {
-                        slots[index] = Some(tests);
-                    }
-                    let _ = sender.send(Event::Ended(index, ran));
-                }
+    let mut ended = |index: usize,
+                     ran: Result<verify::Ran, verify::Error>,
+                     on_progress: &mut dyn FnMut(Progress<'_>)| {
+        if let Ok(ran) = &ran {
+            on_progress(Progress::Ended {
+                check: &names[index],
+                passed: ran.passed(),
+                duration: ran.duration,
             });
         }
-        drop(sender);
-        let mut ended = 0;
-        while ended < count {
-            match receiver.recv_timeout(Duration::from_millis(200)) {
-                Ok(Event::Started(index)) => on_progress(Progress::Started(&names[index])),
-                Ok(Event::Ended(index, ran)) => {
-                    ended += 1;
-                    if let Ok(ran) = &ran {
-                        on_progress(Progress::Ended {
-                            check: &names[index],
-                            passed: ran.passed(),
-                            duration: ran.duration,
-                        });
-                    }
-                    results[index] = Some(ran);
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    on_progress(Progress::Tick(began.elapsed()));
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+        results[index] = Some(ran);
+    };
+    if jobs.clamp(1, count.max(1)) == 1 {
+        // One at a time: each on this thread, the progress ticking from its own wait.
+        let began = std::time::Instant::now();
+        for (index, plan) in plans.into_iter().enumerate() {
+            on_progress(Progress::Started(&names[index]));
+            let (ran, tests) = run_one(index, plan, &mut |_| {
+                on_progress(Progress::Tick(began.elapsed()));
+            });
+            if let Ok(mut slots) = read_slots.lock() {
+                slots[index] = Some(tests);
             }
+            ended(index, ran, on_progress);
         }
-    });
+    } else {
+        let queue = std::sync::Mutex::new(plans.into_iter().enumerate().collect::<Vec<_>>());
+        let (sender, receiver) = std::sync::mpsc::channel::<Event>();
+        let began = std::time::Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.clamp(1, count.max(1)) {
+                let sender = sender.clone();
+                let (queue, read_slots, run_one) = (&queue, &read_slots, &run_one);
+                scope.spawn(move || {
+                    loop {
+                        let next = queue.lock().map(|mut queue| {
+                            if queue.is_empty() {
+                                None
+                            } else {
+                                Some(queue.remove(0))
+                            }
+                        });
+                        let Ok(Some((index, plan))) = next else {
+                            break;
+                        };
+                        let _ = sender.send(Event::Started(index));
+                        let (ran, tests) = run_one(index, plan, &mut |_| {});
+                        if let Ok(mut slots) = read_slots.lock() {
+                            slots[index] = Some(tests);
+                        }
+                        let _ = sender.send(Event::Ended(index, ran));
+                    }
+                });
+            }
+            drop(sender);
+            let mut done = 0;
+            while done < count {
+                match receiver.recv_timeout(Duration::from_millis(200)) {
+                    Ok(Event::Started(index)) => on_progress(Progress::Started(&names[index])),
+                    Ok(Event::Ended(index, ran)) => {
+                        done += 1;
+                        ended(index, ran, on_progress);
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        on_progress(Progress::Tick(began.elapsed()));
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+        });
+    }
     let read = read_slots
         .into_inner()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
