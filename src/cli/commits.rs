@@ -197,7 +197,7 @@ pub(crate) fn prove_in(
     how: &CommitRun<'_>,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<Proved, super::Failure> {
-    let checkout = repo.open_linked_worktree(worktree.path())?;
+    let checkout = worktree.repo(repo)?.handle();
     // Read from disk (only the files changed since the worktree's last reading): the state
     // every run here is keyed by, unless a setup changes it.
     let read = || -> Result<git::StateTree, super::Failure> {
@@ -401,9 +401,7 @@ fn set_up(
     if finished.success() {
         // The checks must run on the commit's files: a setup may write only what the state
         // leaves out (ignored files such as node_modules), never change a file of the commit.
-        let after = repo
-            .open_linked_worktree(worktree.path())
-            .and_then(|wt| wt.state_tree(false))?;
+        let after = worktree.repo(repo)?.state_tree(false)?;
         if after.id == commit.tree {
             worktree.mark_set_up(Some(key));
             return Ok(SetUp::Ran { log });

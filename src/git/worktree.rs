@@ -53,6 +53,8 @@ pub(crate) struct TempWorktree {
     read: std::cell::Cell<Option<IndexTrust>>,
     /// Whether the last move to a commit was made in this process.
     in_place: std::cell::Cell<bool>,
+    /// The worktree opened as a repository of its own, once.
+    opened: std::cell::OnceCell<Repo>,
     /// The slot's `flock`, held while this command uses the worktree.
     _lock: std::fs::File,
 }
@@ -116,6 +118,7 @@ impl Repo {
                 set_up_for: std::cell::Cell::new(None),
                 read: std::cell::Cell::new(None),
                 in_place: std::cell::Cell::new(false),
+                opened: std::cell::OnceCell::new(),
                 _lock: lock,
             };
             // `git worktree add` reads every other worktree's administrative files, and one
@@ -332,13 +335,24 @@ impl TempWorktree {
     /// between the index and the commit is written, and a file a run changed in place is left
     /// as it is: the caller, whose reading shows it, asks [`TempWorktree::checkout_with_git`].
     pub(crate) fn switch(&self, repo: &Repo, commit: ObjectId) -> Result<(), Error> {
-        let here = repo.open_linked_worktree(&self.path);
-        let in_place = here.is_ok_and(|here| here.checkout_in_place(commit).is_ok());
+        let in_place = self
+            .repo(repo)
+            .is_ok_and(|here| here.checkout_in_place(commit).is_ok());
         self.in_place.set(in_place);
         if in_place {
             return Ok(());
         }
         self.checkout_with_git(commit)
+    }
+
+    /// This worktree as a repository of its own (`repo` is the one it belongs to), opened once
+    /// a command: another handle on it with [`Repo::handle`].
+    pub(crate) fn repo(&self, repo: &Repo) -> Result<&Repo, Error> {
+        if let Some(opened) = self.opened.get() {
+            return Ok(opened);
+        }
+        let opened = repo.open_linked_worktree(&self.path)?;
+        Ok(self.opened.get_or_init(|| opened))
     }
 
     /// Whether the last [`TempWorktree::switch`] moved the worktree in this process.
