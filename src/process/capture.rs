@@ -1,5 +1,7 @@
-//! Reading a child's output pipes on threads, into bounded sinks: raw bytes (the first or the
-//! last so many), or lines (a tail of lines, a capped log file on disk, a raw echo).
+//! Reading a child's output pipes into bounded sinks: raw bytes (the first or the last so
+//! many), or lines (a tail of lines, a capped log file on disk, a raw echo). A pipe is read on
+//! a thread of its own, or on the thread that waits for the child (`Inline`), which then
+//! polls it beside the child's exit.
 
 use std::collections::VecDeque;
 use std::fs::{File, OpenOptions, Permissions};
@@ -73,6 +75,81 @@ impl<S: Sink> Reader<S> {
         lock(&self.sink)
             .take()
             .expect("only `finish` takes the sink, once")
+    }
+}
+
+/// A pipe read on the thread that waits for the child, into a sink: `Watch::wait` reads it
+/// whenever it is readable, so that a full pipe never stalls the child; no thread of its own
+/// unless the pipe outlives the child's grace.
+pub(super) struct Inline<S> {
+    /// `None` once it reached EOF.
+    pipe: Option<io::PipeReader>,
+    sink: S,
+    buffer: Vec<u8>,
+}
+
+impl<S: Sink> Inline<S> {
+    pub(super) fn new(pipe: io::PipeReader, sink: S) -> Inline<S> {
+        Inline {
+            pipe: Some(pipe),
+            sink,
+            buffer: Vec::new(),
+        }
+    }
+
+    /// The pipe, until it reached EOF.
+    pub(super) fn pipe(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.pipe.as_ref().map(std::os::fd::AsFd::as_fd)
+    }
+
+    /// Read once from the pipe, which `poll` said is readable (or closed): it does not block.
+    pub(super) fn read_ready(&mut self) {
+        let Some(pipe) = &mut self.pipe else { return };
+        if self.buffer.is_empty() {
+            self.buffer = vec![0; READ_CHUNK];
+        }
+        match pipe.read(&mut self.buffer) {
+            Ok(0) => self.pipe = None,
+            Ok(read) => self.sink.take(&self.buffer[..read]),
+            Err(error) if error.kind() == io::ErrorKind::Interrupted => {}
+            // A pipe read does not fail in practice; if one did, the output ends there
+            // rather than failing the run.
+            Err(_) => self.pipe = None,
+        }
+    }
+
+    /// The sink, once the pipe reached EOF, or once `grace` passed (`None`: wait for EOF). A
+    /// pipe still open then (a process the child left behind holds it) is drained on a
+    /// thread of its own, its bytes dropped, so that process never blocks on a full pipe.
+    pub(super) fn finish(mut self, grace: Option<Duration>) -> S {
+        let deadline = grace.map(|grace| std::time::Instant::now() + grace);
+        while let Some(pipe) = self.pipe() {
+            let left = deadline
+                .map(|deadline| deadline.saturating_duration_since(std::time::Instant::now()));
+            if left == Some(Duration::ZERO) {
+                break;
+            }
+            let mut fds = [rustix::event::PollFd::new(
+                &pipe,
+                rustix::event::PollFlags::IN,
+            )];
+            let timeout = left.and_then(|left| rustix::event::Timespec::try_from(left).ok());
+            match rustix::event::poll(&mut fds, timeout.as_ref()) {
+                Ok(0) => break,
+                Ok(_) => self.read_ready(),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+        }
+        if let Some(mut pipe) = self.pipe.take() {
+            let _ = thread::Builder::new()
+                .name("child-output".to_owned())
+                .spawn(move || {
+                    let mut buffer = vec![0; READ_CHUNK];
+                    while pipe.read(&mut buffer).is_ok_and(|read| read > 0) {}
+                });
+        }
+        self.sink
     }
 }
 

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, waitid};
 
-use super::capture::{Bytes, Lines, Log, Reader};
+use super::capture::{Bytes, Inline, Lines, Log, Reader};
 use super::exit::Exit;
 use super::request::{OnInterrupt, Request, Stdin, Stream};
 
@@ -150,12 +150,11 @@ impl Request<'_> {
             };
             lines = Some(Lines::new(combined.tail_lines, log, combined.echo));
         }
-        let lines = match lines {
+        let mut lines = match lines {
             Some(lines) => {
                 let (reader, writer) = io::pipe().map_err(pipe_error)?;
-                // The reader starts before the child: if the spawn fails, the write ends are
-                // dropped with the command, and the reader sees EOF and ends.
-                let reader = Reader::start(reader, lines).map_err(pipe_error)?;
+                // Read by the wait, on this thread.
+                let reader = Inline::new(reader, lines);
                 command
                     .stdout(writer.try_clone().map_err(pipe_error)?)
                     .stderr(writer);
@@ -206,12 +205,13 @@ impl Request<'_> {
             kill_group_on_exit,
             start,
         };
-        let (status, ended) = watch
-            .wait(&mut child, on_tick)
-            .map_err(|source| Error::Wait {
-                program: program.clone(),
-                source,
-            })?;
+        let (status, ended) =
+            watch
+                .wait(&mut child, on_tick, lines.as_mut())
+                .map_err(|source| Error::Wait {
+                    program: program.clone(),
+                    source,
+                })?;
         let duration = start.elapsed();
 
         let (stdout, stdout_cut) = out.map_or((Vec::new(), false), |reader| {
@@ -332,9 +332,15 @@ impl Watch<'_> {
         &self,
         child: &mut Child,
         mut on_tick: Option<&mut dyn FnMut(Duration)>,
+        mut output: Option<&mut Inline<Lines>>,
     ) -> io::Result<(ExitStatus, Option<Exit>)> {
         let pid = Pid::from_child(child);
-        let polling = self.timeout.is_some() || self.interrupt.is_some() || on_tick.is_some();
+        // The output read on this thread needs the pause: a blocking wait would leave a full
+        // pipe stalling the child.
+        let polling = self.timeout.is_some()
+            || self.interrupt.is_some()
+            || on_tick.is_some()
+            || output.is_some();
         let mut options = WaitIdOptions::EXITED | WaitIdOptions::NOWAIT;
         if polling {
             options |= WaitIdOptions::NOHANG;
@@ -385,14 +391,26 @@ impl Watch<'_> {
                 Some(timeout) => POLL_INTERVAL.min(timeout.saturating_sub(elapsed)),
                 None => POLL_INTERVAL,
             };
-            match (&exited, rustix::event::Timespec::try_from(pause)) {
-                (Some(pidfd), Ok(pause)) => {
-                    let mut fds = [rustix::event::PollFd::new(
-                        pidfd,
-                        rustix::event::PollFlags::IN,
-                    )];
+            let pipe = output.as_deref().and_then(Inline::pipe);
+            match rustix::event::Timespec::try_from(pause) {
+                Ok(pause) if exited.is_some() || pipe.is_some() => {
+                    let mut fds: Vec<rustix::event::PollFd<'_>> = exited
+                        .iter()
+                        .map(|pidfd| {
+                            rustix::event::PollFd::new(pidfd, rustix::event::PollFlags::IN)
+                        })
+                        .chain(pipe.as_ref().map(|pipe| {
+                            rustix::event::PollFd::new(pipe, rustix::event::PollFlags::IN)
+                        }))
+                        .collect();
                     // EINTR (a signal, such as the interrupt's) only ends the pause early.
                     let _ = rustix::event::poll(&mut fds, Some(&pause));
+                    let readable =
+                        pipe.is_some() && fds.last().is_some_and(|fd| !fd.revents().is_empty());
+                    drop(fds);
+                    if readable && let Some(output) = output.as_deref_mut() {
+                        output.read_ready();
+                    }
                 }
                 _ => thread::sleep(pause),
             }
