@@ -285,8 +285,10 @@ def own_section():
     print()
     print("40 commits over 850 files in 70 directories, verify.sh `exit 0`: `git prove-it run "
           "main~40..main --jobs 1 --force` (each commit's run in its mount namespace where the "
-          "machine allows one) beside `git rebase -x ./verify.sh main~40`, one run of each in turn "
-          f"per round, {len(ours)} rounds; per commit (a run's time / 40), in ms, min and median.")
+          "machine allows one; the proofs of earlier rounds dropped before each, so that every "
+          "commit has no record yet) beside `git rebase -x ./verify.sh main~40`, one run of each "
+          f"in turn per round, {len(ours)} rounds; per commit (a run's time / 40), in ms, min and "
+          "median.")
     print()
     print("| per commit | git prove-it min | median | git rebase -x min | median | ratio of medians | target |")
     print("|---|---|---|---|---|---|---|")
