@@ -300,6 +300,23 @@ def own_section():
         print(f"| {what} | {min(a):.1f} | {statistics.median(a):.1f} | {min(b):.1f} | "
               f"{statistics.median(b):.1f} | {ratio:.2f}× | {ok} ≤ 1.2× |")
     print()
+    isolation = os.path.join(json_dir, "history-own-isolation.tsv")
+    if os.path.exists(isolation) and os.path.getsize(isolation) > 0:
+        loops = {}
+        for line in open(isolation):
+            how, wall, user, system = line.rstrip("\n").split("\t")
+            loops.setdefault(how, []).append((float(wall), float(user) + float(system)))
+        cost = [
+            (statistics.median(n[i] for n in loops["nsenter"])
+             - statistics.median(p[i] for p in loops["plain"])) * 1000 / 40
+            for i in (0, 1)
+        ]
+        print(f"The isolation's own cost apart: a script entered into its worktree's namespace "
+              f"(`nsenter`, as each commit's are) costs {cost[0]:.1f} ms of wall time and "
+              f"{cost[1]:.1f} ms of CPU more than the same script started plainly (medians of "
+              f"{len(loops['plain'])} rounds of 40 each); the namespace itself is made once per "
+              "worktree.")
+        print()
     print("Load average at the start and the end of this section: " + "; ".join(load_avg) + ".")
     print()
 
