@@ -95,28 +95,29 @@ impl Repo {
     /// Whether anything of git's would make `git checkout` write other bytes than the blobs
     /// (or do more than write them).
     fn in_place_allowed(&self) -> Result<(), Declined> {
-        let set = |key: &str| {
-            self.config_string(key)
-                .filter(|value| !matches!(value.as_str(), "false" | "no" | "off" | "0" | ""))
-        };
-        for key in ["core.autocrlf", "core.sparseCheckout", "core.splitIndex"] {
-            if set(key).is_some() {
+        let config = self.git.config_snapshot();
+        // A key written bare (`autocrlf` alone) has no string and reads as true.
+        let present = |key: &str| config.string(key).is_some() || config.boolean(key).is_some();
+        let on = |key: &str| present(key) && config.boolean(key) != Some(false);
+        for key in [
+            "core.autocrlf",
+            "core.sparseCheckout",
+            "core.splitIndex",
+            "core.ignoreCase",
+        ] {
+            if on(key) {
                 return Err(Declined(format!("{key} is set")));
             }
         }
         for key in ["core.symlinks", "core.fileMode"] {
-            if self
-                .config_string(key)
-                .is_some_and(|value| matches!(value.as_str(), "false" | "no" | "off" | "0"))
-            {
+            if present(key) && config.boolean(key) != Some(true) {
                 return Err(Declined(format!("{key} is false")));
             }
         }
-        if self
-            .config_string("core.ignoreCase")
-            .is_some_and(|v| v == "true")
-        {
-            return Err(Declined("core.ignoreCase is true".into()));
+        for key in ["core.attributesFile", "attr.tree"] {
+            if present(key) {
+                return Err(Declined(format!("{key} is set")));
+            }
         }
         let common = self.git.common_dir();
         let home = std::env::var_os("HOME").map(PathBuf::from);
@@ -125,7 +126,6 @@ impl Repo {
             .or_else(|| home.map(|home| home.join(".config")));
         let attribute_files = [
             Some(common.join("info").join("attributes")),
-            self.config_string("core.attributesFile").map(PathBuf::from),
             xdg.map(|config| config.join("git").join("attributes")),
             Some(PathBuf::from("/etc/gitattributes")),
         ];
@@ -335,6 +335,30 @@ mod tests {
         let commit = gix::ObjectId::from_hex(second.as_bytes()).unwrap();
         let declined = here.checkout_in_place(commit).unwrap_err();
         assert!(declined.0.contains(".gitattributes"), "{declined:?}");
+    }
+
+    // End-of-line conversion without attributes (`core.autocrlf`), written bare or with any
+    // value but false: git does it.
+    #[test]
+    fn autocrlf_leaves_the_move_to_git() {
+        for value in ["input", "true", "bare"] {
+            let (dir, second, _) = two_commits(&[]);
+            if value == "bare" {
+                let config = dir.path().join(".git/config");
+                let text = std::fs::read_to_string(&config).unwrap();
+                std::fs::write(&config, format!("{text}[core]\n\tautocrlf\n")).unwrap();
+            } else {
+                run(dir.path(), &["config", "core.autocrlf", value]);
+            }
+            // Opened again: a repository reads its configuration when it is opened.
+            let here = super::Repo::discover_at(dir.path())
+                .unwrap()
+                .open_linked_worktree(&dir.path().join("wt"))
+                .unwrap();
+            let commit = gix::ObjectId::from_hex(second.as_bytes()).unwrap();
+            let declined = here.checkout_in_place(commit).unwrap_err();
+            assert!(declined.0.contains("core.autocrlf"), "{declined:?}");
+        }
     }
 
     // A post-checkout hook would run after `git checkout`: git does it.
