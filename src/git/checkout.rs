@@ -327,6 +327,23 @@ mod tests {
         );
     }
 
+    // A file of the worktree hard-linked to one outside it (by anyone, between two runs) is
+    // replaced, never written through: the outside file keeps its bytes.
+    #[test]
+    fn a_hard_link_out_of_the_worktree_is_never_written_through() {
+        let (dir, second, here) = two_commits(&[]);
+        let outside = dir.path().join("outside.txt");
+        std::fs::write(&outside, "outside\n").unwrap();
+        let inside = dir.path().join("wt/a.txt");
+        std::fs::remove_file(&inside).unwrap();
+        std::fs::hard_link(&outside, &inside).unwrap();
+        let commit = gix::ObjectId::from_hex(second.as_bytes()).unwrap();
+        // The index says a.txt is the first commit's blob, so the move rewrites it.
+        here.checkout_in_place(commit).unwrap();
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "outside\n");
+        assert_eq!(std::fs::read_to_string(&inside).unwrap(), "a 2\n");
+    }
+
     // Attributes can name filters and conversions that change what a checkout writes: git
     // does it.
     #[test]
