@@ -206,7 +206,24 @@ pub(crate) fn prove_in(
         worktree.last_read().set(Some(trust));
         Ok(state)
     };
-    let mut state = read()?;
+    // A worktree moved in this process from the commit before, whose reading after its run
+    // found it exactly that commit, holds this commit's files: nothing is read before the run.
+    // The reading after it trusts only what that last reading found and the filesystem's clock
+    // shows unchanged since, so the files the move wrote (and anything else changed since)
+    // are read then, and the run is proven only if they are this commit's.
+    let before = worktree.proving(commit.tree);
+    let expected = worktree.moved_in_place()
+        && before.is_some()
+        && matches!(
+            worktree.last_read().get(),
+            Some(git::IndexTrust::Since { tree, .. }) if Some(tree) == before
+        )
+        && !declares_setup(repo, commit.tree);
+    let mut state = if expected {
+        checkout.expected_state(commit.tree)?
+    } else {
+        read()?
+    };
     if state.id != commit.tree && worktree.moved_in_place() {
         // Moved in this process, only what differs between the commits was written: a file
         // the commit before's run changed in place is written back by git.
@@ -325,6 +342,17 @@ fn not_tested(commit: &git::CommitInfo) -> RunReport {
             uncovered_count: 0,
         },
     }
+}
+
+/// Whether the commit's checks file declares a `setup` (or cannot be read, which its run
+/// reports).
+fn declares_setup(repo: &Repo, tree: gix::ObjectId) -> bool {
+    !matches!(
+        crate::proof::CheckSet::of_tree(repo, tree)
+            .map_err(drop)
+            .and_then(|set| set.setup().map_err(drop)),
+        Ok(None)
+    )
 }
 
 /// What became of the checks file's `setup` in a commit's worktree.

@@ -743,6 +743,7 @@ fn options<'a>(
             .and_then(|commit| commit.untestable_failure.clone()),
         uncovered,
         index_trust,
+        read: how.commit.as_ref().and_then(|commit| commit.read),
         protection,
         baseline: proof::Baseline::of_head(&ctx.repo),
     })

@@ -166,6 +166,7 @@ fn options<'a>(
         untestable_failure: None,
         uncovered: seen.uncovered.clone(),
         index_trust: super::observe::index_trust(seen.anchor.as_ref()),
+        read: None,
         protection: seen.protection.clone(),
         baseline: seen
             .anchor

@@ -50,7 +50,6 @@ pub(crate) use notes_sync::{Merged, Tips};
 pub(crate) use remote::Synced;
 pub(crate) use rename_watch::Renames;
 pub(crate) use repo::Repo;
-pub(crate) use run_start::FsTime;
 pub(crate) use script_link::LinkProblem;
 pub(crate) use session::{RunLock, SessionFiles, SessionLock, session_key, session_key_blob};
 pub(crate) use state_dir::read_run_log;

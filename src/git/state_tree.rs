@@ -166,6 +166,64 @@ impl Repo {
         Ok((tree, trust))
     }
 
+    /// The state a worktree holds when it is exactly `tree`, a commit's, with nothing read
+    /// from disk: what a commit's run expects to find, for a worktree moved there whose last
+    /// reading found it exactly the commit before. The reading after the run, trusting only
+    /// what that last reading found unchanged since, is the one that shows what was there.
+    pub(crate) fn expected_state(&self, tree: ObjectId) -> Result<StateTree, Error> {
+        let what = || format!("the tree {tree}");
+        let mut recorder = gix::traverse::tree::Recorder::default();
+        self.git
+            .find_tree(tree)
+            .map_err(Error::read(what()))?
+            .traverse()
+            .breadthfirst(&mut recorder)
+            .map_err(|error| Error::read(what())(gix::Error::from_error(error)))?;
+        let mut entries = Vec::new();
+        let mut dirs = Vec::new();
+        for entry in recorder.records {
+            let mode = u32::from(entry.mode.value());
+            if mode == MODE_TREE {
+                dirs.push((entry.filepath, entry.oid));
+            } else {
+                entries.push(Item {
+                    path: entry.filepath,
+                    mode,
+                    id: entry.oid,
+                    from_index: false,
+                });
+            }
+        }
+        entries.sort_by(|a, b| a.path.cmp(&b.path));
+        dirs.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(StateTree {
+            id: tree,
+            verify: self.tree_script(tree, VERIFY_SCRIPT)?,
+            entries,
+            dirs,
+            touched: Vec::new(),
+            dirty_submodules: Vec::new(),
+            ignored: Vec::new(),
+            since_anchor: None,
+        })
+    }
+
+    /// [`Repo::state_tree_since`], and the trust it lends the next reading (a commit's in
+    /// the same worktree), stamped before the files are read.
+    pub(crate) fn state_tree_since_read(
+        &self,
+        start: FsTime,
+        trust: IndexTrust,
+    ) -> Result<(StateTree, IndexTrust), Error> {
+        let before = self.fs_now()?;
+        let tree = self.state_tree_since(start, trust)?;
+        let trust = IndexTrust::Since {
+            tree: tree.id,
+            before,
+        };
+        Ok((tree, trust))
+    }
+
     /// The state tree, persisted, as after a verify.sh run that started at `start`: it also
     /// names every path of the state (tracked or untracked, not ignored) changed since, in the
     /// same walk. A path changed and changed back keeps its tree entry, not its ctime.
@@ -1398,6 +1456,69 @@ mod tests {
             .trim()
             .parse()
             .unwrap()
+    }
+
+    // The state expected of a worktree that holds exactly a commit is the one read from a
+    // clean checkout of it: the same tree, paths, folders and verify.sh (followed through
+    // its link).
+    #[test]
+    fn the_expected_state_of_a_commit_is_the_state_read_from_its_checkout() {
+        let (dir, repo) = git_repo();
+        let tree = commit(
+            dir.path(),
+            &[
+                ("run-me.sh", "#!/bin/sh\nexit 0\n"),
+                ("a-b.txt", "1\n"),
+                ("a/b.txt", "2\n"),
+                ("a.txt", "3\n"),
+                ("d/e/f.txt", "4\n"),
+            ],
+            &[],
+        );
+        std::os::unix::fs::symlink("run-me.sh", dir.path().join("verify.sh")).unwrap();
+        let tree2 = {
+            commit_all(dir.path(), "link");
+            run(dir.path(), &["rev-parse", "HEAD^{tree}"])
+                .trim()
+                .parse::<gix::ObjectId>()
+                .unwrap()
+        };
+        assert_ne!(tree, tree2);
+        let read = repo.state_tree(false).unwrap();
+        let expected = repo.expected_state(tree2).unwrap();
+        assert_eq!(expected.id, read.id);
+        assert_eq!(expected.verify, read.verify);
+        assert!(expected.verify.is_some());
+        assert_eq!(
+            expected.dir_paths().collect::<Vec<_>>(),
+            read.dir_paths().collect::<Vec<_>>()
+        );
+        assert_eq!(expected.changed_paths(&read), Vec::<String>::new());
+        let paths = |state: &super::StateTree| {
+            state
+                .items()
+                .iter()
+                .map(|item| (item.path.clone(), item.mode, item.id))
+                .collect::<Vec<_>>()
+        };
+        assert_eq!(paths(&expected), paths(&read));
+    }
+
+    // The reading after a run trusts only what the last reading found unchanged since (its
+    // ctime before that reading's stamp): a file changed after it is read again, and the
+    // reading lends its own trust to the next.
+    #[test]
+    fn the_reading_after_a_run_reads_what_changed_since_the_last_reading() {
+        let (dir, repo) = git_repo();
+        let tree = commit(dir.path(), &[("a.txt", "good\n"), ("b.txt", "kept\n")], &[]);
+        let (first, trust) = repo.state_tree_from_disk(IndexTrust::Disk).unwrap();
+        assert_eq!(first.id, tree);
+        std::fs::write(dir.path().join("a.txt"), "evil\n").unwrap();
+        let start = repo.mark_run_start().unwrap();
+        let (after, next) = repo.state_tree_since_read(start, trust).unwrap();
+        assert_ne!(after.id, tree, "a.txt was read again");
+        assert_eq!(after.changed_paths(&first), ["a.txt"]);
+        assert!(matches!(next, IndexTrust::Since { tree, .. } if tree == after.id));
     }
 
     // The comparison with the anchor names every path whose entry differs, however deep, and

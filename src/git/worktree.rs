@@ -55,6 +55,8 @@ pub(crate) struct TempWorktree {
     in_place: std::cell::Cell<bool>,
     /// The worktree opened as a repository of its own, once.
     opened: std::cell::OnceCell<Repo>,
+    /// The tree of the commit last proven here.
+    proving: std::cell::Cell<Option<ObjectId>>,
     /// The slot's `flock`, held while this command uses the worktree.
     _lock: std::fs::File,
 }
@@ -119,6 +121,7 @@ impl Repo {
                 read: std::cell::Cell::new(None),
                 in_place: std::cell::Cell::new(false),
                 opened: std::cell::OnceCell::new(),
+                proving: std::cell::Cell::new(None),
                 _lock: lock,
             };
             // `git worktree add` reads every other worktree's administrative files, and one
@@ -353,6 +356,11 @@ impl TempWorktree {
         }
         let opened = repo.open_linked_worktree(&self.path)?;
         Ok(self.opened.get_or_init(|| opened))
+    }
+
+    /// The tree of the commit last proven here; `tree` from now on.
+    pub(crate) fn proving(&self, tree: ObjectId) -> Option<ObjectId> {
+        self.proving.replace(Some(tree))
     }
 
     /// Whether the last [`TempWorktree::switch`] moved the worktree in this process.

@@ -127,6 +127,9 @@ pub(crate) struct ProveOptions<'a> {
     /// session's anchor, else none (`IndexTrust::Disk`), so that a proof names the bytes its
     /// run read, never a blob an index entry claims for them.
     pub index_trust: git::IndexTrust,
+    /// Where a commit's worktree keeps its last reading: the reading after the runs is kept
+    /// there for the next commit's (and nothing, while the runs go on).
+    pub read: Option<&'a std::cell::Cell<Option<git::IndexTrust>>>,
     /// How the protected paths changed since the run's baseline: each record's `weakened:`
     /// and `changed:` lines, and a BOUNDED_CLAIM_SURVIVES when anything is weakened.
     pub protection: super::weakening::Protection,
@@ -398,6 +401,11 @@ pub(crate) fn prove_checks(
     // from before the start until every run has ended.
     let mut watch = repo.watch_renames(before);
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
+    // A run that ends without the reading after it leaves its worktree with no reading to
+    // trust: the next reads every file.
+    if let Some(read) = attempt.read {
+        read.set(None);
+    }
     let run_start = repo.mark_run_start()?;
     let reports = repo.state_dir()?.join(REPORTS_DIR);
     let mut outcomes = run_all(
@@ -458,7 +466,15 @@ pub(crate) fn prove_checks(
 
     note_the_tests(repo, &runs, &outcomes);
     let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
-    let mut after: Option<StateTree> = repo.state_tree_since(run_start, attempt.index_trust).ok();
+    // The reading after the runs, kept as the worktree's last when it has one.
+    let read_after = || -> Result<StateTree, git::Error> {
+        let (after, trust) = repo.state_tree_since_read(run_start, attempt.index_trust)?;
+        if let Some(read) = attempt.read {
+            read.set(Some(trust));
+        }
+        Ok(after)
+    };
+    let mut after: Option<StateTree> = read_after().ok();
     let renames = watch.end(before, after.as_ref().unwrap_or(before));
     let renames_unwatched = renames == git::Renames::Unwatched;
     let renamed = match renames {
@@ -484,7 +500,7 @@ pub(crate) fn prove_checks(
                 return None;
             }
             if after.is_none() {
-                *after = repo.state_tree_since(run_start, attempt.index_trust).ok();
+                *after = read_after().ok();
             }
             Some(changed_inputs(before, after.as_ref()?, &run.check, &moved))
         };
@@ -492,7 +508,7 @@ pub(crate) fn prove_checks(
             let wrote = wrote(&mut after);
             let recorded = attempt.record_failures
                 && moved.is_empty()
-                && inputs_unmoved(repo, run_start, attempt.index_trust, &mut after, &run)
+                && inputs_unmoved(repo, &read_after, &mut after, &run)
                 && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
                     |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
                 );
@@ -526,7 +542,7 @@ pub(crate) fn prove_checks(
                 None
             } else {
                 if after.is_none() {
-                    after = repo.state_tree_since(run_start, attempt.index_trust).ok();
+                    after = read_after().ok();
                 }
                 let unmoved = after
                     .as_ref()
@@ -563,7 +579,7 @@ pub(crate) fn prove_checks(
         // they were: a helper could have put good content in place for the run and restored
         // the broken one before it ended.
         if after.is_none() {
-            after = Some(repo.state_tree_since(run_start, attempt.index_trust)?);
+            after = Some(read_after()?);
         }
         let after = after.as_ref().expect("computed just above");
         let after_input = repo.input_tree(after, &run.check.inputs, true)?;
@@ -708,13 +724,12 @@ fn renamed_inputs(renamed: &[String], check: &Check) -> Vec<String> {
 /// what the run found belong to its key. `after` is the state after the runs, computed once.
 fn inputs_unmoved(
     repo: &Repo,
-    run_start: git::FsTime,
-    trust: git::IndexTrust,
+    read_after: &dyn Fn() -> Result<StateTree, git::Error>,
     after: &mut Option<StateTree>,
     run: &ToRun,
 ) -> bool {
     if after.is_none() {
-        *after = repo.state_tree_since(run_start, trust).ok();
+        *after = read_after().ok();
     }
     after
         .as_ref()

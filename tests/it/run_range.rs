@@ -651,3 +651,43 @@ fn a_folder_swapped_for_a_link_takes_no_write_outside_the_worktree() {
         ["commit 1", "commit 2"]
     );
 }
+
+/// A commit whose worktree was moved in place from a commit found exactly as committed after
+/// its run is not read before its own run: the reading after it is the one that counts. A
+/// process the first commit's run left behind, changing a file the move did not write while
+/// the second commit runs, is seen there, and the second commit is not proven; the third,
+/// after git puts the file back, is.
+#[test]
+fn a_file_changed_by_a_process_left_behind_is_seen_by_the_next_commits_reading() {
+    let repo = TestRepo::new();
+    let dir = repo.home().join("signals");
+    std::fs::create_dir_all(&dir).unwrap();
+    let verify = format!(
+        "n=$(cut -d' ' -f2 state.txt)\nif [ \"$n\" = 1 ]; then\n  ( while [ ! -e '{0}/go' ]; do sleep 0.01; done; echo spoiled > kept.txt; touch '{0}/done' ) > /dev/null 2>&1 &\nfi\nif [ \"$n\" = 2 ]; then\n  touch '{0}/go'\n  while [ ! -e '{0}/done' ]; do sleep 0.01; done\nfi\nexit 0",
+        dir.display()
+    );
+    history(&repo, 0, &[], &verify);
+    repo.write("kept.txt", "as committed\n");
+    repo.commit_all("kept");
+    for n in 1..=3 {
+        repo.write("state.txt", &format!("good {n}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    let report = json_stdout(
+        &repo
+            .prove_it(&["run", "main~3..main", "--jobs", "1", "--json"])
+            .assert(),
+    );
+    let results: Vec<String> = report["commits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|commit| commit["result"].as_str().unwrap_or("?").to_string())
+        .collect();
+    assert_eq!(results, ["proven", "state_changed", "proven"], "{report}");
+    assert_eq!(
+        report["commits"][1]["changed_paths"],
+        serde_json::json!(["kept.txt"]),
+        "{report}"
+    );
+}
