@@ -39,9 +39,6 @@ impl<T: std::fmt::Display> From<T> for Declined {
     }
 }
 
-/// The name of the files that set attributes, wherever they sit.
-const ATTRIBUTES_FILE: &str = ".gitattributes";
-
 impl Repo {
     /// Move this worktree (a commit worktree's own `Repo`) to `commit`, or say why not.
     pub(crate) fn checkout_in_place(&self, commit: ObjectId) -> Result<(), Declined> {
@@ -119,17 +116,7 @@ impl Repo {
                 return Err(Declined(format!("{key} is set")));
             }
         }
-        let common = self.git.common_dir();
-        let home = std::env::var_os("HOME").map(PathBuf::from);
-        let xdg = std::env::var_os("XDG_CONFIG_HOME")
-            .map(PathBuf::from)
-            .or_else(|| home.map(|home| home.join(".config")));
-        let attribute_files = [
-            Some(common.join("info").join("attributes")),
-            xdg.map(|config| config.join("git").join("attributes")),
-            Some(PathBuf::from("/etc/gitattributes")),
-        ];
-        if let Some(file) = attribute_files.iter().flatten().find(|f| f.exists()) {
+        if let Some(file) = self.attribute_files().into_iter().find(|f| f.exists()) {
             return Err(Declined(format!("attributes in {}", file.display())));
         }
         let hook = self
@@ -151,7 +138,7 @@ fn refuse_entries(state: &gix::index::State) -> Result<(), Declined> {
         if entry.mode == Mode::COMMIT {
             return Err(Declined(format!("the submodule {path}")));
         }
-        if path.rsplit_str("/").next() == Some(ATTRIBUTES_FILE.as_bytes()) {
+        if super::names::is_attributes_file(path) {
             return Err(Declined(format!("attributes in {path}")));
         }
         if entry.stage_raw() != 0

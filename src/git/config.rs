@@ -101,7 +101,7 @@ impl Repo {
     /// gix's list of the global ones (installation, system, then `core.attributesFile` or the
     /// XDG default), then `info/attributes`. Where gix cannot resolve its list, the configured
     /// file and the XDG default are taken, so that neither is ever left out.
-    fn attribute_files(&self) -> Vec<std::path::PathBuf> {
+    pub(super) fn attribute_files(&self) -> Vec<std::path::PathBuf> {
         let mut files = self.git.attribute_global_paths().unwrap_or_else(|_| {
             let snapshot = self.git.config_snapshot();
             let xdg = gix::path::env::xdg_config("attributes", &mut |name| {

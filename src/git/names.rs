@@ -13,6 +13,11 @@ pub(crate) const ANCHORS_REF: &str = "refs/notes/prove-it-anchors";
 /// The script that proves a working state, at the worktree root.
 pub(crate) const VERIFY_SCRIPT: &str = "verify.sh";
 
+/// Whether `path` (repository-relative) is a `.gitattributes` file, at the root or below.
+pub(super) fn is_attributes_file(path: &[u8]) -> bool {
+    path == b".gitattributes" || path.ends_with(b"/.gitattributes")
+}
+
 /// The checks file, at the worktree root: the named checks a state is proven by (its format
 /// is `proof::checks_file`'s).
 pub(crate) const CHECKS_FILE: &str = "prove-it.toml";

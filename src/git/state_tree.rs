@@ -887,7 +887,7 @@ fn checkin_pipeline<'repo>(
     let mut fallback = gix::index::State::new(repo.object_hash());
     for entry in index.entries() {
         let path = entry.path(index);
-        let attributes = path == ".gitattributes" || path.ends_with(b"/.gitattributes");
+        let attributes = super::names::is_attributes_file(path);
         if attributes && entry.stage_raw() == 0 && entry.flags.contains(Flags::SKIP_WORKTREE) {
             fallback.dangerously_push_entry(entry.stat, entry.id, entry.flags, entry.mode, path);
         }
