@@ -172,20 +172,19 @@ impl Drop for Watching {
     /// Remove every watch and read what they queued (their removal's own events too), so
     /// that the descriptor is empty for the next watch; one that cannot be emptied is closed.
     fn drop(&mut self) {
-        let Some(fd) = self.fd.take() else { return };
         #[cfg(target_os = "linux")]
         {
+            let Some(fd) = &self.fd else { return };
             let removed = self
                 .dirs
                 .keys()
-                .all(|&wd| rustix::fs::inotify::remove_watch(&fd, wd).is_ok());
-            self.lost = false;
+                .all(|&wd| rustix::fs::inotify::remove_watch(fd, wd).is_ok());
             self.dirs.clear();
-            self.fd = Some(fd);
+            self.lost = false;
             self.read_queued();
-            let fd = self.fd.take();
-            if let (true, false, Some(fd)) = (removed, self.lost, fd)
-                && let Ok(mut idle) = IDLE.lock()
+            if removed
+                && !self.lost
+                && let (Some(fd), Ok(mut idle)) = (self.fd.take(), IDLE.lock())
             {
                 idle.push(fd);
             }
