@@ -400,12 +400,19 @@ pub(crate) fn prove_checks(
     // A directory moved away and back keeps its files' ctimes: renames are watched instead,
     // from before the start until every run has ended.
     let mut watch = repo.watch_renames(before);
-    // Last before the runs: whatever changes the state from here on is seen by its ctime.
+    // Each progress tick reads what the watch queued, so that a long run never overflows it.
+    let mut on_progress = |progress: Progress<'_>| {
+        if let Progress::Tick(_) = progress {
+            watch.collect();
+        }
+        on_progress(progress);
+    };
     // A run that ends without the reading after it leaves its worktree with no reading to
     // trust: the next reads every file.
     if let Some(read) = attempt.read {
         read.set(None);
     }
+    // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
     let reports = repo.state_dir()?.join(REPORTS_DIR);
     let mut outcomes = run_all(
@@ -416,12 +423,7 @@ pub(crate) fn prove_checks(
         &attempt.view,
         attempt.env_remove,
         jobs,
-        &mut |progress| {
-            if let Progress::Tick(_) = progress {
-                watch.collect();
-            }
-            on_progress(progress);
-        },
+        &mut on_progress,
     )?;
     // A failing check runs again, up to `retries` times, until it passes (a flaky one); one
     // interrupted is never run again.
@@ -451,12 +453,7 @@ pub(crate) fn prove_checks(
             &attempt.view,
             attempt.env_remove,
             jobs,
-            &mut |progress| {
-                if let Progress::Tick(_) = progress {
-                    watch.collect();
-                }
-                on_progress(progress);
-            },
+            &mut on_progress,
         )?;
         for (i, ran) in again.into_iter().zip(rerun) {
             failures[i] += 1;
@@ -958,7 +955,8 @@ fn run_all(
         }
         results[index] = Some(ran);
     };
-    if jobs.clamp(1, count.max(1)) == 1 {
+    let workers = jobs.clamp(1, count.max(1));
+    if workers == 1 {
         // One at a time: each on this thread, the progress ticking from its own wait.
         let began = std::time::Instant::now();
         for (index, plan) in plans.into_iter().enumerate() {
@@ -976,7 +974,7 @@ fn run_all(
         let (sender, receiver) = std::sync::mpsc::channel::<Event>();
         let began = std::time::Instant::now();
         std::thread::scope(|scope| {
-            for _ in 0..jobs.clamp(1, count.max(1)) {
+            for _ in 0..workers {
                 let sender = sender.clone();
                 let (queue, read_slots, run_one) = (&queue, &read_slots, &run_one);
                 scope.spawn(move || {
