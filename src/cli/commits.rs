@@ -213,7 +213,6 @@ pub(crate) fn prove_in(
     // are read then, and the run is proven only if they are this commit's.
     let before = worktree.proving(commit.tree);
     let expected = worktree.moved_in_place()
-        && before.is_some()
         && matches!(
             worktree.last_read().get(),
             Some(git::IndexTrust::Since { tree, .. }) if Some(tree) == before
