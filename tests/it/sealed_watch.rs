@@ -98,6 +98,32 @@ exit 0",
     assert_eq!(status(&repo)["proven"], true);
 }
 
+// The watch is read while the run goes on (each progress tick, every 200 ms): a run that
+// renames three times what the kernel's queue holds (16384 events by default; each rename is
+// two events) over a few seconds, none of it a path of the state, is still watched, and its
+// proof says nothing of renames.
+#[test]
+fn a_long_run_that_renames_more_than_the_kernel_queues_is_still_watched() {
+    let repo = TestRepo::new();
+    repo.verify_script(
+        "python3 -c '
+import os, time
+open(\"scratch.a\", \"w\").close()
+for _ in range(6):
+    for _ in range(2000):
+        os.rename(\"scratch.a\", \"scratch.b\")
+        os.rename(\"scratch.b\", \"scratch.a\")
+    time.sleep(0.5)
+os.remove(\"scratch.a\")
+'",
+    );
+    repo.commit_all("initial");
+    repo.prove_it(&["run"]).assert().code(0);
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let note = repo.note(tree.trim()).expect("a proof");
+    assert!(!note.contains("renames:"), "{note}");
+}
+
 // Where renames cannot be watched, the proof says so, and `check --strict` shows it.
 #[test]
 fn unwatched_renames_are_said_in_the_record_and_by_check() {
