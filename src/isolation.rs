@@ -12,16 +12,16 @@
 //! namespaces are allowed): `unsafe_code` is forbidden in this crate, and the mount and
 //! `unshare` system calls have no safe wrapper that can run between fork and exec.
 //!
-//! A commit worktree's namespace is made once and held by a helper while the worktree moves
-//! along a range; each script enters it with util-linux `nsenter` (one program started where
-//! making the namespace again starts seven).
+//! A commit worktree's namespaces are made once and kept by descriptor while the worktree moves
+//! along a range; each script's process enters them itself before its program starts
+//! (`process::Entry`), where making them again starts seven programs.
 //!
 //! It never decides what a run means and never prints; it builds requests for `process`, holds
 //! the helpers of the namespaces it keeps, and names what it found.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use crate::process::{self, Wrap};
 
@@ -139,93 +139,100 @@ impl View {
     }
 }
 
-/// As [`MOUNT_SCRIPT`], for a view kept for many runs ([`enter`]): the mounts, then, in the
-/// checkout's path, a nested user namespace with the caller's own ids and a mount namespace of
-/// its own (which the caller can enter, since that user namespace owns it), holding them until
-/// its stdin ends. Its arguments: the `View`'s paths, the user and group ids.
-const KEEP_SCRIPT: &str = r#"set -e
-link=$1 common=$2 worktree=$3 checkout=$4 uid=$5 gid=$6
-mount -t tmpfs -o mode=0755 prove-it "$link"
-mkdir "$link/dir"
-mount --bind "$common" "$link/dir"
-mount --bind "$worktree" "$checkout"
-cd "$checkout"
-exec unshare --map-user="$uid" --map-group="$gid" --mount --propagation private -- sh -c 'echo ready; read _'
-"#;
+/// A view kept for many runs: the way into it for the scripts run in `worktree`, started from
+/// `checkout`. Its namespaces live in the descriptors the way holds, with their mounts, until
+/// it is released or this process ends.
+struct Kept {
+    checkout: PathBuf,
+    worktree: PathBuf,
+    wrap: Wrap,
+}
 
-/// The views kept for many runs, by worktree: each ends when it is released or this process
-/// ends.
-static KEPT: Mutex<Vec<(PathBuf, process::Companion)>> = Mutex::new(Vec::new());
+/// The views kept for many runs.
+static KEPT: Mutex<Vec<Kept>> = Mutex::new(Vec::new());
 
-/// How long a kept view may take to be ready.
-const KEEP_READY: std::time::Duration = std::time::Duration::from_secs(10);
+fn kept_views() -> std::sync::MutexGuard<'static, Vec<Kept>> {
+    KEPT.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
 
-/// The way into `view` for every run in its worktree until [`release`]: one process holds its
-/// namespaces, and each script enters them (`Wrap::Enter`); where that cannot be had (no
-/// `nsenter`, the holder gone), the view made again for each script (`Wrap::Prefix`).
-pub(crate) fn enter(view: &View) -> Wrap {
-    let worktree = std::fs::canonicalize(&view.worktree).unwrap_or_else(|_| view.worktree.clone());
-    let mut kept = KEPT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.retain(|(path, holder)| *path != view.worktree || holder.running());
-    let pid = match kept.iter().find(|(path, _)| *path == view.worktree) {
-        Some((_, holder)) => Some(holder.pid()),
-        None => {
-            let mut args: Vec<OsString> = UNSHARE
-                .iter()
-                .copied()
-                .chain([KEEP_SCRIPT, "prove-it-isolation"])
-                .map(OsString::from)
-                .collect();
-            args.extend(
-                [&view.git_link, &view.common_dir, &worktree, &view.checkout]
-                    .into_iter()
-                    .map(|path| path.as_os_str().to_owned()),
-            );
-            args.push(rustix::process::getuid().as_raw().to_string().into());
-            args.push(rustix::process::getgid().as_raw().to_string().into());
-            process::Companion::start("unshare", &args, "ready", KEEP_READY)
-                .ok()
-                .filter(|_| nsenter_works())
-                .map(|holder| {
-                    let pid = holder.pid();
-                    kept.push((view.worktree.clone(), holder));
-                    pid
-                })
-        }
-    };
-    match pid {
-        Some(pid) => Wrap::Enter {
-            pid,
-            from: vec![view.worktree.clone(), worktree],
-            to: view.checkout.clone(),
-            again: view.prefix(),
-        },
-        None => Wrap::Prefix(view.prefix()),
+/// The way into the view kept for the scripts run in `worktree` from `checkout`, if
+/// [`enter`] made one and it has not been released.
+pub(crate) fn kept(checkout: &Path, worktree: &Path) -> Option<Wrap> {
+    kept_views()
+        .iter()
+        .find(|kept| kept.checkout == checkout && kept.worktree == worktree)
+        .map(|kept| kept.wrap.clone())
+}
+
+/// The way into `view` for every run in its worktree until [`release`]: its namespaces are made
+/// once, and each script enters them before it starts (`Wrap::Enter`). `None` where they
+/// cannot be made and entered; that they can is as good an answer as [`namespaces_work`]'s.
+pub(crate) fn enter(view: &View) -> Option<Wrap> {
+    if let Some(wrap) = kept(&view.checkout, &view.worktree) {
+        return Some(wrap);
     }
+    // Asked once a process, as `namespaces_work` is: a machine that cannot keep them now
+    // cannot for the next commit either.
+    static CANNOT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+    if CANNOT.load(std::sync::atomic::Ordering::Relaxed)
+        || (cfg!(debug_assertions) && std::env::var_os(NO_NAMESPACE_ENV).is_some())
+    {
+        return None;
+    }
+    let worktree = std::fs::canonicalize(&view.worktree).unwrap_or_else(|_| view.worktree.clone());
+    let Some(namespaces) = keep(view, &worktree) else {
+        CANNOT.store(true, std::sync::atomic::Ordering::Relaxed);
+        return None;
+    };
+    let wrap = Wrap::Enter {
+        namespaces,
+        from: vec![view.worktree.clone(), worktree],
+        to: view.checkout.clone(),
+        again: view.prefix(),
+    };
+    kept_views().push(Kept {
+        checkout: view.checkout.clone(),
+        worktree: view.worktree.clone(),
+        wrap: wrap.clone(),
+    });
+    Some(wrap)
+}
+
+/// Makes `view`'s namespaces (the mounts of [`MOUNT_SCRIPT`], made by a child of ours before it
+/// execs), keeps them by descriptor, and checks once that a child can enter them and start a
+/// program there.
+fn keep(view: &View, worktree: &Path) -> Option<Arc<process::Namespaces>> {
+    let link = view.git_link.join("dir");
+    let namespaces = Arc::new(
+        process::Namespaces::make(&[
+            process::Step::Tmpfs(view.git_link.clone()),
+            process::Step::Folder(link.clone()),
+            process::Step::Bind {
+                from: view.common_dir.clone(),
+                to: link,
+            },
+            process::Step::Bind {
+                from: worktree.to_owned(),
+                to: view.checkout.clone(),
+            },
+        ])
+        .ok()?,
+    );
+    let entry = namespaces.entry(&view.checkout).ok()?;
+    process::Request::new("true")
+        .enter(entry)
+        .stdout(process::Stream::Null)
+        .stderr(process::Stream::Null)
+        .timeout(std::time::Duration::from_secs(10))
+        .run()
+        .is_ok_and(|finished| finished.success())
+        .then_some(namespaces)
 }
 
 /// End the view kept for `worktree`, if any, before it is removed.
 pub(crate) fn release(worktree: &Path) {
-    let mut kept = KEPT
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    kept.retain(|(path, _)| path != worktree);
-}
-
-/// Whether `nsenter` can be started, asked once a process.
-fn nsenter_works() -> bool {
-    static WORKS: OnceLock<bool> = OnceLock::new();
-    *WORKS.get_or_init(|| {
-        process::Request::new("nsenter")
-            .arg("--version")
-            .stdout(process::Stream::Null)
-            .stderr(process::Stream::Null)
-            .timeout(std::time::Duration::from_secs(10))
-            .run()
-            .is_ok_and(|finished| finished.success())
-    })
+    kept_views().retain(|kept| kept.worktree != worktree);
 }
 
 /// The mounts that hide the worktree a nested worktree sits in (a Claude Code worktree under
@@ -550,6 +557,75 @@ fn node_links(worktree: &Path, inside: &Inside) -> Vec<Leak> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A checkout and a commit's worktree, each with `x` naming itself in `sub/`, and the
+    /// folders a view needs, all under one temporary folder (canonical). `checkout` is the
+    /// path the view shows the worktree at.
+    fn a_view(root: &Path, checkout: PathBuf) -> View {
+        for (dir, text) in [
+            (root.join("real"), "checkout"),
+            (root.join("wt"), "worktree"),
+        ] {
+            std::fs::create_dir_all(dir.join("sub")).unwrap();
+            std::fs::write(dir.join("sub/x"), text).unwrap();
+        }
+        for dir in ["common", "link"] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+        }
+        View {
+            checkout,
+            worktree: root.join("wt"),
+            common_dir: root.join("common"),
+            git_link: root.join("link"),
+        }
+    }
+
+    /// What `cat x; pwd -P` prints, run through `wrap` from the worktree's `sub/`.
+    fn seen_from_sub(wrap: &Wrap, view: &View) -> String {
+        let finished = wrap
+            .request(Path::new("/bin/sh"), &view.worktree.join("sub"))
+            .args(["-c", "cat x; echo; pwd -P"])
+            .run()
+            .unwrap();
+        assert!(finished.success(), "{finished:?}");
+        String::from_utf8(finished.stdout).unwrap()
+    }
+
+    // Each script enters the kept namespaces itself, before its program starts: it reads the
+    // commit's files at the checkout's path, from its own folder there, once the program that
+    // made them is gone; the view is kept until released.
+    #[test]
+    fn a_kept_view_is_entered_by_each_script_at_the_checkouts_path() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        let view = a_view(&root, root.join("real"));
+        let wrap = enter(&view).expect("unprivileged user namespaces work here");
+        assert!(matches!(wrap, Wrap::Enter { .. }), "{wrap:?}");
+        let seen = format!("worktree\n{}\n", root.join("real/sub").display());
+        assert_eq!(seen_from_sub(&wrap, &view), seen);
+        let again = kept(&view.checkout, &view.worktree).expect("kept for the next commit");
+        assert_eq!(seen_from_sub(&again, &view), seen);
+        release(&view.worktree);
+        assert!(kept(&view.checkout, &view.worktree).is_none());
+    }
+
+    // The trap: the checkout's path goes through an absolute link. The script's folder is
+    // opened from the namespaces' root with the link resolved there too; resolved in the
+    // caller's mounts, it would be the checkout's own folder, and the script would test the
+    // checkout's files while its record names the commit.
+    #[test]
+    fn a_checkout_reached_through_an_absolute_link_is_the_commits_in_the_view() {
+        let root = tempfile::tempdir().unwrap();
+        let root = root.path().canonicalize().unwrap();
+        std::os::unix::fs::symlink(&root, root.join("through")).unwrap();
+        let view = a_view(&root, root.join("through/real"));
+        let wrap = enter(&view).expect("unprivileged user namespaces work here");
+        assert!(
+            seen_from_sub(&wrap, &view).starts_with("worktree\n"),
+            "the script ran in the checkout's folder"
+        );
+        release(&view.worktree);
+    }
 
     fn vars(pairs: &[(&str, &str)]) -> Vec<(OsString, OsString)> {
         pairs

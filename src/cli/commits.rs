@@ -540,6 +540,27 @@ fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
     let Ok(checkout) = repo.workdir() else {
         return Vec::new();
     };
+    let mut found: Vec<String> = checkouts_dependency_folders(checkout)
+        .into_iter()
+        .filter(|relative| !repo.tree_has(tree, relative).unwrap_or(true))
+        .collect();
+    found.truncate(5);
+    found
+}
+
+/// The dependency folders of `checkout`, sorted, looked for once a command: the checkout is the
+/// same for every commit of a range.
+fn checkouts_dependency_folders(checkout: &std::path::Path) -> Vec<String> {
+    static FOUND: std::sync::Mutex<Option<(std::path::PathBuf, Vec<String>)>> =
+        std::sync::Mutex::new(None);
+    let mut cached = FOUND
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((path, found)) = cached.as_ref()
+        && path == checkout
+    {
+        return found.clone();
+    }
     let is_dependency = |path: &std::path::Path| {
         path.file_name()
             .is_some_and(|name| DEPENDENCY_FOLDERS.iter().any(|folder| name == *folder))
@@ -559,11 +580,8 @@ fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
             let Ok(relative) = path.strip_prefix(checkout) else {
                 continue;
             };
-            let relative = relative.to_string_lossy().into_owned();
             if is_dependency(&path) {
-                if !repo.tree_has(tree, &relative).unwrap_or(true) {
-                    found.push(relative);
-                }
+                found.push(relative.to_string_lossy().into_owned());
             } else if depth == 0 {
                 below.push(path);
             }
@@ -574,7 +592,7 @@ fn dependency_folders(repo: &Repo, tree: git::ObjectId) -> Vec<String> {
         look(&dir, 1, &mut found);
     }
     found.sort();
-    found.truncate(5);
+    *cached = Some((checkout.to_owned(), found.clone()));
     found
 }
 
@@ -591,35 +609,43 @@ fn isolated(
         // A bare repository has no checkout to leak from.
         return Ok((Isolation::None, crate::process::Wrap::Plain));
     };
-    if isolation::namespaces_work()
-        && let Some(outer) = repo.enclosing_worktree()?
+    // Kept along the worktree's commits once made: each script enters it.
+    if let Some(wrap) = isolation::kept(checkout, worktree.path()) {
+        return Ok((Isolation::Namespace, wrap));
+    }
+    let outer = repo.enclosing_worktree()?;
+    let view = isolation::View {
+        checkout: checkout.to_owned(),
+        worktree: worktree.path().to_owned(),
+        common_dir: repo.common_dir_real(),
+        git_link: worktree.git_link().to_owned(),
+    };
+    if outer.is_none()
+        && let Some(wrap) = isolation::enter(&view)
     {
-        // Started from a worktree nested in another: the commit is shown at the nested
-        // worktree's path, and the outer one is hidden, as a stop there hides it.
-        let stage = repo.commit_worktrees()?.join("stage");
-        std::fs::create_dir_all(&stage)
-            .with_context(|| format!("could not create {}", stage.display()))?;
-        let view = isolation::Nested {
-            outer,
-            source: worktree.path().to_owned(),
-            target: std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_owned()),
-            common_dir: repo.common_dir_real(),
-            stage,
-        };
-        return Ok((
-            Isolation::Namespace,
-            crate::process::Wrap::Prefix(view.prefix()),
-        ));
+        return Ok((Isolation::Namespace, wrap));
     }
     if isolation::namespaces_work() {
-        let view = isolation::View {
-            checkout: checkout.to_owned(),
-            worktree: worktree.path().to_owned(),
-            common_dir: repo.common_dir_real(),
-            git_link: worktree.git_link().to_owned(),
+        let prefix = match outer {
+            // Started from a worktree nested in another: the commit is shown at the nested
+            // worktree's path, and the outer one is hidden, as a stop there hides it.
+            Some(outer) => {
+                let stage = repo.commit_worktrees()?.join("stage");
+                std::fs::create_dir_all(&stage)
+                    .with_context(|| format!("could not create {}", stage.display()))?;
+                isolation::Nested {
+                    outer,
+                    source: worktree.path().to_owned(),
+                    target: std::fs::canonicalize(checkout).unwrap_or_else(|_| checkout.to_owned()),
+                    common_dir: repo.common_dir_real(),
+                    stage,
+                }
+                .prefix()
+            }
+            // Made, but not kept and entered: made again for each script.
+            None => view.prefix(),
         };
-        // Kept along the worktree's commits: each script enters it.
-        return Ok((Isolation::Namespace, isolation::enter(&view)));
+        return Ok((Isolation::Namespace, crate::process::Wrap::Prefix(prefix)));
     }
     let vars: Vec<_> = std::env::vars_os()
         .filter(|(name, _)| !git::LOCAL_ENV.iter().any(|local| name == *local))

@@ -8,8 +8,8 @@
 //! prints and never decides what a run means: callers read the `Finished` value.
 
 mod capture;
-mod companion;
 mod detach;
+mod enter;
 mod exit;
 mod interrupt;
 mod request;
@@ -18,8 +18,8 @@ mod wrap;
 
 #[cfg(test)]
 pub(crate) use capture::LINE_CAP;
-pub(crate) use companion::Companion;
 pub(crate) use detach::{BELOW_THE_AGENT, detach, detach_self, set_group_nice, signal, stopped};
+pub(crate) use enter::{Namespaces, Step};
 pub(crate) use exit::Exit;
 pub(crate) use interrupt::interrupt_flag;
 pub(crate) use request::{Combined, Request, Stdin, Stream};
@@ -27,3 +27,10 @@ pub(crate) use supervise::{Error, Finished};
 pub(crate) use wrap::Wrap;
 #[cfg(test)]
 pub(crate) mod testing;
+
+/// How many threads of this process can run at once, asked once: the answer reads the
+/// cgroup's CPU quota, three files, which a commit run would otherwise read for every commit.
+pub(crate) fn cpus() -> usize {
+    static CPUS: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CPUS.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+}

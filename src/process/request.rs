@@ -72,6 +72,7 @@ pub(crate) struct Request<'a> {
     pub(super) interrupt: Option<(&'a AtomicBool, OnInterrupt)>,
     pub(super) kill_group_on_exit: bool,
     pub(super) eof_grace: Option<Duration>,
+    pub(super) enter: Option<super::enter::Entry>,
 }
 
 impl<'a> Request<'a> {
@@ -88,6 +89,7 @@ impl<'a> Request<'a> {
             interrupt: None,
             kill_group_on_exit: false,
             eof_grace: None,
+            enter: None,
         }
     }
 
@@ -181,6 +183,13 @@ impl<'a> Request<'a> {
     /// the run with it. Without it, the end of the output is awaited as long as it takes.
     pub(crate) fn eof_grace(mut self, grace: Duration) -> Self {
         self.eof_grace = Some(grace);
+        self
+    }
+
+    /// The child enters these namespaces, and its directory there, before its program is
+    /// looked for and run.
+    pub(crate) fn enter(mut self, entry: super::enter::Entry) -> Self {
+        self.enter = Some(entry);
         self
     }
 

@@ -125,8 +125,12 @@ impl Request<'_> {
             interrupt,
             kill_group_on_exit,
             eof_grace,
+            enter,
         } = self;
         let program = PathBuf::from(command.get_program());
+        if let Some(entry) = enter {
+            super::enter::in_child(&mut command, entry);
+        }
         let pipe_error = |source| Error::Pipe {
             program: program.clone(),
             source,

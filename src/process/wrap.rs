@@ -3,8 +3,9 @@
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
-use super::Request;
+use super::{Namespaces, Request};
 
 /// How each script of a run is started: plainly, or in a view of the filesystem of its own.
 #[derive(Debug, Clone, Default)]
@@ -15,16 +16,17 @@ pub(crate) enum Wrap {
     /// view from the directory it is started in (`isolation::View::prefix`,
     /// `isolation::Nested::prefix`).
     Prefix(Vec<OsString>),
-    /// Enter the user and mount namespaces a process holds (`nsenter`), in which the folder
-    /// `from` is shown at `to`: one program started where a prefix that makes them starts
-    /// seven (`isolation::enter`).
+    /// Enter the user and mount namespaces a process holds, in which the folder `from` is shown
+    /// at `to`: the child enters them itself before its program starts, where a prefix that
+    /// makes them starts seven programs (`isolation::enter`).
     Enter {
-        /// The process holding them.
-        pid: u32,
+        /// The namespaces, opened while their holder ran.
+        namespaces: Arc<Namespaces>,
         /// The folder shown at `to` (as given, and as the kernel resolves it).
         from: Vec<PathBuf>,
         to: PathBuf,
-        /// The prefix that makes the namespaces again for each program, once the holder is gone.
+        /// The prefix that makes the namespaces again for each program, where the directory
+        /// cannot be opened in them.
         again: Vec<OsString>,
     },
 }
@@ -40,25 +42,23 @@ impl Wrap {
                 Some((wrapper, args)) => Request::new(wrapper).args(args).arg(program),
                 None => Request::new(program),
             },
-            Wrap::Enter { pid, again, .. } if super::stopped(*pid) => {
-                Wrap::Prefix(again.clone()).request(program, dir)
-            }
-            Wrap::Enter { pid, from, to, .. } => {
+            Wrap::Enter {
+                namespaces,
+                from,
+                to,
+                again,
+            } => {
                 let shown = |path: &Path| {
                     from.iter()
                         .find_map(|tree| path.strip_prefix(tree).ok())
                         .map_or_else(|| path.to_owned(), |rest| to.join(rest))
                 };
-                // The directory is opened through the holder's root before the namespaces are
-                // entered (which would reset it), so it is the view's, never the checkout's.
-                let mut wd = OsString::from(format!("--wd=/proc/{pid}/root"));
-                wd.push(shown(dir));
-                Request::new("nsenter")
-                    .args(["--target", &pid.to_string(), "--user", "--mount"])
-                    .arg("--preserve-credentials")
-                    .arg(wd)
-                    .arg("--")
-                    .arg(shown(program))
+                // The directory is opened from the namespaces' own root before they are
+                // entered (which resets it), so it is the view's, never the checkout's.
+                match namespaces.entry(&shown(dir)) {
+                    Ok(entry) => Request::new(shown(program)).enter(entry),
+                    Err(_) => Wrap::Prefix(again.clone()).request(program, dir),
+                }
             }
         };
         request.current_dir(dir)

@@ -703,3 +703,52 @@ fn each_commit_of_a_range_sees_its_own_files_at_the_checkouts_path_from_the_scri
     );
     assert_eq!(leftovers(&repo), (0, 0));
 }
+
+/// The trap: a fake util-linux earlier on `PATH` (an `unshare`, `nsenter` and `mount` that run
+/// the program without any mount) would have each commit's script read the checkout's files
+/// at the checkout's path while its record says `isolation: namespace`. A commit worktree's
+/// namespace is made and entered by git-prove-it's own child with system calls: no program
+/// from `PATH` takes part in it.
+#[test]
+fn a_fake_unshare_on_path_never_shows_the_checkout_to_a_commits_run() {
+    let repo = TestRepo::with_commit();
+    let root = repo.root.canonicalize().unwrap().display().to_string();
+    let seen = repo.home().join("seen");
+    let fakes = repo.home().join("fake-bin");
+    std::fs::create_dir_all(&fakes).unwrap();
+    for fake in ["unshare", "nsenter", "mount"] {
+        let path = fakes.join(fake);
+        // Drops every option and runs what follows `--` (or the last word) as it is.
+        std::fs::write(
+            &path,
+            "#!/bin/sh\nwhile [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\n[ $# -gt 0 ] && shift\nexec \"$@\"\n",
+        )
+        .unwrap();
+        let mut permissions = std::fs::metadata(&path).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+        std::fs::set_permissions(&path, permissions).unwrap();
+    }
+    repo.write(
+        "verify.sh",
+        &format!("#!/bin/sh\ncat '{root}/n.txt' >> '{}'\n", seen.display()),
+    );
+    repo.chmod("verify.sh", 0o755);
+    for n in 1..=2 {
+        repo.write("n.txt", &format!("{n}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    repo.write("n.txt", "checkout\n");
+    let path = format!(
+        "{}:{}",
+        fakes.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    repo.prove_it(&["run", "main~2..main", "--jobs", "1"])
+        .env("PATH", path)
+        .assert()
+        .code(0);
+    assert_eq!(std::fs::read_to_string(&seen).unwrap(), "1\n2\n");
+    let tree = repo.git(&["rev-parse", "main^{tree}"]);
+    let note = repo.note(tree.trim()).unwrap();
+    assert!(note.contains("\nisolation: namespace\n"), "{note}");
+}
