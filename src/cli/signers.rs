@@ -64,9 +64,7 @@ fn check_all(commits: &mut [CommitStatus], verifier: &Verifier) -> Result<(), su
         .iter()
         .filter(|c| c.valid.iter().any(|r| r.signature.is_some()))
         .count();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(signed);
+    let threads = crate::process::cpus().min(signed);
     if threads <= 1 {
         return commits.iter_mut().try_for_each(|c| check(c, verifier));
     }

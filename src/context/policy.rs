@@ -55,7 +55,7 @@ impl Policy {
         let jobs = match (sources.env(JOBS_ENV), sources.config(JOBS_CONFIG)) {
             (Some(value), _) => jobs(&value, JOBS_ENV)?,
             (None, Some(value)) => jobs(&value, JOBS_CONFIG)?,
-            (None, None) => std::thread::available_parallelism().map_or(1, usize::from),
+            (None, None) => crate::process::cpus(),
         };
         let retries = match (sources.env(RETRIES_ENV), sources.config(RETRIES_CONFIG)) {
             (Some(value), _) => retries(&value, RETRIES_ENV)?,

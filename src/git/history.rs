@@ -169,9 +169,7 @@ impl Repo {
         } else {
             None
         };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, std::num::NonZero::get)
-            .min(ids.len().div_ceil(PER_THREAD_AT_LEAST));
+        let threads = crate::process::cpus().min(ids.len().div_ceil(PER_THREAD_AT_LEAST));
         if threads <= 1 {
             return with_notes(self, commits, index, &each);
         }

@@ -690,7 +690,7 @@ impl Context<'_> {
                 .map(|g| self.classify(index, g, &mut dirs, &mut leaf))
                 .collect::<Vec<_>>()
         };
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(8));
+        let threads = crate::process::cpus().min(8);
         if groups.len() < PARALLEL_THRESHOLD || threads == 1 {
             let slots = classify_run(groups);
             return (slots, alongside());

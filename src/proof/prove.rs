@@ -851,7 +851,11 @@ fn note_the_tests(
             super::record::one_line(&what)
         ));
     }
-    if let Ok(path) = repo.last_run_tests() {
+    // Along a range the text is mostly the same for every commit: truncating and writing the
+    // file again each time costs more than reading it.
+    if let Ok(path) = repo.last_run_tests()
+        && std::fs::read(&path).ok().as_deref() != Some(text.as_bytes())
+    {
         let _ = std::fs::write(path, text);
     }
 }

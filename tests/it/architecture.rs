@@ -74,8 +74,8 @@ const RULES: &[Rule] = &[
     },
     Rule {
         from: From::Module("context"),
-        names: Names::Only(&["git", "signing"]),
-        reason: "the context is resolved once from the repository's settings and the environment, below everything that uses it",
+        names: Names::Only(&["git", "process", "signing"]),
+        reason: "the context is resolved once from the repository's settings and the environment (the machine's CPUs as the process layer counts them), below everything that uses it",
         pending: None,
     },
     Rule {
