@@ -219,7 +219,8 @@ pub(crate) fn prove_in(
         )
         && !declares_setup(repo, commit.tree);
     let mut state = if expected {
-        checkout.expected_state(commit.tree)?
+        // On the handle that moved the worktree: its object cache holds the trees just read.
+        worktree.repo(repo)?.expected_state(commit.tree)?
     } else {
         read()?
     };

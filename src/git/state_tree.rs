@@ -682,12 +682,11 @@ impl Context<'_> {
         groups: &[Group],
         alongside: impl FnOnce() -> R,
     ) -> (Vec<(Slot, bool)>, R) {
-        // Each run of groups is classified in order, sharing its cache of verified directories.
+        // Each run of groups is classified in order, sharing its open folders.
         let classify_run = |run: &[Group]| {
-            let mut dirs = Vec::new();
             let mut leaf = LeafDir::default();
             run.iter()
-                .map(|g| self.classify(index, g, &mut dirs, &mut leaf))
+                .map(|g| self.classify(index, g, &mut leaf))
                 .collect::<Vec<_>>()
         };
         let threads = crate::process::cpus().min(8);
@@ -710,18 +709,17 @@ impl Context<'_> {
         })
     }
 
-    /// The group's slot, and whether its path changed at or after `since`. `dirs` is the last
-    /// directory known to be reached without a symlink, shared by the calls of one thread:
-    /// index entries come sorted, so neighbours share their leading directories.
+    /// The group's slot, and whether its path changed at or after `since`. `leaf` holds the
+    /// folders open above the last path, shared by the calls of one thread: index entries
+    /// come sorted, so neighbours share their leading folders.
     fn classify(
         &self,
         index: &gix::index::State,
         group: &Group,
-        dirs: &mut Vec<u8>,
         leaf: &mut LeafDir,
     ) -> (Slot, bool) {
         let mut changed = false;
-        let slot = self.slot(index, group, dirs, leaf, &mut changed);
+        let slot = self.slot(index, group, leaf, &mut changed);
         (slot, changed)
     }
 
@@ -730,7 +728,6 @@ impl Context<'_> {
         &self,
         index: &gix::index::State,
         group: &Group,
-        dirs: &mut Vec<u8>,
         leaf: &mut LeafDir,
         changed: &mut bool,
     ) -> Slot {
@@ -755,9 +752,6 @@ impl Context<'_> {
         } else {
             Slot::Gone
         };
-        if self.has_symlink_leading_path(entry.path(index), dirs) {
-            return absent;
-        }
         let Some(meta) = leaf.lstat(self.workdir, entry.path(index)) else {
             return absent;
         };
@@ -812,42 +806,6 @@ impl Context<'_> {
         } else {
             Slot::Hash { mode, as_link }
         }
-    }
-
-    /// Whether a leading directory of `path` is a symlink: git then sees the path as deleted
-    /// (it never follows a symlink to reach a tracked file).
-    fn has_symlink_leading_path(&self, path: &BStr, verified: &mut Vec<u8>) -> bool {
-        let Some(slash) = path.rfind_byte(b'/') else {
-            return false;
-        };
-        let dir: &[u8] = &path[..slash];
-        // Most paths share their directory with the one before them.
-        if verified.as_slice() == dir {
-            return false;
-        }
-        // Only the components past what the last call verified need an lstat, as in git's
-        // lstat cache; a shared prefix counts up to a whole component only.
-        let whole = |s: &[u8], n: usize| n == s.len() || s[n] == b'/';
-        let mut common = verified.iter().zip(dir).take_while(|(a, b)| a == b).count();
-        while common > 0 && !(whole(verified, common) && whole(dir, common)) {
-            common -= 1;
-        }
-        let mut end = common;
-        while end < dir.len() {
-            let start = if end == 0 { 0 } else { end + 1 };
-            end = dir[start..]
-                .find_byte(b'/')
-                .map_or(dir.len(), |i| start + i);
-            match std::fs::symlink_metadata(self.workdir.join(to_path(&dir[..end]))) {
-                Ok(meta) if meta.file_type().is_symlink() => return true,
-                Ok(_) => {}
-                // The entry itself will not be found either: it is gone, whatever is above it.
-                Err(_) => return false,
-            }
-        }
-        verified.clear();
-        verified.extend_from_slice(dir);
-        false
     }
 }
 
@@ -982,36 +940,72 @@ impl DiskStat {
     }
 }
 
-/// The directory of the last path stat'ed on this thread, held open: index entries come sorted,
-/// so most paths share it, and `fstatat` on the file name alone spares the kernel the walk of
-/// every leading component (the bulk of a cache-hit's time on a large worktree).
+/// The folders above the last path stat'ed on this thread, each held open: index entries come
+/// sorted, so most paths share them, and `fstatat` on the file name alone spares the kernel the
+/// walk of every leading component (the bulk of a cache-hit's time on a large worktree).
+///
+/// Each folder is opened from the one above it, never following a link (`O_NOFOLLOW` with
+/// `O_DIRECTORY`): a path below a link, or below anything that is not a folder, is not found,
+/// as git's `has_symlink_leading_path` leaves it out, with one system call a folder.
 #[derive(Default)]
 struct LeafDir {
-    dir: Option<(Vec<u8>, Option<rustix::fd::OwnedFd>)>,
+    /// The worktree's root, once opened (`None` inside when it cannot be).
+    root: Option<Option<rustix::fd::OwnedFd>>,
+    /// Open folders, outermost first: each one's path (relative) and descriptor; `None` for
+    /// one that is not a real folder, below which nothing is found.
+    open: Vec<(Vec<u8>, Option<rustix::fd::OwnedFd>)>,
 }
 
 impl LeafDir {
-    /// `lstat` of the repository-relative `path`; `None` when it does not exist or cannot be
-    /// read, as for `symlink_metadata`.
+    /// `lstat` of the repository-relative `path`; `None` when it does not exist, cannot be
+    /// read, or lies below a link, as for git.
     fn lstat(&mut self, workdir: &Path, path: &BStr) -> Option<DiskStat> {
-        use rustix::fs::{AtFlags, Mode as FsMode, OFlags};
+        use rustix::fs::AtFlags;
         let (dir, name): (&[u8], &[u8]) = match path.rfind_byte(b'/') {
             Some(slash) => (&path[..slash], &path[slash + 1..]),
             None => (&[], path),
         };
-        if self.dir.as_ref().is_none_or(|(open, _)| open != dir) {
-            let fd = rustix::fs::open(
-                workdir.join(to_path(dir)),
-                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                FsMode::empty(),
-            )
-            .ok();
-            self.dir = Some((dir.to_vec(), fd));
-        }
-        let (_, fd) = self.dir.as_ref()?;
-        rustix::fs::statat(fd.as_ref()?, to_path(name), AtFlags::SYMLINK_NOFOLLOW)
+        let fd = self.folder(workdir, dir)?;
+        rustix::fs::statat(fd, to_path(name), AtFlags::SYMLINK_NOFOLLOW)
             .ok()
             .map(DiskStat)
+    }
+
+    /// The open folder `dir` (relative, `""` for the root), opening what is missing of it
+    /// from the deepest folder already open above it.
+    fn folder(&mut self, workdir: &Path, dir: &[u8]) -> Option<&rustix::fd::OwnedFd> {
+        use rustix::fs::{Mode as FsMode, OFlags};
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let root = self
+            .root
+            .get_or_insert_with(|| rustix::fs::open(workdir, flags, FsMode::empty()).ok());
+        // Keep the open folders that lead to `dir`, whole components only.
+        let leads = |open: &[u8]| {
+            dir.starts_with(open) && (dir.len() == open.len() || dir[open.len()] == b'/')
+        };
+        while self.open.last().is_some_and(|(open, _)| !leads(open)) {
+            self.open.pop();
+        }
+        let mut done = self.open.last().map_or(0, |(open, _)| open.len());
+        while done < dir.len() {
+            let start = if done == 0 { 0 } else { done + 1 };
+            let end = dir[start..]
+                .find_byte(b'/')
+                .map_or(dir.len(), |i| start + i);
+            let parent = match self.open.last() {
+                Some((_, parent)) => parent.as_ref(),
+                None => root.as_ref(),
+            };
+            let opened = parent.and_then(|parent| {
+                rustix::fs::openat(parent, to_path(&dir[start..end]), flags, FsMode::empty()).ok()
+            });
+            self.open.push((dir[..end].to_vec(), opened));
+            done = end;
+        }
+        match self.open.last() {
+            Some((_, fd)) => fd.as_ref(),
+            None => root.as_ref(),
+        }
     }
 }
 
