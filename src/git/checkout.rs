@@ -58,24 +58,36 @@ impl Repo {
             workdir: &workdir,
             dirs: HashSet::new(),
         };
+        // Both indexes are sorted by path, neither has stages (`refuse_entries`): each is
+        // walked once beside the other, rather than searched for every path of the other.
+        let was: Vec<(&BStr, &gix::index::Entry)> =
+            old.entries().iter().map(|e| (e.path(&old), e)).collect();
         // Removals first: a file that becomes a folder (or the reverse) needs its old self gone.
         let mut emptied = Vec::new();
-        for entry in old.entries() {
-            let path = entry.path(&old);
-            if file.entry_by_path(path).is_none() {
-                disk.remove(path)?;
-                emptied.push(path.to_owned());
+        {
+            let mut new = file.entries().iter().map(|e| e.path(&file)).peekable();
+            for &(path, _) in &was {
+                while new.next_if(|next| *next < path).is_some() {}
+                if new.peek() != Some(&path) {
+                    disk.remove(path)?;
+                    emptied.push(path.to_owned());
+                }
             }
         }
         for path in emptied.iter().rev() {
             disk.remove_empty_parents(rel_path(path.as_ref()));
         }
+        let mut was = was.into_iter().peekable();
         let (entries, backing) = file.entries_mut_and_pathbacking();
         for entry in entries.iter_mut() {
             let path = entry.path_in(backing);
-            let unchanged = old
-                .entry_by_path(path)
-                .filter(|was| was.id == entry.id && was.mode == entry.mode);
+            while was.next_if(|(old_path, _)| *old_path < path).is_some() {}
+            let unchanged = was
+                .peek()
+                .filter(|(old_path, was)| {
+                    *old_path == path && was.id == entry.id && was.mode == entry.mode
+                })
+                .map(|(_, was)| *was);
             entry.stat = match unchanged {
                 Some(was) => was.stat,
                 None => {
@@ -312,6 +324,45 @@ mod tests {
             "",
             "the files are the commit's"
         );
+    }
+
+    // A file that becomes a folder of its own name among neighbours that sort around it
+    // (`x.txt`, `x0`), and a folder that becomes a file: the two indexes are walked side by
+    // side, and the worktree ends as git leaves it.
+    #[test]
+    fn a_file_that_becomes_a_folder_among_its_neighbours_moves_as_git_moves_it() {
+        let (dir, repo) = git_repo();
+        let root = dir.path();
+        for (path, content) in [
+            ("x", "x\n"),
+            ("x.txt", "t\n"),
+            ("x0", "0\n"),
+            ("y/in", "in\n"),
+        ] {
+            std::fs::create_dir_all(root.join(path).parent().unwrap()).unwrap();
+            std::fs::write(root.join(path), content).unwrap();
+        }
+        commit_all(root, "first");
+        std::fs::remove_file(root.join("x")).unwrap();
+        std::fs::create_dir(root.join("x")).unwrap();
+        std::fs::write(root.join("x/inside"), "inside\n").unwrap();
+        std::fs::remove_dir_all(root.join("y")).unwrap();
+        std::fs::write(root.join("y"), "y\n").unwrap();
+        std::fs::write(root.join("x0"), "0 again\n").unwrap();
+        commit_all(root, "second");
+        let second = run(root, &["rev-parse", "HEAD"]).trim().to_string();
+        run(root, &["worktree", "add", "-q", "--detach", "wt", "HEAD~"]);
+        let here = repo.open_linked_worktree(&root.join("wt")).unwrap();
+        here.checkout_in_place(gix::ObjectId::from_hex(second.as_bytes()).unwrap())
+            .unwrap();
+        let wt = root.join("wt");
+        assert_eq!(run(&wt, &["status", "--porcelain", "--ignored"]), "");
+        assert_eq!(run(&wt, &["diff", "--stat", &second]), "");
+        assert_eq!(
+            std::fs::read_to_string(wt.join("x/inside")).unwrap(),
+            "inside\n"
+        );
+        assert_eq!(std::fs::read_to_string(wt.join("y")).unwrap(), "y\n");
     }
 
     // A file of the worktree hard-linked to one outside it (by anyone, between two runs) is

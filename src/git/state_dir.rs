@@ -16,8 +16,7 @@ impl Repo {
     /// `.git/worktrees/<name>/../..`, a path that stops existing with the worktree, and a
     /// temporary worktree's is printed after it is removed.
     pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
-        let path = self.git.common_dir().join(STATE_DIR);
-        let path = std::fs::canonicalize(&path).unwrap_or(path);
+        let path = self.common_dir_real().join(STATE_DIR);
         if !path.is_dir() {
             std::fs::DirBuilder::new()
                 .recursive(true)

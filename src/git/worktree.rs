@@ -157,8 +157,24 @@ impl Repo {
 
     /// The common git directory as the kernel resolves it.
     pub(crate) fn common_dir_real(&self) -> PathBuf {
+        // Resolved once a process for each path git gives: a commit run asks for it (and for
+        // the state directory below it) several times a commit.
+        static RESOLVED: std::sync::Mutex<Vec<(PathBuf, PathBuf)>> =
+            std::sync::Mutex::new(Vec::new());
         let common = self.git.common_dir();
-        std::fs::canonicalize(common).unwrap_or_else(|_| common.to_owned())
+        let mut resolved = RESOLVED
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((_, real)) = resolved.iter().find(|(given, _)| given == common) {
+            return real.clone();
+        }
+        match std::fs::canonicalize(common) {
+            Ok(real) => {
+                resolved.push((common.to_owned(), real.clone()));
+                real
+            }
+            Err(_) => common.to_owned(),
+        }
     }
 
     /// This repository's folder for the worktrees of commit runs: under the user's cache
