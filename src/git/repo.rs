@@ -153,16 +153,6 @@ impl Repo {
         git.config_snapshot_mut()
             .set_raw_value(gix::config::tree::Index::SKIP_HASH, "true")
             .map_err(Error::read("index.skipHash"))?;
-        // gix asks the machine how many threads to decode an index with each time it reads
-        // one (the cgroup's quota, three files), unless told: the count taken once.
-        if git.config_snapshot().string("index.threads").is_none() {
-            git.config_snapshot_mut()
-                .set_raw_value(
-                    gix::config::tree::Index::THREADS,
-                    crate::process::cpus().to_string().as_str(),
-                )
-                .map_err(Error::read("index.threads"))?;
-        }
         ignore_replacements(&mut git);
         Ok(Repo {
             git,
