@@ -131,7 +131,7 @@ impl Repo {
             let _adding = ADDING
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            if worktree.is_kept(&common) && worktree.reset(commit).is_ok() {
+            if worktree.is_kept(&common) && worktree.reset(self, commit).is_ok() {
                 return Ok(worktree);
             }
             // Whatever is there (half made by a command that was killed, damaged, forgotten
@@ -437,8 +437,11 @@ impl TempWorktree {
 
     /// Move a kept worktree to `commit` and remove everything else from it, ignored files
     /// too: nothing an earlier command (or anyone since) left there reaches this one's runs.
-    fn reset(&self, commit: ObjectId) -> Result<(), Error> {
-        self.checkout_with_git(commit)?;
+    /// The move is made in place where it can be ([`TempWorktree::switch`]): a tracked file an
+    /// earlier command changed and the move did not write is found by this command's first
+    /// reading, which trusts nothing of the worktree, and written again by git then.
+    fn reset(&self, repo: &Repo, commit: ObjectId) -> Result<(), Error> {
+        self.switch(repo, commit)?;
         run(self.git_here().args(["clean", "-ffdxq"]), "clean")
     }
 

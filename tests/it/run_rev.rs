@@ -285,6 +285,35 @@ fn the_next_command_moves_the_kept_worktree_and_finds_nothing_of_the_last() {
     assert_eq!(leftovers(&repo), (0, 0));
 }
 
+/// The trap: the next command moves the kept worktree in place, writing only what differs
+/// between the commits, so a tracked file that an earlier command's run changed, and that the
+/// two commits hold alike, is not written by the move. The command's first reading trusts
+/// nothing of the worktree and finds it; git writes it again before anything runs.
+#[test]
+fn a_tracked_file_an_earlier_command_changed_is_the_commits_again_in_the_next() {
+    let repo = TestRepo::new();
+    let seen = repo.home().join("seen");
+    repo.write("same.txt", "unchanged\n");
+    repo.verify_script(&format!(
+        "cat same.txt >> '{}'\n[ \"$(cat n.txt)\" = 1 ] && echo tampered > same.txt\nexit 0",
+        seen.display()
+    ));
+    repo.write("n.txt", "1\n");
+    let first = repo.commit_all("first");
+    repo.write("n.txt", "2\n");
+    let second = repo.commit_all("second");
+    // The first run changed what it tested: nothing is proven there.
+    repo.prove_it(&["run", &first])
+        .assert()
+        .code(predicate::ne(0));
+    repo.prove_it(&["run", &second]).assert().code(0);
+    assert_eq!(
+        std::fs::read_to_string(&seen).unwrap(),
+        "unchanged\nunchanged\n"
+    );
+    assert_eq!(leftovers(&repo), (0, 0));
+}
+
 /// Two commands at once each take a slot of their own: neither moves the other's worktree
 /// under its run.
 #[test]
