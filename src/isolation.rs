@@ -448,9 +448,26 @@ impl Inside {
     }
 }
 
-/// The directories the `python3` found on `path` reads `.pth` files from, asked of it; none
-/// when there is no such program or it does not answer within a few seconds.
+/// The directories the `python3` found on `path` reads `.pth` files from, asked of it once a
+/// process for each `path` and `dir` (starting Python costs tens of milliseconds, and a range
+/// asks again for each commit of the same worktree); none when there is no such program or it
+/// does not answer within a few seconds.
 fn python_site_dirs(path: &OsStr, dir: &Path) -> Vec<PathBuf> {
+    type Asked = ((OsString, PathBuf), Vec<PathBuf>);
+    static ASKED: Mutex<Vec<Asked>> = Mutex::new(Vec::new());
+    let key = (path.to_owned(), dir.to_owned());
+    let mut asked = ASKED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, dirs)) = asked.iter().find(|(asked, _)| *asked == key) {
+        return dirs.clone();
+    }
+    let dirs = ask_python_site_dirs(path, dir);
+    asked.push((key, dirs.clone()));
+    dirs
+}
+
+fn ask_python_site_dirs(path: &OsStr, dir: &Path) -> Vec<PathBuf> {
     let Some(python) = std::env::split_paths(path)
         .map(|entry| entry.join("python3"))
         .find(|candidate| candidate.is_file())
