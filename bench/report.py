@@ -313,7 +313,8 @@ def own_section():
         ]
         print(f"The isolation's own cost apart: the same range proven where no namespace can be "
               f"made (in a user namespace whose limit of nested ones is 0, so each record says "
-              f"`isolation: none`) costs "
+              f"`isolation: none`; only git and git-prove-it on PATH, so that the leak check "
+              f"standing in for the namespace starts no python3) costs "
               f"{cost[0]:.1f} ms of wall time and {cost[1]:.1f} ms of CPU less per commit "
               f"(medians of {len(loops['plain'])} rounds of each, in turn): making the "
               "worktree's namespace once, and each script entering it before it starts.")
