@@ -258,6 +258,15 @@ def history_section():
           f"nothing run), {median(proven) / (statistics.median(loop) * 1000) * 100:.1f}% of the loop "
           f"({ok}, target ≤ 2%); `git log --format=%T` over the range takes {cell(log)} ms.")
     print()
+    if os.path.exists(os.path.join(json_dir, "history-four.json")):
+        four = load("history-four")
+        ours, theirs = four["git prove-it run, 4 new trees"], four["git rebase -x ./verify.sh, those 4"]
+        ratio = statistics.median(ours) / statistics.median(theirs)
+        ok = verdict(ratio <= 1.25, "run <range> with 4 new trees: at most 1.25x rebase -x over those 4")
+        print(f"The range with 4 new trees (the newest 4 commits' records dropped before each run): "
+              f"`git prove-it run main~40..main --jobs 1` {seconds(ours)}, `git rebase -x ./verify.sh "
+              f"main~4` (those 4 alone) {seconds(theirs)}: {ratio:.2f}× ({ok}, target ≤ 1.25×).")
+        print()
     if os.path.exists(os.path.join(json_dir, "history-bisect.json")):
         bisect = load("history-bisect")
         ours, git = bisect["git prove-it bisect"], bisect["git bisect run ./verify.sh"]
