@@ -251,6 +251,16 @@ fn pre_push_prove_prints_a_log_path_that_exists() {
     assert_eq!(log, std::fs::canonicalize(&log).unwrap(), "{stderr}");
 }
 
+/// Two commits whose verify.sh is `script`, holding `same.txt` alike and `n.txt` as 1, then 2.
+fn two_commits_of(repo: &TestRepo, script: &str) -> (String, String) {
+    repo.write("same.txt", "unchanged\n");
+    repo.verify_script(script);
+    repo.write("n.txt", "1\n");
+    let first = repo.commit_all("first");
+    repo.write("n.txt", "2\n");
+    (first, repo.commit_all("second"))
+}
+
 /// A commit worktree is kept for the next command: it moves to its commit writing only the
 /// paths that differ (the unchanged file keeps its inode), and nothing an earlier command's
 /// run left there reaches this one's, not even ignored files.
@@ -259,15 +269,13 @@ fn the_next_command_moves_the_kept_worktree_and_finds_nothing_of_the_last() {
     let repo = TestRepo::new();
     let seen = repo.home().join("seen");
     repo.write(".gitignore", "cache/\n");
-    repo.write("same.txt", "unchanged\n");
-    repo.verify_script(&format!(
-        "echo \"$(stat -c %i same.txt) $(cat n.txt) $(ls cache 2>/dev/null)\" >> '{}'\nmkdir -p cache && echo left > cache/left.txt",
-        seen.display()
-    ));
-    repo.write("n.txt", "1\n");
-    let first = repo.commit_all("first");
-    repo.write("n.txt", "2\n");
-    let second = repo.commit_all("second");
+    let (first, second) = two_commits_of(
+        &repo,
+        &format!(
+            "echo \"$(stat -c %i same.txt) $(cat n.txt) $(ls cache 2>/dev/null)\" >> '{}'\nmkdir -p cache && echo left > cache/left.txt",
+            seen.display()
+        ),
+    );
     repo.prove_it(&["run", &first]).assert().code(0);
     repo.prove_it(&["run", &second]).assert().code(0);
     let seen = std::fs::read_to_string(&seen).unwrap();
@@ -293,15 +301,13 @@ fn the_next_command_moves_the_kept_worktree_and_finds_nothing_of_the_last() {
 fn a_tracked_file_an_earlier_command_changed_is_the_commits_again_in_the_next() {
     let repo = TestRepo::new();
     let seen = repo.home().join("seen");
-    repo.write("same.txt", "unchanged\n");
-    repo.verify_script(&format!(
-        "cat same.txt >> '{}'\n[ \"$(cat n.txt)\" = 1 ] && echo tampered > same.txt\nexit 0",
-        seen.display()
-    ));
-    repo.write("n.txt", "1\n");
-    let first = repo.commit_all("first");
-    repo.write("n.txt", "2\n");
-    let second = repo.commit_all("second");
+    let (first, second) = two_commits_of(
+        &repo,
+        &format!(
+            "cat same.txt >> '{}'\n[ \"$(cat n.txt)\" = 1 ] && echo tampered > same.txt\nexit 0",
+            seen.display()
+        ),
+    );
     // The first run changed what it tested: nothing is proven there.
     repo.prove_it(&["run", &first])
         .assert()
