@@ -7,17 +7,17 @@
 //! by walking up (`node_modules`, a `conftest.py`, a `go.work`) reaches the checkout. Absolute
 //! paths into the checkout remain: an editable install names `<checkout>/src`, a workspace link
 //! or a generated config names `<checkout>/packages/x`. In a mount namespace the commit's
-//! worktree is mounted over the checkout's path, so those paths lead into the commit. The
-//! namespaces are made by util-linux `unshare` (no privileges needed where unprivileged user
-//! namespaces are allowed): `unsafe_code` is forbidden in this crate, and the mount and
-//! `unshare` system calls have no safe wrapper that can run between fork and exec.
+//! worktree is mounted over the checkout's path, so those paths lead into the commit (no
+//! privileges needed where unprivileged user namespaces are allowed).
 //!
-//! A commit worktree's namespaces are made once and kept by descriptor while the worktree moves
-//! along a range; each script's process enters them itself before its program starts
-//! (`process::Entry`), where making them again starts seven programs.
+//! A commit worktree's namespaces are made once, by a child of ours between fork and exec
+//! (`process::Namespaces::make`, given the mounts), and kept by descriptor while the worktree
+//! moves along a range; each script's process enters them itself before its program starts
+//! (`process::Entry`). Where they cannot be made so, and for a worktree nested in another,
+//! util-linux `unshare` makes a view for each script (seven programs).
 //!
-//! It never decides what a run means and never prints; it builds requests for `process`, holds
-//! the helpers of the namespaces it keeps, and names what it found.
+//! It never decides what a run means and never prints; it builds requests for `process`, keeps
+//! the namespaces it made by descriptor, and names what it found.
 
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
@@ -220,7 +220,8 @@ fn keep(view: &View, worktree: &Path) -> Option<Arc<process::Namespaces>> {
         .ok()?,
     );
     let entry = namespaces.entry(&view.checkout).ok()?;
-    process::Request::new("true")
+    process::Request::new("/bin/sh")
+        .args(["-c", ":"])
         .enter(entry)
         .stdout(process::Stream::Null)
         .stderr(process::Stream::Null)

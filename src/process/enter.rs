@@ -75,8 +75,11 @@ impl Namespaces {
         };
         // The child stays, reading its stdin, until the namespaces are opened; it runs nothing
         // of the caller's, and any program that waits for its stdin to end will do.
-        let mut command = Command::new("cat");
+        // By its absolute path, never looked for on PATH: a program put earlier there could end
+        // at once and leave nothing to open, sending the run to util-linux's way.
+        let mut command = Command::new("/bin/sh");
         command
+            .args(["-c", "read _"])
             .stdin(Stdio::piped())
             .stdout(Stdio::null())
             .stderr(Stdio::null());

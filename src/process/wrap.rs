@@ -16,11 +16,11 @@ pub(crate) enum Wrap {
     /// view from the directory it is started in (`isolation::View::prefix`,
     /// `isolation::Nested::prefix`).
     Prefix(Vec<OsString>),
-    /// Enter the user and mount namespaces a process holds, in which the folder `from` is shown
+    /// Enter user and mount namespaces kept by descriptor, in which the folder `from` is shown
     /// at `to`: the child enters them itself before its program starts, where a prefix that
     /// makes them starts seven programs (`isolation::enter`).
     Enter {
-        /// The namespaces, opened while their holder ran.
+        /// The namespaces, opened while the child that made them waited.
         namespaces: Arc<Namespaces>,
         /// The folder shown at `to` (as given, and as the kernel resolves it).
         from: Vec<PathBuf>,
