@@ -976,9 +976,11 @@ impl LeafDir {
     fn folder(&mut self, workdir: &Path, dir: &[u8]) -> Option<&rustix::fd::OwnedFd> {
         use rustix::fs::{Mode as FsMode, OFlags};
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let root = self
-            .root
-            .get_or_insert_with(|| rustix::fs::open(workdir, flags, FsMode::empty()).ok());
+        // The worktree's own path may go through links (it is followed, as git follows it);
+        // only the folders below it must be real.
+        let root = self.root.get_or_insert_with(|| {
+            rustix::fs::open(workdir, flags - OFlags::NOFOLLOW, FsMode::empty()).ok()
+        });
         // Keep the open folders that lead to `dir`, whole components only.
         let leads = |open: &[u8]| {
             dir.starts_with(open) && (dir.len() == open.len() || dir[open.len()] == b'/')
@@ -1496,6 +1498,25 @@ mod tests {
                 .collect::<Vec<_>>()
         };
         assert_eq!(paths(&expected), paths(&read));
+    }
+
+    // A worktree whose own path goes through a link (a checkout opened by a path through a
+    // linked folder) is read as git reads it: the links git leaves out are those below it.
+    #[test]
+    fn a_worktree_opened_through_a_linked_path_is_read_whole() {
+        let (dir, _) = git_repo();
+        let tree = commit(dir.path(), &[("a.txt", "1\n"), ("d/e.txt", "2\n")], &[]);
+        let link = dir.path().with_extension("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        let through = super::Repo::discover(&link).unwrap();
+        assert!(
+            through.workdir().unwrap().starts_with(&link),
+            "{:?}",
+            through.workdir()
+        );
+        let (read, _) = through.state_tree_from_disk(IndexTrust::Disk).unwrap();
+        std::fs::remove_file(&link).unwrap();
+        assert_eq!(read.id, tree);
     }
 
     // The reading after a run trusts only what the last reading found unchanged since (its
