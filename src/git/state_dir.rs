@@ -17,6 +17,12 @@ impl Repo {
     /// temporary worktree's is printed after it is removed.
     pub(crate) fn state_dir(&self) -> Result<PathBuf, Error> {
         let path = self.common_dir_real().join(STATE_DIR);
+        // A real folder below the canonical common dir is canonical as it is; a link there (or
+        // nothing yet) is resolved as the kernel resolves it.
+        if std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.is_dir()) {
+            return Ok(path);
+        }
+        let path = std::fs::canonicalize(&path).unwrap_or(path);
         if !path.is_dir() {
             std::fs::DirBuilder::new()
                 .recursive(true)
@@ -158,6 +164,24 @@ pub(crate) fn failing_log_of(log: &Path) -> PathBuf {
 mod tests {
     use super::super::test_repo::git_repo;
     use super::*;
+
+    // The state directory's path is the canonical one: a real folder as it is, a link where
+    // it leads.
+    #[test]
+    fn the_state_directory_is_named_by_its_canonical_path() {
+        let (dir, repo) = git_repo();
+        let real = dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join(".git")
+            .join(STATE_DIR);
+        assert_eq!(repo.state_dir().unwrap(), real);
+        let elsewhere = dir.path().canonicalize().unwrap().join("elsewhere");
+        std::fs::rename(&real, &elsewhere).unwrap();
+        std::os::unix::fs::symlink(&elsewhere, &real).unwrap();
+        assert_eq!(repo.state_dir().unwrap(), elsewhere);
+    }
 
     #[test]
     fn a_failing_log_is_kept_beside_the_log_it_copies() {

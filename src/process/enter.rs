@@ -73,10 +73,9 @@ impl Namespaces {
             root: [format!("0 {uid} 1\n"), format!("0 {gid} 1\n")],
             back: [format!("{uid} 0 1\n"), format!("{gid} 0 1\n")],
         };
-        // The child stays, reading its stdin, until the namespaces are opened; it runs nothing
-        // of the caller's, and any program that waits for its stdin to end will do.
-        // By its absolute path, never looked for on PATH: a program put earlier there could end
-        // at once and leave nothing to open, sending the run to util-linux's way.
+        // The child stays, reading its stdin, until the namespaces are opened. `/bin/sh` by
+        // its absolute path, never a program looked for on PATH: one put earlier there could
+        // end at once and leave nothing to open, sending the run to util-linux's way.
         let mut command = Command::new("/bin/sh");
         command
             .args(["-c", "read _"])
@@ -102,7 +101,7 @@ impl Namespaces {
     }
 
     /// The namespaces `pid` is in (our own child, not yet reaped, so that its pid names it).
-    pub(crate) fn of(pid: u32) -> io::Result<Namespaces> {
+    fn of(pid: u32) -> io::Result<Namespaces> {
         let open = |path: String, flags: OFlags| {
             rustix::fs::open(path, flags | OFlags::CLOEXEC, Mode::empty()).map_err(io::Error::from)
         };
