@@ -61,6 +61,9 @@ pub(crate) struct TempWorktree {
     _lock: std::fs::File,
 }
 
+/// The file of a repository's folder for commit worktrees locked while one is added.
+const ADDING_LOCK: &str = "adding.lock";
+
 /// The most worktrees of one repository kept for commit runs: one for each of the commands
 /// (and `--jobs` workers) that run at once.
 const SLOTS: usize = 64;
@@ -93,10 +96,6 @@ fn run(git: process::Request<'_>, what: &str) -> Result<(), Error> {
     }
 }
 
-/// Held while a worktree is added, reset or discarded (`Repo::add_temp_worktree`): git's
-/// worktree commands read and prune each other's files.
-static ADDING: std::sync::Mutex<()> = std::sync::Mutex::new(());
-
 impl Repo {
     /// Check `commit` out into a worktree of this repository's cache, outside its directory
     /// tree ([`Repo::commit_worktrees`]), so that nothing a run finds by walking up (a
@@ -125,12 +124,10 @@ impl Repo {
                 _lock: lock,
             };
             // `git worktree add` reads every other worktree's administrative files, and one
-            // being added at the same moment by another thread of this process (`run <range>`
-            // proves several commits at once) can be half-written: git then fails reading its
-            // `commondir`. One add (or prune) at a time.
-            let _adding = ADDING
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            // being added at the same moment (by another thread of this process, which proves
+            // several commits at once, or by another command) can be half-written: git then
+            // fails reading its `commondir`. One add (or reset, or prune) at a time.
+            let _adding = adding_lock(&home)?;
             if worktree.is_kept(&common) && worktree.reset(self, commit).is_ok() {
                 return Ok(worktree);
             }
@@ -464,6 +461,28 @@ impl TempWorktree {
             "worktree prune",
         )
     }
+}
+
+/// The lock held while a worktree of the repository whose folder is `home` is added, reset or
+/// discarded, waited for: a file lock, so that it holds between the threads of one command (each
+/// opens the file anew) and between commands alike.
+fn adding_lock(home: &Path) -> Result<std::fs::File, Error> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = home.join(ADDING_LOCK);
+    let failed = |source| Error::StateDir {
+        path: path.clone(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .mode(0o600)
+        .open(&path)
+        .map_err(failed)?;
+    rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+        .map_err(|error| failed(error.into()))?;
+    Ok(file)
 }
 
 /// Take the slot whose lock file is `path`, unless another command holds it.
