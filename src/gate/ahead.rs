@@ -550,8 +550,31 @@ pub(super) fn made_ahead(ctx: &Context, seen: &Seen) -> bool {
         return false;
     };
     let state = state.id.to_string();
-    load(&files).is_some_and(|status| status.proved.contains(&state))
+    // The prover records its proof before it rewrites its status: a stop that found the proof
+    // in between waits for the status, as long as the prover still holds its run for this state.
+    let settling = u64::try_from(SETTLING.as_nanos()).unwrap_or(u64::MAX);
+    let deadline = Clock::system().now_ns().saturating_add(settling);
+    loop {
+        let Some(status) = load(&files) else {
+            return false;
+        };
+        if status.proved.contains(&state) {
+            return true;
+        }
+        let finishing = status
+            .running
+            .as_ref()
+            .is_some_and(|running| running.state == state)
+            && files.run_holder() == Some(status.pid);
+        if !finishing || Clock::system().now_ns() >= deadline {
+            return false;
+        }
+        std::thread::sleep(POLL);
+    }
 }
+
+/// How long a stop waits for the prover to say a proof it found was its own.
+const SETTLING: Duration = Duration::from_secs(5);
 
 /// After a stop's own run, passing, failing or unable to test: whether it left the state as it
 /// found it (`wrote`, the paths it changed; `None`: not known) decides whether proving ahead
