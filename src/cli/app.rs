@@ -73,6 +73,20 @@ enum Command {
     ProveAhead(prove_ahead::Args),
 }
 
+impl Command {
+    /// Whether the command may prove commits in worktrees of their own, whose scripts enter
+    /// namespaces: its spawner is started first, while this process is small and has one
+    /// thread (`process::start_spawner`).
+    fn may_prove_commits(&self) -> bool {
+        match self {
+            Command::Run(args) => args.names_commits(),
+            Command::Bisect(_) | Command::Watch(_) => true,
+            Command::Hook(args) => args.is_pre_push(),
+            _ => false,
+        }
+    }
+}
+
 /// Run the parsed command line and return the process exit code (see `exit`).
 pub fn execute(cli: Cli) -> Result<u8, Failure> {
     let json = cli.json;
@@ -80,6 +94,9 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
 }
 
 fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    if cli.command.may_prove_commits() {
+        crate::process::start_spawner();
+    }
     let mut out = std::io::stdout().lock();
     // Not locked: verify.sh's output is streamed to stderr from another thread with --verbose.
     let mut err = std::io::stderr();

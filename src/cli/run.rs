@@ -105,6 +105,13 @@ pub(crate) struct Args {
     exec: Option<std::path::PathBuf>,
 }
 
+impl Args {
+    /// Whether it proves commits rather than the working state.
+    pub(crate) fn names_commits(&self) -> bool {
+        self.rev.is_some()
+    }
+}
+
 pub(crate) fn run(
     args: &Args,
     out: &mut dyn Write,

@@ -6,7 +6,7 @@
 
 use std::ffi::CString;
 use std::io;
-use std::os::fd::{AsFd as _, OwnedFd};
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt as _;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
@@ -213,6 +213,17 @@ fn make_in_child(steps: &[RawStep], maps: &Maps) -> io::Result<()> {
 pub(crate) struct Entry {
     namespaces: Arc<Namespaces>,
     dir: OwnedFd,
+}
+
+impl Entry {
+    /// The user and mount namespaces, and the directory, for a child started elsewhere.
+    pub(super) fn fds(&self) -> (BorrowedFd<'_>, BorrowedFd<'_>, BorrowedFd<'_>) {
+        (
+            self.namespaces.user.as_fd(),
+            self.namespaces.mount.as_fd(),
+            self.dir.as_fd(),
+        )
+    }
 }
 
 /// Makes `command`'s child enter `entry` after fork and before exec, where the program's path

@@ -1,8 +1,10 @@
 //! Running one `Request`: the spawn, the stdin feeder and output readers, the wait with its
 //! timeout and interrupt, the kill of the whole process group, and the result.
 
+use std::ffi::OsString;
 use std::io::{self, Write};
-use std::os::unix::process::CommandExt;
+use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt as _};
 use std::path::PathBuf;
 use std::process::{Child, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -128,9 +130,6 @@ impl Request<'_> {
             enter,
         } = self;
         let program = PathBuf::from(command.get_program());
-        if let Some(entry) = enter {
-            super::enter::in_child(&mut command, entry);
-        }
         let pipe_error = |source| Error::Pipe {
             program: program.clone(),
             source,
@@ -154,50 +153,57 @@ impl Request<'_> {
             };
             lines = Some(Lines::new(combined.tail_lines, log, combined.echo));
         }
-        let mut lines = match lines {
+        // The child's ends of its standard streams, and ours.
+        let (stdin_end, stdin_pipe) = match &stdin {
+            Stdin::Null => (End::null(false).map_err(pipe_error)?, None),
+            Stdin::Inherit => (End::Inherit, None),
+            Stdin::Bytes(_) => {
+                let (reader, writer) = io::pipe().map_err(pipe_error)?;
+                (
+                    End::Fd(reader.into()),
+                    Some(std::fs::File::from(OwnedFd::from(writer))),
+                )
+            }
+        };
+        let (out_end, err_end, out_pipe, err_pipe, inline) = match lines {
             Some(lines) => {
                 let (reader, writer) = io::pipe().map_err(pipe_error)?;
                 // Read by the wait, on this thread.
                 let reader = Inline::new(reader, lines);
-                command
-                    .stdout(writer.try_clone().map_err(pipe_error)?)
-                    .stderr(writer);
-                Some(reader)
+                let out = End::Fd(writer.try_clone().map_err(pipe_error)?.into());
+                (out, End::Fd(writer.into()), None, None, Some(reader))
             }
             None => {
-                command
-                    .stdout(stdio(stdout).map_err(pipe_error)?)
-                    .stderr(stdio(stderr).map_err(pipe_error)?);
-                None
+                let (out, out_pipe) = End::of(stdout).map_err(pipe_error)?;
+                let (err, err_pipe) = End::of(stderr).map_err(pipe_error)?;
+                (out, err, out_pipe, err_pipe, None)
             }
         };
-        command.stdin(match stdin {
-            Stdin::Null => Stdio::null(),
-            Stdin::Inherit => Stdio::inherit(),
-            Stdin::Bytes(_) => Stdio::piped(),
-        });
-        if own_group {
-            command.process_group(0);
-        }
-        let mut child = spawn(&mut command, &program)?;
-        // The parent's copies of the pipes' write ends go with the command, so that EOF can
-        // arrive once the child's side is closed.
+        let mut lines = inline;
+        let ends = [stdin_end, out_end, err_end];
+        let pid = start(&mut command, enter, ends, own_group, &program)?;
+        // Our copies of the child's ends went with the start, so that EOF can arrive once the
+        // child's side is closed.
         drop(command);
         let start = Instant::now();
 
-        if let Stdin::Bytes(input) = stdin {
-            let mut pipe = child.stdin.take().expect("stdin is piped");
+        if let (Stdin::Bytes(input), Some(mut pipe)) = (stdin, stdin_pipe) {
             // A child that never reads its stdin must not block us: write from a thread, and
             // ignore the broken pipe it gets when the child exits without reading.
             thread::spawn(move || {
                 let _ = pipe.write_all(&input);
             });
         }
+        let mut child = Running {
+            pid,
+            stdout: out_pipe,
+            stderr: err_pipe,
+        };
         let readers = read_streams(&mut child, stdout, stderr);
         let (out, err) = match readers {
             Ok(readers) => readers,
             Err(source) => {
-                end(&mut child, own_group);
+                end(&child, own_group);
                 return Err(pipe_error(source));
             }
         };
@@ -246,19 +252,163 @@ impl Request<'_> {
     }
 }
 
-fn stdio(stream: Stream) -> io::Result<Stdio> {
-    Ok(match stream {
-        Stream::Inherit => Stdio::inherit(),
-        Stream::Null => Stdio::null(),
-        Stream::Head(_) | Stream::Tail(_) => Stdio::piped(),
-    })
+/// The child's end of one of its standard streams.
+enum End {
+    /// Ours, shared.
+    Inherit,
+    /// A descriptor given to it: `/dev/null` or a pipe's end.
+    Fd(OwnedFd),
+}
+
+impl End {
+    fn null(write: bool) -> io::Result<End> {
+        let file = std::fs::OpenOptions::new()
+            .read(!write)
+            .write(write)
+            .open("/dev/null")?;
+        Ok(End::Fd(file.into()))
+    }
+
+    /// The child's end for `stream`, and ours to read when it is kept.
+    fn of(stream: Stream) -> io::Result<(End, Option<std::fs::File>)> {
+        Ok(match stream {
+            Stream::Inherit => (End::Inherit, None),
+            Stream::Null => (End::null(true)?, None),
+            Stream::Head(_) | Stream::Tail(_) => {
+                let (reader, writer) = io::pipe()?;
+                (
+                    End::Fd(writer.into()),
+                    Some(std::fs::File::from(OwnedFd::from(reader))),
+                )
+            }
+        })
+    }
+
+    fn stdio(self) -> Stdio {
+        match self {
+            End::Inherit => Stdio::inherit(),
+            End::Fd(fd) => Stdio::from(fd),
+        }
+    }
+}
+
+/// A child started and not yet reaped, with the pipes of the streams kept in memory.
+struct Running {
+    pid: Pid,
+    stdout: Option<std::fs::File>,
+    stderr: Option<std::fs::File>,
+}
+
+impl Running {
+    /// Reaps it.
+    fn wait(&self) -> io::Result<ExitStatus> {
+        loop {
+            match rustix::process::waitpid(Some(self.pid), rustix::process::WaitOptions::empty()) {
+                Ok(Some((_, status))) => return Ok(ExitStatus::from_raw(status.as_raw())),
+                Ok(None) => {}
+                Err(rustix::io::Errno::INTR) => {}
+                Err(error) => return Err(error.into()),
+            }
+        }
+    }
+
+    fn kill(&self) {
+        // ESRCH, the only failure possible for our own unreaped child, means it is gone.
+        let _ = rustix::process::kill_process(self.pid, Signal::KILL);
+    }
+}
+
+/// Starts the child: through the spawner when it enters namespaces (a fork of this process
+/// costs more than the script), else with std's `Command`.
+fn start(
+    command: &mut std::process::Command,
+    enter: Option<super::enter::Entry>,
+    ends: [End; 3],
+    own_group: bool,
+    program: &std::path::Path,
+) -> Result<Pid, Error> {
+    if let Some(entry) = &enter {
+        let env = environment(command);
+        let order = super::spawner::Order {
+            program: command.get_program(),
+            args: command.get_args().collect(),
+            env,
+            own_group,
+        };
+        let (ours_in, ours_out, ours_err) = (io::stdin(), io::stdout(), io::stderr());
+        let stdio = [
+            stdio_fd(&ends[0], ours_in.as_fd()),
+            stdio_fd(&ends[1], ours_out.as_fd()),
+            stdio_fd(&ends[2], ours_err.as_fd()),
+        ];
+        let (user, mount, dir) = entry.fds();
+        let fds = super::spawner::Ends {
+            user,
+            mount,
+            dir,
+            stdio,
+        };
+        let mut retries = 0;
+        loop {
+            match super::spawner::spawn(&order, &fds) {
+                None => break,
+                Some(Ok(pid)) => return Ok(pid),
+                Some(Err(error))
+                    if error.kind() == io::ErrorKind::ExecutableFileBusy
+                        && retries < BUSY_RETRIES =>
+                {
+                    retries += 1;
+                    thread::sleep(BUSY_PAUSE);
+                }
+                Some(Err(source)) => {
+                    return Err(Error::Spawn {
+                        program: program.to_owned(),
+                        source,
+                    });
+                }
+            }
+        }
+    }
+    if let Some(entry) = enter {
+        super::enter::in_child(command, entry);
+    }
+    let [stdin, stdout, stderr] = ends;
+    command
+        .stdin(stdin.stdio())
+        .stdout(stdout.stdio())
+        .stderr(stderr.stdio());
+    if own_group {
+        command.process_group(0);
+    }
+    let child = spawn(command, program)?;
+    Ok(Pid::from_child(&child))
+}
+
+fn stdio_fd<'a>(end: &'a End, ours: BorrowedFd<'a>) -> BorrowedFd<'a> {
+    match end {
+        End::Inherit => ours,
+        End::Fd(fd) => fd.as_fd(),
+    }
+}
+
+/// The whole environment `command` gives its child: ours, with its changes.
+fn environment(command: &std::process::Command) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| !command.get_envs().any(|(changed, _)| changed == name))
+        .collect();
+    env.extend(
+        command
+            .get_envs()
+            .filter_map(|(name, value)| Some((name.to_owned(), value?.to_owned()))),
+    );
+    env
 }
 
 type Readers = (Option<Reader<Bytes>>, Option<Reader<Bytes>>);
 
 /// Starts the readers of the streams kept in memory. Each pipe is drained on its own thread, so
 /// that a full pipe never stalls the child.
-fn read_streams(child: &mut Child, stdout: Stream, stderr: Stream) -> io::Result<Readers> {
+fn read_streams(child: &mut Running, stdout: Stream, stderr: Stream) -> io::Result<Readers> {
     let sink = |stream| match stream {
         Stream::Head(cap) => Some(Bytes::new(cap, false)),
         Stream::Tail(cap) => Some(Bytes::new(cap, true)),
@@ -301,21 +451,21 @@ fn spawn(command: &mut std::process::Command, program: &std::path::Path) -> Resu
 }
 
 /// Ends a child we give up on: its group killed when it has one, else itself, then reaped.
-fn end(child: &mut Child, own_group: bool) {
+fn end(child: &Running, own_group: bool) {
     if own_group {
         kill_group(child);
     } else {
-        let _ = child.kill();
+        child.kill();
     }
     let _ = child.wait();
 }
 
 /// Sends SIGKILL to the child's process group. The child has not been reaped
 /// yet, so its pid, which is also the group's id, cannot have been reused.
-fn kill_group(child: &Child) {
+fn kill_group(child: &Running) {
     // ESRCH, the only failure possible for our own child's group, means
     // nothing is left to kill.
-    let _ = kill_process_group(Pid::from_child(child), Signal::KILL);
+    let _ = kill_process_group(child.pid, Signal::KILL);
 }
 
 /// What the wait watches for.
@@ -334,11 +484,11 @@ impl Watch<'_> {
     /// killed while its id cannot be reused; it is reaped after.
     fn wait(
         &self,
-        child: &mut Child,
+        child: &mut Running,
         mut on_tick: Option<&mut dyn FnMut(Duration)>,
         mut output: Option<&mut Inline<Lines>>,
     ) -> io::Result<(ExitStatus, Option<Exit>)> {
-        let pid = Pid::from_child(child);
+        let pid = child.pid;
         // The output read on this thread needs the pause: a blocking wait would leave a full
         // pipe stalling the child.
         let polling = self.timeout.is_some()

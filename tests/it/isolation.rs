@@ -752,3 +752,69 @@ fn a_fake_unshare_on_path_never_shows_the_checkout_to_a_commits_run() {
     let note = repo.note(tree.trim()).unwrap();
     assert!(note.contains("\nisolation: namespace\n"), "{note}");
 }
+
+/// A commit's scripts are started by the run's spawner, a small process forked before the run
+/// grew, which clones itself into each script's namespaces: a script so started must still get
+/// what one started plainly gets, no signal blocked or ignored beyond the shell's own, no
+/// descriptor of the run, and the run as its parent.
+#[test]
+fn a_commit_script_gets_the_signals_descriptors_and_parent_a_working_state_script_gets() {
+    let repo = TestRepo::new();
+    repo.verify_script(
+        r#"seen="$HOME/seen"
+grep -E '^Sig(Blk|Ign):' /proc/self/status > "$seen"
+ls /proc/$$/fd | sort -n | tr '\n' ' ' >> "$seen"
+echo >> "$seen"
+cat /proc/$PPID/comm >> "$seen""#,
+    );
+    let commit = repo.commit_all("a verify.sh that says what it was given");
+    repo.prove_it(&["run", &commit]).assert().success();
+    let committed = std::fs::read_to_string(repo.home().join("seen")).unwrap();
+    std::fs::remove_file(repo.home().join("seen")).unwrap();
+    repo.prove_it(&["run", "--force"]).assert().success();
+    let plain = std::fs::read_to_string(repo.home().join("seen")).unwrap();
+    assert_eq!(committed, plain, "a commit's script was given other things");
+    assert!(plain.contains("SigBlk:\t0000000000000000\n"), "{plain}");
+    assert!(plain.contains("0 1 2 "), "{plain}");
+    assert!(plain.ends_with("git-prove-it\n"), "{plain}");
+    let record = repo.note(&tree_of(&repo, &commit)).unwrap();
+    assert!(record.contains("isolation: namespace\n"), "{record}");
+}
+
+/// The spawner gone (killed by a script of the range), the run starts the next commits'
+/// scripts itself, in the same namespaces, and proves them.
+#[test]
+fn a_range_whose_spawner_is_killed_proves_its_next_commits_all_the_same() {
+    let repo = TestRepo::new();
+    // The spawner is the run's other child running the run's own program (a zombie once
+    // killed: the run reaps it only when it ends).
+    repo.verify_script(
+        r#"for pid in $(cat /proc/$PPID/task/*/children); do
+    state=$(sed 's/.*) //' /proc/$pid/stat | cut -d' ' -f1)
+    if [ "$pid" != $$ ] && [ "$state" != Z ] && [ "$(cat /proc/$pid/comm)" = git-prove-it ]; then
+        kill -9 "$pid" && echo "$pid" >> "$HOME/killed"
+    fi
+done
+test -f marker"#,
+    );
+    repo.write("marker", "0\n");
+    let first = repo.commit_all("first");
+    for n in 1..4 {
+        repo.write("marker", &format!("{n}\n"));
+        repo.commit_all(&format!("commit {n}"));
+    }
+    repo.prove_it(&["run", &format!("{first}..HEAD"), "--jobs", "1"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("3 of 3 commits proven"));
+    let killed = std::fs::read_to_string(repo.home().join("killed")).unwrap();
+    assert_eq!(
+        killed.lines().count(),
+        1,
+        "one spawner, killed once: {killed}"
+    );
+    for commit in ["HEAD", "HEAD~1", "HEAD~2"] {
+        let record = repo.note(&tree_of(&repo, commit)).unwrap();
+        assert!(record.contains("isolation: namespace\n"), "{record}");
+    }
+}

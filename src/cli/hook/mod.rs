@@ -25,6 +25,13 @@ enum Host {
     Git(pre_push::Args),
 }
 
+impl Args {
+    /// Whether it is git's pre-push hook (which may prove the commits pushed).
+    pub(crate) fn is_pre_push(&self) -> bool {
+        matches!(self.host, Host::Git(_))
+    }
+}
+
 pub(crate) fn run(
     args: &Args,
     stdin: &mut dyn std::io::Read,
