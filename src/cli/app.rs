@@ -97,6 +97,12 @@ fn dispatch(cli: Cli) -> Result<u8, Failure> {
     if cli.command.may_prove_commits() {
         crate::process::start_spawner();
     }
+    let code = run_command(cli);
+    crate::process::stop_spawner();
+    code
+}
+
+fn run_command(cli: Cli) -> Result<u8, Failure> {
     let mut out = std::io::stdout().lock();
     // Not locked: verify.sh's output is streamed to stderr from another thread with --verbose.
     let mut err = std::io::stderr();

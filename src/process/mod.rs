@@ -24,7 +24,7 @@ pub(crate) use enter::{Namespaces, Step};
 pub(crate) use exit::Exit;
 pub(crate) use interrupt::interrupt_flag;
 pub(crate) use request::{Combined, Request, Stdin, Stream};
-pub(crate) use spawner::start as start_spawner;
+pub(crate) use spawner::{start as start_spawner, stop as stop_spawner};
 pub(crate) use supervise::{Error, Finished};
 pub(crate) use wrap::Wrap;
 #[cfg(test)]

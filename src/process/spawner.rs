@@ -28,8 +28,22 @@ use rustix::net::{
 use rustix::process::Pid;
 use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
 
-/// Our end of the spawner's socket, while it serves.
-static SPAWNER: Mutex<Option<OwnedFd>> = Mutex::new(None);
+/// The spawner, while it serves: our end of its socket, and its pid.
+static SPAWNER: Mutex<Option<Held>> = Mutex::new(None);
+
+struct Held {
+    socket: OwnedFd,
+    pid: Pid,
+}
+
+impl Held {
+    /// Ends it and reaps it, so that its time is counted in ours, as its scripts' is.
+    fn end(self) {
+        drop(self.socket);
+        let _ = rustix::process::kill_process(self.pid, rustix::process::Signal::KILL);
+        let _ = rustix::process::waitpid(Some(self.pid), rustix::process::WaitOptions::empty());
+    }
+}
 
 /// The largest order the spawner reads: a script's arguments and environment.
 const MAX_ORDER: usize = 512 * 1024;
@@ -49,7 +63,7 @@ const SIGNALS: [i32; 5] = [
     libc::SIGQUIT,
 ];
 
-fn spawner() -> MutexGuard<'static, Option<OwnedFd>> {
+fn spawner() -> MutexGuard<'static, Option<Held>> {
     SPAWNER.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
@@ -80,7 +94,16 @@ pub(crate) fn start() {
             drop(ours);
             serve(&theirs, parent, ignored)
         }
-        _ => *held = Some(ours),
+        pid => {
+            *held = Pid::from_raw(pid).map(|pid| Held { socket: ours, pid });
+        }
+    }
+}
+
+/// Ends the spawner, if one was started: called when the command is done.
+pub(crate) fn stop() {
+    if let Some(held) = spawner().take() {
+        held.end();
     }
 }
 
@@ -123,7 +146,7 @@ pub(super) fn spawn(order: &Order<'_>, ends: &Ends<'_>) -> Option<io::Result<Pid
         return None;
     }
     let mut held = spawner();
-    let socket = held.as_ref()?;
+    let socket = &held.as_ref()?.socket;
     let fds = [
         ends.user,
         ends.mount,
@@ -154,7 +177,9 @@ pub(super) fn spawn(order: &Order<'_>, ends: &Ends<'_>) -> Option<io::Result<Pid
     });
     if received != Ok(reply.len()) {
         // Gone: the caller starts this script, and every one after, itself.
-        *held = None;
+        if let Some(gone) = held.take() {
+            gone.end();
+        }
         return None;
     }
     drop(held);
