@@ -1,3 +1,5 @@
+//! The `git-prove-it` binary: parses the command line and runs it (`cli::execute`).
+
 use std::process::ExitCode;
 
 use git_prove_it::{cli, exit};

@@ -1,3 +1,5 @@
+//! `git prove-it accept`: a person's word that a contested proof counts.
+
 use std::io::Write;
 
 use crate::proof::MarkKind;

@@ -1,3 +1,5 @@
+//! The command line (`Cli`, clap derive) and its dispatch to each command's module.
+
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use super::{

@@ -1,3 +1,6 @@
+//! `git prove-it bisect`: the first commit whose checks fail, between one that passes and one
+//! that fails, along the first-parent line, using every record on file.
+
 use std::collections::HashSet;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};

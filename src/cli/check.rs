@@ -1,3 +1,5 @@
+//! `git prove-it check`: CI's command, whether commits are proven. Runs nothing.
+
 use crate::outcome::Outcome;
 use std::io::Write;
 use std::path::PathBuf;

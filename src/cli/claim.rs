@@ -1,3 +1,5 @@
+//! `git prove-it claim`: a claim put through the gauntlet, nine lenses and one oracle.
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::sync::Arc;

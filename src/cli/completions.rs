@@ -1,3 +1,5 @@
+//! `git prove-it completions`: a shell completion script, generated from the command line.
+
 use std::io::Write;
 
 use clap::CommandFactory as _;

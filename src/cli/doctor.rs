@@ -1,3 +1,5 @@
+//! `git prove-it doctor`: the set-up checked, with how to fix what is not right.
+
 use std::io::Write;
 
 use anyhow::Context as _;

@@ -1,3 +1,6 @@
+//! The error that ends a command (`Failure`): what went wrong, its causes and its `hint:` lines,
+//! made from the layers' errors; `report::failure` says it.
+
 use crate::git;
 use crate::report::{FailureKind, FailureReport, JSON_VERSION, readable_causes};
 

@@ -1,3 +1,6 @@
+//! `git prove-it init`: verify.sh written for the stack found, the agent hosts and git wired,
+//! then the gate shown at work.
+
 use std::io::{BufRead, IsTerminal as _, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -180,7 +183,7 @@ pub(crate) fn run(
     })
 }
 
-/// What init does about prove-it.toml (issue 23).
+/// What init does about prove-it.toml.
 enum Checks {
     /// Nothing: one package, or --no-checks, or the offer declined. The root verify.sh as ever.
     None,
@@ -357,7 +360,7 @@ fn plan(
 
 /// The push gate beside what the repository already runs before a push: husky, lefthook or
 /// pre-commit when their set-up is at the root, else git's pre-push hook, chained into when
-/// one of another origin is there (issue 21, item 2).
+/// one of another origin is there.
 fn plan_pre_push(repo: &Repo, root: &Path) -> Result<Step, super::Failure> {
     if root.join(".husky").is_dir() {
         let path = root.join(".husky").join(install::PRE_PUSH_HOOK);

@@ -1,3 +1,5 @@
+//! `git prove-it install`: git-prove-it wired into a program that calls it (git's pre-push hook).
+
 use std::io::Write;
 
 use anyhow::Context as _;

@@ -1,3 +1,5 @@
+//! `git prove-it install-man`: the manual pages, generated from this build's command line.
+
 use std::io::Write;
 use std::path::{Path, PathBuf};
 

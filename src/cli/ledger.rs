@@ -1,3 +1,5 @@
+//! `git prove-it ledger`: the gate's refusals and unverified turns, read back.
+
 use std::io::Write;
 
 use anyhow::Context as _;

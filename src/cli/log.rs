@@ -1,3 +1,5 @@
+//! `git prove-it log`: commits as `git log --oneline` lists them, with a proof column.
+
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 

@@ -1,3 +1,6 @@
+//! `git prove-it revoke`: a person's word that proofs are false, recorded so that they never
+//! count again.
+
 use std::io::Write;
 
 use anyhow::Context as _;

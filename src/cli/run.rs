@@ -1,3 +1,5 @@
+//! `git prove-it run`: the working state, a commit or a range proven, or found proven on record.
+
 use crate::outcome::Outcome;
 use std::io::Write;
 use std::time::Duration;

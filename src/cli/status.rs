@@ -1,3 +1,5 @@
+//! `git prove-it status`: whether the working state is armed and proven. Runs nothing.
+
 use std::io::Write;
 
 use crate::outcome::Outcome;
@@ -49,7 +51,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     // The proof `run` and the gate would accept: with signing on, a signed one.
     let signed_only = ctx.signed_only;
     // A dirty submodule is a change its gitlink does not record: a proof of this tree never
-    // tested it, so it does not count here, as the gate and `run` refuse the state (issue 19).
+    // tested it, so it does not count here, as the gate and `run` refuse the state.
     let dirty = state.dirty_submodules().to_vec();
     let failures = Failures {
         repo,

@@ -1,3 +1,5 @@
+//! `git prove-it sync`: proofs exchanged with a remote by record union.
+
 use std::io::Write;
 
 use anyhow::Context as _;

@@ -1,3 +1,7 @@
+//! The decision at an agent's stop: what the gate observed (`Observed`) in, a verdict out
+//! (`Decision`), rule by rule as SPEC section 8, "The decision", writes them. Pure: it reads no
+//! file, runs nothing and prints nothing, so every branch is tested by a table.
+
 use std::borrow::Cow;
 
 use gix::ObjectId;
@@ -40,7 +44,7 @@ pub(crate) struct ChecksFacts {
 }
 
 /// How the session's anchor disagrees with the session's own copy of it, saved when the
-/// session started (issue 19, hole 8). Either way the anchor cannot be trusted: a rewritten
+/// session started. Either way the anchor cannot be trusted: a rewritten
 /// `state-tree:` would make a changed session look unchanged, a deleted one would make an edit
 /// of verify.sh look like none.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -175,7 +179,7 @@ pub(crate) struct Observed {
 }
 
 /// A failure of this turn that is on record, with the same last lines, for the state the
-/// session started from: it predates the session (issue 24).
+/// session started from: it predates the session.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Predated {
     /// The named check; `None` for the root verify.sh.
@@ -229,7 +233,7 @@ pub(crate) enum Why {
     AnchorTampered(Tampered),
     /// verify.sh changed since the session started, and `prove-it.verifyEdits = block`.
     VerifyEdited,
-    /// Submodules hold changes their commit does not (issue 19): a change, and unprovable.
+    /// Submodules hold changes their commit does not: a change, and unprovable.
     DirtySubmodules {
         paths: Vec<String>,
     },
@@ -386,7 +390,7 @@ impl Verdict {
     }
 }
 
-/// May this turn end? DESIGN section 4, rule by rule.
+/// May this turn end? SPEC section 8, "The decision", rule by rule.
 pub(crate) fn decide(observed: &Observed) -> Decision {
     use Decision::Verdict as Done;
 
@@ -548,7 +552,7 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         .as_ref()
         .map(|c| c.skipped.clone())
         .unwrap_or_default();
-    // Rule 5b (issue 19, hole 14): with `verifyEdits = block`, an edited verify.sh is refused
+    // Rule 5b: with `verifyEdits = block`, an edited verify.sh is refused
     // before anything runs; it is the person's to change.
     if edited && observed.verify_edits == VerifyEdits::Block {
         return refuse(Why::VerifyEdited);
@@ -1103,7 +1107,7 @@ mod tests {
             }
         ));
     }
-    /// Issue 19, hole 8: a deleted, rewritten or unsealed anchor is refused before anything
+    /// A deleted, rewritten or unsealed anchor is refused before anything
     /// else is read from it, even when the state looks unchanged.
     #[test]
     fn a_tampered_anchor_is_refused_never_unchanged() {
@@ -1129,7 +1133,7 @@ mod tests {
         }
     }
 
-    /// Issue 19, hole 9: turning signing off mid-session is refused like a lower budget, and
+    /// Turning signing off mid-session is refused like a lower budget, and
     /// turning it on is fine.
     #[test]
     fn signing_turned_off_mid_session_is_refused_and_on_is_not() {
@@ -1210,7 +1214,7 @@ mod tests {
         );
     }
 
-    /// Issue 19, hole 14: `verifyEdits = block` refuses an edited verify.sh before it runs,
+    /// `verifyEdits = block` refuses an edited verify.sh before it runs,
     /// whether the anchor or the policy now says so; lowering it to `show` is refused.
     #[test]
     fn verify_edits_block_refuses_an_edited_verify_sh_and_show_bounds_it() {
@@ -1266,7 +1270,7 @@ mod tests {
         assert_eq!(verdict(&o), Verdict::Bounded);
     }
 
-    /// Issue 19, hole 8: with the anchor and its copy both deleted, verify.sh is told edited
+    /// With the anchor and its copy both deleted, verify.sh is told edited
     /// against HEAD's, so a weakened one proves only BOUNDED (or is refused with `block`).
     #[test]
     fn without_an_anchor_an_edit_is_told_against_heads_verify_sh() {

@@ -2,7 +2,7 @@
 //! the record.
 
 /// A record carries at most this many lines of the diff. Far above any real verify.sh's edit,
-/// so that what is cut is never the lines that change what runs (issue 19, hole 11); the
+/// so that what is cut is never the lines that change what runs; the
 /// messages fit it to their room themselves, changed lines first (`report::gate`).
 pub(crate) const DIFF_LINE_CAP: usize = 5_000;
 
@@ -94,7 +94,7 @@ mod tests {
         );
     }
 
-    /// Issue 19, hole 11: a weakening after hundreds of lines of padding was cut from the
+    /// A weakening after hundreds of lines of padding was cut from the
     /// stored diff at 200 lines; it is kept, and so is every changed line past the cap.
     #[test]
     fn a_weakening_after_long_padding_is_never_cut() {

@@ -24,7 +24,7 @@ pub(crate) enum Error {
     /// unsigned.
     #[error(transparent)]
     Sign(proof::Error),
-    /// With signing on, a cached proof's signature could not be checked (issue 19, hole 9).
+    /// With signing on, a cached proof's signature could not be checked.
     #[error(transparent)]
     CheckSignature(#[from] proof::SignatureError),
     #[error("could not run verify.sh")]

@@ -11,7 +11,7 @@ use super::observe::worktree;
 use crate::context::Context;
 use crate::git::ledger;
 
-/// One ledger line (DESIGN section 3).
+/// One ledger line (SPEC section 8, "The ledger").
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct LedgerEntry {
     pub ts: String,

@@ -1,5 +1,5 @@
 //! The gate at an agent's stop, as one pipeline: `observe` gathers facts (armed, anchor, state
-//! tree, proof, turn state), `decide` turns them into a verdict (pure; DESIGN section 4 is the
+//! tree, proof, turn state), `decide` turns them into a verdict (pure; SPEC section 8, "The decision", is the
 //! contract, every branch table-tested), `act` runs verify.sh when asked, records, counts and
 //! writes the ledger, and `turn` is the state saved between stops, as data. `pipeline` runs
 //! them in order for an agent host's hook; `report` words the reply and `hosts` deliver it.

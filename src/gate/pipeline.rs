@@ -152,7 +152,7 @@ fn start(
     if !armed.is_armed() && armed.link_problem().is_none() && !crate::proof::has_checks_file(&repo)?
     {
         // With the plugin installed user-wide, sessions start in every repository: say once
-        // per repository that the gate is inert there and how to arm it (issue 21, item 6).
+        // per repository that the gate is inert there and how to arm it.
         // A marker that cannot be written keeps the session start silent, as before.
         if announce && matches!(repo.mark_told_inert(), Ok(true)) {
             return Ok(Reply::Inert);
@@ -308,8 +308,7 @@ fn start(
             }
         },
     )?;
-    // The session's own copy of its anchor, against which every stop checks the note (issue
-    // 19, hole 8): a deleted or rewritten anchor is then refused, never read as "unchanged".
+    // The session's own copy of its anchor, against which every stop checks the note: a deleted or rewritten anchor is then refused, never read as "unchanged".
     if let Some(recorded) = repo.notes(ANCHORS_REF).lookup(&key)? {
         files.store_seal(recorded.as_bytes())?;
     }
@@ -913,7 +912,7 @@ mod tests {
             .collect()
     }
 
-    /// Issue 21, item 13: on a host without a turn id whose every stop may continue the
+    /// On a host without a turn id whose every stop may continue the
     /// counted turn (Gemini CLI), a person's next prompt after the yield got no block at all.
     #[test]
     fn a_prompt_after_the_yield_gives_the_next_turn_its_whole_budget() {
@@ -944,7 +943,7 @@ mod tests {
         assert!(spent.to_the_agent, "the new turn is told its yield too");
     }
 
-    /// The trap of item 13's fix: the agent can run `git prove-it hook <host>` from its shell
+    /// The trap of a prompt starting a new turn: the agent can run `git prove-it hook <host>` from its shell
     /// with a prompt's payload. Mid-turn (after a block) that resets nothing.
     #[test]
     fn a_forged_prompt_mid_turn_resets_no_budget() {
@@ -987,7 +986,7 @@ mod tests {
         assert!(!state_dir(plain.path()).exists());
     }
 
-    /// Hole 4 of issue 19: a stop whose cwd moved out of the repository (to a directory in no
+    /// A stop whose cwd moved out of the repository (to a directory in no
     /// repository, or to one that does not exist) still gates the worktree the session started
     /// in, and names it.
     #[test]

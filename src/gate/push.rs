@@ -63,7 +63,7 @@ pub(crate) struct Pushed {
     pub refused: Option<Refused>,
     /// The pushed commits (every one the remote lacks, whatever the policy checks) that count
     /// as proven only through an edited verify.sh (BOUNDED_CLAIM_SURVIVES): each is warned of,
-    /// whether or not the push goes on (issue 19, hole 14).
+    /// whether or not the push goes on.
     pub edited: Vec<CommitStatus>,
 }
 

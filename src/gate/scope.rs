@@ -1,4 +1,4 @@
-//! Which worktrees a stop gates (issue 19, holes 4, 5, 6 and 17). A stop's `cwd` follows the
+//! Which worktrees a stop gates. A stop's `cwd` follows the
 //! agent's shell, so it cannot be what decides: the stop gates every worktree the session
 //! anchored, wherever `cwd` points. They are found in the session index (written at session
 //! start), and in the repositories of the cwd and of the host's project directory when those

@@ -25,7 +25,7 @@ pub(crate) struct TurnState {
     pub notice_told: bool,
     /// A person's prompt came after the last answer, which let the turn end: the next stop
     /// starts a new turn and a new budget, whatever its turn id (Gemini CLI names none, and a
-    /// prompt like the previous one got its turn's spent budget; issue 21, item 13).
+    /// prompt like the previous one got its turn's spent budget).
     #[serde(default)]
     pub prompted: bool,
     /// The weakenings of protected paths the agent was already sent back for under
@@ -45,7 +45,7 @@ impl TurnState {
     }
 
     /// The state saved in `bytes`, as far as the gate could have written it by `now_ns`: the
-    /// files are the agent's to edit (issue 19, hole 7), and a state no stop of the gate's could
+    /// files are the agent's to edit, and a state no stop of the gate's could
     /// have left (an answer given in the future, a turn that is not its answer's, a count its
     /// answer contradicts, a notice told with no answer) is treated as absent, a fresh start,
     /// never as "already answered".
@@ -283,7 +283,7 @@ mod tests {
         }
     }
 
-    /// Hole 7 of issue 19: the state files are the agent's to edit, and a forged last answer
+    /// The state files are the agent's to edit, and a forged last answer
     /// (given "in the future", quiet) made every later stop of the turn replay it silently.
     #[test]
     fn a_state_the_gate_could_not_have_written_is_absent() {
@@ -363,7 +363,7 @@ mod tests {
         assert_eq!(TurnState::load(Some(&older), 7), state);
     }
 
-    /// Issue 21, item 13: a new prompt after a yield or a pass starts a new turn; after a
+    /// A new prompt after a yield or a pass starts a new turn; after a
     /// block (or the yield told to the agent as a last block) the agent is still at work, and
     /// a prompt then can only be one it forged from its shell to reset its budget.
     #[test]

@@ -1,3 +1,6 @@
+//! Why the repository could not be read or written (`Error`), with git's own words where git
+//! gave them.
+
 use std::path::PathBuf;
 
 /// Why the repository could not be observed or a proof could not be recorded.

@@ -1,6 +1,6 @@
 //! What the reflog of `refs/notes/prove-it` says about other writers. Stock `git notes add -f`,
 //! `git notes remove` or a forced fetch into the ref replace a note wholesale and do no
-//! compare-and-swap, so they can drop proof records ours would have kept (DESIGN section 10);
+//! compare-and-swap, so they can drop proof records ours would have kept (SPEC section 4);
 //! the reflog still names the commits that held them.
 
 use std::collections::{HashMap, HashSet};

@@ -1,3 +1,6 @@
+//! A repository opened once per process (`Repo`): its gix handle, working tree, common git
+//! directory and git-prove-it's state folder, and who signs off its proofs.
+
 use std::path::{Path, PathBuf};
 
 use gix::ObjectId;

@@ -124,7 +124,7 @@ impl Adapter for Claude {
     }
 
     /// Claude Code runs every hook with `CLAUDE_PROJECT_DIR`, the folder it was started in,
-    /// whatever the agent's shell did to the payload's `cwd` (issue 19, hole 4).
+    /// whatever the agent's shell did to the payload's `cwd`.
     fn project_dir(&self, var: &dyn Fn(&str) -> Option<String>) -> Option<PathBuf> {
         var(PROJECT_DIR_ENV)
             .filter(|dir| !dir.is_empty())

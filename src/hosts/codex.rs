@@ -68,7 +68,7 @@ impl Adapter for Codex {
     }
 
     /// Copilot's rule: `codex exec` prints no `systemMessage`, so a skip or the gate's own
-    /// failure would leave no trace in its output (issue 19).
+    /// failure would leave no trace in its output.
     fn notices_as_blocks(&self, event: Option<&Event>) -> bool {
         super::copilot::notice_becomes_a_block(event)
     }

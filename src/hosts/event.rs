@@ -1,3 +1,6 @@
+//! A hook event, the same for every host (`Event`), and why a hook's stdin could not be read as
+//! one.
+
 pub(crate) use crate::gate::{AfterTool, Prompt, Start, Stop, Subagent};
 
 /// A hook event, normalised across hosts.

@@ -106,7 +106,7 @@ impl Adapter for Gemini {
     /// A person at Gemini CLI's screen sees a `systemMessage`; a headless run's output does not
     /// carry it, and the hook cannot tell the two apart (no variable of its environment and no
     /// field of its payload says which). So the turn's end unverified is told to the agent as
-    /// one last block, to report it, as for Codex (issue 19); Gemini has no cap to leave room in.
+    /// one last block, to report it, as for Codex; Gemini has no cap to leave room in.
     fn shows_notices(&self) -> bool {
         false
     }
@@ -311,7 +311,7 @@ mod tests {
         assert!(stop("make a file", "", false).turn.is_some());
     }
 
-    /// `BeforeAgent` is a prompt (issue 21, item 13); Gemini CLI also fires it with a block's
+    /// `BeforeAgent` is a prompt; Gemini CLI also fires it with a block's
     /// reason as the `prompt` of the continuation, which the gate tells apart by its last
     /// answer (a block), not by the payload. Other events are passed by.
     #[test]

@@ -417,7 +417,7 @@ mod tests {
         assert_eq!(shown, ["claude", "vscode"]);
     }
 
-    /// Issue 19, hole 12: `claude -p` ended an unverified turn with the model's "All tests
+    /// `claude -p` ended an unverified turn with the model's "All tests
     /// pass." as its result, the yield in a `systemMessage` that its output never shows.
     #[test]
     fn a_headless_claude_run_shows_no_notices() {

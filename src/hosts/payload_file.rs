@@ -2,7 +2,7 @@
 //! beside the user's (its trusted folders): the path is untrusted, since an agent with a shell
 //! can put a FIFO, a device, a directory or a huge file there. So the file is opened without
 //! blocking, read only when `fstat` says it is a regular file, at most `cap` bytes of it, and
-//! within a time bound; anything else is an error, and the hook still answers (issue 19).
+//! within a time bound; anything else is an error, and the hook still answers.
 
 use std::io::{Read as _, Seek as _, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -135,7 +135,7 @@ mod tests {
         assert!(matches!(error, Error::Read { .. }), "{error:?}");
     }
 
-    /// Issue 19, hole 18: a FIFO named by a payload blocked the hook until its host killed it.
+    /// A FIFO named by a payload blocked the hook until its host killed it.
     #[test]
     fn a_fifo_a_directory_and_a_device_are_refused_without_waiting() {
         let dir = tempfile::tempdir().unwrap();

@@ -1,3 +1,6 @@
+//! What the claim gauntlet says: each round's packet read, the oracle's verdict, and the marker
+//! printed when no agent command can run it.
+
 use std::io::{self, IsTerminal, Write};
 
 use serde::Serialize;

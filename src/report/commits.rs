@@ -1,3 +1,6 @@
+//! How commits stand, as `log`, `check`, `status` and the range commands report them: proven,
+//! failed on record, not testable, unproven; and the lines, tables and JSON they print.
+
 use std::io::{self, Write};
 
 use crate::outcome::Outcome;

@@ -1,3 +1,5 @@
+//! What `revoke` and `accept` say they wrote.
+
 use std::io::{self, Write};
 
 use serde::Serialize;

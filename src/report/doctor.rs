@@ -1,3 +1,6 @@
+//! What `doctor` says: one line per check, `ok`, `warn` or `FAIL`, with a `fix:` line for each
+//! that is not ok.
+
 use std::io::{self, Write};
 
 use serde::Serialize;

@@ -1,3 +1,6 @@
+//! The words of a command that failed: one plain sentence, its causes, the `hint:` lines that
+//! fix it, printed as git prints its errors, or as one JSON object with `--json`.
+
 use std::io::Write;
 
 use serde::Serialize;

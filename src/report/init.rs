@@ -1,3 +1,6 @@
+//! What `init` says: each step it took or found done, the demonstration of the gate at work,
+//! and the next steps.
+
 use std::io::{self, Write};
 use std::path::PathBuf;
 

@@ -1,3 +1,5 @@
+//! What `install` and `install-man` say they wrote.
+
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 

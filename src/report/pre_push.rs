@@ -1,3 +1,6 @@
+//! The pre-push hook's warnings and refusals: pushed commits proven only through an edited
+//! verify.sh, and pushed commits that weaken protected paths.
+
 use std::io::{self, Write};
 
 use super::{CommitReport, SyncReport};

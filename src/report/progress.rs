@@ -1,3 +1,6 @@
+//! The elapsed time of a run on a terminal, one line rewritten in place; silent where stderr is
+//! not a terminal.
+
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 

@@ -1,3 +1,6 @@
+//! How one proof reads to a person and in JSON: who signed it off, when, how, with which tests
+//! (`ProofSummary`), shared by `status`, `log` and `check`.
+
 use serde::Serialize;
 
 use crate::outcome::Outcome;

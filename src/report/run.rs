@@ -1,3 +1,6 @@
+//! What `run` says about the working state or a commit: proven, failed, found on record, not
+//! armed, or not testable, for a person and in JSON.
+
 use std::io::{self, Write};
 
 use crate::outcome::Outcome;

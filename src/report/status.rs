@@ -1,3 +1,6 @@
+//! What `status` says of the working state: armed or not, its state tree, its proof or its
+//! checks, the worktree's prover, and what a person does about what it found.
+
 use std::io::{self, Write};
 
 use crate::outcome::Outcome;

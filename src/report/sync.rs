@@ -1,3 +1,5 @@
+//! What `sync` (and the pre-push hook sending proofs along) says it fetched, merged and pushed.
+
 use std::io::{self, Write};
 
 use serde::Serialize;

@@ -440,7 +440,7 @@ fn hosts(
                     Wiring::Missing => None,
                 });
                 // Said in the host's own names and units: Gemini's AfterAgent hook counts
-                // milliseconds (issue 21, item 14).
+                // milliseconds.
                 let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
                 let unit = if unit_ms == 1 { "ms" } else { "s" };
                 let in_units = |secs: u64| secs * 1000 / unit_ms;
@@ -546,7 +546,7 @@ fn nested_worktrees(repo: &Repo) -> Result<Option<Finding>, git::Error> {
 }
 
 /// Where the host runs no gate although its project file wires it: a host that reads the
-/// project's hooks only in the directory it starts in, started in a subdirectory (issue 19).
+/// project's hooks only in the directory it starts in, started in a subdirectory.
 /// Run from a subdirectory, that is where doctor is, and a failure; from the root, a warning.
 fn start_dir(host: Host, workdir: &Path, cwd: &Path) -> Option<Finding> {
     if host.reads_project_hooks_below_root() {

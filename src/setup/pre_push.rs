@@ -1,5 +1,5 @@
 //! How `init --pre-push` wires the push gate beside what a repository already runs before a
-//! push: husky, lefthook, pre-commit, or a pre-push hook of its own (issue 21, item 2). Init
+//! push: husky, lefthook, pre-commit, or a pre-push hook of its own. Init
 //! used to refuse everything when a pre-push hook existed; now it chains into a shell hook,
 //! writes husky's hook file, and gives the exact snippet for lefthook and pre-commit.
 //!
