@@ -611,14 +611,15 @@ fn a_blank_claim_or_a_bad_timeout_is_a_usage_error() {
         ));
 }
 
-/// The fake agent README.md shows must keep working as the protocol changes.
+/// The fake agent the claim guide shows must keep working as the protocol changes.
 #[test]
-fn the_readmes_fake_agent_gets_a_proven_verdict() {
+fn the_guides_fake_agent_gets_a_proven_verdict() {
     let readme =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md")).unwrap();
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/claim.md"))
+            .unwrap();
     let start = readme
         .find("<summary>A fake agent")
-        .expect("README shows a fake agent");
+        .expect("docs/claim.md shows a fake agent");
     let body = &readme[start..];
     let body = &body[body.find("```sh\n").unwrap() + "```sh\n".len()..];
     let script = &body[..body.find("```").unwrap()];
