@@ -141,6 +141,22 @@ mod tests {
         Cli::command().debug_assert();
     }
 
+    /// The committed command reference must match the clap definitions. Regenerate it with
+    /// `PROVE_IT_BLESS=1 cargo test --lib command_reference`.
+    #[test]
+    fn command_reference_is_not_stale() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md");
+        let reference = super::super::install_man::command_reference();
+        if std::env::var_os("PROVE_IT_BLESS").is_some() {
+            std::fs::write(&path, &reference).unwrap();
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == reference,
+            "docs/reference.md is stale: run PROVE_IT_BLESS=1 cargo test --lib command_reference"
+        );
+    }
+
     /// The committed man pages must match the clap definitions. Regenerate them with
     /// `PROVE_IT_BLESS=1 cargo test man_pages`.
     #[test]

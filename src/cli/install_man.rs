@@ -96,3 +96,42 @@ pub(crate) fn man_pages() -> std::io::Result<Vec<(String, Vec<u8>)>> {
     }
     Ok(pages)
 }
+
+/// The command reference in markdown, generated from the clap definitions as the man pages
+/// are: each command's `--help`, nested commands included. The committed `docs/reference.md`
+/// holds the same text.
+#[cfg(test)]
+pub(crate) fn command_reference() -> String {
+    let root = super::Cli::command()
+        .name("git-prove-it")
+        .bin_name("git prove-it")
+        .term_width(100);
+    let mut text = String::from(
+        "# Command reference\n\nEvery command's `--help`, generated from the command line's \
+         definitions (after changing them: `PROVE_IT_BLESS=1 cargo test --lib \
+         command_reference`). The man pages hold the same text; SPEC.md section 6 is the \
+         contract each command keeps.\n",
+    );
+    fn add(text: &mut String, command: &mut clap::Command, path: &str) {
+        let help = command.render_long_help().to_string();
+        text.push_str(&format!(
+            "\n## `{path}`\n\n```text\n{}\n```\n",
+            help.trim_end()
+        ));
+        let subs: Vec<clap::Command> = command
+            .get_subcommands()
+            // clap's own `help` command, added by `build`, says nothing the others do not.
+            .filter(|sub| !sub.is_hide_set() && sub.get_name() != "help")
+            .cloned()
+            .collect();
+        for sub in subs {
+            let path = format!("{path} {}", sub.get_name());
+            let mut sub = sub.bin_name(path.clone()).term_width(100);
+            add(text, &mut sub, &path);
+        }
+    }
+    let mut root = root;
+    root.build();
+    add(&mut text, &mut root, "git prove-it");
+    text
+}

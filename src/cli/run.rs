@@ -28,7 +28,7 @@ use anyhow::Context as _;
 /// ignored files too), verify.sh runs there without the caller's GIT_DIR and similar
 /// variables, and the proof is recorded for the commit's tree; the working tree is not touched.
 /// On Linux the commit's worktree is mounted at the checkout's path for the run (a user and
-/// mount namespace, through unshare), so paths into the checkout (an editable install, a
+/// mount namespace of its own), so paths into the checkout (an editable install, a
 /// workspace link) lead into the commit; elsewhere a run that could follow such a link is
 /// refused, naming it. The record says how (isolation: namespace or none). The checks file's
 /// setup script (npm ci, uv sync, ...) prepares the worktree first; without one, a failure
