@@ -55,6 +55,7 @@ mod sealed_tamper;
 mod sealed_watch;
 mod sealed_where;
 mod signed;
+mod snapshots;
 mod state_tree;
 mod status;
 mod subagents;

@@ -1,0 +1,202 @@
+//! What each host's hook prints, for each verdict, kept as snapshots (`insta`) and reviewed
+//! like code: a change of wording or of a host's protocol shows as a diff in review. Paths,
+//! object ids and times are replaced by placeholders. To accept a change:
+//! `INSTA_UPDATE=always cargo test --test it snapshots`, then read the diff of `snapshots/`.
+
+use serde_json::Value;
+
+use assert_cmd::cargo::cargo_bin;
+
+use crate::harness::TestRepo;
+use crate::hosts::{ALL, Host};
+
+/// The hook's whole answer: exit code, stdout and stderr.
+fn answer(repo: &TestRepo, host: Host, event: (Option<&str>, String)) -> String {
+    let mut cmd = repo.command(cargo_bin("git-prove-it"));
+    cmd.args(["hook", host.name()]).args(event.0);
+    let out = assert_cmd::Command::from_std(cmd)
+        .write_stdin(event.1)
+        .output()
+        .unwrap();
+    let mut text = format!("exit: {}\n", out.status.code().unwrap_or(-1));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // One JSON object a line: shown pretty, its fields in order, so that a diff reads well.
+    for line in stdout.lines() {
+        match serde_json::from_str::<Value>(line) {
+            Ok(json) => text.push_str(&serde_json::to_string_pretty(&json).unwrap()),
+            Err(_) => text.push_str(line),
+        }
+        text.push('\n');
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.is_empty() {
+        text.push_str("stderr:\n");
+        text.push_str(&stderr);
+    }
+    text
+}
+
+fn event(event: (Option<&'static str>, Value)) -> (Option<&'static str>, String) {
+    (event.0, event.1.to_string())
+}
+
+/// Snapshot `text` as `name`, with what differs from run to run replaced.
+fn snapshot(repo: &TestRepo, name: &str, text: &str) {
+    let root = std::fs::canonicalize(&repo.root).unwrap();
+    let mut settings = insta::Settings::clone_current();
+    settings.set_snapshot_path("snapshots");
+    settings.set_prepend_module_to_snapshot(false);
+    for (path, placeholder) in [
+        (root.display().to_string(), "[REPO]"),
+        (repo.root.display().to_string(), "[REPO]"),
+        (repo.home().display().to_string(), "[HOME]"),
+    ] {
+        settings.add_filter(&regex_escape(&path), placeholder);
+    }
+    settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
+    settings.add_filter(r"\b[0-9a-f]{12}\b", "[OID12]");
+    settings.add_filter(r"\b\d+\.\d+ s\b", "[SECS] s");
+    settings.add_filter(r"\b\d+ ms\b", "[MS] ms");
+    settings.bind(|| insta::assert_snapshot!(name, text));
+}
+
+fn regex_escape(text: &str) -> String {
+    text.chars()
+        .flat_map(|c| {
+            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
+            special
+                .then_some('\\')
+                .into_iter()
+                .chain(std::iter::once(c))
+        })
+        .collect()
+}
+
+/// A repository whose verify.sh passes or fails on the line it prints.
+fn repository(passes: bool) -> TestRepo {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.verify_script(if passes {
+        "echo 'all 3 tests passed'"
+    } else {
+        "echo 'test check_42 ... FAILED'\nexit 1"
+    });
+    repo.commit_all("initial");
+    repo
+}
+
+/// Every host's answers to a turn whose verify.sh fails: the session's start, each stop until
+/// the turn ends unverified.
+#[test]
+fn each_hosts_answers_to_a_failing_turn() {
+    for host in ALL {
+        let repo = repository(false);
+        let mut text = format!(
+            "== start\n{}",
+            answer(&repo, host, event(host.start(&repo, "s1")))
+        );
+        repo.write("b.txt", "change\n");
+        for after in 0..6 {
+            let stop = answer(&repo, host, event(host.stop(&repo, "s1", after)));
+            // The turn ends at the first answer that is not a block of the budget: its
+            // end unverified, told as a notice or, where notices are not shown, as one last
+            // block.
+            let ended = !stop.contains("DISPROVEN") || stop.contains("NOT_PROVEN");
+            text.push_str(&format!("== stop {}\n{stop}", after + 1));
+            if ended {
+                break;
+            }
+        }
+        snapshot(&repo, &format!("{}-failing-turn", host.name()), &text);
+    }
+}
+
+/// Every host's answer to a stop whose verify.sh passes, and to the next, found proven.
+#[test]
+fn each_hosts_answers_to_a_passing_turn() {
+    for host in ALL {
+        let repo = repository(true);
+        let mut text = format!(
+            "== start\n{}",
+            answer(&repo, host, event(host.start(&repo, "s1")))
+        );
+        repo.write("b.txt", "change\n");
+        text.push_str(&format!(
+            "== stop, run\n{}",
+            answer(&repo, host, event(host.stop(&repo, "s1", 0)))
+        ));
+        text.push_str(&format!(
+            "== stop, proven\n{}",
+            answer(&repo, host, event(host.stop(&repo, "s1", 0)))
+        ));
+        snapshot(&repo, &format!("{}-passing-turn", host.name()), &text);
+    }
+}
+
+/// Every host's answer to input it cannot read: loud, in its own protocol.
+#[test]
+fn each_hosts_answer_to_malformed_input() {
+    for host in ALL {
+        let repo = repository(true);
+        let text = answer(
+            &repo,
+            host,
+            (
+                Some("Stop").filter(|_| host == Host::Copilot),
+                "{not json".to_string(),
+            ),
+        );
+        snapshot(&repo, &format!("{}-malformed-input", host.name()), &text);
+    }
+}
+
+/// A command's whole output: exit code, stdout and stderr.
+fn command(repo: &TestRepo, args: &[&str]) -> String {
+    let out = repo.prove_it(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    // JSON shown pretty, so that a diff names the field that changed.
+    let stdout = serde_json::from_str::<Value>(&stdout).map_or_else(
+        |_| stdout.to_string(),
+        |json| format!("{}\n", serde_json::to_string_pretty(&json).unwrap()),
+    );
+    let mut text = format!(
+        "$ git prove-it {}\nexit: {}\n{stdout}",
+        args.join(" "),
+        out.status.code().unwrap_or(-1),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.is_empty() {
+        text.push_str("stderr:\n");
+        text.push_str(&stderr);
+    }
+    text
+}
+
+/// The human and JSON output of the commands that read proofs, on a history of one proven
+/// commit and one that is not.
+#[test]
+fn the_reading_commands_human_and_json_output() {
+    let repo = repository(true);
+    repo.prove_it(&["run"]).assert().success();
+    repo.write("b.txt", "unproven\n");
+    repo.commit_all("second");
+    let mut settings = insta::Settings::clone_current();
+    // Times of day and durations, which differ from run to run.
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[TIME]");
+    settings.add_filter(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", "[TIME]");
+    settings.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": [MS]"#);
+    settings.add_filter(r"\b\d+ (seconds|minutes|hours) ago\b", "[AGO]");
+    settings.bind(|| {
+        for args in [
+            &["status"][..],
+            &["status", "--json"],
+            &["check", "HEAD~1", "HEAD"],
+            &["check", "--json", "HEAD~1", "HEAD"],
+            &["log", "--color", "never"],
+            &["log", "--json"],
+        ] {
+            let name = format!("command-{}", args.join("-").replace("--", ""));
+            snapshot(&repo, &name, &command(&repo, args));
+        }
+    });
+}
