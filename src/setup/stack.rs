@@ -525,7 +525,10 @@ pub(crate) fn protect_lines(patterns: &[String]) -> String {
 protect = [\n",
     );
     for pattern in patterns {
-        text.push_str(&format!("    \"{pattern}\",\n"));
+        text.push_str(&format!(
+            "    {},\n",
+            toml_edit::Value::from(pattern.as_str())
+        ));
     }
     text.push_str("]\n");
     text

@@ -761,19 +761,16 @@ fn walk(
     }
 }
 
-/// Whether `name` matches `pattern`, where `*` is any run of characters and `?` any one.
+/// Whether the folder name `name` matches `pattern`, a component of a workspace's member glob:
+/// `*` is any run of characters, `?` any one, `[...]` one of a set (git's wildmatch, as gix
+/// implements it).
 fn wildcard(pattern: &str, name: &str) -> bool {
-    fn matches(pattern: &[char], name: &[char]) -> bool {
-        match pattern.split_first() {
-            None => name.is_empty(),
-            Some(('*', rest)) => (0..=name.len()).any(|skip| matches(rest, &name[skip..])),
-            Some(('?', rest)) => !name.is_empty() && matches(rest, &name[1..]),
-            Some((c, rest)) => name.first() == Some(c) && matches(rest, &name[1..]),
-        }
-    }
-    let pattern: Vec<char> = pattern.chars().collect();
-    let name: Vec<char> = name.chars().collect();
-    matches(&pattern, &name)
+    use gix::bstr::ByteSlice;
+    gix::glob::wildmatch(
+        pattern.as_bytes().as_bstr(),
+        name.as_bytes().as_bstr(),
+        gix::glob::wildmatch::Mode::NO_MATCH_SLASH_LITERAL,
+    )
 }
 
 /// The directories directly in `dir` (repository-relative, `""` for the root), sorted: real
@@ -835,31 +832,14 @@ fn join(dir: &str, name: &str) -> String {
     }
 }
 
-/// A check name as a TOML key: bare when it can be, quoted when it holds a `.`.
+/// `name` as a TOML key: bare where it may be, else quoted (toml_edit's choice).
 fn key(name: &str) -> String {
-    if name
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-    {
-        name.to_string()
-    } else {
-        quoted(name)
-    }
+    toml_edit::Key::new(name).display_repr().into_owned()
 }
 
-/// `text` as a TOML basic string.
+/// `text` as a TOML string (toml_edit's choice of quoting and escapes).
 fn quoted(text: &str) -> String {
-    let mut out = String::from("\"");
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            c if c.is_control() => out.push_str(&format!("\\u{:04X}", u32::from(c))),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-    out
+    toml_edit::Value::from(text).to_string()
 }
 
 #[cfg(test)]
@@ -1239,12 +1219,25 @@ mod tests {
     }
 
     #[test]
+    fn keys_and_strings_read_back_as_written() {
+        assert_eq!(key("api"), "api");
+        assert_eq!(key("web.v2"), "\"web.v2\"");
+        for text in ["api/verify.sh", "a\"b", "back\\slash", "tab\there", "it's"] {
+            let line = format!("{} = {}\n", key("k.1"), quoted(text));
+            let table: toml::Table = toml::from_str(&line).unwrap();
+            assert_eq!(table["k.1"].as_str(), Some(text), "{line}");
+        }
+    }
+
+    #[test]
     fn wildcards_match_within_one_component() {
         assert!(wildcard("*", "a"));
         assert!(wildcard("app-*", "app-web"));
         assert!(!wildcard("app-*", "lib-web"));
         assert!(wildcard("v?", "v1"));
         assert!(!wildcard("v?", "v10"));
+        assert!(wildcard("v[0-9]", "v1"));
+        assert!(!wildcard("v[0-9]", "va"));
         assert_eq!(normalise("./crates/a/"), Some("crates/a".into()));
         assert_eq!(normalise("/abs"), None);
         assert_eq!(normalise("a/../b"), None);
