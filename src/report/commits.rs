@@ -1,9 +1,9 @@
-//! How commits stand, as `log`, `check`, `status` and the range commands report them: proven,
-//! failed on record, not testable, unproven; and the lines, tables and JSON they print.
+//! How a commit stands, as `log`, `check`, `status` and the range commands report it: proven,
+//! failed on record, not testable, unproven, with its checks and its verify.sh changes; what
+//! those commands share (`check.rs` and `log.rs` print their own).
 
 use std::io::{self, Write};
 
-use crate::outcome::Outcome;
 use serde::Serialize;
 use time::OffsetDateTime;
 
@@ -271,14 +271,14 @@ impl CommitCheckReport {
 
     /// Whether a failure on record takes the place of `unproven`: `failed` (a check with
     /// invalid records, or without its script, keeps saying so).
-    fn failed(&self) -> Option<&FailureSummary> {
+    pub(super) fn failed(&self) -> Option<&FailureSummary> {
         self.failure
             .as_ref()
             .filter(|_| !self.proven && self.standing == "unproven")
     }
 
     /// How many runs failed before the pass of the proof that counts (`prove-it.retries`).
-    fn flaky(&self) -> u32 {
+    pub(super) fn flaky(&self) -> u32 {
         self.proof
             .as_ref()
             .filter(|_| self.proven)
@@ -460,7 +460,7 @@ impl CommitReport {
     }
 
     /// Without a checks file, its failure on record when that takes the place of `unproven`.
-    fn failed(&self) -> Option<&FailureSummary> {
+    pub(super) fn failed(&self) -> Option<&FailureSummary> {
         self.failure
             .as_ref()
             .filter(|_| !self.proven && self.status == "unproven")
@@ -481,7 +481,7 @@ impl CommitReport {
     /// The words of `log`'s standing column: the status, or `failed (exit 1, 3 min ago)` in
     /// place of `unproven` when a failure is on record (with checks, `failed`, the line naming
     /// which), and `proven (flaky: 1)` for a proof that passed only after failed runs.
-    fn standing_words(&self) -> String {
+    pub(super) fn standing_words(&self) -> String {
         if let Some(record) = self
             .cannot_test
             .as_ref()
@@ -673,7 +673,7 @@ impl VerifyChangeReport {
 
     /// `verify.sh changed since <base> <subject>: in <commits>` (or `prove-it.toml`, `check
     /// api's script`), one line.
-    fn human(&self, out: &mut dyn Write) -> io::Result<()> {
+    pub(super) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         let shorts: Vec<&str> = self.commits.iter().map(|c| &c[..c.len().min(7)]).collect();
         writeln!(
             out,
@@ -686,90 +686,6 @@ impl VerifyChangeReport {
     }
 }
 
-/// Every proof through an edited verify.sh among `commits`, said where a reader of `check`'s
-/// output will see it, also when it counts.
-fn edited_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
-    for commit in commits
-        .iter()
-        .filter(|c| c.proven && c.status == "proven-edited")
-    {
-        writeln!(
-            out,
-            "  {} {} (proven only through {}: BOUNDED_CLAIM_SURVIVES)",
-            commit.short(),
-            commit.subject,
-            commit.edited_what()
-        )?;
-    }
-    if commits
-        .iter()
-        .any(|c| c.proven && c.status == "proven-edited")
-    {
-        writeln!(
-            out,
-            "hint: review the edit with 'git prove-it log -p'; 'git prove-it check --strict' refuses such proofs"
-        )?;
-    }
-    Ok(())
-}
-
-/// The proven commits whose proof records paths no check read when it was made (`uncovered:`),
-/// each with those paths: the proof vouches for none of them.
-fn uncovered_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
-    for commit in commits.iter().filter(|c| c.proven) {
-        let proofs = commit.proof.iter().chain(
-            commit
-                .checks
-                .iter()
-                .flatten()
-                .filter_map(|check| check.proof.as_ref()),
-        );
-        let Some(proof) = proofs.max_by_key(|proof| proof.uncovered_count) else {
-            continue;
-        };
-        if proof.uncovered_count == 0 {
-            continue;
-        }
-        let more = proof.uncovered_count.saturating_sub(proof.uncovered.len());
-        writeln!(
-            out,
-            "  {} {} (uncovered: {}{}: in no check's inputs when proven, so not tested)",
-            commit.short(),
-            commit.subject,
-            proof.uncovered.join(" "),
-            if more > 0 {
-                format!(" and {more} more")
-            } else {
-                String::new()
-            }
-        )?;
-    }
-    Ok(())
-}
-
-/// The proven commits whose proof (or a check's) was made by a run whose renames could not be
-/// watched: shown, never refused, as the record says.
-fn unwatched_proofs(commits: &[CommitReport], out: &mut dyn Write) -> io::Result<()> {
-    for commit in commits.iter().filter(|c| c.proven) {
-        let mut proofs = commit.proof.iter().chain(
-            commit
-                .checks
-                .iter()
-                .flatten()
-                .filter_map(|check| check.proof.as_ref()),
-        );
-        if proofs.any(|proof| proof.renames_unwatched) {
-            writeln!(
-                out,
-                "  {} {} (renames unwatched: a directory moved away and back while its proof ran would not have been seen)",
-                commit.short(),
-                commit.subject,
-            )?;
-        }
-    }
-    Ok(())
-}
-
 /// The line `run <rev>` prints before proving a commit (its full id and its subject), naming it
 /// as `git log --oneline` does.
 pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io::Result<()> {
@@ -780,530 +696,16 @@ pub(crate) fn commit_heading(id: &str, subject: &str, out: &mut dyn Write) -> io
     )
 }
 
-/// What `git prove-it check` found.
-#[derive(Debug, Serialize)]
-pub(crate) struct CheckReport {
-    pub version: u32,
-    /// PROVEN when every commit is, else NOT_PROVEN.
-    pub outcome: Outcome,
-    pub proven: bool,
-    pub strict: bool,
-    pub require_signed: bool,
-    /// `--allow-verify-change`: `--strict` accepts a range whose verify.sh changed.
-    pub allow_verify_change: bool,
-    /// `--allow-weakened`: `--strict` accepts weakened protected paths.
-    pub allow_weakened: bool,
-    pub commits: Vec<CommitReport>,
-    /// verify.sh changed since a base of the range, per base.
-    pub verify_changed: Vec<VerifyChangeReport>,
-    /// The checked commits whose protected paths were weakened since a base of the range.
-    pub weakened: Vec<WeakenedReport>,
-}
-
-/// A checked commit whose protected paths were weakened since a base of the range.
-#[derive(Debug, Serialize)]
-pub(crate) struct WeakenedReport {
-    pub base: String,
-    pub commit: String,
-    /// Each finding, in words.
-    pub findings: Vec<String>,
-}
-
-/// The weakened commits, each finding a line; `refused` under `--strict` without
-/// `--allow-weakened`.
-fn weakened_lines(report: &CheckReport, out: &mut dyn Write) -> io::Result<()> {
-    for weakened in &report.weakened {
-        writeln!(
-            out,
-            "  {} weakened since {}{}:",
-            &weakened.commit[..weakened.commit.len().min(7)],
-            &weakened.base[..weakened.base.len().min(7)],
-            if report.strict && !report.allow_weakened {
-                " (refused by --strict)"
-            } else {
-                ""
-            }
-        )?;
-        for finding in &weakened.findings {
-            writeln!(out, "    {}", printable(finding))?;
-        }
-    }
-    if !report.weakened.is_empty() {
-        writeln!(
-            out,
-            "hint: review the weakening with 'git prove-it log -p'; 'git prove-it check --strict --allow-weakened' accepts it"
-        )?;
-    }
-    Ok(())
-}
-
-impl CheckReport {
-    /// Whether `--strict` refuses the range for a verify.sh change.
-    pub(crate) fn refuses_verify_change(
-        strict: bool,
-        allow: bool,
-        changes: &[VerifyChangeReport],
-    ) -> bool {
-        strict && !allow && !changes.is_empty()
-    }
-
-    pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
-        let unproven: Vec<&CommitReport> = self.commits.iter().filter(|c| !c.proven).collect();
-        let total = self.commits.len();
-        let refused = Self::refuses_verify_change(
-            self.strict,
-            self.allow_verify_change,
-            &self.verify_changed,
-        );
-        let weakened_refused = self.strict && !self.allow_weakened && !self.weakened.is_empty();
-        if unproven.is_empty() {
-            match (self.commits.as_slice(), refused) {
-                (_, false) if weakened_refused => writeln!(
-                    out,
-                    "not proven: protected tests or configs weakened since the base of the range (--strict)"
-                )?,
-                (_, true) => writeln!(
-                    out,
-                    "not proven: {} changed since the base of the range (--strict)",
-                    self.changed_first()
-                )?,
-                ([one], false) => writeln!(out, "proven: {} {}", one.short(), one.subject)?,
-                (_, false) => writeln!(out, "proven: all {total} commits")?,
-            }
-            edited_proofs(&self.commits, out)?;
-            uncovered_proofs(&self.commits, out)?;
-            unwatched_proofs(&self.commits, out)?;
-            self.verify_change_lines(refused, out)?;
-            weakened_lines(self, out)?;
-            return Ok(());
-        }
-        writeln!(out, "not proven: {} of {total} commits", unproven.len())?;
-        list(&unproven, out)?;
-        edited_proofs(&self.commits, out)?;
-        uncovered_proofs(&self.commits, out)?;
-        unwatched_proofs(&self.commits, out)?;
-        self.verify_change_lines(refused, out)?;
-        weakened_lines(self, out)?;
-        if unproven.iter().any(|c| c.checks_error.is_some()) {
-            writeln!(
-                out,
-                "hint: a commit's prove-it.toml is in error: fix it at the line named (SPEC.md section 2.1) and commit the fix; no proof can count for that commit"
-            )?;
-        }
-        if unproven.iter().any(|c| c.status == "not-armed") {
-            writeln!(
-                out,
-                "hint: nothing can prove a commit whose tree has no verify.sh (nor prove-it.toml), not even 'git prove-it run': arm the project ('git prove-it init'), commit verify.sh, and check the commits from that one on"
-            )?;
-            writeln!(
-                out,
-                "hint: history from before verify.sh can be proven with a script from outside it: 'git prove-it run <range> --exec <script>', then 'git prove-it check --exec <script>'"
-            )?;
-        }
-        // Only a commit with something to run can be proven, here or elsewhere.
-        if !unproven
-            .iter()
-            .any(|c| !matches!(c.status, "not-armed" | "checks-error"))
-        {
-            return Ok(());
-        }
-        writeln!(
-            out,
-            "hint: prove a commit with 'git prove-it run <commit>' and push its proof with 'git prove-it sync'"
-        )?;
-        writeln!(
-            out,
-            "hint: if it was proven elsewhere, fetch the proofs first: 'git prove-it sync', or 'git fetch origin refs/notes/prove-it:refs/notes/prove-it'"
-        )
-    }
-}
-
-impl CheckReport {
-    /// What changed since a base, first: verify.sh, else the checks file, else a check's
-    /// script (as `verify_changes` orders them).
-    pub(crate) fn changed_first(&self) -> &str {
-        self.verify_changed
-            .first()
-            .map_or(crate::proof::VERIFY_CHECK, |change| change.what.as_str())
-    }
-
-    fn verify_change_lines(&self, refused: bool, out: &mut dyn Write) -> io::Result<()> {
-        for change in &self.verify_changed {
-            change.human(out)?;
-        }
-        if refused {
-            for change in &self.verify_changed {
-                writeln!(
-                    out,
-                    "hint: review the change: git diff {} {} -- {}",
-                    change.short_base(),
-                    change
-                        .commits
-                        .last()
-                        .map_or("HEAD", |c| &c[..c.len().min(7)]),
-                    change.path
-                )?;
-            }
-            writeln!(
-                out,
-                "hint: if a person made it on purpose, check again with --allow-verify-change"
-            )?;
-        }
-        Ok(())
-    }
-}
-
-fn list(commits: &[&CommitReport], out: &mut dyn Write) -> io::Result<()> {
-    for commit in commits {
-        writeln!(
-            out,
-            "  {} {} ({})",
-            commit.short(),
-            commit.subject,
-            commit.why_not()
-        )?;
-    }
-    Ok(())
-}
-
-/// Why the pre-push hook refused a push: its pushed commits that are not proven.
-#[derive(Debug)]
-pub(crate) struct PushRefusal {
-    pub remote: String,
-    pub unproven: Vec<CommitReport>,
-    /// Commits the hook tried to prove (`prove-it.prePush=prove`) and could not.
-    pub tried: bool,
-}
-
-impl PushRefusal {
-    pub(crate) fn human(&self, err: &mut dyn Write) -> io::Result<()> {
-        let n = self.unproven.len();
-        let what = if self.tried {
-            "could not be proven"
-        } else {
-            "not proven"
-        };
-        // A check by hand (pre-commit's pre-push stage run with --from-ref, --to-ref) names no
-        // remote.
-        let to = if self.remote.is_empty() {
-            String::new()
-        } else {
-            format!(" to {}", self.remote)
-        };
-        writeln!(
-            err,
-            "prove-it: refusing to push{to}: {n} commit{} {what}",
-            if n == 1 { "" } else { "s" }
-        )?;
-        list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
-        for commit in &self.unproven {
-            // Nothing could prove a commit without verify.sh, or whose checks file is in error.
-            if !matches!(commit.status, "not-armed" | "checks-error") {
-                writeln!(err, "hint: prove it: git prove-it run {}", commit.short())?;
-            }
-        }
-        writeln!(
-            err,
-            "hint: or push it unproven, knowingly: git push --no-verify"
-        )
-    }
-}
-
-/// What `git prove-it log` lists.
-#[derive(Debug, Serialize)]
-pub(crate) struct LogReport {
-    pub version: u32,
-    pub commits: Vec<CommitReport>,
-    /// verify.sh changed since a base of the range, per base.
-    pub verify_changed: Vec<VerifyChangeReport>,
-}
-
-/// How `log` prints: in colour or not, with verify.sh diffs or not.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct LogStyle {
-    pub color: bool,
-    pub patch: bool,
-}
-
-const GREEN: &str = "\x1b[32m";
-const YELLOW: &str = "\x1b[33m";
-const RED: &str = "\x1b[31m";
-const DIM: &str = "\x1b[2m";
-const RESET: &str = "\x1b[0m";
-
-impl LogReport {
-    pub(crate) fn human(&self, style: LogStyle, out: &mut dyn Write) -> io::Result<()> {
-        // The standing column fits its longest words (a failure's, `failed (exit 1, 3 min
-        // ago)`), so that the subjects stay in one column.
-        let width = self
-            .commits
-            .iter()
-            .map(|commit| commit.standing_words().chars().count())
-            .max()
-            .unwrap_or(0)
-            .max(13);
-        let paint = |colour: &str, text: &str| {
-            if style.color {
-                format!("{colour}{text}{RESET}")
-            } else {
-                text.to_string()
-            }
-        };
-        for commit in &self.commits {
-            let colour = match commit.status {
-                "proven" => GREEN,
-                "proven-edited" => YELLOW,
-                "not-armed" => DIM,
-                _ => RED,
-            };
-            let detail = match (&commit.proof, commit.status) {
-                _ if commit.checks.is_some() => commit.checks_detail(),
-                (Some(proof), status) => {
-                    let edited = match status {
-                        "proven-edited" if !proof.verify_edited && !proof.weakened.is_empty() => {
-                            ", through weakened tests"
-                        }
-                        "proven-edited" => ", through an edited verify.sh",
-                        _ if !proof.weakened.is_empty() => ", through weakened tests",
-                        _ => "",
-                    };
-                    let missing = if proof.identity_missing {
-                        ", no git identity"
-                    } else {
-                        ""
-                    };
-                    format!(
-                        "  ({}{missing}, {}, {}, host {}{}{}{edited}, {})",
-                        proof.signed_off_by,
-                        proof.time,
-                        super::seconds(proof.duration_ms),
-                        proof.host,
-                        proof.isolation_words(),
-                        proof.tests_words(),
-                        commit
-                            .signature
-                            .as_ref()
-                            .map_or_else(|| "unsigned".to_string(), describe)
-                    )
-                }
-                (None, "invalid") => format!(
-                    "  (not a valid record: {})",
-                    commit.invalid.first().map_or("?", String::as_str)
-                ),
-                (None, "not-armed") if !commit.exec.is_empty() => {
-                    let named: Vec<String> = commit
-                        .exec
-                        .iter()
-                        .map(|exec| {
-                            format!(
-                                "{} {} {}",
-                                exec.name,
-                                exec.proof.outcome.as_str(),
-                                &exec.script[..7.min(exec.script.len())]
-                            )
-                        })
-                        .collect();
-                    format!("  (no verify.sh in its tree; {})", named.join(", "))
-                }
-                (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
-                (None, "contested") => commit
-                    .contested
-                    .as_ref()
-                    .map_or_else(String::new, |c| format!("  ({})", c.words())),
-                (None, _) => String::new(),
-            };
-            writeln!(
-                out,
-                "{} {} {}{}",
-                paint(YELLOW, commit.short()),
-                paint(colour, &format!("{:<width$}", commit.standing_words())),
-                commit.subject,
-                paint(DIM, &detail)
-            )?;
-            if style.patch
-                && let Some(checks) = &commit.checks
-            {
-                for check in checks {
-                    writeln!(out, "    {}", check.line())?;
-                    if let Some(diff) = &check.verify_diff {
-                        diff_lines(diff, "      ", &paint, out)?;
-                    }
-                    if let Some(proof) = &check.proof {
-                        protection_lines(proof, "      ", &paint, out)?;
-                    }
-                    if let Some(failure) = check.failed() {
-                        failure_lines(failure, "      ", &paint, out)?;
-                    }
-                }
-            } else if style.patch {
-                if let Some(diff) = &commit.verify_diff {
-                    diff_lines(diff, "    ", &paint, out)?;
-                }
-                if let Some(proof) = &commit.proof {
-                    protection_lines(proof, "    ", &paint, out)?;
-                }
-                if let Some(failure) = commit.failed() {
-                    failure_lines(failure, "    ", &paint, out)?;
-                }
-            }
-        }
-        for change in &self.verify_changed {
-            let mut line = Vec::new();
-            change.human(&mut line)?;
-            write!(
-                out,
-                "{}",
-                paint(YELLOW, String::from_utf8_lossy(&line).trim_end())
-            )?;
-            writeln!(out)?;
-        }
-        Ok(())
-    }
-}
-
-/// The lines of a stored diff under a commit (or check) of `log -p`, indented by `indent`.
-/// Under a proof made through weakened or changed protected paths (`log -p`): each weakening,
-/// each changed file, and their diff.
-fn protection_lines(
-    proof: &ProofSummary,
-    indent: &str,
-    paint: &dyn Fn(&str, &str) -> String,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    for finding in &proof.weakened {
-        writeln!(
-            out,
-            "{indent}{}",
-            paint(YELLOW, &format!("weakened: {}", printable(finding)))
-        )?;
-    }
-    for path in &proof.changed {
-        writeln!(out, "{indent}changed: {}", printable(path))?;
-    }
-    if let Some(diff) = &proof.protect_diff {
-        diff_lines(diff, indent, paint, out)?;
-    }
-    Ok(())
-}
-
-fn diff_lines(
-    diff: &str,
-    indent: &str,
-    paint: &dyn Fn(&str, &str) -> String,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    for line in diff.lines() {
-        // The diff is stored in a note anyone can write: its control characters (a carriage
-        // return, an escape sequence) must not rewrite the screen.
-        let line = printable(line);
-        let line = line.as_str();
-        let colour = match line.as_bytes().first() {
-            Some(b'+') if !line.starts_with("+++") => GREEN,
-            Some(b'-') if !line.starts_with("---") => RED,
-            _ => "",
-        };
-        writeln!(out, "{indent}{}", paint(colour, line))?;
-    }
-    Ok(())
-}
-
-/// The last lines of a failure on record under a commit (or check) of `log -p`, indented by
-/// `indent`, after a line saying what they are.
-fn failure_lines(
-    failure: &FailureSummary,
-    indent: &str,
-    paint: &dyn Fn(&str, &str) -> String,
-    out: &mut dyn Write,
-) -> io::Result<()> {
-    if failure.output.is_empty() {
-        return Ok(());
-    }
-    writeln!(
-        out,
-        "{indent}{}",
-        paint(
-            DIM,
-            &format!("last lines of the failed run ({}):", failure.time)
-        )
-    )?;
-    for line in &failure.output {
-        writeln!(out, "{indent}{}", paint(RED, &printable(line)))?;
-    }
-    Ok(())
-}
-
-impl CommitReport {
-    /// `log`'s detail for a commit with checks: `  (proven 1/2 checks, missing: docs)`, with
-    /// the proof's line when every check is proven, or the checks file's error.
-    fn checks_detail(&self) -> String {
-        if self.checks_error.is_some() || self.checks.as_ref().is_some_and(Vec::is_empty) {
-            return format!("  ({})", self.why_not());
-        }
-        let summary = self.checks_summary().unwrap_or_default();
-        match &self.proof {
-            Some(proof) if self.proven => format!(
-                "  ({summary}; {}, {}, host {}{}, {})",
-                proof.signed_off_by,
-                proof.time,
-                proof.host,
-                proof.isolation_words(),
-                self.signature
-                    .as_ref()
-                    .map_or_else(|| "unsigned".to_string(), describe)
-            ),
-            _ => format!("  ({summary})"),
-        }
-    }
-}
-
-impl CommitCheckReport {
-    /// One check under its commit in `log -p`: name, standing, input tree, and its proof or
-    /// what keeps it from counting.
-    fn line(&self) -> String {
-        let short_tree = super::short(&self.input_tree);
-        let flaky = match self.flaky() {
-            0 => String::new(),
-            n => format!(", flaky: {n}"),
-        };
-        let detail = match (&self.proof, self.standing) {
-            (Some(proof), _) => format!(
-                "{}, {}, {}, host {}{}{flaky}, {}",
-                proof.signed_off_by,
-                proof.time,
-                super::seconds(proof.duration_ms),
-                proof.host,
-                proof.isolation_words(),
-                self.signature
-                    .as_ref()
-                    .map_or_else(|| "unsigned".to_string(), describe)
-            ),
-            (None, _) if self.failed().is_some() => {
-                self.failed().map(FailureSummary::brief).unwrap_or_default()
-            }
-            (None, "invalid") => format!(
-                "not a valid record: {}",
-                self.invalid.first().map_or("?", String::as_str)
-            ),
-            (None, "contested") => self
-                .contested
-                .as_ref()
-                .map_or_else(|| "contested".to_string(), ContestSummary::words),
-            (None, "missing-script") => format!(
-                "{} {}",
-                self.run,
-                self.script_problem.unwrap_or("cannot run")
-            ),
-            (None, _) => "no proof for its input tree".to_string(),
-        };
-        let standing = if self.failed().is_some() {
-            "failed"
-        } else {
-            self.standing
-        };
-        format!(
-            "check {:<12} {standing:<13} {short_tree} ({detail})",
-            self.name
-        )
+/// A signature's status as `log` and `check` print it.
+pub(crate) fn describe(status: &SignatureStatus) -> String {
+    match status {
+        SignatureStatus::Good { principal, .. } => format!("good signature by {principal}"),
+        SignatureStatus::Bad => "BAD signature".to_string(),
+        SignatureStatus::UnknownSigner { key: Some(key) } => format!("unknown signer: {key}"),
+        SignatureStatus::UnknownSigner { key: None } => "unknown signer".to_string(),
+        SignatureStatus::Unsigned => "unsigned".to_string(),
+        SignatureStatus::NotVerified => "signed, not verified: no allowed signers".to_string(),
+        SignatureStatus::TreeMismatch => "tree mismatch".to_string(),
     }
 }
 
@@ -1323,43 +725,10 @@ pub(super) fn one_line(text: &str) -> String {
         .join(" ")
 }
 
-/// A signature's status as `log` and `check` print it.
-pub(crate) fn describe(status: &SignatureStatus) -> String {
-    match status {
-        SignatureStatus::Good { principal, .. } => format!("good signature by {principal}"),
-        SignatureStatus::Bad => "BAD signature".to_string(),
-        SignatureStatus::UnknownSigner { key: Some(key) } => format!("unknown signer: {key}"),
-        SignatureStatus::UnknownSigner { key: None } => "unknown signer".to_string(),
-        SignatureStatus::Unsigned => "unsigned".to_string(),
-        SignatureStatus::NotVerified => "signed, not verified: no allowed signers".to_string(),
-        SignatureStatus::TreeMismatch => "tree mismatch".to_string(),
-    }
-}
-
-/// Whether to colour output: `--color=always|never` decide; `auto` colours a terminal unless
-/// `NO_COLOR` is set to something (<https://no-color.org>).
-pub(crate) fn use_color(choice: &str, no_color: Option<&str>, terminal: bool) -> bool {
-    match choice {
-        "always" => true,
-        "never" => false,
-        _ => terminal && no_color.is_none_or(str::is_empty),
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(in crate::report) mod tests {
     use super::*;
-
-    #[test]
-    fn an_error_of_the_checks_file_fits_one_line_without_the_files_excerpt() {
-        let toml = "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6\n  |\n1 | x = [\n  |      ^\nunclosed array, expected `]`";
-        assert_eq!(
-            one_line(toml),
-            "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6 unclosed array, expected `]`"
-        );
-        assert_eq!(one_line("line 3: check api: bad"), "line 3: check api: bad");
-    }
-
+    use crate::outcome::Outcome;
     #[test]
     fn a_commit_with_checks_names_those_that_do_not_count_grouped_by_why() {
         let check = |name: &str, standing: &'static str, proven: bool| CommitCheckReport {
@@ -1400,16 +769,16 @@ mod tests {
     }
 
     #[test]
-    fn colour_follows_the_flag_then_no_color_then_the_terminal() {
-        assert!(use_color("always", Some("1"), false));
-        assert!(!use_color("never", None, true));
-        assert!(use_color("auto", None, true));
-        assert!(use_color("auto", Some(""), true));
-        assert!(!use_color("auto", Some("1"), true));
-        assert!(!use_color("auto", None, false));
+    fn an_error_of_the_checks_file_fits_one_line_without_the_files_excerpt() {
+        let toml = "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6\n  |\n1 | x = [\n  |      ^\nunclosed array, expected `]`";
+        assert_eq!(
+            one_line(toml),
+            "prove-it.toml is not a valid checks file: TOML parse error at line 1, column 6 unclosed array, expected `]`"
+        );
+        assert_eq!(one_line("line 3: check api: bad"), "line 3: check api: bad");
     }
 
-    fn report(status: &'static str, proven: bool) -> CommitReport {
+    pub(in crate::report) fn report(status: &'static str, proven: bool) -> CommitReport {
         CommitReport {
             commit: "0123456789abcdef0123456789abcdef01234567".into(),
             tree: "fedcba9876543210fedcba9876543210fedcba98".into(),
@@ -1431,158 +800,11 @@ mod tests {
         }
     }
 
-    #[test]
-    fn check_lists_each_unproven_commit_by_short_hash_and_subject_with_hints() {
-        let check = CheckReport {
-            version: 1,
-            outcome: Outcome::NotProven,
-            proven: false,
-            strict: false,
-            require_signed: false,
-            allow_verify_change: false,
-            allow_weakened: false,
-            commits: vec![report("invalid", false), report("unproven", false)],
-            verify_changed: Vec::new(),
-            weakened: Vec::new(),
-        };
-        let mut out = Vec::new();
-        check.human(&mut out).unwrap();
-        let out = String::from_utf8(out).unwrap();
-        assert!(out.starts_with("not proven: 2 of 2 commits\n"), "{out}");
-        assert!(out.contains(
-            "  0123456 a subject (not a valid record: malformed record: `time` is missing)\n"
-        ));
-        assert!(out.contains("  0123456 a subject (no proof for its tree)\n"));
-        assert!(out.contains("hint: prove a commit with 'git prove-it run <commit>'"));
-    }
-
-    #[test]
-    fn log_shows_the_stored_diff_with_p_and_paints_only_when_asked() {
-        let log = LogReport {
-            version: 1,
-            commits: vec![report("invalid", false)],
-            verify_changed: Vec::new(),
-        };
-        let mut plain = Vec::new();
-        log.human(
-            LogStyle {
-                color: false,
-                patch: true,
-            },
-            &mut plain,
-        )
-        .unwrap();
-        let plain = String::from_utf8(plain).unwrap();
-        assert!(!plain.contains('\x1b'));
-        assert!(plain.contains("    -old\n    +new\n"), "{plain}");
-        let mut painted = Vec::new();
-        log.human(
-            LogStyle {
-                color: true,
-                patch: false,
-            },
-            &mut painted,
-        )
-        .unwrap();
-        let painted = String::from_utf8(painted).unwrap();
-        assert!(painted.contains(&format!("{RED}invalid")));
-        assert!(!painted.contains("+new"));
-    }
-
-    /// A proof through an edited verify.sh that counts is still said, and a
-    /// verify.sh change since the base is said in every mode, refused only by `--strict`.
-    #[test]
-    fn check_says_edited_proofs_and_verify_sh_changes_even_when_proven() {
-        let change = VerifyChangeReport {
-            base: "abcdef0123".into(),
-            base_subject: "base".into(),
-            commits: vec!["0123456789".into()],
-            what: "verify.sh".into(),
-            path: "verify.sh".into(),
-        };
-        let check = |strict, allow| CheckReport {
-            version: 1,
-            outcome: Outcome::Proven,
-            proven: true,
-            strict,
-            require_signed: false,
-            allow_verify_change: allow,
-            allow_weakened: false,
-            commits: vec![report("proven-edited", true)],
-            verify_changed: vec![change.clone()],
-            weakened: Vec::new(),
-        };
-        let text = |report: CheckReport| {
-            let mut out = Vec::new();
-            report.human(&mut out).unwrap();
-            String::from_utf8(out).unwrap()
-        };
-        let plain = text(check(false, false));
-        assert!(
-            plain.starts_with(
-                "proven: 0123456 a subject
-"
-            ),
-            "{plain}"
-        );
-        assert!(
-            plain.contains("  0123456 a subject (proven only through an edited verify.sh"),
-            "{plain}"
-        );
-        assert!(
-            plain.contains(
-                "verify.sh changed since abcdef0 base: in 0123456
-"
-            ),
-            "{plain}"
-        );
-        assert!(!plain.contains("--allow-verify-change"), "{plain}");
-        let strict = text(check(true, false));
-        assert!(
-            strict.starts_with(
-                "not proven: verify.sh changed since the base of the range (--strict)
-"
-            ),
-            "{strict}"
-        );
-        assert!(strict.contains("hint: review the change: git diff abcdef0 0123456 -- verify.sh"));
-        assert!(strict.contains("--allow-verify-change"));
-        let allowed = text(check(true, true));
-        assert!(allowed.starts_with("proven: "), "{allowed}");
-        assert!(
-            allowed.contains("verify.sh changed since abcdef0"),
-            "{allowed}"
-        );
-    }
-
-    /// A hand-written verify-diff cannot paint over the screen: its controls are shown as U+FFFD.
-    #[test]
-    fn a_stored_diff_cannot_carry_terminal_controls_to_the_screen() {
-        let mut commit = report("proven-edited", true);
-        commit.verify_diff = Some("+ok\r+forged\u{1b}[2J\tkept tab\n".into());
-        let log = LogReport {
-            version: 1,
-            commits: vec![commit],
-            verify_changed: Vec::new(),
-        };
-        let mut out = Vec::new();
-        log.human(
-            LogStyle {
-                color: false,
-                patch: true,
-            },
-            &mut out,
-        )
-        .unwrap();
-        let out = String::from_utf8(out).unwrap();
-        assert!(!out.contains('\x1b') && !out.contains('\r'), "{out:?}");
-        assert!(
-            out.contains("    +ok\u{fffd}+forged\u{fffd}[2J\tkept tab\n"),
-            "{out:?}"
-        );
-    }
-
-    fn failure(exit_code: Option<i32>, exit: &str, attempts: u32) -> FailureSummary {
+    pub(in crate::report) fn failure(
+        exit_code: Option<i32>,
+        exit: &str,
+        attempts: u32,
+    ) -> FailureSummary {
         FailureSummary {
             exit: exit.into(),
             exit_code,
@@ -1672,66 +894,5 @@ mod tests {
         assert_eq!(commit.flaky(), 1);
         commit.proof.as_mut().unwrap().flaky = 0;
         assert_eq!(commit.standing_words(), "proven");
-    }
-
-    #[test]
-    fn a_check_with_a_failure_on_record_is_named_failed_beside_missing() {
-        let check = |name: &str, failed: Option<FailureSummary>| CommitCheckReport {
-            name: name.into(),
-            run: format!("{name}/verify.sh"),
-            input_tree: "ab".repeat(20),
-            standing: "unproven",
-            proven: false,
-            proof: None,
-            invalid: Vec::new(),
-            verify_diff: None,
-            signature: None,
-            script_problem: None,
-            failure: failed,
-            cannot_test: None,
-            contested: None,
-            not_isolated: false,
-        };
-        let mut commit = report("unproven", false);
-        commit.checks = Some(vec![
-            check("docs", Some(failure(Some(1), "exit code 1", 1))),
-            check("web", None),
-        ]);
-        assert_eq!(
-            commit.why_not(),
-            "proven 0/2 checks, failed: docs (exit 1, 3 min ago); missing: web"
-        );
-        assert_eq!(commit.standing_words(), "failed");
-        let log = LogReport {
-            version: 1,
-            commits: vec![commit],
-            verify_changed: Vec::new(),
-        };
-        let mut out = Vec::new();
-        log.human(
-            LogStyle {
-                color: false,
-                patch: true,
-            },
-            &mut out,
-        )
-        .unwrap();
-        let out = String::from_utf8(out).unwrap();
-        assert!(
-            out.contains("    check docs         failed        abababababab (exit 1, 3 min ago)\n"),
-            "{out}"
-        );
-        assert!(
-            out.contains(
-                "      last lines of the failed run (2026-11-29T18:52:16Z):\n      test x ... FAILED\n      \u{fffd}[2Jforged\n"
-            ),
-            "{out}"
-        );
-        assert!(
-            out.contains(
-                "    check web          unproven      abababababab (no proof for its input tree)\n"
-            ),
-            "{out}"
-        );
     }
 }

@@ -8,6 +8,7 @@
 
 mod badge;
 mod bisect;
+mod check;
 mod ci;
 mod claim;
 mod commits;
@@ -19,6 +20,7 @@ mod init;
 mod install;
 mod junit;
 mod ledger;
+mod log;
 mod pre_push;
 mod progress;
 mod proof;
@@ -33,16 +35,14 @@ pub(crate) use badge::badge;
 pub(crate) use bisect::{
     BisectCandidate, BisectReport, BisectStep, FailedCheck, FirstBad, How, StepResult,
 };
+pub(crate) use check::{CheckReport, WeakenedReport};
 pub(crate) use ci::{
     annotations as github_annotations, outputs as github_outputs, summary as github_summary,
 };
 pub(crate) use claim::{
     ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
 };
-pub(crate) use commits::{
-    CheckReport, CommitReport, FailureSummary, LogReport, LogStyle, PushRefusal,
-    VerifyChangeReport, WeakenedReport, ago, commit_heading, use_color,
-};
+pub(crate) use commits::{CommitReport, FailureSummary, VerifyChangeReport, ago, commit_heading};
 pub(crate) use contest::{ResolveReport, Resolved};
 pub(crate) use doctor::DoctorReport;
 pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_causes};
@@ -53,8 +53,9 @@ pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
+pub(crate) use log::{LogReport, LogStyle, use_color};
 pub(crate) use pre_push::{
-    proofs_not_sent, proofs_sent, pushed_through_edited_verify, pushed_weakened,
+    PushRefusal, proofs_not_sent, proofs_sent, pushed_through_edited_verify, pushed_weakened,
 };
 pub(crate) use progress::Progress;
 pub(crate) use proof::{ContestSummary, ProofSummary};

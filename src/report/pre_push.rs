@@ -1,6 +1,7 @@
 //! The pre-push hook's warnings and refusals: pushed commits proven only through an edited
 //! verify.sh, and pushed commits that weaken protected paths.
 
+use super::check::list;
 use std::io::{self, Write};
 
 use super::{CommitReport, SyncReport};
@@ -115,4 +116,47 @@ pub(crate) fn proofs_not_sent(
         err,
         "hint: send them later with 'git prove-it sync {remote}'"
     )
+}
+
+/// Why the pre-push hook refused a push: its pushed commits that are not proven.
+#[derive(Debug)]
+pub(crate) struct PushRefusal {
+    pub remote: String,
+    pub unproven: Vec<CommitReport>,
+    /// Commits the hook tried to prove (`prove-it.prePush=prove`) and could not.
+    pub tried: bool,
+}
+
+impl PushRefusal {
+    pub(crate) fn human(&self, err: &mut dyn Write) -> io::Result<()> {
+        let n = self.unproven.len();
+        let what = if self.tried {
+            "could not be proven"
+        } else {
+            "not proven"
+        };
+        // A check by hand (pre-commit's pre-push stage run with --from-ref, --to-ref) names no
+        // remote.
+        let to = if self.remote.is_empty() {
+            String::new()
+        } else {
+            format!(" to {}", self.remote)
+        };
+        writeln!(
+            err,
+            "prove-it: refusing to push{to}: {n} commit{} {what}",
+            if n == 1 { "" } else { "s" }
+        )?;
+        list(&self.unproven.iter().collect::<Vec<_>>(), err)?;
+        for commit in &self.unproven {
+            // Nothing could prove a commit without verify.sh, or whose checks file is in error.
+            if !matches!(commit.status, "not-armed" | "checks-error") {
+                writeln!(err, "hint: prove it: git prove-it run {}", commit.short())?;
+            }
+        }
+        writeln!(
+            err,
+            "hint: or push it unproven, knowingly: git push --no-verify"
+        )
+    }
 }
