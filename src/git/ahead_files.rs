@@ -4,7 +4,7 @@
 //! off there. Bytes only: what a status says is the gate's to read.
 
 use std::fs::{File, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::session::replace;
@@ -161,8 +161,17 @@ fn try_lock(path: &Path) -> Result<Option<AheadLock>, Error> {
     }
 }
 
+/// The pid that holds an exclusive `flock` on the file at `path`: not known where there is no
+/// `/proc/locks`.
+#[cfg(not(target_os = "linux"))]
+fn holder(_path: &Path) -> Option<u32> {
+    None
+}
+
 /// The pid that holds an exclusive `flock` on the file at `path`, from `/proc/locks`.
+#[cfg(target_os = "linux")]
 fn holder(path: &Path) -> Option<u32> {
+    use std::os::unix::fs::MetadataExt;
     let meta = std::fs::metadata(path).ok()?;
     let dev = meta.dev();
     let (major, minor) = (rustix::fs::major(dev), rustix::fs::minor(dev));

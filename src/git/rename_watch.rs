@@ -8,6 +8,8 @@
 //! rename of an entry of the state, by its old name or its new one, is named. Where the watch
 //! cannot be had (the inotify watch limit, another platform, an overflowed queue) the run says
 //! so: it is `Renames::Unwatched`, never a quiet "nothing moved".
+// Only Linux has inotify: elsewhere the watch is never started.
+#![cfg_attr(not(target_os = "linux"), allow(dead_code))]
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};

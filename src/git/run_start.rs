@@ -31,6 +31,8 @@ impl FsTime {
         FsTime { secs, nsecs: 0 }
     }
 
+    // The nanoseconds' type differs between platforms (unsigned on Linux).
+    #[allow(clippy::unnecessary_cast)]
     pub(super) fn ctime_of(stat: &rustix::fs::Stat) -> FsTime {
         FsTime {
             secs: stat.st_ctime,

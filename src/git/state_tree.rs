@@ -503,6 +503,7 @@ impl StateTree {
     }
 
     /// Every directory of the state, relative to the worktree (not the worktree itself).
+    #[cfg_attr(not(target_os = "linux"), allow(dead_code))]
     pub(super) fn dir_paths(&self) -> impl Iterator<Item = &Path> {
         self.dirs
             .iter()
@@ -916,6 +917,8 @@ impl DiskStat {
         clippy::cast_sign_loss,
         reason = "the index keeps 32 bits of these fields, as git does"
     )]
+    // The nanoseconds' type differs between platforms (unsigned on Linux).
+    #[allow(clippy::unnecessary_cast)]
     fn index_stat(&self) -> gix::index::entry::Stat {
         use gix::index::entry::stat::Time;
         let time = |secs: i64, nsecs: i64| {
@@ -975,7 +978,12 @@ impl LeafDir {
     /// from the deepest folder already open above it.
     fn folder(&mut self, workdir: &Path, dir: &[u8]) -> Option<&rustix::fd::OwnedFd> {
         use rustix::fs::{Mode as FsMode, OFlags};
-        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        // A folder opened to look into only (`O_PATH` where there is one).
+        #[cfg(target_os = "linux")]
+        let only = OFlags::PATH;
+        #[cfg(not(target_os = "linux"))]
+        let only = OFlags::RDONLY;
+        let flags = only | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         // The worktree's own path may go through links (it is followed, as git follows it);
         // only the folders below it must be real.
         let root = self.root.get_or_insert_with(|| {

@@ -18,7 +18,9 @@ use std::sync::atomic::AtomicBool;
 use gix::bstr::{BStr, BString, ByteSlice};
 use gix::dir::entry::Kind;
 use gix::index::entry::{Flags, Mode};
-use rustix::fs::{AtFlags, FileType, Mode as FsMode, OFlags, RawDir};
+#[cfg(target_os = "linux")]
+use rustix::fs::RawDir;
+use rustix::fs::{AtFlags, FileType, Mode as FsMode, OFlags};
 
 use super::Error;
 
@@ -250,11 +252,21 @@ impl<'a> Scan<'a> {
     /// Compare the directory open as `dir` with the index entries `range` below it, then each
     /// tracked subdirectory (opened from `dir`, never through a link). `false` once too many
     /// names are unaccounted for to be worth it, or a directory cannot be read.
+    // `RawDir` lends each entry, so it cannot be a `for` loop's iterator; `Dir` elsewhere can.
+    #[cfg_attr(not(target_os = "linux"), allow(clippy::while_let_on_iterator))]
     fn directory(&mut self, dir: BorrowedFd<'_>, range: std::ops::Range<usize>) -> bool {
         let children = self.children_of(range);
+        // Read into where there is `getdents64`, only kept for the next folder elsewhere.
+        #[cfg_attr(not(target_os = "linux"), allow(unused_mut))]
         let mut buf = std::mem::take(&mut self.buf);
         let mut subdirs = Vec::new();
+        #[cfg(target_os = "linux")]
         let mut entries = RawDir::new(dir, buf.spare_capacity_mut());
+        // `readdir` where there is no `getdents64`: the same names and kinds.
+        #[cfg(not(target_os = "linux"))]
+        let Ok(mut entries) = rustix::fs::Dir::read_from(dir) else {
+            return false;
+        };
         while let Some(entry) = entries.next() {
             // A directory that cannot be read is git's walk's to report, as before.
             let Ok(entry) = entry else {

@@ -77,6 +77,7 @@ fn start(_workdir: &Path) -> std::io::Result<WorktreeEvents> {
 }
 
 /// Whether `path` is inside the worktree's `.git` (a directory, or a linked worktree's file).
+#[cfg_attr(not(target_os = "linux"), allow(dead_code))]
 fn in_git_dir(root: &Path, path: &Path) -> bool {
     path.strip_prefix(root)
         .ok()

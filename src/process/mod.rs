@@ -9,10 +9,18 @@
 
 mod capture;
 mod detach;
+#[cfg(target_os = "linux")]
+mod enter;
+#[cfg(not(target_os = "linux"))]
+#[path = "enter_elsewhere.rs"]
 mod enter;
 mod exit;
 mod interrupt;
 mod request;
+#[cfg(target_os = "linux")]
+mod spawner;
+#[cfg(not(target_os = "linux"))]
+#[path = "spawner_elsewhere.rs"]
 mod spawner;
 mod supervise;
 mod wrap;

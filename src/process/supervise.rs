@@ -503,11 +503,14 @@ impl Watch<'_> {
         // Woken by the child's exit at once (a pidfd becomes readable), rather than seeing it
         // at the next pause's end; the pause still bounds how late a timeout, an interrupt or
         // a tick is seen. Kernels before 5.3 have no pidfd: there the pause is slept.
+        #[cfg(target_os = "linux")]
         let exited = if polling {
             rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
         } else {
             None
         };
+        #[cfg(not(target_os = "linux"))]
+        let exited: Option<OwnedFd> = None;
         loop {
             match waitid(WaitId::Pid(pid), options) {
                 Ok(Some(_)) => break,
