@@ -241,6 +241,23 @@ fn already_proven(
     }))
 }
 
+/// Where a check stands after its run (or its proof found): a pass a failing run contests
+/// counts as a failure, and a check that cannot test its inputs leaves the state unproven.
+fn check_stands(result: &RunResult) -> proof::Stands {
+    match result {
+        RunResult::Failed { .. }
+        | RunResult::StateChanged { .. }
+        | RunResult::Proven {
+            contested: true, ..
+        } => proof::Stands::Failed,
+        RunResult::CannotTest { .. } => proof::Stands::Unproven,
+        RunResult::AlreadyProven { proof } | RunResult::Proven { proof, .. } => {
+            proof::Stands::by_outcome(Some(proof.outcome))
+        }
+        RunResult::NotArmed { .. } | RunResult::Checks { .. } => proof::Stands::Proven,
+    }
+}
+
 /// The report for a committed tree with a checks file whose every check has a proof, if each
 /// has one.
 fn all_proven(
@@ -249,14 +266,12 @@ fn all_proven(
     set: &CheckSet,
 ) -> Result<Option<RunReport>, git::Error> {
     let mut checks = Vec::new();
-    let mut outcome = Outcome::Proven;
+    let mut stands = Vec::new();
     for proven in proof::tree_check_proofs(&ctx.repo, tree, set)? {
         let Some(record) = proven.best(ctx.signed_only) else {
             return Ok(None);
         };
-        if record.outcome == Outcome::BoundedClaimSurvives {
-            outcome = record.outcome;
-        }
+        stands.push(proof::Stands::by(Some(record)));
         checks.push(CheckRun {
             name: proven.check.name.clone(),
             run: proven.check.run.clone(),
@@ -268,7 +283,7 @@ fn all_proven(
     }
     Ok(Some(RunReport {
         version: JSON_VERSION,
-        outcome,
+        outcome: proof::set_outcome(stands).unwrap_or(Outcome::Proven),
         tree: Some(tree.to_string()),
         result: RunResult::Checks {
             checks,
@@ -622,7 +637,7 @@ fn prove_checks(
     }
     let mut results = results.into_iter();
     let mut checks = Vec::with_capacity(found.len());
-    let mut outcome = Outcome::Proven;
+    let mut stands = Vec::with_capacity(found.len());
     for (proven, report) in found.iter().zip(reports) {
         let report = match report {
             Some(report) => report,
@@ -637,27 +652,10 @@ fn prove_checks(
                 }
             }
         };
-        outcome = match (&report.result, outcome) {
-            (
-                RunResult::Failed { .. }
-                | RunResult::StateChanged { .. }
-                | RunResult::Proven {
-                    contested: true, ..
-                },
-                _,
-            ) => Outcome::Disproven,
-            (_, Outcome::Disproven) => Outcome::Disproven,
-            // A check that cannot test its inputs leaves the state unproven, not failing.
-            (RunResult::CannotTest { .. }, _) | (_, Outcome::NotProven) => Outcome::NotProven,
-            (RunResult::AlreadyProven { proof } | RunResult::Proven { proof, .. }, _)
-                if proof.outcome == Outcome::BoundedClaimSurvives =>
-            {
-                Outcome::BoundedClaimSurvives
-            }
-            (_, outcome) => outcome,
-        };
+        stands.push(check_stands(&report.result));
         checks.push(report);
     }
+    let outcome = proof::set_outcome(stands).unwrap_or(Outcome::Proven);
     let code = outcome_code(outcome);
     Ok((
         code,

@@ -195,19 +195,15 @@ fn with_checks(
             Err(_) => None,
         })
         .collect();
-    let proven = any_check && checks_error.is_none() && best.iter().all(Option::is_some);
-    let outcome = match () {
-        () if !any_check => Outcome::InsufficientEvidence,
-        () if !proven => Outcome::NotProven,
-        () if best
-            .iter()
-            .flatten()
-            .any(|r| r.outcome == Outcome::BoundedClaimSurvives) =>
-        {
-            Outcome::BoundedClaimSurvives
-        }
-        () => Outcome::Proven,
+    let outcome = if !any_check {
+        Outcome::InsufficientEvidence
+    } else if checks_error.is_some() {
+        Outcome::NotProven
+    } else {
+        crate::proof::set_outcome(best.iter().map(|record| crate::proof::Stands::by(*record)))
+            .unwrap_or(Outcome::NotProven)
     };
+    let proven = matches!(outcome, Outcome::Proven | Outcome::BoundedClaimSurvives);
     let invalid = checks
         .iter()
         .flat_map(|check| {

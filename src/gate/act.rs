@@ -513,24 +513,24 @@ fn run_checks(
             );
         }
     }
-    // The turn's proof is bounded if any check's is, run now or before.
-    let bounded = ran.iter().any(|(_, attempted)| {
-        matches!(attempted, Attempted::Proven(record) if record.outcome == Outcome::BoundedClaimSurvives)
-    }) || matches!(
-        seen.observed.state,
+    // The set stands as its worst check, run now or proven before.
+    let before = match seen.observed.state {
         Some(State::Tree {
-            proof: Some(Outcome::BoundedClaimSurvives),
+            proof: Some(outcome),
             ..
-        })
-    );
-    Ok((
-        RunFacts::Passed(if bounded {
-            Outcome::BoundedClaimSurvives
-        } else {
-            Outcome::Proven
-        }),
-        None,
-    ))
+        }) => Some(proof::Stands::by_outcome(Some(outcome))),
+        _ => None,
+    };
+    let outcome = proof::set_outcome(
+        ran.iter()
+            .filter_map(|(_, attempted)| match attempted {
+                Attempted::Proven(record) => Some(proof::Stands::by(Some(record))),
+                _ => None,
+            })
+            .chain(before),
+    )
+    .unwrap_or(Outcome::Proven);
+    Ok((RunFacts::Passed(outcome), None))
 }
 
 /// The failure on record of `check` (`None`: the root verify.sh) for `start`, its key in the

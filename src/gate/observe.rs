@@ -538,7 +538,7 @@ fn observe_checks(
         }),
         skipped: Vec::new(),
     };
-    let mut proof = Some(Outcome::Proven);
+    let mut stands = Vec::new();
     let mut pending = Vec::new();
     let mut weakened = Vec::new();
     for mut found in state_check_proofs(repo, tree, set)? {
@@ -562,17 +562,17 @@ fn observe_checks(
                     .map(|finding| format!("check {name}: {finding}")),
             );
         }
-        match best.map(|record| record.outcome) {
-            Some(Outcome::BoundedClaimSurvives) if proof.is_some() => {
-                proof = Some(Outcome::BoundedClaimSurvives);
-            }
-            Some(_) => {}
-            None => {
-                proof = None;
-                pending.push(found);
-            }
+        stands.push(crate::proof::Stands::by(best));
+        if best.is_none() {
+            pending.push(found);
         }
     }
+    // Every check skipped: nothing of the set is left to prove.
+    let proof = match crate::proof::set_outcome(stands) {
+        None => Some(Outcome::Proven),
+        Some(Outcome::NotProven) => None,
+        outcome => outcome,
+    };
     Ok(ChecksSeen {
         facts,
         proof,

@@ -194,6 +194,18 @@ impl Standing {
         }
     }
 
+    /// Whether it counts for `check` (and `log`, the pre-push hook): proven (through an edited
+    /// verify.sh only unless `strict`), and with a good signature when `require_signed`.
+    pub(crate) fn counts(
+        &self,
+        signature: Option<&SignatureStatus>,
+        strict: bool,
+        require_signed: bool,
+    ) -> bool {
+        self.is_proven(strict)
+            && (!require_signed || signature.is_some_and(SignatureStatus::is_good))
+    }
+
     /// The word for it, in human output and JSON alike.
     pub(crate) fn label(&self) -> &'static str {
         match self {

@@ -17,6 +17,7 @@ mod lookup;
 mod protect;
 mod prove;
 mod record;
+mod standing;
 mod test_names;
 mod test_report;
 mod unisolated;
@@ -52,5 +53,6 @@ pub(crate) use prove::{
 pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use record::{Proofs, parse_note, split_records};
+pub(crate) use standing::{Stands, set_outcome};
 pub(crate) use unisolated::{targets as unisolated_targets, unisolated};
 pub(crate) use weakening::{Finding, Protection};

@@ -237,12 +237,9 @@ impl CommitCheckReport {
             run: check.run.clone(),
             input_tree: check.input_tree.to_string(),
             standing: check.standing.label(),
-            proven: counts(
-                &check.standing,
-                check.signature.as_ref(),
-                strict,
-                require_signed,
-            ),
+            proven: check
+                .standing
+                .counts(check.signature.as_ref(), strict, require_signed),
             proof: record.map(ProofSummary::from),
             invalid: check
                 .invalid
@@ -324,18 +321,6 @@ fn contest_of(standing: &Standing) -> Option<ContestSummary> {
     }
 }
 
-/// Whether a standing counts: proven (edited only unless `strict`), and with a good
-/// signature when `require_signed`.
-fn counts(
-    standing: &Standing,
-    signature: Option<&SignatureStatus>,
-    strict: bool,
-    require_signed: bool,
-) -> bool {
-    standing.is_proven(strict)
-        && (!require_signed || signature.is_some_and(SignatureStatus::is_good))
-}
-
 impl CommitReport {
     /// `require_signed` counts a proof only with a good signature (`check --require-signed`).
     pub(crate) fn new(checked: &CommitStatus, strict: bool, require_signed: bool) -> Self {
@@ -351,12 +336,9 @@ impl CommitReport {
             tree: checked.commit.tree.to_string(),
             subject: checked.commit.subject.clone(),
             status: checked.standing.label(),
-            proven: counts(
-                &checked.standing,
-                checked.signature.as_ref(),
-                strict,
-                require_signed,
-            ),
+            proven: checked
+                .standing
+                .counts(checked.signature.as_ref(), strict, require_signed),
             proof: record.map(ProofSummary::from),
             invalid: match &checked.checks {
                 // Each problem says whose: two checks' records may share an input tree.

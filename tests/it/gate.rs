@@ -1289,6 +1289,29 @@ mod checks {
         assert!(runs(&repo, "api").is_empty());
     }
 
+    /// A check proven through its edited script at one stop is still only bounded at the next,
+    /// where another check runs and passes: the set stands as its worst check, so the turn is
+    /// bounded, never PROVEN.
+    #[test]
+    fn a_check_bounded_at_an_earlier_stop_keeps_the_set_bounded_when_another_runs() {
+        let repo = monorepo("exit 0", "exit 0");
+        let session = Session::new(&repo);
+        session.start().silent();
+        script(&repo, "packages/api/verify.sh", "api", "true");
+        let notice = session.stop(false).notice();
+        assert!(
+            notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+            "{notice}"
+        );
+        repo.write("docs/index.md", "changed again\n");
+        let notice = session.stop(false).notice();
+        assert!(
+            notice.starts_with("prove-it: BOUNDED_CLAIM_SURVIVES"),
+            "{notice}"
+        );
+        assert_eq!(runs(&repo, "docs").len(), 2);
+    }
+
     #[test]
     fn prove_it_skip_names_checks_not_to_run_and_says_so() {
         let repo = monorepo("exit 0", "exit 1");
