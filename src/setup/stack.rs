@@ -64,14 +64,67 @@ fn detect_with(
     installed: &dyn Fn(&str) -> bool,
     workspace_json: Option<&str>,
 ) -> Vec<Stack> {
-    let has = |name: &str| root.join(name).is_file();
-    let locked = |name: &str| has(name) || root_has(name);
-    let read = |name: &str| std::fs::read_to_string(root.join(name)).unwrap_or_default();
-    let mut stacks = Vec::new();
-    let mut add = |name: &str, evidence: &str, checks: Vec<String>| {
+    let probe = Probe {
+        root,
+        root_has,
+        workspace_json,
+    };
+    DETECTORS
+        .iter()
+        .filter_map(|detect| detect(&probe))
+        .map(|found| found.stack(installed))
+        .collect()
+}
+
+/// What the detectors look at: the files at the root (and, for lock files, at the top of the
+/// repository), and a workspace's own manifest.
+struct Probe<'a> {
+    root: &'a Path,
+    root_has: &'a dyn Fn(&str) -> bool,
+    workspace_json: Option<&'a str>,
+}
+
+impl Probe<'_> {
+    fn has(&self, name: &str) -> bool {
+        self.root.join(name).is_file()
+    }
+
+    /// A lock file here or at the top of the repository.
+    fn locked(&self, name: &str) -> bool {
+        self.has(name) || (self.root_has)(name)
+    }
+
+    fn read(&self, name: &str) -> String {
+        std::fs::read_to_string(self.root.join(name)).unwrap_or_default()
+    }
+
+    /// The first of `names` that is here.
+    fn first<'n>(&self, names: &[&'n str]) -> Option<&'n str> {
+        names.iter().copied().find(|name| self.has(name))
+    }
+}
+
+/// A stack found: its name, the file that shows it, and its usual checks.
+struct Found {
+    name: String,
+    evidence: String,
+    checks: Vec<String>,
+}
+
+fn found(name: &str, evidence: &str, checks: Vec<String>) -> Option<Found> {
+    Some(Found {
+        name: name.to_string(),
+        evidence: evidence.to_string(),
+        checks,
+    })
+}
+
+impl Found {
+    /// The stack, with the programs its checks run that `installed` does not find.
+    fn stack(self, installed: &dyn Fn(&str) -> bool) -> Stack {
         let mut missing: Vec<String> = Vec::new();
         // A check of several lines runs its program on its last.
-        for line in checks.iter().filter_map(|check| check.lines().last()) {
+        for line in self.checks.iter().filter_map(|check| check.lines().last()) {
             // `cargo nextest` is cargo's subcommand: the program to install is cargo-nextest.
             let program = if line.starts_with("cargo nextest ") {
                 Some("cargo-nextest")
@@ -86,52 +139,60 @@ fn detect_with(
                 missing.push(program.to_string());
             }
         }
-        stacks.push(Stack {
-            name: name.to_string(),
-            evidence: evidence.to_string(),
-            checks,
+        Stack {
+            name: self.name,
+            evidence: self.evidence,
+            checks: self.checks,
             missing,
-        });
-    };
+        }
+    }
+}
 
-    if has("Cargo.toml") {
-        let nextest = has(NEXTEST_CONFIG);
-        add(
-            if nextest {
-                "Rust (cargo-nextest)"
-            } else {
-                "Rust"
-            },
-            if nextest {
-                NEXTEST_CONFIG
-            } else {
-                "Cargo.toml"
-            },
-            strings(&[
-                "cargo fmt --check",
-                "cargo clippy --quiet --all-targets -- -D warnings",
-                if nextest {
-                    NEXTEST_JUNIT
-                } else {
-                    "cargo test --quiet"
-                },
-            ]),
-        );
+/// The stacks `init` knows, in the order it lists them.
+const DETECTORS: &[fn(&Probe<'_>) -> Option<Found>] = &[
+    rust, node, python, go, make, gradle, maven, dart, ruby, dotnet, deno, zig, cmake,
+];
+
+fn rust(probe: &Probe<'_>) -> Option<Found> {
+    if !probe.has("Cargo.toml") {
+        return None;
     }
-    if has("package.json") {
-        let (manager, evidence) = node_manager(&locked);
-        add(
-            &format!("Node ({manager})"),
-            evidence,
-            node_checks(
-                manager,
-                &read("package.json"),
-                has("tsconfig.json"),
-                workspace_json,
-            ),
-        );
+    let nextest = probe.has(NEXTEST_CONFIG);
+    let (name, evidence, test) = if nextest {
+        ("Rust (cargo-nextest)", NEXTEST_CONFIG, NEXTEST_JUNIT)
+    } else {
+        ("Rust", "Cargo.toml", "cargo test --quiet")
+    };
+    found(
+        name,
+        evidence,
+        strings(&[
+            "cargo fmt --check",
+            "cargo clippy --quiet --all-targets -- -D warnings",
+            test,
+        ]),
+    )
+}
+
+fn node(probe: &Probe<'_>) -> Option<Found> {
+    if !probe.has("package.json") {
+        return None;
     }
-    if let Some(evidence) = [
+    let (manager, evidence) = node_manager(&|name| probe.locked(name));
+    found(
+        &format!("Node ({manager})"),
+        evidence,
+        node_checks(
+            manager,
+            &probe.read("package.json"),
+            probe.has("tsconfig.json"),
+            probe.workspace_json,
+        ),
+    )
+}
+
+fn python(probe: &Probe<'_>) -> Option<Found> {
+    let evidence = probe.first(&[
         "pyproject.toml",
         "uv.lock",
         "pytest.ini",
@@ -140,150 +201,147 @@ fn detect_with(
         "tox.ini",
         "requirements.txt",
         "requirements-dev.txt",
-    ]
-    .into_iter()
-    .find(|name| has(name))
-    {
-        let run = if locked("uv.lock") { "uv run " } else { "" };
-        // pytest writes JUnit XML itself: the run's tests, by name, in its proof (SPEC.md
-        // section 5.2); run by hand, without the variable, it writes none.
-        let pytest = if run.is_empty() {
-            "python -m pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}"
-        } else {
-            "uv run pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}"
-        };
-        add(
-            if run.is_empty() {
-                "Python"
-            } else {
-                "Python (uv)"
-            },
-            if locked("uv.lock") {
-                "uv.lock"
-            } else {
-                evidence
-            },
-            vec![
-                format!("{run}ruff check ."),
-                format!("{run}mypy ."),
-                pytest.to_string(),
-            ],
-        );
+    ])?;
+    // pytest writes JUnit XML itself: the run's tests, by name, in its proof (SPEC.md section
+    // 5.2); run by hand, without the variable, it writes none.
+    if probe.locked("uv.lock") {
+        found(
+            "Python (uv)",
+            "uv.lock",
+            strings(&[
+                "uv run ruff check .",
+                "uv run mypy .",
+                "uv run pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}",
+            ]),
+        )
+    } else {
+        found(
+            "Python",
+            evidence,
+            strings(&[
+                "ruff check .",
+                "mypy .",
+                "python -m pytest -q ${PROVE_IT_REPORTS:+\"--junitxml=$PROVE_IT_REPORTS/pytest.xml\"}",
+            ]),
+        )
     }
-    if has("go.mod") {
-        add(
-            "Go",
-            "go.mod",
-            strings(&["test -z \"$(gofmt -l .)\"", "go vet ./...", "go test ./..."]),
-        );
-    }
-    if let Some(makefile) = ["GNUmakefile", "makefile", "Makefile"]
-        .into_iter()
-        .find(|name| has(name))
-    {
-        let targets = make_targets(&read(makefile));
-        let checks = if targets.is_empty() {
-            strings(&["make test"])
-        } else {
-            targets.iter().map(|t| format!("make {t}")).collect()
-        };
-        add("Make", makefile, checks);
-    }
-    if let Some(evidence) = [
+}
+
+fn go(probe: &Probe<'_>) -> Option<Found> {
+    probe.has("go.mod").then_some(())?;
+    found(
+        "Go",
+        "go.mod",
+        strings(&["test -z \"$(gofmt -l .)\"", "go vet ./...", "go test ./..."]),
+    )
+}
+
+fn make(probe: &Probe<'_>) -> Option<Found> {
+    let makefile = probe.first(&["GNUmakefile", "makefile", "Makefile"])?;
+    let targets = make_targets(&probe.read(makefile));
+    let checks = if targets.is_empty() {
+        strings(&["make test"])
+    } else {
+        targets.iter().map(|t| format!("make {t}")).collect()
+    };
+    found("Make", makefile, checks)
+}
+
+fn gradle(probe: &Probe<'_>) -> Option<Found> {
+    let evidence = probe.first(&[
         "build.gradle.kts",
         "build.gradle",
         "settings.gradle.kts",
         "settings.gradle",
         "gradlew",
-    ]
-    .into_iter()
-    .find(|name| has(name))
-    {
-        let gradle = if has("gradlew") {
-            "./gradlew"
-        } else {
-            "gradle"
-        };
-        add("Gradle", evidence, vec![format!("{gradle} --quiet check")]);
+    ])?;
+    let gradle = if probe.has("gradlew") {
+        "./gradlew"
+    } else {
+        "gradle"
+    };
+    found("Gradle", evidence, vec![format!("{gradle} --quiet check")])
+}
+
+fn maven(probe: &Probe<'_>) -> Option<Found> {
+    probe.has("pom.xml").then_some(())?;
+    let mvn = if probe.has("mvnw") { "./mvnw" } else { "mvn" };
+    found("Maven", "pom.xml", vec![format!("{mvn} --quiet verify")])
+}
+
+fn dart(probe: &Probe<'_>) -> Option<Found> {
+    probe.has("pubspec.yaml").then_some(())?;
+    // A Flutter app or package names the flutter SDK among its dependencies.
+    let (name, tool) = if probe.read("pubspec.yaml").contains("flutter:") {
+        ("Flutter", "flutter")
+    } else {
+        ("Dart", "dart")
+    };
+    found(
+        name,
+        "pubspec.yaml",
+        vec![
+            "dart format --output=none --set-exit-if-changed .".to_string(),
+            format!("{tool} analyze"),
+            format!("{tool} test"),
+        ],
+    )
+}
+
+fn ruby(probe: &Probe<'_>) -> Option<Found> {
+    probe.has("Gemfile").then_some(())?;
+    let mut checks = Vec::new();
+    if probe.has(".rubocop.yml") {
+        checks.push("bundle exec rubocop".to_string());
     }
-    if has("pom.xml") {
-        let mvn = if has("mvnw") { "./mvnw" } else { "mvn" };
-        add("Maven", "pom.xml", vec![format!("{mvn} --quiet verify")]);
-    }
-    if has("pubspec.yaml") {
-        // A Flutter app or package names the flutter SDK among its dependencies.
-        if read("pubspec.yaml").contains("flutter:") {
-            add(
-                "Flutter",
-                "pubspec.yaml",
-                strings(&[
-                    "dart format --output=none --set-exit-if-changed .",
-                    "flutter analyze",
-                    "flutter test",
-                ]),
-            );
-        } else {
-            add(
-                "Dart",
-                "pubspec.yaml",
-                strings(&[
-                    "dart format --output=none --set-exit-if-changed .",
-                    "dart analyze",
-                    "dart test",
-                ]),
-            );
-        }
-    }
-    if has("Gemfile") {
-        let mut checks = Vec::new();
-        if has(".rubocop.yml") {
-            checks.push("bundle exec rubocop".to_string());
-        }
-        checks.push(if root.join("spec").is_dir() {
-            "bundle exec rspec".to_string()
-        } else {
-            "bundle exec rake test".to_string()
-        });
-        add("Ruby", "Gemfile", checks);
-    }
-    if let Some(evidence) = dotnet_project(root) {
-        add(
-            ".NET",
-            &evidence,
-            strings(&[
-                "dotnet format --verify-no-changes",
-                "dotnet build --nologo",
-                "dotnet test --nologo",
-            ]),
-        );
-    }
-    if let Some(evidence) = ["deno.json", "deno.jsonc"]
-        .into_iter()
-        .find(|name| has(name))
-    {
-        add(
-            "Deno",
-            evidence,
-            strings(&["deno fmt --check", "deno lint", "deno test"]),
-        );
-    }
-    if has("build.zig") {
-        add(
-            "Zig",
-            "build.zig",
-            strings(&["zig fmt --check .", "zig build test"]),
-        );
-    }
-    if has("CMakeLists.txt") {
-        add(
-            "CMake",
-            "CMakeLists.txt",
-            strings(&[
-                "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-on-failure",
-            ]),
-        );
-    }
-    stacks
+    checks.push(if probe.root.join("spec").is_dir() {
+        "bundle exec rspec".to_string()
+    } else {
+        "bundle exec rake test".to_string()
+    });
+    found("Ruby", "Gemfile", checks)
+}
+
+fn dotnet(probe: &Probe<'_>) -> Option<Found> {
+    let evidence = dotnet_project(probe.root)?;
+    found(
+        ".NET",
+        &evidence,
+        strings(&[
+            "dotnet format --verify-no-changes",
+            "dotnet build --nologo",
+            "dotnet test --nologo",
+        ]),
+    )
+}
+
+fn deno(probe: &Probe<'_>) -> Option<Found> {
+    let evidence = probe.first(&["deno.json", "deno.jsonc"])?;
+    found(
+        "Deno",
+        evidence,
+        strings(&["deno fmt --check", "deno lint", "deno test"]),
+    )
+}
+
+fn zig(probe: &Probe<'_>) -> Option<Found> {
+    probe.has("build.zig").then_some(())?;
+    found(
+        "Zig",
+        "build.zig",
+        strings(&["zig fmt --check .", "zig build test"]),
+    )
+}
+
+fn cmake(probe: &Probe<'_>) -> Option<Found> {
+    probe.has("CMakeLists.txt").then_some(())?;
+    found(
+        "CMake",
+        "CMakeLists.txt",
+        strings(&[
+            "cmake -S . -B build && cmake --build build && ctest --test-dir build --output-on-failure",
+        ]),
+    )
 }
 
 /// The solution or project file of a .NET project at `root`: `*.sln`, `*.csproj`, `*.fsproj`
