@@ -733,7 +733,7 @@ fn options<'a>(
         timeout: policy.timeout,
         echo: how
             .verbose
-            .then(|| Box::new(std::io::stderr()) as Box<dyn Write + Send>),
+            .then(|| Box::new(crate::report::echo_to_stderr) as proof::Echo),
         interrupt: Some(interrupt),
         log: how.log.clone(),
         clock: ctx.clock,

@@ -47,7 +47,7 @@ pub(crate) use lookup::Found;
 pub(crate) use lookup::{SessionTrust, SignatureError, StopSignatures, lookup_proof};
 pub(crate) use protect::{protection_since_head, state_protection, tree_protection};
 pub(crate) use prove::{
-    Attempted, Baseline, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove,
+    Attempted, Baseline, Echo, Error, Progress, ProveOptions, TAIL_LINES, ToRun, millis, prove,
     prove_checks, working_view,
 };
 pub(crate) use record::{Outcome, Record, Script, Uncovered, merge};

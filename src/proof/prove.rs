@@ -89,14 +89,18 @@ pub(crate) fn working_view(repo: &Repo) -> Result<(Isolation, crate::process::Wr
     }
 }
 
+/// Where a run's output is streamed as it runs, given the run's name where several run at once.
+pub(crate) type Echo = Box<dyn Fn(Option<&str>) -> Box<dyn Write + Send> + Send + Sync>;
+
 /// How to prove: everything about one run of verify.sh but the repository and the state tree.
 pub(crate) struct ProveOptions<'a> {
     /// `PROVE_IT_HOST` for verify.sh and `host:` in the record.
     pub host: &'a str,
     pub session: Option<&'a str>,
     pub timeout: Duration,
-    /// Where to stream verify.sh's output as it runs (`--verbose`).
-    pub echo: Option<Box<dyn Write + Send>>,
+    /// Where to stream each script's output as it runs (`--verbose`): asked for each run, with
+    /// the run's name where several run at once (their lines then need telling apart).
+    pub echo: Option<Echo>,
     /// Raised by a signal: kill verify.sh's process group and give up.
     pub interrupt: Option<&'a AtomicBool>,
     /// Where the full output goes; `None` for the state directory's last-run.log. Agent sessions
@@ -356,10 +360,9 @@ pub(crate) fn prove_checks(
         repo.check_on_disk(before, &run.check.run, "check's script")?;
     }
     let single = runs.len() == 1;
-    let mut echo = attempt.echo.take();
-    let echoing = echo.is_some();
+    let echo = attempt.echo.take();
     // Run `n` (0 for the first) of check `index`: its program, directory, environment and log.
-    let plan = |run: &ToRun, n: u32, echo: Option<Box<dyn Write + Send>>| {
+    let plan = |run: &ToRun, n: u32| {
         let program = workdir.join(&run.check.run);
         // A script from outside the history runs from the worktree's root, as verify.sh does.
         let dir = match program.parent() {
@@ -381,20 +384,16 @@ pub(crate) fn prove_checks(
             } else {
                 check_log(&base_log, &run.check.name)
             },
-            echo: echo.or_else(|| {
-                let prefix = match n {
+            echo: echo.as_ref().map(|echo| {
+                let name = match n {
                     0 => run.check.name.clone(),
                     n => format!("{} run {}", run.check.name, n + 1),
                 };
-                (echoing && (n > 0 || !single))
-                    .then(|| Box::new(Prefixed::new(&prefix)) as Box<dyn Write + Send>)
+                echo((n > 0 || !single).then_some(name.as_str()))
             }),
         }
     };
-    let plans: Vec<Plan> = runs
-        .iter()
-        .map(|run| plan(run, 0, if single { echo.take() } else { None }))
-        .collect();
+    let plans: Vec<Plan> = runs.iter().map(|run| plan(run, 0)).collect();
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
     // A directory moved away and back keeps its files' ctimes: renames are watched instead,
@@ -444,7 +443,7 @@ pub(crate) fn prove_checks(
         if again.is_empty() || interrupted() {
             break;
         }
-        let plans = again.iter().map(|&i| plan(&runs[i], n, None)).collect();
+        let plans = again.iter().map(|&i| plan(&runs[i], n)).collect();
         let rerun = run_all(
             plans,
             &reports,
@@ -1031,41 +1030,6 @@ fn run_all(
         }
     }
     Ok(out)
-}
-
-/// `--verbose` with several checks at once: each line of a check's output on stderr, after its
-/// name, so that the interleaved lines stay readable.
-struct Prefixed {
-    prefix: Vec<u8>,
-    at_line_start: bool,
-}
-
-impl Prefixed {
-    fn new(check: &str) -> Self {
-        Prefixed {
-            prefix: format!("[{check}] ").into_bytes(),
-            at_line_start: true,
-        }
-    }
-}
-
-impl Write for Prefixed {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let mut out = Vec::with_capacity(buf.len() + self.prefix.len());
-        for &byte in buf {
-            if self.at_line_start {
-                out.extend_from_slice(&self.prefix);
-            }
-            out.push(byte);
-            self.at_line_start = byte == b'\n';
-        }
-        std::io::stderr().lock().write_all(&out)?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
 }
 
 pub(crate) fn millis(duration: Duration) -> u64 {

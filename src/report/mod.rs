@@ -14,6 +14,7 @@ mod claim;
 mod commits;
 mod contest;
 mod doctor;
+mod echo;
 mod failure;
 mod gate;
 mod init;
@@ -45,6 +46,7 @@ pub(crate) use claim::{
 pub(crate) use commits::{CommitReport, FailureSummary, VerifyChangeReport, ago, commit_heading};
 pub(crate) use contest::{ResolveReport, Resolved};
 pub(crate) use doctor::DoctorReport;
+pub(crate) use echo::to_stderr as echo_to_stderr;
 pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_causes};
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use gate::could_not_check;
