@@ -8,7 +8,7 @@
 # docs) is CI's: .ci/run. Keep it under a minute when warm.
 set -eu
 git diff --check HEAD
-cargo fmt --check
+cargo fmt --all --check
 # No --quiet: a run killed at the timeout leaves cargo's progress in the log.
 cargo build --release --locked
 bin="${CARGO_TARGET_DIR:-target}/release/git-prove-it"

@@ -5,19 +5,17 @@
 
 pub(crate) mod claim;
 pub mod cli;
-pub(crate) mod context;
-pub mod exit;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
 pub mod fuzzing;
 pub(crate) mod gate;
-pub(crate) mod git;
 pub(crate) mod hosts;
-pub(crate) mod isolation;
-pub(crate) mod outcome;
-pub(crate) mod process;
-pub(crate) mod proof;
 pub(crate) mod report;
 pub(crate) mod setup;
-pub(crate) mod signing;
-pub(crate) mod verify;
+
+// The layers below the gate live in the core crate; named here as the modules they were, so
+// that `crate::git`, `crate::proof` and the like read the same in every layer above.
+pub use git_prove_it_core::exit;
+pub(crate) use git_prove_it_core::{
+    context, git, isolation, outcome, process, proof, signing, verify,
+};

@@ -377,24 +377,33 @@ fn named_at(text: &str, at: usize, line: usize) -> Vec<Import> {
     }
 }
 
+/// Where the crates' sources are, from the repository's root.
+const SOURCES: &[&str] = &["src", "crates/core/src"];
+
 /// Every import in `src/` that breaks a rule, as `file:line: message`, for enforced and for
 /// pending rules.
 fn breaches(root: &Path) -> (Vec<String>, Vec<(usize, String)>) {
-    let src = root.join("src");
+    // The binary's crate and the core crate below it: one tree of modules, as the binary's
+    // crate names the core's modules as its own (`crate::git`, ...).
     let mut files = Vec::new();
-    sources(&src, &mut files);
+    for src in SOURCES {
+        let src = root.join(src);
+        let mut found = Vec::new();
+        sources(&src, &mut found);
+        files.extend(found.into_iter().map(|file| (src.clone(), file)));
+    }
     let tops: BTreeSet<String> = files
         .iter()
-        .filter_map(|file| {
-            module_path(file.strip_prefix(&src).unwrap())
+        .filter_map(|(src, file)| {
+            module_path(file.strip_prefix(src).unwrap())
                 .first()
                 .cloned()
         })
         .collect();
     let mut enforced = Vec::new();
     let mut pending = Vec::new();
-    for file in &files {
-        let relative = file.strip_prefix(&src).unwrap();
+    for (src, file) in &files {
+        let relative = file.strip_prefix(src).unwrap();
         let path = module_path(relative);
         let Some(from) = path.first() else {
             continue;
@@ -407,8 +416,8 @@ fn breaches(root: &Path) -> (Vec<String>, Vec<(usize, String)>) {
             for (index, rule) in RULES.iter().enumerate() {
                 if rule.applies_to(from) && rule.forbids(from, &import.module) {
                     let breach = format!(
-                        "src/{}:{}: `{from}` names `crate::{}`, which breaks the rule \"{}\": {}",
-                        relative.display(),
+                        "{}:{}: `{from}` names `crate::{}`, which breaks the rule \"{}\": {}",
+                        file.strip_prefix(root).unwrap_or(file).display(),
                         import.line,
                         import.module,
                         rule.describe(),

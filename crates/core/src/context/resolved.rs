@@ -1,0 +1,66 @@
+//! The one resolved context of a process, and where its settings are read.
+
+use super::clock::Clock;
+use super::policy::{self, GatePolicy, Policy};
+use crate::git::Repo;
+
+/// What every command that proves, observes or gates works with.
+pub struct Context {
+    pub repo: Repo,
+    /// verify.sh's timeout, or why it could not be read.
+    pub policy: Result<Policy, policy::Error>,
+    /// The gate's own policy (budget, ledger, skip), or why it could not be read: commands
+    /// that do not gate (`run`) never fail on it; the gate always does.
+    pub gate: Result<GatePolicy, policy::Error>,
+    /// `prove-it.sign`: proofs are signed, and only a signed proof spares a run (SPEC.md 3.1).
+    pub signed_only: bool,
+    pub clock: Clock,
+}
+
+impl Context {
+    /// Resolve the policy for `repo` from a flag, else the environment, else its git config.
+    /// A value that cannot be read is kept as its error, for whoever needs that value.
+    pub fn resolve(repo: Repo, timeout_flag: Option<u64>) -> Context {
+        let sources = Settings::of(&repo);
+        let policy = Policy::resolve(timeout_flag, &sources);
+        let gate = GatePolicy::resolve(&sources);
+        let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
+        Context {
+            repo,
+            policy,
+            gate,
+            signed_only,
+            clock: Clock::system(),
+        }
+    }
+}
+
+/// Where policy values are read besides flags (a `policy::Sources`): the process environment
+/// and, inside a repository, its git config (as git resolves it for that repository).
+pub struct Settings<'a>(Option<&'a Repo>);
+
+impl<'a> Settings<'a> {
+    pub fn of(repo: &'a Repo) -> Self {
+        Settings(Some(repo))
+    }
+
+    /// Inside `repo` when there is one, else the environment alone.
+    pub fn maybe(repo: Option<&'a Repo>) -> Self {
+        Settings(repo)
+    }
+
+    /// The environment only: for what git config must not be able to say (`PROVE_IT_SKIP`).
+    pub fn environment() -> Self {
+        Settings(None)
+    }
+}
+
+impl policy::Sources for Settings<'_> {
+    fn env(&self, name: &str) -> Option<String> {
+        std::env::var(name).ok()
+    }
+
+    fn config(&self, key: &str) -> Option<String> {
+        self.0.and_then(|repo| repo.config_string(key))
+    }
+}
