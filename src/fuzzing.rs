@@ -180,7 +180,7 @@ mod tests {
         }
 
         fn below(&mut self, n: usize) -> usize {
-            (self.next() % (n.max(1) as u64)) as usize
+            usize::try_from(self.next() % (n.max(1) as u64)).unwrap_or(0)
         }
     }
 

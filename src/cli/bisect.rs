@@ -455,7 +455,7 @@ impl Bisect<'_> {
             StepResult::Proven => commit.known = Known::Good,
             StepResult::Failed { checks, .. } => {
                 commit.known = Known::Bad;
-                commit.failed = checks.clone();
+                commit.failed.clone_from(checks);
             }
             StepResult::Untestable { reason } => {
                 commit.known = Known::Untestable;

@@ -442,7 +442,7 @@ fn act(repo: &Repo, step: &Step) -> Result<(), super::Failure> {
         Step::PrePushWrite { path, text, .. } => write_file(path, text, 0o755)?,
         Step::MergeStrategy { already: true } => {}
         Step::WriteChecks { text, .. } | Step::WriteProtect { text, .. } => {
-            write_file(&repo.workdir()?.join(workspace::CHECKS_FILE), text, 0o644)?
+            write_file(&repo.workdir()?.join(workspace::CHECKS_FILE), text, 0o644)?;
         }
         Step::WriteVerify {
             text, dir: None, ..
@@ -496,9 +496,10 @@ fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), super::Failure> 
     let target: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
     let dir = target.parent().expect("a file has a directory");
     std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
-    let permissions = std::fs::metadata(&target)
-        .map(|meta| meta.permissions())
-        .unwrap_or_else(|_| std::fs::Permissions::from_mode(mode));
+    let permissions = std::fs::metadata(&target).map_or_else(
+        |_| std::fs::Permissions::from_mode(mode),
+        |meta| meta.permissions(),
+    );
     let name = target
         .file_name()
         .expect("a file has a name")

@@ -671,7 +671,7 @@ pub(crate) fn record(
         Answer::is_notice(&verdict, &facts) && !host.shows_notices() && !seen.turn.notice_told;
     let turn = &mut seen.turn;
     turn.notice_told |= to_the_agent;
-    turn.turn = event.turn.clone();
+    turn.turn.clone_from(&event.turn);
     turn.blocks = match verdict {
         Verdict::Block { attempt, .. } => attempt,
         _ => blocks,

@@ -627,7 +627,7 @@ pub(crate) fn provers_of(set: &CheckSet, read: ReadFile<'_>) -> Result<Vec<Prove
 fn checks_diff(before: Option<&[Prover]>, now: Option<&[Prover]>) -> Option<String> {
     let (before, now) = (before.unwrap_or(&[]), now.unwrap_or(&[]));
     let mut paths: Vec<&str> = before.iter().chain(now).map(|p| p.path.as_str()).collect();
-    paths.sort();
+    paths.sort_unstable();
     paths.dedup();
     let text = |provers: &[Prover], path: &str| {
         provers

@@ -109,8 +109,11 @@ impl Adapter for Qwen {
             .find_map(|settings| settings.get(BLOCK_CAP_SETTING).cloned());
         Some(set.map_or(DEFAULT_BLOCK_CAP, |value| match value.as_f64() {
             Some(cap) if cap.is_finite() && cap >= 1.0 => {
-                // Whole blocks, at most 100: the cast cannot overflow.
-                cap.floor().min(f64::from(MAX_BLOCK_CAP)) as u32
+                // Whole blocks, from 1 to 100.
+                (1..=MAX_BLOCK_CAP)
+                    .take_while(|blocks| f64::from(*blocks) <= cap)
+                    .last()
+                    .unwrap_or(DEFAULT_BLOCK_CAP)
             }
             _ => DEFAULT_BLOCK_CAP,
         }))

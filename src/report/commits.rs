@@ -389,7 +389,9 @@ impl CommitReport {
         let isolated = |valid: &[crate::proof::Record]| {
             valid.iter().any(|record| {
                 matches!(
-                    record.isolation.map(|how| how.as_str()),
+                    record
+                        .isolation
+                        .map(git_prove_it_core::isolation::Isolation::as_str),
                     Some("namespace" | "checkout")
                 )
             })

@@ -28,7 +28,7 @@ pub(crate) fn message(verdict: &Verdict, ctx: &Facts) -> Message {
 
 /// `message`, with a block kept within `limit` characters, its instruction and bypass whole.
 fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
-    let tree = ctx.tree.as_deref().map(super::short).unwrap_or("?");
+    let tree = ctx.tree.as_deref().map_or("?", super::short);
     match verdict {
         Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Message::Silent,
         Verdict::Quiet(Quiet::Proven) if ctx.anchor_missing => Message::Notice(format!(
@@ -571,9 +571,8 @@ fn headline(why: &Why, checks: bool) -> String {
             "verify.sh was armed when this session started, and now it {reason}. Restore it."
         ),
         Why::Weakened(weakened) => format!(
-            "the gate's policy was weakened during this session: {}. Restore it (policy changes \
-             take effect in new sessions).",
-            weakened
+            "the gate's policy was weakened during this session: {weakened}. Restore it (policy changes \
+             take effect in new sessions)."
         ),
         Why::Content { message } => format!("the working state cannot be read: {message}."),
         Why::DirtySubmodules { paths } => {

@@ -412,7 +412,7 @@ impl InitReport {
                     written.push(workspace::CHECKS_FILE.to_string());
                 }
                 Step::WriteVerify { dir, .. } => {
-                    written.push(shell_word(&script_path(dir.as_deref())))
+                    written.push(shell_word(&script_path(dir.as_deref())));
                 }
                 Step::PrePushWrite {
                     husky: true,

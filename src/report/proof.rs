@@ -115,7 +115,9 @@ impl From<&Record> for ProofSummary {
             session: record.session.clone(),
             duration_ms: record.duration_ms,
             flaky: record.flaky,
-            isolation: record.isolation.map(|isolation| isolation.as_str()),
+            isolation: record
+                .isolation
+                .map(git_prove_it_core::isolation::Isolation::as_str),
             renames_unwatched: record.renames_unwatched,
             verify_edited: record.verify_diff.is_some(),
             signed: record.signature.is_some(),

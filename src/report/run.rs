@@ -126,7 +126,7 @@ const CONTESTED_RUN: &str = "contested: a run of the same script failed on this 
 
 impl RunReport {
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
-        let tree = self.tree.as_deref().map(short).unwrap_or("?");
+        let tree = self.tree.as_deref().map_or("?", short);
         match &self.result {
             RunResult::NotArmed { reason, hints } => {
                 writeln!(out, "not armed: verify.sh {reason}")?;

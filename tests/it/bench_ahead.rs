@@ -306,7 +306,7 @@ fn sample_cpu(runs: PathBuf, done: Arc<AtomicBool>) -> HashMap<i64, u64> {
                 else {
                     continue;
                 };
-                let group = group as i64;
+                let group = i64::try_from(group).unwrap();
                 if groups.contains(&group) {
                     seen.insert((pid, start), (group, user + system));
                 }

@@ -286,7 +286,7 @@ fn nine_good_lenses_run_at_once_and_the_oracles_final_response_is_printed_as_is(
     for (i, entry) in entries.iter().enumerate() {
         assert_eq!(entry["round"], i + 1);
         assert_eq!(entry["status"], "received");
-        assert_eq!(entry["packet"], lens_packet(i as u8 + 1));
+        assert_eq!(entry["packet"], lens_packet(u8::try_from(i).unwrap() + 1));
     }
 }
 

@@ -229,7 +229,7 @@ fn kill_9_at_random_moments_loses_nothing_and_blocks_nothing() {
         assert_sound(&repo, &known, &format!("{what}, then run again"));
     }
     eprintln!("{finished_before_the_kill} of {TRIALS} trials finished before their kill");
-    assert_eq!(known.len(), 3 + 1 + TRIALS as usize);
+    assert_eq!(known.len(), 3 + 1 + usize::try_from(TRIALS).unwrap());
     // The moments were spread: some kills came too late to interrupt anything, most did not.
     assert!(
         finished_before_the_kill < TRIALS,

@@ -187,7 +187,8 @@ fn stop_hook_active_is_not_let_it_through() {
         .find_map(|line| line.strip_prefix("Full output: "))
         .expect("the log path");
     assert!(
-        log.contains("/prove-it/sessions/") && log.ends_with(".log"),
+        log.contains("/prove-it/sessions/")
+            && std::path::Path::new(&log).extension() == Some("log".as_ref()),
         "{log}"
     );
     let text = std::fs::read_to_string(log).unwrap();
@@ -1111,10 +1112,10 @@ mod checks {
         type Disarm = fn(&crate::harness::TestRepo);
         let cases: [(&str, Disarm); 3] = [
             ("its script docs/verify.sh does not exist", |r| {
-                r.remove("docs/verify.sh")
+                r.remove("docs/verify.sh");
             }),
             ("its script docs/verify.sh is not executable", |r| {
-                r.chmod("docs/verify.sh", 0o644)
+                r.chmod("docs/verify.sh", 0o644);
             }),
             (
                 "prove-it.toml, which declares this repository's checks, was deleted",

@@ -196,8 +196,7 @@ fn command_as(
     let hooks = std::fs::read_to_string(&file)
         .ok()
         .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-        .map(|old| old["hooks"].clone())
-        .unwrap_or(Value::Null);
+        .map_or(Value::Null, |old| old["hooks"].clone());
     let mut settings = json!({
         "security": {"auth": {"selectedType": "gemini-api-key"}},
         "general": {"enableAutoUpdate": false, "enableAutoUpdateNotification": false},

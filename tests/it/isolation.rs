@@ -243,7 +243,7 @@ fn a_failing_setup_cannot_test_the_commit_and_records_no_failure_of_its_code() {
     // Recorded as a commit that cannot be tested, never as a failure of its code.
     let record = repo
         .git(&["notes", "--ref", "prove-it-failures", "show", "HEAD^{tree}"])
-        .to_string();
+        .clone();
     assert!(
         record.contains("outcome: INSUFFICIENT_EVIDENCE\n"),
         "{record}"

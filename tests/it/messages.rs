@@ -222,8 +222,7 @@ fn the_failing_output_the_agent_was_told_to_read_survives_the_next_run() {
     let failing = reason
         .lines()
         .find_map(|line| line.strip_prefix("Full output: "))
-        .map(std::path::PathBuf::from)
-        .unwrap_or_else(|| panic!("no log in {reason}"));
+        .map_or_else(|| panic!("no log in {reason}"), std::path::PathBuf::from);
     assert!(reason.contains("this failing run's output, kept apart from the latest run's log"));
 
     std::fs::write(&pass, "").unwrap();

@@ -1167,7 +1167,7 @@ fn random_scenario(seed: u64) -> Result<(), String> {
         }
         ops.push(format!("commit (added: {added})"));
     }
-    for _ in 0..1 + rng.below(8) {
+    for _ in 0..=rng.below(8) {
         ops.extend(random_operation(&repo, &mut rng));
     }
     let ours = repo.our_state_tree();

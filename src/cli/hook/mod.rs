@@ -57,7 +57,7 @@ fn guarded(answer: impl FnOnce() -> crate::gate::Reply) -> crate::gate::Reply {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
-            .map(|s| s.to_string())
+            .map(std::string::ToString::to_string)
             .or_else(|| panic.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "an internal error".to_string());
         crate::gate::Reply::CouldNotCheck(format!("git-prove-it crashed: {what}"))
@@ -87,7 +87,7 @@ fn without_callers_git_env(args: &[&str]) -> Option<std::io::Result<std::process
         .stderr(crate::process::Stream::Inherit);
     let cmd = crate::git::LOCAL_ENV
         .iter()
-        .fold(cmd, |cmd, name| cmd.env_remove(name));
+        .fold(cmd, git_prove_it_core::process::Request::env_remove);
     Some(
         cmd.run()
             .map(|finished| finished.status)

@@ -631,7 +631,7 @@ pub fn the_state_proven_ahead_spares_the_stops_run(agent: &dyn Agent) {
         .unwrap()
         .filter_map(Result::ok)
         .map(|entry| entry.file_name().to_string_lossy().into_owned())
-        .filter(|name| name.ends_with(".log"))
+        .filter(|name| std::path::Path::new(name).extension() == Some("log".as_ref()))
         .collect();
     assert!(
         logs.iter().all(|name| name.ends_with(".ahead.log")) && !logs.is_empty(),
@@ -946,11 +946,7 @@ pub fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budge
         runs.display()
     ));
     repo.commit_all("verify.sh counts its runs");
-    let count = || {
-        std::fs::read_to_string(&runs)
-            .map(|text| text.lines().count())
-            .unwrap_or(0)
-    };
+    let count = || std::fs::read_to_string(&runs).map_or(0, |text| text.lines().count());
     let prompt = "make a change";
     let server = agent.start(always_claiming());
     let out = agent.run(&binary, &repo, &server, prompt);
@@ -979,7 +975,7 @@ pub fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budge
     let turns = server.agent_turns();
     let history = turns
         .first()
-        .map(|turn| turn.user_text())
+        .map(super::super::fake_model::Request::user_text)
         .unwrap_or_default();
     if agent.resumes_with_blocks() {
         assert_eq!(history.matches(BLOCK).count(), 3, "{context}");

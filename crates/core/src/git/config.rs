@@ -111,7 +111,6 @@ impl Repo {
                 .trusted_path("core.attributesFile")
                 .ok()
                 .flatten()
-                .map(|path| path.to_path_buf())
                 .into_iter()
                 .chain(xdg)
                 .collect()

@@ -73,7 +73,8 @@ impl Repo {
     /// The tree `spec` names when it names a tree itself (a tree id, `HEAD^{tree}`); `None`
     /// when it names anything else, a commit or a range included.
     pub fn named_tree(&self, spec: &str) -> Result<Option<ObjectId>, Error> {
-        let Ok(Spec::Include(id)) = self.git.rev_parse(spec).map(|s| s.detach()) else {
+        let Ok(Spec::Include(id)) = self.git.rev_parse(spec).map(gix::revision::Spec::detach)
+        else {
             return Ok(None);
         };
         let object = self
@@ -114,7 +115,7 @@ impl Repo {
             .git
             .rev_walk(selection.tips.iter().copied())
             .sorting(gix::revision::walk::Sorting::ByCommitTime(
-                Default::default(),
+                gix::traverse::commit::simple::CommitTimeOrder::default(),
             ))
             .with_hidden(selection.hidden.iter().copied())
             .all()

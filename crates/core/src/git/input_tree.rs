@@ -468,7 +468,7 @@ mod tests {
     use super::*;
 
     fn inputs(paths: &[&str]) -> Vec<String> {
-        paths.iter().map(|p| p.to_string()).collect()
+        paths.iter().map(std::string::ToString::to_string).collect()
     }
 
     /// The input tree is the tree stock git writes from an index holding only those paths.

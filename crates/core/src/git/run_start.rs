@@ -31,8 +31,9 @@ impl FsTime {
         FsTime { secs, nsecs: 0 }
     }
 
-    // The nanoseconds' type differs between platforms (unsigned on Linux).
-    #[allow(clippy::unnecessary_cast)]
+    // The nanoseconds' type differs between platforms (unsigned on Linux); below 10⁹, they
+    // never wrap.
+    #[allow(clippy::unnecessary_cast, clippy::cast_possible_wrap)]
     pub(super) fn ctime_of(stat: &rustix::fs::Stat) -> FsTime {
         FsTime {
             secs: stat.st_ctime,

@@ -913,8 +913,9 @@ impl DiskStat {
         clippy::cast_sign_loss,
         reason = "the index keeps 32 bits of these fields, as git does"
     )]
-    // The nanoseconds' type differs between platforms (unsigned on Linux).
-    #[allow(clippy::unnecessary_cast)]
+    // The nanoseconds' type differs between platforms (unsigned on Linux); below 10⁹, they
+    // never wrap.
+    #[allow(clippy::unnecessary_cast, clippy::cast_possible_wrap)]
     fn index_stat(&self) -> gix::index::entry::Stat {
         use gix::index::entry::stat::Time;
         let time = |secs: i64, nsecs: i64| {

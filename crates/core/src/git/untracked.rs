@@ -367,7 +367,7 @@ impl<'a> Scan<'a> {
                     // Every entry below this directory follows, in index order: found by
                     // bisection, so that each entry is looked at in its own directory only.
                     let name = &rest[..slash];
-                    let prefix = &path[..skip + slash + 1];
+                    let prefix = &path[..=(skip + slash)];
                     let start = i;
                     i += entries[i..range.end]
                         .partition_point(|entry| entry.path(index).starts_with(prefix));

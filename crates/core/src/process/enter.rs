@@ -197,7 +197,7 @@ fn make_in_child(steps: &[RawStep], maps: &Maps) -> io::Result<()> {
                 c"mode=0755",
             )?,
             RawStep::Folder(at) => {
-                rustix::fs::mkdir(at.as_c_str(), rustix::fs::Mode::from_raw_mode(0o755))?
+                rustix::fs::mkdir(at.as_c_str(), rustix::fs::Mode::from_raw_mode(0o755))?;
             }
             RawStep::Bind { from, to } => mount_bind(from.as_c_str(), to.as_c_str())?,
         }

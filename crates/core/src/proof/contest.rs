@@ -642,7 +642,7 @@ mod tests {
             renames_unwatched: false,
             env: None,
             uncovered: super::super::record::Uncovered::default(),
-            tests: Default::default(),
+            tests: crate::proof::test_report::Recorded::default(),
             tests_weakened: Vec::new(),
             time: OffsetDateTime::from_unix_timestamp(1_795_978_336).unwrap(),
             host: "cli".into(),
@@ -650,7 +650,7 @@ mod tests {
             tool: "git-prove-it 0.1.0".into(),
             identity_missing: false,
             verify_diff: None,
-            protection: Default::default(),
+            protection: crate::proof::weakening::Protection::default(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,
         }

@@ -985,7 +985,7 @@ mod tests {
             verify_diff: None,
             protection: Protection::default(),
             uncovered: Uncovered::default(),
-            tests: Default::default(),
+            tests: crate::proof::test_report::Recorded::default(),
             tests_weakened: Vec::new(),
             signed_off_by: "A U Thor <author@example.com>".into(),
             signature: None,

@@ -1041,7 +1041,7 @@ mod tests {
             cases.insert(case(i), Status::Passed);
         }
         let baseline = Recorded::of(&Ok(Some(tests_of(cases.clone()))));
-        let kept = baseline.cut.expect("200,000 names do not fit") as usize;
+        let kept = usize::try_from(baseline.cut.expect("200,000 names do not fit")).unwrap();
         assert!(kept > 10_000, "{kept}");
         let (names, all) = baseline.names();
         assert_eq!((names.len(), all), (kept, false));
