@@ -114,8 +114,7 @@ pub(super) fn resolve_command(
             anyhow::anyhow!("{what} to {} in {spec}", kind_verb(kind)).into();
         return Err(failure.hint("git prove-it check --all shows where the proofs are"));
     }
-    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let signer = Signer::from_config(&|key| repo.config_string(key), home.as_deref())
+    let signer = Signer::from_config(&|key| repo.config_string(key), ctx.home.as_deref())
         .context("could not sign the record")?;
     let sign = |text: &str| match &signer {
         Some(signer) => signer.sign(text).map(Some),

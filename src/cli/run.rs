@@ -691,7 +691,7 @@ fn outcome_code(outcome: Outcome) -> u8 {
     reason = "each is one part of how a run is made, from a different owner"
 )]
 fn options<'a>(
-    ctx: &Context,
+    ctx: &'a Context,
     repo: &Repo,
     policy: &Policy,
     how: &'a Proving<'a>,
@@ -727,6 +727,7 @@ fn options<'a>(
         }
     };
     Ok(proof::ProveOptions {
+        home: ctx.home.as_deref(),
         record_failures: true,
         host: how.host,
         session: None,

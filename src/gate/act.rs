@@ -135,7 +135,7 @@ fn run_seen(
 
 /// How the gate proves: for the session, into the session's own log, never streamed.
 fn options<'a>(
-    ctx: &Context,
+    ctx: &'a Context,
     host: &'a dyn HostRules,
     event: &'a Stop,
     seen: &Seen,
@@ -144,6 +144,7 @@ fn options<'a>(
     let policy = ctx.policy.clone()?;
     let (isolation, view) = proof::working_view(&ctx.repo).map_err(Error::Run)?;
     Ok(proof::ProveOptions {
+        home: ctx.home.as_deref(),
         host: host.name(),
         session: Some(&event.session),
         timeout: seen

@@ -255,7 +255,7 @@ pub(crate) fn stop(
     // The findings of a proof found on record, for its words: a weakened proof is named as
     // one whether this stop ran it or an earlier run did.
     let mut cached_weakened = Vec::new();
-    let mut signatures = StopSignatures::new(repo);
+    let mut signatures = StopSignatures::new(repo, ctx.home.as_deref());
     let mut trust = anchor
         .as_ref()
         .and_then(|anchor| SessionTrust::new(repo, anchor.env, anchor.proofs_at_start));

@@ -15,6 +15,8 @@ pub struct Context {
     /// `prove-it.sign`: proofs are signed, and only a signed proof spares a run (SPEC.md 3.1).
     pub signed_only: bool,
     pub clock: Clock,
+    /// `HOME`, read once: where `~/` in signing's and the allowed signers' settings leads.
+    pub home: Option<std::path::PathBuf>,
 }
 
 impl Context {
@@ -31,6 +33,7 @@ impl Context {
             gate,
             signed_only,
             clock: Clock::system(),
+            home: std::env::var_os("HOME").map(std::path::PathBuf::from),
         }
     }
 }

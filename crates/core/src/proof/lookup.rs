@@ -226,13 +226,16 @@ pub struct SignatureError(#[source] signing::Error);
 /// there to check, so ssh-keygen is paid for only with signing on.
 pub struct StopSignatures<'a> {
     repo: &'a Repo,
+    /// `HOME`, as the command's context read it.
+    home: Option<&'a std::path::Path>,
     verifier: Option<Option<Verifier>>,
 }
 
 impl<'a> StopSignatures<'a> {
-    pub fn new(repo: &'a Repo) -> Self {
+    pub fn new(repo: &'a Repo, home: Option<&'a std::path::Path>) -> Self {
         StopSignatures {
             repo,
+            home,
             verifier: None,
         }
     }
@@ -246,10 +249,9 @@ impl<'a> StopSignatures<'a> {
         let repo = self.repo;
         let config = |key: &str| repo.config_string(key);
         if self.verifier.is_none() {
-            let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
             let base = repo.workdir().map(std::path::Path::to_owned).ok();
-            let path = base
-                .and_then(|base| signing::allowed_signers(None, &config, home.as_deref(), &base));
+            let path =
+                base.and_then(|base| signing::allowed_signers(None, &config, self.home, &base));
             self.verifier = Some(match path {
                 Some(path) => Some(Verifier::new(&config, path).map_err(SignatureError)?),
                 None => None,
