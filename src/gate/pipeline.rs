@@ -94,8 +94,7 @@ fn repository(cwd: &Path) -> Result<Option<Repo>, git::Error> {
 
 /// `PROVE_IT_ROUND`, set by `git prove-it claim` for the agent runs of its rounds.
 fn gauntlet_round() -> Option<String> {
-    std::env::var(crate::claim::ROUND_ENV)
-        .ok()
+    crate::context::env_var(crate::claim::ROUND_ENV)
         .filter(|round| !round.trim().is_empty())
         .map(|round| one_line(&round))
 }
@@ -738,6 +737,12 @@ mod tests {
     use super::*;
     use crate::gate::{Quiet, Why};
 
+    /// The gate's settings read from no environment but the test's own: never the developer's
+    /// `PROVE_IT_SKIP` or `PROVE_IT_BUDGET`.
+    fn hermetic() -> crate::context::Hermetic {
+        crate::context::Hermetic::with(&[])
+    }
+
     /// A host without a cap that shows no notices, as Codex does.
     struct NoNotices;
 
@@ -790,10 +795,12 @@ mod tests {
     }
 
     fn session_start(event: &Start, announce: bool) -> Reply {
+        let _hermetic = hermetic();
         session_start_in(&index_of(&event.cwd), event, announce, None)
     }
 
     fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
+        let _hermetic = hermetic();
         stop_in(&index_of(&event.cwd), host, event, false)
     }
 
@@ -906,6 +913,7 @@ mod tests {
             session: "s1".into(),
             cwd: dir.to_path_buf(),
         };
+        let _hermetic = hermetic();
         prompt_in(&index_of(dir), &NoNotices, &event)
             .into_iter()
             .map(Result::unwrap)
@@ -977,6 +985,7 @@ mod tests {
             session: "s1".into(),
             cwd: plain.path().to_path_buf(),
         };
+        let _hermetic = hermetic();
         let marked: Vec<bool> = prompt_in(&index_of(dir.path()), &NoNotices, &event)
             .into_iter()
             .map(Result::unwrap)
@@ -1000,6 +1009,7 @@ mod tests {
         for cwd in [outside.path().to_owned(), dir.path().join("no/such/dir")] {
             let mut event = stop_event(&cwd, false);
             event.cwd = cwd;
+            let _hermetic = hermetic();
             let Reply::Several(parts) = stop_in(&index, &NoNotices, &event, false) else {
                 panic!("the anchored worktree is gated and named")
             };

@@ -9,4 +9,4 @@ pub mod policy;
 mod resolved;
 
 pub use clock::Clock;
-pub use resolved::{Context, Settings};
+pub use resolved::{Context, Hermetic, Settings, env_var};

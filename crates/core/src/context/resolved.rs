@@ -60,10 +60,52 @@ impl<'a> Settings<'a> {
 
 impl policy::Sources for Settings<'_> {
     fn env(&self, name: &str) -> Option<String> {
-        std::env::var(name).ok()
+        env_var(name)
     }
 
     fn config(&self, key: &str) -> Option<String> {
         self.0.and_then(|repo| repo.config_string(key))
+    }
+}
+
+thread_local! {
+    /// The environment this thread's settings are read from instead of the process's, while a
+    /// [`Hermetic`] guard lives: unit tests of the layers above must not take the developer's
+    /// `PROVE_IT_*` variables for their own.
+    static ENVIRONMENT: std::cell::RefCell<Option<Vec<(String, String)>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// A variable of the environment settings are read from: the process's, unless this thread
+/// holds a [`Hermetic`] guard.
+pub fn env_var(name: &str) -> Option<String> {
+    ENVIRONMENT.with(|environment| match &*environment.borrow() {
+        Some(vars) => vars
+            .iter()
+            .find(|(set, _)| set == name)
+            .map(|(_, value)| value.clone()),
+        None => std::env::var(name).ok(),
+    })
+}
+
+/// While it lives, this thread reads its settings from `vars` alone, not from the process's
+/// environment.
+#[must_use = "the environment is the process's again once the guard is dropped"]
+pub struct Hermetic(());
+
+impl Hermetic {
+    pub fn with(vars: &[(&str, &str)]) -> Hermetic {
+        let vars = vars
+            .iter()
+            .map(|(name, value)| ((*name).to_string(), (*value).to_string()))
+            .collect();
+        ENVIRONMENT.with(|environment| *environment.borrow_mut() = Some(vars));
+        Hermetic(())
+    }
+}
+
+impl Drop for Hermetic {
+    fn drop(&mut self) {
+        ENVIRONMENT.with(|environment| *environment.borrow_mut() = None);
     }
 }
