@@ -3,7 +3,6 @@
 //!
 //! The library exists for the binary and its tests; everything but the CLI entry is crate-private.
 
-pub(crate) mod claim;
 pub mod cli;
 #[cfg(any(test, feature = "fuzzing"))]
 #[doc(hidden)]
@@ -15,6 +14,7 @@ pub(crate) mod setup;
 
 // The layers below the gate live in the core crate; named here as the modules they were, so
 // that `crate::git`, `crate::proof` and the like read the same in every layer above.
+pub(crate) use git_prove_it_claim as claim;
 pub use git_prove_it_core::exit;
 pub(crate) use git_prove_it_core::{
     context, git, isolation, outcome, process, proof, signing, verify,

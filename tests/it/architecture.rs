@@ -377,8 +377,13 @@ fn named_at(text: &str, at: usize, line: usize) -> Vec<Import> {
     }
 }
 
-/// Where the crates' sources are, from the repository's root.
-const SOURCES: &[&str] = &["src", "crates/core/src"];
+/// Where the crates' sources are, from the repository's root, and the module a crate is in the
+/// binary's crate where it is one module (the claim gauntlet's crate is `crate::claim` there).
+const SOURCES: &[(&str, Option<&str>)] = &[
+    ("src", None),
+    ("crates/core/src", None),
+    ("crates/claim/src", Some("claim")),
+];
 
 /// Every import in `src/` that breaks a rule, as `file:line: message`, for enforced and for
 /// pending rules.
@@ -386,25 +391,25 @@ fn breaches(root: &Path) -> (Vec<String>, Vec<(usize, String)>) {
     // The binary's crate and the core crate below it: one tree of modules, as the binary's
     // crate names the core's modules as its own (`crate::git`, ...).
     let mut files = Vec::new();
-    for src in SOURCES {
+    for (src, module) in SOURCES {
         let src = root.join(src);
         let mut found = Vec::new();
         sources(&src, &mut found);
-        files.extend(found.into_iter().map(|file| (src.clone(), file)));
+        files.extend(found.into_iter().map(|file| (src.clone(), *module, file)));
     }
+    let path_of = |src: &Path, module: Option<&str>, file: &Path| {
+        let mut path: Vec<String> = module.map(str::to_string).into_iter().collect();
+        path.extend(module_path(file.strip_prefix(src).unwrap()));
+        path
+    };
     let tops: BTreeSet<String> = files
         .iter()
-        .filter_map(|(src, file)| {
-            module_path(file.strip_prefix(src).unwrap())
-                .first()
-                .cloned()
-        })
+        .filter_map(|(src, module, file)| path_of(src, *module, file).first().cloned())
         .collect();
     let mut enforced = Vec::new();
     let mut pending = Vec::new();
-    for (src, file) in &files {
-        let relative = file.strip_prefix(src).unwrap();
-        let path = module_path(relative);
+    for (src, module, file) in &files {
+        let path = path_of(src, *module, file);
         let Some(from) = path.first() else {
             continue;
         };

@@ -15,10 +15,10 @@ use super::packet::{
 };
 use super::rounds::Run;
 
-pub(crate) use crate::outcome::Outcome;
+pub use crate::outcome::Outcome;
 
 /// The title line of every `final_response`.
-pub(crate) const TITLE: &str = "Prove It — Parallel Subagent Gauntlet";
+pub const TITLE: &str = "Prove It — Parallel Subagent Gauntlet";
 /// The values of `confidence.level`.
 const LEVELS: [&str; 3] = ["low", "medium", "high"];
 /// The values of the `Execution mode:` line.
@@ -37,7 +37,7 @@ const LISTS: [&str; 5] = [
 
 /// What the oracle reads on stdin.
 #[derive(Debug, Serialize)]
-pub(crate) struct OracleAssignment<'a> {
+pub struct OracleAssignment<'a> {
     packet_role: &'static str,
     round: u8,
     lens: &'static str,
@@ -48,10 +48,7 @@ pub(crate) struct OracleAssignment<'a> {
     assignment: String,
 }
 
-pub(crate) fn oracle_assignment<'a>(
-    claim: &'a Claim,
-    entries: &'a [RoundEntry],
-) -> OracleAssignment<'a> {
+pub fn oracle_assignment<'a>(claim: &'a Claim, entries: &'a [RoundEntry]) -> OracleAssignment<'a> {
     let completeness = Completeness::of(entries);
     OracleAssignment {
         packet_role: "oracle_synthesis",
@@ -66,7 +63,7 @@ pub(crate) fn oracle_assignment<'a>(
 }
 
 /// Rounds as the published template writes them: `1, 2, 3, 5`, or `none`.
-pub(crate) fn list(rounds: &[u8]) -> String {
+pub fn list(rounds: &[u8]) -> String {
     if rounds.is_empty() {
         "none".into()
     } else {
@@ -170,17 +167,14 @@ fn instructions(claim: &Claim, completeness: &Completeness) -> String {
 
 /// A validated oracle packet: its verdict is the gauntlet's.
 #[derive(Debug, Clone)]
-pub(crate) struct OracleVerdict {
+pub struct OracleVerdict {
     pub outcome: Outcome,
     pub packet: Object,
     pub final_response: String,
 }
 
 /// The oracle's verdict, or why its packet is missing or compromised.
-pub(crate) fn judge_oracle(
-    run: &Run,
-    completeness: &Completeness,
-) -> Result<OracleVerdict, Rejected> {
+pub fn judge_oracle(run: &Run, completeness: &Completeness) -> Result<OracleVerdict, Rejected> {
     if let Some(reason) = missing_reason(run) {
         return Err(Rejected::Missing(reason));
     }
@@ -204,7 +198,7 @@ pub(crate) fn judge_oracle(
 
 /// Why the oracle gave no verdict that can be relayed.
 #[derive(Debug, Clone)]
-pub(crate) enum Rejected {
+pub enum Rejected {
     /// The oracle run failed, timed out or printed nothing.
     Missing(String),
     /// Its output is not a valid oracle packet; the packet is kept for the report when one parsed.
@@ -215,7 +209,7 @@ pub(crate) enum Rejected {
 }
 
 impl Rejected {
-    pub(crate) fn reasons(&self) -> Vec<String> {
+    pub fn reasons(&self) -> Vec<String> {
         match self {
             Rejected::Missing(reason) => vec![reason.clone()],
             Rejected::Compromised { problems, .. } => {
@@ -224,7 +218,7 @@ impl Rejected {
         }
     }
 
-    pub(crate) fn summary(&self) -> String {
+    pub fn summary(&self) -> String {
         match self {
             Rejected::Missing(reason) => reason.clone(),
             Rejected::Compromised { problems, .. } => describe(problems),
@@ -256,7 +250,7 @@ fn object<'a>(
 }
 
 /// Check a parsed oracle packet against the published shape and against what actually arrived.
-pub(crate) fn check_oracle(
+pub fn check_oracle(
     packet: Object,
     completeness: &Completeness,
 ) -> Result<OracleVerdict, Rejected> {

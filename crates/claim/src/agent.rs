@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use crate::context::policy::Sources;
 
-pub(crate) const AGENT_ENV: &str = "PROVE_IT_AGENT";
-pub(crate) const AGENT_CONFIG: &str = "prove-it.agent";
-pub(crate) const TIMEOUT_ENV: &str = "PROVE_IT_CLAIM_TIMEOUT";
-pub(crate) const TIMEOUT_CONFIG: &str = "prove-it.claimTimeout";
+pub const AGENT_ENV: &str = "PROVE_IT_AGENT";
+pub const AGENT_CONFIG: &str = "prove-it.agent";
+pub const TIMEOUT_ENV: &str = "PROVE_IT_CLAIM_TIMEOUT";
+pub const TIMEOUT_CONFIG: &str = "prove-it.claimTimeout";
 /// How long one round may run: an agent reading a repository to answer takes minutes.
-pub(crate) const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The presets: host name, then the shell command it expands to. Each is the host's
 /// non-interactive mode reading the prompt (the assignment) from stdin, with the host's hooks
@@ -31,14 +31,14 @@ const PRESETS: [(&str, &str); 3] = [
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Error {
+pub enum Error {
     #[error("{source_name} must be a whole number of seconds above 0, not {value:?}")]
     BadTimeout { source_name: String, value: String },
 }
 
 /// The agent command, and where it came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Agent {
+pub struct Agent {
     /// The shell command run once per round.
     pub command: String,
     /// `--agent`, `PROVE_IT_AGENT` or `prove-it.agent`.
@@ -62,7 +62,7 @@ fn find_preset(name: &str) -> Option<(&'static str, &'static str)> {
 
 /// The agent command from `--agent`, else `PROVE_IT_AGENT`, else `prove-it.agent`; a blank value
 /// counts as none. `None` means no agent: the gauntlet cannot run.
-pub(crate) fn resolve_agent(flag: Option<&str>, sources: &dyn Sources) -> Option<Agent> {
+pub fn resolve_agent(flag: Option<&str>, sources: &dyn Sources) -> Option<Agent> {
     let (value, source) = [
         (flag.map(String::from), "--agent"),
         (sources.env(AGENT_ENV), AGENT_ENV),
@@ -83,7 +83,7 @@ pub(crate) fn resolve_agent(flag: Option<&str>, sources: &dyn Sources) -> Option
 
 /// The per-round timeout from `--timeout`, else `PROVE_IT_CLAIM_TIMEOUT`, else
 /// `prove-it.claimTimeout`, else 600 s.
-pub(crate) fn resolve_timeout(flag: Option<u64>, sources: &dyn Sources) -> Result<Duration, Error> {
+pub fn resolve_timeout(flag: Option<u64>, sources: &dyn Sources) -> Result<Duration, Error> {
     let (value, source_name) = match (
         flag,
         sources.env(TIMEOUT_ENV),

@@ -10,7 +10,7 @@ use super::rounds::{Ended, Run};
 
 /// The claim as given, and normalised once: trimmed, with every run of whitespace made one space.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Claim {
+pub struct Claim {
     pub original: String,
     pub normalized: String,
     pub scope: Option<String>,
@@ -18,7 +18,7 @@ pub(crate) struct Claim {
 
 impl Claim {
     /// `None` when the claim is blank: there is nothing to prove.
-    pub(crate) fn new(original: &str, scope: Option<&str>) -> Option<Claim> {
+    pub fn new(original: &str, scope: Option<&str>) -> Option<Claim> {
         let normalized = collapse(original);
         if normalized.is_empty() {
             return None;
@@ -38,7 +38,7 @@ fn collapse(text: &str) -> String {
 /// What arrived from one round.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Status {
+pub enum Status {
     /// A packet that parsed and passed every check.
     Received,
     /// No packet: the run failed, timed out, was interrupted or printed nothing.
@@ -48,7 +48,7 @@ pub(crate) enum Status {
 }
 
 impl Status {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Status::Received => "received",
             Status::Missing => "missing",
@@ -59,7 +59,7 @@ impl Status {
 
 /// One lens's entry in the oracle's `round_packets`.
 #[derive(Debug, Clone, Serialize)]
-pub(crate) struct RoundEntry {
+pub struct RoundEntry {
     pub round: u8,
     pub lens_id: &'static str,
     pub lens: &'static str,
@@ -71,7 +71,7 @@ pub(crate) struct RoundEntry {
 }
 
 /// Judge one lens run: a valid packet, or a missing or compromised entry saying why.
-pub(crate) fn judge_lens(lens: &Lens, run: &Run) -> RoundEntry {
+pub fn judge_lens(lens: &Lens, run: &Run) -> RoundEntry {
     if let Some(reason) = missing_reason(run) {
         return entry(lens, Status::Missing, Some(reason), None);
     }
@@ -79,14 +79,14 @@ pub(crate) fn judge_lens(lens: &Lens, run: &Run) -> RoundEntry {
 }
 
 /// The entry for a lens packet read and checked: received, or compromised saying why.
-pub(crate) fn judged(lens: &Lens, read: Result<packet::Object, Vec<Problem>>) -> RoundEntry {
+pub fn judged(lens: &Lens, read: Result<packet::Object, Vec<Problem>>) -> RoundEntry {
     match read {
         Ok(packet) => entry(lens, Status::Received, None, Some(Value::Object(packet))),
         Err(problems) => entry(lens, Status::Compromised, Some(describe(&problems)), None),
     }
 }
 
-pub(crate) fn entry(
+pub fn entry(
     lens: &Lens,
     status: Status,
     reason: Option<String>,
@@ -103,7 +103,7 @@ pub(crate) fn entry(
 }
 
 /// Why a run gave no output to judge, if it did not.
-pub(crate) fn missing_reason(run: &Run) -> Option<String> {
+pub fn missing_reason(run: &Run) -> Option<String> {
     let stderr = last_line(&run.stderr_tail);
     let with_stderr = |what: String| match stderr {
         Some(line) => format!("{what}: {line}"),
@@ -137,7 +137,7 @@ fn last_line(text: &str) -> Option<String> {
 /// `text` without terminal escape sequences (CSI such as colours and cursor moves, OSC such as
 /// titles and links, and two-byte escapes) and without other control characters but newlines
 /// and tabs.
-pub(crate) fn strip_escapes(text: &str) -> String {
+pub fn strip_escapes(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
@@ -182,7 +182,7 @@ pub(crate) fn strip_escapes(text: &str) -> String {
 }
 
 /// Problems as one line: "a; b; c".
-pub(crate) fn describe(problems: &[Problem]) -> String {
+pub fn describe(problems: &[Problem]) -> String {
     problems
         .iter()
         .map(ToString::to_string)
@@ -192,14 +192,14 @@ pub(crate) fn describe(problems: &[Problem]) -> String {
 
 /// Which rounds arrived intact, which are missing and which are compromised.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub(crate) struct Completeness {
+pub struct Completeness {
     pub received: Vec<u8>,
     pub missing: Vec<u8>,
     pub compromised: Vec<u8>,
 }
 
 impl Completeness {
-    pub(crate) fn of(entries: &[RoundEntry]) -> Completeness {
+    pub fn of(entries: &[RoundEntry]) -> Completeness {
         let rounds = |status| {
             entries
                 .iter()
@@ -214,7 +214,7 @@ impl Completeness {
         }
     }
 
-    pub(crate) fn is_complete(&self) -> bool {
+    pub fn is_complete(&self) -> bool {
         self.missing.is_empty() && self.compromised.is_empty()
     }
 }
@@ -224,7 +224,7 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::claim::lens::LENSES;
+    use crate::lens::LENSES;
 
     fn run(ended: Ended, stdout: &str, stderr: &str) -> Run {
         Run {

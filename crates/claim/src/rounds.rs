@@ -17,7 +17,7 @@ use crate::process::{self, Exit, Stdin, Stream};
 use super::packet::OUTPUT_CAP;
 
 /// Tells an agent run which round it is; git-prove-it's own hooks stand aside when it is set.
-pub(crate) const ROUND_ENV: &str = "PROVE_IT_ROUND";
+pub const ROUND_ENV: &str = "PROVE_IT_ROUND";
 
 /// How much of the end of stderr is kept, to say why a run failed.
 const STDERR_TAIL: usize = 4096;
@@ -26,7 +26,7 @@ const STDERR_TAIL: usize = 4096;
 const EOF_GRACE: Duration = Duration::from_millis(250);
 
 /// How the agent command is run.
-pub(crate) struct Request<'a> {
+pub struct Request<'a> {
     /// A shell command line, run as `sh -c <command>`.
     pub command: &'a str,
     /// The directory it runs in: where the user ran `git prove-it claim`.
@@ -39,7 +39,7 @@ pub(crate) struct Request<'a> {
 
 /// One round to run.
 #[derive(Debug, Clone)]
-pub(crate) struct Job {
+pub struct Job {
     pub round: u8,
     /// `prove_it_01_counterexamples`, ...
     pub name: String,
@@ -50,7 +50,7 @@ pub(crate) struct Job {
 
 /// How a run ended.
 #[derive(Debug)]
-pub(crate) enum Ended {
+pub enum Ended {
     Exited(i32),
     Signal(i32),
     TimedOut(Duration),
@@ -60,7 +60,7 @@ pub(crate) enum Ended {
 
 /// What one run did and printed.
 #[derive(Debug)]
-pub(crate) struct Run {
+pub struct Run {
     pub ended: Ended,
     /// At most `OUTPUT_CAP` bytes of stdout.
     pub stdout: Vec<u8>,
@@ -72,7 +72,7 @@ pub(crate) struct Run {
 }
 
 /// Run every job at once, one thread each, calling `on_done` with each job's index as it ends.
-pub(crate) fn run_all(request: &Request<'_>, jobs: &[Job], on_done: &mut dyn FnMut(usize, Run)) {
+pub fn run_all(request: &Request<'_>, jobs: &[Job], on_done: &mut dyn FnMut(usize, Run)) {
     let (sender, receiver) = mpsc::channel();
     thread::scope(|scope| {
         for (index, job) in jobs.iter().enumerate() {
@@ -89,7 +89,7 @@ pub(crate) fn run_all(request: &Request<'_>, jobs: &[Job], on_done: &mut dyn FnM
 }
 
 /// Run one job to its end, its timeout or an interrupt.
-pub(crate) fn run(request: &Request<'_>, job: &Job) -> Run {
+pub fn run(request: &Request<'_>, job: &Job) -> Run {
     let start = Instant::now();
     let mut command = process::Request::new("sh")
         .arg("-c")

@@ -7,18 +7,18 @@ use crate::outcome::Outcome;
 
 use super::lens::{CANDIDATE_FIELDS, EFFECTS, LENS_FIELDS, Lens, MODES};
 
-pub(crate) type Object = Map<String, Value>;
+pub type Object = Map<String, Value>;
 
 /// The optional top-level key around a lens packet.
-pub(crate) const ROUND_WRAPPER: &str = "prove_it_round_packet";
+pub const ROUND_WRAPPER: &str = "prove_it_round_packet";
 /// The optional top-level key around the oracle packet.
-pub(crate) const ORACLE_WRAPPER: &str = "prove_it_oracle_packet";
+pub const ORACLE_WRAPPER: &str = "prove_it_oracle_packet";
 /// Keys that give a verdict, which a lens packet must not carry.
-pub(crate) const VERDICT_KEYS: [&str; 3] = ["final_verdict", "outcome", "verdict"];
+pub const VERDICT_KEYS: [&str; 3] = ["final_verdict", "outcome", "verdict"];
 
 /// Why a packet is compromised.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Problem {
+pub enum Problem {
     #[error("no JSON or YAML object found in the output")]
     NoPacket,
     #[error("the output exceeded {cap_mib} MiB")]
@@ -79,7 +79,7 @@ pub(crate) enum Problem {
 /// the whole text, then the span from its first `{` to its last `}`: all as JSON, and only then
 /// the blocks and the whole text as YAML, since YAML reads most prose containing a colon as a
 /// mapping.
-pub(crate) fn parse(text: &str, wrapper: &str) -> Option<Object> {
+pub fn parse(text: &str, wrapper: &str) -> Option<Object> {
     let whole = text.trim();
     let braces = match (whole.find('{'), whole.rfind('}')) {
         (Some(start), Some(end)) if start < end => Some(&whole[start..=end]),
@@ -97,7 +97,7 @@ pub(crate) fn parse(text: &str, wrapper: &str) -> Option<Object> {
 }
 
 /// The contents of every ``` fenced block, in order.
-pub(crate) fn fenced_blocks(text: &str) -> Vec<&str> {
+pub fn fenced_blocks(text: &str) -> Vec<&str> {
     let mut blocks = Vec::new();
     let mut start = None;
     let mut offset = 0;
@@ -128,7 +128,7 @@ fn unwrap(mut object: Object, wrapper: &str) -> Object {
 }
 
 /// A value as a problem message shows it: compact JSON, cut short.
-pub(crate) fn shown(value: Option<&Value>) -> String {
+pub fn shown(value: Option<&Value>) -> String {
     let Some(value) = value else {
         return "missing".into();
     };
@@ -141,7 +141,7 @@ pub(crate) fn shown(value: Option<&Value>) -> String {
 }
 
 /// Whether `value` is `round`, as a number or a string of digits.
-pub(crate) fn is_round(value: Option<&Value>, round: u8) -> bool {
+pub fn is_round(value: Option<&Value>, round: u8) -> bool {
     match value {
         Some(Value::Number(n)) => n.as_u64() == Some(u64::from(round)),
         Some(Value::String(s)) => s.trim().parse::<u8>().ok() == Some(round),
@@ -150,7 +150,7 @@ pub(crate) fn is_round(value: Option<&Value>, round: u8) -> bool {
 }
 
 /// Whether a required field carries something: present, not null, not blank text.
-pub(crate) fn present(value: Option<&Value>) -> bool {
+pub fn present(value: Option<&Value>) -> bool {
     match value {
         None | Some(Value::Null) => false,
         Some(Value::String(s)) => !s.trim().is_empty(),
@@ -159,7 +159,7 @@ pub(crate) fn present(value: Option<&Value>) -> bool {
 }
 
 /// Check the role and round every packet carries.
-pub(crate) fn check_role_and_round(
+pub fn check_role_and_round(
     packet: &Object,
     role: &'static str,
     round: u8,
@@ -180,7 +180,7 @@ pub(crate) fn check_role_and_round(
 }
 
 /// Every problem with `packet` as the answer of `lens`; none means it is evidence.
-pub(crate) fn check_lens(packet: &Object, lens: &Lens) -> Vec<Problem> {
+pub fn check_lens(packet: &Object, lens: &Lens) -> Vec<Problem> {
     let mut problems = Vec::new();
     for key in VERDICT_KEYS {
         if packet.contains_key(key) {
@@ -223,14 +223,14 @@ fn key(field: &str) -> &str {
 
 /// `field` (a path, looked up by its last part in `object`) is text that is not blank, or any
 /// structured value.
-pub(crate) fn check_present(object: &Object, field: &'static str, problems: &mut Vec<Problem>) {
+pub fn check_present(object: &Object, field: &'static str, problems: &mut Vec<Problem>) {
     if !present(object.get(key(field))) {
         problems.push(Problem::Missing { field });
     }
 }
 
 /// `field` is one of `allowed` (missing counts as a problem of its own).
-pub(crate) fn check_one_of(
+pub fn check_one_of(
     object: &Object,
     field: &'static str,
     allowed: &[&str],
@@ -252,7 +252,7 @@ pub(crate) fn check_one_of(
 }
 
 /// `field` is a list (it may be empty).
-pub(crate) fn check_list(object: &Object, field: &'static str, problems: &mut Vec<Problem>) {
+pub fn check_list(object: &Object, field: &'static str, problems: &mut Vec<Problem>) {
     match object.get(key(field)) {
         Some(Value::Array(_)) => {}
         None | Some(Value::Null) => problems.push(Problem::Missing { field }),
@@ -265,10 +265,10 @@ pub(crate) fn check_list(object: &Object, field: &'static str, problems: &mut Ve
 }
 
 /// The largest output a run may print; more is not a packet.
-pub(crate) const OUTPUT_CAP: usize = 1024 * 1024;
+pub const OUTPUT_CAP: usize = 1024 * 1024;
 
 /// Read and check one lens run's output.
-pub(crate) fn read_lens(stdout: &[u8], cut: bool, lens: &Lens) -> Result<Object, Vec<Problem>> {
+pub fn read_lens(stdout: &[u8], cut: bool, lens: &Lens) -> Result<Object, Vec<Problem>> {
     if cut {
         return Err(vec![Problem::TooLarge {
             cap_mib: OUTPUT_CAP / (1024 * 1024),
@@ -289,7 +289,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
-    use crate::claim::lens::LENSES;
+    use crate::lens::LENSES;
 
     fn good(round: u8) -> Value {
         let lens = &LENSES[usize::from(round) - 1];

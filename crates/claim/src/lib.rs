@@ -7,6 +7,9 @@
 //! reading back recorded verdicts, and the spawning of the agent command. It never prints and
 //! never decides a verdict of its own: the oracle alone does.
 
+// The core's layers this one names, as the modules they are in the binary's crate.
+use git_prove_it_core::{context, outcome, process};
+
 mod agent;
 mod gauntlet;
 mod lens;
@@ -16,10 +19,10 @@ mod record;
 mod rounds;
 mod validate;
 
-pub(crate) use agent::{resolve_agent, resolve_timeout};
-pub(crate) use gauntlet::{Claim, Completeness, RoundEntry, Status, judge_lens};
-pub(crate) use lens::{LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, run_name};
-pub(crate) use oracle::{OracleVerdict, Outcome, Rejected, judge_oracle, oracle_assignment};
-pub(crate) use record::{StoredVerdict, read_note};
-pub(crate) use rounds::{Job, ROUND_ENV, Request, Run, run as run_round, run_all};
-pub(crate) use validate::validate;
+pub use agent::{resolve_agent, resolve_timeout};
+pub use gauntlet::{Claim, Completeness, RoundEntry, Status, judge_lens};
+pub use lens::{LENSES, ORACLE_ID, ORACLE_NAME, ORACLE_ROUND, run_name};
+pub use oracle::{OracleVerdict, Outcome, Rejected, judge_oracle, oracle_assignment};
+pub use record::{StoredVerdict, read_note};
+pub use rounds::{Job, ROUND_ENV, Request, Run, run as run_round, run_all};
+pub use validate::validate;

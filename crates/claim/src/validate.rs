@@ -13,7 +13,7 @@ use super::packet::{
 };
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-pub(crate) enum Error {
+pub enum Error {
     #[error(
         "packet {index} of the input has no round from 1 to 10, no packet_role and no wrapper key"
     )]
@@ -27,7 +27,7 @@ pub(crate) enum Error {
 /// What a packet set comes to: the nine round entries and the oracle's verdict or why there is
 /// none, as `claim` judges its own runs.
 #[derive(Debug)]
-pub(crate) struct Judged {
+pub struct Judged {
     pub entries: Vec<RoundEntry>,
     pub completeness: Completeness,
     pub oracle: Result<OracleVerdict, Rejected>,
@@ -46,7 +46,7 @@ enum Place {
 /// Judge the packet set in `text`: JSON or YAML, one document (a packet, or a list of them) or a
 /// stream of documents, or fenced code blocks each holding such; each packet bare or under its
 /// wrapper key.
-pub(crate) fn validate(text: &str) -> Result<Judged, Error> {
+pub fn validate(text: &str) -> Result<Judged, Error> {
     let mut lenses: Vec<Vec<Object>> = vec![Vec::new(); LENSES.len()];
     let mut oracles: Vec<Object> = Vec::new();
     for (index, (wrapper, packet)) in packets(text)?.into_iter().enumerate() {

@@ -10,7 +10,7 @@ use super::Claim;
 /// protocol allows that mode in a packet (`MODES`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Mode {
+pub enum Mode {
     Falsify,
     Bound,
     Compare,
@@ -18,10 +18,10 @@ pub(crate) enum Mode {
 }
 
 /// The values allowed in a lens packet's `lens_mode`, in the protocol's order.
-pub(crate) const MODES: [&str; 5] = ["falsify", "bound", "support", "compare", "test_design"];
+pub const MODES: [&str; 5] = ["falsify", "bound", "support", "compare", "test_design"];
 
 impl Mode {
-    pub(crate) fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Mode::Falsify => MODES[0],
             Mode::Bound => MODES[1],
@@ -33,7 +33,7 @@ impl Mode {
 
 /// One of the nine independent lens assignments.
 #[derive(Debug)]
-pub(crate) struct Lens {
+pub struct Lens {
     pub round: u8,
     pub id: &'static str,
     pub name: &'static str,
@@ -43,16 +43,16 @@ pub(crate) struct Lens {
 }
 
 /// The round of the oracle, which runs after the nine lenses.
-pub(crate) const ORACLE_ROUND: u8 = 10;
+pub const ORACLE_ROUND: u8 = 10;
 /// The oracle's name, as its assignment carries it in `lens`.
-pub(crate) const ORACLE_NAME: &str = "Oracle synthesis";
+pub const ORACLE_NAME: &str = "Oracle synthesis";
 /// The oracle's id in run names (`prove_it_10_oracle_synthesis`).
-pub(crate) const ORACLE_ID: &str = "oracle_synthesis";
+pub const ORACLE_ID: &str = "oracle_synthesis";
 
 /// The text fields every lens packet must carry, present and not blank, besides `packet_role`,
 /// `round` and `lens_id`; `lens_mode`, `scope_assumptions` and the two `candidate_*` fields are
 /// checked for their own shapes.
-pub(crate) const LENS_FIELDS: [&str; 12] = [
+pub const LENS_FIELDS: [&str; 12] = [
     "lens",
     "original_claim",
     "normalized_claim",
@@ -68,13 +68,12 @@ pub(crate) const LENS_FIELDS: [&str; 12] = [
 ];
 
 /// The lens packet fields that are null or a string: a severe finding, or none.
-pub(crate) const CANDIDATE_FIELDS: [&str; 2] =
-    ["candidate_fatal_pressure", "candidate_decisive_support"];
+pub const CANDIDATE_FIELDS: [&str; 2] = ["candidate_fatal_pressure", "candidate_decisive_support"];
 
 /// The values allowed in `effect_on_original_claim` and `effect_on_refined_claim`.
-pub(crate) const EFFECTS: [&str; 4] = ["survives", "narrows", "breaks", "unclear"];
+pub const EFFECTS: [&str; 4] = ["survives", "narrows", "breaks", "unclear"];
 
-pub(crate) const LENSES: [Lens; 9] = [
+pub const LENSES: [Lens; 9] = [
     Lens {
         round: 1,
         id: "counterexamples",
@@ -164,13 +163,13 @@ pub(crate) const LENSES: [Lens; 9] = [
 
 /// The name of one round's run: `prove_it_01_counterexamples`, ...,
 /// `prove_it_10_oracle_synthesis`.
-pub(crate) fn run_name(round: u8, id: &str) -> String {
+pub fn run_name(round: u8, id: &str) -> String {
     format!("prove_it_{round:02}_{id}")
 }
 
 /// What one lens run reads on stdin: its own lens and nothing of the others'.
 #[derive(Debug, Serialize)]
-pub(crate) struct Assignment<'a> {
+pub struct Assignment<'a> {
     packet_role: &'static str,
     round: u8,
     lens_id: &'static str,
@@ -183,11 +182,11 @@ pub(crate) struct Assignment<'a> {
 }
 
 impl Lens {
-    pub(crate) fn run_name(&self) -> String {
+    pub fn run_name(&self) -> String {
         run_name(self.round, self.id)
     }
 
-    pub(crate) fn assignment<'a>(&self, claim: &'a Claim) -> Assignment<'a> {
+    pub fn assignment<'a>(&self, claim: &'a Claim) -> Assignment<'a> {
         Assignment {
             packet_role: "evidence_lens",
             round: self.round,

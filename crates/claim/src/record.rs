@@ -9,7 +9,7 @@ use crate::outcome::Outcome;
 /// Which shape a stored oracle packet has.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Shape {
+pub enum Shape {
     /// `packet_completeness`, `final_verdict.outcome`, ...: the published Prove It shape.
     Published,
     /// `completeness`, a top-level `outcome`: what git-prove-it stored before.
@@ -18,7 +18,7 @@ pub(crate) enum Shape {
 
 /// One verdict in a claims note.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
-pub(crate) struct StoredVerdict {
+pub struct StoredVerdict {
     pub outcome: Outcome,
     pub shape: Shape,
     /// `final_verdict.statement`, or the earlier top-level `statement`.
@@ -27,7 +27,7 @@ pub(crate) struct StoredVerdict {
 
 /// Every verdict in a claims note, oldest first. Objects that are not a stored verdict (and
 /// anything after text that is not JSON) are skipped: a note is never a reason to fail.
-pub(crate) fn read_note(note: &str) -> Vec<StoredVerdict> {
+pub fn read_note(note: &str) -> Vec<StoredVerdict> {
     serde_json::Deserializer::from_str(note)
         .into_iter::<Value>()
         .map_while(Result::ok)
