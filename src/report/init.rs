@@ -202,10 +202,21 @@ impl InitReport {
     }
 
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
-        let has = |wanted: fn(&Step) -> bool| self.steps.iter().any(wanted);
+        self.stacks_human(out)?;
+        for step in &self.steps {
+            step_human(step, out)?;
+        }
+        self.demo_human(out)?;
+        self.commit_and_next(out)
+    }
+
+    /// The stacks recognised at the root, with the programs their checks need that are missing.
+    fn stacks_human(&self, out: &mut dyn Write) -> io::Result<()> {
         // Without a root verify.sh, the root's stacks name no checks to install tools for.
-        let root_verify = !has(|step| matches!(step, Step::RootVerifyNotWritten));
-        let checks_written = has(|step| matches!(step, Step::WriteChecks { .. }));
+        let root_verify = !self
+            .steps
+            .iter()
+            .any(|step| matches!(step, Step::RootVerifyNotWritten));
         if self.stacks.is_empty() {
             writeln!(out, "stack: none recognised at the worktree root")?;
         }
@@ -225,171 +236,11 @@ impl InitReport {
                 )?;
             }
         }
-        for step in &self.steps {
-            match step {
-                Step::WriteChecks { workspace, .. } => render_checks(workspace, out)?,
-                Step::WriteProtect { patterns, .. } => writeln!(
-                    out,
-                    "wrote {} with {patterns} protected paths: a test deleted or skipped there, fewer assertions, or a config deleted shows in every proof (SPEC.md section 2.2)",
-                    workspace::CHECKS_FILE
-                )?,
-                Step::ChecksKept => writeln!(
-                    out,
-                    "kept {} as it is (init never overwrites it)",
-                    workspace::CHECKS_FILE
-                )?,
-                Step::WriteVerify {
-                    checks,
-                    overwrite,
-                    dir,
-                    ..
-                } => writeln!(
-                    out,
-                    "{} {}: one active check ({}); {checks} more commented out, to enable one at a time",
-                    if *overwrite { "overwrote" } else { "wrote" },
-                    script_path(dir.as_deref()),
-                    stack::ACTIVE_CHECK
-                )?,
-                Step::VerifyKept { armed, dir } => writeln!(
-                    out,
-                    "kept {} as it is (it {armed}; --force overwrites it)",
-                    script_path(dir.as_deref())
-                )?,
-                Step::RootVerifyNotWritten => writeln!(
-                    out,
-                    "no verify.sh at the root, and init writes none: the checks in {} prove this repository ('git prove-it init --no-checks' writes one)",
-                    workspace::CHECKS_FILE
-                )?,
-                Step::Wire {
-                    host,
-                    path,
-                    wired,
-                    created,
-                    user,
-                    ..
-                } if !wired.added.is_empty() => writeln!(
-                    out,
-                    "wired {}: {} hooks {} {}{}",
-                    host.title(),
-                    and_list(&wired.added),
-                    if *created {
-                        "written to"
-                    } else {
-                        "merged into"
-                    },
-                    path.display(),
-                    if *user {
-                        " (user-level: a session started in any folder is gated; repositories without an armed verify.sh are left alone)"
-                    } else {
-                        ""
-                    }
-                )?,
-                Step::Wire { host, path, .. } => {
-                    writeln!(out, "already wired: {} in {}", host.title(), path.display())?;
-                }
-                Step::PrePush { path, already } => writeln!(
-                    out,
-                    "{} the pre-push hook at {}",
-                    if *already {
-                        "already installed:"
-                    } else {
-                        "installed"
-                    },
-                    path.display()
-                )?,
-                Step::PrePushWrite {
-                    path,
-                    husky,
-                    already,
-                    ..
-                } => match (husky, already) {
-                    (true, false) => writeln!(
-                        out,
-                        "added the gate to husky's pre-push hook {}",
-                        path.display()
-                    )?,
-                    (false, false) => writeln!(
-                        out,
-                        "chained the gate into the existing pre-push hook at {}: it runs first, then the rest of the hook as before",
-                        path.display()
-                    )?,
-                    (_, true) => writeln!(
-                        out,
-                        "already wired: the pre-push hook {} runs git prove-it",
-                        path.display()
-                    )?,
-                },
-                Step::PrePushSnippet {
-                    manager,
-                    file,
-                    already: true,
-                    ..
-                } => writeln!(
-                    out,
-                    "already wired: {} runs git prove-it before a push ({})",
-                    manager.name(),
-                    file.display()
-                )?,
-                Step::PrePushSnippet {
-                    manager,
-                    file,
-                    snippet,
-                    ..
-                } => {
-                    writeln!(
-                        out,
-                        "{} runs this repository's hooks ({}): to gate pushes, add this to it, then run '{}':",
-                        manager.name(),
-                        file.display(),
-                        match manager {
-                            Manager::PreCommit => "pre-commit install --hook-type pre-push",
-                            Manager::Lefthook => "lefthook install",
-                        }
-                    )?;
-                    for line in snippet.lines() {
-                        writeln!(out, "    {line}")?;
-                    }
-                }
-                Step::PrePushLine { path } => writeln!(
-                    out,
-                    "left the pre-push hook at {} as it is: it is not a shell script init can chain into\n\
-                     hint: to gate pushes too, add this line to it, with git's arguments and the pushed refs on its stdin: {}",
-                    path.display(),
-                    pre_push::LINE
-                )?,
-                Step::MergeStrategy { already } => writeln!(
-                    out,
-                    "{} notes.prove-it.mergeStrategy = union (stock git notes merge keeps records whole)",
-                    if *already { "already set:" } else { "set" }
-                )?,
-                Step::IgnoreClaudeWorktrees => writeln!(
-                    out,
-                    "ignored .claude/worktrees/ in .gitignore: Claude Code's subagents work in worktrees there, which this worktree's state would otherwise hold as embedded repositories"
-                )?,
-            }
-            if let Step::Wire {
-                host, user: false, ..
-            } = step
-                && let Some(trust) = host.trust_step()
-            {
-                writeln!(out, "  trust: {trust}")?;
-            }
-            if let Step::Wire {
-                host,
-                user_level: Some(user),
-                ..
-            } = step
-            {
-                writeln!(
-                    out,
-                    "  where: {} reads {} only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into {}\n  hint: git prove-it init --host {} --user-level does it",
-                    host.title(),
-                    host.config_path(),
-                    user.display(),
-                    host.name()
-                )?;
-            }
-        }
+        Ok(())
+    }
+
+    /// What the demonstration came to.
+    fn demo_human(&self, out: &mut dyn Write) -> io::Result<()> {
         match &self.demo {
             DemoResult::Skipped => {}
             DemoResult::ChecksOnly => writeln!(
@@ -403,6 +254,13 @@ impl InitReport {
             )?,
             DemoResult::Ran(demo) => render_demo(demo, out)?,
         }
+        Ok(())
+    }
+
+    /// The files to commit, then what to do next.
+    fn commit_and_next(&self, out: &mut dyn Write) -> io::Result<()> {
+        let has = |wanted: fn(&Step) -> bool| self.steps.iter().any(wanted);
+        let checks_written = has(|step| matches!(step, Step::WriteChecks { .. }));
         // Teammates and CI need these files: an agent session elsewhere is gated only by a
         // committed verify.sh and host configuration.
         let mut written: Vec<String> = Vec::new();
@@ -502,6 +360,174 @@ fn render_checks(workspace: &Workspace, out: &mut dyn Write) -> io::Result<()> {
             out,
             "hint: {tools} not on PATH here: install {} before enabling the {name} checks in the packages' verify.sh",
             if tools.contains(", ") { "them" } else { "it" },
+        )?;
+    }
+    Ok(())
+}
+
+/// The line (or lines) of one step init took or found taken.
+fn step_human(step: &Step, out: &mut dyn Write) -> io::Result<()> {
+    match step {
+        Step::WriteChecks { workspace, .. } => render_checks(workspace, out)?,
+        Step::WriteProtect { patterns, .. } => writeln!(
+            out,
+            "wrote {} with {patterns} protected paths: a test deleted or skipped there, fewer assertions, or a config deleted shows in every proof (SPEC.md section 2.2)",
+            workspace::CHECKS_FILE
+        )?,
+        Step::ChecksKept => writeln!(
+            out,
+            "kept {} as it is (init never overwrites it)",
+            workspace::CHECKS_FILE
+        )?,
+        Step::WriteVerify {
+            checks,
+            overwrite,
+            dir,
+            ..
+        } => writeln!(
+            out,
+            "{} {}: one active check ({}); {checks} more commented out, to enable one at a time",
+            if *overwrite { "overwrote" } else { "wrote" },
+            script_path(dir.as_deref()),
+            stack::ACTIVE_CHECK
+        )?,
+        Step::VerifyKept { armed, dir } => writeln!(
+            out,
+            "kept {} as it is (it {armed}; --force overwrites it)",
+            script_path(dir.as_deref())
+        )?,
+        Step::RootVerifyNotWritten => writeln!(
+            out,
+            "no verify.sh at the root, and init writes none: the checks in {} prove this repository ('git prove-it init --no-checks' writes one)",
+            workspace::CHECKS_FILE
+        )?,
+        Step::Wire {
+            host,
+            path,
+            wired,
+            created,
+            user,
+            ..
+        } if !wired.added.is_empty() => writeln!(
+            out,
+            "wired {}: {} hooks {} {}{}",
+            host.title(),
+            and_list(&wired.added),
+            if *created {
+                "written to"
+            } else {
+                "merged into"
+            },
+            path.display(),
+            if *user {
+                " (user-level: a session started in any folder is gated; repositories without an armed verify.sh are left alone)"
+            } else {
+                ""
+            }
+        )?,
+        Step::Wire { host, path, .. } => {
+            writeln!(out, "already wired: {} in {}", host.title(), path.display())?;
+        }
+        Step::PrePush { path, already } => writeln!(
+            out,
+            "{} the pre-push hook at {}",
+            if *already {
+                "already installed:"
+            } else {
+                "installed"
+            },
+            path.display()
+        )?,
+        Step::PrePushWrite {
+            path,
+            husky,
+            already,
+            ..
+        } => match (husky, already) {
+            (true, false) => writeln!(
+                out,
+                "added the gate to husky's pre-push hook {}",
+                path.display()
+            )?,
+            (false, false) => writeln!(
+                out,
+                "chained the gate into the existing pre-push hook at {}: it runs first, then the rest of the hook as before",
+                path.display()
+            )?,
+            (_, true) => writeln!(
+                out,
+                "already wired: the pre-push hook {} runs git prove-it",
+                path.display()
+            )?,
+        },
+        Step::PrePushSnippet {
+            manager,
+            file,
+            already: true,
+            ..
+        } => writeln!(
+            out,
+            "already wired: {} runs git prove-it before a push ({})",
+            manager.name(),
+            file.display()
+        )?,
+        Step::PrePushSnippet {
+            manager,
+            file,
+            snippet,
+            ..
+        } => {
+            writeln!(
+                out,
+                "{} runs this repository's hooks ({}): to gate pushes, add this to it, then run '{}':",
+                manager.name(),
+                file.display(),
+                match manager {
+                    Manager::PreCommit => "pre-commit install --hook-type pre-push",
+                    Manager::Lefthook => "lefthook install",
+                }
+            )?;
+            for line in snippet.lines() {
+                writeln!(out, "    {line}")?;
+            }
+        }
+        Step::PrePushLine { path } => writeln!(
+            out,
+            "left the pre-push hook at {} as it is: it is not a shell script init can chain into\n\
+                 hint: to gate pushes too, add this line to it, with git's arguments and the pushed refs on its stdin: {}",
+            path.display(),
+            pre_push::LINE
+        )?,
+        Step::MergeStrategy { already } => writeln!(
+            out,
+            "{} notes.prove-it.mergeStrategy = union (stock git notes merge keeps records whole)",
+            if *already { "already set:" } else { "set" }
+        )?,
+        Step::IgnoreClaudeWorktrees => writeln!(
+            out,
+            "ignored .claude/worktrees/ in .gitignore: Claude Code's subagents work in worktrees there, which this worktree's state would otherwise hold as embedded repositories"
+        )?,
+    }
+    if let Step::Wire {
+        host, user: false, ..
+    } = step
+        && let Some(trust) = host.trust_step()
+    {
+        writeln!(out, "  trust: {trust}")?;
+    }
+    if let Step::Wire {
+        host,
+        user_level: Some(user),
+        ..
+    } = step
+    {
+        writeln!(
+            out,
+            "  where: {} reads {} only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into {}\n  hint: git prove-it init --host {} --user-level does it",
+            host.title(),
+            host.config_path(),
+            user.display(),
+            host.name()
         )?;
     }
     Ok(())
