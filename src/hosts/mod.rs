@@ -29,6 +29,6 @@ mod vscode;
 mod wiring;
 
 pub(crate) use event::{AfterTool, Event, InputError, Prompt, Start, Stop, Subagent};
-pub(crate) use host::{Host, Incoming};
+pub(crate) use host::{Host, Incoming, Rules};
 pub(crate) use trust::{HooksOff, Trust};
 pub(crate) use wiring::{Error as WiringError, Wired, Wiring};

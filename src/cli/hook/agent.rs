@@ -3,7 +3,7 @@
 use std::io::{Read, Write};
 
 use crate::gate::{self, Message, Reply};
-use crate::hosts::{Event, Host, Incoming, InputError};
+use crate::hosts::{Event, Host, Incoming, InputError, Rules};
 use crate::report;
 
 /// An agent host's hook: reads one JSON event on stdin and answers on stdout in the host's
@@ -116,7 +116,7 @@ pub(crate) fn run(
     if announce {
         again.push("--announce");
     }
-    let (dialect, event, reply) = match super::without_callers_git_env(&again) {
+    let (dialect, event, reply, rules) = match super::without_callers_git_env(&again) {
         None => answer(host, event_arg, announce, stdin),
         Some(Ok(status)) if status.success() => return Ok(crate::exit::OK),
         Some(Ok(status)) => (
@@ -125,6 +125,7 @@ pub(crate) fn run(
             Reply::CouldNotCheck(format!(
                 "the hook, run again without the caller's GIT_DIR and the like, ended with {status}"
             )),
+            None,
         ),
         Some(Err(error)) => (
             host,
@@ -132,9 +133,11 @@ pub(crate) fn run(
             Reply::CouldNotCheck(format!(
                 "could not run the hook again without the caller's GIT_DIR and the like: {error}"
             )),
+            None,
         ),
     };
-    let rules = dialect.rules(&env_var);
+    // The rules the gate answered with, built once; where no event was read, the dialect's.
+    let rules = rules.unwrap_or_else(|| dialect.rules(&env_var));
     let message = report::reply(&reply, rules.notices_as_blocks(event.as_ref()));
     if let Message::Block(text) = &message
         && dialect.blocks_by_exit(event.as_ref())
@@ -163,13 +166,14 @@ fn env_var(name: &str) -> Option<String> {
     std::env::var(name).ok()
 }
 
-/// The dialect to answer in, the event when it could be read, and the gate's reply.
+/// The dialect to answer in, the event when it could be read, the gate's reply, and the host's
+/// rules it was given (read once, from the hook's environment and the host's settings).
 fn answer(
     host: Host,
     event_arg: Option<&str>,
     announce: bool,
     stdin: &mut dyn Read,
-) -> (Host, Option<Event>, Reply) {
+) -> (Host, Option<Event>, Reply, Option<Rules>) {
     let mut input = Vec::new();
     if let Err(error) = stdin.take(INPUT_CAP).read_to_end(&mut input) {
         let error = InputError::Read(error);
@@ -177,6 +181,7 @@ fn answer(
             host,
             None,
             Reply::CouldNotCheck(report::error_chain(&error)),
+            None,
         );
     }
     let Incoming { host, event } = match host.parse(&input, event_arg) {
@@ -186,25 +191,27 @@ fn answer(
                 host,
                 None,
                 Reply::CouldNotCheck(report::error_chain(&error)),
+                None,
             );
         }
     };
     // The hook's environment, which a session's anchor records and its later hook calls must
     // match (`Host::environment`).
-    let rules = || host.rules(&env_var).with_environment(Host::environment());
+    let environment = Host::environment();
+    let rules = host.rules(&env_var).with_environment(environment.clone());
     let reply = super::guarded(|| match &event {
-        Event::Stop(stop) => gate::stop(&rules(), stop),
-        Event::Start(start) => gate::session_start(start, announce, Some(&Host::environment())),
-        Event::Prompt(prompt) => gate::prompt(&rules(), prompt),
-        Event::AfterTool(event) => gate::after_tool(&rules(), event),
+        Event::Stop(stop) => gate::stop(&rules, stop),
+        Event::Start(start) => gate::session_start(start, announce, Some(&environment)),
+        Event::Prompt(prompt) => gate::prompt(&rules, prompt),
+        Event::AfterTool(event) => gate::after_tool(&rules, event),
         Event::SubagentStart { start, of } => {
-            gate::subagent_start(&rules(), start, of, Some(&Host::environment()))
+            gate::subagent_start(&rules, start, of, Some(&environment))
         }
-        Event::SubagentStop { stop, .. } => gate::subagent_stop(&rules(), stop),
-        Event::TaskDone(stop) => gate::stop(&rules(), stop),
+        Event::SubagentStop { stop, .. } => gate::subagent_stop(&rules, stop),
+        Event::TaskDone(stop) => gate::stop(&rules, stop),
         Event::Other { .. } => Reply::Silent,
     });
-    (host, Some(event), reply)
+    (host, Some(event), reply, Some(rules))
 }
 
 #[cfg(test)]
