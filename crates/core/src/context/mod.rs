@@ -9,4 +9,6 @@ pub mod policy;
 mod resolved;
 
 pub use clock::Clock;
-pub use resolved::{Context, Hermetic, Settings, env_var};
+#[cfg(any(test, feature = "testing"))]
+pub use resolved::Hermetic;
+pub use resolved::{Context, Settings, env_var};

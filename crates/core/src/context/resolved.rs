@@ -90,9 +90,11 @@ pub fn env_var(name: &str) -> Option<String> {
 
 /// While it lives, this thread reads its settings from `vars` alone, not from the process's
 /// environment.
+#[cfg(any(test, feature = "testing"))]
 #[must_use = "the environment is the process's again once the guard is dropped"]
 pub struct Hermetic(());
 
+#[cfg(any(test, feature = "testing"))]
 impl Hermetic {
     pub fn with(vars: &[(&str, &str)]) -> Hermetic {
         let vars = vars
@@ -104,6 +106,7 @@ impl Hermetic {
     }
 }
 
+#[cfg(any(test, feature = "testing"))]
 impl Drop for Hermetic {
     fn drop(&mut self) {
         ENVIRONMENT.with(|environment| *environment.borrow_mut() = None);

@@ -6,7 +6,7 @@ use std::io::{self, Write};
 use std::os::fd::{AsFd as _, BorrowedFd, OwnedFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt as _};
 use std::path::PathBuf;
-use std::process::{Child, ExitStatus, Stdio};
+use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -348,25 +348,8 @@ fn start(
             dir,
             stdio,
         };
-        let mut retries = 0;
-        loop {
-            match super::spawner::spawn(&order, &fds) {
-                None => break,
-                Some(Ok(pid)) => return Ok(pid),
-                Some(Err(error))
-                    if error.kind() == io::ErrorKind::ExecutableFileBusy
-                        && retries < BUSY_RETRIES =>
-                {
-                    retries += 1;
-                    thread::sleep(BUSY_PAUSE);
-                }
-                Some(Err(source)) => {
-                    return Err(Error::Spawn {
-                        program: program.to_owned(),
-                        source,
-                    });
-                }
-            }
+        if let Some(started) = retried(program, || super::spawner::spawn(&order, &fds)) {
+            return started;
         }
     }
     if let Some(entry) = enter {
@@ -380,7 +363,7 @@ fn start(
     if own_group {
         command.process_group(0);
     }
-    let child = spawn(command, program)?;
+    let child = retried(program, || Some(command.spawn())).expect("std always tries")?;
     Ok(Pid::from_child(&child))
 }
 
@@ -425,11 +408,15 @@ fn read_streams(child: &mut Running, stdout: Stream, stderr: Stream) -> io::Resu
     Ok((out, err))
 }
 
-fn spawn(command: &mut std::process::Command, program: &std::path::Path) -> Result<Child, Error> {
+/// `attempt` tried again while the program is busy (`None`: it could not be tried at all).
+fn retried<T>(
+    program: &std::path::Path,
+    mut attempt: impl FnMut() -> Option<io::Result<T>>,
+) -> Option<Result<T, Error>> {
     let mut retries = 0;
     loop {
-        match command.spawn() {
-            Ok(child) => return Ok(child),
+        match attempt()? {
+            Ok(started) => return Some(Ok(started)),
             // ETXTBSY means the program is still open for writing somewhere,
             // typically a copy of a just-closed descriptor held by a process
             // another thread forked and has not yet exec'd. That clears by
@@ -441,10 +428,10 @@ fn spawn(command: &mut std::process::Command, program: &std::path::Path) -> Resu
                 thread::sleep(BUSY_PAUSE);
             }
             Err(source) => {
-                return Err(Error::Spawn {
+                return Some(Err(Error::Spawn {
                     program: program.to_owned(),
                     source,
-                });
+                }));
             }
         }
     }

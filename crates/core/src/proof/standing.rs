@@ -4,8 +4,8 @@
 
 use super::record::{Outcome, Record};
 
-/// Where one check stands, as far as its set is concerned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Where one check stands, as far as its set is concerned; ordered from best to worst.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Stands {
     /// A counting `PROVEN` record, or a run that passed.
     Proven,
@@ -37,19 +37,7 @@ impl Stands {
 /// not proven, else `BOUNDED_CLAIM_SURVIVES` when one is bounded, else `PROVEN`; `None` for a
 /// set without any check (what that means is the caller's: nothing armed, say).
 pub fn set_outcome(checks: impl IntoIterator<Item = Stands>) -> Option<Outcome> {
-    let mut worst = None;
-    for stands in checks {
-        let rank = |stands: Stands| match stands {
-            Stands::Proven => 0,
-            Stands::Bounded => 1,
-            Stands::Unproven => 2,
-            Stands::Failed => 3,
-        };
-        if worst.is_none_or(|worst| rank(stands) > rank(worst)) {
-            worst = Some(stands);
-        }
-    }
-    worst.map(|worst| match worst {
+    checks.into_iter().max().map(|worst| match worst {
         Stands::Proven => Outcome::Proven,
         Stands::Bounded => Outcome::BoundedClaimSurvives,
         Stands::Unproven => Outcome::NotProven,
