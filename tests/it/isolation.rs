@@ -763,7 +763,10 @@ fn a_commit_script_gets_the_signals_descriptors_and_parent_a_working_state_scrip
     repo.verify_script(
         r#"seen="$HOME/seen"
 grep -E '^Sig(Blk|Ign):' /proc/self/status > "$seen"
-ls /proc/$$/fd | sort -n | tr '\n' ' ' >> "$seen"
+# Listed while the shell only waits: in a pipeline, the shell would still hold the pipes'
+# ends it is handing out, as many as the timing makes it.
+ls /proc/$$/fd > "$HOME/fds"
+sort -n "$HOME/fds" | tr '\n' ' ' >> "$seen"
 echo >> "$seen"
 cat /proc/$PPID/comm >> "$seen""#,
     );
