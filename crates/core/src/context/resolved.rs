@@ -70,14 +70,14 @@ impl policy::Sources for Settings<'_> {
 
 thread_local! {
     /// The environment this thread's settings are read from instead of the process's, while a
-    /// [`Hermetic`] guard lives: unit tests of the layers above must not take the developer's
+    /// `Hermetic` guard lives: unit tests of the layers above must not take the developer's
     /// `PROVE_IT_*` variables for their own.
     static ENVIRONMENT: std::cell::RefCell<Option<Vec<(String, String)>>> =
         const { std::cell::RefCell::new(None) };
 }
 
 /// A variable of the environment settings are read from: the process's, unless this thread
-/// holds a [`Hermetic`] guard.
+/// holds a `Hermetic` guard.
 pub fn env_var(name: &str) -> Option<String> {
     ENVIRONMENT.with(|environment| match &*environment.borrow() {
         Some(vars) => vars
