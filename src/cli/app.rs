@@ -96,6 +96,12 @@ pub fn execute(cli: Cli) -> Result<u8, Failure> {
 }
 
 fn dispatch(cli: Cli) -> Result<u8, Failure> {
+    // Both change the whole process, so they come first, while it has one thread.
+    if let Command::Hook(args) = &cli.command
+        && args.is_agent()
+    {
+        hook::forget_callers_repository();
+    }
     if cli.command.may_prove_commits() {
         crate::process::start_spawner();
     }

@@ -1,12 +1,14 @@
-//! `git prove-it prove-ahead` (hidden): the background prover of one worktree, started detached
-//! by the after-tool hook in the hook's own environment (SPEC section 8, "Proving ahead").
+//! `git prove-it prove-ahead` (hidden): one worktree's prover run in the foreground, for
+//! debugging it and for tests. The after-tool hook never starts this command: it forks its
+//! prover (`gate::after_tool`), which runs the same `gate::prover` (SPEC section 8, "Proving
+//! ahead").
 
 use std::path::PathBuf;
 
 use crate::hosts::Host;
 
-/// The background prover the after-tool hook starts: not for people. It proves each settled
-/// working state ahead of the session's stop, exactly as the stop would, and exits when idle.
+/// A worktree's prover, in the foreground: not for people. It proves each settled working state
+/// ahead of the session's stop, exactly as the stop would, and exits when idle.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The host whose hook started it, as named in `git prove-it hook <host>`.

@@ -188,16 +188,10 @@ fn wake(ctx: &Context, host: &dyn HostRules, session: &str, now: u64) -> Result<
     if files.try_lock()?.is_none() {
         return Ok(());
     }
-    let program = std::env::current_exe().map_err(Error::Prover)?;
-    let args = [
-        "prove-ahead".into(),
-        "--host".into(),
-        host.name().into(),
-        "--session".into(),
-        session.into(),
-        worktree.into_os_string(),
-    ];
-    crate::process::detach(&program, &args).map_err(Error::Prover)?;
+    // The prover is this process forked, not this binary started again: it proves with the
+    // hook's own environment and the host's rules as this hook read them.
+    crate::process::fork_detached(|| prover(host, session, &worktree).is_ok())
+    .map_err(Error::Prover)?;
     Ok(())
 }
 

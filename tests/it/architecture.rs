@@ -518,3 +518,30 @@ fn the_scanner_finds_every_form_of_a_crate_path_and_skips_comments_and_strings()
     assert!(!rule("report").forbids("report", "outcome"));
     assert!(rule("git").forbids("git", "gate") && !rule("git").forbids("git", "outcome"));
 }
+
+/// Nothing starts this binary again: commits are proven in-process, the agent hook forgets the
+/// caller's `GIT_DIR` itself, and the prover is the hook forked. The running binary's path is
+/// read only to be shown (`doctor`).
+#[test]
+fn nothing_starts_this_binary_again() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for (src, _) in SOURCES {
+        let mut files = Vec::new();
+        sources(&root.join(src), &mut files);
+        for file in files {
+            let text = std::fs::read_to_string(&file).expect("a source file is text");
+            for (number, line) in text.lines().enumerate() {
+                let code = line.split("//").next().unwrap_or_default();
+                if code.contains("current_exe()") {
+                    found.push(format!(
+                        "{}:{}",
+                        file.strip_prefix(root).unwrap_or(&file).display(),
+                        number + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert_eq!(found, ["src/setup/doctor.rs:659"], "current_exe() read at");
+}

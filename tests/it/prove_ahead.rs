@@ -140,6 +140,53 @@ fn the_after_tool_hook_answers_at_once_and_the_stop_finds_the_proof_made_ahead()
     assert!(note.contains(&format!("session: {SESSION}")), "{note}");
 }
 
+/// The prover is the hook forked, not this binary started again: the hook's own command line, its
+/// standard streams on `/dev/null` (so the host's pipe closes when the hook answers), none of the
+/// hook's other files open, and a host's `GIT_DIR` gone from what verify.sh sees.
+#[test]
+fn the_prover_is_the_hook_forked_holding_none_of_its_files_nor_the_callers_git_dir() {
+    let repo = repository(
+        "echo \"${GIT_DIR-unset} ${GIT_INDEX_FILE-unset}\" > \"$HOME/seen\"\nsleep 2\ngrep -q good a.txt",
+        3,
+    );
+    let other = TestRepo::with_commit();
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good, better\n");
+    let git_dir = other.path(".git").to_string_lossy().into_owned();
+    let index = other.path(".git/index").to_string_lossy().into_owned();
+    let start = Instant::now();
+    hook_as(
+        &repo,
+        SESSION,
+        "PostToolUse",
+        &[("GIT_DIR", &git_dir), ("GIT_INDEX_FILE", &index)],
+    );
+    assert!(
+        start.elapsed() < Duration::from_secs(2),
+        "the host waited for the prover"
+    );
+    eventually("the prover runs verify.sh", || runs(&repo) == 1);
+    let pid = prover_pid(&repo).expect("a prover holds the lock");
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    let args: Vec<String> = cmdline
+        .split(|byte| *byte == 0)
+        .map(|arg| String::from_utf8_lossy(arg).into_owned())
+        .collect();
+    assert!(
+        args.iter().any(|arg| arg == "hook") && !args.iter().any(|arg| arg == "prove-ahead"),
+        "the prover is not the hook forked: {args:?}"
+    );
+    for fd in 0..3 {
+        let target = std::fs::read_link(format!("/proc/{pid}/fd/{fd}")).unwrap();
+        assert_eq!(target, Path::new("/dev/null"), "fd {fd}");
+    }
+    eventually("the prover proves the state", || proven(&repo));
+    let seen = std::fs::read_to_string(repo.home().join("seen")).unwrap();
+    assert_eq!(seen, "unset unset\n");
+    assert!(other.note(&other.stock_state_tree().unwrap()).is_none());
+    assert_eq!(stop(&repo), None, "the state was proven ahead");
+}
+
 /// A file edited while the prover's run goes on: that run proves nothing, and the stop runs.
 #[test]
 fn an_edit_during_a_background_run_records_nothing() {

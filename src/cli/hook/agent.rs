@@ -111,31 +111,7 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
-    let mut again = vec!["hook", host.name()];
-    again.extend(event_arg);
-    if announce {
-        again.push("--announce");
-    }
-    let (dialect, event, reply, rules) = match super::without_callers_git_env(&again) {
-        None => answer(host, event_arg, announce, stdin),
-        Some(Ok(status)) if status.success() => return Ok(crate::exit::OK),
-        Some(Ok(status)) => (
-            host,
-            None,
-            Reply::CouldNotCheck(format!(
-                "the hook, run again without the caller's GIT_DIR and the like, ended with {status}"
-            )),
-            None,
-        ),
-        Some(Err(error)) => (
-            host,
-            None,
-            Reply::CouldNotCheck(format!(
-                "could not run the hook again without the caller's GIT_DIR and the like: {error}"
-            )),
-            None,
-        ),
-    };
+    let (dialect, event, reply, rules) = answer(host, event_arg, announce, stdin);
     // The rules the gate answered with, built once; where no event was read, the dialect's.
     let rules = rules.unwrap_or_else(|| dialect.rules(&env_var));
     let message = report::reply(&reply, rules.notices_as_blocks(event.as_ref()));

@@ -30,6 +30,11 @@ impl Args {
     pub(crate) fn is_pre_push(&self) -> bool {
         matches!(self.host, Host::Git(_))
     }
+
+    /// Whether it is an agent host's hook, whose event names the repository by its `cwd`.
+    pub(crate) fn is_agent(&self) -> bool {
+        matches!(self.host, Host::Agent(_))
+    }
 }
 
 pub(crate) fn run(
@@ -66,31 +71,10 @@ fn guarded(answer: impl FnOnce() -> crate::gate::Reply) -> crate::gate::Reply {
 
 /// The event's `cwd` names the repository. A host started with `GIT_DIR`, `GIT_WORK_TREE` or
 /// `GIT_INDEX_FILE` in its environment (from inside a git hook, say) would point git, gix and
-/// verify.sh elsewhere; run this hook again without them, as git does before entering another
-/// repository. `None` when there is nothing to clear; else how the child ended.
-fn without_callers_git_env(args: &[&str]) -> Option<std::io::Result<std::process::ExitStatus>> {
-    let present = crate::git::LOCAL_ENV
-        .iter()
-        .any(|name| std::env::var_os(name).is_some());
-    if !present {
-        return None;
-    }
-    let exe = match std::env::current_exe() {
-        Ok(exe) => exe,
-        Err(error) => return Some(Err(error)),
-    };
-    // stdin, stdout and stderr are inherited: the child reads the event and answers the host.
-    let cmd = crate::process::Request::new(exe)
-        .args(args)
-        .stdin(crate::process::Stdin::Inherit)
-        .stdout(crate::process::Stream::Inherit)
-        .stderr(crate::process::Stream::Inherit);
-    let cmd = crate::git::LOCAL_ENV
-        .iter()
-        .fold(cmd, git_prove_it_core::process::Request::env_remove);
-    Some(
-        cmd.run()
-            .map(|finished| finished.status)
-            .map_err(crate::process::Error::into_source),
-    )
+/// verify.sh elsewhere: an agent hook forgets them for the whole process, as git does before it
+/// enters another repository. The background prover it forks inherits the cleared environment.
+///
+/// `cli::app::dispatch` calls it first, while the process has one thread (`process::remove_env`).
+pub(crate) fn forget_callers_repository() {
+    crate::process::remove_env(crate::git::LOCAL_ENV);
 }

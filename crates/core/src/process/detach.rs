@@ -1,22 +1,88 @@
-//! A child that outlives its parent: started with no stdin, stdout or stderr and never waited
-//! for (the background prover). It detaches itself further (its own session, `nice`) once
-//! running, since a parent can do neither without `unsafe`. And the two questions the gate asks
-//! of such a process by its pid: is it stopped, and a signal to end it.
+//! A child that outlives its parent (the background prover): this process forked, its standard
+//! streams on `/dev/null`, never waited for, in a session of its own below the agent's priority.
+//! And the two questions the gate asks of such a process by its pid: is it stopped, and a signal
+//! to end it. And the one change a command makes to its own environment (`remove_env`).
 
-use std::ffi::OsString;
-use std::path::Path;
-use std::process::{Command, Stdio};
+use std::os::fd::AsRawFd;
 
-/// Start `program` with `args` in this process's environment, its standard streams closed, and
-/// return its pid without waiting for it.
-pub fn detach(program: &Path, args: &[OsString]) -> std::io::Result<u32> {
-    let child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()?;
-    Ok(child.id())
+/// Run `work` in a forked copy of this process that outlives it, and return the child's pid
+/// without waiting for it. The child's standard streams are `/dev/null` (the parent's belong to
+/// its host's protocol), it detaches itself (`detach_self`), and it exits 0 when `work` says it
+/// ended as it should, else 1 (a panic too): it never returns into the parent's code.
+///
+/// A fork copies only the calling thread, so it is sound only while the process has one: any
+/// other thread's lock (the allocator's, stdout's) would stay held for ever in the child. Where
+/// the kernel can say how many threads there are, more than one is refused; elsewhere the caller
+/// vouches for it (the agent hook starts no thread of its own).
+#[allow(unsafe_code)]
+pub fn fork_detached(work: impl FnOnce() -> bool) -> std::io::Result<u32> {
+    if threads().is_some_and(|threads| threads != 1) {
+        return Err(std::io::Error::other(
+            "this process has more than one thread, so it cannot fork",
+        ));
+    }
+    let null = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open("/dev/null")?;
+    // SAFETY: the process has one thread (checked above), so the child's copy of it holds no lock
+    // another thread took, and may run any code.
+    match unsafe { libc::fork() } {
+        -1 => Err(std::io::Error::last_os_error()),
+        0 => {
+            for fd in [libc::STDIN_FILENO, libc::STDOUT_FILENO, libc::STDERR_FILENO] {
+                // SAFETY: both descriptors are open; a failure leaves the parent's stream,
+                // which nothing here writes to.
+                unsafe { libc::dup2(null.as_raw_fd(), fd) };
+            }
+            drop(null);
+            close_inherited();
+            detach_self();
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work)).unwrap_or(false);
+            std::process::exit(i32::from(!ok))
+        }
+        pid => Ok(pid.unsigned_abs()),
+    }
+}
+
+/// Close every descriptor but the standard three. The parent's files stay open in a forked child,
+/// and an `flock` lives as long as any descriptor of its file: a lock the parent let go of by
+/// closing its file would otherwise be held by the prover for as long as it runs.
+#[allow(unsafe_code)]
+fn close_inherited() {
+    let open: Vec<i32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(entries) => entries
+            .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse().ok())
+            .collect(),
+        // Without `/proc`, every descriptor a process is likely to have.
+        Err(_) => (0..1024).collect(),
+    };
+    for fd in open.into_iter().filter(|fd| *fd > libc::STDERR_FILENO) {
+        // SAFETY: nothing in the child uses the parent's descriptors: the parent's objects that
+        // own them are never dropped here, since the child exits without returning.
+        unsafe { libc::close(fd) };
+    }
+}
+
+/// Remove `names` from this process's environment, for itself and every child it starts.
+///
+/// Sound only while the process has one thread, since nothing may read the environment while it
+/// changes: a command calls it first, before it starts anything (`debug_assert`ed where `/proc`
+/// says how many threads there are).
+#[allow(unsafe_code)]
+pub fn remove_env(names: &[&str]) {
+    debug_assert!(threads().is_none_or(|threads| threads == 1));
+    for name in names {
+        if std::env::var_os(name).is_some() {
+            // SAFETY: the process has one thread (see above), so no other reads the environment.
+            unsafe { std::env::remove_var(name) };
+        }
+    }
+}
+
+/// How many threads this process has, where `/proc` says.
+fn threads() -> Option<usize> {
+    Some(std::fs::read_dir("/proc/self/task").ok()?.count())
 }
 
 /// Whether the process `pid` is stopped (`SIGSTOP`, traced), as `/proc/<pid>/stat` says; a
