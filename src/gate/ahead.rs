@@ -191,7 +191,7 @@ fn wake(ctx: &Context, host: &dyn HostRules, session: &str, now: u64) -> Result<
     // The prover is this process forked, not this binary started again: it proves with the
     // hook's own environment and the host's rules as this hook read them.
     crate::process::fork_detached(|| prover(host, session, &worktree).is_ok())
-    .map_err(Error::Prover)?;
+        .map_err(Error::Prover)?;
     Ok(())
 }
 

@@ -14,6 +14,7 @@ use super::event::Stop;
 use super::host::HostRules;
 use super::turn::{Answer, TurnState};
 use crate::context::Context;
+use crate::context::policy::{GatePolicy, Policy};
 use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
@@ -107,10 +108,123 @@ pub(crate) fn stop(
     let repo = &ctx.repo;
     let gate_policy = ctx.gate.clone()?;
     let policy = ctx.policy.clone()?;
-    let armed_now = repo.armed()?;
-    // A verify.sh link that cannot be followed is never an opt-out nor a disarming to refuse
-    // quietly: what would run cannot be known, so the stop cannot be checked.
-    if let Some(problem) = armed_now.link_problem() {
+    let armed_now = armed_now(repo)?;
+    let has_checks = has_checks_file(repo)?;
+    let key = session_key(&event.session, &worktree(repo)?);
+    let note = repo.notes(ANCHORS_REF).lookup(&key)?;
+    let anchor = note.as_deref().and_then(|text| Anchor::parse(text).ok());
+    let head_tree = repo.head_tree()?;
+    let arming = Arming::read(repo, armed_now, has_checks, anchor.is_some(), head_tree)?;
+    // A worktree the session index says this session anchored is never opted out: its anchor
+    // gone missing is tampering or an error, said below.
+    if !arming.any() && anchor.is_none() && !anchored {
+        return Ok(Observation::OptedOut);
+    }
+    let session = Session::open(ctx, &key, note.as_deref(), anchor, anchored)?;
+    if let Some(changed) = session
+        .anchor
+        .as_ref()
+        .zip(host.environment())
+        .and_then(|(anchor, now)| anchor.environment_differs(now))
+    {
+        return Ok(Observation::ForeignEnvironment(changed));
+    }
+    if let Some(last) = &session.turn.last
+        && last.at_ns >= started_ns
+        && last.turn == event.turn
+    {
+        return Ok(Observation::Answered(Box::new(last.answer.clone())));
+    }
+    let Session {
+        files,
+        lock,
+        mut turn,
+        tampered,
+        anchor,
+    } = session;
+    // A fresh stop (not following a block), a new turn id, or a person's prompt since the
+    // last answer starts a new budget. Hosts without turn ids send `turn: None` throughout, so
+    // for them only the flag and the prompt tell.
+    let same_turn = event.stop_hook_active && turn.turn == event.turn && !turn.prompted;
+    let blocks = if same_turn { turn.blocks } else { 0 };
+    let mut observed = Observed {
+        tampered,
+        blocks,
+        weakened_refused: turn.weakenings_refused.clone(),
+        ..first_facts(ctx, host, &gate_policy, &policy, &arming, anchor.as_ref())
+    };
+    let seen = if arming.armed_now.is_armed() || arming.has_checks {
+        observe_state(
+            ctx,
+            &gate_policy.skip_checks,
+            anchor.as_ref(),
+            head_tree,
+            &mut observed,
+        )?
+    } else {
+        StateSeen::default()
+    };
+    if let (Some(anchor), Some(tree)) = (&anchor, &seen.state) {
+        observed.hiding_rules = hiding_rules(repo, anchor, tree, observed.ignores_changed)?;
+    }
+    let protection = protection(repo, anchor.as_ref(), seen.state.as_ref())?;
+    observed.weakened = protection
+        .weakened
+        .iter()
+        .map(crate::proof::Finding::to_line)
+        .chain(seen.cached_weakened.iter().cloned())
+        .collect();
+    let baselines = Baselines::read(
+        repo,
+        &arming,
+        anchor.as_ref(),
+        head_tree,
+        &seen,
+        &mut observed,
+    )?;
+    // Each check to run, with its script as the session started with it.
+    let pending = seen
+        .pending
+        .into_iter()
+        .map(|found| ToRun {
+            anchor: baselines.provers.as_ref().and_then(|provers| {
+                provers
+                    .iter()
+                    .find(|p| p.path == found.check.run)
+                    .map(|p| p.script)
+            }),
+            diff: baselines.diff.clone(),
+            input_tree: found.input_tree,
+            check: found.check,
+        })
+        .collect();
+    // A notice told to the agent counts for the turn it was told in only.
+    turn.notice_told &= same_turn;
+    turn.prompted = false;
+    Ok(Observation::Stop(Box::new(Seen {
+        observed,
+        state: seen.state,
+        anchor,
+        diff: baselines.diff,
+        baseline_verify: baselines.verify,
+        files,
+        turn,
+        same_turn,
+        pending,
+        uncovered: seen.uncovered,
+        protection,
+        tests_weakened: seen.cached_weakened,
+        run_within: None,
+        answered_ahead: None,
+        lock: Some(lock),
+    })))
+}
+
+/// Whether verify.sh is armed now. A link that cannot be followed is never an opt-out nor a
+/// disarming to refuse quietly: what would run cannot be known, so the stop cannot be checked.
+fn armed_now(repo: &Repo) -> Result<git::Armed, Error> {
+    let armed = repo.armed()?;
+    if let Some(problem) = armed.link_problem() {
         return Err(git::Error::ScriptLink {
             path: git::VERIFY_SCRIPT.to_string(),
             target: repo.verify_link_text()?,
@@ -118,91 +232,133 @@ pub(crate) fn stop(
         }
         .into());
     }
-    let has_checks = has_checks_file(repo)?;
-    let key = session_key(&event.session, &worktree(repo)?);
+    Ok(armed)
+}
 
-    let note = repo.notes(ANCHORS_REF).lookup(&key)?;
-    let anchor = note.as_deref().and_then(|text| Anchor::parse(text).ok());
-    let head_tree = repo.head_tree()?;
-    // Only asked when verify.sh is gone and there is no anchor to say it was armed before.
-    let armed_at_head = match head_tree {
-        Some(tree) if !armed_now.is_armed() && anchor.is_none() => {
-            repo.tree_has_armed_verify(tree)?
-        }
-        _ => false,
-    };
-    // Only asked when the checks file is gone and there is no anchor to say it was there.
-    let checks_at_head = match head_tree {
-        Some(tree) if !has_checks && anchor.is_none() => {
-            repo.tree_entry(tree, CHECKS_FILE)?.is_some()
-        }
-        _ => false,
-    };
-    // A worktree the session index says this session anchored is never opted out: its anchor
-    // gone missing is tampering or an error, said below.
-    if !armed_now.is_armed()
-        && !has_checks
-        && anchor.is_none()
-        && !armed_at_head
-        && !checks_at_head
-        && !anchored
-    {
-        return Ok(Observation::OptedOut);
+/// What arms a stop: verify.sh and the checks file, now and at HEAD.
+struct Arming {
+    armed_now: git::Armed,
+    has_checks: bool,
+    /// HEAD has an armed verify.sh; only asked when verify.sh is gone and there is no anchor
+    /// to say it was armed before.
+    armed_at_head: bool,
+    /// HEAD has a checks file; only asked when the checks file is gone and there is no anchor
+    /// to say it was there.
+    checks_at_head: bool,
+}
+
+impl Arming {
+    fn read(
+        repo: &Repo,
+        armed_now: git::Armed,
+        has_checks: bool,
+        has_anchor: bool,
+        head_tree: Option<ObjectId>,
+    ) -> Result<Arming, Error> {
+        let armed_at_head = match head_tree {
+            Some(tree) if !armed_now.is_armed() && !has_anchor => {
+                repo.tree_has_armed_verify(tree)?
+            }
+            _ => false,
+        };
+        let checks_at_head = match head_tree {
+            Some(tree) if !has_checks && !has_anchor => {
+                repo.tree_entry(tree, CHECKS_FILE)?.is_some()
+            }
+            _ => false,
+        };
+        Ok(Arming {
+            armed_now,
+            has_checks,
+            armed_at_head,
+            checks_at_head,
+        })
     }
 
-    let files = SessionFiles::open(repo, &key)?;
-    let lock = files.lock()?;
-    let turn = TurnState::load(files.load().as_deref(), ctx.clock.now_ns());
-    let seal = files
-        .load_seal()
-        .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    // The session index says this session anchored here, yet neither the note nor the
-    // session's own copy of it is there: nothing to compare with, so the stop cannot be
-    // checked (with a copy, the tampering is refused as such below).
-    if anchored && note.is_none() && seal.is_none() {
-        return Err(Error::AnchorGone {
-            worktree: worktree(repo)?,
-        });
+    /// Anything arms the stop, now or at HEAD.
+    fn any(&self) -> bool {
+        self.armed_now.is_armed() || self.has_checks || self.armed_at_head || self.checks_at_head
     }
-    let tampered = tampered(seal.as_deref(), note.as_deref());
-    // When the note disagrees with the session's own copy, the copy says what the session
-    // started from (the stop is refused either way).
-    let anchor = match (tampered, &seal) {
-        (Some(_), Some(seal)) => Anchor::parse(seal).ok(),
-        _ => anchor,
-    };
-    if let Some(changed) = anchor
-        .as_ref()
-        .zip(host.environment())
-        .and_then(|(anchor, now)| anchor.environment_differs(now))
-    {
-        return Ok(Observation::ForeignEnvironment(changed));
+}
+
+/// The session's files in this worktree, locked, and what they say.
+struct Session {
+    files: SessionFiles,
+    lock: git::SessionLock,
+    turn: TurnState,
+    /// How the anchor note differs from the session's own copy of it.
+    tampered: Option<Tampered>,
+    /// The anchor the session started from: the copy's when the note was tampered with.
+    anchor: Option<Anchor>,
+}
+
+impl Session {
+    /// Lock the session's files under `key` and read them beside the anchor `note` (parsed as
+    /// `anchor`). `anchored`: the session index says the session anchored here.
+    fn open(
+        ctx: &Context,
+        key: &ObjectId,
+        note: Option<&str>,
+        anchor: Option<Anchor>,
+        anchored: bool,
+    ) -> Result<Session, Error> {
+        let repo = &ctx.repo;
+        let files = SessionFiles::open(repo, key)?;
+        let lock = files.lock()?;
+        let turn = TurnState::load(files.load().as_deref(), ctx.clock.now_ns());
+        let seal = files
+            .load_seal()
+            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+        // The session index says this session anchored here, yet neither the note nor the
+        // session's own copy of it is there: nothing to compare with, so the stop cannot be
+        // checked (with a copy, the tampering is refused as such by `decide`).
+        if anchored && note.is_none() && seal.is_none() {
+            return Err(Error::AnchorGone {
+                worktree: worktree(repo)?,
+            });
+        }
+        let tampered = tampered(seal.as_deref(), note);
+        // When the note disagrees with the session's own copy, the copy says what the session
+        // started from (the stop is refused either way).
+        let anchor = match (tampered, &seal) {
+            (Some(_), Some(seal)) => Anchor::parse(seal).ok(),
+            _ => anchor,
+        };
+        Ok(Session {
+            files,
+            lock,
+            turn,
+            tampered,
+            anchor,
+        })
     }
-    if let Some(last) = &turn.last
-        && last.at_ns >= started_ns
-        && last.turn == event.turn
-    {
-        return Ok(Observation::Answered(Box::new(last.answer.clone())));
-    }
-    // A fresh stop (not following a block), a new turn id, or a person's prompt since the
-    // last answer starts a new budget. Hosts without turn ids send `turn: None` throughout, so
-    // for them only the flag and the prompt tell.
-    let same_turn = event.stop_hook_active && turn.turn == event.turn && !turn.prompted;
-    let blocks = if same_turn { turn.blocks } else { 0 };
+}
+
+/// The facts of a stop known before its state is read: arming, the anchor's settings and the
+/// policy's. The turn's (`tampered`, `blocks`, `weakened_refused`) are the caller's to fill in.
+fn first_facts(
+    ctx: &Context,
+    host: &dyn HostRules,
+    gate_policy: &GatePolicy,
+    policy: &Policy,
+    arming: &Arming,
+    anchor: Option<&Anchor>,
+) -> Observed {
+    let repo = &ctx.repo;
     // With a checks file, a missing verify.sh is no disarming unless the session started with
     // one (or, without an anchor, HEAD has one).
-    let verify_at_start = match &anchor {
+    let verify_at_start = match anchor {
         Some(anchor) => anchor.verify.is_some_and(|verify| verify.can_run()),
-        None => armed_at_head,
+        None => arming.armed_at_head,
     };
-    let mut observed = Observed {
+    Observed {
         skip: false,
-        armed_now: if armed_now.is_armed() || (has_checks && !verify_at_start) {
+        armed_now: if arming.armed_now.is_armed() || (arming.has_checks && !verify_at_start) {
             Ok(())
         } else {
-            Err(armed_now.reason())
+            Err(arming.armed_now.reason())
         },
-        anchor: anchor.as_ref().map(|a| AnchorFacts {
+        anchor: anchor.map(|a| AnchorFacts {
             armed: true,
             state_tree: a.state_tree,
             head_tree: a.head_tree,
@@ -218,157 +374,253 @@ pub(crate) fn stop(
                 .as_ref()
                 .map(|provers| provers.iter().map(|p| (p.path.clone(), p.script)).collect()),
         }),
-        armed_at_head,
+        armed_at_head: arming.armed_at_head,
         state: None,
         max_blocks: host.block_budget(gate_policy.max_blocks),
         timeout_secs: policy.timeout.as_secs(),
         retries: policy.retries,
         sign: ctx.signed_only,
         verify_edits: gate_policy.verify_edits,
-        tampered,
+        tampered: None,
         // Read only when the anchor recorded it: one config walk and one small file.
         filters_changed: anchor
-            .as_ref()
             .and_then(|a| a.filters)
             .is_some_and(|filters| filters != repo.filter_digest()),
         hiding_rules: Vec::new(),
         ignores_changed: anchor
-            .as_ref()
             .and_then(|a| a.ignores)
             .is_some_and(|ignores| ignores != repo.ignore_digest()),
         verify_at_head: None,
         provers_at_head: None,
-        checks_file_now: has_checks,
-        checks_file_at_head: checks_at_head,
-        blocks,
+        checks_file_now: arming.has_checks,
+        checks_file_at_head: arming.checks_at_head,
+        blocks: 0,
         run: None,
         uncovered: (Vec::new(), 0),
         uncovered_policy: gate_policy.uncovered,
         weakened: Vec::new(),
-        weakened_refused: turn.weakenings_refused.clone(),
+        weakened_refused: Vec::new(),
         weakening: gate_policy.weakening,
-    };
-    let mut uncovered = Uncovered::default();
-    let mut state = None;
-    let mut pending = Vec::new();
-    let mut provers_now = None;
-    // The findings of a proof found on record, for its words: a weakened proof is named as
-    // one whether this stop ran it or an earlier run did.
-    let mut cached_weakened = Vec::new();
+    }
+}
+
+/// What a stop read of the working state, beyond the facts it set in `Observed`.
+#[derive(Default)]
+struct StateSeen {
+    /// The state tree, when the worktree could be read.
+    state: Option<StateTree>,
+    /// With a checks file: the checks without a proof (and not skipped).
+    pending: Vec<CheckProof>,
+    /// With a checks file: its scripts now, with their texts.
+    provers_now: Option<Vec<Prover>>,
+    /// The findings of a proof found on record, for its words: a weakened proof is named as
+    /// one whether this stop ran it or an earlier run did.
+    cached_weakened: Vec<String>,
+    /// With checks to run: the paths of the state no check reads, for the records.
+    uncovered: Uncovered,
+}
+
+/// Read the working state and its proofs, setting `observed.state` (and `observed.uncovered`
+/// with a checks file). `skip`: the checks `PROVE_IT_SKIP` names.
+fn observe_state(
+    ctx: &Context,
+    skip: &[String],
+    anchor: Option<&Anchor>,
+    head_tree: Option<ObjectId>,
+    observed: &mut Observed,
+) -> Result<StateSeen, Error> {
+    let repo = &ctx.repo;
     let mut signatures = StopSignatures::new(repo, ctx.home.as_deref());
-    let mut trust = anchor
-        .as_ref()
-        .and_then(|anchor| SessionTrust::new(repo, anchor.env, anchor.proofs_at_start));
-    if armed_now.is_armed() || has_checks {
-        // Under an anchor, only what it shows unchanged is taken from the index.
-        let computed = match &anchor {
-            Some(anchor) => repo.state_tree_trusting(index_trust(Some(anchor))),
-            None => repo.state_tree(false),
-        };
-        observed.state = Some(match computed {
-            // A dirty submodule is a change the tree does not show, and no proof may vouch
-            // for it: decide refuses, naming the submodules.
-            Ok(tree) if !tree.dirty_submodules().is_empty() => {
-                let dirty = State::DirtySubmodules(tree.dirty_submodules().to_vec());
-                state = Some(tree);
-                dirty
+    let mut trust =
+        anchor.and_then(|anchor| SessionTrust::new(repo, anchor.env, anchor.proofs_at_start));
+    // Under an anchor, only what it shows unchanged is taken from the index.
+    let computed = match anchor {
+        Some(anchor) => repo.state_tree_trusting(index_trust(Some(anchor))),
+        None => repo.state_tree(false),
+    };
+    let mut seen = StateSeen::default();
+    let facts = match computed {
+        // A dirty submodule is a change the tree does not show, and no proof may vouch for
+        // it: decide refuses, naming the submodules.
+        Ok(tree) if !tree.dirty_submodules().is_empty() => {
+            let dirty = State::DirtySubmodules(tree.dirty_submodules().to_vec());
+            seen.state = Some(tree);
+            dirty
+        }
+        Ok(tree) if observed.checks_file_now => match CheckSet::of_state(repo, &tree) {
+            Err(ChecksError::Git(error)) if !error.is_worktree_content() => {
+                return Err(error.into());
             }
-            Ok(tree) if has_checks => match CheckSet::of_state(repo, &tree) {
-                Err(ChecksError::Git(error)) if !error.is_worktree_content() => {
-                    return Err(error.into());
+            Err(error) => State::ContentError(error_chain(&error)),
+            Ok(set) => {
+                let checks = observe_checks(ctx, &tree, &set, skip, &mut signatures, &mut trust)?;
+                // Since the commit the session started from (without an anchor, HEAD): a
+                // committed tree, so only the part of it outside the inputs is read.
+                let since = anchor.map_or(head_tree, |a| a.head_tree);
+                let changed = uncovered_since(repo, &tree, &set, since)?;
+                observed.uncovered = (changed.paths, changed.count);
+                // Only a run records them all; a cache hit lists none.
+                if !checks.pending.is_empty() {
+                    seen.uncovered = set.uncovered(repo, &tree)?;
                 }
-                Err(error) => State::ContentError(error_chain(&error)),
-                Ok(set) => {
-                    let skip = &gate_policy.skip_checks;
-                    let seen = observe_checks(ctx, &tree, &set, skip, &mut signatures, &mut trust)?;
-                    // Since the commit the session started from (without an anchor, HEAD):
-                    // a committed tree, so only the part of it outside the inputs is read.
-                    let since = anchor.as_ref().map_or(head_tree, |a| a.head_tree);
-                    let changed = uncovered_since(repo, &tree, &set, since)?;
-                    observed.uncovered = (changed.paths, changed.count);
-                    // Only a run records them all; a cache hit lists none.
-                    if !seen.pending.is_empty() {
-                        uncovered = set.uncovered(repo, &tree)?;
-                    }
-                    pending = seen.pending;
-                    provers_now = Some(seen.provers);
-                    cached_weakened = seen.weakened;
-                    let facts = State::Tree {
-                        tree: tree.id,
-                        head_tree,
-                        verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
-                        proof: seen.proof,
-                        checks: Some(seen.facts),
-                    };
-                    state = Some(tree);
-                    facts
-                }
-            },
-            Ok(tree) => {
-                let found = lookup_proof(repo, tree.id, tree.verify)?
-                    .admitted(&mut |record| admit(&mut trust, record))?;
-                let best = found
-                    .best_trusted(ctx.signed_only, &mut |signature, time| {
-                        signatures.good(signature, time)
-                    })
-                    .map_err(Error::from)?;
-                if let Some(record) = best {
-                    cached_weakened.clone_from(&record.tests_weakened);
-                }
-                let facts = State::Tree {
-                    tree: tree.id,
-                    head_tree,
-                    verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
-                    proof: best.map(|record| record.outcome),
-                    checks: None,
-                };
-                state = Some(tree);
+                seen.pending = checks.pending;
+                seen.provers_now = Some(checks.provers);
+                seen.cached_weakened = checks.weakened;
+                let facts = tree_facts(&tree, head_tree, checks.proof, Some(checks.facts));
+                seen.state = Some(tree);
                 facts
             }
-            Err(error) if error.is_worktree_content() => State::ContentError(error_chain(&error)),
-            Err(error) => return Err(error.into()),
-        });
-    }
-    if let (Some(anchor), Some(tree)) = (&anchor, &state) {
-        let since = std::time::SystemTime::from(anchor.time);
-        let outside = if observed.ignores_changed {
-            repo.hidden_by_outside_rules(tree, since)?
-        } else {
-            Vec::new()
-        };
-        let inside = repo.hiding_rules(tree, since)?;
-        observed.hiding_rules = outside
-            .into_iter()
-            .map(|found| (found, true))
-            .chain(inside.into_iter().map(|found| (found, false)))
-            .map(|(found, outside)| HidingRule {
-                rule: found.rule,
-                hidden: found.hidden,
-                count: found.count,
-                outside,
-            })
-            .collect();
-    }
-
-    let protection = protection(repo, anchor.as_ref(), state.as_ref())?;
-    observed.weakened = protection
-        .weakened
-        .iter()
-        .map(crate::proof::Finding::to_line)
-        .chain(cached_weakened.iter().cloned())
-        .collect();
-    let current_verify = state
-        .as_ref()
-        .and_then(|tree| tree.verify)
-        .map(|(blob, mode)| Script { blob, mode });
-    // Without an anchor, HEAD's verify.sh is the baseline (only read then: the cache-hit path
-    // with an anchor reads nothing more).
-    let at_head = match (&anchor, head_tree) {
-        (None, Some(tree)) if armed_now.is_armed() => Some(repo.tree_verify(tree)?),
-        _ => None,
+        },
+        Ok(tree) => {
+            let found = lookup_proof(repo, tree.id, tree.verify)?
+                .admitted(&mut |record| admit(&mut trust, record))?;
+            let best = found
+                .best_trusted(ctx.signed_only, &mut |signature, time| {
+                    signatures.good(signature, time)
+                })
+                .map_err(Error::from)?;
+            if let Some(record) = best {
+                seen.cached_weakened.clone_from(&record.tests_weakened);
+            }
+            let facts = tree_facts(&tree, head_tree, best.map(|record| record.outcome), None);
+            seen.state = Some(tree);
+            facts
+        }
+        Err(error) if error.is_worktree_content() => State::ContentError(error_chain(&error)),
+        Err(error) => return Err(error.into()),
     };
-    // The checks' baseline: the anchor's, else HEAD's when it has a checks file.
-    let provers_before: Option<Vec<Prover>> = match (&anchor, head_tree) {
+    observed.state = Some(facts);
+    Ok(seen)
+}
+
+/// The facts of a state read whole: its tree, HEAD's, its verify.sh, how it stands on record.
+fn tree_facts(
+    tree: &StateTree,
+    head_tree: Option<ObjectId>,
+    proof: Option<Outcome>,
+    checks: Option<ChecksFacts>,
+) -> State {
+    State::Tree {
+        tree: tree.id,
+        head_tree,
+        verify: tree.verify.map(|(blob, mode)| Script { blob, mode }),
+        proof,
+        checks,
+    }
+}
+
+/// The rules that hide paths of `tree` on disk, changed since the session's `anchor`: those of
+/// ignored `.gitignore` files inside the worktree, and, when `ignores_changed`, those from
+/// outside it.
+fn hiding_rules(
+    repo: &Repo,
+    anchor: &Anchor,
+    tree: &StateTree,
+    ignores_changed: bool,
+) -> Result<Vec<HidingRule>, Error> {
+    let since = std::time::SystemTime::from(anchor.time);
+    let outside = if ignores_changed {
+        repo.hidden_by_outside_rules(tree, since)?
+    } else {
+        Vec::new()
+    };
+    let inside = repo.hiding_rules(tree, since)?;
+    Ok(outside
+        .into_iter()
+        .map(|found| (found, true))
+        .chain(inside.into_iter().map(|found| (found, false)))
+        .map(|(found, outside)| HidingRule {
+            rule: found.rule,
+            hidden: found.hidden,
+            count: found.count,
+            outside,
+        })
+        .collect())
+}
+
+/// What the session started from, to compare the stop's scripts with: verify.sh and the checks'
+/// scripts as the anchor recorded them, else as HEAD has them.
+struct Baselines {
+    /// verify.sh as the session started with it (the record's `verify-anchor`).
+    verify: Option<Script>,
+    /// The diff of verify.sh and of the checks' scripts since then, when any was edited.
+    diff: Option<String>,
+    /// The checks file and the checks' scripts then, with their texts.
+    provers: Option<Vec<Prover>>,
+}
+
+impl Baselines {
+    /// Read the baselines, setting `observed.verify_at_head` and, without an anchor,
+    /// `observed.provers_at_head`.
+    fn read(
+        repo: &Repo,
+        arming: &Arming,
+        anchor: Option<&Anchor>,
+        head_tree: Option<ObjectId>,
+        seen: &StateSeen,
+        observed: &mut Observed,
+    ) -> Result<Baselines, Error> {
+        let current_verify = seen
+            .state
+            .as_ref()
+            .and_then(|tree| tree.verify)
+            .map(|(blob, mode)| Script { blob, mode });
+        // Without an anchor, HEAD's verify.sh is the baseline (only read then: the cache-hit
+        // path with an anchor reads nothing more).
+        let at_head = match (anchor, head_tree) {
+            (None, Some(tree)) if arming.armed_now.is_armed() => Some(repo.tree_verify(tree)?),
+            _ => None,
+        };
+        let provers = provers_before(repo, anchor, head_tree, arming.has_checks)?;
+        if anchor.is_none() {
+            observed.provers_at_head = provers
+                .as_ref()
+                .map(|provers| provers.iter().map(|p| (p.path.clone(), p.script)).collect());
+        }
+        let at_head =
+            at_head.map(|found| found.map(|(blob, mode, data)| (Script { blob, mode }, data)));
+        observed.verify_at_head = at_head
+            .as_ref()
+            .map(|found| found.as_ref().map(|(script, _)| *script));
+        // HEAD's verify.sh is a baseline only where it differs: an unedited one leaves the
+        // record as it always was (`verify-anchor: none` without an anchor).
+        let (verify, text) = match (anchor, at_head) {
+            (Some(anchor), _) => (anchor.verify, anchor.verify_text.clone()),
+            (None, Some(Some((script, data)))) if Some(script) != current_verify => (
+                Some(script),
+                Some(String::from_utf8_lossy(&data).into_owned()),
+            ),
+            (None, _) => (None, None),
+        };
+        let diff = match (anchor, verify) {
+            (Some(_), baseline) | (None, baseline @ Some(_)) if baseline != current_verify => {
+                verify_diff(
+                    text.as_deref().unwrap_or(""),
+                    &verify_text(repo).unwrap_or_default(),
+                )
+            }
+            _ => None,
+        };
+        let diff = match checks_diff(provers.as_deref(), seen.provers_now.as_deref()) {
+            None => diff,
+            Some(more) => Some(format!("{}{more}", diff.unwrap_or_default())),
+        };
+        Ok(Baselines {
+            verify,
+            diff,
+            provers,
+        })
+    }
+}
+
+/// The checks' baseline: the anchor's, else HEAD's when it has a checks file.
+fn provers_before(
+    repo: &Repo,
+    anchor: Option<&Anchor>,
+    head_tree: Option<ObjectId>,
+    has_checks: bool,
+) -> Result<Option<Vec<Prover>>, Error> {
+    Ok(match (anchor, head_tree) {
         (Some(anchor), _) => anchor.provers.clone(),
         (None, Some(tree)) if has_checks => match CheckSet::of_tree(repo, tree) {
             Ok(set) if set.file.is_some() => Some(provers_of(&set, &|path| match repo
@@ -380,76 +632,7 @@ pub(crate) fn stop(
             _ => None,
         },
         _ => None,
-    };
-    if anchor.is_none() {
-        observed.provers_at_head = provers_before
-            .as_ref()
-            .map(|provers| provers.iter().map(|p| (p.path.clone(), p.script)).collect());
-    }
-    let at_head =
-        at_head.map(|found| found.map(|(blob, mode, data)| (Script { blob, mode }, data)));
-    observed.verify_at_head = at_head
-        .as_ref()
-        .map(|found| found.as_ref().map(|(script, _)| *script));
-    // HEAD's verify.sh is a baseline only where it differs: an unedited one leaves the record
-    // as it always was (`verify-anchor: none` without an anchor).
-    let (baseline_verify, baseline_text) = match (&anchor, at_head) {
-        (Some(anchor), _) => (anchor.verify, anchor.verify_text.clone()),
-        (None, Some(Some((script, data)))) if Some(script) != current_verify => (
-            Some(script),
-            Some(String::from_utf8_lossy(&data).into_owned()),
-        ),
-        (None, _) => (None, None),
-    };
-    let diff = match (&anchor, baseline_verify) {
-        (Some(_), baseline) | (None, baseline @ Some(_)) if baseline != current_verify => {
-            verify_diff(
-                baseline_text.as_deref().unwrap_or(""),
-                &verify_text(repo).unwrap_or_default(),
-            )
-        }
-        _ => None,
-    };
-    let diff = match checks_diff(provers_before.as_deref(), provers_now.as_deref()) {
-        None => diff,
-        Some(more) => Some(format!("{}{more}", diff.unwrap_or_default())),
-    };
-    // Each check to run, with its script as the session started with it.
-    let pending = pending
-        .into_iter()
-        .map(|found| ToRun {
-            anchor: provers_before.as_ref().and_then(|provers| {
-                provers
-                    .iter()
-                    .find(|p| p.path == found.check.run)
-                    .map(|p| p.script)
-            }),
-            diff: diff.clone(),
-            input_tree: found.input_tree,
-            check: found.check,
-        })
-        .collect();
-    // A notice told to the agent counts for the turn it was told in only.
-    let mut turn = turn;
-    turn.notice_told &= same_turn;
-    turn.prompted = false;
-    Ok(Observation::Stop(Box::new(Seen {
-        observed,
-        state,
-        anchor,
-        diff,
-        baseline_verify,
-        files,
-        turn,
-        same_turn,
-        pending,
-        uncovered,
-        protection,
-        tests_weakened: cached_weakened,
-        run_within: None,
-        answered_ahead: None,
-        lock: Some(lock),
-    })))
+    })
 }
 
 /// How the protected paths of `state` changed: since the anchor's tree of them, by the

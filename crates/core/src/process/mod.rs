@@ -27,7 +27,9 @@ mod wrap;
 
 #[cfg(any(test, feature = "testing"))]
 pub use capture::LINE_CAP;
-pub use detach::{BELOW_THE_AGENT, detach_self, fork_detached, remove_env, set_group_nice, signal, stopped};
+pub use detach::{
+    BELOW_THE_AGENT, detach_self, fork_detached, remove_env, set_group_nice, signal, stopped,
+};
 pub use enter::{Namespaces, Step};
 pub use exit::Exit;
 pub use interrupt::interrupt_flag;
