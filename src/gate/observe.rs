@@ -182,22 +182,7 @@ pub(crate) fn stop(
         &seen,
         &mut observed,
     )?;
-    // Each check to run, with its script as the session started with it.
-    let pending = seen
-        .pending
-        .into_iter()
-        .map(|found| ToRun {
-            anchor: baselines.provers.as_ref().and_then(|provers| {
-                provers
-                    .iter()
-                    .find(|p| p.path == found.check.run)
-                    .map(|p| p.script)
-            }),
-            diff: baselines.diff.clone(),
-            input_tree: found.input_tree,
-            check: found.check,
-        })
-        .collect();
+    let pending = to_run(seen.pending, &baselines);
     // A notice told to the agent counts for the turn it was told in only.
     turn.notice_told &= same_turn;
     turn.prompted = false;
@@ -218,6 +203,24 @@ pub(crate) fn stop(
         answered_ahead: None,
         lock: Some(lock),
     })))
+}
+
+/// Each check to run, with its script as the session started with it.
+fn to_run(pending: Vec<CheckProof>, baselines: &Baselines) -> Vec<ToRun> {
+    pending
+        .into_iter()
+        .map(|found| ToRun {
+            anchor: baselines.provers.as_ref().and_then(|provers| {
+                provers
+                    .iter()
+                    .find(|p| p.path == found.check.run)
+                    .map(|p| p.script)
+            }),
+            diff: baselines.diff.clone(),
+            input_tree: found.input_tree,
+            check: found.check,
+        })
+        .collect()
 }
 
 /// Whether verify.sh is armed now. A link that cannot be followed is never an opt-out nor a

@@ -25,6 +25,7 @@ mod remote;
 mod rename_watch;
 mod repo;
 mod run_start;
+pub use run_start::FsTime;
 mod script_link;
 mod session;
 mod state_dir;

@@ -341,59 +341,15 @@ pub fn prove_checks(
         Some(log) => log.clone(),
         None => repo.last_run_log()?,
     };
-    // A submodule is recorded by its commit only: its uncommitted changes would run untested
-    // by any proof of this tree, so none is made.
-    if !before.dirty_submodules().is_empty() {
-        return Err(git::Error::DirtySubmodules {
-            paths: before.dirty_submodules().to_vec(),
-        }
-        .into());
-    }
-    let workdir = repo.workdir()?.to_owned();
-    // A script is run as the state records it: its bytes on disk must be the blob the proof
-    // will name (the root verify.sh's are checked by the state tree itself).
-    // A script from outside the history is no file of the state: its caller holds its bytes.
-    for run in runs
-        .iter()
-        .filter(|run| !run.check.is_root() && !run.check.is_exec())
-    {
-        repo.check_on_disk(before, &run.check.run, "check's script")?;
-    }
-    let single = runs.len() == 1;
-    let echo = attempt.echo.take();
-    // Run `n` (0 for the first) of check `index`: its program, directory, environment and log.
-    let plan = |run: &ToRun, n: u32| {
-        let program = workdir.join(&run.check.run);
-        // A script from outside the history runs from the worktree's root, as verify.sh does.
-        let dir = match program.parent() {
-            Some(parent) if !run.check.is_exec() => parent.to_owned(),
-            _ => workdir.clone(),
-        };
-        let mut env = verify::env(&run.input_tree.to_string(), attempt.host);
-        if !run.check.is_root() {
-            env.push(("PROVE_IT_CHECK".into(), run.check.name.clone().into()));
-            env.push(("PROVE_IT_STATE_TREE".into(), before.id.to_string().into()));
-        }
-        Plan {
-            name: run.check.name.clone(),
-            program,
-            dir,
-            env,
-            log: if run.check.is_root() {
-                base_log.clone()
-            } else {
-                check_log(&base_log, &run.check.name)
-            },
-            echo: echo.as_ref().map(|echo| {
-                let name = match n {
-                    0 => run.check.name.clone(),
-                    n => format!("{} run {}", run.check.name, n + 1),
-                };
-                echo((n > 0 || !single).then_some(name.as_str()))
-            }),
-        }
+    scripts_as_recorded(repo, before, &runs)?;
+    let planner = Planner {
+        workdir: repo.workdir()?.to_owned(),
+        base_log,
+        state: before.id,
+        host: attempt.host,
+        echo: attempt.echo.take(),
+        single: runs.len() == 1,
     };
-    let plans: Vec<Plan> = runs.iter().map(|run| plan(run, 0)).collect();
     // Whole seconds: a record is read by people, and sub-second precision adds nothing there.
     let started = attempt.clock.now_seconds();
     // A directory moved away and back keeps its files' ctimes: renames are watched instead,
@@ -413,19 +369,133 @@ pub fn prove_checks(
     }
     // Last before the runs: whatever changes the state from here on is seen by its ctime.
     let run_start = repo.mark_run_start()?;
+    let (outcomes, failures) =
+        run_with_retries(repo, &planner, &runs, &attempt, jobs, &mut on_progress)?;
+    note_the_tests(repo, &runs, &outcomes);
+    let mut ending = Ending {
+        repo,
+        before,
+        attempt: &attempt,
+        signer: signer.as_ref(),
+        started,
+        run_start,
+        after: None,
+        renamed: Vec::new(),
+        renames_unwatched: false,
+    };
+    ending.after = ending.read_after().ok();
+    match watch.end(before, ending.after.as_ref().unwrap_or(before)) {
+        git::Renames::Watched(paths) => ending.renamed = paths,
+        git::Renames::Unwatched => ending.renames_unwatched = true,
+    }
+    let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
+    for ((run, ran), failed_before) in runs.into_iter().zip(outcomes).zip(failures) {
+        let name = run.check.name.clone();
+        results.push((name, ending.result(run, ran, failed_before)?));
+    }
+    Ok(results)
+}
+
+/// Check that each script is run as the state records it: its bytes on disk must be the blob
+/// the proof will name (the root verify.sh's are checked by the state tree itself; a script
+/// from outside the history is no file of the state, its caller holds its bytes). And that no
+/// submodule holds uncommitted changes: a submodule is recorded by its commit only, so they
+/// would run untested by any proof of this tree.
+fn scripts_as_recorded(repo: &Repo, before: &StateTree, runs: &[ToRun]) -> Result<(), Error> {
+    if !before.dirty_submodules().is_empty() {
+        return Err(git::Error::DirtySubmodules {
+            paths: before.dirty_submodules().to_vec(),
+        }
+        .into());
+    }
+    for run in runs
+        .iter()
+        .filter(|run| !run.check.is_root() && !run.check.is_exec())
+    {
+        repo.check_on_disk(before, &run.check.run, "check's script")?;
+    }
+    Ok(())
+}
+
+/// How each check's script is started: its program, directory, environment, log and echo.
+struct Planner<'a> {
+    workdir: std::path::PathBuf,
+    /// The log of the root verify.sh; each named check's is beside it.
+    base_log: std::path::PathBuf,
+    /// The state tree the checks run on.
+    state: git::ObjectId,
+    host: &'a str,
+    echo: Option<Echo>,
+    /// One check alone: its echoed lines need no name.
+    single: bool,
+}
+
+impl Planner<'_> {
+    /// Run `n` (0 for the first) of `run`.
+    fn plan(&self, run: &ToRun, n: u32) -> Plan {
+        let program = self.workdir.join(&run.check.run);
+        // A script from outside the history runs from the worktree's root, as verify.sh does.
+        let dir = match program.parent() {
+            Some(parent) if !run.check.is_exec() => parent.to_owned(),
+            _ => self.workdir.clone(),
+        };
+        let mut env = verify::env(&run.input_tree.to_string(), self.host);
+        if !run.check.is_root() {
+            env.push(("PROVE_IT_CHECK".into(), run.check.name.clone().into()));
+            env.push(("PROVE_IT_STATE_TREE".into(), self.state.to_string().into()));
+        }
+        Plan {
+            name: run.check.name.clone(),
+            program,
+            dir,
+            env,
+            log: if run.check.is_root() {
+                self.base_log.clone()
+            } else {
+                check_log(&self.base_log, &run.check.name)
+            },
+            echo: self.echo.as_ref().map(|echo| {
+                let name = match n {
+                    0 => run.check.name.clone(),
+                    n => format!("{} run {}", run.check.name, n + 1),
+                };
+                echo((n > 0 || !self.single).then_some(name.as_str()))
+            }),
+        }
+    }
+}
+
+/// A check's last run: how it ended, its log, the tests its reports counted.
+type LastRun = (verify::Ran, std::path::PathBuf, TestsRead);
+
+/// Run every check, then each failing one again, up to `retries` times, until it passes (a
+/// flaky one); one interrupted, or one that cannot test the state, is never run again. Each
+/// check's last run, and how many of its runs failed before it.
+fn run_with_retries(
+    repo: &Repo,
+    planner: &Planner<'_>,
+    runs: &[ToRun],
+    attempt: &ProveOptions<'_>,
+    jobs: usize,
+    on_progress: &mut dyn FnMut(Progress<'_>),
+) -> Result<(Vec<LastRun>, Vec<u32>), Error> {
     let reports = repo.state_dir()?.join(REPORTS_DIR);
-    let mut outcomes = run_all(
-        plans,
-        &reports,
-        attempt.timeout,
-        attempt.interrupt,
-        &attempt.view,
-        attempt.env_remove,
-        jobs,
-        &mut on_progress,
+    let run = |plans: Vec<Plan>, on_progress: &mut dyn FnMut(Progress<'_>)| {
+        run_all(
+            plans,
+            &reports,
+            attempt.timeout,
+            attempt.interrupt,
+            &attempt.view,
+            attempt.env_remove,
+            jobs,
+            on_progress,
+        )
+    };
+    let mut outcomes = run(
+        runs.iter().map(|run| planner.plan(run, 0)).collect(),
+        on_progress,
     )?;
-    // A failing check runs again, up to `retries` times, until it passes (a flaky one); one
-    // interrupted is never run again.
     let interrupted = || {
         attempt
             .interrupt
@@ -443,166 +513,208 @@ pub fn prove_checks(
         if again.is_empty() || interrupted() {
             break;
         }
-        let plans = again.iter().map(|&i| plan(&runs[i], n)).collect();
-        let rerun = run_all(
-            plans,
-            &reports,
-            attempt.timeout,
-            attempt.interrupt,
-            &attempt.view,
-            attempt.env_remove,
-            jobs,
-            &mut on_progress,
-        )?;
+        let plans = again.iter().map(|&i| planner.plan(&runs[i], n)).collect();
+        let rerun = run(plans, on_progress)?;
         for (i, ran) in again.into_iter().zip(rerun) {
             failures[i] += 1;
             outcomes[i] = ran;
         }
     }
+    Ok((outcomes, failures))
+}
 
-    note_the_tests(repo, &runs, &outcomes);
-    let mut results: Vec<(String, Attempted)> = Vec::with_capacity(runs.len());
-    // The reading after the runs, kept as the worktree's last when it has one.
-    let read_after = || -> Result<StateTree, git::Error> {
-        let (after, trust) = repo.state_tree_since_read(run_start, attempt.index_trust)?;
-        if let Some(read) = attempt.read {
+/// What each check's result is made from once every run has ended: the state after the runs,
+/// read once and only when needed, and the renames watched while they went on.
+struct Ending<'r, 'a> {
+    repo: &'r Repo,
+    before: &'r StateTree,
+    attempt: &'r ProveOptions<'a>,
+    signer: Option<&'r Signer>,
+    /// The records' `time:`.
+    started: time::OffsetDateTime,
+    run_start: git::FsTime,
+    /// The reading after the runs, once read.
+    after: Option<StateTree>,
+    /// The paths renamed while the runs went on.
+    renamed: Vec<String>,
+    /// The renames could not be watched (the records say so).
+    renames_unwatched: bool,
+}
+
+impl Ending<'_, '_> {
+    /// The reading after the runs, kept as the worktree's last when it has one.
+    fn read_after(&self) -> Result<StateTree, git::Error> {
+        let (after, trust) = self
+            .repo
+            .state_tree_since_read(self.run_start, self.attempt.index_trust)?;
+        if let Some(read) = self.attempt.read {
             read.set(Some(trust));
         }
         Ok(after)
-    };
-    let mut after: Option<StateTree> = read_after().ok();
-    let renames = watch.end(before, after.as_ref().unwrap_or(before));
-    let renames_unwatched = renames == git::Renames::Unwatched;
-    let renamed = match renames {
-        git::Renames::Watched(paths) => paths,
-        git::Renames::Unwatched => Vec::new(),
-    };
-    for ((run, (outcome, log, tests)), failed_before) in
-        runs.into_iter().zip(outcomes).zip(failures)
-    {
-        let duration_ms = millis(outcome.duration);
-        let untestable = match &attempt.untestable_failure {
-            _ if outcome.cannot_test() => Some(super::cannot_test::EXIT_125),
-            Some(reason) if !outcome.passed() && outcome.exit != verify::Exit::Interrupted => {
+    }
+
+    /// The state after the runs, read now if it was not yet; `None` when it cannot be read.
+    fn after(&mut self) -> Option<&StateTree> {
+        if self.after.is_none() {
+            self.after = self.read_after().ok();
+        }
+        self.after.as_ref()
+    }
+
+    /// Whether `run`'s inputs are, after the runs, as they were before: only then does a
+    /// record of what the run found belong to its key.
+    fn inputs_unmoved(&mut self, run: &ToRun) -> bool {
+        let repo = self.repo;
+        self.after()
+            .and_then(|after| repo.input_tree(after, &run.check.inputs, true).ok())
+            == Some(run.input_tree)
+    }
+
+    /// What a run that did not pass changed of what it tested, unless it was interrupted (then
+    /// whatever changed meanwhile may be another's doing, as the prover's cancel is).
+    fn wrote(&mut self, ran: &verify::Ran, run: &ToRun, moved: &[String]) -> Option<Vec<String>> {
+        if ran.passed() || ran.exit == verify::Exit::Interrupted {
+            return None;
+        }
+        let before = self.before;
+        Some(changed_inputs(before, self.after()?, &run.check, moved))
+    }
+
+    /// The result of `run`, whose last run is `ran` after `failed_before` failing ones: its
+    /// record written where it has one.
+    fn result(
+        &mut self,
+        run: ToRun,
+        (ran, log, tests): LastRun,
+        failed_before: u32,
+    ) -> Result<Attempted, Error> {
+        let untestable = match &self.attempt.untestable_failure {
+            _ if ran.cannot_test() => Some(super::cannot_test::EXIT_125),
+            Some(reason) if !ran.passed() && ran.exit != verify::Exit::Interrupted => {
                 Some(reason.as_str())
             }
             _ => None,
         };
-        let moved = renamed_inputs(&renamed, &run.check);
-        // What a run that did not pass changed in place, unless it was interrupted (then
-        // whatever changed meanwhile may be another's doing, as the prover's cancel is).
-        let wrote = |after: &mut Option<StateTree>| {
-            if outcome.passed() || outcome.exit == verify::Exit::Interrupted {
-                return None;
-            }
-            if after.is_none() {
-                *after = read_after().ok();
-            }
-            Some(changed_inputs(before, after.as_ref()?, &run.check, &moved))
-        };
+        let moved = renamed_inputs(&self.renamed, &run.check);
         if let Some(reason) = untestable {
-            let wrote = wrote(&mut after);
-            let recorded = attempt.record_failures
-                && moved.is_empty()
-                && inputs_unmoved(repo, &read_after, &mut after, &run)
-                && cannot_test_of(repo, &run, &outcome, &attempt, started, reason).is_some_and(
-                    |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
-                );
-            results.push((
-                run.check.name.clone(),
-                Attempted::CannotTest {
-                    reason: reason.to_string(),
-                    exit_code: outcome.exit.code(),
-                    duration_ms,
-                    tail: outcome.tail,
-                    log: repo.keep_failing_log(&log)?,
-                    recorded,
-                    wrote,
-                },
-            ));
-            continue;
+            return self.cannot_test(&run, ran, &log, &moved, reason);
         }
-        if !outcome.passed() {
-            let wrote = wrote(&mut after);
-            let exit_code = outcome.exit.code();
-            let exit = outcome.exit.describe(attempt.timeout);
-            if matches!(
-                outcome.exit,
-                verify::Exit::TimedOut | verify::Exit::Interrupted
-            ) {
-                note_the_end(&log, &exit);
-            }
-            // A failure is recorded for the state it ran on: not when it was interrupted (that
-            // says nothing of the check), nor when its inputs are not as they were.
-            let failure = if outcome.exit == verify::Exit::Interrupted || !attempt.record_failures {
-                None
-            } else {
-                if after.is_none() {
-                    after = read_after().ok();
-                }
-                let unmoved = after
-                    .as_ref()
-                    .and_then(|after| repo.input_tree(after, &run.check.inputs, true).ok())
-                    == Some(run.input_tree);
-                (unmoved && moved.is_empty())
-                    .then(|| failure_of(repo, &run, &outcome, &attempt, started, failed_before + 1))
-                    .flatten()
-            };
-            // Best effort: a failure that could not be recorded still fails the run.
-            // A failure recorded contests the proofs of the same script on its key at once.
-            let recorded = failure.is_some_and(|failure| {
-                super::failure::record_failure(repo, &failure).is_ok()
-                    && super::contest::on_failure(repo, &failure).is_ok()
-            });
-            results.push((
-                run.check.name.clone(),
-                Attempted::Failed {
-                    exit,
-                    exit_code,
-                    duration_ms,
-                    output_bytes: outcome.output_bytes,
-                    tail: outcome.tail,
-                    log: repo.keep_failing_log(&log)?,
-                    attempts: failed_before + 1,
-                    recorded,
-                    wrote,
-                },
-            ));
-            continue;
+        if !ran.passed() {
+            return self.failed(&run, ran, &log, &moved, failed_before);
         }
         // The proof must be for the state that was tested: if a script (or anything else)
         // changed the check's inputs while it ran, record nothing, even if they are back as
         // they were: a helper could have put good content in place for the run and restored
         // the broken one before it ended.
-        if after.is_none() {
-            after = Some(read_after()?);
+        if self.after.is_none() {
+            self.after = Some(self.read_after()?);
         }
-        let after = after.as_ref().expect("computed just above");
-        let after_input = repo.input_tree(after, &run.check.inputs, true)?;
-        let changed_paths = changed_inputs(before, after, &run.check, &moved);
+        let after = self.after.as_ref().expect("read just above");
+        let after_input = self.repo.input_tree(after, &run.check.inputs, true)?;
+        let changed_paths = changed_inputs(self.before, after, &run.check, &moved);
         if after_input != run.input_tree || !changed_paths.is_empty() {
-            results.push((
-                run.check.name.clone(),
-                Attempted::StateChanged {
-                    duration_ms,
-                    after: after_input,
-                    changed_paths,
-                },
-            ));
-            continue;
+            return Ok(Attempted::StateChanged {
+                duration_ms: millis(ran.duration),
+                after: after_input,
+                changed_paths,
+            });
         }
+        let record = self.record(run, &ran, &tests, failed_before)?;
+        Ok(Attempted::Proven(Box::new(record)))
+    }
+
+    /// A run that could not test the state, for `reason`: recorded as such when its inputs
+    /// stayed as they were.
+    fn cannot_test(
+        &mut self,
+        run: &ToRun,
+        ran: verify::Ran,
+        log: &std::path::Path,
+        moved: &[String],
+        reason: &str,
+    ) -> Result<Attempted, Error> {
+        let wrote = self.wrote(&ran, run, moved);
+        let (repo, attempt) = (self.repo, self.attempt);
+        let recorded = attempt.record_failures
+            && moved.is_empty()
+            && self.inputs_unmoved(run)
+            && cannot_test_of(repo, run, &ran, attempt, self.started, reason).is_some_and(
+                |record| super::cannot_test::record_cannot_test(repo, &record).is_ok(),
+            );
+        Ok(Attempted::CannotTest {
+            reason: reason.to_string(),
+            exit_code: ran.exit.code(),
+            duration_ms: millis(ran.duration),
+            tail: ran.tail,
+            log: repo.keep_failing_log(log)?,
+            recorded,
+            wrote,
+        })
+    }
+
+    /// A failing run: recorded for the state it ran on, not when it was interrupted (that says
+    /// nothing of the check), nor when its inputs are not as they were. A failure recorded
+    /// contests the proofs of the same script on its key at once.
+    fn failed(
+        &mut self,
+        run: &ToRun,
+        ran: verify::Ran,
+        log: &std::path::Path,
+        moved: &[String],
+        failed_before: u32,
+    ) -> Result<Attempted, Error> {
+        let wrote = self.wrote(&ran, run, moved);
+        let (repo, attempt) = (self.repo, self.attempt);
+        let exit = ran.exit.describe(attempt.timeout);
+        if matches!(ran.exit, verify::Exit::TimedOut | verify::Exit::Interrupted) {
+            note_the_end(log, &exit);
+        }
+        let failure = if ran.exit == verify::Exit::Interrupted || !attempt.record_failures {
+            None
+        } else {
+            (self.inputs_unmoved(run) && moved.is_empty())
+                .then(|| failure_of(repo, run, &ran, attempt, self.started, failed_before + 1))
+                .flatten()
+        };
+        // Best effort: a failure that could not be recorded still fails the run.
+        let recorded = failure.is_some_and(|failure| {
+            super::failure::record_failure(repo, &failure).is_ok()
+                && super::contest::on_failure(repo, &failure).is_ok()
+        });
+        Ok(Attempted::Failed {
+            exit,
+            exit_code: ran.exit.code(),
+            duration_ms: millis(ran.duration),
+            output_bytes: ran.output_bytes,
+            tail: ran.tail,
+            log: repo.keep_failing_log(log)?,
+            attempts: failed_before + 1,
+            recorded,
+            wrote,
+        })
+    }
+
+    /// The proof of `run`, which passed and left its inputs as it found them: signed when a
+    /// signer is set, and written to the proofs ref beside the records on its key.
+    fn record(
+        &self,
+        run: ToRun,
+        ran: &verify::Ran,
+        tests: &TestsRead,
+        failed_before: u32,
+    ) -> Result<Record, Error> {
+        let (repo, attempt) = (self.repo, self.attempt);
+        let key = run.input_tree;
         let verify = run
             .check
             .script
             .expect("a check is run only through a script the state holds");
         let edited = run.diff.is_some() || run.anchor.is_some_and(|anchor| anchor != verify);
-        let tests_weakened: Vec<String> = super::test_report::weakenings(
-            &attempt.baseline.tests(repo, &run.check, run.input_tree),
-            &tests,
-        )
-        .iter()
-        .map(ToString::to_string)
-        .collect();
+        let tests_weakened: Vec<String> =
+            super::test_report::weakenings(&attempt.baseline.tests(repo, &run.check, key), tests)
+                .iter()
+                .map(ToString::to_string)
+                .collect();
         let weakened = !attempt.protection.weakened.is_empty() || !tests_weakened.is_empty();
         let identity = repo.identity();
         let record = Record {
@@ -611,18 +723,18 @@ pub fn prove_checks(
             } else {
                 Outcome::Proven
             },
-            tree: after_input,
+            tree: key,
             check: run.check.record_name().map(str::to_string),
             head: repo.head_commit()?,
             verify,
             verify_anchor: run.anchor,
             exit_code: 0,
-            duration_ms,
+            duration_ms: millis(ran.duration),
             flaky: failed_before,
             isolation: Some(attempt.isolation),
-            renames_unwatched,
+            renames_unwatched: self.renames_unwatched,
             env: attempt.env,
-            time: started,
+            time: self.started,
             host: attempt.host.to_string(),
             session: attempt.session.map(str::to_string),
             tool: tool(),
@@ -630,12 +742,12 @@ pub fn prove_checks(
             verify_diff: if edited { run.diff } else { None },
             protection: attempt.protection.clone(),
             uncovered: attempt.uncovered.clone(),
-            tests: super::test_report::Recorded::of(&tests),
+            tests: super::test_report::Recorded::of(tests),
             tests_weakened,
             signed_off_by: identity.display.clone(),
             signature: None,
         };
-        let record = match &signer {
+        let record = match self.signer {
             None => record,
             Some(signer) => {
                 let signed = record.canonical();
@@ -649,18 +761,16 @@ pub fn prove_checks(
             }
         };
         let what = match &record.check {
-            Some(check) => format!("prove-it: proof of check {check} for tree {after_input}"),
-            None => format!("prove-it: proof for tree {after_input}"),
+            Some(check) => format!("prove-it: proof of check {check} for tree {key}"),
+            None => format!("prove-it: proof for tree {key}"),
         };
         let failures =
-            super::contest::failures_of(repo, after_input, record.check.as_deref(), record.verify)?;
-        repo.notes(PROOFS_REF)
-            .update(after_input, &what, |existing| {
-                super::contest::append_proof(existing, &record, &failures)
-            })?;
-        results.push((run.check.name.clone(), Attempted::Proven(Box::new(record))));
+            super::contest::failures_of(repo, key, record.check.as_deref(), record.verify)?;
+        repo.notes(PROOFS_REF).update(key, &what, |existing| {
+            super::contest::append_proof(existing, &record, &failures)
+        })?;
+        Ok(record)
     }
-    Ok(results)
 }
 
 /// The paths `check` reads that differ between `before` and `after` (the state after the runs)
@@ -714,23 +824,6 @@ fn renamed_inputs(renamed: &[String], check: &Check) -> Vec<String> {
         })
         .cloned()
         .collect()
-}
-
-/// Whether `run`'s inputs are, after the runs, as they were before: only then does a record of
-/// what the run found belong to its key. `after` is the state after the runs, computed once.
-fn inputs_unmoved(
-    repo: &Repo,
-    read_after: &dyn Fn() -> Result<StateTree, git::Error>,
-    after: &mut Option<StateTree>,
-    run: &ToRun,
-) -> bool {
-    if after.is_none() {
-        *after = read_after().ok();
-    }
-    after
-        .as_ref()
-        .and_then(|after| repo.input_tree(after, &run.check.inputs, true).ok())
-        == Some(run.input_tree)
 }
 
 /// The cannot-test record of `run`'s `outcome` (exit 125, or a failure that means the state
