@@ -13,10 +13,10 @@
                                      2 s and passes; KIND checks: a prove-it.toml declaring check
                                      pNN with inputs ["packages/pNN"], no root verify.sh; KIND
                                      baseline: no checks file, one root verify.sh running the 10
-                                     package scripts one after another (issue 23)
+                                     package scripts one after another
     gen.py range DIR COMMITS         COMMITS commits on a small tree, no proofs, whose verify.sh
                                      sleeps $BENCH_SLEEP seconds (0.25 by default) and passes:
-                                     a history to prove commit by commit (issue 24)
+                                     a history to prove commit by commit
     gen.py bisect DIR COMMITS        the same history, whose verify.sh fails from the commit that
                                      writes "revision 30" on: a first failing commit to find
     gen.py own DIR COMMITS FILES     COMMITS commits over FILES files in 70 directories, no

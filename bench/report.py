@@ -168,7 +168,7 @@ def checks_section():
     # Two lines of uptime(1), at the section's start and end.
     load_avg = [line.split("load average:")[1].strip() for line in open(os.path.join(json_dir, "checks-load"))]
     base = one["verify.sh"]
-    print("### 5. Checks with inputs (issue 23): 10 packages, each check sleeps 2 s and passes")
+    print("### 5. Checks with inputs: 10 packages, each check sleeps 2 s and passes")
     print()
     print("A stop is `git prove-it hook claude` on a Stop event of an anchored session, and passes "
           "(silent); PROVE_IT_JOBS unset, so as many checks at once as there are cores. "
@@ -236,7 +236,7 @@ def history_section():
     cold, warm = load("history-cold"), load("history-warm")
     load_avg = [line.split("load average:")[1].strip() for line in open(os.path.join(json_dir, "history-load"))]
     loop = cold["git rebase -x ./verify.sh"]
-    print("### 6. Proving a history (issue 24): 40 commits, each verify.sh waits 0.25 s and passes")
+    print("### 6. Proving a history: 40 commits, each verify.sh waits 0.25 s and passes")
     print()
     print("Each command proves every commit of `main~40..main` again (`--force`; `git rebase -x` "
           f"runs verify.sh after checking out each commit in turn). Median (min–max) of {len(loop)} runs.")
@@ -370,7 +370,7 @@ def ahead_section():
     verify = statistics.median(alone)
     med = statistics.median
 
-    print("### 8. Proving ahead with the real Claude Code (issue 33)")
+    print("### 8. Proving ahead with the real Claude Code")
     print()
     print(f"A Python unittest suite of 160 tests as verify.sh, {verify:.1f} s (median of the {len(alone)} "
           f"stops' own runs with proving ahead off; {alone[0]:.1f}–{alone[-1]:.1f} s). Claude Code "
