@@ -418,86 +418,15 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if let Some(tampered) = observed.tampered {
         return refuse(Why::AnchorTampered(tampered));
     }
-
     // Rules 3 and 4: not armed now.
-    // The checks file the session started with (without an anchor: HEAD's) is gone.
-    let checks_at_start = match &observed.anchor {
-        Some(anchor) => anchor.provers.as_ref().is_some_and(|p| !p.is_empty()),
-        None => observed.checks_file_at_head,
-    };
-    if checks_at_start && !observed.checks_file_now {
-        return refuse(Why::CheckDisarmed {
-            check: crate::proof::CHECKS_FILE.to_string(),
-            reason: "was deleted".to_string(),
-        });
+    match disarmed(observed) {
+        Some(Ok(why)) => return refuse(why),
+        Some(Err(quiet)) => return Done(quiet),
+        None => {}
     }
-    if let Err(reason) = observed.armed_now {
-        let armed_at_start = match &observed.anchor {
-            Some(anchor) => anchor.armed,
-            None => observed.armed_at_head,
-        };
-        return if armed_at_start {
-            refuse(Why::Disarmed {
-                reason: reason.into(),
-            })
-        } else {
-            Done(Verdict::Quiet(Quiet::NotArmed))
-        };
+    if let Some(why) = weaker_than_the_anchor(observed, anchor_max) {
+        return refuse(why);
     }
-    if observed.max_blocks < anchor_max {
-        return refuse(Why::Weakened(Weakened::MaxBlocks {
-            anchor: anchor_max,
-            now: observed.max_blocks,
-        }));
-    }
-    if let Some(anchor) = &observed.anchor
-        && observed.timeout_secs > anchor.timeout_secs
-    {
-        return refuse(Why::Weakened(Weakened::Timeout {
-            anchor: anchor.timeout_secs,
-            now: observed.timeout_secs,
-        }));
-    }
-    if let Some(anchor) = &observed.anchor
-        && observed.retries > anchor.retries
-    {
-        return refuse(Why::Weakened(Weakened::Retries {
-            anchor: anchor.retries,
-            now: observed.retries,
-        }));
-    }
-    if let Some(anchor) = &observed.anchor {
-        if anchor.sign && !observed.sign {
-            return refuse(Why::Weakened(Weakened::Signing));
-        }
-        if observed.verify_edits < anchor.verify_edits {
-            return refuse(Why::Weakened(Weakened::VerifyEdits));
-        }
-        if observed.weakening < anchor.weakening {
-            return refuse(Why::Weakened(Weakened::Weakening));
-        }
-        // A state that cannot be read (verify.sh not as recorded, through that very filter,
-        // say) is refused below in its own, more precise words.
-        if observed.filters_changed && !matches!(observed.state, Some(State::ContentError(_))) {
-            return refuse(Why::Weakened(Weakened::Filters));
-        }
-        if observed.ignores_changed && !matches!(observed.state, Some(State::ContentError(_))) {
-            // Named with the paths they hide, where new paths are hidden.
-            if observed.hiding_rules.iter().any(|rule| rule.outside) {
-                return refuse(Why::HiddenByIgnoredRules {
-                    rules: observed.hiding_rules.clone(),
-                });
-            }
-            return refuse(Why::Weakened(Weakened::Ignores));
-        }
-        // Before rule 5: the hidden paths are what makes the state look unchanged.
-        if !observed.hiding_rules.is_empty() {
-            return refuse(Why::HiddenByIgnoredRules {
-                rules: observed.hiding_rules.clone(),
-            });
-        }
-    }
-
     let (tree, head_tree, verify, proof, checks) = match &observed.state {
         Some(State::Tree {
             tree,
@@ -530,28 +459,10 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
     // A check that cannot run: refused like a disarmed verify.sh.
-    let provers_now = checks.as_ref().map(|c| c.provers.clone());
     if let Some((check, reason)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
         return refuse(Why::CheckDisarmed { check, reason });
     }
-    let edited = match &observed.anchor {
-        Some(anchor) => {
-            anchor.verify != *verify
-                || anchor.provers.as_ref().unwrap_or(&Vec::new())
-                    != provers_now.as_ref().unwrap_or(&Vec::new())
-        }
-        None => {
-            matches!(observed.verify_at_head, Some(Some(head)) if Some(head) != *verify)
-                || observed
-                    .provers_at_head
-                    .as_ref()
-                    .is_some_and(|head| Some(head) != provers_now.as_ref())
-        }
-    };
-    let skipped = checks
-        .as_ref()
-        .map(|c| c.skipped.clone())
-        .unwrap_or_default();
+    let edited = edited(observed, *verify, checks.as_ref());
     // Rule 5b: with `verifyEdits = block`, an edited verify.sh is refused
     // before anything runs; it is the person's to change.
     if edited && observed.verify_edits == VerifyEdits::Block {
@@ -560,89 +471,231 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     // With `weakening = block`, a weakening (of protected paths, or of the tests a run ran)
     // not refused before sends the agent back once, naming it; a person accepts it (SPEC.md
     // section 2.2).
-    let weakened = !observed.weakened.is_empty();
-    let fresh: Vec<String> = observed
-        .weakened
-        .iter()
-        .filter(|finding| !observed.weakened_refused.contains(finding))
-        .cloned()
-        .collect();
+    if let Some(findings) = weakenings_to_refuse(observed) {
+        return refuse(Why::ProtectedWeakened { findings });
+    }
+    let ending = Ending {
+        observed,
+        skipped: checks
+            .as_ref()
+            .map(|c| c.skipped.clone())
+            .unwrap_or_default(),
+        edited,
+    };
+    match &observed.run {
+        // Rule 6: a proof, whoever wrote it, means nothing runs again.
+        None => match proof {
+            Some(outcome) => ending.proven(*outcome, &refuse),
+            None => Decision::Run,
+        },
+        // Rule 7.
+        Some(RunFacts::Passed(outcome)) => ending.proven(*outcome, &refuse),
+        // A pass does not settle a contest: a person does (SPEC.md section 2.3).
+        Some(RunFacts::Flaky { checks }) => Done(Verdict::Flaky {
+            checks: checks.clone(),
+        }),
+        // Rules 8 and 10.
+        Some(ran) => refuse(not_passed(ran)),
+    }
+}
+
+/// Rules 3 and 4: the checks file the session started with (without an anchor: HEAD's) gone,
+/// or verify.sh not armed now: `Ok` the refusal when it was armed at the start, `Err` the quiet
+/// verdict when it never was; `None` when armed.
+fn disarmed(observed: &Observed) -> Option<Result<Why, Verdict>> {
+    let checks_at_start = match &observed.anchor {
+        Some(anchor) => anchor.provers.as_ref().is_some_and(|p| !p.is_empty()),
+        None => observed.checks_file_at_head,
+    };
+    if checks_at_start && !observed.checks_file_now {
+        return Some(Ok(Why::CheckDisarmed {
+            check: crate::proof::CHECKS_FILE.to_string(),
+            reason: "was deleted".to_string(),
+        }));
+    }
+    let reason = observed.armed_now.err()?;
+    let armed_at_start = match &observed.anchor {
+        Some(anchor) => anchor.armed,
+        None => observed.armed_at_head,
+    };
+    Some(if armed_at_start {
+        Ok(Why::Disarmed {
+            reason: reason.into(),
+        })
+    } else {
+        Err(Verdict::Quiet(Quiet::NotArmed))
+    })
+}
+
+/// A setting laxer now than the session's anchor recorded (the budget, the timeout, retries,
+/// signing, the policies for edits and weakenings), a filter or an ignore rule changed, or
+/// rules that hide paths of the state: the refusal, before rule 5, since what they change or
+/// hide is what makes a state look unchanged.
+fn weaker_than_the_anchor(observed: &Observed, anchor_max: u32) -> Option<Why> {
+    if observed.max_blocks < anchor_max {
+        return Some(Why::Weakened(Weakened::MaxBlocks {
+            anchor: anchor_max,
+            now: observed.max_blocks,
+        }));
+    }
+    let anchor = observed.anchor.as_ref()?;
+    let weakened = if observed.timeout_secs > anchor.timeout_secs {
+        Weakened::Timeout {
+            anchor: anchor.timeout_secs,
+            now: observed.timeout_secs,
+        }
+    } else if observed.retries > anchor.retries {
+        Weakened::Retries {
+            anchor: anchor.retries,
+            now: observed.retries,
+        }
+    } else if anchor.sign && !observed.sign {
+        Weakened::Signing
+    } else if observed.verify_edits < anchor.verify_edits {
+        Weakened::VerifyEdits
+    } else if observed.weakening < anchor.weakening {
+        Weakened::Weakening
+    } else {
+        // A state that cannot be read (verify.sh not as recorded, through that very filter,
+        // say) is refused later in its own, more precise words.
+        let readable = !matches!(observed.state, Some(State::ContentError(_)));
+        if observed.filters_changed && readable {
+            Weakened::Filters
+        } else if observed.ignores_changed
+            && readable
+            // Named with the paths they hide, where new paths are hidden.
+            && !observed.hiding_rules.iter().any(|rule| rule.outside)
+        {
+            Weakened::Ignores
+        } else if (observed.ignores_changed && readable) || !observed.hiding_rules.is_empty() {
+            return Some(Why::HiddenByIgnoredRules {
+                rules: observed.hiding_rules.clone(),
+            });
+        } else {
+            return None;
+        }
+    };
+    Some(Why::Weakened(weakened))
+}
+
+/// Whether what proves the state (verify.sh, the checks file, a check's script) differs from
+/// what the session started with (without an anchor: HEAD's).
+fn edited(observed: &Observed, verify: Option<Script>, checks: Option<&ChecksFacts>) -> bool {
+    let provers_now = checks.map(|c| c.provers.clone());
+    match &observed.anchor {
+        Some(anchor) => {
+            anchor.verify != verify
+                || anchor.provers.as_ref().unwrap_or(&Vec::new())
+                    != provers_now.as_ref().unwrap_or(&Vec::new())
+        }
+        None => {
+            matches!(observed.verify_at_head, Some(Some(head)) if Some(head) != verify)
+                || observed
+                    .provers_at_head
+                    .as_ref()
+                    .is_some_and(|head| Some(head) != provers_now.as_ref())
+        }
+    }
+}
+
+/// Under `weakening = block` (the anchor's or now, whichever is stricter), the weakenings not
+/// refused before in this turn; `None` when there is none to refuse.
+fn weakenings_to_refuse(observed: &Observed) -> Option<Vec<String>> {
     let weakening = observed
         .anchor
         .as_ref()
         .map_or(observed.weakening, |anchor| {
             anchor.weakening.max(observed.weakening)
         });
-    if !fresh.is_empty() && weakening == Weakening::Block {
-        return refuse(Why::ProtectedWeakened { findings: fresh });
+    if weakening != Weakening::Block {
+        return None;
     }
-    let (uncovered, uncovered_count) = &observed.uncovered;
-    let proven = |outcome: Outcome| {
+    let fresh: Vec<String> = observed
+        .weakened
+        .iter()
+        .filter(|finding| !observed.weakened_refused.contains(finding))
+        .cloned()
+        .collect();
+    (!fresh.is_empty()).then_some(fresh)
+}
+
+/// What the verdict on a proven state reads besides the proof's outcome.
+struct Ending<'a> {
+    observed: &'a Observed,
+    /// The checks a person skipped.
+    skipped: Vec<String>,
+    /// What proves the state was edited during the session.
+    edited: bool,
+}
+
+impl Ending<'_> {
+    /// The verdict on a state proven with `outcome`: skipped checks, an edit, a weakening or a
+    /// bounded proof end the turn bounded or unverified; paths no check reads are said, or
+    /// refused under `uncovered = block`.
+    fn proven(&self, outcome: Outcome, refuse: &dyn Fn(Why) -> Decision) -> Decision {
+        let observed = self.observed;
+        let weakened = !observed.weakened.is_empty();
         // A notice of its own only where no other notice (skipped checks, an edit to review)
         // ends the turn: those say the turn is unverified or bounded already.
-        let quiet = skipped.is_empty() && !edited && !weakened && outcome == Outcome::Proven;
+        let quiet =
+            self.skipped.is_empty() && !self.edited && !weakened && outcome == Outcome::Proven;
+        let (uncovered, uncovered_count) = &observed.uncovered;
         if *uncovered_count > 0 {
             let (paths, count) = (uncovered.clone(), *uncovered_count);
             match observed.uncovered_policy {
                 UncoveredPolicy::Block => return refuse(Why::Uncovered { paths, count }),
                 UncoveredPolicy::Notice if quiet => {
-                    return Done(Verdict::Uncovered { paths, count });
+                    return Decision::Verdict(Verdict::Uncovered { paths, count });
                 }
                 UncoveredPolicy::Notice => {}
             }
         }
-        Done(if !skipped.is_empty() {
+        Decision::Verdict(if !self.skipped.is_empty() {
             Verdict::SkippedChecks {
-                checks: skipped.clone(),
+                checks: self.skipped.clone(),
             }
-        } else if edited || weakened || outcome == Outcome::BoundedClaimSurvives {
+        } else if self.edited || weakened || outcome == Outcome::BoundedClaimSurvives {
             Verdict::Bounded
         } else {
             Verdict::Quiet(Quiet::Proven)
         })
-    };
+    }
+}
 
-    match &observed.run {
-        // Rule 6: a proof, whoever wrote it, means nothing runs again.
-        None => match proof {
-            Some(outcome) => proven(*outcome),
-            None => Decision::Run,
-        },
-        // Rule 7.
-        Some(RunFacts::Passed(outcome)) => proven(*outcome),
-        // A pass does not settle a contest: a person does (SPEC.md section 2.3).
-        Some(RunFacts::Flaky { checks }) => Done(Verdict::Flaky {
-            checks: checks.clone(),
-        }),
-        // Rules 8 and 10.
-        Some(RunFacts::Failed {
+/// Why a run that did not pass refuses the turn (rules 8 and 10).
+fn not_passed(ran: &RunFacts) -> Why {
+    match ran {
+        RunFacts::Failed {
             exit,
             exit_code,
             tail,
             checks,
             predates,
-        }) => refuse(Why::Failed {
+        } => Why::Failed {
             exit: exit.clone(),
             exit_code: *exit_code,
             tail: tail.clone(),
             checks: checks.clone(),
             predates: predates.clone(),
-        }),
-        Some(RunFacts::CannotTest {
+        },
+        RunFacts::CannotTest {
             reason,
             tail,
             checks,
-        }) => refuse(Why::CannotTest {
+        } => Why::CannotTest {
             reason: reason.clone(),
             tail: tail.clone(),
             checks: checks.clone(),
-        }),
-        Some(RunFacts::StateChanged { paths }) => refuse(Why::StateChanged {
+        },
+        RunFacts::StateChanged { paths } => Why::StateChanged {
             paths: paths.clone(),
-        }),
-        Some(RunFacts::ContentError(message)) => refuse(Why::Content {
+        },
+        RunFacts::ContentError(message) => Why::Content {
             message: message.clone(),
-        }),
+        },
+        RunFacts::Passed(_) | RunFacts::Flaky { .. } => {
+            unreachable!("a pass is decided on, never refused")
+        }
     }
 }
 
