@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use super::act;
 use super::ahead::{self, Joined};
-use super::anchor::Anchor;
+use super::anchor::{Anchor, Prover};
 use super::decide::{Decision, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
@@ -22,7 +22,9 @@ use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts, TurnState};
 use crate::context::policy::{AheadPolicy, GatePolicy};
 use crate::context::{Clock, Context, Settings};
-use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, session_key, session_key_blob};
+use crate::git::{
+    self, ANCHORS_REF, ObjectId, Repo, SessionFiles, StateTree, session_key, session_key_blob,
+};
 use crate::outcome::Outcome;
 use crate::proof::{CheckSet, Script};
 use crate::verify::Environment;
@@ -159,8 +161,6 @@ fn start(
         return Ok(Reply::Silent);
     }
     let ctx = Context::resolve(repo, None);
-    let gate_policy = ctx.gate.clone()?;
-    let policy = ctx.policy.clone()?;
     let repo = &ctx.repo;
     let worktree = worktree(repo)?;
     let key = session_key(&event.session, &worktree);
@@ -176,94 +176,108 @@ fn start(
         }
     };
     let files = SessionFiles::open(repo, &key)?;
+    if let Some(reply) = anchored_before(repo, &files, key, event, environment)? {
+        if matches!(reply, Reply::Silent) {
+            index_it()?;
+        }
+        return Ok(reply);
+    }
+    let anchor = new_anchor(&ctx, event, &worktree, environment)?;
+    let text = anchor.render();
+    let key_blob = repo
+        .write_blob(session_key_blob(&event.session, &worktree))
+        .map_err(Error::AnchorKey)?;
+    debug_assert_eq!(key_blob, key);
+    repo.notes(ANCHORS_REF).update(
+        key,
+        &format!("prove-it: anchor for session {}", one_line(&event.session)),
+        |existing| {
+            if existing.is_empty() {
+                text.clone()
+            } else {
+                existing.to_string()
+            }
+        },
+    )?;
+    // The session's own copy of its anchor, against which every stop checks the note: a
+    // deleted or rewritten anchor is then refused, never read as "unchanged".
+    if let Some(recorded) = repo.notes(ANCHORS_REF).lookup(&key)? {
+        files.store_seal(recorded.as_bytes())?;
+    }
+    index_it()?;
+    if announce && repo.mark_announced()? {
+        return Ok(Reply::Announce);
+    }
+    Ok(Reply::Silent)
+}
+
+/// A session start where the session already has an anchor (its copy, else the note): `Silent`
+/// when the session goes on with it (its entry in the session index to be written), the
+/// refusal of a start from another environment; `None` when there is no anchor yet.
+fn anchored_before(
+    repo: &Repo,
+    files: &SessionFiles,
+    key: ObjectId,
+    event: &Start,
+    environment: Option<&Environment>,
+) -> Result<Option<Reply>, Error> {
     let seal = files
         .load_seal()
         .map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let note = repo.notes(ANCHORS_REF).lookup(&key)?;
-    if let Some(anchor) = seal
+    let Some(anchor) = seal
         .as_deref()
         .or(note.as_deref())
         .and_then(|text| Anchor::parse(text).ok())
-    {
-        if let Some(now) = environment
-            && anchor.environment_differs(now).is_some()
-        {
-            match resumed(event) {
-                // A session resumed (or cleared, or compacted) by its host may run in another
-                // process with another environment: the session goes on in that one. Only
-                // what the environment digest says changes; the proofs that count from before
-                // the session do not. An untouched anchor only: a tampered one stays as it is,
-                // for the stop to refuse.
-                true if seal.is_none() || seal == note => {
-                    let text = Anchor {
-                        env: Some(now.digest()),
-                        env_vars: now.by_name(&anchor.session),
-                        ..anchor
-                    }
-                    .render();
-                    let message = format!(
-                        "prove-it: anchor for session {}, resumed in another environment",
-                        one_line(&event.session)
-                    );
-                    repo.notes(ANCHORS_REF)
-                        .update(key, &message, |_| text.clone())?;
-                    files.store_seal(text.as_bytes())?;
-                }
-                // A session start from another environment (the agent's shell) starts nothing
-                // on the session's behalf: not even its entry in the session index.
-                _ => {
-                    let changed = anchor.environment_differs(now).unwrap_or_default();
-                    return Ok(Reply::ForeignEnvironment { changed });
-                }
-            }
+    else {
+        return Ok(None);
+    };
+    let Some(now) = environment.filter(|now| anchor.environment_differs(now).is_some()) else {
+        return Ok(Some(Reply::Silent));
+    };
+    // A session resumed (or cleared, or compacted) by its host may run in another process
+    // with another environment: the session goes on in that one. Only what the environment
+    // digest says changes; the proofs that count from before the session do not. An untouched
+    // anchor only: a tampered one stays as it is, for the stop to refuse.
+    if resumed(event) && (seal.is_none() || seal == note) {
+        let text = Anchor {
+            env: Some(now.digest()),
+            env_vars: now.by_name(&anchor.session),
+            ..anchor
         }
-        index_it()?;
-        return Ok(Reply::Silent);
+        .render();
+        let message = format!(
+            "prove-it: anchor for session {}, resumed in another environment",
+            one_line(&event.session)
+        );
+        repo.notes(ANCHORS_REF)
+            .update(key, &message, |_| text.clone())?;
+        files.store_seal(text.as_bytes())?;
+        return Ok(Some(Reply::Silent));
     }
+    // A session start from another environment (the agent's shell) starts nothing on the
+    // session's behalf: not even its entry in the session index.
+    let changed = anchor.environment_differs(now).unwrap_or_default();
+    Ok(Some(Reply::ForeignEnvironment { changed }))
+}
+
+/// The anchor of a session starting now in `worktree`: the state it starts from and what
+/// proves it, and the policy it starts under.
+fn new_anchor(
+    ctx: &Context,
+    event: &Start,
+    worktree: &std::path::Path,
+    environment: Option<&Environment>,
+) -> Result<Anchor, Error> {
+    let repo = &ctx.repo;
+    let gate_policy = ctx.gate.clone()?;
+    let policy = ctx.policy.clone()?;
     // A worktree the state tree cannot be computed for still gets an anchor: every stop of the
     // session then counts as a change, and the content error is reported there.
     // Its trees are kept, for a stop to compare its state with directory by directory.
     let state = repo.anchor_state_tree().ok();
-    // With a checks file, the anchor keeps it and every check's script, with their texts.
-    let set = match &state {
-        Some(state) if crate::proof::has_checks_file(repo)? => CheckSet::of_state(repo, state)
-            .ok()
-            .filter(|set| set.file.is_some()),
-        _ => None,
-    };
-    let provers = match (&set, &state) {
-        (Some(set), Some(state)) => Some(observe::provers_of(set, &|path| {
-            repo.state_file(state, path, "check's script")
-        })?),
-        _ => None,
-    };
-    // Each check's key in the starting state, where a failure from before the session would
-    // be on record (`act` looks there when a check fails).
-    let start_inputs = match (&set, &state) {
-        (Some(set), Some(state)) => set
-            .checks
-            .iter()
-            .filter_map(|check| {
-                let tree = repo.input_tree(state, &check.inputs, false).ok()?;
-                Some((check.name.clone(), tree))
-            })
-            .collect(),
-        _ => Vec::new(),
-    };
-    // With protected paths, their list and their tree as the session starts.
-    let protect = set
-        .as_ref()
-        .and_then(|set| set.file.as_ref())
-        .and_then(|(_, text)| crate::proof::Protected::of_text(text).ok())
-        .unwrap_or_default();
-    let protect_tree = match &state {
-        Some(state) if !protect.is_empty() => {
-            let matcher = protect.matcher();
-            Some(repo.protected_tree(state, &|path| matcher.holds(path))?)
-        }
-        _ => None,
-    };
-    let anchor = Anchor {
+    let checks = StartingChecks::read(repo, state.as_ref())?;
+    Ok(Anchor {
         session: event.session.clone(),
         worktree: worktree.display().to_string(),
         time: ctx.clock.now_seconds(),
@@ -284,38 +298,72 @@ fn start(
         env_vars: environment.map_or_else(Vec::new, |env| env.by_name(&event.session)),
         proofs_at_start: repo.proofs_tip()?,
         verify_text: verify_text(repo),
-        provers,
-        start_inputs,
+        provers: checks.provers,
+        start_inputs: checks.start_inputs,
         weakening: gate_policy.weakening,
-        protect: protect.patterns,
-        protect_tree,
+        protect: checks.protect.patterns,
+        protect_tree: checks.protect_tree,
         ahead_off: !AheadPolicy::resolve(&Settings::of(repo)).is_ok_and(|ahead| ahead.on),
-    };
-    let text = anchor.render();
-    let key_blob = repo
-        .write_blob(session_key_blob(&event.session, &worktree))
-        .map_err(Error::AnchorKey)?;
-    debug_assert_eq!(key_blob, key);
-    repo.notes(ANCHORS_REF).update(
-        key,
-        &format!("prove-it: anchor for session {}", one_line(&event.session)),
-        |existing| {
-            if existing.is_empty() {
-                text.clone()
-            } else {
-                existing.to_string()
-            }
-        },
-    )?;
-    // The session's own copy of its anchor, against which every stop checks the note: a deleted or rewritten anchor is then refused, never read as "unchanged".
-    if let Some(recorded) = repo.notes(ANCHORS_REF).lookup(&key)? {
-        files.store_seal(recorded.as_bytes())?;
+    })
+}
+
+/// What an anchor keeps of a starting state's checks file.
+#[derive(Default)]
+struct StartingChecks {
+    /// The checks file and every check's script, with their texts.
+    provers: Option<Vec<Prover>>,
+    /// Each check's key in the starting state, where a failure from before the session would
+    /// be on record (`act` looks there when a check fails).
+    start_inputs: Vec<(String, ObjectId)>,
+    /// The protected paths' list.
+    protect: crate::proof::Protected,
+    /// The protected paths' tree, as the session starts.
+    protect_tree: Option<ObjectId>,
+}
+
+impl StartingChecks {
+    fn read(repo: &Repo, state: Option<&StateTree>) -> Result<StartingChecks, Error> {
+        let Some(state) = state else {
+            return Ok(StartingChecks::default());
+        };
+        let set = if crate::proof::has_checks_file(repo)? {
+            CheckSet::of_state(repo, state)
+                .ok()
+                .filter(|set| set.file.is_some())
+        } else {
+            None
+        };
+        let Some(set) = set else {
+            return Ok(StartingChecks::default());
+        };
+        let provers =
+            observe::provers_of(&set, &|path| repo.state_file(state, path, "check's script"))?;
+        let start_inputs = set
+            .checks
+            .iter()
+            .filter_map(|check| {
+                let tree = repo.input_tree(state, &check.inputs, false).ok()?;
+                Some((check.name.clone(), tree))
+            })
+            .collect();
+        let protect = set
+            .file
+            .as_ref()
+            .and_then(|(_, text)| crate::proof::Protected::of_text(text).ok())
+            .unwrap_or_default();
+        let protect_tree = if protect.is_empty() {
+            None
+        } else {
+            let matcher = protect.matcher();
+            Some(repo.protected_tree(state, &|path| matcher.holds(path))?)
+        };
+        Ok(StartingChecks {
+            provers: Some(provers),
+            start_inputs,
+            protect,
+            protect_tree,
+        })
     }
-    index_it()?;
-    if announce && repo.mark_announced()? {
-        return Ok(Reply::Announce);
-    }
-    Ok(Reply::Silent)
 }
 
 /// SubagentStart: a subagent working in a worktree of its own (Claude Code's under

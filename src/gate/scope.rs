@@ -84,7 +84,7 @@ pub(crate) fn stop(
     host: &dyn HostRules,
     event: &Stop,
 ) -> Scope {
-    let mut targets = Vec::new();
+    let mut scope = Gathering::default();
     let mut cwd = find(&event.cwd);
     // A host that names no project directory names nothing to find.
     let mut project = host.project_dir().map_or(Found::Nothing, |dir| find(&dir));
@@ -94,7 +94,7 @@ pub(crate) fn stop(
     };
     let entries = match index {
         Ok(index) => index.worktrees(&event.session).unwrap_or_else(|error| {
-            targets.push(Target::Broken {
+            scope.targets.push(Target::Broken {
                 worktree: None,
                 error: error.into(),
             });
@@ -103,14 +103,56 @@ pub(crate) fn stop(
         // Without a home there is no index to read; the cwd and the project still count.
         Err(_) => Vec::new(),
     };
-    let mut gated: Vec<PathBuf> = Vec::new();
     for entry in entries {
-        if gated.contains(&entry) {
-            continue;
+        scope.indexed(entry, [&mut cwd, &mut project]);
+    }
+    // The cwd's and the project's repositories: anchored there by this session (an index that
+    // lost its entry, a session started by an older build), or not.
+    let unanchored: Vec<(Found, bool)> = [(cwd, true), (project, false)]
+        .into_iter()
+        .filter_map(|(found, is_cwd)| scope.anchored_without_index(found, &event.session, is_cwd))
+        .collect();
+    // The index's own read error anchors nothing: it must not keep the cwd from being gated.
+    let anchored_any = scope.targets.iter().any(|target| {
+        matches!(
+            target,
+            Target::Gate { .. }
+                | Target::Broken {
+                    worktree: Some(_),
+                    ..
+                }
+        )
+    });
+    if anchored_any {
+        for (found, is_cwd) in unanchored {
+            scope.not_anchored(found, is_cwd);
         }
-        gated.push(entry.clone());
-        // The cwd's or the project's repository, when it is this worktree, is opened once.
-        let opened = [&mut cwd, &mut project]
+    } else {
+        scope.fallback(unanchored);
+    }
+    Scope {
+        targets: scope.targets,
+        cwd_worktree,
+    }
+}
+
+/// The targets of a stop as they are found, and the worktrees they name, each once.
+#[derive(Default)]
+struct Gathering {
+    targets: Vec<Target>,
+    gated: Vec<PathBuf>,
+}
+
+impl Gathering {
+    /// A worktree the session index says the session anchored: gated, or broken when it
+    /// cannot be opened or is now inside another. The cwd's or the project's repository, when
+    /// it is this worktree, is taken from `found` rather than opened again.
+    fn indexed(&mut self, entry: PathBuf, found: [&mut Found; 2]) {
+        if self.gated.contains(&entry) {
+            return;
+        }
+        self.gated.push(entry.clone());
+        let opened = found
             .into_iter()
             .find_map(|found| match found {
                 Found::Worktree(_, root) if *root == entry => {
@@ -122,7 +164,7 @@ pub(crate) fn stop(
                 _ => None,
             })
             .unwrap_or_else(|| Repo::discover_at(&entry).map(Box::new));
-        targets.push(match opened {
+        self.targets.push(match opened {
             Ok(repo) => match worktree(&repo) {
                 Ok(root) if root == entry => Target::Gate {
                     repo,
@@ -141,15 +183,20 @@ pub(crate) fn stop(
             Err(source) => broken(entry, source),
         });
     }
-    // The cwd's and the project's repositories: anchored there by this session (an index that
-    // lost its entry, a session started by an older build), or not.
-    let mut unanchored = Vec::new();
-    for (found, is_cwd) in [(cwd, true), (project, false)] {
+
+    /// The cwd's or the project's repository when it holds the session's anchor though the
+    /// index does not name it: gated. `Some` what was found when it is not anchored there.
+    fn anchored_without_index(
+        &mut self,
+        found: Found,
+        session: &str,
+        is_cwd: bool,
+    ) -> Option<(Found, bool)> {
         match found {
-            Found::Worktree(repo, root) if gated.contains(&root) => drop(repo),
-            Found::Worktree(repo, root) if holds_anchor(&repo, &root, &event.session) => {
-                gated.push(root.clone());
-                targets.push(Target::Gate {
+            Found::Worktree(repo, root) if self.gated.contains(&root) => drop(repo),
+            Found::Worktree(repo, root) if holds_anchor(&repo, &root, session) => {
+                self.gated.push(root.clone());
+                self.targets.push(Target::Gate {
                     repo,
                     worktree: root,
                     anchored: true,
@@ -157,10 +204,10 @@ pub(crate) fn stop(
             }
             // A worktree made to look bare (`core.bare true`) still holds the session's anchor,
             // under the worktree its git dir was in: refused loudly even without the index.
-            Found::Bare(git_dir) => match anchored_bare(&git_dir, &event.session) {
-                Some(worktree) if !gated.contains(&worktree) => {
-                    gated.push(worktree.clone());
-                    targets.push(broken(
+            Found::Bare(git_dir) => match anchored_bare(&git_dir, session) {
+                Some(worktree) if !self.gated.contains(&worktree) => {
+                    self.gated.push(worktree.clone());
+                    self.targets.push(broken(
                         worktree,
                         git::Error::Bare {
                             path: git_dir.clone(),
@@ -169,70 +216,56 @@ pub(crate) fn stop(
                 }
                 _ => {}
             },
-            other => unanchored.push((other, is_cwd)),
+            other => return Some((other, is_cwd)),
         }
+        None
     }
-    // The index's own read error anchors nothing: it must not keep the cwd from being gated.
-    let anchored_any = targets.iter().any(|target| {
-        matches!(
-            target,
-            Target::Gate { .. }
-                | Target::Broken {
-                    worktree: Some(_),
-                    ..
-                }
-        )
-    });
-    if anchored_any {
-        for (found, is_cwd) in unanchored {
-            match found {
-                Found::Worktree(repo, root) if !gated.contains(&root) => {
-                    gated.push(root.clone());
-                    // Nothing of an unarmed repository would have run anyway.
-                    if repo.armed().map_or(true, |armed| {
-                        armed.is_armed() || armed.link_problem().is_some()
-                    }) {
-                        targets.push(Target::NotGated { worktree: root });
-                    }
-                }
-                Found::Failed(error) if is_cwd => targets.push(Target::CwdUnreadable { error }),
-                // The host's project directory is the host's word, not the agent's: when it
-                // cannot be read, that is said too.
-                Found::Failed(error) => targets.push(Target::Broken {
-                    worktree: None,
-                    error: error.into(),
-                }),
-                _ => {}
-            }
-        }
-        return Scope {
-            targets,
-            cwd_worktree,
-        };
-    }
-    // The session anchored nothing: the cwd's repository, as before, and the project's when
-    // the cwd is in none.
-    let mut fallback = false;
-    for (found, _) in unanchored {
+
+    /// Where the session anchored elsewhere: the cwd's or the project's repository it did not
+    /// anchor is named as not gated (when armed: nothing of an unarmed one would have run), and
+    /// one that cannot be read is said.
+    fn not_anchored(&mut self, found: Found, is_cwd: bool) {
         match found {
-            Found::Worktree(repo, root) if !fallback => {
-                fallback = true;
-                targets.push(Target::Gate {
-                    repo,
-                    worktree: root,
-                    anchored: false,
-                });
+            Found::Worktree(repo, root) if !self.gated.contains(&root) => {
+                self.gated.push(root.clone());
+                if repo.armed().map_or(true, |armed| {
+                    armed.is_armed() || armed.link_problem().is_some()
+                }) {
+                    self.targets.push(Target::NotGated { worktree: root });
+                }
             }
-            Found::Failed(error) => targets.push(Target::Broken {
+            Found::Failed(error) if is_cwd => self.targets.push(Target::CwdUnreadable { error }),
+            // The host's project directory is the host's word, not the agent's: when it
+            // cannot be read, that is said too.
+            Found::Failed(error) => self.targets.push(Target::Broken {
                 worktree: None,
                 error: error.into(),
             }),
             _ => {}
         }
     }
-    Scope {
-        targets,
-        cwd_worktree,
+
+    /// The session anchored nothing: the cwd's repository, as before, and the project's when
+    /// the cwd is in none.
+    fn fallback(&mut self, unanchored: Vec<(Found, bool)>) {
+        let mut fallback = false;
+        for (found, _) in unanchored {
+            match found {
+                Found::Worktree(repo, root) if !fallback => {
+                    fallback = true;
+                    self.targets.push(Target::Gate {
+                        repo,
+                        worktree: root,
+                        anchored: false,
+                    });
+                }
+                Found::Failed(error) => self.targets.push(Target::Broken {
+                    worktree: None,
+                    error: error.into(),
+                }),
+                _ => {}
+            }
+        }
     }
 }
 
