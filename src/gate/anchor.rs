@@ -13,7 +13,7 @@ use time::OffsetDateTime;
 use time::format_description::well_known::Rfc3339;
 
 use crate::context::policy::VerifyEdits;
-use crate::proof::Script;
+use crate::proof::{Script, codec};
 use crate::verify::Environment;
 
 const MAGIC_KEY: &str = "prove-it-anchor";
@@ -167,12 +167,11 @@ impl Anchor {
             let _ = writeln!(out, "{START_INPUT}: {tree} {}", one_line(check));
         }
         if let Some(text) = &self.verify_text {
-            let _ = writeln!(out, "{VERIFY_TEXT}:");
-            block(&mut out, text);
+            codec::write_text(&mut out, &format!("{VERIFY_TEXT}:"), text);
         }
         for prover in self.provers.iter().flatten() {
-            let _ = writeln!(out, "{PROVER_TEXT}: {}", one_line(&prover.path));
-            block(&mut out, &prover.text);
+            let key = format!("{PROVER_TEXT}: {}", one_line(&prover.path));
+            codec::write_text(&mut out, &key, &prover.text);
         }
         out
     }
@@ -191,43 +190,70 @@ impl Anchor {
     }
 
     pub(crate) fn parse(text: &str) -> Result<Anchor, Malformed> {
-        let malformed = |what: &str| Malformed(what.to_string());
-        let mut lines = text.lines().peekable();
-        match lines.next().and_then(|l| l.split_once(": ")) {
-            Some((MAGIC_KEY, version)) if version == VERSION.to_string() => {}
-            Some((MAGIC_KEY, version)) => {
-                return Err(Malformed(format!("version {version} is not supported")));
+        let format = codec::Format {
+            magic: MAGIC_KEY,
+            version: VERSION,
+            carries_text: &|key| key == VERIFY_TEXT || key == PROVER_TEXT,
+            text_end: codec::TextEnd::Exact,
+            // Unknown shapes are tolerated like unknown keys: a newer writer may add them.
+            skip_keyless: true,
+        };
+        let read = format.read(text).map_err(|error| match error {
+            codec::Error::Version(version) => {
+                Malformed(format!("version {version} is not supported"))
             }
-            _ => return Err(malformed("it does not start with prove-it-anchor: 1")),
+            _ => Malformed(format!("it does not start with {MAGIC_KEY}: {VERSION}")),
+        })?;
+        let mut fields = AnchorFields::default();
+        for field in read {
+            fields.take(field)?;
         }
-        let mut fields = std::collections::HashMap::new();
-        let mut verify_text = None;
-        let mut provers: Option<Vec<Prover>> = None;
-        let mut prover_texts = std::collections::HashMap::new();
-        let mut start_inputs = Vec::new();
-        let mut env_vars = Vec::new();
-        let mut protect = Vec::new();
-        while let Some(line) = lines.next() {
-            if let Some(pattern) = line.strip_prefix(&format!("{PROTECT}: ")) {
-                protect.push(pattern.to_string());
-            } else if let Some(value) = line.strip_prefix(&format!("{ENV_VAR}: ")) {
+        fields.anchor()
+    }
+}
+
+/// An anchor's fields as read: the ones said once by key, the repeated ones and the texts in
+/// the order written.
+#[derive(Default)]
+struct AnchorFields<'a> {
+    fields: std::collections::HashMap<&'a str, &'a str>,
+    verify_text: Option<String>,
+    provers: Option<Vec<Prover>>,
+    prover_texts: std::collections::HashMap<String, String>,
+    start_inputs: Vec<(String, ObjectId)>,
+    env_vars: Vec<(String, String)>,
+    protect: Vec<String>,
+}
+
+fn malformed(what: &str) -> Malformed {
+    Malformed(what.to_string())
+}
+
+impl<'a> AnchorFields<'a> {
+    fn take(&mut self, field: codec::Field<'a>) -> Result<(), Malformed> {
+        let codec::Field { key, value, text } = field;
+        match (key, text) {
+            (VERIFY_TEXT, Some(text)) => self.verify_text = Some(text),
+            (PROVER_TEXT, Some(text)) => {
+                self.prover_texts.insert(value.to_string(), text);
+            }
+            (PROTECT, _) => self.protect.push(value.to_string()),
+            (ENV_VAR, _) => {
                 let (digest, name) = value
                     .split_once(' ')
                     .ok_or_else(|| malformed("env-var: is not <digest> <name>"))?;
-                env_vars.push((name.to_string(), digest.to_string()));
-            } else if let Some(value) = line.strip_prefix(&format!("{START_INPUT}: ")) {
+                self.env_vars.push((name.to_string(), digest.to_string()));
+            }
+            (START_INPUT, _) => {
                 let (tree, check) = value
                     .split_once(' ')
                     .and_then(|(tree, check)| {
                         Some((ObjectId::from_hex(tree.as_bytes()).ok()?, check))
                     })
                     .ok_or_else(|| malformed("start-input: is not <tree> <check>"))?;
-                start_inputs.push((check.to_string(), tree));
-            } else if line == format!("{VERIFY_TEXT}:") {
-                verify_text = Some(read_block(&mut lines));
-            } else if let Some(path) = line.strip_prefix(&format!("{PROVER_TEXT}: ")) {
-                prover_texts.insert(path.to_string(), read_block(&mut lines));
-            } else if let Some(value) = line.strip_prefix(&format!("{PROVER}: ")) {
+                self.start_inputs.push((check.to_string(), tree));
+            }
+            (PROVER, _) => {
                 let mut parts = value.splitn(3, ' ');
                 let (Some(blob), Some(mode), Some(path)) =
                     (parts.next(), parts.next(), parts.next())
@@ -236,96 +262,102 @@ impl Anchor {
                 };
                 let script = parse_script(&format!("{blob} {mode}"))
                     .ok_or_else(|| malformed("prover: is not <blob> <mode> <path>"))?;
-                provers.get_or_insert_with(Vec::new).push(Prover {
+                self.provers.get_or_insert_with(Vec::new).push(Prover {
                     path: path.to_string(),
                     script,
                     text: String::new(),
                 });
-            } else if let Some((key, value)) = line.split_once(": ") {
-                fields.insert(key, value);
-            } else if !line.is_empty() {
-                // Unknown shapes are tolerated like unknown keys: a newer writer may add them.
-                continue;
+            }
+            _ => {
+                self.fields.insert(key, value);
             }
         }
-        let field = |key: &str| {
-            fields
-                .get(key)
-                .copied()
-                .ok_or_else(|| Malformed(format!("it has no {key}:")))
+        Ok(())
+    }
+
+    /// A field said once, required.
+    fn field(&self, key: &str) -> Result<&'a str, Malformed> {
+        self.fields
+            .get(key)
+            .copied()
+            .ok_or_else(|| Malformed(format!("it has no {key}:")))
+    }
+
+    /// An object id said once: required (`none` for none) when `required`, else optional.
+    fn id(&self, key: &str, required: bool) -> Result<Option<ObjectId>, Malformed> {
+        let value = if required {
+            Some(self.field(key)?).filter(|value| *value != "none")
+        } else {
+            self.fields.get(key).copied()
         };
-        let id = |key: &str| -> Result<Option<ObjectId>, Malformed> {
-            match field(key)? {
-                "none" => Ok(None),
-                hex => ObjectId::from_hex(hex.as_bytes())
-                    .map(Some)
-                    .map_err(|_| Malformed(format!("{key}: {hex} is not an object id"))),
-            }
-        };
-        let optional_id = |key: &str| -> Result<Option<ObjectId>, Malformed> {
-            fields
-                .get(key)
-                .map(|hex| {
-                    ObjectId::from_hex(hex.as_bytes())
-                        .map_err(|_| Malformed(format!("{key}: {hex} is not an object id")))
-                })
-                .transpose()
-        };
-        let verify = match field("verify")? {
+        value
+            .map(|hex| {
+                ObjectId::from_hex(hex.as_bytes())
+                    .map_err(|_| Malformed(format!("{key}: {hex} is not an object id")))
+            })
+            .transpose()
+    }
+
+    /// A number said once: required, or 0 when absent and not `required`.
+    fn number<N: std::str::FromStr + Default>(
+        &self,
+        key: &str,
+        required: bool,
+    ) -> Result<N, Malformed> {
+        match self.fields.get(key).copied() {
+            None if !required => Ok(N::default()),
+            _ => self
+                .field(key)?
+                .parse()
+                .map_err(|_| Malformed(format!("{key}: is not a number"))),
+        }
+    }
+
+    /// A policy said once, `show` when absent.
+    fn policy(&self, key: &str) -> Result<VerifyEdits, Malformed> {
+        match self.fields.get(key).copied() {
+            None => Ok(VerifyEdits::Show),
+            Some(value) => VerifyEdits::parse(value)
+                .ok_or_else(|| Malformed(format!("{key}: is not show or block"))),
+        }
+    }
+
+    fn anchor(self) -> Result<Anchor, Malformed> {
+        let verify = match self.field("verify")? {
             "none" => None,
             value => {
                 Some(parse_script(value).ok_or_else(|| malformed("verify: is not <blob> <mode>"))?)
             }
         };
+        let prover_texts = &self.prover_texts;
         Ok(Anchor {
-            session: field("session")?.to_string(),
-            worktree: field("worktree")?.to_string(),
-            time: OffsetDateTime::parse(field("time")?, &Rfc3339)
+            session: self.field("session")?.to_string(),
+            worktree: self.field("worktree")?.to_string(),
+            time: OffsetDateTime::parse(self.field("time")?, &Rfc3339)
                 .map_err(|_| malformed("time: is not RFC 3339"))?,
-            state_tree: id("state-tree")?,
-            head_tree: id("head-tree")?,
+            state_tree: self.id("state-tree", true)?,
+            head_tree: self.id("head-tree", true)?,
             verify,
-            max_blocks: field("max-blocks")?
-                .parse()
-                .map_err(|_| malformed("max-blocks: is not a number"))?,
-            timeout_secs: field("timeout")?
-                .parse()
-                .map_err(|_| malformed("timeout: is not a number"))?,
-            retries: match fields.get("retries").copied() {
-                None => 0,
-                Some(value) => value
-                    .parse()
-                    .map_err(|_| malformed("retries: is not a number"))?,
-            },
-            sign: match fields.get("sign").copied() {
+            max_blocks: self.number("max-blocks", true)?,
+            timeout_secs: self.number("timeout", true)?,
+            retries: self.number("retries", false)?,
+            sign: match self.fields.get("sign").copied() {
                 None | Some("off") => false,
                 Some("on") => true,
                 Some(_) => return Err(malformed("sign: is not on or off")),
             },
-            verify_edits: match fields.get("verify-edits").copied() {
-                None => VerifyEdits::Show,
-                Some(value) => VerifyEdits::parse(value)
-                    .ok_or_else(|| malformed("verify-edits: is not show or block"))?,
-            },
-            filters: match fields.get("filters").copied() {
-                None => None,
-                Some(hex) => Some(
-                    ObjectId::from_hex(hex.as_bytes())
-                        .map_err(|_| malformed("filters: is not an object id"))?,
-                ),
-            },
-            ignores: match fields.get("ignores").copied() {
-                None => None,
-                Some(hex) => Some(
-                    ObjectId::from_hex(hex.as_bytes())
-                        .map_err(|_| malformed("ignores: is not an object id"))?,
-                ),
-            },
-            env: optional_id("env")?,
-            env_vars,
-            proofs_at_start: optional_id("proofs-at-start")?,
-            verify_text,
-            provers: provers.map(|provers| {
+            verify_edits: self.policy("verify-edits")?,
+            filters: self.id("filters", false)?,
+            ignores: self.id("ignores", false)?,
+            env: self.id("env", false)?,
+            proofs_at_start: self.id("proofs-at-start", false)?,
+            protect_tree: self.id(PROTECT_TREE, false)?,
+            weakening: self.policy("weakening")?,
+            ahead_off: self
+                .fields
+                .get("ahead")
+                .is_some_and(|value| *value == "off"),
+            provers: self.provers.map(|provers| {
                 provers
                     .into_iter()
                     .map(|prover| Prover {
@@ -334,46 +366,12 @@ impl Anchor {
                     })
                     .collect()
             }),
-            start_inputs,
-            weakening: match fields.get("weakening").copied() {
-                None => VerifyEdits::Show,
-                Some(value) => VerifyEdits::parse(value)
-                    .ok_or_else(|| malformed("weakening: is not show or block"))?,
-            },
-            protect,
-            protect_tree: optional_id(PROTECT_TREE)?,
-            ahead_off: fields.get("ahead").is_some_and(|value| *value == "off"),
+            env_vars: self.env_vars,
+            verify_text: self.verify_text,
+            start_inputs: self.start_inputs,
+            protect: self.protect,
         })
     }
-}
-
-/// A text as continuation lines: one space before each line, so the text cannot forge a key
-/// of its own; a missing final newline is marked, as diff does, so the text round-trips.
-fn block(out: &mut String, text: &str) {
-    for line in text.split_inclusive('\n') {
-        let _ = write!(out, " {line}");
-    }
-    if !text.is_empty() && !text.ends_with('\n') {
-        let _ = writeln!(out, "\n\\");
-    }
-}
-
-/// The continuation lines after a text key, as `block` wrote them.
-fn read_block<'a>(lines: &mut std::iter::Peekable<impl Iterator<Item = &'a str>>) -> String {
-    let mut body = String::new();
-    while let Some(next) = lines.peek() {
-        if let Some(rest) = next.strip_prefix(' ') {
-            body.push_str(rest);
-            body.push('\n');
-            lines.next();
-        } else if *next == "\\" {
-            body.pop();
-            lines.next();
-        } else {
-            break;
-        }
-    }
-    body
 }
 
 fn parse_script(value: &str) -> Option<Script> {

@@ -17,7 +17,7 @@ use time::OffsetDateTime;
 
 use super::record::{
     self, OUTPUT, Outcome, Problem, Script, number, object_id, one_line, optional_id, required,
-    rfc3339, script, time_field, write_block, write_run_by,
+    rfc3339, script, time_field, write_run_by,
 };
 use crate::git::{self, FAILURES_REF, Notes, Repo};
 
@@ -113,7 +113,7 @@ impl CannotTest {
             &self.tool,
             self.identity_missing,
         );
-        write_block(&mut out, OUTPUT, self.output.iter().map(String::as_str));
+        super::codec::write_lines(&mut out, OUTPUT, self.output.iter().map(String::as_str));
         let _ = writeln!(out, "Signed-off-by: {}", one_line(&self.signed_off_by));
         out
     }

@@ -15,7 +15,7 @@ use time::OffsetDateTime;
 
 use super::record::{
     self, OUTPUT, Outcome, Problem, Script, number, object_id, one_line, optional_id, required,
-    rfc3339, script, time_field, write_block, write_run_by,
+    rfc3339, script, time_field, write_run_by,
 };
 /// Where failure records are kept (its name lives in `git/names.rs` with every other).
 pub use crate::git::FAILURES_REF;
@@ -88,7 +88,7 @@ impl Failure {
             &self.tool,
             self.identity_missing,
         );
-        write_block(&mut out, OUTPUT, self.output.iter().map(String::as_str));
+        super::codec::write_lines(&mut out, OUTPUT, self.output.iter().map(String::as_str));
         let _ = writeln!(out, "Signed-off-by: {}", one_line(&self.signed_off_by));
         out
     }

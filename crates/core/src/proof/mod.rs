@@ -9,6 +9,7 @@ mod bisect;
 mod cannot_test;
 mod checks;
 mod checks_file;
+pub mod codec;
 mod commit_status;
 mod contest;
 mod failure;

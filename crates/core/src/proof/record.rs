@@ -13,6 +13,7 @@ pub use crate::isolation::Isolation;
 pub use crate::outcome::Outcome;
 pub use crate::signing::Signature;
 
+use super::codec;
 use super::contest::{Contested, Mark, Marks};
 use super::test_report::{Counts, Recorded, Source};
 use super::weakening::{Finding, Protection};
@@ -353,7 +354,7 @@ impl Record {
             self.identity_missing,
         );
         if let Some(diff) = &self.verify_diff {
-            write_block(&mut out, VERIFY_DIFF, diff.lines());
+            codec::write_lines(&mut out, VERIFY_DIFF, diff.lines());
         }
         for finding in &self.protection.weakened {
             let _ = writeln!(out, "{WEAKENED}: {}", one_line(&finding.to_line()));
@@ -362,7 +363,7 @@ impl Record {
             let _ = writeln!(out, "{CHANGED}: {}", one_line(path));
         }
         if let Some(diff) = &self.protection.diff {
-            write_block(&mut out, PROTECT_DIFF, diff.lines());
+            codec::write_lines(&mut out, PROTECT_DIFF, diff.lines());
         }
         // One line per path, not a block: a reader that does not know the key skips each
         // line, where an indented block line would read to it as a line without a key.
@@ -452,16 +453,6 @@ pub(super) fn write_run_by(
     let _ = writeln!(out, "tool: {}", one_line(tool));
     if identity_missing {
         let _ = writeln!(out, "identity: missing");
-    }
-}
-
-/// A key whose value is lines of text (a diff, a run's output): `key:`, then each line after
-/// one space, so that a blank line in them can never be taken for the blank line that
-/// separates records.
-pub(super) fn write_block<'a>(out: &mut String, key: &str, lines: impl Iterator<Item = &'a str>) {
-    let _ = writeln!(out, "{key}:");
-    for line in lines {
-        let _ = writeln!(out, " {line}");
     }
 }
 
@@ -588,120 +579,117 @@ pub(super) fn parse_record(text: &str, key: &gix::oid) -> Result<Record, Problem
 }
 
 /// A record's lines as fields, its version checked, unknown keys skipped: the one reading of
-/// the format that proofs and failure records (`failure.rs`) share.
+/// the format that proofs and failure records (`failure.rs`) share, through the notes' codec.
 pub(super) fn read_fields(text: &str) -> Result<Fields, Problem> {
-    let mut lines = text.lines().peekable();
-    let first = lines.next().unwrap_or_default();
-    match first.split_once(':') {
-        Some((MAGIC_KEY, version)) if version.trim() == VERSION.to_string() => {}
-        Some((MAGIC_KEY, version)) => {
-            return Err(Problem::UnsupportedVersion(version.trim().to_string()));
+    let format = codec::Format {
+        magic: MAGIC_KEY,
+        version: VERSION,
+        carries_text: &|key| key == VERIFY_DIFF || key == OUTPUT || key == PROTECT_DIFF,
+        text_end: codec::TextEnd::Lines,
+        skip_keyless: false,
+    };
+    let read = format.read(text).map_err(|error| match error {
+        codec::Error::Version(version) => Problem::UnsupportedVersion(version),
+        codec::Error::NotThisFormat => {
+            Problem::Malformed(format!("first line is not `{MAGIC_KEY}: {VERSION}`"))
         }
-        _ => {
-            return Err(Problem::Malformed(format!(
-                "first line is not `{MAGIC_KEY}: {VERSION}`"
-            )));
-        }
-    }
-
+        codec::Error::NoKey(line) => Problem::Malformed(format!("line without a key: {line:?}")),
+    })?;
     let mut fields = Fields::default();
-    while let Some(line) = lines.next() {
-        let Some((name, value)) = line.split_once(':') else {
-            return Err(Problem::Malformed(format!("line without a key: {line:?}")));
-        };
-        let value = value.trim();
-        if name == VERIFY_DIFF || name == OUTPUT || name == PROTECT_DIFF {
-            let mut block = String::new();
-            while let Some(next) = lines.peek().and_then(|l| l.strip_prefix(' ')) {
-                block.push_str(next);
-                block.push('\n');
-                lines.next();
-            }
-            let slot = if name == OUTPUT {
-                &mut fields.output
-            } else if name == PROTECT_DIFF {
-                &mut fields.protect_diff
-            } else {
-                &mut fields.verify_diff
-            };
-            if slot.replace(block).is_some() {
-                return Err(Problem::Malformed(format!("`{name}` appears twice")));
-            }
-            continue;
-        }
-        if name == UNCOVERED {
-            fields.uncovered.push(value.to_string());
-            continue;
-        }
-        if name == WEAKENED || name == CHANGED {
-            // As for every known key: "a\rb" could disguise a finding on a terminal.
-            if value.chars().any(char::is_control) {
-                return Err(Problem::Malformed(format!(
-                    "`{name}` holds a control character, which could disguise it on a terminal"
-                )));
-            }
-            let list = if name == WEAKENED {
-                &mut fields.weakened
-            } else {
-                &mut fields.changed
-            };
-            list.push(value.to_string());
-            continue;
-        }
-        if name == TESTS_PASS {
-            fields.tests_pass.push(value.to_string());
-            continue;
-        }
-        if name == TESTS_WEAKENED {
-            fields.tests_weakened.push(value.to_string());
-            continue;
-        }
-        // Unknown keys are ignored so that later versions can add lines old readers skip; a
-        // repeated known key is ambiguous and therefore refused.
-        let slot = match name {
-            UNCOVERED_COUNT => &mut fields.uncovered_count,
-            TESTS => &mut fields.tests,
-            TESTS_ERROR => &mut fields.tests_error,
-            TESTS_PASS_PACKED => &mut fields.tests_pass_packed,
-            TESTS_PASS_CUT => &mut fields.tests_pass_cut,
-            "outcome" => &mut fields.outcome,
-            "tree" => &mut fields.tree,
-            "check" => &mut fields.check,
-            "head" => &mut fields.head,
-            "verify" => &mut fields.verify,
-            "verify-anchor" => &mut fields.verify_anchor,
-            "exit-code" => &mut fields.exit_code,
-            "duration-ms" => &mut fields.duration_ms,
-            "flaky" => &mut fields.flaky,
-            "isolation" => &mut fields.isolation,
-            RENAMES => &mut fields.renames,
-            "env" => &mut fields.env,
-            "exit" => &mut fields.exit,
-            "attempts" => &mut fields.attempts,
-            "time" => &mut fields.time,
-            "host" => &mut fields.host,
-            "session" => &mut fields.session,
-            "tool" => &mut fields.tool,
-            "identity" => &mut fields.identity,
-            "cannot-test" => &mut fields.cannot_test,
-            "contests" => &mut fields.contests,
-            "revokes" => &mut fields.revokes,
-            "accepts" => &mut fields.accepts,
-            "reason" => &mut fields.reason,
-            SIGNED_OFF_BY => &mut fields.signed_off_by,
-            _ => continue,
-        };
-        // Writers never put one there: "Mallory\rAlice" would show as Alice on a terminal.
-        if value.chars().any(char::is_control) {
-            return Err(Problem::Malformed(format!(
-                "`{name}` holds a control character, which could disguise it on a terminal"
-            )));
-        }
-        if slot.replace(value.to_string()).is_some() {
-            return Err(Problem::Malformed(format!("`{name}` appears twice")));
-        }
+    for codec::Field { key, value, text } in read {
+        fields.take(key, value.trim(), text)?;
     }
     Ok(fields)
+}
+
+/// Refuse a value with a control character: writers never put one there, and "Mallory\rAlice"
+/// would show as Alice on a terminal.
+fn no_control(name: &str, value: &str) -> Result<(), Problem> {
+    if value.chars().any(char::is_control) {
+        return Err(Problem::Malformed(format!(
+            "`{name}` holds a control character, which could disguise it on a terminal"
+        )));
+    }
+    Ok(())
+}
+
+/// Put `value` in `slot`; a repeated known key is ambiguous and therefore refused.
+fn once(slot: &mut Option<String>, name: &str, value: String) -> Result<(), Problem> {
+    if slot.replace(value).is_some() {
+        return Err(Problem::Malformed(format!("`{name}` appears twice")));
+    }
+    Ok(())
+}
+
+impl Fields {
+    /// Take one field of a record: a text, a line of a list, or a value said once. Unknown keys
+    /// are ignored so that later versions can add lines old readers skip.
+    fn take(&mut self, name: &str, value: &str, text: Option<String>) -> Result<(), Problem> {
+        if let Some(text) = text {
+            let slot = match name {
+                OUTPUT => &mut self.output,
+                PROTECT_DIFF => &mut self.protect_diff,
+                _ => &mut self.verify_diff,
+            };
+            return once(slot, name, text);
+        }
+        let list = match name {
+            UNCOVERED => &mut self.uncovered,
+            WEAKENED | CHANGED => {
+                // As for every known key: "a\rb" could disguise a finding on a terminal.
+                no_control(name, value)?;
+                if name == WEAKENED {
+                    &mut self.weakened
+                } else {
+                    &mut self.changed
+                }
+            }
+            TESTS_PASS => &mut self.tests_pass,
+            TESTS_WEAKENED => &mut self.tests_weakened,
+            _ => return self.take_once(name, value),
+        };
+        list.push(value.to_string());
+        Ok(())
+    }
+
+    /// Take a field that a record says at most once.
+    fn take_once(&mut self, name: &str, value: &str) -> Result<(), Problem> {
+        let slot = match name {
+            UNCOVERED_COUNT => &mut self.uncovered_count,
+            TESTS => &mut self.tests,
+            TESTS_ERROR => &mut self.tests_error,
+            TESTS_PASS_PACKED => &mut self.tests_pass_packed,
+            TESTS_PASS_CUT => &mut self.tests_pass_cut,
+            "outcome" => &mut self.outcome,
+            "tree" => &mut self.tree,
+            "check" => &mut self.check,
+            "head" => &mut self.head,
+            "verify" => &mut self.verify,
+            "verify-anchor" => &mut self.verify_anchor,
+            "exit-code" => &mut self.exit_code,
+            "duration-ms" => &mut self.duration_ms,
+            "flaky" => &mut self.flaky,
+            "isolation" => &mut self.isolation,
+            RENAMES => &mut self.renames,
+            "env" => &mut self.env,
+            "exit" => &mut self.exit,
+            "attempts" => &mut self.attempts,
+            "time" => &mut self.time,
+            "host" => &mut self.host,
+            "session" => &mut self.session,
+            "tool" => &mut self.tool,
+            "identity" => &mut self.identity,
+            "cannot-test" => &mut self.cannot_test,
+            "contests" => &mut self.contests,
+            "revokes" => &mut self.revokes,
+            "accepts" => &mut self.accepts,
+            "reason" => &mut self.reason,
+            SIGNED_OFF_BY => &mut self.signed_off_by,
+            _ => return Ok(()),
+        };
+        no_control(name, value)?;
+        once(slot, name, value.to_string())
+    }
 }
 
 /// A record's fields as read, each `None` when its line is absent.
