@@ -420,61 +420,7 @@ fn run_checks(
         .filter(|(_, attempted)| matches!(attempted, Attempted::Failed { .. }))
         .collect();
     if !failed.is_empty() {
-        // The lines one run gets, shared: each failing check keeps its own last lines.
-        let each = (proof::TAIL_LINES / failed.len()).max(3);
-        let (mut exits, mut tail, mut checks) = (Vec::new(), Vec::new(), Vec::new());
-        let mut predates = Vec::new();
-        let mut first: Option<(Option<i32>, std::path::PathBuf, usize)> = None;
-        for (name, attempted) in &failed {
-            let Attempted::Failed {
-                exit,
-                exit_code,
-                tail: lines,
-                log,
-                ..
-            } = attempted
-            else {
-                continue;
-            };
-            exits.push(format!("{name}: {exit}"));
-            if failed.len() > 1 {
-                tail.push(format!(
-                    "--- check {name} ({exit}; its full output: {}):",
-                    log.display()
-                ));
-            }
-            let kept = &lines[lines.len().saturating_sub(each)..];
-            tail.extend(kept.iter().cloned());
-            checks.push(name.clone());
-            // Where the session started, this check's key: a failure there predates it.
-            let start = seen.anchor.as_ref().and_then(|anchor| {
-                anchor
-                    .start_inputs
-                    .iter()
-                    .find(|(check, _)| check == name)
-                    .map(|(_, tree)| *tree)
-            });
-            let record_name = (name != proof::VERIFY_CHECK).then_some(name.as_str());
-            predates.extend(start.and_then(|start| predated(ctx, start, record_name, lines)));
-            first.get_or_insert((*exit_code, log.clone(), kept.len()));
-        }
-        let (exit_code, log, kept) = first.expect("at least one failure");
-        let earlier = crate::git::read_run_log(&log, crate::verify::LOG_CAP)
-            .map(|output| earlier_key_lines(&output, kept))
-            .unwrap_or_default();
-        return Ok((
-            RunFacts::Failed {
-                exit: exits.join("; "),
-                exit_code,
-                tail,
-                checks,
-                predates,
-            },
-            Some(FailedLog {
-                path: log.display().to_string(),
-                earlier,
-            }),
-        ));
+        return Ok(failures(ctx, seen, &failed));
     }
     if let Some(cannot) = cannot_test(&ran) {
         return Ok(cannot);
@@ -492,9 +438,84 @@ fn run_checks(
         paths.dedup();
         return Ok((RunFacts::StateChanged { paths }, None));
     }
+    passed(ctx, seen, &ran, weakened)
+}
+
+/// The failing checks of a run, summed up: each its exit, its own last lines within the lines
+/// one run gets, and whether its failure predates the session; the first one's log.
+fn failures(
+    ctx: &Context,
+    seen: &Seen,
+    failed: &[&(String, Attempted)],
+) -> (RunFacts, Option<FailedLog>) {
+    // The lines one run gets, shared: each failing check keeps its own last lines.
+    let each = (proof::TAIL_LINES / failed.len()).max(3);
+    let (mut exits, mut tail, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+    let mut predates = Vec::new();
+    let mut first: Option<(Option<i32>, std::path::PathBuf, usize)> = None;
+    for (name, attempted) in failed {
+        let Attempted::Failed {
+            exit,
+            exit_code,
+            tail: lines,
+            log,
+            ..
+        } = attempted
+        else {
+            continue;
+        };
+        exits.push(format!("{name}: {exit}"));
+        if failed.len() > 1 {
+            tail.push(format!(
+                "--- check {name} ({exit}; its full output: {}):",
+                log.display()
+            ));
+        }
+        let kept = &lines[lines.len().saturating_sub(each)..];
+        tail.extend(kept.iter().cloned());
+        checks.push(name.clone());
+        // Where the session started, this check's key: a failure there predates it.
+        let start = seen.anchor.as_ref().and_then(|anchor| {
+            anchor
+                .start_inputs
+                .iter()
+                .find(|(check, _)| check == name)
+                .map(|(_, tree)| *tree)
+        });
+        let record_name = (name != proof::VERIFY_CHECK).then_some(name.as_str());
+        predates.extend(start.and_then(|start| predated(ctx, start, record_name, lines)));
+        first.get_or_insert((*exit_code, log.clone(), kept.len()));
+    }
+    let (exit_code, log, kept) = first.expect("at least one failure");
+    let earlier = crate::git::read_run_log(&log, crate::verify::LOG_CAP)
+        .map(|output| earlier_key_lines(&output, kept))
+        .unwrap_or_default();
+    (
+        RunFacts::Failed {
+            exit: exits.join("; "),
+            exit_code,
+            tail,
+            checks,
+            predates,
+        },
+        Some(FailedLog {
+            path: log.display().to_string(),
+            earlier,
+        }),
+    )
+}
+
+/// Every check run passed: flaky where a failing run contests its proof, else the set stands
+/// as its worst check, run now or proven before. The tests each proof lost go to `weakened`.
+fn passed(
+    ctx: &Context,
+    seen: &Seen,
+    ran: &[(String, Attempted)],
+    weakened: &mut Vec<String>,
+) -> Result<(RunFacts, Option<FailedLog>), Error> {
     // Every check run passed; a pass a failing run contests settles nothing.
     let mut contested = Vec::new();
-    for (name, attempted) in &ran {
+    for (name, attempted) in ran {
         if let Attempted::Proven(record) = attempted
             && proof::is_contested(&ctx.repo, record)?
         {
@@ -504,7 +525,7 @@ fn run_checks(
     if !contested.is_empty() {
         return Ok((RunFacts::Flaky { checks: contested }, None));
     }
-    for (name, attempted) in &ran {
+    for (name, attempted) in ran {
         if let Attempted::Proven(record) = attempted {
             weakened.extend(
                 record
@@ -566,95 +587,9 @@ pub(crate) fn record(
     verdict: Verdict,
     log: Option<FailedLog>,
 ) -> Result<Answer, Error> {
-    let gate_policy = ctx.gate.clone()?;
     let blocks = seen.observed.blocks;
-    // The first refusal of a turn goes into the ledger, and so does the turn's unverified end:
-    // a turn blocked three times is one entry for its first block and one for its yield. Where
-    // the yield is told to the agent as a last block, the turn's next stops yield again: the
-    // end is on the ledger already.
-    let yielded_already = seen.same_turn
-        && seen
-            .turn
-            .last
-            .as_ref()
-            .is_some_and(|last| matches!(last.answer.verdict, Verdict::Yield { .. }));
-    let refusal = match &verdict {
-        Verdict::Block {
-            why, attempt: 1, ..
-        } => Some((why, 1, Outcome::Disproven)),
-        Verdict::Yield { why, .. } if !yielded_already => {
-            Some((why, blocks + 1, Outcome::NotProven))
-        }
-        _ => None,
-    };
-    // A stop that passed on a run made ahead of it, without a run of its own: on the ledger,
-    // with its wait, so that what proving ahead spares is seen.
-    if gate_policy.ledger
-        && let Some(ahead) = seen.answered_ahead
-        && matches!(
-            verdict.outcome(),
-            Outcome::Proven | Outcome::BoundedClaimSurvives
-        )
-    {
-        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
-        append_answered_ahead(ctx, host, event, ahead, verdict.outcome(), previous)?;
-    }
-    // Checks skipped by a person end the turn unverified: on the ledger, as a whole skip is.
-    if gate_policy.ledger
-        && let Verdict::SkippedChecks { checks } = &verdict
-    {
-        let actual = vec![format!("skipped by PROVE_IT_SKIP={}", checks.join(","))];
-        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
-        append_ledger(ctx, host, event, None, actual, previous)?;
-    }
-    if gate_policy.ledger
-        && let Some((why, attempt, outcome)) = refusal
-    {
-        let (exit_code, actual) = ledger_actual(why);
-        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
-        let refusal = Refusal {
-            exit_code,
-            actual,
-            attempt,
-            outcome,
-        };
-        append_refusal(ctx, host, event, refusal, previous)?;
-    }
-
-    let facts = Facts {
-        tree: match &seen.observed.state {
-            Some(State::Tree { tree, .. }) => Some(tree.to_string()),
-            _ => None,
-        },
-        earlier: log
-            .as_ref()
-            .map(|log| log.earlier.clone())
-            .unwrap_or_default(),
-        log: log.map(|log| log.path),
-        diff: seen.diff.take(),
-        tests_weakened: std::mem::take(&mut seen.tests_weakened).into(),
-        anchor_missing: seen.anchor.is_none(),
-        checks: matches!(
-            seen.observed.state,
-            Some(State::Tree {
-                checks: Some(_),
-                ..
-            })
-        ),
-        protection: (!seen.protection.weakened.is_empty() || !seen.protection.changed.is_empty())
-            .then(|| {
-                Box::new(super::turn::ProtectionFacts {
-                    weakened: seen
-                        .protection
-                        .weakened
-                        .iter()
-                        .map(ToString::to_string)
-                        .collect(),
-                    changed: seen.protection.changed.clone(),
-                    diff: seen.protection.diff.clone(),
-                })
-            }),
-    };
+    write_ledger(ctx, host, event, &seen, &verdict)?;
+    let facts = facts(&mut seen, log);
     // Each weakening the agent is sent back for is refused once: a person accepts it.
     if let Verdict::Block {
         why: super::decide::Why::ProtectedWeakened { findings },
@@ -689,4 +624,108 @@ pub(crate) fn record(
     });
     seen.files.store(&turn.to_bytes())?;
     Ok(answer)
+}
+
+/// The ledger's lines for this verdict: the first refusal of a turn and its unverified end, a
+/// stop answered by a run made ahead, checks skipped by a person.
+fn write_ledger(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    seen: &Seen,
+    verdict: &Verdict,
+) -> Result<(), Error> {
+    let gate_policy = ctx.gate.clone()?;
+    let blocks = seen.observed.blocks;
+    // The first refusal of a turn goes into the ledger, and so does the turn's unverified end:
+    // a turn blocked three times is one entry for its first block and one for its yield. Where
+    // the yield is told to the agent as a last block, the turn's next stops yield again: the
+    // end is on the ledger already.
+    let yielded_already = seen.same_turn
+        && seen
+            .turn
+            .last
+            .as_ref()
+            .is_some_and(|last| matches!(last.answer.verdict, Verdict::Yield { .. }));
+    let refusal = match verdict {
+        Verdict::Block {
+            why, attempt: 1, ..
+        } => Some((why, 1, Outcome::Disproven)),
+        Verdict::Yield { why, .. } if !yielded_already => {
+            Some((why, blocks + 1, Outcome::NotProven))
+        }
+        _ => None,
+    };
+    // A stop that passed on a run made ahead of it, without a run of its own: on the ledger,
+    // with its wait, so that what proving ahead spares is seen.
+    if gate_policy.ledger
+        && let Some(ahead) = seen.answered_ahead
+        && matches!(
+            verdict.outcome(),
+            Outcome::Proven | Outcome::BoundedClaimSurvives
+        )
+    {
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        append_answered_ahead(ctx, host, event, ahead, verdict.outcome(), previous)?;
+    }
+    // Checks skipped by a person end the turn unverified: on the ledger, as a whole skip is.
+    if gate_policy.ledger
+        && let Verdict::SkippedChecks { checks } = verdict
+    {
+        let actual = vec![format!("skipped by PROVE_IT_SKIP={}", checks.join(","))];
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        append_ledger(ctx, host, event, None, actual, previous)?;
+    }
+    if gate_policy.ledger
+        && let Some((why, attempt, outcome)) = refusal
+    {
+        let (exit_code, actual) = ledger_actual(why);
+        let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
+        let refusal = Refusal {
+            exit_code,
+            actual,
+            attempt,
+            outcome,
+        };
+        append_refusal(ctx, host, event, refusal, previous)?;
+    }
+    Ok(())
+}
+
+/// What the words of an answer need besides its verdict, taken from what the stop saw.
+fn facts(seen: &mut Seen, log: Option<FailedLog>) -> Facts {
+    Facts {
+        tree: match &seen.observed.state {
+            Some(State::Tree { tree, .. }) => Some(tree.to_string()),
+            _ => None,
+        },
+        earlier: log
+            .as_ref()
+            .map(|log| log.earlier.clone())
+            .unwrap_or_default(),
+        log: log.map(|log| log.path),
+        diff: seen.diff.take(),
+        tests_weakened: std::mem::take(&mut seen.tests_weakened).into(),
+        anchor_missing: seen.anchor.is_none(),
+        checks: matches!(
+            seen.observed.state,
+            Some(State::Tree {
+                checks: Some(_),
+                ..
+            })
+        ),
+        protection: (!seen.protection.weakened.is_empty() || !seen.protection.changed.is_empty())
+            .then(|| {
+                Box::new(super::turn::ProtectionFacts {
+                    weakened: seen
+                        .protection
+                        .weakened
+                        .iter()
+                        .map(ToString::to_string)
+                        .collect(),
+                    changed: seen.protection.changed.clone(),
+                    diff: seen.protection.diff.clone(),
+                })
+            }),
+    }
 }
