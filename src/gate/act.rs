@@ -269,30 +269,7 @@ fn run(
             tail,
             log,
             ..
-        }) => {
-            let earlier = crate::git::read_run_log(&log, crate::verify::LOG_CAP)
-                .map(|output| earlier_key_lines(&output, tail.len()))
-                .unwrap_or_default();
-            let log = FailedLog {
-                path: log.display().to_string(),
-                earlier,
-            };
-            let start = seen.anchor.as_ref().and_then(|anchor| anchor.state_tree);
-            let predates = start
-                .and_then(|start| predated(ctx, start, None, &tail))
-                .into_iter()
-                .collect();
-            (
-                RunFacts::Failed {
-                    exit,
-                    exit_code,
-                    tail,
-                    checks: Vec::new(),
-                    predates,
-                },
-                Some(log),
-            )
-        }
+        }) => verify_failed(ctx, seen, exit, exit_code, tail, &log),
         Ok(Attempted::CannotTest {
             reason, tail, log, ..
         }) => (
@@ -317,6 +294,40 @@ fn run(
         }
         Err(error) => return Err(error.into()),
     })
+}
+
+/// verify.sh failed: its exit and last lines, whether the same failure predates the session,
+/// and its log with the key lines of the run before it.
+fn verify_failed(
+    ctx: &Context,
+    seen: &Seen,
+    exit: String,
+    exit_code: Option<i32>,
+    tail: Vec<String>,
+    log: &std::path::Path,
+) -> (RunFacts, Option<FailedLog>) {
+    let earlier = crate::git::read_run_log(log, crate::verify::LOG_CAP)
+        .map(|output| earlier_key_lines(&output, tail.len()))
+        .unwrap_or_default();
+    let log = FailedLog {
+        path: log.display().to_string(),
+        earlier,
+    };
+    let start = seen.anchor.as_ref().and_then(|anchor| anchor.state_tree);
+    let predates = start
+        .and_then(|start| predated(ctx, start, None, &tail))
+        .into_iter()
+        .collect();
+    (
+        RunFacts::Failed {
+            exit,
+            exit_code,
+            tail,
+            checks: Vec::new(),
+            predates,
+        },
+        Some(log),
+    )
 }
 
 /// The paths the runs `ran` changed in place, whatever each showed: any path one changed; else

@@ -492,24 +492,58 @@ fn stop_in(
     }
     // Rule 1: a person's deliberate bypass ends the turn, visibly, once for every worktree.
     if skip {
-        for target in scope.targets {
-            if let Target::Gate { repo, .. } = target {
-                let ctx = Context::resolve(*repo, None);
-                if ledger_on(&ctx) {
-                    let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
-                    if let Err(error) = append_ledger(&ctx, host, event, None, actual, None) {
-                        return Reply::CouldNotCheck(error_chain(&error));
-                    }
+        return skipped(scope.targets, host, event);
+    }
+    let parts = scope
+        .targets
+        .into_iter()
+        .map(|target| part(target, host, event, started_ns));
+    // Rule 2: outside a repository there is nothing to gate.
+    let mut parts: Vec<Part> = parts.filter(|part| part.reply != Reply::Silent).collect();
+    let cwd = scope.cwd_worktree.map(|path| path.display().to_string());
+    let reply = match parts.len() {
+        0 => return Reply::Silent,
+        // The cwd's own worktree alone: answered as it always was, without naming it.
+        1 if parts[0].worktree.is_none() || parts[0].worktree == cwd => {
+            parts.pop().expect("one part").reply
+        }
+        _ => Reply::Several(parts),
+    };
+    // Work still running may change the state after this verdict: never let that pass unsaid.
+    if event.background.is_empty() {
+        reply
+    } else {
+        Reply::Background {
+            tasks: event.background.clone(),
+            reply: Box::new(reply),
+        }
+    }
+}
+
+/// The stop's answer when a person skipped the check (`PROVE_IT_SKIP=1`): on the ledger of
+/// every worktree it would have gated.
+fn skipped(targets: Vec<Target>, host: &dyn HostRules, event: &Stop) -> Reply {
+    for target in targets {
+        if let Target::Gate { repo, .. } = target {
+            let ctx = Context::resolve(*repo, None);
+            if ledger_on(&ctx) {
+                let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
+                if let Err(error) = append_ledger(&ctx, host, event, None, actual, None) {
+                    return Reply::CouldNotCheck(error_chain(&error));
                 }
             }
         }
-        return Reply::Answer(Answer {
-            verdict: Verdict::Skipped,
-            facts: Facts::default(),
-            to_the_agent: false,
-        });
     }
-    let parts = scope.targets.into_iter().map(|target| match target {
+    Reply::Answer(Answer {
+        verdict: Verdict::Skipped,
+        facts: Facts::default(),
+        to_the_agent: false,
+    })
+}
+
+/// One target's part of a stop's answer: a worktree gated, or what keeps one from being so.
+fn part(target: Target, host: &dyn HostRules, event: &Stop, started_ns: u64) -> Part {
+    match target {
         Target::Gate {
             repo,
             worktree,
@@ -551,26 +585,6 @@ fn stop_in(
             worktree: None,
             reply: Reply::CwdUnreadable(error_chain(&error)),
         },
-    });
-    // Rule 2: outside a repository there is nothing to gate.
-    let mut parts: Vec<Part> = parts.filter(|part| part.reply != Reply::Silent).collect();
-    let cwd = scope.cwd_worktree.map(|path| path.display().to_string());
-    let reply = match parts.len() {
-        0 => return Reply::Silent,
-        // The cwd's own worktree alone: answered as it always was, without naming it.
-        1 if parts[0].worktree.is_none() || parts[0].worktree == cwd => {
-            parts.pop().expect("one part").reply
-        }
-        _ => Reply::Several(parts),
-    };
-    // Work still running may change the state after this verdict: never let that pass unsaid.
-    if event.background.is_empty() {
-        reply
-    } else {
-        Reply::Background {
-            tasks: event.background.clone(),
-            reply: Box::new(reply),
-        }
     }
 }
 
