@@ -96,7 +96,7 @@ pub struct StateTree {
     /// Under an anchor (`IndexTrust::Since`): its state tree, and the files added, changed or
     /// deleted since it, sorted, as the comparison with it found them while building this
     /// tree; `None` when there was no anchor or its trees could not all be read.
-    since_anchor: Option<(ObjectId, Vec<String>)>,
+    since_anchor: Option<SinceAnchor>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -261,179 +261,43 @@ impl StateTree {
             path: repo.git_dir().to_owned(),
         })?;
         let index = repo.index_or_empty().map_err(Error::read("the index"))?;
-        let caps = repo
-            .filesystem_options()
-            .map_err(Error::read("core.fileMode and core.symlinks"))?;
-        let mut stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
-        // Stat data without ctime cannot vouch for content: a same-size edit with its mtime set
-        // back looks clean, and only ctime cannot be set back. So ctime and the full
-        // stat data are compared whatever core.trustctime and core.checkStat say.
-        stat_options.trust_ctime = true;
-        stat_options.check_stat = true;
-        // Within one second only the nanoseconds tell an edit from the staged file. A
-        // filesystem that loses them costs a rehash, never a wrong state.
-        stat_options.use_nsec = true;
-        let sparse = repo
-            .config_snapshot()
-            .boolean("core.sparseCheckout")
-            .unwrap_or(false);
-        // An anchor whose state's trees are not in the object database (written before they
-        // were kept, or pruned since) cannot vouch for any entry.
-        let trust = match trust {
-            IndexTrust::Since { tree, .. } if !repo.has_object(tree) => IndexTrust::Disk,
-            trust => trust,
-        };
-        let context = Context {
-            workdir,
-            stat_options,
-            executable_bit: caps.executable_bit,
-            symlinks: caps.symlink,
-            since,
-            sparse,
-            trust,
-        };
-
+        let context = Context::read(repo, workdir, since, trust)?;
         let groups = path_groups(&index);
         // The directory walk for untracked files runs on this thread while the index entries
         // are checked on others: both are mostly system calls, and neither needs the other.
         let (slots, untracked) = context.classify_all(&index, &groups, || untracked(repo, &index));
         let (untracked, ignored) = untracked?;
 
-        let mut pipeline = checkin_pipeline(repo, &index)?;
-        let mut hasher = Hasher {
+        let mut walk = Walk {
             repo,
-            persist,
-            buf: Vec::new(),
-            dirs: Some(Vec::new()),
-        };
-        let mut items = Vec::with_capacity(groups.len());
-        let mut touched = Vec::new();
-        let mut dirty_submodules = Vec::new();
-        let mut inner = |path: &BStr, abs: &Path, touched: &mut Vec<String>| {
-            let found = inner_changes(repo, path, abs, since, context.trust)?;
-            dirty_submodules.extend(found.dirty);
-            touched.extend(found.touched);
-            Ok::<_, Error>(())
+            context: &context,
+            index: &index,
+            pipeline: checkin_pipeline(repo, &index)?,
+            hasher: Hasher {
+                repo,
+                persist,
+                buf: Vec::new(),
+                dirs: Some(Vec::new()),
+            },
+            items: Vec::with_capacity(groups.len()),
+            touched: Vec::new(),
+            dirty_submodules: Vec::new(),
         };
         for (group, (slot, changed_since)) in groups.iter().zip(slots) {
-            let entry = &index.entries()[group.start];
-            let path = entry.path(&index);
-            if changed_since {
-                touched.push(path.to_string());
-            }
-            match slot {
-                Slot::Gone => {}
-                Slot::Keep if entry.mode == Mode::DIR => items.push(Item {
-                    // A sparse index stores whole directories as one entry with a trailing slash.
-                    path: path.to_owned(),
-                    mode: MODE_TREE,
-                    id: entry.id,
-                    from_index: false,
-                }),
-                Slot::Keep => items.push(Item {
-                    path: path.to_owned(),
-                    mode: index_mode(entry.mode),
-                    id: entry.id,
-                    from_index: true,
-                }),
-                Slot::Gitlink => {
-                    let abs = workdir.join(to_path(path));
-                    let id = match submodule_commit(&abs)? {
-                        None => continue,
-                        Some(Some(id)) => {
-                            inner(path, &abs, &mut touched)?;
-                            id
-                        }
-                        // A submodule that is not checked out keeps its recorded commit.
-                        Some(None) if entry.mode == Mode::COMMIT => entry.id,
-                        Some(None) => {
-                            return Err(Error::EmbeddedRepositoryWithoutCommit {
-                                path: path.to_string(),
-                            });
-                        }
-                    };
-                    items.push(Item {
-                        path: path.to_owned(),
-                        mode: MODE_GITLINK,
-                        id,
-                        from_index: false,
-                    });
-                }
-                Slot::Hash { mode, as_link } => {
-                    if let Some(id) = hasher.file(&mut pipeline, &index, workdir, path, as_link)? {
-                        items.push(Item {
-                            path: path.to_owned(),
-                            mode,
-                            id,
-                            from_index: false,
-                        });
-                    }
-                }
-            }
+            walk.tracked(&index.entries()[group.start], slot, changed_since)?;
         }
-
         for (path, kind) in untracked {
-            use gix::dir::entry::Kind;
-            let abs = workdir.join(to_path(&path));
-            let item = match kind {
-                Kind::File | Kind::Symlink => {
-                    let meta = lstat(&abs)?;
-                    if context.changed_since(&meta) {
-                        touched.push(path.to_string());
-                    }
-                    let (mode, as_link) = mode_from_disk(&meta, None, &context);
-                    hasher
-                        .file(&mut pipeline, &index, workdir, path.as_bstr(), as_link)?
-                        .map(|id| Item {
-                            path: path.clone(),
-                            mode,
-                            id,
-                            from_index: false,
-                        })
-                }
-                Kind::Repository => match submodule_commit(&abs)? {
-                    Some(Some(id)) => {
-                        inner(path.as_bstr(), &abs, &mut touched)?;
-                        Some(Item {
-                            path: path.clone(),
-                            mode: MODE_GITLINK,
-                            id,
-                            from_index: false,
-                        })
-                    }
-                    _ => {
-                        return Err(Error::EmbeddedRepositoryWithoutCommit {
-                            path: path.to_string(),
-                        });
-                    }
-                },
-                Kind::Directory | Kind::Untrackable => None,
-            };
-            items.extend(item);
+            walk.untracked(path, kind)?;
         }
-
-        items.sort_by(|a, b| a.path.cmp(&b.path));
-        let mut id = build_tree(&items, 0, &mut hasher)?;
-        let mut since_anchor = None;
-        if let IndexTrust::Since { tree: anchor, .. } = context.trust {
-            if id == anchor {
-                since_anchor = Some((anchor, Vec::new()));
-            } else {
-                let (rehashed, changed) = context.rehash_unanchored(
-                    repo,
-                    &index,
-                    &mut pipeline,
-                    &mut hasher,
-                    &mut items,
-                    anchor,
-                )?;
-                if rehashed {
-                    hasher.dirs = Some(Vec::new());
-                    id = build_tree(&items, 0, &mut hasher)?;
-                }
-                since_anchor = changed.map(|changed| (anchor, changed));
-            }
-        }
+        walk.items.sort_by(|a, b| a.path.cmp(&b.path));
+        let (id, since_anchor) = walk.tree()?;
+        let Walk {
+            mut hasher,
+            items,
+            mut touched,
+            mut dirty_submodules,
+            ..
+        } = walk;
         let verify = items
             .iter()
             .find(|item| item.path == VERIFY_SCRIPT)
@@ -578,6 +442,207 @@ fn path_groups(index: &gix::index::State) -> Vec<Group> {
         }
     }
     groups
+}
+
+/// An anchor's state tree, and the files added, changed or deleted since it, sorted.
+type SinceAnchor = (ObjectId, Vec<String>);
+
+/// One computation of a state tree as it goes: its entries, in the order found, and the paths
+/// touched since the run's start and the dirty submodules found on the way.
+struct Walk<'a, 'repo> {
+    repo: &'repo gix::Repository,
+    context: &'a Context<'a>,
+    index: &'a gix::index::State,
+    pipeline: gix::filter::Pipeline<'repo>,
+    hasher: Hasher<'repo>,
+    items: Vec<Item>,
+    touched: Vec<String>,
+    dirty_submodules: Vec<String>,
+}
+
+impl Walk<'_, '_> {
+    /// A submodule's or nested repository's own changes: its paths touched since the run's
+    /// start, and whether its worktree holds changes its commit does not.
+    fn inner(&mut self, path: &BStr, abs: &Path) -> Result<(), Error> {
+        let found = inner_changes(self.repo, path, abs, self.context.since, self.context.trust)?;
+        self.dirty_submodules.extend(found.dirty);
+        self.touched.extend(found.touched);
+        Ok(())
+    }
+
+    /// The entry for a path of the index, as `slot` says to take it.
+    fn tracked(
+        &mut self,
+        entry: &gix::index::Entry,
+        slot: Slot,
+        changed_since: bool,
+    ) -> Result<(), Error> {
+        let index = self.index;
+        let path = entry.path(index);
+        if changed_since {
+            self.touched.push(path.to_string());
+        }
+        let item = |mode, id, from_index| Item {
+            path: path.to_owned(),
+            mode,
+            id,
+            from_index,
+        };
+        match slot {
+            Slot::Gone => {}
+            // A sparse index stores whole directories as one entry with a trailing slash.
+            Slot::Keep if entry.mode == Mode::DIR => {
+                self.items.push(item(MODE_TREE, entry.id, false));
+            }
+            Slot::Keep => self
+                .items
+                .push(item(index_mode(entry.mode), entry.id, true)),
+            Slot::Gitlink => {
+                let abs = self.context.workdir.join(to_path(path));
+                let id = match submodule_commit(&abs)? {
+                    None => return Ok(()),
+                    Some(Some(id)) => {
+                        self.inner(path, &abs)?;
+                        id
+                    }
+                    // A submodule that is not checked out keeps its recorded commit.
+                    Some(None) if entry.mode == Mode::COMMIT => entry.id,
+                    Some(None) => {
+                        return Err(Error::EmbeddedRepositoryWithoutCommit {
+                            path: path.to_string(),
+                        });
+                    }
+                };
+                self.items.push(item(MODE_GITLINK, id, false));
+            }
+            Slot::Hash { mode, as_link } => {
+                let workdir = self.context.workdir;
+                if let Some(id) =
+                    self.hasher
+                        .file(&mut self.pipeline, index, workdir, path, as_link)?
+                {
+                    self.items.push(item(mode, id, false));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The entry for a path git's walk found outside the index.
+    fn untracked(&mut self, path: BString, kind: gix::dir::entry::Kind) -> Result<(), Error> {
+        use gix::dir::entry::Kind;
+        let abs = self.context.workdir.join(to_path(&path));
+        let item = match kind {
+            Kind::File | Kind::Symlink => {
+                let meta = lstat(&abs)?;
+                if self.context.changed_since(&meta) {
+                    self.touched.push(path.to_string());
+                }
+                let (mode, as_link) = mode_from_disk(&meta, None, self.context);
+                let workdir = self.context.workdir;
+                self.hasher
+                    .file(
+                        &mut self.pipeline,
+                        self.index,
+                        workdir,
+                        path.as_bstr(),
+                        as_link,
+                    )?
+                    .map(|id| Item {
+                        path: path.clone(),
+                        mode,
+                        id,
+                        from_index: false,
+                    })
+            }
+            Kind::Repository => match submodule_commit(&abs)? {
+                Some(Some(id)) => {
+                    self.inner(path.as_bstr(), &abs)?;
+                    Some(Item {
+                        path: path.clone(),
+                        mode: MODE_GITLINK,
+                        id,
+                        from_index: false,
+                    })
+                }
+                _ => {
+                    return Err(Error::EmbeddedRepositoryWithoutCommit {
+                        path: path.to_string(),
+                    });
+                }
+            },
+            Kind::Directory | Kind::Untrackable => None,
+        };
+        self.items.extend(item);
+        Ok(())
+    }
+
+    /// The tree of the entries, sorted: under an anchor, with every blob taken from the index
+    /// that is not the anchor's read again from disk, and the files changed since the anchor.
+    fn tree(&mut self) -> Result<(ObjectId, Option<SinceAnchor>), Error> {
+        let mut id = build_tree(&self.items, 0, &mut self.hasher)?;
+        let IndexTrust::Since { tree: anchor, .. } = self.context.trust else {
+            return Ok((id, None));
+        };
+        if id == anchor {
+            return Ok((id, Some((anchor, Vec::new()))));
+        }
+        let (rehashed, changed) = self.context.rehash_unanchored(
+            self.repo,
+            self.index,
+            &mut self.pipeline,
+            &mut self.hasher,
+            &mut self.items,
+            anchor,
+        )?;
+        if rehashed {
+            self.hasher.dirs = Some(Vec::new());
+            id = build_tree(&self.items, 0, &mut self.hasher)?;
+        }
+        Ok((id, changed.map(|changed| (anchor, changed))))
+    }
+}
+
+impl<'a> Context<'a> {
+    /// What a state tree's computation reads of `repo`'s settings, once.
+    fn read(
+        repo: &gix::Repository,
+        workdir: &'a Path,
+        since: Option<FsTime>,
+        trust: IndexTrust,
+    ) -> Result<Context<'a>, Error> {
+        let caps = repo
+            .filesystem_options()
+            .map_err(Error::read("core.fileMode and core.symlinks"))?;
+        let mut stat_options = repo.stat_options().map_err(Error::read("core.checkStat"))?;
+        // Stat data without ctime cannot vouch for content: a same-size edit with its mtime set
+        // back looks clean, and only ctime cannot be set back. So ctime and the full
+        // stat data are compared whatever core.trustctime and core.checkStat say.
+        stat_options.trust_ctime = true;
+        stat_options.check_stat = true;
+        // Within one second only the nanoseconds tell an edit from the staged file. A
+        // filesystem that loses them costs a rehash, never a wrong state.
+        stat_options.use_nsec = true;
+        let sparse = repo
+            .config_snapshot()
+            .boolean("core.sparseCheckout")
+            .unwrap_or(false);
+        // An anchor whose state's trees are not in the object database (written before they
+        // were kept, or pruned since) cannot vouch for any entry.
+        let trust = match trust {
+            IndexTrust::Since { tree, .. } if !repo.has_object(tree) => IndexTrust::Disk,
+            trust => trust,
+        };
+        Ok(Context {
+            workdir,
+            stat_options,
+            executable_bit: caps.executable_bit,
+            symlinks: caps.symlink,
+            since,
+            sparse,
+            trust,
+        })
+    }
 }
 
 struct Context<'a> {
