@@ -964,8 +964,11 @@ struct Plan {
 
 enum Event {
     Started(usize),
-    Ended(usize, Result<verify::Ran, verify::Error>),
+    Ended(usize, RunResult, TestsRead),
 }
+
+/// How one script's run ended: its run, or why it could not start.
+type RunResult = Result<verify::Ran, verify::Error>;
 
 /// Run every plan, `jobs` at a time, reporting progress from this thread; each plan's run and
 /// log, in the plans' order. The first error to start a script is returned once all have
@@ -983,96 +986,137 @@ fn run_all(
     env_remove: &[&str],
     jobs: usize,
     on_progress: &mut dyn FnMut(Progress<'_>),
-) -> Result<Vec<(verify::Ran, std::path::PathBuf, TestsRead)>, Error> {
-    // Each script's own directory for its test reports, fresh and private (0700), made
-    // before any starts.
+) -> Result<Vec<LastRun>, Error> {
+    let runner = Runner {
+        dirs: report_dirs(reports, plans.len())?,
+        timeout,
+        interrupt,
+        view,
+        env_remove,
+    };
+    let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
+    let logs: Vec<std::path::PathBuf> = plans.iter().map(|plan| plan.log.clone()).collect();
+    let workers = jobs.clamp(1, plans.len().max(1));
+    let results = if workers == 1 {
+        runner.in_turn(plans, &names, on_progress)
+    } else {
+        runner.in_parallel(plans, workers, &names, on_progress)
+    };
+    let mut out = Vec::with_capacity(results.len());
+    for (result, log) in results.into_iter().zip(logs) {
+        match result {
+            Some((Ok(ran), tests)) => out.push((ran, log, tests)),
+            Some((Err(error), _)) => return Err(error.into()),
+            None => unreachable!("every started check ends before the scope does"),
+        }
+    }
+    Ok(out)
+}
+
+/// Each script's own directory for its test reports under `reports`, fresh and private
+/// (0700), made before any starts.
+fn report_dirs(reports: &std::path::Path, count: usize) -> Result<Vec<tempfile::TempDir>, Error> {
+    let failed = |source| Error::Reports {
+        path: reports.to_owned(),
+        source,
+    };
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
         .create(reports)
-        .map_err(|source| Error::Reports {
-            path: reports.to_owned(),
-            source,
-        })?;
-    let mut dirs = Vec::with_capacity(plans.len());
-    for _ in &plans {
-        let dir = tempfile::Builder::new()
-            .prefix("run-")
-            .tempdir_in(reports)
-            .map_err(|source| Error::Reports {
-                path: reports.to_owned(),
-                source,
-            })?;
-        dirs.push(dir);
-    }
-    let dirs = &dirs;
-    // One plan's run, and the tests its reports name.
-    let run_one = |index: usize, plan: Plan, on_tick: &mut dyn FnMut(Duration)| {
+        .map_err(failed)?;
+    (0..count)
+        .map(|_| {
+            tempfile::Builder::new()
+                .prefix("run-")
+                .tempdir_in(reports)
+                .map_err(failed)
+        })
+        .collect()
+}
+
+/// What every script of one `run_all` shares: its reports' directories, the timeout, the
+/// interrupt flag and how scripts are started.
+struct Runner<'a> {
+    dirs: Vec<tempfile::TempDir>,
+    timeout: Duration,
+    interrupt: Option<&'a AtomicBool>,
+    view: &'a crate::process::Wrap,
+    env_remove: &'a [&'a str],
+}
+
+impl Runner<'_> {
+    /// Plan `index`'s run, and the tests its reports name.
+    fn run_one(
+        &self,
+        index: usize,
+        plan: Plan,
+        on_tick: &mut dyn FnMut(Duration),
+    ) -> (RunResult, TestsRead) {
+        let dir = self.dirs[index].path();
         let mut env = plan.env.clone();
-        env.push((REPORTS_VAR.into(), dirs[index].path().into()));
+        env.push((REPORTS_VAR.into(), dir.into()));
         let ran = verify::run(
             verify::Request {
                 program: &plan.program,
                 workdir: &plan.dir,
                 env: &env,
-                timeout,
+                timeout: self.timeout,
                 log_path: Some(&plan.log),
                 log_cap: verify::LOG_CAP,
                 tail_lines: TAIL_LINES,
                 echo: plan.echo,
-                interrupt,
-                view,
-                env_remove,
+                interrupt: self.interrupt,
+                view: self.view,
+                env_remove: self.env_remove,
             },
             on_tick,
         );
         // Read at once, then removed: what a process the script left behind writes there
         // later is never read.
-        let tests = tests_of_run(dirs[index].path(), &plan.log);
-        let _ = std::fs::remove_dir_all(dirs[index].path());
+        let tests = tests_of_run(dir, &plan.log);
+        let _ = std::fs::remove_dir_all(dir);
         (ran, tests)
-    };
-    let read_slots: std::sync::Mutex<Vec<Option<TestsRead>>> =
-        std::sync::Mutex::new((0..plans.len()).map(|_| None).collect());
-    let names: Vec<String> = plans.iter().map(|plan| plan.name.clone()).collect();
-    let logs: Vec<std::path::PathBuf> = plans.iter().map(|plan| plan.log.clone()).collect();
-    let count = plans.len();
-    let mut results: Vec<Option<Result<verify::Ran, verify::Error>>> =
-        (0..count).map(|_| None).collect();
-    let mut ended = |index: usize,
-                     ran: Result<verify::Ran, verify::Error>,
-                     on_progress: &mut dyn FnMut(Progress<'_>)| {
-        if let Ok(ran) = &ran {
-            on_progress(Progress::Ended {
-                check: &names[index],
-                passed: ran.passed(),
-                duration: ran.duration,
-            });
-        }
-        results[index] = Some(ran);
-    };
-    let workers = jobs.clamp(1, count.max(1));
-    if workers == 1 {
-        // One at a time: each on this thread, the progress ticking from its own wait.
+    }
+
+    /// One at a time: each on this thread, the progress ticking from its own wait.
+    fn in_turn(
+        &self,
+        plans: Vec<Plan>,
+        names: &[String],
+        on_progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Vec<Option<(RunResult, TestsRead)>> {
         let began = std::time::Instant::now();
+        let mut results = Vec::with_capacity(plans.len());
         for (index, plan) in plans.into_iter().enumerate() {
             on_progress(Progress::Started(&names[index]));
-            let (ran, tests) = run_one(index, plan, &mut |_| {
+            let (ran, tests) = self.run_one(index, plan, &mut |_| {
                 on_progress(Progress::Tick(began.elapsed()));
             });
-            if let Ok(mut slots) = read_slots.lock() {
-                slots[index] = Some(tests);
-            }
-            ended(index, ran, on_progress);
+            report_end(&names[index], &ran, on_progress);
+            results.push(Some((ran, tests)));
         }
-    } else {
+        results
+    }
+
+    /// `workers` at once, each a thread taking the next plan; the progress is reported from
+    /// this thread, ticking every 200 ms.
+    fn in_parallel(
+        &self,
+        plans: Vec<Plan>,
+        workers: usize,
+        names: &[String],
+        on_progress: &mut dyn FnMut(Progress<'_>),
+    ) -> Vec<Option<(RunResult, TestsRead)>> {
+        let count = plans.len();
+        let mut results: Vec<Option<(RunResult, TestsRead)>> = (0..count).map(|_| None).collect();
         let queue = std::sync::Mutex::new(plans.into_iter().enumerate().collect::<Vec<_>>());
         let (sender, receiver) = std::sync::mpsc::channel::<Event>();
         let began = std::time::Instant::now();
         std::thread::scope(|scope| {
             for _ in 0..workers {
                 let sender = sender.clone();
-                let (queue, read_slots, run_one) = (&queue, &read_slots, &run_one);
+                let queue = &queue;
                 scope.spawn(move || {
                     loop {
                         let next = queue.lock().map(|mut queue| {
@@ -1086,11 +1130,8 @@ fn run_all(
                             break;
                         };
                         let _ = sender.send(Event::Started(index));
-                        let (ran, tests) = run_one(index, plan, &mut |_| {});
-                        if let Ok(mut slots) = read_slots.lock() {
-                            slots[index] = Some(tests);
-                        }
-                        let _ = sender.send(Event::Ended(index, ran));
+                        let (ran, tests) = self.run_one(index, plan, &mut |_| {});
+                        let _ = sender.send(Event::Ended(index, ran, tests));
                     }
                 });
             }
@@ -1099,9 +1140,10 @@ fn run_all(
             while done < count {
                 match receiver.recv_timeout(Duration::from_millis(200)) {
                     Ok(Event::Started(index)) => on_progress(Progress::Started(&names[index])),
-                    Ok(Event::Ended(index, ran)) => {
+                    Ok(Event::Ended(index, ran, tests)) => {
                         done += 1;
-                        ended(index, ran, on_progress);
+                        report_end(&names[index], &ran, on_progress);
+                        results[index] = Some((ran, tests));
                     }
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
                         on_progress(Progress::Tick(began.elapsed()));
@@ -1110,19 +1152,19 @@ fn run_all(
                 }
             }
         });
+        results
     }
-    let read = read_slots
-        .into_inner()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
-    let mut out = Vec::with_capacity(count);
-    for ((result, log), tests) in results.into_iter().zip(logs).zip(read) {
-        match result {
-            Some(Ok(ran)) => out.push((ran, log, tests.unwrap_or(Ok(None)))),
-            Some(Err(error)) => return Err(error.into()),
-            None => unreachable!("every started check ends before the scope does"),
-        }
+}
+
+/// Report that check `name`'s script ended, when it ran.
+fn report_end(name: &str, ran: &RunResult, on_progress: &mut dyn FnMut(Progress<'_>)) {
+    if let Ok(ran) = ran {
+        on_progress(Progress::Ended {
+            check: name,
+            passed: ran.passed(),
+            duration: ran.duration,
+        });
     }
-    Ok(out)
 }
 
 pub fn millis(duration: Duration) -> u64 {
