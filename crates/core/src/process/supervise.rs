@@ -15,7 +15,7 @@ use rustix::process::{Pid, Signal, WaitId, WaitIdOptions, kill_process_group, wa
 
 use super::capture::{Bytes, Inline, Lines, Log, Reader};
 use super::exit::Exit;
-use super::request::{OnInterrupt, Request, Stdin, Stream};
+use super::request::{Combined, OnInterrupt, Request, Stdin, Stream};
 
 /// How late a timeout or an interrupt may be seen while a child runs (its exit is seen at
 /// once, through a pidfd, where the kernel has them).
@@ -137,48 +137,22 @@ impl Request<'_> {
 
         // The log is opened before anything is started, so that a bad log path
         // never leaves a running child behind.
-        let mut log_path = None;
-        let mut lines = None;
-        if let Some(combined) = combined {
-            let log = match combined.log {
-                Some((path, cap)) => {
-                    let log = Log::open(&path, cap).map_err(|source| Error::Log {
-                        path: path.clone(),
-                        source,
-                    })?;
-                    log_path = Some(path);
-                    Some(log)
-                }
-                None => None,
-            };
-            lines = Some(Lines::new(combined.tail_lines, log, combined.echo));
-        }
+        let (lines, log_path) = match combined {
+            Some(combined) => {
+                let (lines, path) = combined_lines(combined)?;
+                (Some(lines), path)
+            }
+            None => (None, None),
+        };
         // The child's ends of its standard streams, and ours.
-        let (stdin_end, stdin_pipe) = match &stdin {
-            Stdin::Null => (End::null(false).map_err(pipe_error)?, None),
-            Stdin::Inherit => (End::Inherit, None),
-            Stdin::Bytes(_) => {
-                let (reader, writer) = io::pipe().map_err(pipe_error)?;
-                (
-                    End::Fd(reader.into()),
-                    Some(std::fs::File::from(OwnedFd::from(writer))),
-                )
-            }
-        };
-        let (out_end, err_end, out_pipe, err_pipe, inline) = match lines {
-            Some(lines) => {
-                let (reader, writer) = io::pipe().map_err(pipe_error)?;
-                // Read by the wait, on this thread.
-                let reader = Inline::new(reader, lines);
-                let out = End::Fd(writer.try_clone().map_err(pipe_error)?.into());
-                (out, End::Fd(writer.into()), None, None, Some(reader))
-            }
-            None => {
-                let (out, out_pipe) = End::of(stdout).map_err(pipe_error)?;
-                let (err, err_pipe) = End::of(stderr).map_err(pipe_error)?;
-                (out, err, out_pipe, err_pipe, None)
-            }
-        };
+        let (stdin_end, stdin_pipe) = stdin_ends(&stdin).map_err(pipe_error)?;
+        let Ends {
+            out: out_end,
+            err: err_end,
+            out_pipe,
+            err_pipe,
+            inline,
+        } = output_ends(lines, stdout, stderr).map_err(pipe_error)?;
         let mut lines = inline;
         let ends = [stdin_end, out_end, err_end];
         let pid = start(&mut command, enter, ends, own_group, &program)?;
@@ -250,6 +224,77 @@ impl Request<'_> {
             output_bytes,
         })
     }
+}
+
+/// The reader of a child's output combined on one pipe: its last lines, its log opened (and
+/// the log's path), its echo.
+fn combined_lines(combined: Combined) -> Result<(Lines, Option<PathBuf>), Error> {
+    let (log, path) = match combined.log {
+        Some((path, cap)) => {
+            let log = Log::open(&path, cap).map_err(|source| Error::Log {
+                path: path.clone(),
+                source,
+            })?;
+            (Some(log), Some(path))
+        }
+        None => (None, None),
+    };
+    Ok((Lines::new(combined.tail_lines, log, combined.echo), path))
+}
+
+/// The child's end of its stdin, and ours when we write to it.
+fn stdin_ends(stdin: &Stdin) -> io::Result<(End, Option<std::fs::File>)> {
+    Ok(match stdin {
+        Stdin::Null => (End::null(false)?, None),
+        Stdin::Inherit => (End::Inherit, None),
+        Stdin::Bytes(_) => {
+            let (reader, writer) = io::pipe()?;
+            (
+                End::Fd(reader.into()),
+                Some(std::fs::File::from(OwnedFd::from(writer))),
+            )
+        }
+    })
+}
+
+/// The child's ends of its stdout and stderr, and ours.
+struct Ends {
+    out: End,
+    err: End,
+    out_pipe: Option<std::fs::File>,
+    err_pipe: Option<std::fs::File>,
+    /// Both streams on one pipe, read by the wait itself.
+    inline: Option<Inline<Lines>>,
+}
+
+/// Both streams on one pipe read line by line when `lines` is given, else each as asked.
+fn output_ends(lines: Option<Lines>, stdout: Stream, stderr: Stream) -> io::Result<Ends> {
+    Ok(match lines {
+        Some(lines) => {
+            let (reader, writer) = io::pipe()?;
+            // Read by the wait, on this thread.
+            let reader = Inline::new(reader, lines);
+            let out = End::Fd(writer.try_clone()?.into());
+            Ends {
+                out,
+                err: End::Fd(writer.into()),
+                out_pipe: None,
+                err_pipe: None,
+                inline: Some(reader),
+            }
+        }
+        None => {
+            let (out, out_pipe) = End::of(stdout)?;
+            let (err, err_pipe) = End::of(stderr)?;
+            Ends {
+                out,
+                err,
+                out_pipe,
+                err_pipe,
+                inline: None,
+            }
+        }
+    })
 }
 
 /// The child's end of one of its standard streams.
