@@ -254,6 +254,37 @@ impl Repo {
         self.sync_notes(Exchanged::Failures, remote, merge, travels)
     }
 
+    /// Fetch the remote's notes `notes` (whose tip is `tip`) into their tracking ref and merge
+    /// them into ours: the tip fetched, and what the merge did.
+    fn fetch_and_merge(
+        &self,
+        notes: Exchanged,
+        remote: &str,
+        tip: ObjectId,
+        merge: Merge<'_>,
+    ) -> Result<(ObjectId, Merged), Error> {
+        let name = notes.name();
+        let tracking = notes.tracking(remote);
+        let refspec = format!("+{name}:{tracking}");
+        self.run_git(&[
+            "fetch",
+            "--quiet",
+            "--no-write-fetch-head",
+            "--no-recurse-submodules",
+            remote,
+            &refspec,
+        ])?;
+        let fetched = ref_tip(&self.git, &tracking)?.unwrap_or(tip);
+        let merged = merge_notes(
+            &self.git,
+            name,
+            fetched,
+            &format!("prove-it: merge {} from {remote}", notes.what()),
+            merge,
+        )?;
+        Ok((fetched, merged))
+    }
+
     fn sync_notes(
         &self,
         notes: Exchanged,
@@ -262,33 +293,17 @@ impl Repo {
         travels: Travels<'_>,
     ) -> Result<Synced, Error> {
         let name = notes.name();
-        let tracking = notes.tracking(remote);
         for attempt in 1..=MAX_PUSH_ATTEMPTS {
             let remote_tip = self.remote_tip(remote, name)?;
-            let mut merged = Merged::UpToDate;
             // The remote's notes as fetched: what the push builds on, so that it is a
             // fast-forward there.
-            let mut theirs = None;
-            if let Some(tip) = remote_tip {
-                let refspec = format!("+{name}:{tracking}");
-                self.run_git(&[
-                    "fetch",
-                    "--quiet",
-                    "--no-write-fetch-head",
-                    "--no-recurse-submodules",
-                    remote,
-                    &refspec,
-                ])?;
-                let fetched = ref_tip(&self.git, &tracking)?.unwrap_or(tip);
-                theirs = Some(fetched);
-                merged = merge_notes(
-                    &self.git,
-                    name,
-                    fetched,
-                    &format!("prove-it: merge {} from {remote}", notes.what()),
-                    merge,
-                )?;
-            }
+            let (theirs, merged) = match remote_tip {
+                Some(tip) => {
+                    let (fetched, merged) = self.fetch_and_merge(notes, remote, tip, merge)?;
+                    (Some(fetched), merged)
+                }
+                None => (None, Merged::UpToDate),
+            };
             let local = ref_tip(&self.git, name)?;
             let mut synced = Synced {
                 remote: remote.to_string(),
@@ -300,26 +315,8 @@ impl Repo {
             let Some(local) = local.filter(|local| Some(*local) != remote_tip) else {
                 return Ok(synced);
             };
-            // Only what others can use travels: the notes of trees a commit holds, and those
-            // the remote holds a note of already (someone sent it: ours joins it). The rest
-            // (states proven and never committed) stays here, the local ref as it is.
-            let ahead = notes_ahead(&self.git, local, theirs)?;
-            let keys: Vec<ObjectId> = ahead
-                .iter()
-                .filter(|note| !note.on_remote)
-                .map(|note| note.key)
-                .collect();
-            let held = if keys.is_empty() {
-                std::collections::HashSet::new()
-            } else {
-                travels(&keys)?
-            };
-            let send: Vec<(ObjectId, ObjectId)> = ahead
-                .iter()
-                .filter(|note| note.on_remote || held.contains(&note.key))
-                .map(|note| (note.key, note.blob))
-                .collect();
-            synced.kept = ahead.len() - send.len();
+            let (send, kept) = notes_that_travel(&self.git, local, theirs, travels)?;
+            synced.kept = kept;
             if send.is_empty() {
                 return Ok(synced);
             }
@@ -379,6 +376,36 @@ impl Repo {
             attempts: MAX_PUSH_ATTEMPTS,
         })
     }
+}
+
+/// The notes of `local` the remote lacks that travel, as (key, blob), and how many stay here.
+/// Only what others can use travels: the notes of trees a commit holds, and those the remote
+/// holds a note of already (someone sent it: ours joins it). The rest (states proven and never
+/// committed) stays here, the local ref as it is.
+fn notes_that_travel(
+    git: &gix::Repository,
+    local: ObjectId,
+    theirs: Option<ObjectId>,
+    travels: Travels<'_>,
+) -> Result<(Vec<(ObjectId, ObjectId)>, usize), Error> {
+    let ahead = notes_ahead(git, local, theirs)?;
+    let keys: Vec<ObjectId> = ahead
+        .iter()
+        .filter(|note| !note.on_remote)
+        .map(|note| note.key)
+        .collect();
+    let held = if keys.is_empty() {
+        std::collections::HashSet::new()
+    } else {
+        travels(&keys)?
+    };
+    let send: Vec<(ObjectId, ObjectId)> = ahead
+        .iter()
+        .filter(|note| note.on_remote || held.contains(&note.key))
+        .map(|note| (note.key, note.blob))
+        .collect();
+    let kept = ahead.len() - send.len();
+    Ok((send, kept))
 }
 
 /// The pause before push attempt `attempt + 1`: the local notes writer's jittered, growing
