@@ -15,8 +15,8 @@ use anyhow::Context as _;
 use super::Failure;
 use super::commits::{CommitRun, prove_in};
 use super::run::{Live, Proving, prove_live};
-use crate::context::policy::{AheadPolicy, Policy};
-use crate::context::{Context, Settings};
+use crate::context::Context;
+use crate::context::policy::Policy;
 use crate::git::{AheadFiles, CommitInfo, ObjectId, Repo, StateTree, Tally, TempWorktree};
 use crate::proof::{self, CheckSet, CommitStatus, Standing};
 use crate::report::{Cancelled, Known, WatchOutput};
@@ -82,7 +82,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> Resu
     if let Some(jobs) = args.jobs {
         policy.jobs = usize::from(jobs);
     }
-    let settle = AheadPolicy::resolve(&Settings::of(&ctx.repo))?.settle;
+    let settle = ctx.ahead.clone()?.settle;
     let root = ctx.repo.workdir()?;
     // The key the background prover's files are named by: the canonical worktree path.
     let worktree = root.canonicalize().unwrap_or_else(|_| root.to_owned());

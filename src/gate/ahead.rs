@@ -22,8 +22,7 @@ use super::observe::{self, Observation, Seen, worktree};
 use super::pipeline::Reply;
 use super::scope::{self, Target};
 use super::session_index::SessionIndex;
-use crate::context::policy::AheadPolicy;
-use crate::context::{Clock, Context, Settings};
+use crate::context::{Clock, Context};
 use crate::git::{self, ANCHORS_REF, AheadFiles, ObjectId, Repo, SessionFiles, session_key};
 
 /// How often a waiting prover or a joining stop looks again.
@@ -174,7 +173,7 @@ fn wake(ctx: &Context, host: &dyn HostRules, session: &str, now: u64) -> Result<
     // Anchored like every policy value: off at the session's start stays off; turned off
     // since, it is off at once (running less is never laxer).
     let anchored_off = anchor.as_ref().is_some_and(|anchor| anchor.ahead_off);
-    if anchored_off || !AheadPolicy::resolve(&Settings::of(repo))?.on {
+    if anchored_off || !ctx.ahead.clone()?.on {
         return Ok(());
     }
     let files = AheadFiles::open(repo, &worktree)?;
@@ -203,7 +202,7 @@ pub(crate) fn prover(
     worktree_path: &Path,
 ) -> Result<(), Error> {
     let ctx = Context::resolve(Repo::discover_at(worktree_path)?, None);
-    let policy = AheadPolicy::resolve(&Settings::of(&ctx.repo))?;
+    let policy = ctx.ahead.clone()?;
     let worktree = worktree(&ctx.repo)?;
     let files = AheadFiles::open(&ctx.repo, &worktree)?;
     let Some(_lock) = files.try_lock()? else {

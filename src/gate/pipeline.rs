@@ -20,7 +20,7 @@ use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts, TurnState};
-use crate::context::policy::{AheadPolicy, GatePolicy};
+use crate::context::policy::GatePolicy;
 use crate::context::{Clock, Context, Settings};
 use crate::git::{
     self, ANCHORS_REF, ObjectId, Repo, SessionFiles, StateTree, session_key, session_key_blob,
@@ -303,7 +303,7 @@ fn new_anchor(
         weakening: gate_policy.weakening,
         protect: checks.protect.patterns,
         protect_tree: checks.protect_tree,
-        ahead_off: !AheadPolicy::resolve(&Settings::of(repo)).is_ok_and(|ahead| ahead.on),
+        ahead_off: !ctx.ahead.as_ref().is_ok_and(|ahead| ahead.on),
     })
 }
 

@@ -8,8 +8,8 @@ use std::io::{Read, Write};
 use anyhow::Context as _;
 use gix::ObjectId;
 
+use crate::context::Context;
 use crate::context::policy::{self, PrePush};
-use crate::context::{Context, Settings};
 use crate::exit;
 use crate::gate::{self, Update};
 use crate::git::Repo;
@@ -88,7 +88,7 @@ fn pre_push(
         )
     };
     let remote = remote.as_str();
-    let mode = policy::pre_push(&Settings::of(repo))?;
+    let mode = ctx.pre_push.clone()?;
     if mode == PrePush::Off {
         return Ok(exit::OK);
     }
@@ -123,8 +123,7 @@ fn pre_push(
         .collect();
     report::pushed_through_edited_verify(&edited, err)?;
     let weakened = pushed_weakenings(repo, &updates, &pushed.edited)?;
-    let block = ctx.gate.clone()?.weakening == policy::Weakening::Block
-        && !policy::allow_weakened(&Settings::of(repo));
+    let block = ctx.gate.clone()?.weakening == policy::Weakening::Block && !ctx.allow_weakened;
     report::pushed_weakened(&weakened, block, err)?;
     if block && !weakened.is_empty() {
         return Ok(exit::NOT_PROVEN);

@@ -1,7 +1,7 @@
 //! The one resolved context of a process, and where its settings are read.
 
 use super::clock::Clock;
-use super::policy::{self, GatePolicy, Policy};
+use super::policy::{self, AheadPolicy, GatePolicy, Policy, PrePush, PrePushError};
 use crate::git::Repo;
 
 /// What every command that proves, observes or gates works with.
@@ -17,6 +17,13 @@ pub struct Context {
     pub clock: Clock,
     /// `HOME`, read once: where `~/` in signing's and the allowed signers' settings leads.
     pub home: Option<std::path::PathBuf>,
+    /// Proving ahead's policy (on, settle, idle), or why it could not be read.
+    pub ahead: Result<AheadPolicy, policy::Error>,
+    /// What the pre-push hook does with the commits pushed, or why it could not be read.
+    pub pre_push: Result<PrePush, PrePushError>,
+    /// `PROVE_IT_ALLOW_WEAKENED`: a person lets this push through though it weakens protected
+    /// paths under `prove-it.weakening = block`.
+    pub allow_weakened: bool,
 }
 
 impl Context {
@@ -27,6 +34,9 @@ impl Context {
         let policy = Policy::resolve(timeout_flag, &sources);
         let gate = GatePolicy::resolve(&sources);
         let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
+        let ahead = AheadPolicy::resolve(&sources);
+        let pre_push = policy::pre_push(&sources);
+        let allow_weakened = policy::allow_weakened(&sources);
         Context {
             repo,
             policy,
@@ -34,6 +44,9 @@ impl Context {
             signed_only,
             clock: Clock::system(),
             home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+            ahead,
+            pre_push,
+            allow_weakened,
         }
     }
 }
