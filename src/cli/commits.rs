@@ -448,7 +448,7 @@ fn set_up(
     let exit = format!(
         "setup {} failed: {}",
         setup.run,
-        finished.exit.describe(how.timeout)
+        crate::proof::exit_value(crate::process::Ended::new(finished.exit, how.timeout))
     );
     record_setup_failure(repo, commit, how, &exit, &finished.tail);
     Ok(SetUp::Failed {

@@ -791,7 +791,7 @@ fn check_result(
             },
         ),
         Attempted::Failed {
-            exit,
+            ended,
             exit_code,
             duration_ms,
             output_bytes,
@@ -803,7 +803,7 @@ fn check_result(
         } => (
             input_tree.to_string(),
             RunResult::Failed {
-                exit,
+                exit: crate::proof::exit_value(ended),
                 exit_code,
                 duration_ms,
                 output_bytes,

@@ -2,7 +2,7 @@
 //! ledger and save the turn state. Nothing here decides; `decide` is asked again with what the
 //! run showed.
 
-use super::decide::{Decision, RunFacts, State, Verdict, decide};
+use super::decide::{Decision, Ending, Failing, RunFacts, State, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
@@ -264,12 +264,12 @@ fn run(
             (RunFacts::Passed(record.outcome), None)
         }
         Ok(Attempted::Failed {
-            exit,
+            ended,
             exit_code,
             tail,
             log,
             ..
-        }) => verify_failed(ctx, seen, exit, exit_code, tail, &log),
+        }) => verify_failed(ctx, seen, ended, exit_code, tail, &log),
         Ok(Attempted::CannotTest {
             reason, tail, log, ..
         }) => (
@@ -301,7 +301,7 @@ fn run(
 fn verify_failed(
     ctx: &Context,
     seen: &Seen,
-    exit: String,
+    ended: crate::process::Ended,
     exit_code: Option<i32>,
     tail: Vec<String>,
     log: &std::path::Path,
@@ -320,10 +320,13 @@ fn verify_failed(
         .collect();
     (
         RunFacts::Failed {
-            exit,
+            failing: vec![Failing {
+                check: None,
+                ending: Ending::Ended(ended),
+                log: None,
+                lines: tail,
+            }],
             exit_code,
-            tail,
-            checks: Vec::new(),
             predates,
         },
         Some(log),
@@ -461,12 +464,12 @@ fn failures(
 ) -> (RunFacts, Option<FailedLog>) {
     // The lines one run gets, shared: each failing check keeps its own last lines.
     let each = (proof::TAIL_LINES / failed.len()).max(3);
-    let (mut exits, mut tail, mut checks) = (Vec::new(), Vec::new(), Vec::new());
+    let mut failing = Vec::new();
     let mut predates = Vec::new();
     let mut first: Option<(Option<i32>, std::path::PathBuf, usize)> = None;
     for (name, attempted) in failed {
         let Attempted::Failed {
-            exit,
+            ended,
             exit_code,
             tail: lines,
             log,
@@ -475,16 +478,13 @@ fn failures(
         else {
             continue;
         };
-        exits.push(format!("{name}: {exit}"));
-        if failed.len() > 1 {
-            tail.push(format!(
-                "--- check {name} ({exit}; its full output: {}):",
-                log.display()
-            ));
-        }
         let kept = &lines[lines.len().saturating_sub(each)..];
-        tail.extend(kept.iter().cloned());
-        checks.push(name.clone());
+        failing.push(Failing {
+            check: Some(name.clone()),
+            ending: Ending::Ended(*ended),
+            log: Some(log.display().to_string()),
+            lines: kept.to_vec(),
+        });
         // Where the session started, this check's key: a failure there predates it.
         let start = seen.anchor.as_ref().and_then(|anchor| {
             anchor
@@ -503,10 +503,8 @@ fn failures(
         .unwrap_or_default();
     (
         RunFacts::Failed {
-            exit: exits.join("; "),
+            failing,
             exit_code,
-            tail,
-            checks,
             predates,
         },
         Some(FailedLog {

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::act::{self, How};
 use super::anchor::Anchor;
-use super::decide::{Decision, RunFacts, decide};
+use super::decide::{Decision, Failing, RunFacts, decide};
 use super::error::Error;
 use super::event::{AfterTool, Stop};
 use super::host::HostRules;
@@ -365,11 +365,11 @@ impl Ahead<'_> {
                 self.files.store_off(wrote.join("\n").as_bytes())?;
             }
             match facts {
-                RunFacts::Failed { exit, checks, .. } => {
+                RunFacts::Failed { failing, .. } => {
                     status.failed = Some(FailedAhead {
                         state: state.to_string(),
-                        checks,
-                        exit,
+                        checks: Failing::checks(&failing),
+                        exit: Failing::exits(&failing),
                     });
                 }
                 RunFacts::CannotTest { reason, checks, .. } => {

@@ -88,12 +88,10 @@ pub(crate) enum RunFacts {
         checks: Vec<String>,
     },
     Failed {
-        /// "exit code 1", "timed out after 300 s", ...
-        exit: String,
+        /// Each failing script, in the order the checks were run.
+        failing: Vec<Failing>,
+        /// The first one's exit code, when it exited.
         exit_code: Option<i32>,
-        tail: Vec<String>,
-        /// The named checks that failed; empty for the root verify.sh alone.
-        checks: Vec<String>,
         /// The failures that predate the session: the same check failed with the same last
         /// lines on the state the session started from, and it is on record.
         predates: Vec<Predated>,
@@ -189,16 +187,81 @@ pub(crate) struct Predated {
     pub host: String,
 }
 
+/// One failing script of a run, as data: the report says it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Failing {
+    /// The check of `prove-it.toml` it ran; `None` for verify.sh run alone.
+    pub check: Option<String>,
+    pub ending: Ending,
+    /// Where its full output is kept, where several failed.
+    pub log: Option<String>,
+    /// Its last lines, within the lines one run gets.
+    pub lines: Vec<String>,
+}
+
+/// How a failing script's run ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) enum Ending {
+    /// Its script ended so.
+    Ended(crate::process::Ended),
+    /// The stop waited for the run made ahead for its state past its whole timeout.
+    AheadOutlasted { timeout_secs: u64 },
+}
+
+impl Ending {
+    /// A script that exited with `code`, for tests of what is said of it.
+    #[cfg(test)]
+    pub(crate) fn code(code: i32) -> Ending {
+        Ending::Ended(crate::process::Ended::new(
+            crate::process::Exit::Code(code),
+            std::time::Duration::from_secs(300),
+        ))
+    }
+
+    /// How it ended as a value: a failure record's `exit:` (`proof::exit_value`), which the
+    /// ledger, the prover's status and the report all show.
+    pub(crate) fn value(self) -> String {
+        match self {
+            Ending::Ended(ended) => crate::proof::exit_value(ended),
+            Ending::AheadOutlasted { timeout_secs } => format!(
+                "could not check in time: the run made ahead for this state outlasted the timeout of {timeout_secs} s"
+            ),
+        }
+    }
+}
+
+impl Failing {
+    /// How the failing scripts ended, as one value: each named with its check where checks
+    /// ran ("api: exit code 1; docs: timed out after 300 s").
+    pub(crate) fn exits(failing: &[Failing]) -> String {
+        failing
+            .iter()
+            .map(|f| match &f.check {
+                Some(check) => format!("{check}: {}", f.ending.value()),
+                None => f.ending.value(),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
+    /// The checks of `prove-it.toml` among `failing`; empty when verify.sh alone ran.
+    pub(crate) fn checks(failing: &[Failing]) -> Vec<String> {
+        failing.iter().filter_map(|f| f.check.clone()).collect()
+    }
+
+    /// Every failing script's last lines, in order.
+    pub(crate) fn lines(failing: &[Failing]) -> Vec<String> {
+        failing.iter().flat_map(|f| f.lines.clone()).collect()
+    }
+}
+
 /// Why a turn may not end as proven.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) enum Why {
     Failed {
-        exit: String,
+        /// Each failing script: data, which the report says.
+        failing: Vec<Failing>,
         exit_code: Option<i32>,
-        tail: Vec<String>,
-        /// The checks of `prove-it.toml` that failed; empty when verify.sh alone ran.
-        #[serde(default)]
-        checks: Vec<String>,
         /// Which of these failures predate the session (`RunFacts::Failed::predates`).
         #[serde(default)]
         predates: Vec<Predated>,
@@ -474,7 +537,7 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if let Some(findings) = weakenings_to_refuse(observed) {
         return refuse(Why::ProtectedWeakened { findings });
     }
-    let ending = Ending {
+    let closing = Closing {
         observed,
         skipped: checks
             .as_ref()
@@ -485,11 +548,11 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     match &observed.run {
         // Rule 6: a proof, whoever wrote it, means nothing runs again.
         None => match proof {
-            Some(outcome) => ending.proven(*outcome, &refuse),
+            Some(outcome) => closing.proven(*outcome, &refuse),
             None => Decision::Run,
         },
         // Rule 7.
-        Some(RunFacts::Passed(outcome)) => ending.proven(*outcome, &refuse),
+        Some(RunFacts::Passed(outcome)) => closing.proven(*outcome, &refuse),
         // A pass does not settle a contest: a person does (SPEC.md section 2.3).
         Some(RunFacts::Flaky { checks }) => Done(Verdict::Flaky {
             checks: checks.clone(),
@@ -620,7 +683,7 @@ fn weakenings_to_refuse(observed: &Observed) -> Option<Vec<String>> {
 }
 
 /// What the verdict on a proven state reads besides the proof's outcome.
-struct Ending<'a> {
+struct Closing<'a> {
     observed: &'a Observed,
     /// The checks a person skipped.
     skipped: Vec<String>,
@@ -628,7 +691,7 @@ struct Ending<'a> {
     edited: bool,
 }
 
-impl Ending<'_> {
+impl Closing<'_> {
     /// The verdict on a state proven with `outcome`: skipped checks, an edit, a weakening or a
     /// bounded proof end the turn bounded or unverified; paths no check reads are said, or
     /// refused under `uncovered = block`.
@@ -666,16 +729,12 @@ impl Ending<'_> {
 fn not_passed(ran: &RunFacts) -> Why {
     match ran {
         RunFacts::Failed {
-            exit,
+            failing,
             exit_code,
-            tail,
-            checks,
             predates,
         } => Why::Failed {
-            exit: exit.clone(),
+            failing: failing.clone(),
             exit_code: *exit_code,
-            tail: tail.clone(),
-            checks: checks.clone(),
             predates: predates.clone(),
         },
         RunFacts::CannotTest {
@@ -824,10 +883,13 @@ mod tests {
 
     fn failed() -> RunFacts {
         RunFacts::Failed {
-            exit: "exit code 1".into(),
+            failing: vec![Failing {
+                check: None,
+                ending: Ending::code(1),
+                log: None,
+                lines: vec!["1 failed".into()],
+            }],
             exit_code: Some(1),
-            tail: vec!["1 failed".into()],
-            checks: Vec::new(),
             predates: Vec::new(),
         }
     }

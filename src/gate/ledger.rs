@@ -3,7 +3,7 @@
 
 use time::format_description::well_known::Rfc3339;
 
-use super::decide::{Tampered, Why};
+use super::decide::{Failing, Tampered, Why};
 use super::error::Error;
 use super::event::Stop;
 use super::host::HostRules;
@@ -208,11 +208,11 @@ pub(crate) fn earlier_key_lines(output: &str, tail_len: usize) -> Vec<String> {
 pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
     match why {
         Why::Failed {
-            exit,
-            exit_code,
-            tail,
-            ..
-        } => (*exit_code, summary_lines(tail, exit)),
+            failing, exit_code, ..
+        } => (
+            *exit_code,
+            summary_lines(&Failing::lines(failing), &Failing::exits(failing)),
+        ),
         Why::CannotTest { reason, tail, .. } => (
             Some(crate::verify::CANNOT_TEST),
             summary_lines(tail, &format!("cannot test: {reason}")),

@@ -29,7 +29,8 @@ mod turn;
 pub(crate) use crate::verify::Environment;
 pub(crate) use ahead::{View as AheadView, after_tool, prover, view as ahead_view};
 pub(crate) use decide::{
-    AnchorFacts, Decision, Observed, Quiet, RunFacts, State, Tampered, Verdict, Why, decide,
+    AnchorFacts, Decision, Ending, Failing, Observed, Quiet, RunFacts, State, Tampered, Verdict,
+    Why, decide,
 };
 pub(crate) use error::error_chain;
 pub(crate) use event::{AfterTool, Prompt, Start, Stop, Subagent};

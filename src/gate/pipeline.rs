@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::act;
 use super::ahead::{self, Joined};
 use super::anchor::{Anchor, Prover};
-use super::decide::{Decision, RunFacts, Verdict, decide};
+use super::decide::{Decision, Ending, Failing, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
@@ -32,10 +32,6 @@ use crate::verify::Environment;
 /// What the gate answers an event with, before it is worded (`report::reply`) and delivered in
 /// the host's protocol.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "one reply per hook call, moved a few times: boxing the answer buys nothing"
-)]
 pub(crate) enum Reply {
     /// Nothing to say: outside a repository, an opted-out one, or a session start.
     Silent,
@@ -777,12 +773,13 @@ fn gate(
 /// A stop whose wait for a run made ahead took its whole timeout: it blocks as a timeout does.
 fn out_of_time(timeout_secs: u64) -> RunFacts {
     RunFacts::Failed {
-        exit: format!(
-            "could not check in time: the run made ahead for this state outlasted the timeout of {timeout_secs} s"
-        ),
+        failing: vec![Failing {
+            check: None,
+            ending: Ending::AheadOutlasted { timeout_secs },
+            log: None,
+            lines: Vec::new(),
+        }],
         exit_code: None,
-        tail: Vec::new(),
-        checks: Vec::new(),
         predates: Vec::new(),
     }
 }
@@ -931,7 +928,7 @@ mod tests {
         };
         assert_eq!((*attempt, *max), (1, 3));
         assert!(
-            matches!(why, Why::Failed { exit_code: Some(1), tail, .. } if tail == &["1 failed"])
+            matches!(why, Why::Failed { exit_code: Some(1), failing, .. } if Failing::lines(failing) == ["1 failed"])
         );
         assert!(first.facts.log.is_some() && first.facts.tree.is_some());
 

@@ -208,6 +208,28 @@ mod tests {
     use super::*;
     use crate::gate::Why;
 
+    /// The turn state keeps what a failure was, never how it is said: its words are the
+    /// report's, made when the answer is given again.
+    #[test]
+    fn a_failure_is_kept_as_data_not_as_its_words() {
+        let why = Why::Failed {
+            failing: vec![crate::gate::Failing {
+                check: Some("api".into()),
+                ending: crate::gate::Ending::code(3),
+                log: Some("/tmp/api.log".into()),
+                lines: vec!["1 failed".into()],
+            }],
+            exit_code: Some(3),
+            predates: Vec::new(),
+        };
+        let saved = serde_json::to_string(&why).unwrap();
+        assert!(saved.contains(r#""Code":3"#), "{saved}");
+        for words in ["exit code", "--- check", "failed ("] {
+            assert!(!saved.contains(words), "{words:?} in {saved}");
+        }
+        assert_eq!(serde_json::from_str::<Why>(&saved).unwrap(), why);
+    }
+
     #[test]
     fn a_saved_state_reads_back_as_it_was() {
         let state = TurnState {

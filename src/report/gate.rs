@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Answer, Facts, Message, Part, Quiet, Reply, Tampered, Verdict, Why};
+use crate::gate::{Answer, Facts, Failing, Message, Part, Quiet, Reply, Tampered, Verdict, Why};
 use crate::proof::{CHECKS_FILE, FAILURES_REF};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
@@ -536,17 +536,14 @@ fn named_paths(text: &mut String, paths: &[String], count: usize) {
 
 fn headline(why: &Why, checks: bool) -> String {
     match why {
-        Why::Failed { exit, checks, .. } if checks.is_empty() => {
-            format!("verify.sh failed ({exit}).")
-        }
-        Why::Failed { exit, checks, .. } => format!(
-            "{} failed ({exit}).",
-            if checks.len() == 1 {
-                format!("check {}", checks[0])
-            } else {
-                format!("checks {}", checks.join(", "))
+        Why::Failed { failing, .. } => {
+            let exit = Failing::exits(failing);
+            match Failing::checks(failing).as_slice() {
+                [] => format!("verify.sh failed ({exit})."),
+                [check] => format!("check {check} failed ({exit})."),
+                checks => format!("checks {} failed ({exit}).", checks.join(", ")),
             }
-        ),
+        }
         Why::CannotTest { reason, checks, .. } if checks.is_empty() => format!(
             "verify.sh says this state cannot be tested ({reason}): it could not run the tests, \
              so nothing is known of whether the work passes."
@@ -683,16 +680,35 @@ fn key_lines(earlier: &[String], room: usize) -> String {
     }
 }
 
+/// The last lines of a failing run: each failing check's, under a line naming it, its exit and
+/// its full output where several failed.
+fn failed_lines(failing: &[Failing]) -> Vec<String> {
+    if failing.len() < 2 {
+        return Failing::lines(failing);
+    }
+    let mut lines = Vec::new();
+    for failed in failing {
+        lines.push(format!(
+            "--- check {} ({}; its full output: {}):",
+            failed.check.as_deref().unwrap_or("verify.sh"),
+            failed.ending.value(),
+            failed.log.as_deref().unwrap_or_default()
+        ));
+        lines.extend(failed.lines.iter().cloned());
+    }
+    lines
+}
+
 /// What a verdict's reason shows; `keys` is the block of [`key_lines`] a failure shows before
 /// its last lines.
 fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
     match why {
         Why::Failed {
             exit_code,
-            tail,
+            failing,
             predates,
-            ..
         } => {
+            let tail = &failed_lines(failing);
             let code = exit_code.map_or_else(|| "none".to_string(), |c| c.to_string());
             let last = if tail.len() == 1 {
                 "line".to_string()
@@ -974,10 +990,13 @@ mod tests {
 
     fn failed(tail: Vec<String>) -> Why {
         Why::Failed {
-            exit: "exit code 1".into(),
+            failing: vec![Failing {
+                check: None,
+                ending: crate::gate::Ending::code(1),
+                log: None,
+                lines: tail,
+            }],
             exit_code: Some(1),
-            tail,
-            checks: Vec::new(),
             predates: Vec::new(),
         }
     }

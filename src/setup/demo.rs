@@ -193,10 +193,13 @@ fn execute(
 
 fn failed(ran: &verify::Ran, timeout: Duration) -> RunFacts {
     RunFacts::Failed {
-        exit: ran.exit.describe(timeout),
+        failing: vec![gate::Failing {
+            check: None,
+            ending: gate::Ending::Ended(crate::process::Ended::new(ran.exit, timeout)),
+            log: None,
+            lines: ran.tail.clone(),
+        }],
         exit_code: ran.exit.code(),
-        tail: ran.tail.clone(),
-        checks: Vec::new(),
         predates: Vec::new(),
     }
 }
@@ -265,7 +268,7 @@ fn judge(
     };
     let outcome = verdict.outcome();
     Shown {
-        exit: ran.exit.describe(settings.timeout),
+        exit: crate::proof::exit_value(crate::process::Ended::new(ran.exit, settings.timeout)),
         passed: ran.passed(),
         duration_ms: crate::proof::millis(ran.duration),
         outcome,

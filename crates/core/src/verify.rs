@@ -315,7 +315,7 @@ mod tests {
         let ran = run_quietly(request(&dir, &path)).unwrap();
         assert_eq!(ran.exit, Exit::Code(3));
         assert!(!ran.passed());
-        assert_eq!(ran.exit.describe(Duration::from_secs(5)), "exit code 3");
+        assert_eq!(ran.exit.code(), Some(3));
         assert_eq!(ran.tail, ["failing"]);
     }
 
@@ -430,10 +430,6 @@ mod tests {
         let ran = run_quietly(req).unwrap();
         assert!(started.elapsed() < Duration::from_secs(10));
         assert_eq!(ran.exit, Exit::TimedOut);
-        assert_eq!(
-            ran.exit.describe(Duration::from_secs(1)),
-            "timed out after 1 s"
-        );
         assert_eq!(ran.tail, ["started"]);
         let grandchild = read_pid(&dir.path().join("grandchild.pid"));
         assert!(wait_until_dead(grandchild), "pid {grandchild} survived");
@@ -459,10 +455,6 @@ mod tests {
         let (dir, path) = script("#!/bin/sh\necho dying\nkill -TERM $$\nsleep 5\n");
         let ran = run_quietly(request(&dir, &path)).unwrap();
         assert_eq!(ran.exit, Exit::Signal(15));
-        assert_eq!(
-            ran.exit.describe(Duration::from_secs(1)),
-            "killed by signal 15 (SIGTERM)"
-        );
         assert_eq!(ran.tail, ["dying"]);
     }
 

@@ -1,13 +1,11 @@
-//! How a child ended, read from its wait status or from what the supervisor did to it.
+//! How a child ended, read from its wait status or from what the supervisor did to it: data
+//! only (a failure record's `exit:` value says it in words, `proof::exit_value`).
 
 use std::os::unix::process::ExitStatusExt;
 use std::process::ExitStatus;
-use std::time::Duration;
-
-use rustix::process::Signal;
 
 /// How a child ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Exit {
     /// It exited with this code.
     Code(i32),
@@ -28,20 +26,6 @@ impl Exit {
         }
     }
 
-    /// A short lowercase phrase such as "exit code 3",
-    /// "killed by signal 9 (SIGKILL)" or "timed out after 5 s".
-    pub fn describe(&self, timeout: Duration) -> String {
-        match *self {
-            Exit::Code(code) => format!("exit code {code}"),
-            Exit::Signal(number) => match signal_name(number) {
-                Some(name) => format!("killed by signal {number} ({name})"),
-                None => format!("killed by signal {number}"),
-            },
-            Exit::TimedOut => format!("timed out after {} s", seconds(timeout)),
-            Exit::Interrupted => "interrupted".to_string(),
-        }
-    }
-
     pub(super) fn from_status(status: ExitStatus) -> Exit {
         match (status.code(), status.signal()) {
             (Some(code), _) => Exit::Code(code),
@@ -53,48 +37,18 @@ impl Exit {
     }
 }
 
-fn signal_name(number: i32) -> Option<&'static str> {
-    const NAMES: [(Signal, &str); 9] = [
-        (Signal::HUP, "SIGHUP"),
-        (Signal::INT, "SIGINT"),
-        (Signal::QUIT, "SIGQUIT"),
-        (Signal::ABORT, "SIGABRT"),
-        (Signal::KILL, "SIGKILL"),
-        (Signal::SEGV, "SIGSEGV"),
-        (Signal::PIPE, "SIGPIPE"),
-        (Signal::ALARM, "SIGALRM"),
-        (Signal::TERM, "SIGTERM"),
-    ];
-    NAMES
-        .iter()
-        .find(|(signal, _)| signal.as_raw() == number)
-        .map(|&(_, name)| name)
+/// How a run that did not pass ended, with the timeout it ran under (which names a time-out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Ended {
+    pub exit: Exit,
+    pub timeout_ms: u64,
 }
 
-/// Seconds as "5" or "1.5", without trailing zeros.
-fn seconds(duration: Duration) -> String {
-    let millis = duration.subsec_millis();
-    if millis == 0 {
-        duration.as_secs().to_string()
-    } else {
-        let text = format!("{}.{millis:03}", duration.as_secs());
-        text.trim_end_matches('0').to_owned()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn describe_names_common_signals_and_fractional_timeouts() {
-        let timeout = Duration::from_millis(1500);
-        assert_eq!(
-            Exit::Signal(9).describe(timeout),
-            "killed by signal 9 (SIGKILL)"
-        );
-        assert_eq!(Exit::Signal(64).describe(timeout), "killed by signal 64");
-        assert_eq!(Exit::TimedOut.describe(timeout), "timed out after 1.5 s");
-        assert_eq!(Exit::Code(0).describe(timeout), "exit code 0");
+impl Ended {
+    pub fn new(exit: Exit, timeout: std::time::Duration) -> Ended {
+        Ended {
+            exit,
+            timeout_ms: u64::try_from(timeout.as_millis()).unwrap_or(u64::MAX),
+        }
     }
 }

@@ -31,7 +31,7 @@ pub use detach::{
     BELOW_THE_AGENT, detach_self, fork_detached, remove_env, set_group_nice, signal, stopped,
 };
 pub use enter::{Namespaces, Step};
-pub use exit::Exit;
+pub use exit::{Ended, Exit};
 pub use interrupt::interrupt_flag;
 pub use request::{Combined, Request, Stdin, Stream};
 pub use spawner::{start as start_spawner, stop as stop_spawner};

@@ -20,6 +20,7 @@ use super::record::{
 /// Where failure records are kept (its name lives in `git/names.rs` with every other).
 pub use crate::git::FAILURES_REF;
 use crate::git::{self, Notes, Repo};
+use crate::process::{Ended, Exit};
 
 /// The most lines of output a failure record keeps: the last lines a block shows.
 pub const OUTPUT_LINES: usize = super::prove::TAIL_LINES;
@@ -124,6 +125,53 @@ fn shape(line: &str) -> String {
         }
     }
     out
+}
+
+/// How a run ended, as a failure record's `exit:` says it (SPEC section 3.2), and as every
+/// report shows it: "exit code 3", "killed by signal 9 (SIGKILL)", "timed out after 5 s",
+/// "interrupted".
+pub fn exit_value(ended: Ended) -> String {
+    match ended.exit {
+        Exit::Code(code) => format!("exit code {code}"),
+        Exit::Signal(number) => match signal_name(number) {
+            Some(name) => format!("killed by signal {number} ({name})"),
+            None => format!("killed by signal {number}"),
+        },
+        Exit::TimedOut => format!(
+            "timed out after {} s",
+            seconds(std::time::Duration::from_millis(ended.timeout_ms))
+        ),
+        Exit::Interrupted => "interrupted".to_string(),
+    }
+}
+
+fn signal_name(number: i32) -> Option<&'static str> {
+    const NAMES: [(rustix::process::Signal, &str); 9] = [
+        (rustix::process::Signal::HUP, "SIGHUP"),
+        (rustix::process::Signal::INT, "SIGINT"),
+        (rustix::process::Signal::QUIT, "SIGQUIT"),
+        (rustix::process::Signal::ABORT, "SIGABRT"),
+        (rustix::process::Signal::KILL, "SIGKILL"),
+        (rustix::process::Signal::SEGV, "SIGSEGV"),
+        (rustix::process::Signal::PIPE, "SIGPIPE"),
+        (rustix::process::Signal::ALARM, "SIGALRM"),
+        (rustix::process::Signal::TERM, "SIGTERM"),
+    ];
+    NAMES
+        .iter()
+        .find(|(signal, _)| signal.as_raw() == number)
+        .map(|&(_, name)| name)
+}
+
+/// Seconds as "5" or "1.5", without trailing zeros.
+fn seconds(duration: std::time::Duration) -> String {
+    let millis = duration.subsec_millis();
+    if millis == 0 {
+        duration.as_secs().to_string()
+    } else {
+        let text = format!("{}.{millis:03}", duration.as_secs());
+        text.trim_end_matches('0').to_owned()
+    }
 }
 
 /// A run's last lines as a failure record keeps them: the last [`OUTPUT_LINES`], each without
@@ -303,6 +351,19 @@ pub fn lookup_failure(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_exit_value_names_common_signals_and_fractional_timeouts() {
+        let ended = |exit| Ended::new(exit, std::time::Duration::from_millis(1500));
+        assert_eq!(
+            exit_value(ended(Exit::Signal(9))),
+            "killed by signal 9 (SIGKILL)"
+        );
+        assert_eq!(exit_value(ended(Exit::Signal(64))), "killed by signal 64");
+        assert_eq!(exit_value(ended(Exit::TimedOut)), "timed out after 1.5 s");
+        assert_eq!(exit_value(ended(Exit::Code(0))), "exit code 0");
+        assert_eq!(exit_value(ended(Exit::Interrupted)), "interrupted");
+    }
 
     fn id(hex: &str) -> ObjectId {
         ObjectId::from_hex(hex.as_bytes()).unwrap()

@@ -41,7 +41,7 @@ pub use contest::{
     Contested, Kind as MarkKind, Resolver, Target, is_contested, merge_unrevoked, resolve,
     targets_of_tree,
 };
-pub use failure::{FAILURES_REF, Failure, bounded_output, lookup_failure};
+pub use failure::{FAILURES_REF, Failure, bounded_output, exit_value, lookup_failure};
 pub use held::{held_keys, unheld_notes};
 #[cfg(any(test, feature = "fuzzing", feature = "testing"))]
 pub use lookup::Found;

@@ -213,8 +213,8 @@ impl Baseline {
 pub enum Attempted {
     Proven(Box<Record>),
     Failed {
-        /// "exit code 1", "timed out after 300 s", ...
-        exit: String,
+        /// How its last run ended (`exit_value` says it in words).
+        ended: crate::process::Ended,
         exit_code: Option<i32>,
         duration_ms: u64,
         output_bytes: u64,
@@ -665,9 +665,9 @@ impl Ending<'_, '_> {
     ) -> Result<Attempted, Error> {
         let wrote = self.wrote(&ran, run, moved);
         let (repo, attempt) = (self.repo, self.attempt);
-        let exit = ran.exit.describe(attempt.timeout);
+        let ended = crate::process::Ended::new(ran.exit, attempt.timeout);
         if matches!(ran.exit, verify::Exit::TimedOut | verify::Exit::Interrupted) {
-            note_the_end(log, &exit);
+            note_the_end(log, &super::exit_value(ended));
         }
         let failure = if ran.exit == verify::Exit::Interrupted || !attempt.record_failures {
             None
@@ -682,7 +682,7 @@ impl Ending<'_, '_> {
                 && super::contest::on_failure(repo, &failure).is_ok()
         });
         Ok(Attempted::Failed {
-            exit,
+            ended,
             exit_code: ran.exit.code(),
             duration_ms: millis(ran.duration),
             output_bytes: ran.output_bytes,
@@ -871,7 +871,7 @@ fn failure_of(
         check: run.check.record_name().map(str::to_string),
         head: repo.head_commit().ok().flatten(),
         verify: run.check.script?,
-        exit: outcome.exit.describe(attempt.timeout),
+        exit: super::exit_value(crate::process::Ended::new(outcome.exit, attempt.timeout)),
         exit_code: outcome.exit.code(),
         duration_ms: millis(outcome.duration),
         attempts,
