@@ -133,19 +133,33 @@ pub(crate) fn run(
         worktree.remove()?;
     }
     let found = found?;
-    let recorded = search
-        .steps
-        .iter()
-        .filter(|s| s.how == How::Recorded)
-        .count();
+    let (report, code) = bisect_report(found, &commits, search.runs, search.steps);
+    if args.json {
+        report::json(&report, out)?;
+    } else {
+        report.human(out)?;
+    }
+    Ok(code)
+}
+
+/// The search's report, with the steps it took (`runs` of them run), and `bisect`'s exit
+/// code: the first failing commit found (0), or the candidates for it that commits which
+/// cannot be tested leave (1).
+fn bisect_report(
+    found: Answer,
+    commits: &[Commit],
+    runs: usize,
+    steps: Vec<BisectStep>,
+) -> (BisectReport, u8) {
+    let recorded = steps.iter().filter(|s| s.how == How::Recorded).count();
     let mut report = BisectReport {
         version: JSON_VERSION,
         first_bad: None,
         candidates: Vec::new(),
         between: commits.len(),
-        runs: search.runs,
+        runs,
         recorded,
-        steps: search.steps,
+        steps,
     };
     let code = match found {
         Answer::Found(at) => {
@@ -175,12 +189,7 @@ pub(crate) fn run(
             exit::NOT_PROVEN
         }
     };
-    if args.json {
-        report::json(&report, out)?;
-    } else {
-        report.human(out)?;
-    }
-    Ok(code)
+    (report, code)
 }
 
 /// The commits on the first-parent line from `bad` back to `good`, oldest first, `good` left

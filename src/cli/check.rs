@@ -145,7 +145,7 @@ fn exec_check(repo: &Repo, path: &std::path::Path) -> Result<crate::proof::Check
 }
 
 /// What `check --format` takes; a new renderer is one more variant here and one more arm in
-/// [`run`].
+/// [`print()`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
     /// Lines for a person.
@@ -163,18 +163,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
     let repo = &ctx.repo;
     let now = ctx.clock.now();
-    let selection = repo.select(&args.revs).map_err(|error| {
-        let failure = super::Failure::from(error);
-        // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
-        // only by GIT_OBJECT_DIRECTORY, which gix does not read.
-        if std::env::var_os("GIT_QUARANTINE_PATH").is_some() {
-            failure.hint(
-                "a push's new commits are out of reach in a pre-receive or update hook (git's quarantine): check them in a post-receive hook or in CI",
-            )
-        } else {
-            failure
-        }
-    })?;
+    let selection = select(repo, &args.revs)?;
     let ids = if args.all {
         repo.walk(&selection, None)?
     } else {
@@ -183,19 +172,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         tips.retain(|id| seen.insert(*id));
         tips
     };
-    // Signatures are checked only when they are required: each costs a few ssh-keygen runs.
-    let verifier = if args.require_signed {
-        let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
-        Some(verifier.ok_or_else(|| {
-            super::Failure::from(anyhow::anyhow!(
-                "--require-signed needs an allowed signers file, and none is given or configured"
-            ))
-            .hint("commit one and name it: git config prove-it.allowedSigners .github/allowed_signers")
-            .hint("or pass it: git prove-it check --require-signed --allowed-signers FILE")
-        })?)
-    } else {
-        None
-    };
+    let verifier = verifier(repo, args)?;
     let exec = match &args.exec {
         Some(path) => Some(exec_check(repo, path)?),
         None => None,
@@ -213,33 +190,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     // A failure on record is said, never counted: the exit status is the proofs' alone.
     let commits: Vec<_> = standings
         .iter()
-        .map(|checked| {
-            let mut report = CommitReport::new(checked, args.strict, args.require_signed)
-                .with_failures(checked, now);
-            // A proof bounded by a weakening alone counts under --allow-weakened.
-            if args.strict
-                && args.allow_weakened
-                && !report.proven
-                && checked.standing.is_proven(false)
-                && checked.standing.record().is_some_and(|record| {
-                    record.verify_diff.is_none()
-                        && (!record.protection.weakened.is_empty()
-                            || !record.tests_weakened.is_empty())
-                })
-                && (!args.require_signed
-                    || checked
-                        .signature
-                        .as_ref()
-                        .is_some_and(crate::proof::SignatureStatus::is_good))
-            {
-                report.proven = true;
-            }
-            if args.require_isolated {
-                report.requiring_isolation(checked)
-            } else {
-                report
-            }
-        })
+        .map(|checked| commit_report(checked, args, now))
         .collect();
     let proven = commits.iter().all(|c| c.proven)
         && !CheckReport::refuses_verify_change(args.strict, allow_verify_change, &verify_changed)
@@ -260,25 +211,98 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         verify_changed,
         weakened,
     };
+    print(&report, args, out)?;
+    Ok(if proven { exit::OK } else { exit::NOT_PROVEN })
+}
+
+/// The commits `revs` name, with a hint when a push's new commits are out of reach.
+fn select(repo: &Repo, revs: &[String]) -> Result<crate::git::Selection, super::Failure> {
+    repo.select(revs).map_err(|error| {
+        let failure = super::Failure::from(error);
+        // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
+        // only by GIT_OBJECT_DIRECTORY, which gix does not read.
+        if std::env::var_os("GIT_QUARANTINE_PATH").is_some() {
+            failure.hint(
+                "a push's new commits are out of reach in a pre-receive or update hook (git's quarantine): check them in a post-receive hook or in CI",
+            )
+        } else {
+            failure
+        }
+    })
+}
+
+/// The verifier of the proofs' signatures with --require-signed, else `None`: signatures are
+/// checked only when they are required, as each costs a few ssh-keygen runs. An error when no
+/// allowed signers file is given or configured.
+fn verifier(repo: &Repo, args: &Args) -> Result<Option<crate::signing::Verifier>, super::Failure> {
+    if !args.require_signed {
+        return Ok(None);
+    }
+    let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
+    Ok(Some(verifier.ok_or_else(|| {
+        super::Failure::from(anyhow::anyhow!(
+            "--require-signed needs an allowed signers file, and none is given or configured"
+        ))
+        .hint("commit one and name it: git config prove-it.allowedSigners .github/allowed_signers")
+        .hint("or pass it: git prove-it check --require-signed --allowed-signers FILE")
+    })?))
+}
+
+/// What `check` says of one commit, as `args` count its proof: bounded by a weakening alone
+/// counts under --strict --allow-weakened, and only an isolated proof under
+/// --require-isolated.
+fn commit_report(
+    checked: &crate::proof::CommitStatus,
+    args: &Args,
+    now: time::OffsetDateTime,
+) -> CommitReport {
+    let mut report =
+        CommitReport::new(checked, args.strict, args.require_signed).with_failures(checked, now);
+    // A proof bounded by a weakening alone counts under --allow-weakened.
+    if args.strict
+        && args.allow_weakened
+        && !report.proven
+        && checked.standing.is_proven(false)
+        && checked.standing.record().is_some_and(|record| {
+            record.verify_diff.is_none()
+                && (!record.protection.weakened.is_empty() || !record.tests_weakened.is_empty())
+        })
+        && (!args.require_signed
+            || checked
+                .signature
+                .as_ref()
+                .is_some_and(crate::proof::SignatureStatus::is_good))
+    {
+        report.proven = true;
+    }
+    if args.require_isolated {
+        report.requiring_isolation(checked)
+    } else {
+        report
+    }
+}
+
+/// Write `report` to the files of --summary and --outputs, then print it in its format.
+fn print(report: &CheckReport, args: &Args, out: &mut dyn Write) -> Result<(), super::Failure> {
     for (file, render) in [
         (&args.summary, report::github_summary as Render),
         (&args.outputs, report::github_outputs),
     ] {
         if let Some(path) = file {
-            append(path, &report, render)?;
+            append(path, report, render)?;
         }
     }
     let format = if args.json { Format::Json } else { args.format };
     match format {
         Format::Text => report.human(out)?,
-        Format::Json => report::json(&report, out)?,
-        Format::Junit => report::junit(&report, out)?,
+        Format::Json => report::json(report, out)?,
+        Format::Junit => report::junit(report, out)?,
         Format::Github => {
-            report::github_annotations(&report, out)?;
+            report::github_annotations(report, out)?;
             report.human(out)?;
         }
     }
-    Ok(if proven { exit::OK } else { exit::NOT_PROVEN })
+    Ok(())
 }
 
 type Render = fn(&CheckReport, &mut dyn Write) -> std::io::Result<()>;

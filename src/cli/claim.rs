@@ -121,23 +121,13 @@ pub(crate) fn run(
     let timeout = claim::resolve_timeout(args.timeout, &sources)?;
     let Some(agent) = claim::resolve_agent(args.agent.as_deref(), &sources) else {
         let report = RequiresSubagentsReport::new(JSON_VERSION);
-        if args.json {
-            report::json(&report, out)?;
-        } else {
-            report.human(out)?;
-        }
-        return Ok(exit::REQUIRES_SUBAGENTS);
+        return requires_subagents(&report, args.json, out);
     };
     if let Some(preset) = agent.preset
         && let Some((reason, hint)) = preset_unavailable(preset, &cwd)
     {
         let report = RequiresSubagentsReport::unavailable(JSON_VERSION, reason, hint);
-        if args.json {
-            report::json(&report, out)?;
-        } else {
-            report.human(out)?;
-        }
-        return Ok(exit::REQUIRES_SUBAGENTS);
+        return requires_subagents(&report, args.json, out);
     }
 
     // The state the claim is judged on, taken before any round could change it.
@@ -159,17 +149,8 @@ pub(crate) fn run(
         return Err(anyhow::anyhow!("interrupted; no verdict").into());
     }
 
-    progress.oracle_started(err);
-    let completeness = Completeness::of(&entries);
-    let input = serde_json::to_vec(&claim::oracle_assignment(&claim, &entries))
-        .context("could not write the oracle's assignment")?;
-    let job = Job {
-        round: ORACLE_ROUND,
-        name: claim::run_name(ORACLE_ROUND, ORACLE_ID),
-        role: "oracle_synthesis",
-        input,
-    };
-    let oracle_run = claim::run_round(&request, &job);
+    let (completeness, job, oracle_run) =
+        oracle_round(&claim, &entries, &request, &mut progress, err)?;
     if interrupt.load(Ordering::Relaxed) {
         return Err(anyhow::anyhow!("interrupted; no verdict").into());
     }
@@ -199,6 +180,44 @@ pub(crate) fn run(
     }
 
     finish(&report, &judged, args.json, out, err)
+}
+
+/// Print that the gauntlet needs an agent command it does not have, or cannot run here, and
+/// give its exit status.
+fn requires_subagents(
+    report: &RequiresSubagentsReport,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<u8, super::Failure> {
+    if json {
+        report::json(report, out)?;
+    } else {
+        report.human(out)?;
+    }
+    Ok(exit::REQUIRES_SUBAGENTS)
+}
+
+/// Round 10: the oracle, given the nine lenses' entries, run once they have all ended. How
+/// complete those entries were, the oracle's job, and its run.
+fn oracle_round(
+    claim: &Claim,
+    entries: &[RoundEntry],
+    request: &Request<'_>,
+    progress: &mut ClaimProgress,
+    err: &mut dyn Write,
+) -> Result<(Completeness, Job, Run), super::Failure> {
+    progress.oracle_started(err);
+    let completeness = Completeness::of(entries);
+    let input = serde_json::to_vec(&claim::oracle_assignment(claim, entries))
+        .context("could not write the oracle's assignment")?;
+    let job = Job {
+        round: ORACLE_ROUND,
+        name: claim::run_name(ORACLE_ROUND, ORACLE_ID),
+        role: "oracle_synthesis",
+        input,
+    };
+    let oracle_run = claim::run_round(request, &job);
+    Ok((completeness, job, oracle_run))
 }
 
 /// Print the report and give the exit status: the outcome's, or 7 without a verdict.

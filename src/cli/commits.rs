@@ -198,6 +198,58 @@ pub(crate) fn prove_in(
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<Proved, super::Failure> {
     let checkout = worktree.repo(repo)?.handle();
+    let state = checked_out(repo, &checkout, worktree, commit)?;
+    if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
+    }
+    let (isolation, view) = isolated(repo, worktree)?;
+    let set_up = set_up(repo, worktree, commit, how, &view, interrupt)?;
+    // Without a setup, a run that lacks the checkout's dependency folders cannot test.
+    let lacking = match &set_up {
+        SetUp::Undeclared => dependency_folders(repo, commit.tree),
+        _ => Vec::new(),
+    };
+    // The setup's output goes into the commit's log, before the checks'.
+    let commit_log = match &how.log {
+        Some(log) => log.clone(),
+        None => repo.last_run_log()?,
+    };
+    if let SetUp::Failed { exit, tail, log } = &set_up {
+        into_commit_log(log, &commit_log, false);
+        return Ok(setup_failed(commit, exit, tail, &commit_log));
+    }
+    let view = super::run::CommitView {
+        isolation,
+        view,
+        untestable_failure: (!lacking.is_empty()).then(|| {
+            format!(
+                "no setup: the checkout holds {}, which this commit's worktree lacks",
+                lacking.join(", ")
+            )
+        }),
+        read: Some(worktree.last_read()),
+        before: matches!(set_up, SetUp::Undeclared | SetUp::Nothing).then(|| state.clone()),
+    };
+    let run = prove_there(checkout, how, view, interrupt);
+    if let SetUp::Ran { log } = &set_up {
+        into_commit_log(log, &commit_log, true);
+    }
+    Ok(Proved {
+        run,
+        cannot_test: None,
+    })
+}
+
+/// The state of `commit` as `worktree` (opened as `checkout`) holds it, which every run there
+/// is keyed by: found as expected, or read from disk, after checking the commit out again
+/// with git and cleaning the worktree while it is not the commit's tree. An error when it
+/// still is not: no proof made there would prove the commit.
+fn checked_out(
+    repo: &Repo,
+    checkout: &Repo,
+    worktree: &TempWorktree,
+    commit: &git::CommitInfo,
+) -> Result<git::StateTree, super::Failure> {
     // Read from disk (only the files changed since the worktree's last reading): the state
     // every run here is keyed by, unless a setup changes it.
     let read = || -> Result<git::StateTree, super::Failure> {
@@ -245,40 +297,45 @@ pub(crate) fn prove_in(
         .hint("clean or smudge filters (.gitattributes, git-lfs) or ignored files committed anyway change what a checkout holds")
         .hint("prove the working state instead: check the commit out and run 'git prove-it run'"));
     }
-    if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
-        return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
+    Ok(state)
+}
+
+/// A commit whose setup failed: not proven, and not tested, with the setup's exit and last
+/// lines, and the commit's log that holds its output.
+fn setup_failed(
+    commit: &git::CommitInfo,
+    exit: &str,
+    tail: &[String],
+    commit_log: &std::path::Path,
+) -> Proved {
+    Proved {
+        run: Ok((exit::NOT_PROVEN, not_tested(commit))),
+        cannot_test: Some(FailedRun {
+            name: "setup".to_string(),
+            exit: exit.to_string(),
+            exit_code: None,
+            duration_ms: 0,
+            tail: tail.to_vec(),
+            log: Some(commit_log.display().to_string()),
+            state_changed: false,
+        }),
     }
-    let (isolation, view) = isolated(repo, worktree)?;
-    let set_up = set_up(repo, worktree, commit, how, &view, interrupt)?;
-    // Without a setup, a run that lacks the checkout's dependency folders cannot test.
-    let lacking = match &set_up {
-        SetUp::Undeclared => dependency_folders(repo, commit.tree),
-        _ => Vec::new(),
-    };
-    // The setup's output goes into the commit's log, before the checks'.
-    let commit_log = match &how.log {
-        Some(log) => log.clone(),
-        None => repo.last_run_log()?,
-    };
-    if let SetUp::Failed { exit, tail, log } = &set_up {
-        into_commit_log(log, &commit_log, false);
-        return Ok(Proved {
-            run: Ok((exit::NOT_PROVEN, not_tested(commit))),
-            cannot_test: Some(FailedRun {
-                name: "setup".to_string(),
-                exit: exit.clone(),
-                exit_code: None,
-                duration_ms: 0,
-                tail: tail.clone(),
-                log: Some(commit_log.display().to_string()),
-                state_changed: false,
-            }),
-        });
-    }
+}
+
+/// Prove the commit's state in `checkout`, its worktree, as `run` proves a working state: with
+/// the worktree's own context and policy (but `how.jobs` checks at once, when given), its
+/// scripts run through `view`, and its words on stderr. `interrupt` ends the scripts as it
+/// ends the setup: a signal's flag, or the caller's own (`watch` ends a commit that left its
+/// range).
+fn prove_there(
+    checkout: Repo,
+    how: &CommitRun<'_>,
+    view: super::run::CommitView<'_>,
+    interrupt: &std::sync::atomic::AtomicBool,
+) -> Result<(u8, RunReport), super::Failure> {
     let timeout = how.timeout.as_secs();
     let ctx = crate::context::Context::resolve(checkout, Some(timeout));
-    let run = ctx
-        .policy
+    ctx.policy
         .clone()
         .map_err(super::Failure::from)
         .and_then(|mut policy| {
@@ -292,22 +349,8 @@ pub(crate) fn prove_in(
                 progress: how.progress,
                 log: how.log.clone(),
                 exec: how.exec.map(|exec| &exec.check),
-                commit: Some(super::run::CommitView {
-                    isolation,
-                    view,
-                    untestable_failure: (!lacking.is_empty()).then(|| {
-                        format!(
-                            "no setup: the checkout holds {}, which this commit's worktree lacks",
-                            lacking.join(", ")
-                        )
-                    }),
-                    read: Some(worktree.last_read()),
-                    before: matches!(set_up, SetUp::Undeclared | SetUp::Nothing)
-                        .then(|| state.clone()),
-                }),
+                commit: Some(view),
             };
-            // `interrupt` ends the scripts as it ends the setup: a signal's flag, or the
-            // caller's own (`watch` ends a commit that left its range).
             let mut live = super::run::Live {
                 interrupt: Some(interrupt),
                 events: None,
@@ -320,14 +363,7 @@ pub(crate) fn prove_in(
                 &mut live,
                 &mut std::io::stderr(),
             )
-        });
-    if let SetUp::Ran { log } = &set_up {
-        into_commit_log(log, &commit_log, true);
-    }
-    Ok(Proved {
-        run,
-        cannot_test: None,
-    })
+        })
 }
 
 /// The report of a commit whose checks never ran.

@@ -231,6 +231,9 @@ fn checks(
 const CLAUDE_WORKTREES_LINE: &str = ".claude/worktrees/\n";
 const CLAUDE_WORKTREES_PROBE: &str = ".claude/worktrees/agent";
 
+/// Every step init takes, in order: prove-it.toml (or the checks' scripts), the root
+/// verify.sh, each host's hooks, Claude Code's worktrees ignored, the pre-push gate when
+/// asked for, and the notes' merge strategy.
 fn plan(
     repo: &Repo,
     stacks: &[stack::Stack],
@@ -239,6 +242,31 @@ fn plan(
     args: &Args,
 ) -> Result<Vec<Step>, super::Failure> {
     let root = repo.workdir()?;
+    let mut steps = plan_checks(root, stacks, checks, args);
+    steps.push(plan_root_verify(repo, stacks, checks, args)?);
+    for &host in hosts {
+        steps.extend(plan_wire(root, host, args)?);
+    }
+    // Claude Code's subagents work in worktrees below the checkout, which the state would hold
+    // as embedded repositories (a session's stop refused while one holds changes).
+    if hosts.contains(&Host::Claude) && repo.ignores(CLAUDE_WORKTREES_PROBE) == Some(false) {
+        steps.push(Step::IgnoreClaudeWorktrees);
+    }
+    if args.pre_push {
+        steps.push(plan_pre_push(repo, root)?);
+    }
+    steps.push(Step::MergeStrategy {
+        already: repo
+            .config_string(MERGE_STRATEGY)
+            .is_some_and(|value| value == "union"),
+    });
+    Ok(steps)
+}
+
+/// The steps of prove-it.toml: a protect-only file beside verify.sh for one package, the file
+/// kept, or the file written with each package's verify.sh (kept when it is there, unless
+/// --force and it differs).
+fn plan_checks(root: &Path, stacks: &[stack::Stack], checks: &Checks, args: &Args) -> Vec<Step> {
     let mut steps = Vec::new();
     match checks {
         // One package: a checks file with only the stack's protected paths, beside verify.sh.
@@ -281,13 +309,24 @@ fn plan(
             }
         }
     }
+    steps
+}
+
+/// The step of the root verify.sh: none written beside a checks file, kept when it is there
+/// (unless --force and it differs from the stacks' script), else written.
+fn plan_root_verify(
+    repo: &Repo,
+    stacks: &[stack::Stack],
+    checks: &Checks,
+    args: &Args,
+) -> Result<Step, super::Failure> {
     let verify = repo.verify_path()?;
     let exists = std::fs::symlink_metadata(&verify).is_ok();
     let text = stack::verify_script(stacks);
     let same = repo
         .read_verify()
         .is_ok_and(|current| current.is_some_and(|current| current == text.as_bytes()));
-    steps.push(if !exists && !matches!(checks, Checks::None) {
+    Ok(if !exists && !matches!(checks, Checks::None) {
         Step::RootVerifyNotWritten
     } else if exists && (same || !args.force) {
         Step::VerifyKept {
@@ -301,60 +340,52 @@ fn plan(
             overwrite: exists,
             dir: None,
         }
+    })
+}
+
+/// The steps that wire `host`: its project settings under `root`, and with --user-level its
+/// user-level settings too. An error, before anything is written, for a file that cannot be
+/// read as settings.
+fn plan_wire(root: &Path, host: Host, args: &Args) -> Result<Vec<Step>, super::Failure> {
+    let mut steps = Vec::new();
+    let path = root.join(host.config_path());
+    let existing = read_optional(&path)?;
+    let wired = host.wire(existing.as_deref()).map_err(|error| {
+        super::Failure::from(anyhow::Error::new(error).context(format!(
+            "could not wire {}: {} cannot be read as settings",
+            host.title(),
+            path.display()
+        )))
+        .hint("fix the file (or move it away) and run init again; nothing was changed")
+    })?;
+    let user_file = host.user_level_to_wire();
+    steps.push(Step::Wire {
+        host,
+        path,
+        wired,
+        created: existing.is_none(),
+        user_level: user_file.clone().filter(|_| !args.user_level),
+        user: false,
     });
-    for &host in hosts {
-        let path = root.join(host.config_path());
+    if let Some(path) = user_file.filter(|_| args.user_level) {
         let existing = read_optional(&path)?;
         let wired = host.wire(existing.as_deref()).map_err(|error| {
             super::Failure::from(anyhow::Error::new(error).context(format!(
-                "could not wire {}: {} cannot be read as settings",
+                "could not wire {} user-wide: {} cannot be read as settings",
                 host.title(),
                 path.display()
             )))
             .hint("fix the file (or move it away) and run init again; nothing was changed")
         })?;
-        let user_file = host.user_level_to_wire();
         steps.push(Step::Wire {
             host,
             path,
             wired,
             created: existing.is_none(),
-            user_level: user_file.clone().filter(|_| !args.user_level),
-            user: false,
+            user_level: None,
+            user: true,
         });
-        if let Some(path) = user_file.filter(|_| args.user_level) {
-            let existing = read_optional(&path)?;
-            let wired = host.wire(existing.as_deref()).map_err(|error| {
-                super::Failure::from(anyhow::Error::new(error).context(format!(
-                    "could not wire {} user-wide: {} cannot be read as settings",
-                    host.title(),
-                    path.display()
-                )))
-                .hint("fix the file (or move it away) and run init again; nothing was changed")
-            })?;
-            steps.push(Step::Wire {
-                host,
-                path,
-                wired,
-                created: existing.is_none(),
-                user_level: None,
-                user: true,
-            });
-        }
     }
-    // Claude Code's subagents work in worktrees below the checkout, which the state would hold
-    // as embedded repositories (a session's stop refused while one holds changes).
-    if hosts.contains(&Host::Claude) && repo.ignores(CLAUDE_WORKTREES_PROBE) == Some(false) {
-        steps.push(Step::IgnoreClaudeWorktrees);
-    }
-    if args.pre_push {
-        steps.push(plan_pre_push(repo, root)?);
-    }
-    steps.push(Step::MergeStrategy {
-        already: repo
-            .config_string(MERGE_STRATEGY)
-            .is_some_and(|value| value == "union"),
-    });
     Ok(steps)
 }
 

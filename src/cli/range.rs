@@ -51,18 +51,11 @@ pub(crate) fn run_range(
         Some(exec) => proof::commit_standings_with(repo, ids, proof::Exec::Every(&exec.check))?,
         None => proof::commit_standings(repo, ids)?,
     };
-    let now = ctx.clock.now_seconds();
-    let mut results: Vec<Option<RangeResult>> = Vec::with_capacity(standings.len());
-    let mut queue = VecDeque::new();
-    let mut commits = Vec::with_capacity(standings.len());
-    for (index, status) in standings.into_iter().enumerate() {
-        let known = from_records(&status, how, now);
-        if known.is_none() {
-            queue.push_back((index, status.commit.clone()));
-        }
-        results.push(known);
-        commits.push(status.commit);
-    }
+    let Sorted {
+        commits,
+        mut results,
+        queue,
+    } = Sorted::of(standings, how, ctx.clock.now_seconds());
     let workers = how.jobs.min(queue.len()).max(1);
     if !how.json && !queue.is_empty() {
         writeln!(
@@ -88,65 +81,25 @@ pub(crate) fn run_range(
     };
     // The first change of the script from outside the history, which stops every worker.
     let changed: Mutex<Option<super::Failure>> = Mutex::new(None);
-    let to_run = queue.len();
-    let queue = Mutex::new(queue);
-    let (sender, receiver) = std::sync::mpsc::channel::<(usize, RangeResult)>();
     // On a terminal, a line on stderr says how far the range is, under the commits' lines.
     let mut progress = Progress::new(how.verbose || how.json);
-    let mut printed = 0;
-    let mut print_ready =
-        |results: &[Option<RangeResult>], out: &mut dyn Write, progress: &mut Progress| {
-            while let Some(Some(result)) = results.get(printed) {
-                if !how.json {
-                    progress.clear();
-                    let commit = &commits[printed];
-                    let line = RangeCommit {
-                        commit: commit.id.to_string(),
-                        subject: commit.subject.clone(),
-                        result: result.clone(),
-                    };
-                    line.human(out)?;
-                    out.flush()?;
-                }
-                printed += 1;
-            }
-            Ok::<(), std::io::Error>(())
-        };
-    print_ready(&results, out, &mut progress)?;
-    let mut failure = None;
-    let began = std::time::Instant::now();
-    std::thread::scope(|scope| {
-        for _ in 0..workers {
-            let sender = sender.clone();
-            let (queue, run, interrupt, logs, changed) =
-                (&queue, &run, &*interrupt, &logs, &changed);
-            let repo = repo.handle();
-            scope.spawn(move || {
-                let stop = Stop { interrupt, changed };
-                worker(&repo, queue, run, &stop, logs, &sender);
-            });
-        }
-        drop(sender);
-        let mut ran = 0;
-        loop {
-            match receiver.recv_timeout(std::time::Duration::from_millis(200)) {
-                Ok((index, result)) => {
-                    results[index] = Some(result);
-                    ran += 1;
-                    if let Err(error) = print_ready(&results, out, &mut progress) {
-                        failure.get_or_insert(error);
-                    }
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                    progress.running(format!("{to_run} commits, {ran} done,"));
-                    progress.tick(began.elapsed());
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        progress.clear();
-    });
-    if let Some(error) = failure {
+    let mut printer = Printer {
+        commits: &commits,
+        json: how.json,
+        printed: 0,
+    };
+    printer.print_ready(&results, out, &mut progress)?;
+    let pool = Workers {
+        repo,
+        run: &run,
+        count: workers,
+        stop: Stop {
+            interrupt: &interrupt,
+            changed: &changed,
+        },
+        logs: &logs,
+    };
+    if let Some(error) = pool.prove(queue, &mut results, &mut printer, out, &mut progress) {
         return Err(error.into());
     }
     if let Some(changed) = changed.into_inner().ok().flatten() {
@@ -157,7 +110,154 @@ pub(crate) fn run_range(
     for result in results.iter_mut().filter(|r| r.is_none()) {
         *result = Some(RangeResult::Interrupted);
     }
-    print_ready(&results, out, &mut progress)?;
+    printer.print_ready(&results, out, &mut progress)?;
+    let report = range_report(commits, results, workers, interrupted);
+    let all = matches!(
+        report.outcome,
+        Outcome::Proven | Outcome::BoundedClaimSurvives
+    );
+    if how.json {
+        report::json(&report, out)?;
+    } else {
+        report.human_summary(out)?;
+    }
+    Ok(if all { exit::OK } else { exit::NOT_PROVEN })
+}
+
+/// A range's commits as the records leave them before anything runs: each one's result when
+/// the records spare its run, and the queue of the rest, by their place in the range.
+struct Sorted {
+    commits: Vec<CommitInfo>,
+    results: Vec<Option<RangeResult>>,
+    queue: VecDeque<(usize, CommitInfo)>,
+}
+
+impl Sorted {
+    /// Sort `standings` (the range's, oldest first) out by what the records say of each.
+    fn of(standings: Vec<CommitStatus>, how: &RangeRun<'_>, now: time::OffsetDateTime) -> Self {
+        let mut results: Vec<Option<RangeResult>> = Vec::with_capacity(standings.len());
+        let mut queue = VecDeque::new();
+        let mut commits = Vec::with_capacity(standings.len());
+        for (index, status) in standings.into_iter().enumerate() {
+            let known = from_records(&status, how, now);
+            if known.is_none() {
+                queue.push_back((index, status.commit.clone()));
+            }
+            results.push(known);
+            commits.push(status.commit);
+        }
+        Sorted {
+            commits,
+            results,
+            queue,
+        }
+    }
+}
+
+/// Prints the commits' lines in the range's order, each as soon as it and every commit before
+/// it has its result (nothing with `--json`, whose report comes whole at the end).
+struct Printer<'a> {
+    commits: &'a [CommitInfo],
+    json: bool,
+    /// How many commits are printed, the first ones of the range.
+    printed: usize,
+}
+
+impl Printer<'_> {
+    /// Print the results that follow those printed, up to the first still missing.
+    fn print_ready(
+        &mut self,
+        results: &[Option<RangeResult>],
+        out: &mut dyn Write,
+        progress: &mut Progress,
+    ) -> std::io::Result<()> {
+        while let Some(Some(result)) = results.get(self.printed) {
+            if !self.json {
+                progress.clear();
+                let commit = &self.commits[self.printed];
+                let line = RangeCommit {
+                    commit: commit.id.to_string(),
+                    subject: commit.subject.clone(),
+                    result: result.clone(),
+                };
+                line.human(out)?;
+                out.flush()?;
+            }
+            self.printed += 1;
+        }
+        Ok(())
+    }
+}
+
+/// The workers that prove a range's queue, and what they share: the repository, how a commit
+/// is run, what stops them, and the directory of the commits' logs.
+struct Workers<'a> {
+    repo: &'a Repo,
+    run: &'a CommitRun<'a>,
+    /// How many run at once, each in its own worktree.
+    count: usize,
+    stop: Stop<'a>,
+    logs: &'a std::path::Path,
+}
+
+impl Workers<'_> {
+    /// Prove the commits of `queue`, putting each result in its place in `results` and
+    /// printing the lines it makes ready as it comes, while the progress line says how far
+    /// the range is. Returns once every worker has ended, with the first error printing.
+    fn prove(
+        &self,
+        queue: VecDeque<(usize, CommitInfo)>,
+        results: &mut [Option<RangeResult>],
+        printer: &mut Printer<'_>,
+        out: &mut dyn Write,
+        progress: &mut Progress,
+    ) -> Option<std::io::Error> {
+        let to_run = queue.len();
+        let queue = Mutex::new(queue);
+        let (sender, receiver) = std::sync::mpsc::channel::<(usize, RangeResult)>();
+        let mut failure = None;
+        let began = std::time::Instant::now();
+        std::thread::scope(|scope| {
+            for _ in 0..self.count {
+                let sender = sender.clone();
+                let (queue, run, stop, logs) = (&queue, self.run, &self.stop, self.logs);
+                let repo = self.repo.handle();
+                scope.spawn(move || {
+                    worker(&repo, queue, run, stop, logs, &sender);
+                });
+            }
+            drop(sender);
+            let mut ran = 0;
+            loop {
+                match receiver.recv_timeout(std::time::Duration::from_millis(200)) {
+                    Ok((index, result)) => {
+                        results[index] = Some(result);
+                        ran += 1;
+                        if let Err(error) = printer.print_ready(results, out, progress) {
+                            failure.get_or_insert(error);
+                        }
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                        progress.running(format!("{to_run} commits, {ran} done,"));
+                        progress.tick(began.elapsed());
+                    }
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+                }
+            }
+            progress.clear();
+        });
+        failure
+    }
+}
+
+/// The range's report from its commits and their results (every one has its result by now):
+/// proven when every commit is, bounded when one is only through a bounded proof.
+fn range_report(
+    commits: Vec<CommitInfo>,
+    results: Vec<Option<RangeResult>>,
+    jobs: usize,
+    interrupted: bool,
+) -> RangeReport {
     let commits: Vec<RangeCommit> = commits
         .into_iter()
         .zip(results)
@@ -179,23 +279,17 @@ pub(crate) fn run_range(
             }
         )
     });
-    let report = RangeReport {
+    RangeReport {
         version: JSON_VERSION,
         outcome: match (all, bounded) {
             (true, true) => Outcome::BoundedClaimSurvives,
             (true, false) => Outcome::Proven,
             (false, _) => Outcome::Disproven,
         },
-        jobs: workers,
+        jobs,
         commits,
         interrupted,
-    };
-    if how.json {
-        report::json(&report, out)?;
-    } else {
-        report.human_summary(out)?;
     }
-    Ok(if all { exit::OK } else { exit::NOT_PROVEN })
 }
 
 /// One worktree's loop: take the next commit, check it out here (the first in a new

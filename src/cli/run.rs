@@ -428,11 +428,7 @@ pub(super) fn prove_live(
         .hint("verify.sh is ignored: remove it from .gitignore or .git/info/exclude"));
     }
     // Before "already proven": a proof of this tree never tested the submodule's changes.
-    if !before.dirty_submodules().is_empty() {
-        return Err(content_hint(git::Error::DirtySubmodules {
-            paths: before.dirty_submodules().to_vec(),
-        }));
-    }
+    refuse_dirty_submodules(&before)?;
     if !how.force
         && let Some(report) = already_proven(ctx, repo, before.id, before.verify)?
     {
@@ -449,7 +445,6 @@ pub(super) fn prove_live(
     {
         return Ok((exit::OK, report));
     }
-    let tree = Some(before.id.to_string());
 
     let mut signals = None;
     let interrupt = live.interrupt_or(&mut signals)?;
@@ -487,8 +482,28 @@ pub(super) fn prove_live(
         | Attempted::CannotTest { duration_ms, .. } => *duration_ms,
     };
     progress.finish(Duration::from_millis(duration_ms), err);
+    verify_report(repo, attempted, before.id)
+}
 
-    let (_, result) = check_result(repo, attempted, before.id)?;
+/// An error for a state with a submodule whose changes its commit does not record: no proof
+/// of the state's tree tested them.
+fn refuse_dirty_submodules(before: &git::StateTree) -> Result<(), super::Failure> {
+    if before.dirty_submodules().is_empty() {
+        return Ok(());
+    }
+    Err(content_hint(git::Error::DirtySubmodules {
+        paths: before.dirty_submodules().to_vec(),
+    }))
+}
+
+/// The report, and `run`'s exit code, of verify.sh's attempt on the state tree `tree`: a
+/// contested pass is not proven (1); a state that cannot be tested says so (125).
+fn verify_report(
+    repo: &Repo,
+    attempted: Attempted,
+    tree: gix::ObjectId,
+) -> Result<(u8, RunReport), super::Failure> {
+    let (_, result) = check_result(repo, attempted, tree)?;
     let outcome = match &result {
         RunResult::Proven {
             contested: true, ..
@@ -497,7 +512,6 @@ pub(super) fn prove_live(
         RunResult::CannotTest { .. } => Outcome::NotProven,
         _ => Outcome::Disproven,
     };
-    // A contested pass is not proven (1); a state that cannot be tested says so (125).
     let code = match (&result, outcome) {
         (RunResult::CannotTest { .. }, _) => exit::CANNOT_TEST,
         (_, Outcome::Disproven | Outcome::NotProven) => exit::NOT_PROVEN,
@@ -508,7 +522,7 @@ pub(super) fn prove_live(
         RunReport {
             version: JSON_VERSION,
             outcome,
-            tree,
+            tree: Some(tree.to_string()),
             result,
         },
     ))
@@ -532,52 +546,11 @@ fn prove_checks(
 ) -> Result<(u8, RunReport), super::Failure> {
     let repo = &ctx.repo;
     // Before "already proven": a proof of this tree never tested the submodule's changes.
-    if !before.dirty_submodules().is_empty() {
-        return Err(content_hint(git::Error::DirtySubmodules {
-            paths: before.dirty_submodules().to_vec(),
-        }));
-    }
-    for check in &set.checks {
-        if let Err(why) = check.runnable() {
-            return Err(super::Failure::from(anyhow::anyhow!(
-                "check {}: its script {} {why}",
-                check.name,
-                check.run
-            ))
-            .hint(format!(
-                "make {} an executable file of the working state (chmod +x), or remove check {} from {}",
-                check.run,
-                check.name,
-                proof::CHECKS_FILE
-            )));
-        }
-    }
+    refuse_dirty_submodules(before)?;
+    scripts_runnable(set)?;
     let found = proof::state_check_proofs(repo, before, set)?;
     let uncovered = set.uncovered(repo, before)?;
-    let mut reports: Vec<Option<CheckRun>> = Vec::with_capacity(found.len());
-    let mut to_run = Vec::new();
-    for proven in &found {
-        let report = |result| CheckRun {
-            name: proven.check.name.clone(),
-            run: proven.check.run.clone(),
-            input_tree: proven.input_tree.to_string(),
-            result,
-        };
-        match proven.best(ctx.signed_only) {
-            Some(record) if !how.force => reports.push(Some(report(RunResult::AlreadyProven {
-                proof: ProofSummary::from(record),
-            }))),
-            _ => {
-                reports.push(None);
-                to_run.push(proof::ToRun {
-                    check: proven.check.clone(),
-                    input_tree: proven.input_tree,
-                    anchor: None,
-                    diff: None,
-                });
-            }
-        }
-    }
+    let (reports, to_run) = proven_or_to_run(&found, ctx.signed_only, how.force);
     // What runs are the bytes on disk: a state whose index claims others is looked up again,
     // and run, as the disk has it.
     let mut trust = read_from_disk.unwrap_or(git::IndexTrust::Disk);
@@ -635,27 +608,9 @@ fn prove_checks(
         })?;
         progress.finish(Duration::ZERO, err);
     }
-    let mut results = results.into_iter();
-    let mut checks = Vec::with_capacity(found.len());
-    let mut stands = Vec::with_capacity(found.len());
-    for (proven, report) in found.iter().zip(reports) {
-        let report = match report {
-            Some(report) => report,
-            None => {
-                let (_, attempted) = results.next().expect("one result for each check run");
-                let (input_tree, result) = check_result(repo, attempted, proven.input_tree)?;
-                CheckRun {
-                    name: proven.check.name.clone(),
-                    run: proven.check.run.clone(),
-                    input_tree,
-                    result,
-                }
-            }
-        };
-        stands.push(check_stands(&report.result));
-        checks.push(report);
-    }
-    let outcome = proof::set_outcome(stands).unwrap_or(Outcome::Proven);
+    let checks = with_results(repo, &found, reports, results)?;
+    let outcome = proof::set_outcome(checks.iter().map(|check| check_stands(&check.result)))
+        .unwrap_or(Outcome::Proven);
     let code = outcome_code(outcome);
     Ok((
         code,
@@ -670,6 +625,89 @@ fn prove_checks(
             },
         },
     ))
+}
+
+/// An error naming the first check of `set` whose script cannot run, with the fix.
+fn scripts_runnable(set: &CheckSet) -> Result<(), super::Failure> {
+    for check in &set.checks {
+        if let Err(why) = check.runnable() {
+            return Err(super::Failure::from(anyhow::anyhow!(
+                "check {}: its script {} {why}",
+                check.name,
+                check.run
+            ))
+            .hint(format!(
+                "make {} an executable file of the working state (chmod +x), or remove check {} from {}",
+                check.run,
+                check.name,
+                proof::CHECKS_FILE
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// Each check's report when a proof spares its run (none with `force`), else `None` in its
+/// place and the check among those to run, in the checks' order.
+fn proven_or_to_run(
+    found: &[proof::CheckProof],
+    signed_only: bool,
+    force: bool,
+) -> (Vec<Option<CheckRun>>, Vec<proof::ToRun>) {
+    let mut reports: Vec<Option<CheckRun>> = Vec::with_capacity(found.len());
+    let mut to_run = Vec::new();
+    for proven in found {
+        let report = |result| CheckRun {
+            name: proven.check.name.clone(),
+            run: proven.check.run.clone(),
+            input_tree: proven.input_tree.to_string(),
+            result,
+        };
+        match proven.best(signed_only) {
+            Some(record) if !force => reports.push(Some(report(RunResult::AlreadyProven {
+                proof: ProofSummary::from(record),
+            }))),
+            _ => {
+                reports.push(None);
+                to_run.push(proof::ToRun {
+                    check: proven.check.clone(),
+                    input_tree: proven.input_tree,
+                    anchor: None,
+                    diff: None,
+                });
+            }
+        }
+    }
+    (reports, to_run)
+}
+
+/// Every check's report, in the checks' order: the proof found, or the result of its run
+/// (`results` holds one for each check without a report, in that order).
+fn with_results(
+    repo: &Repo,
+    found: &[proof::CheckProof],
+    reports: Vec<Option<CheckRun>>,
+    results: Vec<(String, Attempted)>,
+) -> Result<Vec<CheckRun>, super::Failure> {
+    let mut results = results.into_iter();
+    let mut checks = Vec::with_capacity(found.len());
+    for (proven, report) in found.iter().zip(reports) {
+        let report = match report {
+            Some(report) => report,
+            None => {
+                let (_, attempted) = results.next().expect("one result for each check run");
+                let (input_tree, result) = check_result(repo, attempted, proven.input_tree)?;
+                CheckRun {
+                    name: proven.check.name.clone(),
+                    run: proven.check.run.clone(),
+                    input_tree,
+                    result,
+                }
+            }
+        };
+        checks.push(report);
+    }
+    Ok(checks)
 }
 
 /// `run`'s exit code for the outcome of what it ran: a failure, a state that cannot be tested,

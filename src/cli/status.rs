@@ -10,8 +10,8 @@ use crate::exit;
 use crate::gate::AheadView;
 use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
 use crate::proof::{
-    CHECKS_FILE, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK, lookup_failure,
-    lookup_proof, state_check_proofs,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK,
+    lookup_failure, lookup_proof, state_check_proofs,
 };
 use crate::report::{
     self, AheadSummary, ContestSummary, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck,
@@ -204,46 +204,8 @@ fn with_checks(
             .unwrap_or(Outcome::NotProven)
     };
     let proven = matches!(outcome, Outcome::Proven | Outcome::BoundedClaimSurvives);
-    let invalid = checks
-        .iter()
-        .flat_map(|check| {
-            check
-                .found
-                .invalid
-                .iter()
-                .map(|i| i.problem.to_string())
-                .chain(unsigned_line(check.found.unsigned_passed_over(signed_only)))
-                .chain(revoked_line(check.found.revoked.len()))
-                .map(move |problem| format!("check {}: {problem}", check.check.name))
-        })
-        .collect();
-    let statuses = checks
-        .iter()
-        .zip(&best)
-        .map(|(check, best)| {
-            let failure = match (best, check.check.runnable()) {
-                (None, Ok(script)) if dirty.is_empty() => {
-                    let name = (check.check.name != VERIFY_CHECK).then_some(&*check.check.name);
-                    failures.newest(check.input_tree, name, script)?
-                }
-                _ => None,
-            };
-            Ok(StatusCheck {
-                name: check.check.name.clone(),
-                run: check.check.run.clone(),
-                input_tree: check.input_tree.to_string(),
-                proven: best.is_some(),
-                proof: best.map(ProofSummary::from),
-                script_problem: check.check.runnable().err(),
-                failure,
-                contested: check
-                    .found
-                    .contest()
-                    .filter(|_| best.is_none() && dirty.is_empty())
-                    .map(ContestSummary::from),
-            })
-        })
-        .collect::<Result<_, crate::git::Error>>()?;
+    let invalid = checks_invalid(&checks, signed_only);
+    let statuses = check_statuses(&checks, &best, &dirty, failures)?;
     Ok(StatusReport {
         version: JSON_VERSION,
         outcome,
@@ -275,6 +237,62 @@ fn with_checks(
         contested: None,
         ahead: ahead(repo)?,
     })
+}
+
+/// What keeps the records of each check from counting, each said as of its check: invalid
+/// records, an unsigned proof passed over, proofs revoked.
+fn checks_invalid(checks: &[CheckProof], signed_only: bool) -> Vec<String> {
+    checks
+        .iter()
+        .flat_map(|check| {
+            check
+                .found
+                .invalid
+                .iter()
+                .map(|i| i.problem.to_string())
+                .chain(unsigned_line(check.found.unsigned_passed_over(signed_only)))
+                .chain(revoked_line(check.found.revoked.len()))
+                .map(move |problem| format!("check {}: {problem}", check.check.name))
+        })
+        .collect()
+}
+
+/// Each check's line: its input tree and its proof (`best`, the one that counts), else the
+/// newest failure on record, its script's problem, and a contest; a state with a dirty
+/// submodule (`dirty`) has neither proof, failure nor contest.
+fn check_statuses(
+    checks: &[CheckProof],
+    best: &[Option<&Record>],
+    dirty: &[String],
+    failures: &Failures<'_>,
+) -> Result<Vec<StatusCheck>, crate::git::Error> {
+    checks
+        .iter()
+        .zip(best)
+        .map(|(check, best)| {
+            let failure = match (best, check.check.runnable()) {
+                (None, Ok(script)) if dirty.is_empty() => {
+                    let name = (check.check.name != VERIFY_CHECK).then_some(&*check.check.name);
+                    failures.newest(check.input_tree, name, script)?
+                }
+                _ => None,
+            };
+            Ok(StatusCheck {
+                name: check.check.name.clone(),
+                run: check.check.run.clone(),
+                input_tree: check.input_tree.to_string(),
+                proven: best.is_some(),
+                proof: best.map(ProofSummary::from),
+                script_problem: check.check.runnable().err(),
+                failure,
+                contested: check
+                    .found
+                    .contest()
+                    .filter(|_| best.is_none() && dirty.is_empty())
+                    .map(ContestSummary::from),
+            })
+        })
+        .collect()
 }
 
 /// What the worktree's prover does, for its line.

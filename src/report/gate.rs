@@ -31,104 +31,8 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
     let tree = ctx.tree.as_deref().map_or("?", super::short);
     match verdict {
         Verdict::Quiet(Quiet::NotArmed | Quiet::Unchanged) => Message::Silent,
-        Verdict::Quiet(Quiet::Proven) if ctx.anchor_missing => Message::Notice(format!(
-            "prove-it: PROVEN: {} on the working state (tree {tree}). {ANCHOR_MISSING}",
-            if ctx.checks {
-                "the checks of prove-it.toml passed"
-            } else {
-                "verify.sh passed"
-            }
-        )),
-        Verdict::Quiet(Quiet::Proven) if !ctx.changed().is_empty() => {
-            let mut text = format!(
-                "prove-it: PROVEN: {} on the working state (tree {tree}). Protected tests or \
-                 configs were changed during this session, without a test gone, skipped or \
-                 fewer assertions; shown for review:\n",
-                if ctx.checks {
-                    "the checks of prove-it.toml passed"
-                } else {
-                    "verify.sh passed"
-                }
-            );
-            protection_words(&mut text, ctx, tree);
-            Message::Notice(cap(text))
-        }
-        Verdict::Quiet(Quiet::Proven) => Message::Silent,
-        Verdict::Bounded if ctx.diff.is_none() && !ctx.weakened().is_empty() => {
-            let mut text = format!(
-                "prove-it: BOUNDED_CLAIM_SURVIVES: {} on the working state (tree {tree}), but \
-                 protected tests or configs were weakened during this session, so the proof \
-                 holds only for what is left of them. Review the weakening:\n",
-                if ctx.checks {
-                    "the checks of prove-it.toml passed"
-                } else {
-                    "verify.sh passed"
-                }
-            );
-            protection_words(&mut text, ctx, tree);
-            tests_weakened(&mut text, &ctx.tests_weakened);
-            Message::Notice(cap(text))
-        }
-        Verdict::Bounded if ctx.diff.is_none() && !ctx.tests_weakened.is_empty() => {
-            let mut text = format!(
-                "prove-it: BOUNDED_CLAIM_SURVIVES: {} passed on the working state (tree {tree}), \
-                 but the tests it ran fell short of the baseline's (the proof of the state this \
-                 session started from), so the proof holds only for the tests that still ran. \
-                 Restore them, or say so in your answer for a person to review:\n",
-                if ctx.checks {
-                    "the checks of prove-it.toml"
-                } else {
-                    "verify.sh"
-                }
-            );
-            tests_weakened(&mut text, &ctx.tests_weakened);
-            Message::Notice(cap(text))
-        }
-        Verdict::Bounded
-            if ctx
-                .diff
-                .as_deref()
-                .is_some_and(|d| diffed(d) != "verify.sh") =>
-        {
-            let mut text = format!(
-                "prove-it: BOUNDED_CLAIM_SURVIVES: the checks passed on the working state (tree \
-                 {tree}), but prove-it.toml or a check's script was edited during this session, \
-                 so the proof holds only for the edited checks. Review the edit:\n"
-            );
-            tests_weakened(&mut text, &ctx.tests_weakened);
-            let room = REASON_CAP.saturating_sub(text.len()) / 2;
-            if let Some(diff) = ctx.diff.as_deref() {
-                text.push_str(&diff_to_fit(diff, room, tree));
-            }
-            protection_words(&mut text, ctx, tree);
-            Message::Notice(cap(text))
-        }
-        Verdict::Bounded => {
-            let mut text = format!(
-                "prove-it: BOUNDED_CLAIM_SURVIVES: verify.sh passed on the working state (tree \
-                 {tree}), but verify.sh was edited during this session, so the proof holds only \
-                 for the edited checks. Review the edit:\n"
-            );
-            if ctx.anchor_missing {
-                let _ = writeln!(
-                    text,
-                    "{ANCHOR_MISSING} verify.sh was compared with the one in HEAD's tree."
-                );
-            }
-            tests_weakened(&mut text, &ctx.tests_weakened);
-            let room = REASON_CAP.saturating_sub(text.len());
-            let room = if ctx.protection.is_none() {
-                room
-            } else {
-                room / 2
-            };
-            match ctx.diff.as_deref() {
-                Some(diff) => text.push_str(&diff_to_fit(diff, room, tree)),
-                None => text.push_str("(the diff is not available)\n"),
-            }
-            protection_words(&mut text, ctx, tree);
-            Message::Notice(cap(text))
-        }
+        Verdict::Quiet(Quiet::Proven) => proven(ctx, tree),
+        Verdict::Bounded => bounded(ctx, tree),
         Verdict::SkippedChecks { checks } => Message::Notice(format!(
             "prove-it: skipped by PROVE_IT_SKIP={}: NOT_PROVEN, this turn ended unverified; \
              the other checks passed, and {} {} not run. Unset PROVE_IT_SKIP to gate every check \
@@ -137,21 +41,7 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
             checks.join(", "),
             if checks.len() == 1 { "was" } else { "were" }
         )),
-        Verdict::Uncovered { paths, count } => {
-            let mut text = format!(
-                "prove-it: NOT_PROVEN: the checks of prove-it.toml passed on the working state \
-                 (tree {tree}), but this session changed {} that no check reads, so nothing \
-                 tested {}:\n",
-                paths_word(*count),
-                if *count == 1 { "it" } else { "them" }
-            );
-            named_paths(&mut text, paths, *count);
-            let _ = writeln!(
-                text,
-                "Add them to the inputs of the checks that read them in prove-it.toml (SPEC.md section 2.1)."
-            );
-            Message::Notice(cap(text))
-        }
+        Verdict::Uncovered { paths, count } => uncovered(paths, *count, tree),
         Verdict::Flaky { checks } => Message::Notice(format!(
             "prove-it: NOT_PROVEN: {} passed on the working state (tree {tree}), but a run of \
              the same script failed on this very state: it is flaky, and the proof is contested. \
@@ -168,61 +58,214 @@ fn message_within(verdict: &Verdict, ctx: &Facts, limit: usize) -> Message {
              verify.sh was not run. Unset PROVE_IT_SKIP to gate turns again."
                 .to_string(),
         ),
-        Verdict::Block { why, attempt, max } => {
-            let head = format!(
-                "prove-it: DISPROVEN (attempt {attempt} of {max} for this turn): {}\n",
-                headline(why, ctx.checks)
-            );
-            let mut foot = if ctx.checks {
-                "\nFix the cause, then end your turn again: the gate checks the new \
-                working state. Weakening verify.sh, prove-it.toml or a check's script (deleting \
-                or skipping checks, narrowing a check's inputs, removing an execute bit, \
-                replacing a script) is a violation, not a fix. A person can bypass this gate \
-                knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
-            } else {
-                "\nFix the cause, then end your turn again: the gate checks the new \
-                working state. Weakening verify.sh (deleting or skipping checks, removing its \
-                execute bit, replacing it) is a violation, not a fix. A person can bypass this \
-                gate knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
-            }
-            .to_string();
-            if ctx.anchor_missing {
-                let _ = writeln!(foot, "{ANCHOR_MISSING}");
-            }
-            // The instruction and the bypass must survive any amount of output; the failure's
-            // key lines from earlier in it get what room the rest leaves.
-            let room = limit.saturating_sub(head.len() + foot.len());
-            let mut body = String::new();
-            details(&mut body, why, tree, ctx, "");
-            let keys = key_lines(&ctx.earlier, room.saturating_sub(body.len()));
-            let mut body = String::new();
-            details(&mut body, why, tree, ctx, &keys);
-            Message::Block(format!("{head}{}{foot}", cap_to(body, room)))
-        }
-        Verdict::Yield { why, max } => {
-            let budget = if *max == 0 {
-                "warn-only mode (prove-it.maxBlocks = 0)".to_string()
-            } else {
-                format!("after {max} attempts")
-            };
-            let mut text = format!(
-                "prove-it: NOT_PROVEN: this turn ended unverified ({budget}). {}\n",
-                headline(why, ctx.checks)
-            );
-            let mut rest = String::new();
-            details(&mut rest, why, tree, ctx, "");
-            let keys = key_lines(
-                &ctx.earlier,
-                REASON_CAP.saturating_sub(text.len() + rest.len() + 200),
-            );
-            details(&mut text, why, tree, ctx, &keys);
-            let _ = writeln!(
-                text,
-                "\nDo not treat this work as done: run `git prove-it run` to see the failure."
-            );
-            Message::Notice(cap(text))
-        }
+        Verdict::Block { why, attempt, max } => block(why, *attempt, *max, ctx, tree, limit),
+        Verdict::Yield { why, max } => yielded(why, *max, ctx, tree),
     }
+}
+
+/// What passed, as a proof's notice opens with it: the checks file's checks, or verify.sh.
+fn passed(ctx: &Facts) -> &'static str {
+    if ctx.checks {
+        "the checks of prove-it.toml passed"
+    } else {
+        "verify.sh passed"
+    }
+}
+
+/// A proof of the working state: silent, unless the user must hear that the session had no
+/// anchor, or be shown the protected paths it changed.
+fn proven(ctx: &Facts, tree: &str) -> Message {
+    if ctx.anchor_missing {
+        return Message::Notice(format!(
+            "prove-it: PROVEN: {} on the working state (tree {tree}). {ANCHOR_MISSING}",
+            passed(ctx)
+        ));
+    }
+    if ctx.changed().is_empty() {
+        return Message::Silent;
+    }
+    let mut text = format!(
+        "prove-it: PROVEN: {} on the working state (tree {tree}). Protected tests or \
+         configs were changed during this session, without a test gone, skipped or \
+         fewer assertions; shown for review:\n",
+        passed(ctx)
+    );
+    protection_words(&mut text, ctx, tree);
+    Message::Notice(cap(text))
+}
+
+/// A proof that holds only for what the session left of the checks: the notice names what
+/// bounds it (protected paths weakened, the tests fallen short of the baseline's, or an edit of
+/// the checks or of verify.sh) for a person to review.
+fn bounded(ctx: &Facts, tree: &str) -> Message {
+    if ctx.diff.is_none() && !ctx.weakened().is_empty() {
+        bounded_by_weakening(ctx, tree)
+    } else if ctx.diff.is_none() && !ctx.tests_weakened.is_empty() {
+        bounded_by_tests(ctx, tree)
+    } else if ctx
+        .diff
+        .as_deref()
+        .is_some_and(|d| diffed(d) != "verify.sh")
+    {
+        bounded_by_checks_edit(ctx, tree)
+    } else {
+        bounded_by_verify_edit(ctx, tree)
+    }
+}
+
+/// Bounded by protected tests or configs the session weakened: each weakening, and the tests
+/// that fell short.
+fn bounded_by_weakening(ctx: &Facts, tree: &str) -> Message {
+    let mut text = format!(
+        "prove-it: BOUNDED_CLAIM_SURVIVES: {} on the working state (tree {tree}), but \
+         protected tests or configs were weakened during this session, so the proof \
+         holds only for what is left of them. Review the weakening:\n",
+        passed(ctx)
+    );
+    protection_words(&mut text, ctx, tree);
+    tests_weakened(&mut text, &ctx.tests_weakened);
+    Message::Notice(cap(text))
+}
+
+/// Bounded by the tests the run ran falling short of the baseline's: each way they did.
+fn bounded_by_tests(ctx: &Facts, tree: &str) -> Message {
+    let mut text = format!(
+        "prove-it: BOUNDED_CLAIM_SURVIVES: {} passed on the working state (tree {tree}), \
+         but the tests it ran fell short of the baseline's (the proof of the state this \
+         session started from), so the proof holds only for the tests that still ran. \
+         Restore them, or say so in your answer for a person to review:\n",
+        if ctx.checks {
+            "the checks of prove-it.toml"
+        } else {
+            "verify.sh"
+        }
+    );
+    tests_weakened(&mut text, &ctx.tests_weakened);
+    Message::Notice(cap(text))
+}
+
+/// Bounded by an edit of prove-it.toml or a check's script: the edit's diff, beside the
+/// protected paths, each in half the room.
+fn bounded_by_checks_edit(ctx: &Facts, tree: &str) -> Message {
+    let mut text = format!(
+        "prove-it: BOUNDED_CLAIM_SURVIVES: the checks passed on the working state (tree \
+         {tree}), but prove-it.toml or a check's script was edited during this session, \
+         so the proof holds only for the edited checks. Review the edit:\n"
+    );
+    tests_weakened(&mut text, &ctx.tests_weakened);
+    let room = REASON_CAP.saturating_sub(text.len()) / 2;
+    if let Some(diff) = ctx.diff.as_deref() {
+        text.push_str(&diff_to_fit(diff, room, tree));
+    }
+    protection_words(&mut text, ctx, tree);
+    Message::Notice(cap(text))
+}
+
+/// Bounded by an edit of verify.sh: its diff (against HEAD's when the session had no anchor),
+/// sharing the room with the protected paths when there are any.
+fn bounded_by_verify_edit(ctx: &Facts, tree: &str) -> Message {
+    let mut text = format!(
+        "prove-it: BOUNDED_CLAIM_SURVIVES: verify.sh passed on the working state (tree \
+         {tree}), but verify.sh was edited during this session, so the proof holds only \
+         for the edited checks. Review the edit:\n"
+    );
+    if ctx.anchor_missing {
+        let _ = writeln!(
+            text,
+            "{ANCHOR_MISSING} verify.sh was compared with the one in HEAD's tree."
+        );
+    }
+    tests_weakened(&mut text, &ctx.tests_weakened);
+    let room = REASON_CAP.saturating_sub(text.len());
+    let room = if ctx.protection.is_none() {
+        room
+    } else {
+        room / 2
+    };
+    match ctx.diff.as_deref() {
+        Some(diff) => text.push_str(&diff_to_fit(diff, room, tree)),
+        None => text.push_str("(the diff is not available)\n"),
+    }
+    protection_words(&mut text, ctx, tree);
+    Message::Notice(cap(text))
+}
+
+/// The checks passed, but the session changed paths none of them reads: those paths, and
+/// how to cover them.
+fn uncovered(paths: &[String], count: usize, tree: &str) -> Message {
+    let mut text = format!(
+        "prove-it: NOT_PROVEN: the checks of prove-it.toml passed on the working state \
+         (tree {tree}), but this session changed {} that no check reads, so nothing \
+         tested {}:\n",
+        paths_word(count),
+        if count == 1 { "it" } else { "them" }
+    );
+    named_paths(&mut text, paths, count);
+    let _ = writeln!(
+        text,
+        "Add them to the inputs of the checks that read them in prove-it.toml (SPEC.md section 2.1)."
+    );
+    Message::Notice(cap(text))
+}
+
+/// The agent sent back: the headline, what the reason shows, and the instruction and the
+/// bypass, which `limit` never cuts.
+fn block(why: &Why, attempt: u32, max: u32, ctx: &Facts, tree: &str, limit: usize) -> Message {
+    let head = format!(
+        "prove-it: DISPROVEN (attempt {attempt} of {max} for this turn): {}\n",
+        headline(why, ctx.checks)
+    );
+    let mut foot = if ctx.checks {
+        "\nFix the cause, then end your turn again: the gate checks the new \
+        working state. Weakening verify.sh, prove-it.toml or a check's script (deleting \
+        or skipping checks, narrowing a check's inputs, removing an execute bit, \
+        replacing a script) is a violation, not a fix. A person can bypass this gate \
+        knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
+    } else {
+        "\nFix the cause, then end your turn again: the gate checks the new \
+        working state. Weakening verify.sh (deleting or skipping checks, removing its \
+        execute bit, replacing it) is a violation, not a fix. A person can bypass this \
+        gate knowingly by starting the agent with PROVE_IT_SKIP=1.\n"
+    }
+    .to_string();
+    if ctx.anchor_missing {
+        let _ = writeln!(foot, "{ANCHOR_MISSING}");
+    }
+    // The instruction and the bypass must survive any amount of output; the failure's
+    // key lines from earlier in it get what room the rest leaves.
+    let room = limit.saturating_sub(head.len() + foot.len());
+    let mut body = String::new();
+    details(&mut body, why, tree, ctx, "");
+    let keys = key_lines(&ctx.earlier, room.saturating_sub(body.len()));
+    let mut body = String::new();
+    details(&mut body, why, tree, ctx, &keys);
+    Message::Block(format!("{head}{}{foot}", cap_to(body, room)))
+}
+
+/// The turn ended unverified once the blocks ran out (or none are given): the user is told
+/// why, and not to take the work as done.
+fn yielded(why: &Why, max: u32, ctx: &Facts, tree: &str) -> Message {
+    let budget = if max == 0 {
+        "warn-only mode (prove-it.maxBlocks = 0)".to_string()
+    } else {
+        format!("after {max} attempts")
+    };
+    let mut text = format!(
+        "prove-it: NOT_PROVEN: this turn ended unverified ({budget}). {}\n",
+        headline(why, ctx.checks)
+    );
+    let mut rest = String::new();
+    details(&mut rest, why, tree, ctx, "");
+    let keys = key_lines(
+        &ctx.earlier,
+        REASON_CAP.saturating_sub(text.len() + rest.len() + 200),
+    );
+    details(&mut text, why, tree, ctx, &keys);
+    let _ = writeln!(
+        text,
+        "\nDo not treat this work as done: run `git prove-it run` to see the failure."
+    );
+    Message::Notice(cap(text))
 }
 
 /// The words of an answer the gate gave: its verdict's message, or, for a host that shows no
@@ -534,29 +577,11 @@ fn named_paths(text: &mut String, paths: &[String], count: usize) {
     }
 }
 
+/// The first line of what the agent or the user is told: what kept the state from a proof.
 fn headline(why: &Why, checks: bool) -> String {
     match why {
-        Why::Failed { failing, .. } => {
-            let exit = Failing::exits(failing);
-            match Failing::checks(failing).as_slice() {
-                [] => format!("verify.sh failed ({exit})."),
-                [check] => format!("check {check} failed ({exit})."),
-                checks => format!("checks {} failed ({exit}).", checks.join(", ")),
-            }
-        }
-        Why::CannotTest { reason, checks, .. } if checks.is_empty() => format!(
-            "verify.sh says this state cannot be tested ({reason}): it could not run the tests, \
-             so nothing is known of whether the work passes."
-        ),
-        Why::CannotTest { reason, checks, .. } => format!(
-            "{} this state cannot be tested ({reason}): the tests could not run, so nothing is \
-             known of whether the work passes.",
-            if checks.len() == 1 {
-                format!("check {} says", checks[0])
-            } else {
-                format!("checks {} say", checks.join(", "))
-            }
-        ),
+        Why::Failed { failing, .. } => failed_headline(failing),
+        Why::CannotTest { reason, checks, .. } => cannot_test_headline(reason, checks),
         Why::CheckDisarmed { check, reason } if check == CHECKS_FILE => format!(
             "{check}, which declares this repository's checks, {reason} during this session. \
              Restore it."
@@ -572,49 +597,11 @@ fn headline(why: &Why, checks: bool) -> String {
              take effect in new sessions)."
         ),
         Why::Content { message } => format!("the working state cannot be read: {message}."),
-        Why::DirtySubmodules { paths } => {
-            let named = paths
-                .iter()
-                .map(|path| format!("'{}'", cut_line(path)))
-                .collect::<Vec<_>>()
-                .join(", ");
-            if paths.len() == 1 {
-                format!(
-                    "the submodule {named} has changes its commit does not record, so no proof \
-                     can vouch for this state."
-                )
-            } else {
-                format!(
-                    "the submodules {named} have changes their commits do not record, so no \
-                     proof can vouch for this state."
-                )
-            }
-        }
-        Why::StateChanged { paths } if checks => format!(
-            "the checks passed but their inputs changed while they ran ({} path{}), so the \
-             state they tested is not the current one.",
-            paths.len(),
-            if paths.len() == 1 { "" } else { "s" }
-        ),
-        Why::StateChanged { paths } => format!(
-            "verify.sh passed but changed the working state while it ran ({} path{}), so the \
-             state it tested is not the current one.",
-            paths.len(),
-            if paths.len() == 1 { "" } else { "s" }
-        ),
+        Why::DirtySubmodules { paths } => dirty_submodules_headline(paths),
+        Why::StateChanged { paths } => state_changed_headline(paths, checks),
         Why::AnchorTampered(tampered) => format!(
             "{}, so the gate cannot tell what this session started from.",
-            match tampered {
-                Tampered::Missing => {
-                    "this session's anchor was deleted from refs/notes/prove-it-anchors"
-                }
-                Tampered::Changed => {
-                    "this session's anchor in refs/notes/prove-it-anchors was rewritten"
-                }
-                Tampered::Unsealed => {
-                    "this session's own copy of its anchor is missing from .git/prove-it/sessions"
-                }
-            }
+            tampered_words(*tampered)
         ),
         Why::VerifyEdited => "verify.sh was changed during this session, and this repository \
              refuses such edits (prove-it.verifyEdits = block)."
@@ -658,6 +645,86 @@ fn headline(why: &Why, checks: bool) -> String {
              assertions or passing tests, a protected file deleted, a test report gone), and \
              this repository refuses that (prove-it.weakening = block)."
             .to_string(),
+    }
+}
+
+/// The headline of a failed run: verify.sh's, or the failed checks' by name.
+fn failed_headline(failing: &[Failing]) -> String {
+    let exit = Failing::exits(failing);
+    match Failing::checks(failing).as_slice() {
+        [] => format!("verify.sh failed ({exit})."),
+        [check] => format!("check {check} failed ({exit})."),
+        checks => format!("checks {} failed ({exit}).", checks.join(", ")),
+    }
+}
+
+/// The headline of a run that could not test the state (exit 125): verify.sh's, or the
+/// checks' that said so.
+fn cannot_test_headline(reason: &str, checks: &[String]) -> String {
+    if checks.is_empty() {
+        return format!(
+            "verify.sh says this state cannot be tested ({reason}): it could not run the tests, \
+             so nothing is known of whether the work passes."
+        );
+    }
+    format!(
+        "{} this state cannot be tested ({reason}): the tests could not run, so nothing is \
+         known of whether the work passes.",
+        if checks.len() == 1 {
+            format!("check {} says", checks[0])
+        } else {
+            format!("checks {} say", checks.join(", "))
+        }
+    )
+}
+
+/// The headline of submodules with changes their commits do not record, each named.
+fn dirty_submodules_headline(paths: &[String]) -> String {
+    let named = paths
+        .iter()
+        .map(|path| format!("'{}'", cut_line(path)))
+        .collect::<Vec<_>>()
+        .join(", ");
+    if paths.len() == 1 {
+        format!(
+            "the submodule {named} has changes its commit does not record, so no proof \
+             can vouch for this state."
+        )
+    } else {
+        format!(
+            "the submodules {named} have changes their commits do not record, so no \
+             proof can vouch for this state."
+        )
+    }
+}
+
+/// The headline of a state whose inputs changed while the checks (`checks`) or verify.sh ran.
+fn state_changed_headline(paths: &[String], checks: bool) -> String {
+    if checks {
+        format!(
+            "the checks passed but their inputs changed while they ran ({} path{}), so the \
+             state they tested is not the current one.",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        )
+    } else {
+        format!(
+            "verify.sh passed but changed the working state while it ran ({} path{}), so the \
+             state it tested is not the current one.",
+            paths.len(),
+            if paths.len() == 1 { "" } else { "s" }
+        )
+    }
+}
+
+/// What became of the session's anchor, for the headline that says the gate cannot trust it.
+fn tampered_words(tampered: Tampered) -> &'static str {
+    match tampered {
+        Tampered::Missing => "this session's anchor was deleted from refs/notes/prove-it-anchors",
+        Tampered::Changed => "this session's anchor in refs/notes/prove-it-anchors was rewritten",
+        Tampered::Unsealed => {
+            "this session's own copy of its anchor is missing from .git/prove-it/sessions"
+        }
     }
 }
 
@@ -708,36 +775,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             failing,
             predates,
         } => {
-            let tail = &failed_lines(failing);
-            let code = exit_code.map_or_else(|| "none".to_string(), |c| c.to_string());
-            let last = if tail.len() == 1 {
-                "line".to_string()
-            } else {
-                format!("{} lines", tail.len())
-            };
-            if keys.is_empty() {
-                let _ = writeln!(
-                    text,
-                    "The working state (tree {tree}) is not proven; exit code: {code}. Last {last} of output:"
-                );
-            } else {
-                let _ = writeln!(
-                    text,
-                    "The working state (tree {tree}) is not proven; exit code: {code}."
-                );
-                text.push_str(keys);
-                let _ = writeln!(text, "Last {last} of output:");
-            }
-            for line in tail {
-                let _ = writeln!(text, "    {}", cut_line(line));
-            }
-            if let Some(log) = &ctx.log {
-                let _ = writeln!(text, "Full output: {log}");
-                let _ = writeln!(
-                    text,
-                    "That file is this failing run's output, kept apart from the latest run's log: a later run, passing or not, does not write over it."
-                );
-            }
+            failed_details(text, *exit_code, &failed_lines(failing), tree, ctx, keys);
             for predated in predates {
                 let what = match &predated.check {
                     Some(check) => format!("Check {check}"),
@@ -750,39 +788,8 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 );
             }
         }
-        Why::CannotTest { tail, .. } => {
-            let _ = writeln!(
-                text,
-                "The working state (tree {tree}) is not proven, and this is not a failure of the code: exit code 125 means the state cannot be tested. Last lines of output:"
-            );
-            for line in tail {
-                let _ = writeln!(text, "    {}", cut_line(line));
-            }
-            if let Some(log) = &ctx.log {
-                let _ = writeln!(text, "Full output: {log}");
-            }
-            let _ = writeln!(
-                text,
-                "Make the state testable (install or restore what the script says is missing), so that the tests can run and pass."
-            );
-        }
-        Why::StateChanged { paths } => {
-            let _ = writeln!(text, "Paths that changed:");
-            for path in paths.iter().take(20) {
-                let _ = writeln!(text, "    {}", cut_line(path));
-            }
-            if paths.len() > 20 {
-                let _ = writeln!(text, "    ... and {} more", paths.len() - 20);
-            }
-            let _ = writeln!(
-                text,
-                "Generated files belong in .gitignore; verify.sh must not edit tracked files."
-            );
-            let _ = writeln!(
-                text,
-                "A path written while verify.sh ran counts even if its content is back as it was."
-            );
-        }
+        Why::CannotTest { tail, .. } => cannot_test_details(text, tail, tree, ctx),
+        Why::StateChanged { paths } => state_changed_details(text, paths),
         Why::HiddenByIgnoredRules { rules } => {
             for rule in rules {
                 let _ = writeln!(text, "{} hides:", cut_line(&rule.rule));
@@ -800,17 +807,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 "Add each to the inputs of the check that reads it in prove-it.toml (SPEC.md section 2.1), or undo the change."
             );
         }
-        Why::DirtySubmodules { .. } => {
-            let _ = writeln!(
-                text,
-                "hint: commit inside the submodule, then stage its new commit here \
-                 (git -C <path> commit -a, then git add <path>)"
-            );
-            let _ = writeln!(
-                text,
-                "hint: or restore it to its commit (git -C <path> stash -u)"
-            );
-        }
+        Why::DirtySubmodules { .. } => dirty_submodules_hints(text),
         Why::Content { .. } => {
             let _ = writeln!(
                 text,
@@ -818,48 +815,149 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
             );
         }
         Why::Disarmed { .. } | Why::Weakened { .. } | Why::CheckDisarmed { .. } => {
-            if let Some(diff) = &ctx.diff {
-                let _ = writeln!(text, "{} since the session started:", diffed(diff));
-                text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
-            }
+            diff_since_start(text, ctx, tree);
         }
-        Why::AnchorTampered(_) => {
-            let _ = writeln!(
-                text,
-                "hint: the anchor and its copy are written when a session starts and never \
-                 changed by the gate; do not edit refs/notes/prove-it-anchors or \
-                 .git/prove-it/sessions"
-            );
-            let _ = writeln!(
-                text,
-                "hint: a person can start a new session, which records a new anchor"
-            );
-        }
-        Why::ProtectedWeakened { .. } => {
-            protection_words(text, ctx, tree);
-            if !ctx.tests_weakened.is_empty() {
-                let _ = writeln!(text, "The tests the run ran, against the session's start:");
-                tests_weakened(text, &ctx.tests_weakened);
-            }
-            let _ = writeln!(
-                text,
-                "hint: restore what was weakened (git diff shows it), or leave the change to a \
-                 person and say so: this weakening is refused once, and the next stop shows it \
-                 in a bounded proof for review"
-            );
-        }
+        Why::AnchorTampered(_) => anchor_tampered_hints(text),
+        Why::ProtectedWeakened { .. } => protected_weakened_details(text, ctx, tree),
         Why::VerifyEdited => {
             let _ = writeln!(
                 text,
                 "hint: restore verify.sh to what it was when the session started (git diff \
                  shows the change), or leave the change to a person and say so"
             );
-            if let Some(diff) = &ctx.diff {
-                let _ = writeln!(text, "{} since the session started:", diffed(diff));
-                text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
-            }
+            diff_since_start(text, ctx, tree);
         }
     }
+}
+
+/// A failed run's exit code, its key lines (`keys`) when there are any, its last lines, and
+/// where its whole output is kept.
+fn failed_details(
+    text: &mut String,
+    exit_code: Option<i32>,
+    tail: &[String],
+    tree: &str,
+    ctx: &Facts,
+    keys: &str,
+) {
+    let code = exit_code.map_or_else(|| "none".to_string(), |c| c.to_string());
+    let last = if tail.len() == 1 {
+        "line".to_string()
+    } else {
+        format!("{} lines", tail.len())
+    };
+    if keys.is_empty() {
+        let _ = writeln!(
+            text,
+            "The working state (tree {tree}) is not proven; exit code: {code}. Last {last} of output:"
+        );
+    } else {
+        let _ = writeln!(
+            text,
+            "The working state (tree {tree}) is not proven; exit code: {code}."
+        );
+        text.push_str(keys);
+        let _ = writeln!(text, "Last {last} of output:");
+    }
+    for line in tail {
+        let _ = writeln!(text, "    {}", cut_line(line));
+    }
+    if let Some(log) = &ctx.log {
+        let _ = writeln!(text, "Full output: {log}");
+        let _ = writeln!(
+            text,
+            "That file is this failing run's output, kept apart from the latest run's log: a later run, passing or not, does not write over it."
+        );
+    }
+}
+
+/// A run that could not test the state: its last lines, where its output is, and that the
+/// state is to be made testable.
+fn cannot_test_details(text: &mut String, tail: &[String], tree: &str, ctx: &Facts) {
+    let _ = writeln!(
+        text,
+        "The working state (tree {tree}) is not proven, and this is not a failure of the code: exit code 125 means the state cannot be tested. Last lines of output:"
+    );
+    for line in tail {
+        let _ = writeln!(text, "    {}", cut_line(line));
+    }
+    if let Some(log) = &ctx.log {
+        let _ = writeln!(text, "Full output: {log}");
+    }
+    let _ = writeln!(
+        text,
+        "Make the state testable (install or restore what the script says is missing), so that the tests can run and pass."
+    );
+}
+
+/// The paths that changed while verify.sh ran, up to twenty, and what keeps them still.
+fn state_changed_details(text: &mut String, paths: &[String]) {
+    let _ = writeln!(text, "Paths that changed:");
+    for path in paths.iter().take(20) {
+        let _ = writeln!(text, "    {}", cut_line(path));
+    }
+    if paths.len() > 20 {
+        let _ = writeln!(text, "    ... and {} more", paths.len() - 20);
+    }
+    let _ = writeln!(
+        text,
+        "Generated files belong in .gitignore; verify.sh must not edit tracked files."
+    );
+    let _ = writeln!(
+        text,
+        "A path written while verify.sh ran counts even if its content is back as it was."
+    );
+}
+
+/// How to record a submodule's changes, or drop them.
+fn dirty_submodules_hints(text: &mut String) {
+    let _ = writeln!(
+        text,
+        "hint: commit inside the submodule, then stage its new commit here \
+         (git -C <path> commit -a, then git add <path>)"
+    );
+    let _ = writeln!(
+        text,
+        "hint: or restore it to its commit (git -C <path> stash -u)"
+    );
+}
+
+/// Where the anchor lives, which the agent is not to touch, and how a person starts afresh.
+fn anchor_tampered_hints(text: &mut String) {
+    let _ = writeln!(
+        text,
+        "hint: the anchor and its copy are written when a session starts and never \
+         changed by the gate; do not edit refs/notes/prove-it-anchors or \
+         .git/prove-it/sessions"
+    );
+    let _ = writeln!(
+        text,
+        "hint: a person can start a new session, which records a new anchor"
+    );
+}
+
+/// The diff of what proves this state since the session started, as it fits, when there is
+/// one.
+fn diff_since_start(text: &mut String, ctx: &Facts, tree: &str) {
+    if let Some(diff) = &ctx.diff {
+        let _ = writeln!(text, "{} since the session started:", diffed(diff));
+        text.push_str(&diff_to_fit(diff, DIFF_ROOM, tree));
+    }
+}
+
+/// The protected paths and tests the session weakened, and that the refusal comes once.
+fn protected_weakened_details(text: &mut String, ctx: &Facts, tree: &str) {
+    protection_words(text, ctx, tree);
+    if !ctx.tests_weakened.is_empty() {
+        let _ = writeln!(text, "The tests the run ran, against the session's start:");
+        tests_weakened(text, &ctx.tests_weakened);
+    }
+    let _ = writeln!(
+        text,
+        "hint: restore what was weakened (git diff shows it), or leave the change to a \
+         person and say so: this weakening is refused once, and the next stop shows it \
+         in a bounded proof for review"
+    );
 }
 
 /// Room for a diff in a block, beside the headline, the instruction and the bypass.

@@ -2,7 +2,7 @@
 //! and the next steps.
 
 use std::io::{self, Write};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::hosts::{Host, Wired};
 use crate::setup::demo::{Demo, Shown};
@@ -406,28 +406,17 @@ fn step_human(step: &Step, out: &mut dyn Write) -> io::Result<()> {
             path,
             wired,
             created,
+            user_level,
             user,
-            ..
-        } if !wired.added.is_empty() => writeln!(
+        } => wire_human(
+            *host,
+            path,
+            wired,
+            *created,
+            user_level.as_deref(),
+            *user,
             out,
-            "wired {}: {} hooks {} {}{}",
-            host.title(),
-            and_list(&wired.added),
-            if *created {
-                "written to"
-            } else {
-                "merged into"
-            },
-            path.display(),
-            if *user {
-                " (user-level: a session started in any folder is gated; repositories without an armed verify.sh are left alone)"
-            } else {
-                ""
-            }
         )?,
-        Step::Wire { host, path, .. } => {
-            writeln!(out, "already wired: {} in {}", host.title(), path.display())?;
-        }
         Step::PrePush { path, already } => writeln!(
             out,
             "{} the pre-push hook at {}",
@@ -443,54 +432,13 @@ fn step_human(step: &Step, out: &mut dyn Write) -> io::Result<()> {
             husky,
             already,
             ..
-        } => match (husky, already) {
-            (true, false) => writeln!(
-                out,
-                "added the gate to husky's pre-push hook {}",
-                path.display()
-            )?,
-            (false, false) => writeln!(
-                out,
-                "chained the gate into the existing pre-push hook at {}: it runs first, then the rest of the hook as before",
-                path.display()
-            )?,
-            (_, true) => writeln!(
-                out,
-                "already wired: the pre-push hook {} runs git prove-it",
-                path.display()
-            )?,
-        },
-        Step::PrePushSnippet {
-            manager,
-            file,
-            already: true,
-            ..
-        } => writeln!(
-            out,
-            "already wired: {} runs git prove-it before a push ({})",
-            manager.name(),
-            file.display()
-        )?,
+        } => pre_push_write_human(path, *husky, *already, out)?,
         Step::PrePushSnippet {
             manager,
             file,
             snippet,
-            ..
-        } => {
-            writeln!(
-                out,
-                "{} runs this repository's hooks ({}): to gate pushes, add this to it, then run '{}':",
-                manager.name(),
-                file.display(),
-                match manager {
-                    Manager::PreCommit => "pre-commit install --hook-type pre-push",
-                    Manager::Lefthook => "lefthook install",
-                }
-            )?;
-            for line in snippet.lines() {
-                writeln!(out, "    {line}")?;
-            }
-        }
+            already,
+        } => snippet_human(*manager, file, snippet, *already, out)?,
         Step::PrePushLine { path } => writeln!(
             out,
             "left the pre-push hook at {} as it is: it is not a shell script init can chain into\n\
@@ -508,19 +456,42 @@ fn step_human(step: &Step, out: &mut dyn Write) -> io::Result<()> {
             "ignored .claude/worktrees/ in .gitignore: Claude Code's subagents work in worktrees there, which this worktree's state would otherwise hold as embedded repositories"
         )?,
     }
-    if let Step::Wire {
-        host, user: false, ..
-    } = step
-        && let Some(trust) = host.trust_step()
-    {
+    Ok(())
+}
+
+/// A host wired, or found wired already; for a project's settings the step the host needs to
+/// trust them, and where the host reads them only in the directory it starts in, the
+/// user-level file that would gate the rest.
+fn wire_human(
+    host: Host,
+    path: &Path,
+    wired: &Wired,
+    created: bool,
+    user_level: Option<&Path>,
+    user: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if wired.added.is_empty() {
+        writeln!(out, "already wired: {} in {}", host.title(), path.display())?;
+    } else {
+        writeln!(
+            out,
+            "wired {}: {} hooks {} {}{}",
+            host.title(),
+            and_list(&wired.added),
+            if created { "written to" } else { "merged into" },
+            path.display(),
+            if user {
+                " (user-level: a session started in any folder is gated; repositories without an armed verify.sh are left alone)"
+            } else {
+                ""
+            }
+        )?;
+    }
+    if !user && let Some(trust) = host.trust_step() {
         writeln!(out, "  trust: {trust}")?;
     }
-    if let Step::Wire {
-        host,
-        user_level: Some(user),
-        ..
-    } = step
-    {
+    if let Some(user) = user_level {
         writeln!(
             out,
             "  where: {} reads {} only in the directory it is started in: a session started in a subdirectory is not gated; to gate it, merge the same hooks into {}\n  hint: git prove-it init --host {} --user-level does it",
@@ -529,6 +500,66 @@ fn step_human(step: &Step, out: &mut dyn Write) -> io::Result<()> {
             user.display(),
             host.name()
         )?;
+    }
+    Ok(())
+}
+
+/// The gate written into a pre-push hook: husky's, or an existing shell hook it was chained
+/// into, or one that runs it already.
+fn pre_push_write_human(
+    path: &Path,
+    husky: bool,
+    already: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match (husky, already) {
+        (true, false) => writeln!(
+            out,
+            "added the gate to husky's pre-push hook {}",
+            path.display()
+        ),
+        (false, false) => writeln!(
+            out,
+            "chained the gate into the existing pre-push hook at {}: it runs first, then the rest of the hook as before",
+            path.display()
+        ),
+        (_, true) => writeln!(
+            out,
+            "already wired: the pre-push hook {} runs git prove-it",
+            path.display()
+        ),
+    }
+}
+
+/// A hook manager's configuration: found running the gate already, or the snippet to add to
+/// it and the command that installs it.
+fn snippet_human(
+    manager: Manager,
+    file: &Path,
+    snippet: &str,
+    already: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if already {
+        return writeln!(
+            out,
+            "already wired: {} runs git prove-it before a push ({})",
+            manager.name(),
+            file.display()
+        );
+    }
+    writeln!(
+        out,
+        "{} runs this repository's hooks ({}): to gate pushes, add this to it, then run '{}':",
+        manager.name(),
+        file.display(),
+        match manager {
+            Manager::PreCommit => "pre-commit install --hook-type pre-push",
+            Manager::Lefthook => "lefthook install",
+        }
+    )?;
+    for line in snippet.lines() {
+        writeln!(out, "    {line}")?;
     }
     Ok(())
 }

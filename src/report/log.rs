@@ -57,95 +57,16 @@ impl LogReport {
                 "not-armed" => DIM,
                 _ => RED,
             };
-            let detail = match (&commit.proof, commit.status) {
-                _ if commit.checks.is_some() => commit.checks_detail(),
-                (Some(proof), status) => {
-                    let edited = match status {
-                        "proven-edited" if !proof.verify_edited && !proof.weakened.is_empty() => {
-                            ", through weakened tests"
-                        }
-                        "proven-edited" => ", through an edited verify.sh",
-                        _ if !proof.weakened.is_empty() => ", through weakened tests",
-                        _ => "",
-                    };
-                    let missing = if proof.identity_missing {
-                        ", no git identity"
-                    } else {
-                        ""
-                    };
-                    format!(
-                        "  ({}{missing}, {}, {}, host {}{}{}{edited}, {})",
-                        proof.signed_off_by,
-                        proof.time,
-                        super::seconds(proof.duration_ms),
-                        proof.host,
-                        proof.isolation_words(),
-                        proof.tests_words(),
-                        commit
-                            .signature
-                            .as_ref()
-                            .map_or_else(|| "unsigned".to_string(), describe)
-                    )
-                }
-                (None, "invalid") => format!(
-                    "  (not a valid record: {})",
-                    commit.invalid.first().map_or("?", String::as_str)
-                ),
-                (None, "not-armed") if !commit.exec.is_empty() => {
-                    let named: Vec<String> = commit
-                        .exec
-                        .iter()
-                        .map(|exec| {
-                            format!(
-                                "{} {} {}",
-                                exec.name,
-                                exec.proof.outcome.as_str(),
-                                &exec.script[..7.min(exec.script.len())]
-                            )
-                        })
-                        .collect();
-                    format!("  (no verify.sh in its tree; {})", named.join(", "))
-                }
-                (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
-                (None, "contested") => commit
-                    .contested
-                    .as_ref()
-                    .map_or_else(String::new, |c| format!("  ({})", c.words())),
-                (None, _) => String::new(),
-            };
             writeln!(
                 out,
                 "{} {} {}{}",
                 paint(YELLOW, commit.short()),
                 paint(colour, &format!("{:<width$}", commit.standing_words())),
                 commit.subject,
-                paint(DIM, &detail)
+                paint(DIM, &detail(commit))
             )?;
-            if style.patch
-                && let Some(checks) = &commit.checks
-            {
-                for check in checks {
-                    writeln!(out, "    {}", check.line())?;
-                    if let Some(diff) = &check.verify_diff {
-                        diff_lines(diff, "      ", &paint, out)?;
-                    }
-                    if let Some(proof) = &check.proof {
-                        protection_lines(proof, "      ", &paint, out)?;
-                    }
-                    if let Some(failure) = check.failed() {
-                        failure_lines(failure, "      ", &paint, out)?;
-                    }
-                }
-            } else if style.patch {
-                if let Some(diff) = &commit.verify_diff {
-                    diff_lines(diff, "    ", &paint, out)?;
-                }
-                if let Some(proof) = &commit.proof {
-                    protection_lines(proof, "    ", &paint, out)?;
-                }
-                if let Some(failure) = commit.failed() {
-                    failure_lines(failure, "    ", &paint, out)?;
-                }
+            if style.patch {
+                patch_lines(commit, &paint, out)?;
             }
         }
         for change in &self.verify_changed {
@@ -160,6 +81,107 @@ impl LogReport {
         }
         Ok(())
     }
+}
+
+/// What a commit's line says after its subject: its checks, its proof (who, when, how long,
+/// where, through what, signed or not), why its record is invalid, what proved a commit
+/// without verify.sh, or its contest.
+fn detail(commit: &CommitReport) -> String {
+    match (&commit.proof, commit.status) {
+        _ if commit.checks.is_some() => commit.checks_detail(),
+        (Some(proof), status) => proof_detail(commit, proof, status),
+        (None, "invalid") => format!(
+            "  (not a valid record: {})",
+            commit.invalid.first().map_or("?", String::as_str)
+        ),
+        (None, "not-armed") if !commit.exec.is_empty() => {
+            let named: Vec<String> = commit
+                .exec
+                .iter()
+                .map(|exec| {
+                    format!(
+                        "{} {} {}",
+                        exec.name,
+                        exec.proof.outcome.as_str(),
+                        &exec.script[..7.min(exec.script.len())]
+                    )
+                })
+                .collect();
+            format!("  (no verify.sh in its tree; {})", named.join(", "))
+        }
+        (None, "not-armed") => "  (no verify.sh in its tree)".to_string(),
+        (None, "contested") => commit
+            .contested
+            .as_ref()
+            .map_or_else(String::new, |c| format!("  ({})", c.words())),
+        (None, _) => String::new(),
+    }
+}
+
+/// A proven commit's detail: who signed it off (and whether with a git identity), when, how
+/// long it ran, on which host and how isolated, its tests, what it went through, and its
+/// signature.
+fn proof_detail(commit: &CommitReport, proof: &ProofSummary, status: &str) -> String {
+    let edited = match status {
+        "proven-edited" if !proof.verify_edited && !proof.weakened.is_empty() => {
+            ", through weakened tests"
+        }
+        "proven-edited" => ", through an edited verify.sh",
+        _ if !proof.weakened.is_empty() => ", through weakened tests",
+        _ => "",
+    };
+    let missing = if proof.identity_missing {
+        ", no git identity"
+    } else {
+        ""
+    };
+    format!(
+        "  ({}{missing}, {}, {}, host {}{}{}{edited}, {})",
+        proof.signed_off_by,
+        proof.time,
+        super::seconds(proof.duration_ms),
+        proof.host,
+        proof.isolation_words(),
+        proof.tests_words(),
+        commit
+            .signature
+            .as_ref()
+            .map_or_else(|| "unsigned".to_string(), describe)
+    )
+}
+
+/// Under a commit of `log -p`: for each of its checks (or for the commit, without checks) the
+/// stored diff of what proves it, the protected paths its proof went through, and its failure.
+fn patch_lines(
+    commit: &CommitReport,
+    paint: &dyn Fn(&str, &str) -> String,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if let Some(checks) = &commit.checks {
+        for check in checks {
+            writeln!(out, "    {}", check.line())?;
+            if let Some(diff) = &check.verify_diff {
+                diff_lines(diff, "      ", paint, out)?;
+            }
+            if let Some(proof) = &check.proof {
+                protection_lines(proof, "      ", paint, out)?;
+            }
+            if let Some(failure) = check.failed() {
+                failure_lines(failure, "      ", paint, out)?;
+            }
+        }
+    } else {
+        if let Some(diff) = &commit.verify_diff {
+            diff_lines(diff, "    ", paint, out)?;
+        }
+        if let Some(proof) = &commit.proof {
+            protection_lines(proof, "    ", paint, out)?;
+        }
+        if let Some(failure) = commit.failed() {
+            failure_lines(failure, "    ", paint, out)?;
+        }
+    }
+    Ok(())
 }
 
 /// The lines of a stored diff under a commit (or check) of `log -p`, indented by `indent`.

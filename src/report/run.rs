@@ -142,52 +142,7 @@ impl RunReport {
                 proof,
                 proofs_ref,
                 contested,
-            } => {
-                writeln!(
-                    out,
-                    "{}: tree {tree}, verify.sh exit 0 in {}{}",
-                    if *contested { "passed" } else { "proven" },
-                    seconds(proof.duration_ms),
-                    flaky(proof.flaky)
-                )?;
-                if *contested {
-                    writeln!(out, "{CONTESTED_RUN}")?;
-                }
-                if let Some(tests) = &proof.tests {
-                    writeln!(
-                        out,
-                        "tests: {} passed, {} failed, {} skipped (from {})",
-                        tests.passed,
-                        tests.failed,
-                        tests.skipped,
-                        if tests.source == "junit" {
-                            "the JUnit reports in PROVE_IT_REPORTS"
-                        } else {
-                            "the runners' summary lines"
-                        }
-                    )?;
-                }
-                if !proof.tests_weakened.is_empty() {
-                    writeln!(
-                        out,
-                        "BOUNDED_CLAIM_SURVIVES: the tests fell short of the baseline's (the proof of HEAD's tree, or its first parent's):"
-                    )?;
-                    for finding in &proof.tests_weakened {
-                        writeln!(out, "  - {finding}")?;
-                    }
-                }
-                writeln!(
-                    out,
-                    "recorded in {proofs_ref}, signed off by {}{}",
-                    proof.signed_off_by,
-                    if proof.signed {
-                        ", with an SSH signature"
-                    } else {
-                        ""
-                    }
-                )?;
-                protection_human(proof, out)?;
-            }
+            } => proven_human(tree, proof, proofs_ref, *contested, out)?,
             RunResult::Failed {
                 exit,
                 exit_code,
@@ -213,25 +168,7 @@ impl RunReport {
                         runs(*attempts)
                     )?;
                 }
-                if let Some(failures_ref) = failure_recorded {
-                    writeln!(
-                        out,
-                        "the failure is recorded in {failures_ref} (local; git prove-it log shows it)"
-                    )?;
-                }
-                if !tail.is_empty() {
-                    writeln!(out, "last {} lines of its output:", tail.len())?;
-                    for line in tail {
-                        writeln!(out, "  {line}")?;
-                    }
-                }
-                if let Some(log) = log {
-                    writeln!(out, "full output: {log}")?;
-                    writeln!(
-                        out,
-                        "(this failing run's, kept until the next failing run; last-run.log beside it holds the latest run's, whatever its result)"
-                    )?;
-                }
+                failed_output_human(*failure_recorded, tail, log.as_deref(), out)?;
             }
             RunResult::CannotTest {
                 reason,
@@ -240,36 +177,15 @@ impl RunReport {
                 log,
                 cannot_test_recorded,
                 ..
-            } => {
-                if reason.starts_with(NO_SETUP) {
-                    writeln!(
-                        out,
-                        "cannot test: verify.sh failed on tree {tree} after {}, but with {reason}; not proven, and not a failure of the code",
-                        seconds(*duration_ms)
-                    )?;
-                } else {
-                    writeln!(
-                        out,
-                        "cannot test: verify.sh says tree {tree} cannot be tested ({reason} after {}); not proven, and not a failure of the code",
-                        seconds(*duration_ms)
-                    )?;
-                }
-                if let Some(notes_ref) = cannot_test_recorded {
-                    writeln!(
-                        out,
-                        "recorded as cannot test in {notes_ref} (local; git prove-it log shows it)"
-                    )?;
-                }
-                lines_and_log(tail, log.as_deref(), out)?;
-                if reason.starts_with(NO_SETUP) {
-                    writeln!(out, "{SETUP_HINT}")?;
-                } else {
-                    writeln!(
-                        out,
-                        "hint: verify.sh exits 125 when something it needs is missing; make the state testable, or let verify.sh tell a failure by another code"
-                    )?;
-                }
-            }
+            } => cannot_test_human(
+                tree,
+                reason,
+                *duration_ms,
+                *cannot_test_recorded,
+                tail,
+                log.as_deref(),
+                out,
+            )?,
             RunResult::Checks {
                 checks,
                 uncovered,
@@ -294,6 +210,134 @@ impl RunReport {
         }
         Ok(())
     }
+}
+
+/// verify.sh's pass: proven (or passed and contested), the tests it counted and any that fell
+/// short of the baseline's, where the proof is recorded, and what protected paths it went
+/// through.
+fn proven_human(
+    tree: &str,
+    proof: &ProofSummary,
+    proofs_ref: &str,
+    contested: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    writeln!(
+        out,
+        "{}: tree {tree}, verify.sh exit 0 in {}{}",
+        if contested { "passed" } else { "proven" },
+        seconds(proof.duration_ms),
+        flaky(proof.flaky)
+    )?;
+    if contested {
+        writeln!(out, "{CONTESTED_RUN}")?;
+    }
+    if let Some(tests) = &proof.tests {
+        writeln!(
+            out,
+            "tests: {} passed, {} failed, {} skipped (from {})",
+            tests.passed,
+            tests.failed,
+            tests.skipped,
+            if tests.source == "junit" {
+                "the JUnit reports in PROVE_IT_REPORTS"
+            } else {
+                "the runners' summary lines"
+            }
+        )?;
+    }
+    if !proof.tests_weakened.is_empty() {
+        writeln!(
+            out,
+            "BOUNDED_CLAIM_SURVIVES: the tests fell short of the baseline's (the proof of HEAD's tree, or its first parent's):"
+        )?;
+        for finding in &proof.tests_weakened {
+            writeln!(out, "  - {finding}")?;
+        }
+    }
+    writeln!(
+        out,
+        "recorded in {proofs_ref}, signed off by {}{}",
+        proof.signed_off_by,
+        if proof.signed {
+            ", with an SSH signature"
+        } else {
+            ""
+        }
+    )?;
+    protection_human(proof, out)
+}
+
+/// Under a failed run's line: where its failure is recorded, its last lines, and the log that
+/// keeps its whole output.
+fn failed_output_human(
+    failure_recorded: Option<&str>,
+    tail: &[String],
+    log: Option<&str>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if let Some(failures_ref) = failure_recorded {
+        writeln!(
+            out,
+            "the failure is recorded in {failures_ref} (local; git prove-it log shows it)"
+        )?;
+    }
+    if !tail.is_empty() {
+        writeln!(out, "last {} lines of its output:", tail.len())?;
+        for line in tail {
+            writeln!(out, "  {line}")?;
+        }
+    }
+    if let Some(log) = log {
+        writeln!(out, "full output: {log}")?;
+        writeln!(
+            out,
+            "(this failing run's, kept until the next failing run; last-run.log beside it holds the latest run's, whatever its result)"
+        )?;
+    }
+    Ok(())
+}
+
+/// verify.sh said the state cannot be tested (or a commit's run lacked its setup): why, where
+/// that is recorded, its last lines, and what makes the state testable.
+fn cannot_test_human(
+    tree: &str,
+    reason: &str,
+    duration_ms: u64,
+    recorded: Option<&str>,
+    tail: &[String],
+    log: Option<&str>,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    if reason.starts_with(NO_SETUP) {
+        writeln!(
+            out,
+            "cannot test: verify.sh failed on tree {tree} after {}, but with {reason}; not proven, and not a failure of the code",
+            seconds(duration_ms)
+        )?;
+    } else {
+        writeln!(
+            out,
+            "cannot test: verify.sh says tree {tree} cannot be tested ({reason} after {}); not proven, and not a failure of the code",
+            seconds(duration_ms)
+        )?;
+    }
+    if let Some(notes_ref) = recorded {
+        writeln!(
+            out,
+            "recorded as cannot test in {notes_ref} (local; git prove-it log shows it)"
+        )?;
+    }
+    lines_and_log(tail, log, out)?;
+    if reason.starts_with(NO_SETUP) {
+        writeln!(out, "{SETUP_HINT}")?;
+    } else {
+        writeln!(
+            out,
+            "hint: verify.sh exits 125 when something it needs is missing; make the state testable, or let verify.sh tell a failure by another code"
+        )?;
+    }
+    Ok(())
 }
 
 /// How the reason of a commit's run that failed without a setup starts (`run --without-setup`).
@@ -369,78 +413,26 @@ fn runs(attempts: u32) -> String {
 /// Several checks: one line each, what failed in full below them, then the verdict.
 fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Result<()> {
     let width = checks.iter().map(|c| c.name.len()).max().unwrap_or(0);
-    let mut failed = Vec::new();
-    let mut untestable = Vec::new();
     for check in checks {
         let input = short(&check.input_tree);
-        let what = match &check.result {
-            RunResult::AlreadyProven { proof } => format!("already proven {}", proof.by_line()),
-            RunResult::Proven {
-                proof, contested, ..
-            } => {
-                format!(
-                    "{}: exit 0 in {}{}",
-                    if *contested { "contested" } else { "proven" },
-                    seconds(proof.duration_ms),
-                    flaky(proof.flaky)
-                )
-            }
-            RunResult::Failed {
-                exit,
-                duration_ms,
-                attempts,
-                ..
-            } => {
-                failed.push(check);
-                if exit.starts_with("timed out") {
-                    format!("not proven: {exit}{}", runs(*attempts))
-                } else {
-                    format!(
-                        "not proven: {exit} after {}{}",
-                        seconds(*duration_ms),
-                        runs(*attempts)
-                    )
-                }
-            }
-            RunResult::StateChanged { .. } => {
-                failed.push(check);
-                "not proven: its inputs changed while it ran".to_string()
-            }
-            RunResult::CannotTest { reason, .. } => {
-                untestable.push(check);
-                format!("cannot test: {reason}")
-            }
-            RunResult::NotArmed { reason, .. } => format!("not armed: {reason}"),
-            RunResult::Checks { .. } => String::new(),
-        };
+        let what = check_words(&check.result);
         writeln!(out, "  {:width$}  input tree {input}  {what}", check.name)?;
     }
+    let failed: Vec<&CheckRun> = checks
+        .iter()
+        .filter(|check| {
+            matches!(
+                check.result,
+                RunResult::Failed { .. } | RunResult::StateChanged { .. }
+            )
+        })
+        .collect();
+    let untestable: Vec<&CheckRun> = checks
+        .iter()
+        .filter(|check| matches!(check.result, RunResult::CannotTest { .. }))
+        .collect();
     for check in &failed {
-        match &check.result {
-            RunResult::Failed { tail, log, .. } => {
-                writeln!(out, "check {} ({}):", check.name, check.run)?;
-                if !tail.is_empty() {
-                    writeln!(out, "last {} lines of its output:", tail.len())?;
-                    for line in tail {
-                        writeln!(out, "  {line}")?;
-                    }
-                }
-                if let Some(log) = log {
-                    writeln!(out, "full output: {log}")?;
-                }
-            }
-            RunResult::StateChanged { changed_paths, .. } => {
-                writeln!(out, "check {} ({}):", check.name, check.run)?;
-                for path in changed_paths {
-                    writeln!(out, "  changed: {path}")?;
-                }
-                writeln!(
-                    out,
-                    "hint: add files that the check generates to .gitignore, or make it leave its inputs as it found them"
-                )?;
-            }
-            _ => {}
-        }
+        failed_check_human(check, out)?;
     }
     for check in &untestable {
         if let RunResult::CannotTest { tail, log, .. } = &check.result {
@@ -453,38 +445,9 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
         }
     }
     if failed.is_empty() && !untestable.is_empty() {
-        let names: Vec<&str> = untestable.iter().map(|c| c.name.as_str()).collect();
-        writeln!(
-            out,
-            "cannot test: tree {tree}, {} of {} checks cannot test it: {}; not proven, and not a failure of the code",
-            untestable.len(),
-            checks.len(),
-            names.join(", ")
-        )?;
-        let no_setup = untestable.iter().find_map(|check| match &check.result {
-            RunResult::CannotTest { reason, .. } if reason.starts_with(NO_SETUP) => Some(reason),
-            _ => None,
-        });
-        if let Some(reason) = no_setup {
-            writeln!(out, "they failed with {reason}")?;
-            writeln!(out, "{SETUP_HINT}")?;
-        }
+        untestable_verdict(tree, checks.len(), &untestable, out)
     } else if failed.is_empty() {
-        writeln!(out, "proven: tree {tree}, all {} checks", checks.len())?;
-        // Every check of one run is made against the same baseline: the first proof says it.
-        if let Some(proof) = checks.iter().find_map(|c| match &c.result {
-            RunResult::Proven { proof, .. } => Some(proof),
-            _ => None,
-        }) {
-            protection_human(proof, out)?;
-        }
-        let ran = checks
-            .iter()
-            .filter(|c| matches!(c.result, RunResult::Proven { .. }))
-            .count();
-        if ran == 0 {
-            writeln!(out, "nothing was run; use --force to run the checks again")?;
-        }
+        proven_verdict(tree, checks, out)
     } else {
         let names: Vec<&str> = failed.iter().map(|c| c.name.as_str()).collect();
         writeln!(
@@ -493,7 +456,121 @@ fn checks_human(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Res
             failed.len(),
             checks.len(),
             names.join(", ")
-        )?;
+        )
+    }
+}
+
+/// What a check's line says of its result, after its name and input tree.
+fn check_words(result: &RunResult) -> String {
+    match result {
+        RunResult::AlreadyProven { proof } => format!("already proven {}", proof.by_line()),
+        RunResult::Proven {
+            proof, contested, ..
+        } => {
+            format!(
+                "{}: exit 0 in {}{}",
+                if *contested { "contested" } else { "proven" },
+                seconds(proof.duration_ms),
+                flaky(proof.flaky)
+            )
+        }
+        RunResult::Failed {
+            exit,
+            duration_ms,
+            attempts,
+            ..
+        } => {
+            if exit.starts_with("timed out") {
+                format!("not proven: {exit}{}", runs(*attempts))
+            } else {
+                format!(
+                    "not proven: {exit} after {}{}",
+                    seconds(*duration_ms),
+                    runs(*attempts)
+                )
+            }
+        }
+        RunResult::StateChanged { .. } => "not proven: its inputs changed while it ran".to_string(),
+        RunResult::CannotTest { reason, .. } => format!("cannot test: {reason}"),
+        RunResult::NotArmed { reason, .. } => format!("not armed: {reason}"),
+        RunResult::Checks { .. } => String::new(),
+    }
+}
+
+/// A check that failed, or whose inputs changed while it ran, in full: its last lines and log,
+/// or the paths that changed.
+fn failed_check_human(check: &CheckRun, out: &mut dyn Write) -> io::Result<()> {
+    match &check.result {
+        RunResult::Failed { tail, log, .. } => {
+            writeln!(out, "check {} ({}):", check.name, check.run)?;
+            if !tail.is_empty() {
+                writeln!(out, "last {} lines of its output:", tail.len())?;
+                for line in tail {
+                    writeln!(out, "  {line}")?;
+                }
+            }
+            if let Some(log) = log {
+                writeln!(out, "full output: {log}")?;
+            }
+        }
+        RunResult::StateChanged { changed_paths, .. } => {
+            writeln!(out, "check {} ({}):", check.name, check.run)?;
+            for path in changed_paths {
+                writeln!(out, "  changed: {path}")?;
+            }
+            writeln!(
+                out,
+                "hint: add files that the check generates to .gitignore, or make it leave its inputs as it found them"
+            )?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// The verdict when no check failed and some cannot test the state: which, of how many, and
+/// the setup hint when a commit's run lacked its setup.
+fn untestable_verdict(
+    tree: &str,
+    count: usize,
+    untestable: &[&CheckRun],
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    let names: Vec<&str> = untestable.iter().map(|c| c.name.as_str()).collect();
+    writeln!(
+        out,
+        "cannot test: tree {tree}, {} of {count} checks cannot test it: {}; not proven, and not a failure of the code",
+        untestable.len(),
+        names.join(", ")
+    )?;
+    let no_setup = untestable.iter().find_map(|check| match &check.result {
+        RunResult::CannotTest { reason, .. } if reason.starts_with(NO_SETUP) => Some(reason),
+        _ => None,
+    });
+    if let Some(reason) = no_setup {
+        writeln!(out, "they failed with {reason}")?;
+        writeln!(out, "{SETUP_HINT}")?;
+    }
+    Ok(())
+}
+
+/// The verdict when every check stands: proven, the protected paths the proofs went through,
+/// and that nothing ran when every proof was found.
+fn proven_verdict(tree: &str, checks: &[CheckRun], out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "proven: tree {tree}, all {} checks", checks.len())?;
+    // Every check of one run is made against the same baseline: the first proof says it.
+    if let Some(proof) = checks.iter().find_map(|c| match &c.result {
+        RunResult::Proven { proof, .. } => Some(proof),
+        _ => None,
+    }) {
+        protection_human(proof, out)?;
+    }
+    let ran = checks
+        .iter()
+        .filter(|c| matches!(c.result, RunResult::Proven { .. }))
+        .count();
+    if ran == 0 {
+        writeln!(out, "nothing was run; use --force to run the checks again")?;
     }
     Ok(())
 }
