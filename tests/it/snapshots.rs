@@ -1,5 +1,6 @@
-//! What each host's hook prints, for each verdict, kept as snapshots (`insta`) and reviewed
-//! like code: a change of wording or of a host's protocol shows as a diff in review. Paths,
+//! What each host's hook prints for each verdict (a pass, a failing turn to its unverified end,
+//! an edited verify.sh, a person's skip, input it cannot read), and what each command that reads
+//! or runs proofs prints, human and JSON, kept as snapshots (`insta`) and reviewed like code: a change of wording or of a host's protocol shows as a diff in review. Paths,
 //! object ids and times are replaced by placeholders. To accept a change:
 //! `INSTA_UPDATE=always cargo test --test it snapshots`, then read the diff of `snapshots/`.
 
@@ -12,8 +13,21 @@ use crate::hosts::{ALL, Host};
 
 /// The hook's whole answer: exit code, stdout and stderr.
 fn answer(repo: &TestRepo, host: Host, event: (Option<&str>, String)) -> String {
+    answer_with(repo, host, event, &[])
+}
+
+/// The hook's whole answer, with `env` set for it.
+fn answer_with(
+    repo: &TestRepo,
+    host: Host,
+    event: (Option<&str>, String),
+    env: &[(&str, &str)],
+) -> String {
     let mut cmd = repo.command(cargo_bin("git-prove-it"));
     cmd.args(["hook", host.name()]).args(event.0);
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
     let out = assert_cmd::Command::from_std(cmd)
         .write_stdin(event.1)
         .output()
@@ -133,6 +147,43 @@ fn each_hosts_answers_to_a_passing_turn() {
     }
 }
 
+/// Every host's answer to a turn that edited verify.sh and passes: proven, bounded by the edit,
+/// with the diff since the session's start.
+#[test]
+fn each_hosts_answer_to_an_edited_verify_sh() {
+    for host in ALL {
+        let repo = repository(true);
+        let mut text = format!(
+            "== start\n{}",
+            answer(&repo, host, event(host.start(&repo, "s1")))
+        );
+        repo.verify_script("echo 'all 2 tests passed'");
+        text.push_str(&format!(
+            "== stop\n{}",
+            answer(&repo, host, event(host.stop(&repo, "s1", 0)))
+        ));
+        snapshot(&repo, &format!("{}-edited-verify", host.name()), &text);
+    }
+}
+
+/// Every host's answer to a stop a person skipped (`PROVE_IT_SKIP=1`): the turn ends
+/// unverified, visibly.
+#[test]
+fn each_hosts_answer_to_a_skipped_stop() {
+    for host in ALL {
+        let repo = repository(false);
+        answer(&repo, host, event(host.start(&repo, "s1")));
+        repo.write("b.txt", "change\n");
+        let text = answer_with(
+            &repo,
+            host,
+            event(host.stop(&repo, "s1", 0)),
+            &[("PROVE_IT_SKIP", "1")],
+        );
+        snapshot(&repo, &format!("{}-skipped-stop", host.name()), &text);
+    }
+}
+
 /// Every host's answer to input it cannot read: loud, in its own protocol.
 #[test]
 fn each_hosts_answer_to_malformed_input() {
@@ -196,6 +247,56 @@ fn the_reading_commands_human_and_json_output() {
             &["log", "--json"],
         ] {
             let name = format!("command-{}", args.join("-").replace("--", ""));
+            snapshot(&repo, &name, &command(&repo, args));
+        }
+    });
+}
+
+/// The human and JSON output of the commands that run verify.sh: the working state failing
+/// and passing, a commit, a range, a bisection, and the ledger of a session's refusal.
+#[test]
+fn the_running_commands_human_and_json_output() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n");
+    repo.verify_script(
+        "grep -q good a.txt && echo 'all 1 tests passed' || { echo 'test a ... FAILED'; exit 1; }",
+    );
+    repo.commit_all("good");
+    for n in 1..=3 {
+        repo.write("b.txt", &format!("{n}\n"));
+        repo.commit_all(&format!("good {n}"));
+    }
+    repo.write("a.txt", "bad\n");
+    repo.commit_all("bad");
+    let mut settings = insta::Settings::clone_current();
+    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[TIME]");
+    settings.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": [MS]"#);
+    settings.add_filter(r"\bin \d+(\.\d+)? ?m?s\b", "in [DURATION]");
+    settings.add_filter(r"/tmp/[^ \n\x22]*", "[TMP]");
+    settings.add_filter(r"\b\d+ s ago\b", "[AGO]");
+    settings.add_filter(
+        r#""recorded_secs_ago": \d+"#,
+        r#""recorded_secs_ago": [SECS]"#,
+    );
+    // The short ids the progress lines name commits by.
+    settings.add_filter(r"\bcommit [0-9a-f]{7}\b", "commit [OID7]");
+    settings.bind(|| {
+        for args in [
+            &["run"][..],
+            &["run", "--json"],
+            &["run", "HEAD~1"],
+            &["run", "HEAD~1", "--json"],
+            &["run", "HEAD~4..HEAD~1", "--jobs", "1"],
+            &["run", "HEAD~4..HEAD", "--jobs", "1", "--json"],
+            &["bisect", "HEAD~4", "HEAD"],
+            &["bisect", "HEAD~4", "HEAD", "--json"],
+        ] {
+            let name = format!("command-{}", args.join("-").replace("--", ""));
+            snapshot(&repo, &name, &command(&repo, args));
+        }
+        repo.write("a.txt", "good again\n");
+        for args in [&["run"][..], &["run", "--json"]] {
+            let name = format!("command-{}-passing", args.join("-").replace("--", ""));
             snapshot(&repo, &name, &command(&repo, args));
         }
     });
