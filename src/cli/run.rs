@@ -765,7 +765,7 @@ fn options<'a>(
         }
     };
     Ok(proof::ProveOptions {
-        home: ctx.home.as_deref(),
+        signer: ctx.signer.clone(),
         record_failures: true,
         host: how.host,
         session: None,

@@ -42,6 +42,18 @@ pub(super) const DIRTY_SUBMODULE_HINTS: [&str; 2] = [
     "or restore it to its commit (git -C <path> stash -u)",
 ];
 
+/// What to do about a state `status` cannot call proven as it is: arm it (`armed`: verify.sh's
+/// state, `any_armed`: whether verify.sh or a check is armed), or settle its dirty submodules.
+fn hints(armed: &crate::git::Armed, any_armed: bool, dirty: &[String]) -> Vec<&'static str> {
+    if !any_armed {
+        super::run::unarmed(armed).hints()
+    } else if !dirty.is_empty() {
+        DIRTY_SUBMODULE_HINTS.to_vec()
+    } else {
+        Vec::new()
+    }
+}
+
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let cwd = std::env::current_dir().context("could not read the current directory")?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
@@ -83,13 +95,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         outcome,
         armed: armed.is_armed(),
         not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
-        hints: if !armed.is_armed() {
-            super::run::unarmed(&armed).hints()
-        } else if !dirty.is_empty() {
-            DIRTY_SUBMODULE_HINTS.to_vec()
-        } else {
-            Vec::new()
-        },
+        hints: hints(&armed, armed.is_armed(), &dirty),
         dirty_submodules: dirty,
         tree: state.id.to_string(),
         head: repo.head_commit()?.map(|id| id.to_string()),
@@ -211,13 +217,7 @@ fn with_checks(
         outcome,
         armed: any_check,
         not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
-        hints: if !any_check {
-            super::run::unarmed(armed).hints()
-        } else if !dirty.is_empty() {
-            DIRTY_SUBMODULE_HINTS.to_vec()
-        } else {
-            Vec::new()
-        },
+        hints: hints(armed, any_check, &dirty),
         dirty_submodules: dirty,
         tree: state.id.to_string(),
         head: repo.head_commit()?.map(|id| id.to_string()),

@@ -144,7 +144,7 @@ fn options<'a>(
     let policy = ctx.policy.clone()?;
     let (isolation, view) = proof::working_view(&ctx.repo).map_err(Error::Run)?;
     Ok(proof::ProveOptions {
-        home: ctx.home.as_deref(),
+        signer: ctx.signer.clone(),
         host: host.name(),
         session: Some(&event.session),
         timeout: seen

@@ -17,6 +17,9 @@ pub struct Context {
     pub clock: Clock,
     /// `HOME`, read once: where `~/` in signing's and the allowed signers' settings leads.
     pub home: Option<std::path::PathBuf>,
+    /// The signer every proof of this command is signed with (`None`: signing is off), or why
+    /// signing is asked for and cannot work, which fails the first proof, before its run.
+    pub signer: Result<Option<crate::signing::Signer>, crate::signing::Error>,
     /// Proving ahead's policy (on, settle, idle), or why it could not be read.
     pub ahead: Result<AheadPolicy, policy::Error>,
     /// What the pre-push hook does with the commits pushed, or why it could not be read.
@@ -34,6 +37,9 @@ impl Context {
         let policy = Policy::resolve(timeout_flag, &sources);
         let gate = GatePolicy::resolve(&sources);
         let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
+        let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+        let signer =
+            crate::signing::Signer::from_config(&|key| repo.config_string(key), home.as_deref());
         let ahead = AheadPolicy::resolve(&sources);
         let pre_push = policy::pre_push(&sources);
         let allow_weakened = policy::allow_weakened(&sources);
@@ -43,7 +49,8 @@ impl Context {
             gate,
             signed_only,
             clock: Clock::system(),
-            home: std::env::var_os("HOME").map(std::path::PathBuf::from),
+            home,
+            signer,
             ahead,
             pre_push,
             allow_weakened,

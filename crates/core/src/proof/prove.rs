@@ -101,8 +101,9 @@ pub struct ProveOptions<'a> {
     /// Where to stream each script's output as it runs (`--verbose`): asked for each run, with
     /// the run's name where several run at once (their lines then need telling apart).
     pub echo: Option<Echo>,
-    /// `HOME`, as the command's context read it: where `~/` in the signing settings leads.
-    pub home: Option<&'a std::path::Path>,
+    /// The signer of the command's context (`Context::signer`): `None` when signing is off, an
+    /// error when it is asked for and cannot work.
+    pub signer: Result<Option<Signer>, signing::Error>,
     /// Raised by a signal: kill verify.sh's process group and give up.
     pub interrupt: Option<&'a AtomicBool>,
     /// Where the full output goes; `None` for the state directory's last-run.log. Agent sessions
@@ -329,7 +330,7 @@ pub fn prove_checks(
 ) -> Result<Vec<(String, Attempted)>, Error> {
     // Every proof is recorded here, so this is where signing is decided: asked for and
     // impossible is an error, never an unsigned proof.
-    let signer = Signer::from_config(&|key| repo.config_string(key), attempt.home)?.map(|signer| {
+    let signer = attempt.signer.clone()?.map(|signer| {
         // Only a person at `git prove-it run` can answer a passphrase prompt.
         if attempt.host == "cli" {
             signer

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use super::config::{FORMAT_CONFIG, KEY_CONFIG, SIGN_CONFIG};
 
-#[derive(Debug, thiserror::Error)]
+/// Cloned where a command resolves its signer once and proves many times (`Context::signer`):
+/// the I/O errors it holds are shared.
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum Error {
     #[error(
         "{SIGN_CONFIG} is on, but {FORMAT_CONFIG} is {format:?}: only SSH signatures are supported"
@@ -20,7 +22,7 @@ pub enum Error {
     Spawn {
         program: String,
         #[source]
-        source: std::io::Error,
+        source: std::sync::Arc<std::io::Error>,
     },
     #[error("{program} could not sign the proof: {stderr}")]
     SignFailed { program: String, stderr: String },
@@ -28,13 +30,13 @@ pub enum Error {
     AllowedSigners {
         path: PathBuf,
         #[source]
-        source: std::io::Error,
+        source: std::sync::Arc<std::io::Error>,
     },
     #[error("could not write a temporary file for {program}")]
     TempFile {
         program: String,
         #[source]
-        source: std::io::Error,
+        source: std::sync::Arc<std::io::Error>,
     },
 }
 

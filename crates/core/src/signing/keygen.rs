@@ -97,7 +97,7 @@ impl Verifier {
             })
             .map_err(|source| Error::AllowedSigners {
                 path: allowed_signers.clone(),
-                source,
+                source: source.into(),
             })?;
         let program = program(config)?;
         // The shortcut relies on how ssh-keygen itself reads the file; another program named
@@ -205,7 +205,7 @@ fn run(program: &str, command: process::Request<'_>, input: &str) -> Result<Fini
         .run()
         .map_err(|error| Error::Spawn {
             program: program.to_string(),
-            source: error.into_source(),
+            source: error.into_source().into(),
         })
 }
 
@@ -246,9 +246,9 @@ struct TempFile(tempfile::NamedTempFile);
 
 impl TempFile {
     fn new(program: &str, suffix: &str, contents: &str) -> Result<TempFile, Error> {
-        let error = |source| Error::TempFile {
+        let error = |source: std::io::Error| Error::TempFile {
             program: program.to_string(),
-            source,
+            source: source.into(),
         };
         let mut file = tempfile::Builder::new()
             .prefix("git-prove-it-")
