@@ -282,14 +282,8 @@ fn failed_output_human(
             "the failure is recorded in {failures_ref} (local; git prove-it log shows it)"
         )?;
     }
-    if !tail.is_empty() {
-        writeln!(out, "last {} lines of its output:", tail.len())?;
-        for line in tail {
-            writeln!(out, "  {line}")?;
-        }
-    }
-    if let Some(log) = log {
-        writeln!(out, "full output: {log}")?;
+    lines_and_log(tail, log, out)?;
+    if log.is_some() {
         writeln!(
             out,
             "(this failing run's, kept until the next failing run; last-run.log beside it holds the latest run's, whatever its result)"
@@ -503,15 +497,7 @@ fn failed_check_human(check: &CheckRun, out: &mut dyn Write) -> io::Result<()> {
     match &check.result {
         RunResult::Failed { tail, log, .. } => {
             writeln!(out, "check {} ({}):", check.name, check.run)?;
-            if !tail.is_empty() {
-                writeln!(out, "last {} lines of its output:", tail.len())?;
-                for line in tail {
-                    writeln!(out, "  {line}")?;
-                }
-            }
-            if let Some(log) = log {
-                writeln!(out, "full output: {log}")?;
-            }
+            lines_and_log(tail, log.as_deref(), out)?;
         }
         RunResult::StateChanged { changed_paths, .. } => {
             writeln!(out, "check {} ({}):", check.name, check.run)?;
