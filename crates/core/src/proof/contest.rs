@@ -84,24 +84,20 @@ impl Mark {
     /// The mark as the note stores it, ending in a newline.
     pub fn render(&self) -> String {
         let mut out = self.canonical();
-        if let Some(signature) = &self.signature {
-            for line in signature.armor.lines() {
-                let _ = writeln!(out, "ssh-signature: {line}");
-            }
-        }
+        record::write_signature(&mut out, self.signature.as_ref());
         out
     }
 
     /// The bytes a signature over the mark signs, and its digest's text.
     pub fn canonical(&self) -> String {
         let mut out = String::new();
+        record::write_key(
+            &mut out,
+            self.kind.outcome(),
+            &self.tree,
+            self.check.as_deref(),
+        );
         // The writes go to a String and cannot fail.
-        let _ = writeln!(out, "prove-it-record: {}", record::VERSION);
-        let _ = writeln!(out, "outcome: {}", self.kind.outcome().as_str());
-        let _ = writeln!(out, "tree: {}", self.tree);
-        if let Some(check) = &self.check {
-            let _ = writeln!(out, "check: {}", one_line(check));
-        }
         if let Some(verify) = self.verify {
             let _ = writeln!(out, "verify: {verify}");
         }

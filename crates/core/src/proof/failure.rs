@@ -62,23 +62,17 @@ impl Failure {
     /// The record as the note stores it, ending in a newline.
     pub fn render(&self) -> String {
         let mut out = String::new();
+        record::write_key(
+            &mut out,
+            Outcome::Disproven,
+            &self.tree,
+            self.check.as_deref(),
+        );
         // The writes go to a String and cannot fail.
-        let _ = writeln!(out, "prove-it-record: {}", record::VERSION);
-        let _ = writeln!(out, "outcome: {}", Outcome::Disproven.as_str());
-        let _ = writeln!(out, "tree: {}", self.tree);
-        if let Some(check) = &self.check {
-            let _ = writeln!(out, "check: {}", one_line(check));
-        }
-        let head = self
-            .head
-            .map_or_else(|| "none".to_string(), |h| h.to_string());
-        let _ = writeln!(out, "head: {head}");
+        let _ = writeln!(out, "head: {}", record::or_none(self.head));
         let _ = writeln!(out, "verify: {}", self.verify);
         let _ = writeln!(out, "exit: {}", one_line(&self.exit));
-        let code = self
-            .exit_code
-            .map_or_else(|| "none".to_string(), |c| c.to_string());
-        let _ = writeln!(out, "exit-code: {code}");
+        let _ = writeln!(out, "exit-code: {}", record::or_none(self.exit_code));
         let _ = writeln!(out, "duration-ms: {}", self.duration_ms);
         let _ = writeln!(out, "attempts: {}", self.attempts);
         let _ = writeln!(out, "time: {}", rfc3339(self.time));

@@ -300,37 +300,18 @@ impl Record {
     /// then its signature lines when it is signed.
     pub fn render(&self) -> String {
         let mut out = self.canonical();
-        if let Some(signature) = &self.signature {
-            for line in signature.armor.lines() {
-                // A String cannot fail to take a write.
-                let _ = writeln!(out, "{SSH_SIGNATURE}: {line}");
-            }
-        }
+        write_signature(&mut out, self.signature.as_ref());
         out
     }
 
     /// The bytes a signature over this record signs: the record without signature lines.
     pub fn canonical(&self) -> String {
         let mut out = String::new();
-        let none = "none".to_string();
+        write_key(&mut out, self.outcome, &self.tree, self.check.as_deref());
         // The writes below go to a String and cannot fail.
-        let _ = writeln!(out, "{MAGIC_KEY}: {VERSION}");
-        let _ = writeln!(out, "outcome: {}", self.outcome.as_str());
-        let _ = writeln!(out, "tree: {}", self.tree);
-        if let Some(check) = &self.check {
-            let _ = writeln!(out, "check: {}", one_line(check));
-        }
-        let _ = writeln!(
-            out,
-            "head: {}",
-            self.head.map_or_else(|| none.clone(), |h| h.to_string())
-        );
+        let _ = writeln!(out, "head: {}", or_none(self.head));
         let _ = writeln!(out, "verify: {}", self.verify);
-        let _ = writeln!(
-            out,
-            "verify-anchor: {}",
-            self.verify_anchor.map_or(none, |s| s.to_string())
-        );
+        let _ = writeln!(out, "verify-anchor: {}", or_none(self.verify_anchor));
         let _ = writeln!(out, "exit-code: {}", self.exit_code);
         let _ = writeln!(out, "duration-ms: {}", self.duration_ms);
         if self.flaky > 0 {
@@ -433,6 +414,34 @@ pub(super) fn rfc3339(time: OffsetDateTime) -> String {
     time.to_offset(time::UtcOffset::UTC)
         .format(&Rfc3339)
         .expect("a UTC time within the year range of the clock formats as RFC 3339")
+}
+
+/// The first lines of every record: the format, its kind, the key it is attached to and, for a
+/// named check, the check.
+pub(super) fn write_key(out: &mut String, outcome: Outcome, tree: &gix::oid, check: Option<&str>) {
+    // The writes go to a String and cannot fail.
+    let _ = writeln!(out, "{MAGIC_KEY}: {VERSION}");
+    let _ = writeln!(out, "outcome: {}", outcome.as_str());
+    let _ = writeln!(out, "tree: {tree}");
+    if let Some(check) = check {
+        let _ = writeln!(out, "check: {}", one_line(check));
+    }
+}
+
+/// The lines that end a signed record or mark: its signature's armor, a line each.
+pub(super) fn write_signature(out: &mut String, signature: Option<&Signature>) {
+    for line in signature
+        .iter()
+        .flat_map(|signature| signature.armor.lines())
+    {
+        // A String cannot fail to take a write.
+        let _ = writeln!(out, "{SSH_SIGNATURE}: {line}");
+    }
+}
+
+/// A value that may be absent, as records write it: `none` when it is.
+pub(super) fn or_none(value: Option<impl std::fmt::Display>) -> String {
+    value.map_or_else(|| "none".to_string(), |value| value.to_string())
 }
 
 /// The lines saying who ran a check: `host:`, `session:`, `tool:` and `identity:`.
