@@ -7,7 +7,8 @@ use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
 use super::ledger::{
-    Refusal, append_answered_ahead, append_ledger, append_refusal, earlier_key_lines, ledger_actual,
+    LedgerActual, Refusal, append_answered_ahead, append_ledger, append_refusal, earlier_key_lines,
+    refusal_facts,
 };
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
@@ -681,18 +682,21 @@ fn write_ledger(
     if gate_policy.ledger
         && let Verdict::SkippedChecks { checks } = verdict
     {
-        let actual = vec![format!("skipped by PROVE_IT_SKIP={}", checks.join(","))];
+        let actual = LedgerActual::Skipped(Some(checks));
         let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
         append_ledger(ctx, host, event, None, actual, previous)?;
     }
     if gate_policy.ledger
         && let Some((why, attempt, outcome)) = refusal
     {
-        let (exit_code, actual) = ledger_actual(why);
+        let (exit_code, summary) = refusal_facts(why);
         let previous = seen.turn.last.as_ref().map(|last| last.at_ns);
         let refusal = Refusal {
             exit_code,
-            actual,
+            actual: LedgerActual::Refused {
+                why,
+                summary: &summary,
+            },
             attempt,
             outcome,
         };

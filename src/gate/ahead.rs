@@ -369,7 +369,12 @@ impl Ahead<'_> {
                     status.failed = Some(FailedAhead {
                         state: state.to_string(),
                         checks: Failing::checks(&failing),
-                        exit: Failing::exits(&failing),
+                        // The prover's own run always ends: each failing script's `exit:`.
+                        exit: failing
+                            .iter()
+                            .filter_map(|failed| failed.ending.exit_value())
+                            .collect::<Vec<_>>()
+                            .join("; "),
                     });
                 }
                 RunFacts::CannotTest { reason, checks, .. } => {

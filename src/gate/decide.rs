@@ -37,8 +37,9 @@ pub(crate) struct AnchorFacts {
 pub(crate) struct ChecksFacts {
     /// The checks file and each named check's script, by path, sorted.
     pub provers: Vec<(String, Script)>,
-    /// A check that cannot run, and why: refused, as a disarmed verify.sh is.
-    pub unrunnable: Option<(String, String)>,
+    /// A check that cannot run, its script, and why (`Check::runnable`): refused, as a
+    /// disarmed verify.sh is.
+    pub unrunnable: Option<(String, String, String)>,
     /// The checks `PROVE_IT_SKIP` named that the checks file declares: not run, visibly.
     pub skipped: Vec<String>,
 }
@@ -218,32 +219,17 @@ impl Ending {
         ))
     }
 
-    /// How it ended as a value: a failure record's `exit:` (`proof::exit_value`), which the
-    /// ledger, the prover's status and the report all show.
-    pub(crate) fn value(self) -> String {
+    /// A failure record's `exit:` for a script that ended (`proof::exit_value`); `None` for a
+    /// stop that never saw its run end. The words for each are the report's.
+    pub(crate) fn exit_value(self) -> Option<String> {
         match self {
-            Ending::Ended(ended) => crate::proof::exit_value(ended),
-            Ending::AheadOutlasted { timeout_secs } => format!(
-                "could not check in time: the run made ahead for this state outlasted the timeout of {timeout_secs} s"
-            ),
+            Ending::Ended(ended) => Some(crate::proof::exit_value(ended)),
+            Ending::AheadOutlasted { .. } => None,
         }
     }
 }
 
 impl Failing {
-    /// How the failing scripts ended, as one value: each named with its check where checks
-    /// ran ("api: exit code 1; docs: timed out after 300 s").
-    pub(crate) fn exits(failing: &[Failing]) -> String {
-        failing
-            .iter()
-            .map(|f| match &f.check {
-                Some(check) => format!("{check}: {}", f.ending.value()),
-                None => f.ending.value(),
-            })
-            .collect::<Vec<_>>()
-            .join("; ")
-    }
-
     /// The checks of `prove-it.toml` among `failing`; empty when verify.sh alone ran.
     pub(crate) fn checks(failing: &[Failing]) -> Vec<String> {
         failing.iter().filter_map(|f| f.check.clone()).collect()
@@ -274,9 +260,13 @@ pub(crate) enum Why {
         #[serde(default)]
         checks: Vec<String>,
     },
-    /// A check of `prove-it.toml` (or the checks file itself) cannot run or was deleted.
+    /// The checks file the session started with was deleted.
+    ChecksFileDeleted,
+    /// A check of `prove-it.toml` cannot run: its script `script` `reason` (the proof layer's
+    /// `Check::runnable`: "does not exist", "is not executable", ...).
     CheckDisarmed {
         check: String,
+        script: String,
         reason: String,
     },
     /// Armed at session start, not now.
@@ -353,43 +343,6 @@ pub(crate) enum Weakened {
     /// The ignore rules from outside the worktree changed: a new rule hides a new file that
     /// verify.sh reads from the state tree.
     Ignores,
-}
-
-/// What was weakened, as a fragment: in the gate's words and in the ledger.
-impl std::fmt::Display for Weakened {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Weakened::MaxBlocks { anchor, now } => write!(
-                f,
-                "blocks per turn lowered from {anchor} to {now} (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks)"
-            ),
-            Weakened::Timeout { anchor, now } => write!(
-                f,
-                "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
-            ),
-            Weakened::Retries { anchor, now } => write!(
-                f,
-                "retries of a failing check raised from {anchor} to {now} (PROVE_IT_RETRIES or prove-it.retries)"
-            ),
-            Weakened::Signing => write!(f, "signing of proofs turned off (prove-it.sign)"),
-            Weakened::VerifyEdits => write!(
-                f,
-                "edits of verify.sh shown instead of refused (PROVE_IT_VERIFY_EDITS or prove-it.verifyEdits)"
-            ),
-            Weakened::Weakening => write!(
-                f,
-                "weakened tests and configs shown instead of refused (PROVE_IT_WEAKENING or prove-it.weakening)"
-            ),
-            Weakened::Filters => write!(
-                f,
-                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.fileMode, core.symlinks, core.attributesFile, ~/.config/git/attributes, .git/info/attributes), which can hide edits from the state tree"
-            ),
-            Weakened::Ignores => write!(
-                f,
-                "the ignore rules set outside the worktree changed (.git/info/exclude, core.excludesFile, ~/.config/git/ignore), which can hide a new file verify.sh reads from the state tree"
-            ),
-        }
-    }
 }
 
 /// Why a turn ends without a word.
@@ -522,8 +475,12 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
     // A check that cannot run: refused like a disarmed verify.sh.
-    if let Some((check, reason)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
-        return refuse(Why::CheckDisarmed { check, reason });
+    if let Some((check, script, reason)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
+        return refuse(Why::CheckDisarmed {
+            check,
+            script,
+            reason,
+        });
     }
     let edited = edited(observed, *verify, checks.as_ref());
     // Rule 5b: with `verifyEdits = block`, an edited verify.sh is refused
@@ -571,10 +528,7 @@ fn disarmed(observed: &Observed) -> Option<Result<Why, Verdict>> {
         None => observed.checks_file_at_head,
     };
     if checks_at_start && !observed.checks_file_now {
-        return Some(Ok(Why::CheckDisarmed {
-            check: crate::proof::CHECKS_FILE.to_string(),
-            reason: "was deleted".to_string(),
-        }));
+        return Some(Ok(Why::ChecksFileDeleted));
     }
     let reason = observed.armed_now.err()?;
     let armed_at_start = match &observed.anchor {

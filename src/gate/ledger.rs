@@ -3,7 +3,7 @@
 
 use time::format_description::well_known::Rfc3339;
 
-use super::decide::{Failing, Tampered, Why};
+use super::decide::{Failing, Why};
 use super::error::Error;
 use super::event::Stop;
 use super::host::HostRules;
@@ -45,26 +45,25 @@ pub(crate) struct AnsweredAhead {
     pub waited_ms: u64,
 }
 
-impl AnsweredAhead {
-    /// What the ledger's `actual` says of it.
-    fn actual(self) -> String {
-        let waited = format!(
-            "{}.{} s",
-            self.waited_ms / 1000,
-            (self.waited_ms % 1000) / 100
-        );
-        if self.joined {
-            format!("answered by a run made ahead: joined it, waited {waited}")
-        } else {
-            format!("answered by a run made ahead: proven before the stop, waited {waited}")
-        }
-    }
+/// What a ledger line's `actual` records, as data. Its words are the report's
+/// (`LedgerActual::lines`, in `report/ledger.rs`), made as the line is written: the ledger is a
+/// file people read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum LedgerActual<'a> {
+    /// A refusal, with the summary lines picked from its run's output (empty: it printed none).
+    Refused { why: &'a Why, summary: &'a [String] },
+    /// A person skipped the gate (`None`), or these checks of `prove-it.toml`.
+    Skipped(Option<&'a [String]>),
+    /// The gate's own error, as its chain of causes.
+    CouldNotCheck(&'a str),
+    /// A stop that passed on a run made ahead of it.
+    AnsweredAhead(AnsweredAhead),
 }
 
 /// What one ledger line records of a refusal, besides the turn it is about.
-pub(crate) struct Refusal {
+pub(crate) struct Refusal<'a> {
     pub exit_code: Option<i32>,
-    pub actual: Vec<String>,
+    pub actual: LedgerActual<'a>,
     /// The stop of the turn this refusal was given at: 1 for the first.
     pub attempt: u32,
     pub outcome: crate::outcome::Outcome,
@@ -77,8 +76,8 @@ const EVIDENCE_DEMANDED: &str = "verify.sh exit 0";
 const SUMMARY_LINES: usize = 3;
 
 /// The line(s) of verify.sh's output that say how it went ("3 failed, 41 passed"): lines with a
-/// number and a test-runner word; else the last line; else how it exited.
-pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
+/// number and a test-runner word; else the last line; else none.
+pub(crate) fn summary_lines(tail: &[String]) -> Vec<String> {
     let summaries: Vec<String> = tail
         .iter()
         .map(|line| line.trim())
@@ -89,10 +88,13 @@ pub(crate) fn summary_lines(tail: &[String], exit: &str) -> Vec<String> {
         let skip = summaries.len().saturating_sub(SUMMARY_LINES);
         return summaries.into_iter().skip(skip).collect();
     }
-    match tail.iter().rev().map(|l| l.trim()).find(|l| !l.is_empty()) {
-        Some(last) => vec![last.to_string()],
-        None => vec![exit.to_string()],
-    }
+    tail.iter()
+        .rev()
+        .map(|l| l.trim())
+        .find(|l| !l.is_empty())
+        .map(str::to_string)
+        .into_iter()
+        .collect()
 }
 
 /// A test runner's summary line ("3 failed, 41 passed"): a number and a test-runner word.
@@ -204,59 +206,14 @@ pub(crate) fn earlier_key_lines(output: &str, tail_len: usize) -> Vec<String> {
     keys
 }
 
-/// What the ledger says verify.sh (or the gate) showed for a refusal.
-pub(crate) fn ledger_actual(why: &Why) -> (Option<i32>, Vec<String>) {
+/// A refusal's exit code, and the summary lines of its run's output the ledger keeps.
+pub(crate) fn refusal_facts(why: &Why) -> (Option<i32>, Vec<String>) {
     match why {
         Why::Failed {
             failing, exit_code, ..
-        } => (
-            *exit_code,
-            summary_lines(&Failing::lines(failing), &Failing::exits(failing)),
-        ),
-        Why::CannotTest { reason, tail, .. } => (
-            Some(crate::verify::CANNOT_TEST),
-            summary_lines(tail, &format!("cannot test: {reason}")),
-        ),
-        Why::Disarmed { reason } => (None, vec![format!("verify.sh {reason}")]),
-        Why::CheckDisarmed { check, reason } => (None, vec![format!("check {check} {reason}")]),
-        Why::Weakened(weakened) => (None, vec![weakened.to_string()]),
-        Why::Content { message } => (None, vec![message.clone()]),
-        Why::StateChanged { paths } => (
-            None,
-            vec![format!("verify.sh changed {} path(s)", paths.len())],
-        ),
-        Why::AnchorTampered(tampered) => (
-            None,
-            vec![
-                match tampered {
-                    Tampered::Missing => "the session's anchor was deleted",
-                    Tampered::Changed => "the session's anchor was rewritten",
-                    Tampered::Unsealed => "the session's own copy of its anchor is missing",
-                }
-                .to_string(),
-            ],
-        ),
-        Why::VerifyEdited => (None, vec!["verify.sh edited (verifyEdits = block)".into()]),
-        Why::DirtySubmodules { paths } => (
-            None,
-            vec![format!("dirty submodule(s): {}", paths.join(", "))],
-        ),
-        Why::Uncovered { count, .. } => (
-            None,
-            vec![format!(
-                "{count} changed path(s) outside every check's inputs"
-            )],
-        ),
-        Why::HiddenByIgnoredRules { rules } => (
-            None,
-            rules
-                .iter()
-                .map(|rule| format!("{} hides {} path(s) from the state", rule.rule, rule.count))
-                .collect(),
-        ),
-        Why::ProtectedWeakened { findings } => {
-            (None, vec![format!("weakened: {}", findings.join("; "))])
-        }
+        } => (*exit_code, summary_lines(&Failing::lines(failing))),
+        Why::CannotTest { tail, .. } => (Some(crate::verify::CANNOT_TEST), summary_lines(tail)),
+        _ => (None, Vec::new()),
     }
 }
 
@@ -267,7 +224,7 @@ pub(crate) fn append_ledger(
     host: &dyn HostRules,
     event: &Stop,
     exit_code: Option<i32>,
-    actual: Vec<String>,
+    actual: LedgerActual<'_>,
     // The gate's previous answer in this session (ns since the epoch): a transcript message
     // older than it is no claim of this turn's.
     previous_answer: Option<u64>,
@@ -293,7 +250,7 @@ pub(crate) fn append_answered_ahead(
 ) -> Result<(), Error> {
     let refusal = Refusal {
         exit_code: Some(0),
-        actual: vec![ahead.actual()],
+        actual: LedgerActual::AnsweredAhead(ahead),
         attempt: 1,
         outcome,
     };
@@ -337,7 +294,7 @@ fn append_entry(
         claim: host.claim(event, previous_answer),
         evidence_demanded: EVIDENCE_DEMANDED.to_string(),
         exit_code,
-        actual,
+        actual: actual.lines(),
         attempt,
         outcome: Some(outcome.to_string()),
         ahead,
@@ -485,11 +442,11 @@ mod tests {
             "running 44 tests\ntest a ... FAILED\n\ntest result: FAILED. 41 passed; 3 failed\nerror: test failed",
         );
         assert_eq!(
-            summary_lines(&tail, "exit code 101"),
+            summary_lines(&tail),
             vec!["test result: FAILED. 41 passed; 3 failed"]
         );
         assert_eq!(
-            summary_lines(&lines("= 3 failed, 41 passed in 2.1s ="), "exit code 1"),
+            summary_lines(&lines("= 3 failed, 41 passed in 2.1s =")),
             vec!["= 3 failed, 41 passed in 2.1s ="]
         );
     }
@@ -538,15 +495,12 @@ mod tests {
     }
 
     #[test]
-    fn falls_back_to_the_last_line_then_the_exit() {
+    fn falls_back_to_the_last_line_then_to_none() {
         assert_eq!(
-            summary_lines(&lines("lint problems\nbad style here\n"), "exit code 1"),
+            summary_lines(&lines("lint problems\nbad style here\n")),
             vec!["bad style here"]
         );
-        assert_eq!(
-            summary_lines(&[], "timed out after 5 s"),
-            vec!["timed out after 5 s"]
-        );
+        assert!(summary_lines(&lines("\n  \n")).is_empty());
     }
 
     /// A line written before stops answered ahead were noted still reads, without `ahead`;
@@ -570,10 +524,6 @@ mod tests {
         assert_eq!(
             serde_json::from_str::<LedgerEntry>(&text).unwrap(),
             answered
-        );
-        assert_eq!(
-            answered.ahead.unwrap().actual(),
-            "answered by a run made ahead: joined it, waited 1.2 s"
         );
     }
 }

@@ -30,12 +30,12 @@ pub(crate) use crate::verify::Environment;
 pub(crate) use ahead::{View as AheadView, after_tool, prover, view as ahead_view};
 pub(crate) use decide::{
     AnchorFacts, Decision, Ending, Failing, Observed, Quiet, RunFacts, State, Tampered, Verdict,
-    Why, decide,
+    Weakened, Why, decide,
 };
 pub(crate) use error::error_chain;
 pub(crate) use event::{AfterTool, Prompt, Start, Stop, Subagent};
 pub(crate) use host::HostRules;
-pub(crate) use ledger::{LedgerEntry, LedgerSummary, summarize as summarize_ledger};
+pub(crate) use ledger::{LedgerActual, LedgerEntry, LedgerSummary, summarize as summarize_ledger};
 pub(crate) use message::Message;
 pub(crate) use pipeline::{
     Part, Reply, prompt, session_start, stop, subagent_start, subagent_stop,

@@ -715,12 +715,10 @@ fn observe_checks(
     let mut facts = ChecksFacts {
         provers: provers.iter().map(|p| (p.path.clone(), p.script)).collect(),
         unrunnable: set.checks.iter().find_map(|check| {
-            check.runnable().err().map(|why| {
-                (
-                    check.name.clone(),
-                    format!("its script {} {why}", check.run),
-                )
-            })
+            check
+                .runnable()
+                .err()
+                .map(|why| (check.name.clone(), check.run.clone(), why.to_string()))
         }),
         skipped: Vec::new(),
     };

@@ -15,13 +15,13 @@ use super::decide::{Decision, Ending, Failing, RunFacts, Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
-use super::ledger::{AnsweredAhead, append_ledger};
+use super::ledger::{AnsweredAhead, LedgerActual, append_ledger};
 use super::observe::{self, Observation, verify_text, worktree};
 use super::scope::{self, Target};
 use super::session_index::{self, SessionIndex};
 use super::turn::{Answer, Facts, TurnState};
-use crate::context::policy::GatePolicy;
-use crate::context::{Clock, Context, Settings};
+use crate::context::policy::HookPolicy;
+use crate::context::{Clock, Context};
 use crate::git::{
     self, ANCHORS_REF, ObjectId, Repo, SessionFiles, StateTree, session_key, session_key_blob,
 };
@@ -90,13 +90,6 @@ fn repository(cwd: &Path) -> Result<Option<Repo>, git::Error> {
     }
 }
 
-/// `PROVE_IT_ROUND`, set by `git prove-it claim` for the agent runs of its rounds.
-fn gauntlet_round() -> Option<String> {
-    crate::context::env_var(crate::claim::ROUND_ENV)
-        .filter(|round| !round.trim().is_empty())
-        .map(|round| one_line(&round))
-}
-
 /// Whether a session start says its session goes on (resumed, cleared or compacted) rather
 /// than starting.
 fn resumed(event: &Start) -> bool {
@@ -111,19 +104,25 @@ fn resumed(event: &Start) -> bool {
 /// index. Repositories that are not armed get nothing.
 /// `environment` is the hook's (`None`: not known, nothing recorded nor compared).
 pub(crate) fn session_start(
+    hook: &HookPolicy,
     event: &Start,
     announce: bool,
     environment: Option<&Environment>,
 ) -> Reply {
-    session_start_in(&SessionIndex::locate(), event, announce, environment)
+    session_start_in(&SessionIndex::locate(), hook, event, announce, environment)
 }
 
 fn session_start_in(
     index: &Result<SessionIndex, session_index::Error>,
+    hook: &HookPolicy,
     event: &Start,
     announce: bool,
     environment: Option<&Environment>,
 ) -> Reply {
+    // The claim gauntlet's runs are not a person's sessions: nothing is anchored for them.
+    if hook.round.is_some() {
+        return Reply::Silent;
+    }
     match start(index, event, announce, environment) {
         Ok(reply) => reply,
         Err(Error::Index(error)) => Reply::NotIndexed(error_chain(&error)),
@@ -137,9 +136,6 @@ fn start(
     announce: bool,
     environment: Option<&Environment>,
 ) -> Result<Reply, Error> {
-    if gauntlet_round().is_some() {
-        return Ok(Reply::Silent);
-    }
     let Some(repo) = repository(&event.cwd)? else {
         return Ok(Reply::Silent);
     };
@@ -368,6 +364,7 @@ impl StartingChecks {
 /// is not: the session's stop proves the same tree, and proofs are shared by tree.
 pub(crate) fn subagent_start(
     host: &dyn HostRules,
+    hook: &HookPolicy,
     event: &Start,
     of: &Subagent,
     environment: Option<&Environment>,
@@ -376,7 +373,7 @@ pub(crate) fn subagent_start(
     if in_sessions_worktree(&index, host, &event.cwd, &of.parent) {
         return Reply::Silent;
     }
-    session_start_in(&index, event, false, environment)
+    session_start_in(&index, hook, event, false, environment)
 }
 
 /// Whether `cwd` is in a worktree the stops of `session` gate: one it anchored, or the host's
@@ -418,8 +415,14 @@ fn in_sessions_worktree(
 /// SubagentStop: gated as a stop in the worktrees the subagent anchored at its start, and
 /// nowhere else (its session's stop gates the rest). A subagent that anchored nothing (it
 /// worked in its session's worktree) is answered with nothing.
-pub(crate) fn subagent_stop(host: &dyn HostRules, event: &Stop) -> Reply {
-    stop_in(&SessionIndex::locate(), &OwnWorktrees(host), event, true)
+pub(crate) fn subagent_stop(host: &dyn HostRules, hook: &HookPolicy, event: &Stop) -> Reply {
+    stop_in(
+        &SessionIndex::locate(),
+        &OwnWorktrees(host),
+        hook,
+        event,
+        true,
+    )
 }
 
 /// A host's rules for a subagent's stop: the host's project is its session's, not the
@@ -446,8 +449,9 @@ impl HostRules for OwnWorktrees<'_> {
 
 /// Stop: may this turn end? Every worktree the session anchored is gated, wherever the stop's
 /// `cwd` points (`scope`).
-pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
-    stop_in(&SessionIndex::locate(), host, event, false)
+/// `hook`: the hook's own settings, read once by its caller.
+pub(crate) fn stop(host: &dyn HostRules, hook: &HookPolicy, event: &Stop) -> Reply {
+    stop_in(&SessionIndex::locate(), host, hook, event, false)
 }
 
 /// `own_only`: a subagent's stop, which gates only the worktrees it anchored, and says nothing
@@ -455,19 +459,22 @@ pub(crate) fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
 fn stop_in(
     index: &Result<SessionIndex, session_index::Error>,
     host: &dyn HostRules,
+    hook: &HookPolicy,
     event: &Stop,
     own_only: bool,
 ) -> Reply {
     let started_ns = Clock::system().now_ns();
-    // The one read of the environment alone: skipping is a person's act, never git config's.
-    let skip = match GatePolicy::resolve(&Settings::environment()) {
-        Ok(policy) => policy.skip,
+    // Skipping is a person's act, read from the hook's environment, never from git config.
+    let skip = match &hook.skip {
+        Ok(skip) => *skip,
         Err(error) => return Reply::CouldNotCheck(error.to_string()),
     };
     // A lens or oracle run of `git prove-it claim` edits nothing it must prove; its stops are
     // not turns of the user's. Stand aside, visibly.
-    if let Some(round) = gauntlet_round() {
-        return Reply::StandAside { round };
+    if let Some(round) = &hook.round {
+        return Reply::StandAside {
+            round: round.clone(),
+        };
     }
     let mut scope = scope::stop(index, host, event);
     if own_only {
@@ -523,7 +530,7 @@ fn skipped(targets: Vec<Target>, host: &dyn HostRules, event: &Stop) -> Reply {
         if let Target::Gate { repo, .. } = target {
             let ctx = Context::resolve(*repo, None);
             if ledger_on(&ctx) {
-                let actual = vec!["skipped by PROVE_IT_SKIP=1".to_string()];
+                let actual = LedgerActual::Skipped(None);
                 if let Err(error) = append_ledger(&ctx, host, event, None, actual, None) {
                     return Reply::CouldNotCheck(error_chain(&error));
                 }
@@ -592,8 +599,8 @@ fn part(target: Target, host: &dyn HostRules, event: &Stop, started_ns: u64) -> 
 /// only ever stricter.
 /// A prompt from another environment than the session's marks nothing, and is said (the
 /// hook says it on stderr only).
-pub(crate) fn prompt(host: &dyn HostRules, event: &Prompt) -> Reply {
-    prompt_in(&SessionIndex::locate(), host, event)
+pub(crate) fn prompt(host: &dyn HostRules, hook: &HookPolicy, event: &Prompt) -> Reply {
+    prompt_in(&SessionIndex::locate(), host, hook, event)
         .into_iter()
         .find_map(|marked| match marked {
             Err(Error::ForeignEnvironment(changed)) => Some(Reply::ForeignEnvironment { changed }),
@@ -606,9 +613,10 @@ pub(crate) fn prompt(host: &dyn HostRules, event: &Prompt) -> Reply {
 fn prompt_in(
     index: &Result<SessionIndex, session_index::Error>,
     host: &dyn HostRules,
+    hook: &HookPolicy,
     event: &Prompt,
 ) -> Vec<Result<bool, Error>> {
-    if gauntlet_round().is_some() {
+    if hook.round.is_some() {
         return Vec::new();
     }
     // A stop of the same session from the same cwd finds the worktrees its turn is counted in.
@@ -690,7 +698,7 @@ fn gate_worktree(
             if ledger_on(ctx) {
                 // The failure is reported below either way; a ledger that cannot be written
                 // adds nothing the user could act on.
-                let actual = vec![format!("could not check: {text}")];
+                let actual = LedgerActual::CouldNotCheck(&text);
                 let _ = append_ledger(ctx, host, event, None, actual, None);
             }
             Reply::CouldNotCheck(text)
@@ -802,6 +810,11 @@ mod tests {
         crate::context::Hermetic::with(&[])
     }
 
+    /// The hook's settings, read as the hook reads them: from the test's environment alone.
+    fn hook_policy() -> HookPolicy {
+        HookPolicy::resolve(&crate::context::Settings::environment())
+    }
+
     /// A host without a cap that shows no notices, as Codex does.
     struct NoNotices;
 
@@ -855,12 +868,12 @@ mod tests {
 
     fn session_start(event: &Start, announce: bool) -> Reply {
         let _hermetic = hermetic();
-        session_start_in(&index_of(&event.cwd), event, announce, None)
+        session_start_in(&index_of(&event.cwd), &hook_policy(), event, announce, None)
     }
 
     fn stop(host: &dyn HostRules, event: &Stop) -> Reply {
         let _hermetic = hermetic();
-        stop_in(&index_of(&event.cwd), host, event, false)
+        stop_in(&index_of(&event.cwd), host, &hook_policy(), event, false)
     }
 
     fn start(dir: &Path) -> Start {
@@ -973,7 +986,7 @@ mod tests {
             cwd: dir.to_path_buf(),
         };
         let _hermetic = hermetic();
-        prompt_in(&index_of(dir), &NoNotices, &event)
+        prompt_in(&index_of(dir), &NoNotices, &hook_policy(), &event)
             .into_iter()
             .map(Result::unwrap)
             .collect()
@@ -1045,10 +1058,11 @@ mod tests {
             cwd: plain.path().to_path_buf(),
         };
         let _hermetic = hermetic();
-        let marked: Vec<bool> = prompt_in(&index_of(dir.path()), &NoNotices, &event)
-            .into_iter()
-            .map(Result::unwrap)
-            .collect();
+        let marked: Vec<bool> =
+            prompt_in(&index_of(dir.path()), &NoNotices, &hook_policy(), &event)
+                .into_iter()
+                .map(Result::unwrap)
+                .collect();
         assert_eq!(marked, [true]);
         assert_eq!(prompt(plain.path()), [false]);
         assert!(!state_dir(plain.path()).exists());
@@ -1069,7 +1083,8 @@ mod tests {
             let mut event = stop_event(&cwd, false);
             event.cwd = cwd;
             let _hermetic = hermetic();
-            let Reply::Several(parts) = stop_in(&index, &NoNotices, &event, false) else {
+            let Reply::Several(parts) = stop_in(&index, &NoNotices, &hook_policy(), &event, false)
+            else {
                 panic!("the anchored worktree is gated and named")
             };
             let gated = parts

@@ -3,7 +3,9 @@
 
 use std::fmt::Write as _;
 
-use crate::gate::{Answer, Facts, Failing, Message, Part, Quiet, Reply, Tampered, Verdict, Why};
+use crate::gate::{
+    Answer, Ending, Facts, Failing, Message, Part, Quiet, Reply, Tampered, Verdict, Weakened, Why,
+};
 use crate::proof::{CHECKS_FILE, FAILURES_REF};
 
 /// Claude Code truncates longer block reasons; stay well below its limit.
@@ -582,12 +584,17 @@ fn headline(why: &Why, checks: bool) -> String {
     match why {
         Why::Failed { failing, .. } => failed_headline(failing),
         Why::CannotTest { reason, checks, .. } => cannot_test_headline(reason, checks),
-        Why::CheckDisarmed { check, reason } if check == CHECKS_FILE => format!(
-            "{check}, which declares this repository's checks, {reason} during this session. \
-             Restore it."
+        Why::ChecksFileDeleted => format!(
+            "{CHECKS_FILE}, which declares this repository's checks, was deleted during this \
+             session. Restore it."
         ),
-        Why::CheckDisarmed { check, reason } => format!(
-            "check {check} of prove-it.toml: {reason}, so this state cannot be proven. Restore it."
+        Why::CheckDisarmed {
+            check,
+            script,
+            reason,
+        } => format!(
+            "check {check} of prove-it.toml: its script {script} {reason}, so this state cannot \
+             be proven. Restore it."
         ),
         Why::Disarmed { reason } => format!(
             "verify.sh was armed when this session started, and now it {reason}. Restore it."
@@ -648,9 +655,70 @@ fn headline(why: &Why, checks: bool) -> String {
     }
 }
 
+/// What was weakened, as a fragment: in a refusal's words and in the ledger.
+impl std::fmt::Display for Weakened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Weakened::MaxBlocks { anchor, now } => write!(
+                f,
+                "blocks per turn lowered from {anchor} to {now} (PROVE_IT_MAX_BLOCKS or prove-it.maxBlocks)"
+            ),
+            Weakened::Timeout { anchor, now } => write!(
+                f,
+                "verify.sh timeout raised from {anchor} s to {now} s (PROVE_IT_TIMEOUT or prove-it.timeout)"
+            ),
+            Weakened::Retries { anchor, now } => write!(
+                f,
+                "retries of a failing check raised from {anchor} to {now} (PROVE_IT_RETRIES or prove-it.retries)"
+            ),
+            Weakened::Signing => write!(f, "signing of proofs turned off (prove-it.sign)"),
+            Weakened::VerifyEdits => write!(
+                f,
+                "edits of verify.sh shown instead of refused (PROVE_IT_VERIFY_EDITS or prove-it.verifyEdits)"
+            ),
+            Weakened::Weakening => write!(
+                f,
+                "weakened tests and configs shown instead of refused (PROVE_IT_WEAKENING or prove-it.weakening)"
+            ),
+            Weakened::Filters => write!(
+                f,
+                "the clean filters or attributes set outside the worktree changed (filter.*, core.autocrlf, core.eol, core.fileMode, core.symlinks, core.attributesFile, ~/.config/git/attributes, .git/info/attributes), which can hide edits from the state tree"
+            ),
+            Weakened::Ignores => write!(
+                f,
+                "the ignore rules set outside the worktree changed (.git/info/exclude, core.excludesFile, ~/.config/git/ignore), which can hide a new file verify.sh reads from the state tree"
+            ),
+        }
+    }
+}
+
+/// How a failing script ended, as a failure record says it (`exit code 1`, `timed out after
+/// 300 s`), or that the stop's wait for the run made ahead outlasted its timeout.
+fn ending_value(ending: Ending) -> String {
+    match ending {
+        Ending::Ended(ended) => crate::proof::exit_value(ended),
+        Ending::AheadOutlasted { timeout_secs } => format!(
+            "could not check in time: the run made ahead for this state outlasted the timeout of {timeout_secs} s"
+        ),
+    }
+}
+
+/// How the failing scripts ended, as one value: each named with its check where checks ran
+/// ("api: exit code 1; docs: timed out after 300 s").
+pub(crate) fn exits(failing: &[Failing]) -> String {
+    failing
+        .iter()
+        .map(|f| match &f.check {
+            Some(check) => format!("{check}: {}", ending_value(f.ending)),
+            None => ending_value(f.ending),
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// The headline of a failed run: verify.sh's, or the failed checks' by name.
 fn failed_headline(failing: &[Failing]) -> String {
-    let exit = Failing::exits(failing);
+    let exit = exits(failing);
     match Failing::checks(failing).as_slice() {
         [] => format!("verify.sh failed ({exit})."),
         [check] => format!("check {check} failed ({exit})."),
@@ -758,7 +826,7 @@ fn failed_lines(failing: &[Failing]) -> Vec<String> {
         lines.push(format!(
             "--- check {} ({}; its full output: {}):",
             failed.check.as_deref().unwrap_or("verify.sh"),
-            failed.ending.value(),
+            ending_value(failed.ending),
             failed.log.as_deref().unwrap_or_default()
         ));
         lines.extend(failed.lines.iter().cloned());
@@ -814,7 +882,10 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 "Fix or remove the path named above; until then no proof can be recorded for this state."
             );
         }
-        Why::Disarmed { .. } | Why::Weakened { .. } | Why::CheckDisarmed { .. } => {
+        Why::Disarmed { .. }
+        | Why::Weakened { .. }
+        | Why::ChecksFileDeleted
+        | Why::CheckDisarmed { .. } => {
             diff_since_start(text, ctx, tree);
         }
         Why::AnchorTampered(_) => anchor_tampered_hints(text),

@@ -1,13 +1,81 @@
-//! The ledger as `git prove-it ledger` prints it.
+//! The ledger: the words of each line's `actual` as the gate writes it, and the ledger as
+//! `git prove-it ledger` prints it.
 
 use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::gate::{LedgerEntry, LedgerSummary};
+use crate::gate::{LedgerActual, LedgerEntry, LedgerSummary, Tampered, Why};
+use crate::proof::CHECKS_FILE;
 
 /// How to turn the ledger on, said wherever it is found off.
 const TURN_IT_ON: &str = "hint: turn it on: git config prove-it.ledger true (or PROVE_IT_LEDGER=1 in the agent's environment)";
+
+impl LedgerActual<'_> {
+    /// What a ledger line says happened: the summary lines of a run's output where it printed
+    /// some, else the gate's words for what happened.
+    pub(crate) fn lines(&self) -> Vec<String> {
+        let one = |line: String| vec![line];
+        match *self {
+            LedgerActual::Refused { summary, .. } if !summary.is_empty() => summary.to_vec(),
+            LedgerActual::Refused { why, .. } => refused(why),
+            LedgerActual::Skipped(None) => one("skipped by PROVE_IT_SKIP=1".to_string()),
+            LedgerActual::Skipped(Some(checks)) => {
+                one(format!("skipped by PROVE_IT_SKIP={}", checks.join(",")))
+            }
+            LedgerActual::CouldNotCheck(error) => one(format!("could not check: {error}")),
+            LedgerActual::AnsweredAhead(ahead) => {
+                let waited = format!(
+                    "{}.{} s",
+                    ahead.waited_ms / 1000,
+                    (ahead.waited_ms % 1000) / 100
+                );
+                one(if ahead.joined {
+                    format!("answered by a run made ahead: joined it, waited {waited}")
+                } else {
+                    format!("answered by a run made ahead: proven before the stop, waited {waited}")
+                })
+            }
+        }
+    }
+}
+
+/// A refusal in words, where its run printed nothing to sum it up: one line, or one per rule
+/// that hides paths.
+fn refused(why: &Why) -> Vec<String> {
+    let line = match why {
+        Why::HiddenByIgnoredRules { rules } => {
+            return rules
+                .iter()
+                .map(|rule| format!("{} hides {} path(s) from the state", rule.rule, rule.count))
+                .collect();
+        }
+        Why::Failed { failing, .. } => super::gate::exits(failing),
+        Why::CannotTest { reason, .. } => format!("cannot test: {reason}"),
+        Why::Disarmed { reason } => format!("verify.sh {reason}"),
+        Why::ChecksFileDeleted => format!("check {CHECKS_FILE} was deleted"),
+        Why::CheckDisarmed {
+            check,
+            script,
+            reason,
+        } => format!("check {check} its script {script} {reason}"),
+        Why::Weakened(weakened) => weakened.to_string(),
+        Why::Content { message } => message.clone(),
+        Why::StateChanged { paths } => format!("verify.sh changed {} path(s)", paths.len()),
+        Why::AnchorTampered(Tampered::Missing) => "the session's anchor was deleted".to_string(),
+        Why::AnchorTampered(Tampered::Changed) => "the session's anchor was rewritten".to_string(),
+        Why::AnchorTampered(Tampered::Unsealed) => {
+            "the session's own copy of its anchor is missing".to_string()
+        }
+        Why::VerifyEdited => "verify.sh edited (verifyEdits = block)".to_string(),
+        Why::DirtySubmodules { paths } => format!("dirty submodule(s): {}", paths.join(", ")),
+        Why::Uncovered { count, .. } => {
+            format!("{count} changed path(s) outside every check's inputs")
+        }
+        Why::ProtectedWeakened { findings } => format!("weakened: {}", findings.join("; ")),
+    };
+    vec![line]
+}
 
 #[derive(Debug, Serialize)]
 pub(crate) struct LedgerReport {

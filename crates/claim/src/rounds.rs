@@ -17,7 +17,7 @@ use crate::process::{self, Exit, Stdin, Stream};
 use super::packet::OUTPUT_CAP;
 
 /// Tells an agent run which round it is; git-prove-it's own hooks stand aside when it is set.
-pub const ROUND_ENV: &str = "PROVE_IT_ROUND";
+pub use crate::context::policy::ROUND_ENV;
 
 /// How much of the end of stderr is kept, to say why a run failed.
 const STDERR_TAIL: usize = 4096;

@@ -2,6 +2,8 @@
 
 use std::io::{Read, Write};
 
+use crate::context::Settings;
+use crate::context::policy::HookPolicy;
 use crate::gate::{self, Message, Reply};
 use crate::hosts::{Event, Host, Incoming, InputError, Rules};
 use crate::report;
@@ -175,16 +177,17 @@ fn answer(
     // match (`Host::environment`).
     let environment = Host::environment();
     let rules = host.rules(&env_var).with_environment(environment.clone());
+    let hook = HookPolicy::resolve(&Settings::environment());
     let reply = super::guarded(|| match &event {
-        Event::Stop(stop) => gate::stop(&rules, stop),
-        Event::Start(start) => gate::session_start(start, announce, Some(&environment)),
-        Event::Prompt(prompt) => gate::prompt(&rules, prompt),
+        Event::Stop(stop) => gate::stop(&rules, &hook, stop),
+        Event::Start(start) => gate::session_start(&hook, start, announce, Some(&environment)),
+        Event::Prompt(prompt) => gate::prompt(&rules, &hook, prompt),
         Event::AfterTool(event) => gate::after_tool(&rules, event),
         Event::SubagentStart { start, of } => {
-            gate::subagent_start(&rules, start, of, Some(&environment))
+            gate::subagent_start(&rules, &hook, start, of, Some(&environment))
         }
-        Event::SubagentStop { stop, .. } => gate::subagent_stop(&rules, stop),
-        Event::TaskDone(stop) => gate::stop(&rules, stop),
+        Event::SubagentStop { stop, .. } => gate::subagent_stop(&rules, &hook, stop),
+        Event::TaskDone(stop) => gate::stop(&rules, &hook, stop),
         Event::Other { .. } => Reply::Silent,
     });
     (host, Some(event), reply, Some(rules))

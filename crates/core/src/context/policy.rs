@@ -79,6 +79,9 @@ pub const LEDGER_CONFIG: &str = "prove-it.ledger";
 /// Environment only: skipping the gate is a person's deliberate act, not something an agent can
 /// `git config`.
 pub const SKIP_ENV: &str = "PROVE_IT_SKIP";
+/// Set by `git prove-it claim` for the agent runs of its rounds, whose stops are not a person's
+/// turns.
+pub const ROUND_ENV: &str = "PROVE_IT_ROUND";
 pub const VERIFY_EDITS_ENV: &str = "PROVE_IT_VERIFY_EDITS";
 pub const VERIFY_EDITS_CONFIG: &str = "prove-it.verifyEdits";
 
@@ -160,6 +163,30 @@ pub struct GatePolicy {
     pub uncovered: UncoveredPolicy,
     /// `prove-it.weakening`: show weakened protected paths and tests, or refuse the turn.
     pub weakening: Weakening,
+}
+
+/// What an agent hook's own environment says before it knows a repository, read once per hook:
+/// a person's `PROVE_IT_SKIP` (never git config's), and the claim gauntlet's round.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HookPolicy {
+    /// Whether a person skipped the gate, or why the gate's variables cannot be read (which
+    /// the stop reports as a loud "could not check").
+    pub skip: Result<bool, Error>,
+    /// `PROVE_IT_ROUND` when set and not blank, on one line: the stop stands aside.
+    pub round: Option<String>,
+}
+
+impl HookPolicy {
+    /// From the environment alone (`sources` without a repository).
+    pub fn resolve(sources: &dyn Sources) -> HookPolicy {
+        HookPolicy {
+            skip: GatePolicy::resolve(sources).map(|policy| policy.skip),
+            round: sources
+                .env(ROUND_ENV)
+                .filter(|round| !round.trim().is_empty())
+                .map(|round| round.replace(['\n', '\r'], " ")),
+        }
+    }
 }
 
 impl GatePolicy {

@@ -36,10 +36,12 @@ impl Context {
         let sources = Settings::of(&repo);
         let policy = Policy::resolve(timeout_flag, &sources);
         let gate = GatePolicy::resolve(&sources);
-        let signed_only = crate::signing::wanted(&|key| repo.config_string(key));
         let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
         let signer =
             crate::signing::Signer::from_config(&|key| repo.config_string(key), home.as_deref());
+        // `prove-it.sign` read once, with the rest of signing's settings: asked for is a signer,
+        // or the reason it cannot sign.
+        let signed_only = !matches!(signer, Ok(None));
         let ahead = AheadPolicy::resolve(&sources);
         let pre_push = policy::pre_push(&sources);
         let allow_weakened = policy::allow_weakened(&sources);

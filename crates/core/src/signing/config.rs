@@ -36,7 +36,7 @@ pub(super) enum Key {
 }
 
 /// Whether `prove-it.sign` asks for signed proofs.
-pub fn wanted(config: Config<'_>) -> bool {
+fn wanted(config: Config<'_>) -> bool {
     config(SIGN_CONFIG).is_some_and(|v| is_true(&v))
 }
 

@@ -19,6 +19,6 @@ mod error;
 mod keygen;
 
 pub use armor::Signature;
-pub use config::{Signer, allowed_signers, wanted};
+pub use config::{Signer, allowed_signers};
 pub use error::Error;
 pub use keygen::{SignatureCheck, Verifier, is_sound};
