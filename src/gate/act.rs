@@ -2,7 +2,7 @@
 //! ledger and save the turn state. Nothing here decides; `decide` is asked again with what the
 //! run showed.
 
-use super::decide::{Decision, Ending, Failing, RunFacts, State, Verdict, decide};
+use super::decide::{Decision, Ending, Failing, RunFacts, State, Verdict, after_run};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
@@ -13,7 +13,6 @@ use super::ledger::{
 use super::observe::Seen;
 use super::turn::{Answer, Facts, LastAnswer};
 use crate::context::Context;
-use crate::git::RunLock;
 use crate::outcome::Outcome;
 use crate::proof::{self, Attempted};
 
@@ -23,52 +22,36 @@ pub(crate) struct FailedLog {
     earlier: Vec<String>,
 }
 
-/// Decide on what was seen, running verify.sh if the decision asks for it; the verdict and
-/// where the run's full output is, when it failed.
-/// `joined`: this stop already waited for another session's run on the worktree; it runs now
-/// whatever is in flight, after waiting for it.
+/// Carry out what `decide` said of what a stop saw: its verdict as it is, or a run of the state
+/// (under the run lock the observation took), judged by the same rules with what the run
+/// showed (`decide::after_run`).
 pub(crate) fn verdict(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
     seen: &mut Seen,
-    joined: bool,
+    decision: Decision,
 ) -> Result<(Verdict, Option<FailedLog>), Error> {
-    match decide(&seen.observed) {
-        Decision::Verdict(verdict) => Ok((verdict, None)),
-        Decision::Run => {
-            // Sessions sharing a worktree (an agent team's teammates) never run on it at once:
-            // a second stop waits for the run in flight, then looks again, finding its proof
-            // when the state is the same.
-            let lock = RunLock::of(&ctx.repo, &super::observe::worktree(&ctx.repo)?)?;
-            let _held = match lock.try_hold()? {
-                Some(held) => held,
-                None if !joined => {
-                    drop(lock.hold()?);
-                    return Err(Error::JoinedRun);
-                }
-                None => lock.hold()?,
-            };
-            let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
-            let how = How {
-                interrupt: &interrupt,
-                ahead: false,
-            };
-            let ran = run_seen(ctx, host, event, seen, how)?;
-            // Whether this run left the state as it found it, passing or not, decides whether
-            // proving ahead may run this worktree's scripts.
-            super::ahead::note_run(ctx, ran.wrote.as_deref());
-            seen.observed.run = Some(ran.facts);
-            // The tests a run fell short by are weakenings as the protected paths' are: under
-            // `prove-it.weakening = block`, each new one sends the agent back once.
-            seen.observed.weakened.extend(ran.weakened.iter().cloned());
-            seen.tests_weakened = ran.weakened;
-            match decide(&seen.observed) {
-                Decision::Verdict(verdict) => Ok((verdict, ran.log)),
-                Decision::Run => unreachable!("a run's result always decides"),
-            }
-        }
+    if let Decision::Verdict(verdict) = decision {
+        return Ok((verdict, None));
     }
+    // Sessions sharing a worktree (an agent team's teammates) never run on it at once.
+    let _held = seen.hold_run(&ctx.repo)?;
+    let interrupt = crate::process::interrupt_flag().map_err(Error::Interrupt)?;
+    let how = How {
+        interrupt: &interrupt,
+        ahead: false,
+    };
+    let ran = run_seen(ctx, host, event, seen, how)?;
+    // Whether this run left the state as it found it, passing or not, decides whether
+    // proving ahead may run this worktree's scripts.
+    super::ahead::note_run(ctx, ran.wrote.as_deref());
+    seen.observed.run = Some(ran.facts);
+    // The tests a run fell short by are weakenings as the protected paths' are: under
+    // `prove-it.weakening = block`, each new one sends the agent back once.
+    seen.observed.weakened.extend(ran.weakened.iter().cloned());
+    seen.tests_weakened = ran.weakened;
+    Ok((after_run(&seen.observed), ran.log))
 }
 
 /// A run for a stop, or ahead of one (`gate::ahead`), and what interrupts it.

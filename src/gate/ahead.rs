@@ -286,7 +286,8 @@ struct Ahead<'a> {
 }
 
 impl Ahead<'_> {
-    /// Observe the state as the session's stop would, and run what that stop would run.
+    /// Look at the state as the session's stop would (once: the prover waits for no run, it is
+    /// the run a stop waits for), and run what that stop would run.
     fn prove_once(&self, status: &mut Status, wake: u64) -> Result<Once, Error> {
         let event = Stop {
             session: self.session.to_string(),
@@ -298,7 +299,7 @@ impl Ahead<'_> {
             background: Vec::new(),
         };
         let mut seen =
-            match observe::stop(self.ctx, self.host, &event, self.ctx.clock.now_ns(), true)? {
+            match observe::look(self.ctx, self.host, &event, self.ctx.clock.now_ns(), true)? {
                 Observation::Stop(seen) => *seen,
                 Observation::ForeignEnvironment(_) => return Ok(Once::Foreign),
                 Observation::OptedOut | Observation::Answered(_) => return Ok(Once::Done),

@@ -467,11 +467,7 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     };
 
     // Rule 5: a session that changed nothing is left alone. No anchor counts as changed.
-    let changed = observed
-        .anchor
-        .as_ref()
-        .is_none_or(|anchor| anchor.state_tree != Some(*tree) || anchor.head_tree != *head_tree);
-    if !changed {
+    if !changed(observed, tree, *head_tree) {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
     // A check that cannot run: refused like a disarmed verify.sh.
@@ -516,6 +512,40 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         }),
         // Rules 8 and 10.
         Some(ran) => refuse(not_passed(ran)),
+    }
+}
+
+/// Rule 5's question: did the session change the state (or HEAD) since its anchor? Without an
+/// anchor, it did.
+fn changed(observed: &Observed, tree: &ObjectId, head_tree: Option<ObjectId>) -> bool {
+    observed
+        .anchor
+        .as_ref()
+        .is_none_or(|anchor| anchor.state_tree != Some(*tree) || anchor.head_tree != head_tree)
+}
+
+/// Whether `decide` may ask for a run of what was observed: a state tree the session changed,
+/// which nothing proves and nothing has run on yet. (It asks for one when no rule refuses the
+/// turn first.) A stop waits for a run already in flight only then.
+pub(crate) fn may_run(observed: &Observed) -> bool {
+    match &observed.state {
+        Some(State::Tree {
+            tree,
+            head_tree,
+            proof: None,
+            ..
+        }) => observed.run.is_none() && changed(observed, tree, *head_tree),
+        _ => false,
+    }
+}
+
+/// The verdict on the run `decide` asked for, now that `observed.run` holds what it showed:
+/// the same rules, which a run's result always settles.
+pub(crate) fn after_run(observed: &Observed) -> Verdict {
+    debug_assert!(observed.run.is_some(), "a run's result is observed");
+    match decide(observed) {
+        Decision::Verdict(verdict) => verdict,
+        Decision::Run => unreachable!("a run's result always decides"),
     }
 }
 

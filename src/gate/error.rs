@@ -29,10 +29,6 @@ pub(crate) enum Error {
     CheckSignature(#[from] proof::SignatureError),
     #[error("could not run verify.sh")]
     Run(#[source] proof::Error),
-    /// Another session's run on this worktree was in flight, and is over: what it proved is
-    /// looked up again before anything runs. Never an answer of its own.
-    #[error("another session's run on this worktree ended while this stop waited")]
-    JoinedRun,
     /// The hook's environment is not the one its session was anchored with: the variables that
     /// differ (a prompt then marks nothing).
     #[error("this hook call's environment is not its session's ({})", .0.join(", "))]

@@ -3,19 +3,23 @@
 //! anything but the session's lock.
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use gix::ObjectId;
 
+use super::ahead::Joined;
 use super::anchor::{Anchor, Prover};
-use super::decide::{AnchorFacts, ChecksFacts, HidingRule, Observed, State, Tampered};
+use super::decide::{
+    AnchorFacts, ChecksFacts, Ending, Failing, HidingRule, Observed, RunFacts, State, Tampered,
+};
 use super::diff::{file_diff, verify_diff};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
 use super::turn::{Answer, TurnState};
-use crate::context::Context;
 use crate::context::policy::{GatePolicy, Policy};
-use crate::git::{self, ANCHORS_REF, Repo, SessionFiles, StateTree, session_key};
+use crate::context::{Clock, Context};
+use crate::git::{self, ANCHORS_REF, Repo, RunLock, SessionFiles, StateTree, session_key};
 use crate::outcome::Outcome;
 use crate::proof::{
     CHECKS_FILE, CheckProof, CheckSet, ChecksError, Protected, Protection, Record, Script,
@@ -68,12 +72,26 @@ pub(crate) struct Seen {
     /// What is left of the timeout for this stop's own run, after it waited for a run made
     /// ahead: the whole wait stays within the timeout. `None`: the whole timeout.
     pub run_within: Option<std::time::Duration>,
+    /// This stop waited for a run made ahead of it for its state (`ahead::join`).
+    pub waited_ahead: bool,
     /// The stop passed on a proof made ahead of it, without a run of its own: for the ledger.
     pub answered_ahead: Option<super::ledger::AnsweredAhead>,
     lock: Option<git::SessionLock>,
+    /// The worktree's run lock, held from when a stop sees its state without a proof until its
+    /// run (if it makes one) ends: one run at a time on a worktree, whichever session's.
+    run_held: Option<git::SessionLock>,
 }
 
 impl Seen {
+    /// The worktree's run lock, which `stop` took for a state it saw unproven; taken now if it
+    /// was not.
+    pub(crate) fn hold_run(&mut self, repo: &git::Repo) -> Result<git::SessionLock, Error> {
+        match self.run_held.take() {
+            Some(held) => Ok(held),
+            None => Ok(RunLock::of(repo, &worktree(repo)?)?.hold()?),
+        }
+    }
+
     /// Let other hook processes of the session go on: the prover holds no stop up while it
     /// runs ahead of one.
     pub(crate) fn unlock(&mut self) {
@@ -95,10 +113,89 @@ pub(crate) fn worktree(repo: &Repo) -> Result<PathBuf, git::Error> {
     Ok(root.canonicalize().unwrap_or_else(|_| root.to_owned()))
 }
 
-/// Observe the stop `event` of `host`'s session; `started_ns` is when this hook process began.
-/// `anchored`: the session recorded its anchor in this worktree (the session index says so),
-/// so an anchor gone missing is an error, never a fresh start.
+/// Observe a stop until what it sees is settled. A changed state without a proof may be proven at
+/// this moment by someone else: by the prover, running it ahead of this stop (waited for
+/// within the timeout, `ahead::join`), or by another session's stop on the same worktree
+/// (waited for on the worktree's run lock). Either way the state is looked at again, so that
+/// the proof made counts; the prover's word is never the verdict. A state still unproven is
+/// left to act with the run lock held (`Seen::hold_run`).
+///
+/// Arguments as [`look`].
 pub(crate) fn stop(
+    ctx: &Context,
+    host: &dyn HostRules,
+    event: &Stop,
+    started_ns: u64,
+    anchored: bool,
+) -> Result<Observation, Error> {
+    let mut waited_ahead = false;
+    let mut waited_run = false;
+    loop {
+        let mut seen = match look(ctx, host, event, started_ns, anchored)? {
+            Observation::Stop(seen) => *seen,
+            other => return Ok(other),
+        };
+        seen.waited_ahead = waited_ahead;
+        if !super::decide::may_run(&seen.observed) {
+            return Ok(Observation::Stop(Box::new(seen)));
+        }
+        if waited_ahead {
+            // Its own run gets what is left of the timeout: the whole wait stays within it.
+            let waited = Duration::from_nanos(Clock::system().now_ns().saturating_sub(started_ns));
+            let left = Duration::from_secs(seen.observed.timeout_secs).saturating_sub(waited);
+            seen.run_within = Some(left);
+            if left < Duration::from_secs(1) {
+                seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
+                return Ok(Observation::Stop(Box::new(seen)));
+            }
+        } else {
+            match super::ahead::join(ctx, &seen, started_ns) {
+                Joined::Not => {}
+                Joined::Ended => {
+                    waited_ahead = true;
+                    continue;
+                }
+                Joined::OutOfTime => {
+                    seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
+                    return Ok(Observation::Stop(Box::new(seen)));
+                }
+            }
+        }
+        let lock = RunLock::of(&ctx.repo, &worktree(&ctx.repo)?)?;
+        seen.run_held = match lock.try_hold()? {
+            Some(held) => Some(held),
+            // Another session's run on this worktree: wait for it to end, then look again
+            // (with this session's lock let go), taking its proof if it is this state's.
+            None if !waited_run => {
+                drop(lock.hold()?);
+                waited_run = true;
+                continue;
+            }
+            None => Some(lock.hold()?),
+        };
+        return Ok(Observation::Stop(Box::new(seen)));
+    }
+}
+
+/// A stop whose wait for a run made ahead took its whole timeout: it blocks as a timeout does.
+fn out_of_time(timeout_secs: u64) -> RunFacts {
+    RunFacts::Failed {
+        failing: vec![Failing {
+            check: None,
+            ending: Ending::AheadOutlasted { timeout_secs },
+            log: None,
+            lines: Vec::new(),
+        }],
+        exit_code: None,
+        predates: Vec::new(),
+    }
+}
+
+/// One look at the stop `event` of `host`'s session: its anchor and turn, the state and its
+/// proofs. `started_ns` is when this hook process began. `anchored`: the session recorded its
+/// anchor in this worktree (the session index says so), so an anchor gone missing is an error,
+/// never a fresh start.
+pub(crate) fn look(
     ctx: &Context,
     host: &dyn HostRules,
     event: &Stop,
@@ -200,8 +297,10 @@ pub(crate) fn stop(
         protection,
         tests_weakened: seen.cached_weakened,
         run_within: None,
+        waited_ahead: false,
         answered_ahead: None,
         lock: Some(lock),
+        run_held: None,
     })))
 }
 

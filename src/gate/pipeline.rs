@@ -6,12 +6,11 @@
 //! this turn", never a quiet pass.
 
 use std::path::Path;
-use std::time::Duration;
 
 use super::act;
-use super::ahead::{self, Joined};
+use super::ahead;
 use super::anchor::{Anchor, Prover};
-use super::decide::{Decision, Ending, Failing, RunFacts, Verdict, decide};
+use super::decide::{Verdict, decide};
 use super::error::{Error, error_chain};
 use super::event::{Prompt, Start, Stop, Subagent};
 use super::host::HostRules;
@@ -706,7 +705,9 @@ fn gate_worktree(
     }
 }
 
-/// Observe, decide and act on one stop in a repository.
+/// One stop in a repository, flowing down once: observe (settled: a run in flight for the
+/// state waited for), decide, act (the run, when asked for, and the turn's state saved), and
+/// the answer the report words.
 fn gate(
     ctx: &Context,
     host: &dyn HostRules,
@@ -714,82 +715,34 @@ fn gate(
     started_ns: u64,
     anchored: bool,
 ) -> Result<Reply, Error> {
-    let mut joined = false;
-    // Whether this stop waited for a run made ahead: its own run then gets what is left of
-    // the timeout, so that the whole wait stays within it.
-    let mut waited_ahead = false;
-    loop {
-        let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
-            Observation::OptedOut => return Ok(Reply::Silent),
-            Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
-            Observation::ForeignEnvironment(changed) => {
-                return Ok(Reply::ForeignEnvironment { changed });
-            }
-            Observation::Stop(seen) => *seen,
-        };
-        if waited_ahead {
-            let waited = Duration::from_nanos(Clock::system().now_ns().saturating_sub(started_ns));
-            let left = Duration::from_secs(seen.observed.timeout_secs).saturating_sub(waited);
-            seen.run_within = Some(left);
-            if left < Duration::from_secs(1) && matches!(decide(&seen.observed), Decision::Run) {
-                seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
-            }
-        } else if matches!(decide(&seen.observed), Decision::Run) {
-            // A run made ahead for this very state is waited for, within the timeout, and the
-            // proofs looked up again: the prover's word is never the verdict.
-            match ahead::join(ctx, &seen, started_ns) {
-                Joined::Not => {}
-                Joined::Ended => {
-                    waited_ahead = true;
-                    continue;
-                }
-                Joined::OutOfTime => {
-                    seen.observed.run = Some(out_of_time(seen.observed.timeout_secs));
-                }
-            }
+    let mut seen = match observe::stop(ctx, host, event, started_ns, anchored)? {
+        Observation::OptedOut => return Ok(Reply::Silent),
+        Observation::Answered(answer) => return Ok(Reply::Answer(*answer)),
+        Observation::ForeignEnvironment(changed) => {
+            return Ok(Reply::ForeignEnvironment { changed });
         }
-        // Another session's run on this worktree ended while this stop waited: observe again
-        // (the session's lock released with `seen`), and take its proof if it is this state's.
-        let (verdict, log) = match act::verdict(ctx, host, event, &mut seen, joined) {
-            Err(Error::JoinedRun) => {
-                joined = true;
-                continue;
-            }
-            decided => decided?,
-        };
-        // Asked only where the ledger would say it: a cache hit's stop stays as fast as it was.
-        if seen.observed.run.is_none()
-            && ledger_on(ctx)
-            && matches!(
-                verdict.outcome(),
-                Outcome::Proven | Outcome::BoundedClaimSurvives
-            )
-            && (waited_ahead || ahead::made_ahead(ctx, &seen))
-        {
-            let waited = Clock::system().now_ns().saturating_sub(started_ns) / 1_000_000;
-            seen.answered_ahead = Some(AnsweredAhead {
-                joined: waited_ahead,
-                waited_ms: waited,
-            });
-        }
-        return Ok(Reply::Answer(act::record(
-            ctx, host, event, seen, verdict, log,
-        )?));
+        Observation::Stop(seen) => *seen,
+    };
+    let decision = decide(&seen.observed);
+    let (verdict, log) = act::verdict(ctx, host, event, &mut seen, decision)?;
+    // Asked only where the ledger would say it: a cache hit's stop stays as fast as it was.
+    if seen.observed.run.is_none()
+        && ledger_on(ctx)
+        && matches!(
+            verdict.outcome(),
+            Outcome::Proven | Outcome::BoundedClaimSurvives
+        )
+        && (seen.waited_ahead || ahead::made_ahead(ctx, &seen))
+    {
+        let waited = Clock::system().now_ns().saturating_sub(started_ns) / 1_000_000;
+        seen.answered_ahead = Some(AnsweredAhead {
+            joined: seen.waited_ahead,
+            waited_ms: waited,
+        });
     }
-}
-
-/// A stop whose wait for a run made ahead took its whole timeout: it blocks as a timeout does.
-fn out_of_time(timeout_secs: u64) -> RunFacts {
-    RunFacts::Failed {
-        failing: vec![Failing {
-            check: None,
-            ending: Ending::AheadOutlasted { timeout_secs },
-            log: None,
-            lines: Vec::new(),
-        }],
-        exit_code: None,
-        predates: Vec::new(),
-    }
+    Ok(Reply::Answer(act::record(
+        ctx, host, event, seen, verdict, log,
+    )?))
 }
 
 fn one_line(value: &str) -> String {
@@ -802,7 +755,7 @@ mod tests {
     use std::process::Command;
 
     use super::*;
-    use crate::gate::{Quiet, Why};
+    use crate::gate::{Failing, Quiet, Why};
 
     /// The gate's settings read from no environment but the test's own: never the developer's
     /// `PROVE_IT_SKIP` or `PROVE_IT_BUDGET`.
@@ -926,6 +879,62 @@ mod tests {
         let answer = answer(stop(&NoNotices, &stop_event(dir.path(), false)));
         assert_eq!(answer.verdict, Verdict::Quiet(Quiet::Unchanged));
         assert!(!answer.to_the_agent);
+    }
+
+    /// A stop on its own thread, its verdict sent back when it answers.
+    fn stop_on_a_thread(dir: &Path) -> std::sync::mpsc::Receiver<Verdict> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(answer(stop(&NoNotices, &stop_event(&dir, false))).verdict);
+        });
+        rx
+    }
+
+    /// Another session's run holds the worktree: a stop whose session changed nothing has
+    /// nothing to run, and answers at once instead of waiting for that run to end.
+    #[test]
+    fn a_stop_that_changed_nothing_never_waits_for_another_sessions_run() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        let repo = Repo::discover_at(dir.path()).unwrap();
+        let _other = git::RunLock::of(&repo, &worktree(&repo).unwrap())
+            .unwrap()
+            .hold()
+            .unwrap();
+        let verdict = stop_on_a_thread(dir.path())
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the stop answers while the other run goes on");
+        assert_eq!(verdict, Verdict::Quiet(Quiet::Unchanged));
+    }
+
+    /// A stop with a state to prove waits for another session's run on the worktree to end,
+    /// then looks again and runs: one run at a time on a worktree.
+    #[test]
+    fn a_stop_with_a_change_waits_for_another_sessions_run_then_runs() {
+        let dir = repo(&[("verify.sh", "#!/bin/sh\necho 1 failed\nexit 1\n", 0o755)]);
+        session_start(&start(dir.path()), false);
+        std::fs::write(dir.path().join("new.txt"), "work\n").unwrap();
+        let repo = Repo::discover_at(dir.path()).unwrap();
+        let other = git::RunLock::of(&repo, &worktree(&repo).unwrap())
+            .unwrap()
+            .hold()
+            .unwrap();
+        let answered = stop_on_a_thread(dir.path());
+        assert!(
+            answered
+                .recv_timeout(std::time::Duration::from_secs(2))
+                .is_err(),
+            "the stop waits while the other run holds the worktree"
+        );
+        drop(other);
+        let verdict = answered
+            .recv_timeout(std::time::Duration::from_secs(60))
+            .expect("the stop answers once the other run ended");
+        assert!(
+            matches!(verdict, Verdict::Block { attempt: 1, .. }),
+            "{verdict:?}"
+        );
     }
 
     /// The saved turn state is the verdict and its facts, so a second hook process for the same
