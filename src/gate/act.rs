@@ -2,7 +2,9 @@
 //! ledger and save the turn state. Nothing here decides; `decide` is asked again with what the
 //! run showed.
 
-use super::decide::{Decision, Ending, Failing, RunFacts, State, Verdict, after_run};
+use super::decide::{
+    Decision, Ending, Failing, RunFacts, State, Untestable, Verdict, WeakeningFound, after_run,
+};
 use super::error::{Error, error_chain};
 use super::event::Stop;
 use super::host::HostRules;
@@ -83,7 +85,7 @@ struct Ran {
     /// The failing run's own log, kept apart.
     log: Option<FailedLog>,
     /// The tests it ran fewer of than its baseline.
-    weakened: Vec<String>,
+    weakened: Vec<WeakeningFound>,
     /// The paths it changed in place (`None`: not known).
     wrote: Option<Vec<String>>,
 }
@@ -206,7 +208,7 @@ fn run(
     event: &Stop,
     seen: &Seen,
     pending: Vec<proof::ToRun>,
-    weakened: &mut Vec<String>,
+    weakened: &mut Vec<WeakeningFound>,
     wrote: &mut Option<Vec<String>>,
     how: How<'_>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
@@ -244,7 +246,7 @@ fn run(
             (RunFacts::Flaky { checks: Vec::new() }, None)
         }
         Ok(Attempted::Proven(record)) => {
-            weakened.extend(record.tests_weakened.iter().cloned());
+            weakened.extend(record.tests_weakened.iter().map(WeakeningFound::of_state));
             (RunFacts::Passed(record.outcome), None)
         }
         Ok(Attempted::Failed {
@@ -259,7 +261,11 @@ fn run(
         }) => (
             RunFacts::CannotTest {
                 reason,
-                tail,
+                said: vec![Untestable {
+                    check: None,
+                    log: log.display().to_string(),
+                    lines: tail,
+                }],
                 checks: Vec::new(),
             },
             Some(FailedLog {
@@ -352,24 +358,24 @@ fn cannot_test(ran: &[(String, Attempted)]) -> Option<(RunFacts, Option<FailedLo
         .collect();
     let (_, reason, _, log) = untestable.first()?;
     let each = (proof::TAIL_LINES / untestable.len()).max(3);
-    let mut lines = Vec::new();
+    let alone = untestable.len() == 1;
+    let mut said = Vec::new();
     let mut checks = Vec::new();
     for (name, _, tail, log) in &untestable {
-        if untestable.len() > 1 {
-            lines.push(format!(
-                "--- check {name} (its full output: {}):",
-                log.display()
-            ));
-        }
-        lines.extend(tail[tail.len().saturating_sub(each)..].iter().cloned());
-        if name.as_str() != proof::VERIFY_CHECK || untestable.len() > 1 {
+        let named = name.as_str() != proof::VERIFY_CHECK || !alone;
+        said.push(Untestable {
+            check: named.then(|| (*name).clone()),
+            log: log.display().to_string(),
+            lines: tail[tail.len().saturating_sub(each)..].to_vec(),
+        });
+        if named {
             checks.push((*name).clone());
         }
     }
     Some((
         RunFacts::CannotTest {
             reason: (*reason).clone(),
-            tail: lines,
+            said,
             checks,
         },
         Some(FailedLog {
@@ -393,7 +399,7 @@ fn run_checks(
     seen: &Seen,
     before: &crate::git::StateTree,
     pending: Vec<proof::ToRun>,
-    weakened: &mut Vec<String>,
+    weakened: &mut Vec<WeakeningFound>,
     wrote: &mut Option<Vec<String>>,
     how: How<'_>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
@@ -504,7 +510,7 @@ fn passed(
     ctx: &Context,
     seen: &Seen,
     ran: &[(String, Attempted)],
-    weakened: &mut Vec<String>,
+    weakened: &mut Vec<WeakeningFound>,
 ) -> Result<(RunFacts, Option<FailedLog>), Error> {
     // Every check run passed; a pass a failing run contests settles nothing.
     let mut contested = Vec::new();
@@ -520,12 +526,10 @@ fn passed(
     }
     for (name, attempted) in ran {
         if let Attempted::Proven(record) = attempted {
-            weakened.extend(
-                record
-                    .tests_weakened
-                    .iter()
-                    .map(|finding| format!("check {name}: {finding}")),
-            );
+            weakened.extend(record.tests_weakened.iter().map(|line| WeakeningFound {
+                check: Some(name.clone()),
+                line: line.clone(),
+            }));
         }
     }
     // The set stands as its worst check, run now or proven before.

@@ -100,7 +100,8 @@ pub(crate) enum RunFacts {
     /// verify.sh (or a check) said the state cannot be tested (exit 125).
     CannotTest {
         reason: String,
-        tail: Vec<String>,
+        /// Each script that said so, with its last lines.
+        said: Vec<Untestable>,
         /// The named checks that could not test it; empty for the root verify.sh alone.
         checks: Vec<String>,
     },
@@ -170,9 +171,9 @@ pub(crate) struct Observed {
     /// The protected paths weakened since the session started (without an anchor, since
     /// HEAD), each finding as its record line (SPEC.md section 2.2), and the ways the tests of
     /// the proof in hand fell short of the baseline's (its `tests-weakened:` lines).
-    pub weakened: Vec<String>,
+    pub weakened: Vec<WeakeningFound>,
     /// Of these, the ones the agent was already sent back for: refused once each.
-    pub weakened_refused: Vec<String>,
+    pub weakened_refused: Vec<WeakeningFound>,
     /// `prove-it.weakening` in force now.
     pub weakening: Weakening,
 }
@@ -256,7 +257,7 @@ pub(crate) enum Why {
     /// code, but an agent's state must be testable before its turn ends.
     CannotTest {
         reason: String,
-        tail: Vec<String>,
+        said: Vec<Untestable>,
         #[serde(default)]
         checks: Vec<String>,
     },
@@ -303,7 +304,7 @@ pub(crate) enum Why {
     /// Protected paths were weakened (each finding as its record line), and
     /// `prove-it.weakening = block`: sent back once for each new weakening.
     ProtectedWeakened {
-        findings: Vec<String>,
+        findings: Vec<WeakeningFound>,
     },
 }
 
@@ -343,6 +344,42 @@ pub(crate) enum Weakened {
     /// The ignore rules from outside the worktree changed: a new rule hides a new file that
     /// verify.sh reads from the state tree.
     Ignores,
+}
+
+/// A weakening a stop found: a protected path's (`check` is `None`), or one way the tests of a
+/// proof's run fell short of its baseline's, with the named check whose run it was (`None`:
+/// verify.sh's). `line` is the record's line (`weakened:`, `tests-weakened:`), data the report
+/// words; a turn refuses each one once, by this value.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct WeakeningFound {
+    pub check: Option<String>,
+    pub line: String,
+}
+
+impl WeakeningFound {
+    /// Found with no check: a protected path's, or verify.sh's run's.
+    pub(crate) fn of_state(line: impl Into<String>) -> WeakeningFound {
+        WeakeningFound {
+            check: None,
+            line: line.into(),
+        }
+    }
+}
+
+/// A script that said the state cannot be tested (exit 125): its check (`None`: verify.sh), its
+/// full output, and its last lines (within the lines one run gets, shared by all that said so).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Untestable {
+    pub check: Option<String>,
+    pub log: String,
+    pub lines: Vec<String>,
+}
+
+impl Untestable {
+    /// Every such script's last lines, in order.
+    pub(crate) fn lines(said: &[Untestable]) -> Vec<String> {
+        said.iter().flat_map(|u| u.lines.clone()).collect()
+    }
 }
 
 /// Why a turn ends without a word.
@@ -647,7 +684,7 @@ fn edited(observed: &Observed, verify: Option<Script>, checks: Option<&ChecksFac
 
 /// Under `weakening = block` (the anchor's or now, whichever is stricter), the weakenings not
 /// refused before in this turn; `None` when there is none to refuse.
-fn weakenings_to_refuse(observed: &Observed) -> Option<Vec<String>> {
+fn weakenings_to_refuse(observed: &Observed) -> Option<Vec<WeakeningFound>> {
     let weakening = observed
         .anchor
         .as_ref()
@@ -657,7 +694,7 @@ fn weakenings_to_refuse(observed: &Observed) -> Option<Vec<String>> {
     if weakening != Weakening::Block {
         return None;
     }
-    let fresh: Vec<String> = observed
+    let fresh: Vec<WeakeningFound> = observed
         .weakened
         .iter()
         .filter(|finding| !observed.weakened_refused.contains(finding))
@@ -723,11 +760,11 @@ fn not_passed(ran: &RunFacts) -> Why {
         },
         RunFacts::CannotTest {
             reason,
-            tail,
+            said,
             checks,
         } => Why::CannotTest {
             reason: reason.clone(),
-            tail: tail.clone(),
+            said: said.clone(),
             checks: checks.clone(),
         },
         RunFacts::StateChanged { paths } => Why::StateChanged {
@@ -775,12 +812,16 @@ mod tests {
 
     #[test]
     fn weakened_protected_paths_bound_the_proof_and_block_once_under_block() {
+        let found = |check: &str| WeakeningFound {
+            check: Some(check.into()),
+            line: "test-gone t.py::test_b".into(),
+        };
         let weakened = |policy: Weakening, refused: &[&str]| {
             let mut o = with_state(changed(), |_, _, _, proof| {
                 *proof = Some(Outcome::Proven);
             });
-            o.weakened = vec!["test-gone t.py::test_b".into()];
-            o.weakened_refused = refused.iter().map(|s| (*s).to_string()).collect();
+            o.weakened = vec![found("api")];
+            o.weakened_refused = refused.iter().map(|check| found(check)).collect();
             o.weakening = policy;
             decide(&o)
         };
@@ -797,9 +838,17 @@ mod tests {
             })
         ));
         assert_eq!(
-            weakened(Weakening::Block, &["test-gone t.py::test_b"]),
+            weakened(Weakening::Block, &["api"]),
             Decision::Verdict(Verdict::Bounded)
         );
+        // The same test gone from another check's run is another weakening, refused once too.
+        assert!(matches!(
+            weakened(Weakening::Block, &["docs"]),
+            Decision::Verdict(Verdict::Block {
+                why: Why::ProtectedWeakened { .. },
+                ..
+            })
+        ));
         let mut lowered = changed();
         lowered.anchor.as_mut().unwrap().weakening = Weakening::Block;
         assert!(matches!(
@@ -1136,7 +1185,11 @@ mod tests {
         let mut o = changed();
         o.run = Some(RunFacts::CannotTest {
             reason: "exit 125".into(),
-            tail: vec!["no compiler".into()],
+            said: vec![Untestable {
+                check: None,
+                log: "last-run.log".into(),
+                lines: vec!["no compiler".into()],
+            }],
             checks: Vec::new(),
         });
         assert!(matches!(

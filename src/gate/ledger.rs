@@ -3,7 +3,7 @@
 
 use time::format_description::well_known::Rfc3339;
 
-use super::decide::{Failing, Why};
+use super::decide::{Failing, Untestable, Why};
 use super::error::Error;
 use super::event::Stop;
 use super::host::HostRules;
@@ -212,7 +212,10 @@ pub(crate) fn refusal_facts(why: &Why) -> (Option<i32>, Vec<String>) {
         Why::Failed {
             failing, exit_code, ..
         } => (*exit_code, summary_lines(&Failing::lines(failing))),
-        Why::CannotTest { tail, .. } => (Some(crate::verify::CANNOT_TEST), summary_lines(tail)),
+        Why::CannotTest { said, .. } => (
+            Some(crate::verify::CANNOT_TEST),
+            summary_lines(&Untestable::lines(said)),
+        ),
         _ => (None, Vec::new()),
     }
 }

@@ -29,8 +29,8 @@ mod turn;
 pub(crate) use crate::verify::Environment;
 pub(crate) use ahead::{View as AheadView, after_tool, prover, view as ahead_view};
 pub(crate) use decide::{
-    AnchorFacts, Decision, Ending, Failing, Observed, Quiet, RunFacts, State, Tampered, Verdict,
-    Weakened, Why, decide,
+    AnchorFacts, Decision, Ending, Failing, Observed, Quiet, RunFacts, State, Tampered, Untestable,
+    Verdict, Weakened, WeakeningFound, Why, decide,
 };
 pub(crate) use error::error_chain;
 pub(crate) use event::{AfterTool, Prompt, Start, Stop, Subagent};

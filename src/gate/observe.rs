@@ -11,6 +11,7 @@ use super::ahead::Joined;
 use super::anchor::{Anchor, Prover};
 use super::decide::{
     AnchorFacts, ChecksFacts, Ending, Failing, HidingRule, Observed, RunFacts, State, Tampered,
+    WeakeningFound,
 };
 use super::diff::{file_diff, verify_diff};
 use super::error::{Error, error_chain};
@@ -68,7 +69,7 @@ pub(crate) struct Seen {
     pub protection: Protection,
     /// How the tests of the run this stop made fell short of the baseline's, one line each
     /// (prefixed with the check's name when a named check's), for the words.
-    pub tests_weakened: Vec<String>,
+    pub tests_weakened: Vec<WeakeningFound>,
     /// What is left of the timeout for this stop's own run, after it waited for a run made
     /// ahead: the whole wait stays within the timeout. `None`: the whole timeout.
     pub run_within: Option<std::time::Duration>,
@@ -268,7 +269,7 @@ pub(crate) fn look(
     observed.weakened = protection
         .weakened
         .iter()
-        .map(crate::proof::Finding::to_line)
+        .map(|finding| WeakeningFound::of_state(finding.to_line()))
         .chain(seen.cached_weakened.iter().cloned())
         .collect();
     let baselines = Baselines::read(
@@ -517,7 +518,7 @@ struct StateSeen {
     provers_now: Option<Vec<Prover>>,
     /// The findings of a proof found on record, for its words: a weakened proof is named as
     /// one whether this stop ran it or an earlier run did.
-    cached_weakened: Vec<String>,
+    cached_weakened: Vec<WeakeningFound>,
     /// With checks to run: the paths of the state no check reads, for the records.
     uncovered: Uncovered,
 }
@@ -582,7 +583,11 @@ fn observe_state(
                 })
                 .map_err(Error::from)?;
             if let Some(record) = best {
-                seen.cached_weakened.clone_from(&record.tests_weakened);
+                seen.cached_weakened = record
+                    .tests_weakened
+                    .iter()
+                    .map(WeakeningFound::of_state)
+                    .collect();
             }
             let facts = tree_facts(&tree, head_tree, best.map(|record| record.outcome), None);
             seen.state = Some(tree);
@@ -796,7 +801,7 @@ struct ChecksSeen {
     provers: Vec<Prover>,
     /// The tests the proofs on record lost against their baselines (their `tests-weakened:`
     /// lines), each named with its check.
-    weakened: Vec<String>,
+    weakened: Vec<WeakeningFound>,
 }
 
 /// Each check of `set` in `tree`: whether it can run, whether `PROVE_IT_SKIP` names it, and
@@ -838,12 +843,10 @@ fn observe_checks(
             })?;
         if let Some(record) = best {
             let name = &found.check.name;
-            weakened.extend(
-                record
-                    .tests_weakened
-                    .iter()
-                    .map(|finding| format!("check {name}: {finding}")),
-            );
+            weakened.extend(record.tests_weakened.iter().map(|line| WeakeningFound {
+                check: Some(name.clone()),
+                line: line.clone(),
+            }));
         }
         stands.push(crate::proof::Stands::by(best));
         if best.is_none() {

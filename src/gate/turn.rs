@@ -31,7 +31,7 @@ pub(crate) struct TurnState {
     /// The weakenings of protected paths the agent was already sent back for under
     /// `prove-it.weakening = block` (their `weakened:` lines): each is refused once.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub weakenings_refused: Vec<String>,
+    pub weakenings_refused: Vec<super::decide::WeakeningFound>,
 }
 
 impl TurnState {
@@ -138,7 +138,7 @@ pub(crate) struct Facts {
     /// How the tests of the run this stop made fell short of its baseline's, one line each.
     /// Boxed: the answer a host is given stays small.
     #[serde(default, skip_serializing_if = "no_findings")]
-    pub tests_weakened: Box<[String]>,
+    pub tests_weakened: Box<[super::decide::WeakeningFound]>,
     /// No anchor was found for this session.
     pub anchor_missing: bool,
     /// The state is proven by the checks of a checks file, not verify.sh alone.
@@ -176,7 +176,7 @@ impl Facts {
     }
 }
 
-fn no_findings(findings: &[String]) -> bool {
+fn no_findings<T>(findings: &[T]) -> bool {
     findings.is_empty()
 }
 
@@ -255,7 +255,10 @@ mod tests {
             }),
             notice_told: true,
             prompted: false,
-            weakenings_refused: vec!["test-gone t.py::test_b".into()],
+            weakenings_refused: vec![super::super::decide::WeakeningFound {
+                check: Some("api".into()),
+                line: "test-gone t.py::test_b".into(),
+            }],
         };
         assert_eq!(TurnState::from_bytes(Some(&state.to_bytes())), state);
     }

@@ -4,7 +4,8 @@
 use std::fmt::Write as _;
 
 use crate::gate::{
-    Answer, Ending, Facts, Failing, Message, Part, Quiet, Reply, Tampered, Verdict, Weakened, Why,
+    Answer, Ending, Facts, Failing, Message, Part, Quiet, Reply, Tampered, Untestable, Verdict,
+    Weakened, WeakeningFound, Why,
 };
 use crate::proof::{CHECKS_FILE, FAILURES_REF};
 
@@ -18,9 +19,17 @@ hook is not wired, or verify.sh was not armed when the session started), so the 
 treated as having changed the repository.";
 
 /// The ways a run's tests fell short of its baseline's, one line each.
-fn tests_weakened(text: &mut String, findings: &[String]) {
+fn tests_weakened(text: &mut String, findings: &[WeakeningFound]) {
     for finding in findings {
-        let _ = writeln!(text, "  - tests: {}", cut_line(finding));
+        let _ = writeln!(text, "  - tests: {}", cut_line(&weakening(finding)));
+    }
+}
+
+/// A weakening found, as its record line, after the check whose run it was.
+pub(crate) fn weakening(found: &WeakeningFound) -> String {
+    match &found.check {
+        Some(check) => format!("check {check}: {}", found.line),
+        None => found.line.clone(),
     }
 }
 
@@ -856,7 +865,7 @@ fn details(text: &mut String, why: &Why, tree: &str, ctx: &Facts, keys: &str) {
                 );
             }
         }
-        Why::CannotTest { tail, .. } => cannot_test_details(text, tail, tree, ctx),
+        Why::CannotTest { said, .. } => cannot_test_details(text, said, tree, ctx),
         Why::StateChanged { paths } => state_changed_details(text, paths),
         Why::HiddenByIgnoredRules { rules } => {
             for rule in rules {
@@ -944,13 +953,27 @@ fn failed_details(
 
 /// A run that could not test the state: its last lines, where its output is, and that the
 /// state is to be made testable.
-fn cannot_test_details(text: &mut String, tail: &[String], tree: &str, ctx: &Facts) {
+fn cannot_test_details(text: &mut String, said: &[Untestable], tree: &str, ctx: &Facts) {
     let _ = writeln!(
         text,
         "The working state (tree {tree}) is not proven, and this is not a failure of the code: exit code 125 means the state cannot be tested. Last lines of output:"
     );
-    for line in tail {
-        let _ = writeln!(text, "    {}", cut_line(line));
+    for script in said {
+        // Where several said so, each one's lines under a line naming it and its full output.
+        if said.len() > 1 {
+            let _ = writeln!(
+                text,
+                "    {}",
+                cut_line(&format!(
+                    "--- check {} (its full output: {}):",
+                    script.check.as_deref().unwrap_or("verify.sh"),
+                    script.log
+                ))
+            );
+        }
+        for line in &script.lines {
+            let _ = writeln!(text, "    {}", cut_line(line));
+        }
     }
     if let Some(log) = &ctx.log {
         let _ = writeln!(text, "Full output: {log}");
@@ -1264,6 +1287,50 @@ mod tests {
         assert!(reason.contains("Key lines from earlier"), "{reason}");
         assert!(!reason.contains("[... cut to fit"), "{reason}");
         assert!(reason.contains("PROVE_IT_SKIP=1"));
+    }
+
+    /// Checks that could not test the state: each one's lines under a line naming it and its
+    /// log, as failing checks' are; verify.sh alone, its lines without one.
+    #[test]
+    fn several_checks_that_cannot_test_are_each_named_with_their_lines() {
+        let said = |check: Option<&str>, line: &str| Untestable {
+            check: check.map(str::to_string),
+            log: format!("/logs/{}.log", check.unwrap_or("verify")),
+            lines: vec![line.to_string()],
+        };
+        let block = |said: Vec<Untestable>, checks: &[&str]| {
+            let verdict = Verdict::Block {
+                why: Why::CannotTest {
+                    reason: "exit code 125".into(),
+                    said,
+                    checks: checks.iter().map(|c| (*c).to_string()).collect(),
+                },
+                attempt: 1,
+                max: 3,
+            };
+            let Message::Block(reason) = message(&verdict, &Facts::default()) else {
+                panic!("a block")
+            };
+            reason
+        };
+        let two = block(
+            vec![
+                said(Some("api"), "no compiler"),
+                said(Some("docs"), "no sphinx"),
+            ],
+            &["api", "docs"],
+        );
+        let api = two
+            .find("    --- check api (its full output: /logs/api.log):\n    no compiler\n")
+            .expect(&two);
+        let docs = two
+            .find("    --- check docs (its full output: /logs/docs.log):\n    no sphinx\n")
+            .expect(&two);
+        assert!(api < docs, "{two}");
+        assert!(two.contains(": checks api, docs say this state cannot be tested"), "{two}");
+        let alone = block(vec![said(None, "no compiler")], &[]);
+        assert!(alone.contains("\n    no compiler\n"), "{alone}");
+        assert!(!alone.contains("--- check"), "{alone}");
     }
 
     #[test]

@@ -72,7 +72,14 @@ fn refused(why: &Why) -> Vec<String> {
         Why::Uncovered { count, .. } => {
             format!("{count} changed path(s) outside every check's inputs")
         }
-        Why::ProtectedWeakened { findings } => format!("weakened: {}", findings.join("; ")),
+        Why::ProtectedWeakened { findings } => format!(
+            "weakened: {}",
+            findings
+                .iter()
+                .map(super::gate::weakening)
+                .collect::<Vec<_>>()
+                .join("; ")
+        ),
     };
     vec![line]
 }
