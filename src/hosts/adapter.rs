@@ -141,19 +141,9 @@ pub(crate) trait Adapter: Sync {
         let step = self.trust_step()?;
         let (trusted, record) = self.trust_record(workdir)?;
         Some(if trusted {
-            Trust::Trusted(format!(
-                "{}: this folder is trusted, so its project hooks run",
-                self.title()
-            ))
+            Trust::Trusted
         } else {
-            Trust::Doubtful {
-                what: format!(
-                    "{}: {} does not record trusting this folder, so its project hooks likely do not run",
-                    self.title(),
-                    record.display()
-                ),
-                step,
-            }
+            Trust::NotRecorded { record, step }
         })
     }
 }

@@ -109,17 +109,18 @@ impl Adapter for Codex {
         let config = read_record(&file)
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .unwrap_or_default();
-        let what = if trusts(&config, workdir) {
-            "Codex CLI: this project is trusted, but whether Codex approved its hooks cannot be checked from here; unapproved hooks are skipped silently".to_string()
+        Some(if trusts(&config, workdir) {
+            Trust::ApprovalUnknown {
+                agent: "Codex",
+                step: TRUST_STEP,
+            }
         } else {
-            format!(
-                "Codex CLI: {} does not record trusting this project, so Codex does not read its .codex/hooks.json",
-                file.display()
-            )
-        };
-        Some(Trust::Doubtful {
-            what,
-            step: TRUST_STEP,
+            Trust::ProjectNotTrusted {
+                record: file,
+                agent: "Codex",
+                hooks_file: WIRING.path,
+                step: TRUST_STEP,
+            }
         })
     }
 }

@@ -5,13 +5,29 @@ use std::path::{Path, PathBuf};
 
 use super::payload_file::{self, Part, READ_TIME};
 
-/// Whether a host runs a folder's project hooks, as far as its records tell.
+/// Whether a host runs a folder's project hooks, as far as its records tell: data, which
+/// `doctor` words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Trust {
-    /// The host's record trusts the folder.
-    Trusted(String),
-    /// The hooks may not run: `what` says why, `step` what the user can do.
-    Doubtful { what: String, step: &'static str },
+    /// The host's record trusts the folder: its project hooks run.
+    Trusted,
+    /// The host's record (`record`) does not trust the folder, so its project hooks likely do
+    /// not run; `step` is the host's own instruction to trust it.
+    NotRecorded { record: PathBuf, step: &'static str },
+    /// The host reads a project's hooks file only in a project its record trusts (Codex CLI),
+    /// and its record (`record`) does not trust this one: `agent` does not read `hooks_file`.
+    ProjectNotTrusted {
+        record: PathBuf,
+        agent: &'static str,
+        hooks_file: &'static str,
+        step: &'static str,
+    },
+    /// The project is trusted, but whether `agent` approved its hooks cannot be read from here,
+    /// and it skips unapproved hooks silently; `step` as above.
+    ApprovalUnknown {
+        agent: &'static str,
+        step: &'static str,
+    },
 }
 
 /// A setting of one of the host's settings layers that keeps it from running hooks (all of

@@ -1327,7 +1327,10 @@ mod tests {
             .find("    --- check docs (its full output: /logs/docs.log):\n    no sphinx\n")
             .expect(&two);
         assert!(api < docs, "{two}");
-        assert!(two.contains(": checks api, docs say this state cannot be tested"), "{two}");
+        assert!(
+            two.contains(": checks api, docs say this state cannot be tested"),
+            "{two}"
+        );
         let alone = block(vec![said(None, "no compiler")], &[]);
         assert!(alone.contains("\n    no compiler\n"), "{alone}");
         assert!(!alone.contains("--- check"), "{alone}");

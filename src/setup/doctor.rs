@@ -597,9 +597,39 @@ fn describe(error: &WiringError) -> String {
 
 /// The host's trust in the folder, as its module reads it.
 fn trust(host: Host, workdir: &Path) -> Option<Finding> {
+    let title = host.title();
     Some(match host.trust(workdir)? {
-        Trust::Trusted(what) => ok(what),
-        Trust::Doubtful { what, step } => warn(what, step),
+        Trust::Trusted => ok(format!(
+            "{title}: this folder is trusted, so its project hooks run"
+        )),
+        Trust::NotRecorded { record, step } => warn(
+            format!(
+                "{title}: {} does not record trusting this folder, so its project hooks likely \
+                 do not run",
+                record.display()
+            ),
+            step,
+        ),
+        Trust::ProjectNotTrusted {
+            record,
+            agent,
+            hooks_file,
+            step,
+        } => warn(
+            format!(
+                "{title}: {} does not record trusting this project, so {agent} does not read its \
+                 {hooks_file}",
+                record.display()
+            ),
+            step,
+        ),
+        Trust::ApprovalUnknown { agent, step } => warn(
+            format!(
+                "{title}: this project is trusted, but whether {agent} approved its hooks cannot \
+                 be checked from here; unapproved hooks are skipped silently"
+            ),
+            step,
+        ),
     })
 }
 
