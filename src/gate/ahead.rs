@@ -365,38 +365,45 @@ impl Ahead<'_> {
             if let Some(wrote) = wrote.filter(|wrote| !wrote.is_empty() && !woke) {
                 self.files.store_off(wrote.join("\n").as_bytes())?;
             }
-            match facts {
-                RunFacts::Failed { failing, .. } => {
-                    status.failed = Some(FailedAhead {
-                        state: state.to_string(),
-                        checks: Failing::checks(&failing),
-                        // The prover's own run always ends: each failing script's `exit:`.
-                        exit: failing
-                            .iter()
-                            .filter_map(|failed| failed.ending.exit_value())
-                            .collect::<Vec<_>>()
-                            .join("; "),
-                    });
-                }
-                RunFacts::CannotTest { reason, checks, .. } => {
-                    status.failed = Some(FailedAhead {
-                        state: state.to_string(),
-                        checks,
-                        exit: reason,
-                    });
-                }
-                RunFacts::Passed(_) => {
-                    status.failed = None;
-                    status.proved.push(state.to_string());
-                    let over = status.proved.len().saturating_sub(PROVED_KEPT);
-                    status.proved.drain(..over);
-                }
-                _ => status.failed = None,
-            }
+            status.ran(state, facts);
             Once::Done
         };
         store(self.files, status)?;
         Ok(once)
+    }
+}
+
+impl Status {
+    /// What a run of `state` that ended showed: its failure, or its proof among the last ones.
+    fn ran(&mut self, state: ObjectId, facts: RunFacts) {
+        match facts {
+            RunFacts::Failed { failing, .. } => {
+                self.failed = Some(FailedAhead {
+                    state: state.to_string(),
+                    checks: Failing::checks(&failing),
+                    // The prover's own run always ends: each failing script's `exit:`.
+                    exit: failing
+                        .iter()
+                        .filter_map(|failed| failed.ending.exit_value())
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                });
+            }
+            RunFacts::CannotTest { reason, checks, .. } => {
+                self.failed = Some(FailedAhead {
+                    state: state.to_string(),
+                    checks,
+                    exit: reason,
+                });
+            }
+            RunFacts::Passed(_) => {
+                self.failed = None;
+                self.proved.push(state.to_string());
+                let over = self.proved.len().saturating_sub(PROVED_KEPT);
+                self.proved.drain(..over);
+            }
+            _ => self.failed = None,
+        }
     }
 }
 

@@ -480,27 +480,15 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
     if let Some(why) = weaker_than_the_anchor(observed, anchor_max) {
         return refuse(why);
     }
-    let (tree, head_tree, verify, proof, checks) = match &observed.state {
-        Some(State::Tree {
-            tree,
-            head_tree,
-            verify,
-            proof,
-            checks,
-        }) => (tree, head_tree, verify, proof, checks),
-        Some(State::ContentError(message)) => {
-            return refuse(Why::Content {
-                message: message.clone(),
-            });
-        }
-        // Before rule 5 and rule 6: the tree looks the same (and may even have a proof) while
-        // the submodule's worktree is not what any proof tested.
-        Some(State::DirtySubmodules(paths)) => {
-            return refuse(Why::DirtySubmodules {
-                paths: paths.clone(),
-            });
-        }
-        None => unreachable!("the state is observed whenever verify.sh is armed"),
+    let TreeSeen {
+        tree,
+        head_tree,
+        verify,
+        proof,
+        checks,
+    } = match tree_seen(observed) {
+        Ok(seen) => seen,
+        Err(why) => return refuse(why),
     };
 
     // Rule 5: a session that changed nothing is left alone. No anchor counts as changed.
@@ -549,6 +537,43 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         }),
         // Rules 8 and 10.
         Some(ran) => refuse(not_passed(ran)),
+    }
+}
+
+/// The fields of `State::Tree`, borrowed, for the rules that read them.
+struct TreeSeen<'a> {
+    tree: &'a ObjectId,
+    head_tree: &'a Option<ObjectId>,
+    verify: &'a Option<Script>,
+    proof: &'a Option<Outcome>,
+    checks: &'a Option<ChecksFacts>,
+}
+
+/// The state tree and what was seen of it, or why a state without one is refused.
+fn tree_seen(observed: &Observed) -> Result<TreeSeen<'_>, Why> {
+    match &observed.state {
+        Some(State::Tree {
+            tree,
+            head_tree,
+            verify,
+            proof,
+            checks,
+        }) => Ok(TreeSeen {
+            tree,
+            head_tree,
+            verify,
+            proof,
+            checks,
+        }),
+        Some(State::ContentError(message)) => Err(Why::Content {
+            message: message.clone(),
+        }),
+        // Before rule 5 and rule 6: the tree looks the same (and may even have a proof) while
+        // the submodule's worktree is not what any proof tested.
+        Some(State::DirtySubmodules(paths)) => Err(Why::DirtySubmodules {
+            paths: paths.clone(),
+        }),
+        None => unreachable!("the state is observed whenever verify.sh is armed"),
     }
 }
 

@@ -251,33 +251,12 @@ pub(crate) fn look(
         weakened_refused: turn.weakenings_refused.clone(),
         ..first_facts(ctx, host, &gate_policy, &policy, &arming, anchor.as_ref())
     };
-    let seen = if arming.armed_now.is_armed() || arming.has_checks {
-        observe_state(
-            ctx,
-            &gate_policy.skip_checks,
-            anchor.as_ref(),
-            head_tree,
-            &mut observed,
-        )?
-    } else {
-        StateSeen::default()
-    };
-    if let (Some(anchor), Some(tree)) = (&anchor, &seen.state) {
-        observed.hiding_rules = hiding_rules(repo, anchor, tree, observed.ignores_changed)?;
-    }
-    let protection = protection(repo, anchor.as_ref(), seen.state.as_ref())?;
-    observed.weakened = protection
-        .weakened
-        .iter()
-        .map(|finding| WeakeningFound::of_state(finding.to_line()))
-        .chain(seen.cached_weakened.iter().cloned())
-        .collect();
-    let baselines = Baselines::read(
-        repo,
+    let (seen, protection, baselines) = observe_worktree(
+        ctx,
+        &gate_policy,
         &arming,
         anchor.as_ref(),
         head_tree,
-        &seen,
         &mut observed,
     )?;
     let pending = to_run(seen.pending, &baselines);
@@ -303,6 +282,37 @@ pub(crate) fn look(
         lock: Some(lock),
         run_held: None,
     })))
+}
+
+/// The worktree's side of a stop, into `observed`: its state and proofs (when anything is
+/// armed), the ignore rules that hide paths of it, its protected paths against the session's
+/// start, and the scripts the session started with.
+fn observe_worktree(
+    ctx: &Context,
+    gate_policy: &GatePolicy,
+    arming: &Arming,
+    anchor: Option<&Anchor>,
+    head_tree: Option<ObjectId>,
+    observed: &mut Observed,
+) -> Result<(StateSeen, Protection, Baselines), Error> {
+    let repo = &ctx.repo;
+    let seen = if arming.armed_now.is_armed() || arming.has_checks {
+        observe_state(ctx, &gate_policy.skip_checks, anchor, head_tree, observed)?
+    } else {
+        StateSeen::default()
+    };
+    if let (Some(anchor), Some(tree)) = (anchor, &seen.state) {
+        observed.hiding_rules = hiding_rules(repo, anchor, tree, observed.ignores_changed)?;
+    }
+    let protection = protection(repo, anchor, seen.state.as_ref())?;
+    observed.weakened = protection
+        .weakened
+        .iter()
+        .map(|finding| WeakeningFound::of_state(finding.to_line()))
+        .chain(seen.cached_weakened.iter().cloned())
+        .collect();
+    let baselines = Baselines::read(repo, arming, anchor, head_tree, &seen, observed)?;
+    Ok((seen, protection, baselines))
 }
 
 /// Each check to run, with its script as the session started with it.

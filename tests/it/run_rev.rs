@@ -20,7 +20,7 @@ pub fn leftovers(repo: &TestRepo) -> (usize, usize) {
         .skip(1)
         .filter(|path| !free_slot(Path::new(path)))
         .count();
-    let files = std::fs::read_dir(cache)
+    let files = std::fs::read_dir(&cache)
         .into_iter()
         .flatten()
         .flatten()
@@ -37,7 +37,53 @@ pub fn leftovers(repo: &TestRepo) -> (usize, usize) {
                 .count()
         })
         .sum();
+    if linked + files > 0 {
+        // Shown with the failing test's output: what is left, and who holds its locks.
+        eprintln!("{}", left_in(&cache, &listed));
+    }
     (linked, files)
+}
+
+/// The cache's worktree folders, each entry with whether its slot is free, and the processes
+/// holding a lock on a file there (from `/proc/locks`), to tell a slot still held from a stray
+/// file when `leftovers` finds something.
+fn left_in(cache: &Path, listed: &str) -> String {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut text = format!("git worktree list:\n{listed}\nin {}:\n", cache.display());
+    let locks = std::fs::read_to_string("/proc/locks").unwrap_or_default();
+    for folder in std::fs::read_dir(cache).into_iter().flatten().flatten() {
+        for entry in std::fs::read_dir(folder.path().join("worktrees"))
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let path = entry.path();
+            let inode = entry.metadata().map(|m| m.ino()).unwrap_or_default();
+            let holders: Vec<String> = locks
+                .lines()
+                .filter(|line| {
+                    line.split_whitespace()
+                        .nth(5)
+                        .and_then(|id| id.rsplit(':').next())
+                        .is_some_and(|ino| ino == inode.to_string())
+                })
+                .filter_map(|line| line.split_whitespace().nth(4))
+                .map(|pid| {
+                    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
+                    format!(
+                        "{pid} {}",
+                        String::from_utf8_lossy(&cmdline).replace('\0', " ")
+                    )
+                })
+                .collect();
+            text.push_str(&format!(
+                "  {} (slot free: {}; locked by: {holders:?})\n",
+                path.display(),
+                free_slot(&path.with_extension(""))
+            ));
+        }
+    }
+    text
 }
 
 /// Whether `path` is a slot of kept commit worktrees that no command holds.
