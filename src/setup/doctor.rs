@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use crate::context::policy::{self, GatePolicy, VerifyEdits};
 use crate::git::{self, PROOFS_REF, Repo};
-use crate::hosts::{Host, Trust, Wiring, WiringError};
+use crate::hosts::{HookEntry, Host, Trust, Wiring, WiringError};
 use crate::outcome::Outcome;
 use crate::setup::demo;
 
@@ -433,48 +433,7 @@ fn hosts(
                     ));
                     continue;
                 }
-                let stop_entry = wired.iter().find(|(entry, _)| entry.stop);
-                let event = stop_entry.map_or("Stop", |(entry, _)| entry.event);
-                let stop = stop_entry.and_then(|(_, wiring)| match wiring {
-                    Wiring::Wired(timeout) => *timeout,
-                    Wiring::Missing => None,
-                });
-                // Said in the host's own names and units: Gemini's AfterAgent hook counts
-                // milliseconds.
-                let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
-                let unit = if unit_ms == 1 { "ms" } else { "s" };
-                let in_units = |secs: u64| secs * 1000 / unit_ms;
-                // The longest a stop may run verify.sh: each of its runs under the retries.
-                let longest = timeout
-                    .as_ref()
-                    .map(|&(secs, retries)| (secs * (1 + u64::from(retries)), secs, retries));
-                match (stop, longest) {
-                    (Some(stop), Ok((verify, secs, retries))) if stop <= verify => checks.push(fail(
-                        format!(
-                            "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s{}): a slow run would end the turn unverified",
-                            host.title(),
-                            in_units(stop),
-                            if retries > 0 {
-                                format!(": {secs} s for each of {} runs under prove-it.retries {retries}", retries + 1)
-                            } else {
-                                String::new()
-                            }
-                        ),
-                        format!(
-                            "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout{}",
-                            in_units(verify),
-                            if retries > 0 { " or prove-it.retries" } else { "" }
-                        ),
-                    )),
-                    (_, Err(error)) => checks.push(fail(
-                        format!("{}: {error}", host.title()),
-                        "fix the value named above",
-                    )),
-                    _ => checks.push(ok(format!(
-                        "{}: the gate's hooks are wired in {rel}",
-                        host.title()
-                    ))),
-                }
+                checks.push(stop_timeout(host, &wired, timeout));
                 if let Some((entry, _)) = ahead_missing {
                     checks.push(warn(
                         format!(
@@ -489,6 +448,65 @@ fn hosts(
                 checks.extend(start_dir(host, workdir, cwd));
             }
         }
+    }
+}
+
+/// Whether the host's stop hook may outlast verify.sh's longest run (each of its runs under the
+/// retries), said in the host's own names and units.
+fn stop_timeout(
+    host: Host,
+    wired: &[(HookEntry, Wiring)],
+    timeout: &Result<(u64, u32), policy::Error>,
+) -> Finding {
+    let rel = host.config_path();
+    let stop_entry = wired.iter().find(|(entry, _)| entry.stop);
+    let event = stop_entry.map_or("Stop", |(entry, _)| entry.event);
+    let stop = stop_entry.and_then(|(_, wiring)| match wiring {
+        Wiring::Wired(timeout) => *timeout,
+        Wiring::Missing => None,
+    });
+    // Said in the host's own names and units: Gemini's AfterAgent hook counts
+    // milliseconds.
+    let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
+    let unit = if unit_ms == 1 { "ms" } else { "s" };
+    let in_units = |secs: u64| secs * 1000 / unit_ms;
+    // The longest a stop may run verify.sh: each of its runs under the retries.
+    let longest = timeout
+        .as_ref()
+        .map(|&(secs, retries)| (secs * (1 + u64::from(retries)), secs, retries));
+    match (stop, longest) {
+        (Some(stop), Ok((verify, secs, retries))) if stop <= verify => fail(
+            format!(
+                "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s{}): a slow run would end the turn unverified",
+                host.title(),
+                in_units(stop),
+                if retries > 0 {
+                    format!(
+                        ": {secs} s for each of {} runs under prove-it.retries {retries}",
+                        retries + 1
+                    )
+                } else {
+                    String::new()
+                }
+            ),
+            format!(
+                "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout{}",
+                in_units(verify),
+                if retries > 0 {
+                    " or prove-it.retries"
+                } else {
+                    ""
+                }
+            ),
+        ),
+        (_, Err(error)) => fail(
+            format!("{}: {error}", host.title()),
+            "fix the value named above",
+        ),
+        _ => ok(format!(
+            "{}: the gate's hooks are wired in {rel}",
+            host.title()
+        )),
     }
 }
 

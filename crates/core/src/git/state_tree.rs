@@ -1361,7 +1361,20 @@ fn differing(
             }
         }
     }
-    // What the anchor held here that the state does not.
+    held_no_more(repo, items, prefix, held, out);
+    Ok(())
+}
+
+/// What the anchor held in the directory of `items` (at `prefix`) that the state does not:
+/// `held`, the anchor's entries there that no item matched, each deleted (a tree, every file
+/// below it).
+fn held_no_more(
+    repo: &gix::Repository,
+    items: &[Item],
+    prefix: usize,
+    held: std::collections::HashMap<&[u8], (u32, ObjectId)>,
+    out: &mut Differing,
+) {
     let dir: &[u8] = match items.first() {
         Some(item) if prefix > 0 => &item.path[..prefix - 1],
         _ => b"",
@@ -1378,7 +1391,6 @@ fn differing(
             out.deleted.push(path);
         }
     }
-    Ok(())
 }
 
 /// Every file of the anchor's tree `tree` at `dir`, which the state no longer holds, as deleted.

@@ -197,32 +197,56 @@ impl Request<'_> {
                     source,
                 })?;
         let duration = start.elapsed();
-
-        let (stdout, stdout_cut) = out.map_or((Vec::new(), false), |reader| {
-            let bytes = reader.finish(eof_grace);
-            (bytes.kept, bytes.cut)
-        });
-        let stderr = err.map_or(Vec::new(), |reader| reader.finish(eof_grace).kept);
-        let (tail, output_bytes) = match lines {
-            Some(reader) => {
-                let closed = reader.finish(eof_grace).close();
-                if let (Some(source), Some(path)) = (closed.log_error, log_path) {
-                    return Err(Error::Log { path, source });
-                }
-                (closed.tail, closed.output_bytes)
-            }
-            None => (Vec::new(), 0),
+        let output = Output {
+            out,
+            err,
+            lines,
+            log_path,
+            eof_grace,
         };
-        Ok(Finished {
+        output.finish(Finished {
             status,
             exit: ended.unwrap_or_else(|| Exit::from_status(status)),
             duration,
-            stdout,
-            stdout_cut,
-            stderr,
-            tail,
-            output_bytes,
+            stdout: Vec::new(),
+            stdout_cut: false,
+            stderr: Vec::new(),
+            tail: Vec::new(),
+            output_bytes: 0,
         })
+    }
+}
+
+/// What is read of a child's output, once it has ended: each stream kept in memory, the lines
+/// of the combined one and its log.
+struct Output {
+    out: Option<Reader<Bytes>>,
+    err: Option<Reader<Bytes>>,
+    lines: Option<Inline<Lines>>,
+    log_path: Option<PathBuf>,
+    /// How long a stream may stay open after the child ended (a grandchild holding it).
+    eof_grace: Option<Duration>,
+}
+
+impl Output {
+    /// `ended`, with what its streams held; an error when the log could not be written.
+    fn finish(self, mut ended: Finished) -> Result<Finished, Error> {
+        let grace = self.eof_grace;
+        if let Some(reader) = self.out {
+            let bytes = reader.finish(grace);
+            (ended.stdout, ended.stdout_cut) = (bytes.kept, bytes.cut);
+        }
+        if let Some(reader) = self.err {
+            ended.stderr = reader.finish(grace).kept;
+        }
+        if let Some(reader) = self.lines {
+            let closed = reader.finish(grace).close();
+            if let (Some(source), Some(path)) = (closed.log_error, self.log_path) {
+                return Err(Error::Log { path, source });
+            }
+            (ended.tail, ended.output_bytes) = (closed.tail, closed.output_bytes);
+        }
+        Ok(ended)
     }
 }
 
