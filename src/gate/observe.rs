@@ -67,8 +67,8 @@ pub(crate) struct Seen {
     /// How the protected paths changed since the session started (without an anchor, since
     /// HEAD): for the reply, and for the records a run makes.
     pub protection: Protection,
-    /// How the tests of the run this stop made fell short of the baseline's, one line each
-    /// (prefixed with the check's name when a named check's), for the words.
+    /// How the tests of the run this stop made (or of the proof it found) fell short of the
+    /// baseline's, each with the check whose run it was, for the words.
     pub tests_weakened: Vec<WeakeningFound>,
     /// What is left of the timeout for this stop's own run, after it waited for a run made
     /// ahead: the whole wait stays within the timeout. `None`: the whole timeout.
