@@ -382,11 +382,9 @@ impl Status {
                     state: state.to_string(),
                     checks: Failing::checks(&failing),
                     // The prover's own run always ends: each failing script's `exit:`.
-                    exit: failing
-                        .iter()
-                        .filter_map(|failed| failed.ending.exit_value())
-                        .collect::<Vec<_>>()
-                        .join("; "),
+                    exit: Failing::exits(&failing, |ending| {
+                        ending.exit_value().unwrap_or_default()
+                    }),
                 });
             }
             RunFacts::CannotTest { reason, checks, .. } => {
@@ -598,4 +596,38 @@ pub(super) fn note_run(ctx: &Context, wrote: Option<&[String]>) {
     } else {
         files.store_off(wrote.join("\n").as_bytes())
     };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Ending;
+
+    /// A failed run ahead keeps each failing check's `exit:` under its name, as the failure
+    /// records say it, for `status`.
+    #[test]
+    fn a_failed_run_ahead_names_each_checks_exit() {
+        let mut status = Status::default();
+        let failing = |check: &str, code| Failing {
+            check: Some(check.into()),
+            ending: Ending::code(code),
+            log: None,
+            lines: Vec::new(),
+        };
+        let state = ObjectId::empty_tree(gix::hash::Kind::Sha1);
+        status.ran(
+            state,
+            RunFacts::Failed {
+                failing: vec![failing("api", 1), failing("docs", 2)],
+                exit_code: Some(1),
+                predates: Vec::new(),
+            },
+        );
+        let failed = status.failed.clone().expect("the failure is kept");
+        assert_eq!(failed.checks, ["api", "docs"]);
+        assert_eq!(failed.exit, "api: exit code 1; docs: exit code 2");
+        status.ran(state, RunFacts::Passed(crate::outcome::Outcome::Proven));
+        assert_eq!(status.failed, None);
+        assert_eq!(status.proved, [state.to_string()]);
+    }
 }

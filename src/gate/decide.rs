@@ -231,6 +231,19 @@ impl Ending {
 }
 
 impl Failing {
+    /// How the failing scripts ended, as one value: each ending as `say` puts it, named with its
+    /// check where checks ran ("api: exit code 1; docs: timed out after 300 s").
+    pub(crate) fn exits(failing: &[Failing], say: impl Fn(Ending) -> String) -> String {
+        failing
+            .iter()
+            .map(|f| match &f.check {
+                Some(check) => format!("{check}: {}", say(f.ending)),
+                None => say(f.ending),
+            })
+            .collect::<Vec<_>>()
+            .join("; ")
+    }
+
     /// The checks of `prove-it.toml` among `failing`; empty when verify.sh alone ran.
     pub(crate) fn checks(failing: &[Failing]) -> Vec<String> {
         failing.iter().filter_map(|f| f.check.clone()).collect()

@@ -712,17 +712,9 @@ fn ending_value(ending: Ending) -> String {
     }
 }
 
-/// How the failing scripts ended, as one value: each named with its check where checks ran
-/// ("api: exit code 1; docs: timed out after 300 s").
+/// How the failing scripts ended, as one value, each in the report's words.
 pub(crate) fn exits(failing: &[Failing]) -> String {
-    failing
-        .iter()
-        .map(|f| match &f.check {
-            Some(check) => format!("{check}: {}", ending_value(f.ending)),
-            None => ending_value(f.ending),
-        })
-        .collect::<Vec<_>>()
-        .join("; ")
+    Failing::exits(failing, ending_value)
 }
 
 /// The headline of a failed run: verify.sh's, or the failed checks' by name.
