@@ -204,16 +204,8 @@ impl Request<'_> {
             log_path,
             eof_grace,
         };
-        output.finish(Finished {
-            status,
-            exit: ended.unwrap_or_else(|| Exit::from_status(status)),
-            duration,
-            stdout: Vec::new(),
-            stdout_cut: false,
-            stderr: Vec::new(),
-            tail: Vec::new(),
-            output_bytes: 0,
-        })
+        let exit = ended.unwrap_or_else(|| Exit::from_status(status));
+        output.finish(status, exit, duration)
     }
 }
 
@@ -229,24 +221,37 @@ struct Output {
 }
 
 impl Output {
-    /// `ended`, with what its streams held; an error when the log could not be written.
-    fn finish(self, mut ended: Finished) -> Result<Finished, Error> {
+    /// How the child ended, with what its streams held; an error when the log could not be
+    /// written.
+    fn finish(self, status: ExitStatus, exit: Exit, duration: Duration) -> Result<Finished, Error> {
         let grace = self.eof_grace;
-        if let Some(reader) = self.out {
+        let (stdout, stdout_cut) = self.out.map_or((Vec::new(), false), |reader| {
             let bytes = reader.finish(grace);
-            (ended.stdout, ended.stdout_cut) = (bytes.kept, bytes.cut);
-        }
-        if let Some(reader) = self.err {
-            ended.stderr = reader.finish(grace).kept;
-        }
-        if let Some(reader) = self.lines {
-            let closed = reader.finish(grace).close();
-            if let (Some(source), Some(path)) = (closed.log_error, self.log_path) {
-                return Err(Error::Log { path, source });
+            (bytes.kept, bytes.cut)
+        });
+        let stderr = self
+            .err
+            .map_or(Vec::new(), |reader| reader.finish(grace).kept);
+        let (tail, output_bytes) = match self.lines {
+            Some(reader) => {
+                let closed = reader.finish(grace).close();
+                if let (Some(source), Some(path)) = (closed.log_error, self.log_path) {
+                    return Err(Error::Log { path, source });
+                }
+                (closed.tail, closed.output_bytes)
             }
-            (ended.tail, ended.output_bytes) = (closed.tail, closed.output_bytes);
-        }
-        Ok(ended)
+            None => (Vec::new(), 0),
+        };
+        Ok(Finished {
+            status,
+            exit,
+            duration,
+            stdout,
+            stdout_cut,
+            stderr,
+            tail,
+            output_bytes,
+        })
     }
 }
 
