@@ -35,7 +35,9 @@ pub(crate) use decide::{
 pub(crate) use error::error_chain;
 pub(crate) use event::{AfterTool, Prompt, Start, Stop, Subagent};
 pub(crate) use host::HostRules;
-pub(crate) use ledger::{LedgerActual, LedgerEntry, LedgerSummary, summarize as summarize_ledger};
+pub(crate) use ledger::{
+    AnsweredAhead, LedgerActual, LedgerEntry, LedgerSummary, summarize as summarize_ledger,
+};
 pub(crate) use message::Message;
 pub(crate) use pipeline::{
     Part, Reply, prompt, session_start, stop, subagent_start, subagent_stop,

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use serde::Serialize;
 
-use crate::gate::{LedgerActual, LedgerEntry, LedgerSummary, Tampered, Why};
+use crate::gate::{AnsweredAhead, LedgerActual, LedgerEntry, LedgerSummary, Tampered, Why};
 use crate::proof::CHECKS_FILE;
 
 /// How to turn the ledger on, said wherever it is found off.
@@ -24,19 +24,22 @@ impl LedgerActual<'_> {
                 one(format!("skipped by PROVE_IT_SKIP={}", checks.join(",")))
             }
             LedgerActual::CouldNotCheck(error) => one(format!("could not check: {error}")),
-            LedgerActual::AnsweredAhead(ahead) => {
-                let waited = format!(
-                    "{}.{} s",
-                    ahead.waited_ms / 1000,
-                    (ahead.waited_ms % 1000) / 100
-                );
-                one(if ahead.joined {
-                    format!("answered by a run made ahead: joined it, waited {waited}")
-                } else {
-                    format!("answered by a run made ahead: proven before the stop, waited {waited}")
-                })
-            }
+            LedgerActual::AnsweredAhead(ahead) => one(answered_ahead(ahead)),
         }
+    }
+}
+
+/// A stop that passed on a run made ahead of it, and its whole wait to the tenth of a second.
+fn answered_ahead(ahead: AnsweredAhead) -> String {
+    let waited = format!(
+        "{}.{} s",
+        ahead.waited_ms / 1000,
+        (ahead.waited_ms % 1000) / 100
+    );
+    if ahead.joined {
+        format!("answered by a run made ahead: joined it, waited {waited}")
+    } else {
+        format!("answered by a run made ahead: proven before the stop, waited {waited}")
     }
 }
 
@@ -213,5 +216,72 @@ fn one_line(text: &str, cap: usize) -> String {
         let mut cut: String = flat.chars().take(cap).collect();
         cut.push_str(" [...]");
         cut
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::gate::Failing;
+
+    /// What a ledger line says when no run's output sums it up: the stop answered ahead (its
+    /// wait to the tenth of a second), a skip, the gate's own error, a failure by its exit.
+    #[test]
+    fn a_ledger_line_says_what_happened_in_words() {
+        let ahead = |joined| {
+            LedgerActual::AnsweredAhead(AnsweredAhead {
+                joined,
+                waited_ms: 1234,
+            })
+            .lines()
+        };
+        assert_eq!(
+            ahead(true),
+            ["answered by a run made ahead: joined it, waited 1.2 s"]
+        );
+        assert_eq!(
+            ahead(false),
+            ["answered by a run made ahead: proven before the stop, waited 1.2 s"]
+        );
+        assert_eq!(
+            LedgerActual::Skipped(None).lines(),
+            ["skipped by PROVE_IT_SKIP=1"]
+        );
+        let checks = ["api".to_string(), "docs".to_string()];
+        assert_eq!(
+            LedgerActual::Skipped(Some(&checks)).lines(),
+            ["skipped by PROVE_IT_SKIP=api,docs"]
+        );
+        assert_eq!(
+            LedgerActual::CouldNotCheck("no HEAD").lines(),
+            ["could not check: no HEAD"]
+        );
+        let failed = Why::Failed {
+            failing: vec![Failing {
+                check: None,
+                ending: crate::gate::Ending::code(1),
+                log: None,
+                lines: Vec::new(),
+            }],
+            exit_code: Some(1),
+            predates: Vec::new(),
+        };
+        assert_eq!(
+            LedgerActual::Refused {
+                why: &failed,
+                summary: &[]
+            }
+            .lines(),
+            ["exit code 1"]
+        );
+        let summary = ["3 failed, 41 passed".to_string()];
+        assert_eq!(
+            LedgerActual::Refused {
+                why: &failed,
+                summary: &summary
+            }
+            .lines(),
+            summary
+        );
     }
 }
