@@ -266,7 +266,6 @@ fn run(
                     log: log.display().to_string(),
                     lines: tail,
                 }],
-                checks: Vec::new(),
             },
             Some(FailedLog {
                 path: log.display().to_string(),
@@ -359,24 +358,18 @@ fn cannot_test(ran: &[(String, Attempted)]) -> Option<(RunFacts, Option<FailedLo
     let (_, reason, _, log) = untestable.first()?;
     let each = (proof::TAIL_LINES / untestable.len()).max(3);
     let alone = untestable.len() == 1;
-    let mut said = Vec::new();
-    let mut checks = Vec::new();
-    for (name, _, tail, log) in &untestable {
-        let named = name.as_str() != proof::VERIFY_CHECK || !alone;
-        said.push(Untestable {
-            check: named.then(|| (*name).clone()),
+    let said = untestable
+        .iter()
+        .map(|(name, _, tail, log)| Untestable {
+            check: (name.as_str() != proof::VERIFY_CHECK || !alone).then(|| (*name).clone()),
             log: log.display().to_string(),
             lines: tail[tail.len().saturating_sub(each)..].to_vec(),
-        });
-        if named {
-            checks.push((*name).clone());
-        }
-    }
+        })
+        .collect();
     Some((
         RunFacts::CannotTest {
             reason: (*reason).clone(),
             said,
-            checks,
         },
         Some(FailedLog {
             path: log.display().to_string(),
@@ -526,10 +519,12 @@ fn passed(
     }
     for (name, attempted) in ran {
         if let Attempted::Proven(record) = attempted {
-            weakened.extend(record.tests_weakened.iter().map(|line| WeakeningFound {
-                check: Some(name.clone()),
-                line: line.clone(),
-            }));
+            weakened.extend(
+                record
+                    .tests_weakened
+                    .iter()
+                    .map(|line| WeakeningFound::of_check(name, line)),
+            );
         }
     }
     // The set stands as its worst check, run now or proven before.

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use super::act::{self, How};
 use super::anchor::Anchor;
-use super::decide::{Decision, Failing, RunFacts, decide};
+use super::decide::{Decision, Failing, RunFacts, Untestable, decide};
 use super::error::Error;
 use super::event::{AfterTool, Stop};
 use super::host::HostRules;
@@ -387,10 +387,10 @@ impl Status {
                     }),
                 });
             }
-            RunFacts::CannotTest { reason, checks, .. } => {
+            RunFacts::CannotTest { reason, said } => {
                 self.failed = Some(FailedAhead {
                     state: state.to_string(),
-                    checks,
+                    checks: Untestable::checks(&said),
                     exit: reason,
                 });
             }

@@ -102,8 +102,6 @@ pub(crate) enum RunFacts {
         reason: String,
         /// Each script that said so, with its last lines.
         said: Vec<Untestable>,
-        /// The named checks that could not test it; empty for the root verify.sh alone.
-        checks: Vec<String>,
     },
     /// verify.sh passed, but the state after it is not the one it tested.
     StateChanged {
@@ -271,8 +269,6 @@ pub(crate) enum Why {
     CannotTest {
         reason: String,
         said: Vec<Untestable>,
-        #[serde(default)]
-        checks: Vec<String>,
     },
     /// The checks file the session started with was deleted.
     ChecksFileDeleted,
@@ -377,10 +373,19 @@ impl WeakeningFound {
             line: line.into(),
         }
     }
+
+    /// Found in the run of the named check `check`.
+    pub(crate) fn of_check(check: &str, line: &str) -> WeakeningFound {
+        WeakeningFound {
+            check: Some(check.to_string()),
+            line: line.to_string(),
+        }
+    }
 }
 
-/// A script that said the state cannot be tested (exit 125): its check (`None`: verify.sh), its
-/// full output, and its last lines (within the lines one run gets, shared by all that said so).
+/// A script that said the state cannot be tested (exit 125): its check (`None`: the root
+/// verify.sh alone; where several said so, each is named, `verify.sh` too), its full output, and
+/// its last lines (within the lines one run gets, shared by all that said so).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Untestable {
     pub check: Option<String>,
@@ -389,6 +394,11 @@ pub(crate) struct Untestable {
 }
 
 impl Untestable {
+    /// The checks named among `said`; empty for the root verify.sh alone.
+    pub(crate) fn checks(said: &[Untestable]) -> Vec<String> {
+        said.iter().filter_map(|u| u.check.clone()).collect()
+    }
+
     /// Every such script's last lines, in order.
     pub(crate) fn lines(said: &[Untestable]) -> Vec<String> {
         said.iter().flat_map(|u| u.lines.clone()).collect()
@@ -796,14 +806,9 @@ fn not_passed(ran: &RunFacts) -> Why {
             exit_code: *exit_code,
             predates: predates.clone(),
         },
-        RunFacts::CannotTest {
-            reason,
-            said,
-            checks,
-        } => Why::CannotTest {
+        RunFacts::CannotTest { reason, said } => Why::CannotTest {
             reason: reason.clone(),
             said: said.clone(),
-            checks: checks.clone(),
         },
         RunFacts::StateChanged { paths } => Why::StateChanged {
             paths: paths.clone(),
@@ -970,6 +975,29 @@ mod tests {
             Decision::Verdict(v) => v,
             Decision::Run => panic!("expected a verdict, got Run for {o:?}"),
         }
+    }
+
+    /// A stop waits for a run in flight only where `decide` could ask for one: never for a
+    /// session that changed nothing, a proven state, or a state a run already showed; and
+    /// wherever `decide` asks for a run, `may_run` said it might.
+    #[test]
+    fn a_run_is_asked_for_only_where_may_run_says_one_may_be() {
+        let unproven = changed();
+        assert!(may_run(&unproven));
+        assert_eq!(decide(&unproven), Decision::Run);
+        let unchanged = with_state(changed(), |tree, _, _, _| *tree = id(1));
+        assert!(!may_run(&unchanged));
+        assert_eq!(verdict(&unchanged), Verdict::Quiet(Quiet::Unchanged));
+        let proven = with_state(changed(), |_, _, _, proof| *proof = Some(Outcome::Proven));
+        assert!(!may_run(&proven));
+        let mut ran = changed();
+        ran.run = Some(failed());
+        assert!(!may_run(&ran));
+        // A rule that refuses first: a run may be asked for, and is not.
+        let mut tampered = changed();
+        tampered.tampered = Some(Tampered::Changed);
+        assert!(may_run(&tampered));
+        assert!(matches!(verdict(&tampered), Verdict::Block { .. }));
     }
 
     #[test]
@@ -1228,7 +1256,6 @@ mod tests {
                 log: "last-run.log".into(),
                 lines: vec!["no compiler".into()],
             }],
-            checks: Vec::new(),
         });
         assert!(matches!(
             verdict(&o),

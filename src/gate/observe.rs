@@ -853,10 +853,12 @@ fn observe_checks(
             })?;
         if let Some(record) = best {
             let name = &found.check.name;
-            weakened.extend(record.tests_weakened.iter().map(|line| WeakeningFound {
-                check: Some(name.clone()),
-                line: line.clone(),
-            }));
+            weakened.extend(
+                record
+                    .tests_weakened
+                    .iter()
+                    .map(|line| WeakeningFound::of_check(name, line)),
+            );
         }
         stands.push(crate::proof::Stands::by(best));
         if best.is_none() {

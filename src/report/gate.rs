@@ -592,7 +592,7 @@ fn named_paths(text: &mut String, paths: &[String], count: usize) {
 fn headline(why: &Why, checks: bool) -> String {
     match why {
         Why::Failed { failing, .. } => failed_headline(failing),
-        Why::CannotTest { reason, checks, .. } => cannot_test_headline(reason, checks),
+        Why::CannotTest { reason, said } => cannot_test_headline(reason, &Untestable::checks(said)),
         Why::ChecksFileDeleted => format!(
             "{CHECKS_FILE}, which declares this repository's checks, was deleted during this \
              session. Restore it."
@@ -1290,12 +1290,11 @@ mod tests {
             log: format!("/logs/{}.log", check.unwrap_or("verify")),
             lines: vec![line.to_string()],
         };
-        let block = |said: Vec<Untestable>, checks: &[&str]| {
+        let block = |said: Vec<Untestable>| {
             let verdict = Verdict::Block {
                 why: Why::CannotTest {
                     reason: "exit code 125".into(),
                     said,
-                    checks: checks.iter().map(|c| (*c).to_string()).collect(),
                 },
                 attempt: 1,
                 max: 3,
@@ -1305,13 +1304,10 @@ mod tests {
             };
             reason
         };
-        let two = block(
-            vec![
-                said(Some("api"), "no compiler"),
-                said(Some("docs"), "no sphinx"),
-            ],
-            &["api", "docs"],
-        );
+        let two = block(vec![
+            said(Some("api"), "no compiler"),
+            said(Some("docs"), "no sphinx"),
+        ]);
         let api = two
             .find("    --- check api (its full output: /logs/api.log):\n    no compiler\n")
             .expect(&two);
@@ -1323,7 +1319,7 @@ mod tests {
             two.contains(": checks api, docs say this state cannot be tested"),
             "{two}"
         );
-        let alone = block(vec![said(None, "no compiler")], &[]);
+        let alone = block(vec![said(None, "no compiler")]);
         assert!(alone.contains("\n    no compiler\n"), "{alone}");
         assert!(!alone.contains("--- check"), "{alone}");
     }
