@@ -311,9 +311,10 @@ fn ahead(repo: &Repo) -> Result<Option<AheadSummary>, crate::git::Error> {
         },
         AheadView::NotRunning => summary("stopped"),
         AheadView::Idle { failed } => AheadSummary {
+            // With checks, the exit names each one already.
             failed: failed.map(|failed| match failed.checks.as_slice() {
                 [] => format!("verify.sh: {}", failed.exit),
-                checks => format!("{}: {}", checks.join(", "), failed.exit),
+                _ => failed.exit,
             }),
             ..summary("idle")
         },

@@ -64,7 +64,9 @@ pub(crate) struct Running {
 #[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub(crate) struct FailedAhead {
     pub state: String,
+    /// The checks that failed, or could not test the state; empty for verify.sh alone.
     pub checks: Vec<String>,
+    /// How they ended, each named with its check where checks ran ("api: exit code 1").
     pub exit: String,
 }
 
@@ -388,10 +390,19 @@ impl Status {
                 });
             }
             RunFacts::CannotTest { reason, said } => {
+                let checks = Untestable::checks(&said);
+                let exit = match checks.as_slice() {
+                    [] => reason,
+                    named => named
+                        .iter()
+                        .map(|check| format!("{check}: {reason}"))
+                        .collect::<Vec<_>>()
+                        .join("; "),
+                };
                 self.failed = Some(FailedAhead {
                     state: state.to_string(),
-                    checks: Untestable::checks(&said),
-                    exit: reason,
+                    checks,
+                    exit,
                 });
             }
             RunFacts::Passed(_) => {
@@ -606,7 +617,7 @@ mod tests {
     /// A failed run ahead keeps each failing check's `exit:` under its name, as the failure
     /// records say it, for `status`.
     #[test]
-    fn a_failed_run_ahead_names_each_checks_exit() {
+    fn a_run_ahead_that_fails_names_each_checks_exit() {
         let mut status = Status::default();
         let failing = |check: &str, code| Failing {
             check: Some(check.into()),
@@ -626,6 +637,21 @@ mod tests {
         let failed = status.failed.clone().expect("the failure is kept");
         assert_eq!(failed.checks, ["api", "docs"]);
         assert_eq!(failed.exit, "api: exit code 1; docs: exit code 2");
+        // Checks that could not test the state: each named with the reason.
+        let said = |check: &str| Untestable {
+            check: Some(check.into()),
+            log: String::new(),
+            lines: Vec::new(),
+        };
+        status.ran(
+            state,
+            RunFacts::CannotTest {
+                reason: "exit code 125".into(),
+                said: vec![said("api"), said("docs")],
+            },
+        );
+        let failed = status.failed.clone().expect("the failure is kept");
+        assert_eq!(failed.exit, "api: exit code 125; docs: exit code 125");
         status.ran(state, RunFacts::Passed(crate::outcome::Outcome::Proven));
         assert_eq!(status.failed, None);
         assert_eq!(status.proved, [state.to_string()]);

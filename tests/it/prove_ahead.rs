@@ -244,6 +244,34 @@ fn a_stop_joins_the_run_made_ahead_for_its_state() {
     );
 }
 
+/// A named check that failed ahead is said once with its exit, as the failure records say it:
+/// `status` names it, and does not name it again.
+#[test]
+fn status_names_a_check_that_failed_ahead_once() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "good\n");
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"api.sh\"\ninputs = [\"a.txt\"]\n",
+    );
+    repo.write("api.sh", "#!/bin/sh\necho run >> \"$HOME/runs\"\nexit 3\n");
+    repo.chmod("api.sh", 0o755);
+    repo.commit_all("initial");
+    repo.git(&["config", "prove-it.settle", "100"]);
+    repo.git(&["config", "prove-it.aheadIdle", "3"]);
+    hook(&repo, "SessionStart");
+    repo.write("a.txt", "good 1\n");
+    hook(&repo, "PostToolUse");
+    eventually("the run ahead fails", || {
+        status(&repo).contains("the last run ahead failed")
+    });
+    let status = status(&repo);
+    assert!(
+        status.contains("the last run ahead failed (api: exit code 3), which the stop"),
+        "{status}"
+    );
+}
+
 /// `kill -9` of the prover during its run: the stop does not wait on it, and runs itself.
 #[test]
 fn a_killed_prover_leaves_the_stop_to_run_itself() {
