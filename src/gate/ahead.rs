@@ -15,7 +15,7 @@ use std::time::Duration;
 use super::act::{self, How};
 use super::anchor::Anchor;
 use super::decide::{Decision, Failing, RunFacts, Untestable, decide};
-use super::error::Error;
+use super::error::{Error, error_chain};
 use super::event::{AfterTool, Stop};
 use super::host::HostRules;
 use super::observe::{self, Observation, Seen, worktree};
@@ -125,8 +125,9 @@ fn store(files: &AheadFiles, status: &Status) -> Result<(), Error> {
 }
 
 /// A tool call ended: in every worktree the session anchored (as a stop finds them), note the
-/// wake and start the worktree's prover when none runs. Silent always, but for an event from
-/// another environment than the session's, which starts nothing and is said (on stderr only).
+/// wake and start the worktree's prover when none runs. Silent, but for an event from another
+/// environment than the session's, which starts nothing, and a prover that could not be
+/// started: both are said (on stderr only), and the stop then runs what it must itself.
 pub(crate) fn after_tool(host: &dyn HostRules, event: &AfterTool) -> Reply {
     let at = Stop {
         session: event.session.clone(),
@@ -140,11 +141,14 @@ pub(crate) fn after_tool(host: &dyn HostRules, event: &AfterTool) -> Reply {
     let now = Clock::system().now_ns();
     let mut reply = Reply::Silent;
     for target in scope::stop(&SessionIndex::locate(), host, &at).targets {
-        if let Target::Gate { repo, .. } = target
-            && let Err(Error::ForeignEnvironment(changed)) =
-                wake(&Context::resolve(*repo, None), host, &event.session, now)
-        {
-            reply = Reply::ForeignEnvironment { changed };
+        if let Target::Gate { repo, .. } = target {
+            match wake(&Context::resolve(*repo, None), host, &event.session, now) {
+                Ok(()) => {}
+                Err(Error::ForeignEnvironment(changed)) => {
+                    reply = Reply::ForeignEnvironment { changed };
+                }
+                Err(error) => reply = Reply::NotProvingAhead(error_chain(&error)),
+            }
         }
     }
     reply

@@ -51,6 +51,9 @@ pub(crate) enum Reply {
     /// The hook was called in another environment than its session started with (the agent's
     /// shell, say): nothing was run, recorded or started; the variables that differ.
     ForeignEnvironment { changed: Vec<String> },
+    /// A tool call's end could not wake or start the worktree's prover: nothing is proven
+    /// ahead, and the next stop runs what it must itself.
+    NotProvingAhead(String),
     /// The gate could not decide: the turn ends unverified, loudly.
     CouldNotCheck(String),
     /// The stop's cwd is in an armed repository this session did not start in, while it started

@@ -50,24 +50,23 @@ pub(super) fn read(path: &Path, part: Part, time: Duration) -> Result<Vec<u8>, E
     let owned = path.to_owned();
     // The read runs on a thread of its own, so that a file system that never answers (a hung
     // network or FUSE mount) costs the hook `time`, not its host's timeout. The thread is left
-    // behind then; the hook's process ends soon after.
-    let spawned = std::thread::Builder::new()
+    // behind then; the hook's process ends soon after. A thread that answered is joined: the
+    // hook forks the background prover only while it has one thread (`process::fork_detached`).
+    let reader = std::thread::Builder::new()
         .name("payload-file".into())
         .spawn(move || {
             let _ = sender.send(read_now(&owned, part));
-        });
-    if let Err(source) = spawned {
-        return Err(Error::Read {
+        })
+        .map_err(|source| Error::Read {
             path: path.to_owned(),
             source,
-        });
-    }
-    receiver.recv_timeout(time).unwrap_or_else(|_| {
-        Err(Error::TimedOut {
-            path: path.to_owned(),
-            time,
-        })
-    })
+        })?;
+    let read = receiver.recv_timeout(time).map_err(|_| Error::TimedOut {
+        path: path.to_owned(),
+        time,
+    })?;
+    let _ = reader.join();
+    read
 }
 
 fn read_now(path: &Path, part: Part) -> Result<Vec<u8>, Error> {

@@ -934,3 +934,65 @@ fn a_joined_run_is_lifted_to_the_agents_priority_and_the_next_run_is_not() {
         assert!(groups[1].ends_with("nice 10"), "{groups:?}");
     }
 }
+
+/// The trap of a hook that had a second thread: Qwen Code's rules read its settings on a thread
+/// of their own (a file that never answers costs the hook a bound, not its host's timeout), and
+/// a hook that forked the prover before that thread was gone refused to fork, silently: about
+/// one after-tool event in three proved nothing ahead, and the stop ran verify.sh itself. Each
+/// of several fresh sessions, whose host reads its settings file, must start its prover.
+#[test]
+fn a_hook_that_read_its_hosts_settings_on_a_thread_still_starts_the_prover() {
+    for attempt in 0..16 {
+        let repo = repository("grep -q good a.txt", 1);
+        repo.write(".qwen/settings.json", "{\"stopHookBlockingCap\": 5}\n");
+        repo.commit_all("the host's settings");
+        let qwen = |name: &str| {
+            let event = json!({"session_id": "qwen-ahead", "transcript_path": "/t.jsonl",
+                               "cwd": repo.root, "hook_event_name": name, "source": "startup",
+                               "tool_name": "run_shell_command"});
+            let out = repo
+                .prove_it(&["hook", "qwen"])
+                .env("QWEN_PROJECT_DIR", &repo.root)
+                .write_stdin(event.to_string())
+                .output()
+                .unwrap();
+            assert_eq!(out.status.code(), Some(0), "{out:?}");
+            out
+        };
+        qwen("SessionStart");
+        repo.write("a.txt", "good, better\n");
+        let out = qwen("PostToolUse");
+        assert!(out.stderr.is_empty(), "attempt {attempt}: {out:?}");
+        eventually(
+            &format!("attempt {attempt}: the prover proves the state"),
+            || proven(&repo),
+        );
+        assert_eq!(runs(&repo), 1, "attempt {attempt}");
+    }
+}
+
+/// A prover that cannot be started is said on stderr (which the host logs), never on stdout
+/// (which it reads), and costs nothing but the next stop's own run: here a setting of proving
+/// ahead that is not a number.
+#[test]
+fn a_prover_that_cannot_start_is_said_on_stderr_and_the_stop_runs_itself() {
+    let repo = repository("grep -q good a.txt", 1);
+    hook(&repo, "SessionStart");
+    repo.git(&["config", "prove-it.settle", "soon"]);
+    repo.write("a.txt", "good, better\n");
+    let out = hook(&repo, "PostToolUse");
+    assert!(out.stdout.is_empty(), "{out:?}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.starts_with("prove-it: nothing is being proven ahead: ")
+            && stderr.contains("prove-it.settle")
+            && stderr.contains("The next stop runs the checks itself."),
+        "{stderr}"
+    );
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(runs(&repo), 0, "a prover ran");
+    repo.git(&["config", "prove-it.settle", "100"]);
+    assert_eq!(stop(&repo), None);
+    assert_eq!(runs(&repo), 1, "the stop ran verify.sh itself");
+}

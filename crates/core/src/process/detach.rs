@@ -13,10 +13,12 @@ use std::os::fd::AsRawFd;
 /// A fork copies only the calling thread, so it is sound only while the process has one: any
 /// other thread's lock (the allocator's, stdout's) would stay held for ever in the child. Where
 /// the kernel can say how many threads there are, more than one is refused; elsewhere the caller
-/// vouches for it (the agent hook starts no thread of its own).
+/// vouches for it (the agent hook joins every thread it starts, but one that hangs on a file:
+/// `hosts::payload_file`). A thread just joined is still listed until the kernel has reaped it,
+/// some microseconds later, so the count is given [`ONE_THREAD_WAIT`] to come down to one.
 #[allow(unsafe_code)]
 pub fn fork_detached(work: impl FnOnce() -> bool) -> std::io::Result<u32> {
-    if threads().is_some_and(|threads| threads != 1) {
+    if !one_thread_within(ONE_THREAD_WAIT) {
         return Err(std::io::Error::other(
             "this process has more than one thread, so it cannot fork",
         ));
@@ -76,6 +78,22 @@ pub fn remove_env(names: &[&str]) {
         if std::env::var_os(name).is_some() {
             // SAFETY: the process has one thread (see above), so no other reads the environment.
             unsafe { std::env::remove_var(name) };
+        }
+    }
+}
+
+/// How long [`fork_detached`] waits for threads that ended to leave the process.
+const ONE_THREAD_WAIT: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Whether this process has one thread, or comes down to one within `wait`; true where `/proc`
+/// cannot say.
+fn one_thread_within(wait: std::time::Duration) -> bool {
+    let until = std::time::Instant::now() + wait;
+    loop {
+        match threads() {
+            None | Some(1) => return true,
+            Some(_) if std::time::Instant::now() >= until => return false,
+            Some(_) => std::thread::sleep(std::time::Duration::from_millis(1)),
         }
     }
 }
