@@ -1,4 +1,4 @@
-//! Dependencies between the crate's top-level modules point one way (issue 18): every
+//! Dependencies between the crate's top-level modules point one way: every
 //! `crate::<module>` a file under `src/` names, in `use` lines and in paths, is checked against
 //! the table of forbidden directions below. A failure names the file, the line and the rule.
 

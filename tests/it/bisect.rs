@@ -1,4 +1,4 @@
-//! `git prove-it bisect <good> <bad>` (issue 24): the first failing commit of a first-parent
+//! `git prove-it bisect <good> <bad>`: the first failing commit of a first-parent
 //! line, from records first and the rest by halving, in one temporary worktree that is gone
 //! afterwards, whatever happened.
 

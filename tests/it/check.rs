@@ -302,7 +302,7 @@ fn a_long_history_is_checked_in_git_logs_order_whatever_the_threads() {
     assert_eq!(logged, order);
 }
 
-/// Issue 19, hole 8: CI must not depend on the agent's anchors. A range whose verify.sh was
+/// CI must not depend on the agent's anchors. A range whose verify.sh was
 /// weakened and then proven plainly (no anchor, so `PROVEN`) is named in every mode and
 /// refused by `--strict` unless a person allows the change.
 #[test]
@@ -373,7 +373,7 @@ fn check_strict_refuses_a_range_whose_verify_sh_changed_since_its_base() {
     assert_eq!(log["verify_changed"][0]["base"], full_base.as_str());
 }
 
-/// Issue 19, hole 16: plain `check` printed `proven: <commit>` and exited 0 for a proof through
+/// Plain `check` printed `proven: <commit>` and exited 0 for a proof through
 /// an edited verify.sh without saying so.
 #[test]
 fn plain_check_says_a_proof_through_an_edited_verify_sh() {

@@ -1,4 +1,4 @@
-//! Checks with inputs (issue 23): `prove-it.toml` declares named checks, each proven for the
+//! Checks with inputs: `prove-it.toml` declares named checks, each proven for the
 //! part of the tree it reads, run only when those inputs changed, several at once.
 
 use std::time::Duration;

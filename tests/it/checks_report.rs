@@ -1,4 +1,4 @@
-//! `check`, `log`, `status` and the pre-push hook over commits with a checks file (issue 23):
+//! `check`, `log`, `status` and the pre-push hook over commits with a checks file:
 //! a commit is proven only when each of its checks is proven for its input tree. Proofs are
 //! written by hand with stock git, on input trees stock git computes, which pins interop.
 

@@ -302,7 +302,7 @@ fn annotations(run: &ActionRun) -> Vec<&str> {
         .collect()
 }
 
-/// The trap of issue 22: GITHUB_SHA on a pull request is a merge commit whose tree nobody
+/// The trap: GITHUB_SHA on a pull request is a merge commit whose tree nobody
 /// proved; the action checks the pull request's head commit from the event payload.
 #[test]
 fn the_action_checks_the_pull_requests_head_commit_not_the_merge_commit() {

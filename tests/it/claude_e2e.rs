@@ -119,7 +119,7 @@ impl Agent for Claude {
         vec![("CLAUDE_CONFIG_DIR", config)]
     }
 
-    /// `claude -p` shows no `systemMessage` in its result (issue 19): the hook sees
+    /// `claude -p` shows no `systemMessage` in its result: the hook sees
     /// `CLAUDE_CODE_ENTRYPOINT=sdk-cli` and tells the agent instead.
     fn shows_notices(&self) -> bool {
         false
@@ -285,7 +285,7 @@ fn claude_code_validates_the_plugin_and_its_marketplace() {
     assert!(text.contains("Validation passed"), "{text}");
 }
 
-/// Issue 19, hole 12: `claude -p --output-format json` (and text) ended an unverified turn with
+/// `claude -p --output-format json` (and text) ended an unverified turn with
 /// the model's "All tests pass." as its result, exit 0: the yield was a `systemMessage`, which
 /// neither format shows. The hook now tells the agent in one last block, and the result is the
 /// agent's report of it (the model here does as it is asked).

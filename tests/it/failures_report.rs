@@ -1,4 +1,4 @@
-//! Failures on record and flaky proofs where reviewers look (issue 24): `log` (its `--json`, `-p`
+//! Failures on record and flaky proofs where reviewers look: `log` (its `--json`, `-p`
 //! and `--stats`), `check`, `status`, and `sync --with-failures`. Failures are recorded by
 //! real failing runs of `git prove-it run <rev>`.
 

@@ -45,7 +45,7 @@ fn a_failed_run_keeps_its_log_and_says_how_long_it_ran() {
     assert_eq!(log, "checking\ntest x ... FAILED\n");
 }
 
-/// Issue 21, item 6: with the plugin installed user-wide, a session in a repository without
+/// With the plugin installed user-wide, a session in a repository without
 /// verify.sh was gated by nothing and said nothing. The plugin's SessionStart (`--announce`)
 /// says once per repository that the gate is inert there and how to arm it; a plain start
 /// (project settings) says nothing, and arming it brings the usual announcement.

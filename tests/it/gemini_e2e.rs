@@ -92,7 +92,7 @@ impl Agent for Gemini {
     }
 
     /// Headless, Gemini CLI shows no `systemMessage` in its result, and its hook cannot tell a
-    /// headless run: the yield is a last block (issue 19).
+    /// headless run: the yield is a last block.
     fn shows_notices(&self) -> bool {
         false
     }

@@ -53,7 +53,7 @@ impl Host {
 
     /// Whether the host shows notices; where it does not, the gate's notice is a last block.
     /// Gemini CLI shows them only to a person at its screen, never in headless output, and
-    /// its hook cannot tell the two apart (issue 19).
+    /// its hook cannot tell the two apart.
     fn shows_notices(self) -> bool {
         matches!(self, Host::Claude | Host::Vscode)
     }
@@ -435,7 +435,7 @@ fn stop_continuing_until_let_go(
     panic!("{host:?}: still blocking after 20 stops: the budget did not end the turn");
 }
 
-/// Issue 21, item 13: on Gemini CLI (no turn id), a person's next prompt that started like the
+/// On Gemini CLI (no turn id), a person's next prompt that started like the
 /// previous one was judged the same turn and went straight to NOT_PROVEN, its budget spent. A
 /// prompt is a new turn on every host that sends one, even where its stops would not say so.
 #[test]
@@ -467,7 +467,7 @@ fn a_new_prompt_after_the_yield_gets_the_whole_budget_on_every_host_that_sends_o
     }
 }
 
-/// The trap of item 13's fix: the agent cannot submit a person's prompt, but it can run
+/// The trap of that rule: the agent cannot submit a person's prompt, but it can run
 /// `git prove-it hook <host>` from its shell with a prompt's payload. After a block (and after
 /// the last block that tells it the yield) it is still at work on the turn: such a prompt
 /// resets nothing, so the budget still ends the turn.
@@ -688,7 +688,7 @@ fn the_plugins_hooks_are_the_settings_snippets_with_the_announcement() {
     assert_eq!(marketplace["plugins"][0]["source"], "./");
 }
 
-/// Issue 19, hole 18: with the ledger on, a Copilot `transcriptPath` that is a FIFO blocked the
+/// With the ledger on, a Copilot `transcriptPath` that is a FIFO blocked the
 /// hook (reading the claim) until the host killed it, with no answer at all. Any file a payload
 /// names is opened without blocking and read only as a regular file: the gate still answers.
 #[test]
@@ -739,7 +739,7 @@ fn a_fifo_as_copilots_transcript_never_hangs_the_gate() {
     }
 }
 
-/// Issue 19, hole 15: Gemini CLI (and Claude Code) read a project's hooks only in the directory
+/// Gemini CLI (and Claude Code) read a project's hooks only in the directory
 /// they are started in: started in `src/`, no gate runs, and `doctor`, even run from `src/`,
 /// said the hooks were wired. Now doctor says where the gate does not run (a failure when run
 /// from there), until the hooks are wired at user level too, which holds from any folder.
@@ -800,7 +800,7 @@ fn doctor_says_where_a_host_that_reads_hooks_only_where_it_starts_runs_no_gate()
     }
 }
 
-/// Issue 19, hole 15: `init --user-level` makes the wiring hold from any subdirectory for a
+/// `init --user-level` makes the wiring hold from any subdirectory for a
 /// host that reads a project's hooks only where it starts: the gate's hooks are merged into
 /// the user's settings (their other keys kept), `doctor` run in `src/` no longer says the gate
 /// does not run there, the user's file is not among the files to commit, and running it again

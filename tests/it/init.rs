@@ -606,7 +606,7 @@ fn path_with(extra: &Path) -> std::ffi::OsString {
     std::env::join_paths(dirs).unwrap()
 }
 
-/// Issue 21, item 3: init suggested `uv run pytest -q` without uv on PATH. It still lists the
+/// Init suggested `uv run pytest -q` without uv on PATH. It still lists the
 /// stack's checks, but says what to install, in its output and in verify.sh.
 #[test]
 fn init_says_what_to_install_when_a_stacks_tool_is_not_on_path() {
@@ -643,7 +643,7 @@ fn init_says_what_to_install_when_a_stacks_tool_is_not_on_path() {
     assert!(!verify.contains("Not on PATH"), "{verify}");
 }
 
-/// Issue 21, item 3: the stacks a newcomer met that init did not know.
+/// The stacks a newcomer met that init did not know.
 #[test]
 fn init_recognises_flutter_python_requirements_ruby_dotnet_deno_zig_and_cmake() {
     let repo = TestRepo::new();
@@ -692,7 +692,7 @@ fn init_recognises_flutter_python_requirements_ruby_dotnet_deno_zig_and_cmake() 
     }
 }
 
-/// Issue 21, item 14: init did not say that verify.sh and the host files must be committed for
+/// Init did not say that verify.sh and the host files must be committed for
 /// teammates and CI; it names exactly the files it wrote, and nothing when it wrote none.
 #[test]
 fn init_says_to_commit_what_it_wrote_and_only_that() {

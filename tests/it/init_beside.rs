@@ -1,4 +1,4 @@
-//! Issue 21, item 2: `init --pre-push` beside what a repository already runs before a push. It
+//! `init --pre-push` beside what a repository already runs before a push. It
 //! used to refuse everything, verify.sh too, when a pre-push hook existed; now it chains into a
 //! shell hook, writes husky's hook file, gives lefthook's and pre-commit's snippets, and still
 //! writes everything else.

@@ -1,4 +1,4 @@
-//! `git prove-it init` in a repository with several packages (issue 23, "checks with inputs"):
+//! `git prove-it init` in a repository with several packages ("checks with inputs"):
 //! it offers a prove-it.toml with one check per package, each running that package's own
 //! verify.sh with the package and its lockfiles as inputs, and writes no root verify.sh.
 
@@ -58,7 +58,7 @@ fn check(name: &str, run: &str, inputs: &[&str]) -> Check {
     )
 }
 
-/// The name rule of issue 23: `[A-Za-z0-9][A-Za-z0-9._-]*`, `verify.sh` reserved.
+/// The rule for a check's name: `[A-Za-z0-9][A-Za-z0-9._-]*`, `verify.sh` reserved.
 fn valid_name(name: &str) -> bool {
     name != "verify.sh"
         && name.starts_with(|c: char| c.is_ascii_alphanumeric())

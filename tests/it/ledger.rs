@@ -1,5 +1,5 @@
 //! `git prove-it ledger`: what it says when off, the unverified end of a turn, the claim read
-//! from Claude Code's transcript, and `--summary` (issue 21 item 11).
+//! from Claude Code's transcript, and `--summary`.
 
 use predicates::prelude::*;
 use serde_json::json;
@@ -37,7 +37,7 @@ fn entries(repo: &TestRepo) -> Vec<serde_json::Value> {
     value["entries"].as_array().unwrap().clone()
 }
 
-// Issue 21 item 11: `ledger` said "the ledger is empty" when it was off.
+// `ledger` said "the ledger is empty" when it was off.
 #[test]
 fn a_ledger_that_is_off_says_so_and_how_to_turn_it_on() {
     let repo = TestRepo::with_commit();
@@ -63,7 +63,7 @@ fn a_ledger_that_is_off_says_so_and_how_to_turn_it_on() {
         .stdout(predicate::str::starts_with("the ledger is off"));
 }
 
-// Issue 21 item 11: a turn blocked three times left one entry and no record of its unverified end.
+// A turn blocked three times left one entry and no record of its unverified end.
 #[test]
 fn a_turn_blocked_to_the_end_records_its_unverified_end_too() {
     let repo = failing(1);
@@ -145,7 +145,7 @@ fn a_yield_told_as_a_last_block_is_one_ledger_line() {
     assert_eq!(entries.len(), 2, "{entries:?}");
 }
 
-// Issue 21 item 11: Claude Code versions that send no `last_assistant_message` left the claim
+// Claude Code versions that send no `last_assistant_message` left the claim
 // empty; it is in the transcript the payload names.
 #[test]
 fn the_claim_is_read_from_claudes_transcript_when_the_payload_has_none() {
@@ -172,7 +172,7 @@ fn the_claim_is_read_from_claudes_transcript_when_the_payload_has_none() {
     );
 }
 
-// Issue 21 item 11: `ledger --summary` counts per repository and host, the turns that ended
+// `ledger --summary` counts per repository and host, the turns that ended
 // unverified, and hints when the same exit code recurs.
 #[test]
 fn the_summary_counts_turns_and_points_at_a_recurring_exit_code() {

@@ -69,7 +69,7 @@ fn max_count_and_ranges_limit_the_list() {
     );
     let out = repo.prove_it(&["log", "HEAD~2..HEAD~1"]).assert().code(0);
     let out = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
-    // One commit, then (issue 19, hole 8) the line saying its verify.sh is not the base's: the
+    // One commit, then the line saying its verify.sh is not the base's: the
     // unarmed commit has none.
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");

@@ -150,7 +150,7 @@ fn a_submodule_is_proven_by_the_commit_it_has_checked_out() {
     assert_ne!(moved, tree);
     assert_eq!(status(&repo)["proven"], false);
     // new.txt is still untracked inside the submodule: a change its commit does not hold, so
-    // nothing may prove this state (issue 19) until it is committed or removed.
+    // nothing may prove this state until it is committed or removed.
     repo.prove_it(&["run"])
         .assert()
         .code(2)

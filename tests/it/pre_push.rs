@@ -242,7 +242,7 @@ fn sending_the_proofs_does_not_run_the_hook_again() {
     assert_eq!(std::fs::read_to_string(count).unwrap(), "run\n");
 }
 
-/// Issue 19, hole 14: a pushed commit proven only through an edited verify.sh went through
+/// A pushed commit proven only through an edited verify.sh went through
 /// the pre-push hook without a word; every such commit is now warned of.
 #[test]
 fn a_push_warns_of_every_commit_proven_through_an_edited_verify_sh() {

@@ -1,4 +1,4 @@
-//! `git prove-it run <range>` (issue 24): every commit of a range proven in parallel, reused
+//! `git prove-it run <range>`: every commit of a range proven in parallel, reused
 //! temporary worktrees, failures on record and not run again, retries, and cleanup.
 
 use std::path::Path;

@@ -257,7 +257,7 @@ fn printed_log(text: &str) -> std::path::PathBuf {
     std::path::PathBuf::from(line.split_whitespace().next().unwrap())
 }
 
-// Issue 21 item 10: `run <rev>` printed the log path through the deleted temporary worktree
+// `run <rev>` printed the log path through the deleted temporary worktree
 // (`.git/worktrees/<tmp>/../../prove-it/...`), a path that no longer exists.
 #[test]
 fn a_failed_commits_log_path_is_real_and_canonical() {
@@ -278,7 +278,7 @@ fn a_failed_commits_log_path_is_real_and_canonical() {
     assert_eq!(log, std::fs::canonicalize(&log).unwrap(), "{value}");
 }
 
-// Issue 21 item 10: the pre-push hook's `prove` printed the same path through its deleted
+// The pre-push hook's `prove` printed the same path through its deleted
 // temporary worktree.
 #[test]
 fn pre_push_prove_prints_a_log_path_that_exists() {

@@ -1,4 +1,4 @@
-//! What reaches the person reading a command's output or exit status (issue 19): an answer
+//! What reaches the person reading a command's output or exit status: an answer
 //! that was not 0 is never turned into 0 on the way out, however the output is cut short, and
 //! a skip or a turn's end unverified is said where each host's output shows it.
 
@@ -94,7 +94,7 @@ fn a_closed_stdout_is_never_exit_0() {
     repo.prove_it(&["check"]).assert().code(0);
 }
 
-/// Issue 19, hole 16: under `codex exec` a `PROVE_IT_SKIP=1` session left no trace in stdout
+/// Under `codex exec` a `PROVE_IT_SKIP=1` session left no trace in stdout
 /// or stderr: its notice was a `systemMessage`, which `codex exec` never prints. On every host,
 /// the skip is now said where the run's reader sees it: a notice where the host shows one, else
 /// told to the agent as a block at the turn's first stop (once: after it, a notice again).
@@ -132,7 +132,7 @@ fn a_skip_is_said_on_every_host_where_its_output_shows_it() {
     }
 }
 
-/// Issue 19, hole 12: `claude -p` (`CLAUDE_CODE_ENTRYPOINT=sdk-cli`) shows no `systemMessage`
+/// `claude -p` (`CLAUDE_CODE_ENTRYPOINT=sdk-cli`) shows no `systemMessage`
 /// in its text or JSON result, so the turn's end unverified is one last block for the agent to
 /// report, as for `codex exec` and Copilot; an interactive session keeps its notice.
 #[test]

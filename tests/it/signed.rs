@@ -1,4 +1,4 @@
-//! Signed proofs (issue 10): `prove-it.sign` signs every record with a real ed25519 key through
+//! Signed proofs: `prove-it.sign` signs every record with a real ed25519 key through
 //! ssh-keygen, and `check --require-signed` and `log` tell good signatures from unsigned,
 //! tampered, copied and unknown ones.
 
@@ -457,7 +457,7 @@ fn with_signing_on_an_unsigned_proof_is_made_again_signed() {
         .stdout(predicate::str::contains(", signed)"));
 }
 
-/// Issue 18: `status` looked proofs up by its own rule and said PROVEN for an unsigned proof
+/// `status` looked proofs up by its own rule and said PROVEN for an unsigned proof
 /// that `run` and the gate, with signing on, do not count. One lookup now answers all three.
 #[test]
 fn with_signing_on_status_does_not_count_an_unsigned_proof_that_run_would_redo() {

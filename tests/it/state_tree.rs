@@ -386,7 +386,7 @@ fn racy_rewrite_with_identical_stat_data() {
 
 // The other side of racy git: with the index a second newer and core.trustctime=false, git
 // trusts the whole-second stat data and keeps the stale blob. A same-size edit with its mtime
-// set back would hide a change that way (issue 19), so the state tree compares ctime whatever
+// set back would hide a change that way, so the state tree compares ctime whatever
 // core.trustctime says, and sees the rewrite where git does not (SPEC.md, the state tree).
 #[test]
 fn same_second_rewrite_behind_a_newer_index_is_seen_by_its_ctime() {

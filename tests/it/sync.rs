@@ -266,7 +266,7 @@ fn a_remote_lock_that_never_clears_ends_in_gits_own_words() {
         ))
         .stderr(predicate::str::contains("File exists"))
         .stderr(predicate::str::contains("kept changing under us").not())
-        // Issue 21 item 15: the refused ref in git's words, and hints about the lock.
+        // The refused ref in git's words, and hints about the lock.
         .stderr(predicate::str::starts_with(
             "error: origin refused refs/notes/prove-it: [remote rejected] (failed to update ref)\n",
         ))
@@ -290,7 +290,7 @@ fn a_remote_that_refuses_proofs_silently() -> (BareRemote, TestRepo) {
     (remote, alice)
 }
 
-// Issue 21 item 15: a silent refusal showed only "failed to push some refs" and a hint about
+// A silent refusal showed only "failed to push some refs" and a hint about
 // the remote being reachable; git's own reason was on the dropped stdout of `push --porcelain`.
 #[test]
 fn a_silent_hook_refusal_is_reported_in_gits_own_words_with_hints_that_fit() {
@@ -322,7 +322,7 @@ fn a_silent_hook_refusal_is_reported_in_gits_own_words_with_hints_that_fit() {
     );
 }
 
-// Issue 21 item 15: the pre-push hook's warning had the same dropped reason.
+// The pre-push hook's warning had the same dropped reason.
 #[test]
 fn the_pre_push_warning_names_a_silent_refusal_of_the_proofs() {
     let (_remote, alice) = a_remote_that_refuses_proofs_silently();
@@ -392,7 +392,7 @@ impl Drop for Daemon {
     }
 }
 
-// Issue 21 item 16: six to eight clones syncing at once against one served remote saw one or two
+// Six to eight clones syncing at once against one served remote saw one or two
 // give up (`cannot lock ref`, or "kept changing under us after 4 attempts"): every loser paused
 // the same 100/200/300 ms and they retried in step.
 #[test]

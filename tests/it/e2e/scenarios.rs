@@ -671,7 +671,7 @@ pub fn deleting_verify_sh_is_refused_until_it_is_restored(agent: &dyn Agent) {
     assert!(repo.note(&state).is_some(), "{context}");
 }
 
-/// Issue 19, hole 12: headless (`claude -p`, `gemini -p`), the NOT_PROVEN yield was only in the
+/// Headless (`claude -p`, `gemini -p`), the NOT_PROVEN yield was only in the
 /// host's transcript, and the run's result was the agent's "All tests pass.", exit 0. Every
 /// host's headless run now gives the agent one last block with the yield, asking it to report
 /// it: the run's final answer is that report (the model here does as it is asked), and a
@@ -710,7 +710,7 @@ pub fn a_headless_run_ends_by_reporting_the_unverified_end(agent: &dyn Agent) {
     repo.prove_it(&["status"]).assert().code(1);
 }
 
-/// Issue 19, hole 16: under `codex exec`, a `PROVE_IT_SKIP=1` session left no trace in stdout
+/// Under `codex exec`, a `PROVE_IT_SKIP=1` session left no trace in stdout
 /// or stderr. A skip is now said where the run's reader sees it: told to the agent as a block
 /// at the turn's first stop, where the host's output shows no notice, and by the host itself
 /// where its output does (Gemini CLI's `Agent execution stopped: ...`). The variable is set in
@@ -844,7 +844,7 @@ pub fn a_headless_run_ends_by_reporting_that_the_gate_could_not_check(agent: &dy
     repo.prove_it(&["status"]).assert().failure();
 }
 
-/// Issue 19, hole 15: a host that reads a project's hooks only in the directory it is started
+/// A host that reads a project's hooks only in the directory it is started
 /// in (Gemini CLI, and Claude Code too) ran no gate when started in `src/`, while `doctor`, even
 /// run from `src/`, said the hooks were wired. Each host is started in `src/` with a failing
 /// change: one that reads the root's hooks blocks it; one that does not lets it through, as
@@ -930,7 +930,7 @@ pub fn a_session_started_in_a_subdirectory_is_gated_or_doctor_says_it_is_not(age
     assert_proven_by(&repo, agent.info());
 }
 
-/// Issue 21, item 13: Gemini CLI sends no turn id, and a person's next prompt that starts like
+/// Gemini CLI sends no turn id, and a person's next prompt that starts like
 /// the previous one (the same prompt, answered with the same first line) was named the same
 /// turn: after a yield, the resumed session's next turn went straight to NOT_PROVEN with its
 /// budget spent, verify.sh never run. A new prompt is a new turn on every host: the resumed
@@ -1067,7 +1067,7 @@ pub fn a_monorepos_failing_check_is_blocked_and_its_other_checks_are_not_run(age
     assert_eq!(docs_runs.lines().count(), 1, "docs ran again: {context}");
 }
 
-/// Issue 24: the repository was already broken, and `git prove-it run` recorded it, before the
+/// The repository was already broken, and `git prove-it run` recorded it, before the
 /// session started. The agent's unrelated change is blocked with the failure's lines and told
 /// that the failure predates the session; it still has to fix it, and the fix is proven.
 pub fn a_failure_from_before_the_session_is_said_to_predate_it_and_the_fix_is_proven(
