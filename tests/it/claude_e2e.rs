@@ -38,7 +38,7 @@ pub(crate) const INFO: HostInfo = HostInfo {
 
 scenarios_for!(
     Claude,
-    "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+    "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"
 );
 
 impl Agent for Claude {
@@ -218,7 +218,7 @@ fn plugin_dir() -> PathBuf {
 }
 
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn the_plugin_wires_the_gate_and_announces_it_once() {
     let claude = INFO.binary();
     // No .claude/settings.json: the hooks come from the plugin alone.
@@ -263,7 +263,7 @@ fn the_plugin_wires_the_gate_and_announces_it_once() {
 }
 
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn claude_code_validates_the_plugin_and_its_marketplace() {
     let claude = INFO.binary();
     let repo = TestRepo::new();
@@ -290,7 +290,7 @@ fn claude_code_validates_the_plugin_and_its_marketplace() {
 /// neither format shows. The hook now tells the agent in one last block, and the result is the
 /// agent's report of it (the model here does as it is asked).
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn claude_p_json_and_text_results_report_the_unverified_end() {
     let claude = INFO.binary();
     for format in ["json", "text"] {
@@ -320,7 +320,7 @@ fn claude_p_json_and_text_results_report_the_unverified_end() {
 /// `claude -p` in plain text prints the agent's last answer alone: each outcome a person must
 /// see (bounded, skipped, could not check, ended unverified) ends it as the agent's report.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn claude_p_text_output_ends_with_the_report_of_each_outcome() {
     crate::e2e::headless::each_outcome_reaches_the_text_output(
         &Claude,
@@ -334,21 +334,21 @@ fn claude_p_text_output_ends_with_the_report_of_each_outcome() {
 /// The agent deletes the failing test instead of fixing the code: the stop names it to the
 /// agent, and the run ends with the agent's report of it.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn deleting_a_failing_test_is_named_to_the_agent() {
     crate::e2e::scenarios::deleting_a_failing_test_is_named_to_the_agent(&Claude);
 }
 
 /// An honest session that adds a test: no report, no block.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn adding_a_test_is_never_reported() {
     crate::e2e::scenarios::adding_a_test_is_never_reported(&Claude);
 }
 
 /// Under `prove-it.weakening = block` the deleted test sends the agent back, naming it.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn under_block_a_deleted_test_sends_the_agent_back() {
     crate::e2e::scenarios::under_block_a_deleted_test_sends_the_agent_back(&Claude);
 }

@@ -39,7 +39,7 @@ pub(crate) const INFO: HostInfo = HostInfo {
 
 scenarios_for!(
     Codex,
-    "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+    "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"
 );
 
 impl Agent for Codex {
@@ -217,7 +217,7 @@ fn run_codex_exec(
 // Codex only: doctor reads the project trust Codex records itself.
 
 #[test]
-#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn doctor_reads_the_project_trust_codex_records() {
     let codex = INFO.binary();
     let repo = wired_by_init(&INFO, "echo fine", ANSWER);
@@ -259,7 +259,7 @@ fn doctor_reads_the_project_trust_codex_records() {
 // installed from this checkout as a local marketplace, offline, it wires the gate by itself.
 
 #[test]
-#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn the_plugin_installed_from_a_local_marketplace_blocks_a_failing_change() {
     let codex = INFO.binary();
     let repo = TestRepo::new();
@@ -376,7 +376,7 @@ fn trust_plugin_hooks(codex: &Path, repo: &TestRepo, home: &Path) {
 /// a person must see (bounded, skipped, could not check, ended unverified) ends it as the
 /// agent's report.
 #[test]
-#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn codex_exec_text_output_ends_with_the_report_of_each_outcome() {
     crate::e2e::headless::each_outcome_reaches_the_text_output(
         &Codex,
@@ -397,21 +397,21 @@ fn codex_exec_text_output_ends_with_the_report_of_each_outcome() {
 /// The agent deletes the failing test instead of fixing the code: the stop names it to the
 /// agent, and the run ends with the agent's report of it.
 #[test]
-#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn deleting_a_failing_test_is_named_to_the_agent() {
     crate::e2e::scenarios::deleting_a_failing_test_is_named_to_the_agent(&Codex);
 }
 
 /// An honest session that adds a test: no report, no block.
 #[test]
-#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn adding_a_test_is_never_reported() {
     crate::e2e::scenarios::adding_a_test_is_never_reported(&Codex);
 }
 
 /// Under `prove-it.weakening = block` the deleted test sends the agent back, naming it.
 #[test]
-#[ignore = "drives the real codex CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real codex CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn under_block_a_deleted_test_sends_the_agent_back() {
     crate::e2e::scenarios::under_block_a_deleted_test_sends_the_agent_back(&Codex);
 }

@@ -33,7 +33,7 @@ const INFO: HostInfo = HostInfo {
 
 scenarios_for!(
     Copilot,
-    "drives the real copilot CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+    "drives the real copilot CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"
 );
 
 /// Copilot unpacks its 235 MB package into `XDG_CACHE_HOME` on its first run: once for the
@@ -196,7 +196,7 @@ fn run_copilot_p(
 /// `copilot -p` in plain text: each outcome a person must see (bounded, skipped, could not
 /// check, ended unverified) ends its stdout as the agent's report.
 #[test]
-#[ignore = "drives the real copilot CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real copilot CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn copilot_p_text_output_ends_with_the_report_of_each_outcome() {
     crate::e2e::headless::each_outcome_reaches_the_text_output(
         &Copilot,

@@ -38,7 +38,7 @@ const INFO: HostInfo = HostInfo {
 
 scenarios_for!(
     Gemini,
-    "drives the real gemini CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+    "drives the real gemini CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"
 );
 
 impl Agent for Gemini {
@@ -221,7 +221,7 @@ fn command_as(
 // `gemini extensions install`, offline, it wires the gate by itself.
 
 #[test]
-#[ignore = "drives the real gemini CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real gemini CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
     use crate::e2e::scenarios::{
         ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change, read_only,
@@ -298,7 +298,7 @@ fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
 /// ended unverified) ends its stdout as the agent's report. Where the hook stops the agent with a notice (a skip, the gate's own failure), the
 /// notice is on stderr only, and stdout ends with the claim.
 #[test]
-#[ignore = "drives the real gemini CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real gemini CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn gemini_p_text_output_ends_with_the_report_of_each_outcome() {
     crate::e2e::headless::each_outcome_reaches_the_text_output(
         &Gemini,

@@ -32,7 +32,7 @@ const INFO: HostInfo = HostInfo {
 
 scenarios_for!(
     Qwen,
-    "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"
+    "drives the real qwen CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"
 );
 
 impl Agent for Qwen {
@@ -189,7 +189,7 @@ fn command_as(
 // `qwen extensions install`, offline, it wires the gate by itself.
 
 #[test]
-#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real qwen CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
     use crate::e2e::scenarios::{
         ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change, read_only,
@@ -263,7 +263,7 @@ fn the_extension_installed_from_a_local_folder_blocks_a_failing_change() {
 /// `stopHookBlockingCap`: set to 3, the gate's budget is 1 and its last block the second, and
 /// the agent reports the unverified end before Qwen Code would stop honouring blocks.
 #[test]
-#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real qwen CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_lower_block_cap_in_the_variable_or_the_settings_still_lets_the_yield_through() {
     use crate::e2e::describe;
     use crate::e2e::scenarios::{ALWAYS_FAILING, BLOCK, CLAIM, REPORTED, YIELD};
@@ -318,7 +318,7 @@ fn a_lower_block_cap_in_the_variable_or_the_settings_still_lets_the_yield_throug
 /// its stops are gated on the worktree's own state, and its fix is proven there, the checkout
 /// around it untouched.
 #[test]
-#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real qwen CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_session_in_a_qwen_worktree_is_gated_on_the_worktrees_state() {
     use crate::e2e::describe;
     use crate::e2e::scenarios::{ANSWER, ANSWER_CHECK, ANSWER_WRONG, BLOCK, FIXED, failing_change};
@@ -366,7 +366,7 @@ fn a_session_in_a_qwen_worktree_is_gated_on_the_worktrees_state() {
 /// `qwen -p` in plain text: each outcome a person must see (bounded, skipped, could not check,
 /// ended unverified) ends its stdout as the agent's report.
 #[test]
-#[ignore = "drives the real qwen CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real qwen CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn qwen_p_text_output_ends_with_the_report_of_each_outcome() {
     crate::e2e::headless::each_outcome_reaches_the_text_output(
         &Qwen,

@@ -107,7 +107,7 @@ fn tool_call(model: &str, name: &str, input: &Value) -> Response {
 /// would see: Claude Code sends it back from SubagentStop with the failure, and its fix is
 /// proven in its worktree, while the session's own stop has nothing to block.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_subagent_in_its_own_worktree_is_sent_back_with_the_failure_and_its_fix_proven() {
     let repo = wired();
     let server = FakeModel::start(
@@ -148,7 +148,7 @@ fn a_subagent_in_its_own_worktree_is_sent_back_with_the_failure_and_its_fix_prov
 /// same tree: the subagent is not sent back (verify.sh would run twice on one tree), and the
 /// session is, with the failure, once it tries to end its turn.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_subagent_in_its_sessions_folder_is_gated_by_the_sessions_stop_only() {
     let repo = wired();
     let server = FakeModel::start(

@@ -124,7 +124,7 @@ fn tool_call(model: &str, name: &str, input: &Value) -> Response {
 /// task completed again, which goes through on the proof of the fixed state, and its Stop and
 /// its going idle then take that proof without running verify.sh again.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_task_marked_completed_on_a_failing_change_is_refused_with_the_failure_then_completes_proven() {
     let repo = fully_wired();
     let server = start_teammate(Ending::MarksCompleted);
@@ -156,7 +156,7 @@ fn a_task_marked_completed_on_a_failing_change_is_refused_with_the_failure_then_
 /// failing change: its `TaskCompleted` (and its `TeammateIdle`) sends it back with verify.sh's
 /// failure, and the fixed state it then ends on is proven, the task's completion going through.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_turn_end_with_a_task_in_progress_on_a_failing_change_is_sent_back_and_its_fix_proven() {
     let repo = wired(&["SessionStart", "TaskCompleted", "TeammateIdle"]);
     let server = start();
@@ -189,7 +189,7 @@ fn a_turn_end_with_a_task_in_progress_on_a_failing_change_is_sent_back_and_its_f
 /// each starting a budget of its own that the other resets at every turn end, which sent the
 /// teammate back until Claude Code's own cap stopped honouring blocks.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_teammates_task_completed_and_idle_spend_one_budget_for_its_turn() {
     let repo = wired(&["SessionStart", "TaskCompleted", "TeammateIdle"]);
     let server = start_teammate(Ending::Stubborn);
@@ -221,7 +221,7 @@ fn a_teammates_task_completed_and_idle_spend_one_budget_for_its_turn() {
 /// and sends it back; Claude Code fires `TaskCompleted` and `TeammateIdle` only once its Stop
 /// hooks let the turn end, on the state the Stop just proved, which they let through.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_teammate_fully_wired_is_sent_back_by_its_stop_and_its_task_completes_on_the_proof() {
     let repo = fully_wired();
     let server = start();
@@ -246,7 +246,7 @@ fn a_teammate_fully_wired_is_sent_back_by_its_stop_and_its_task_completes_on_the
 /// turn's budget is spent; its task's completion and its going idle, in the same turn, then
 /// say the turn ended unverified rather than sending it back again on budgets of their own.
 #[test]
-#[ignore = "drives the real claude CLI; see README: .ci/install-hosts, then cargo test _e2e -- --ignored"]
+#[ignore = "drives the real claude CLI; see docs/development.md: .ci/install-hosts, then cargo test _e2e -- --ignored"]
 fn a_teammate_whose_stop_spent_the_budget_is_not_sent_back_again_by_its_task_or_idle() {
     let repo = fully_wired();
     let server = start_teammate(Ending::Stubborn);

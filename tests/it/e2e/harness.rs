@@ -43,8 +43,8 @@ impl HostInfo {
             Some(path) if is_program(&path) => path,
             _ => panic!(
                 "no {} binary `{}`: {} is {}, and `{}` is not on PATH; install the pinned \
-                 version with `.ci/install-hosts DIR` and run with {}=DIR/bin/{} (see README, \
-                 Development)",
+                 version with `.ci/install-hosts DIR` and run with {}=DIR/bin/{} (see \
+                 docs/development.md)",
                 self.product,
                 self.binary,
                 self.env,
