@@ -10,7 +10,8 @@ use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
 use crate::report::{
-    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport,
+    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport, hint,
+    refusal,
 };
 
 /// Check that commits are proven: CI's command. Runs nothing.
@@ -132,7 +133,7 @@ fn exec_check(repo: &Repo, path: &std::path::Path) -> Result<crate::proof::Check
                 .and_then(|n| n.to_str())
                 .map(str::to_string)
         })
-        .ok_or_else(|| anyhow::anyhow!("the script {} has no file name", path.display()))?;
+        .ok_or_else(|| refusal::script_without_a_name(path))?;
     let script = crate::proof::Script {
         blob: repo.hash_blob(&bytes),
         mode: 0o100_755,
@@ -222,9 +223,7 @@ fn select(repo: &Repo, revs: &[String]) -> Result<crate::git::Selection, super::
         // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
         // only by GIT_OBJECT_DIRECTORY, which gix does not read.
         if std::env::var_os("GIT_QUARANTINE_PATH").is_some() {
-            failure.hint(
-                "a push's new commits are out of reach in a pre-receive or update hook (git's quarantine): check them in a post-receive hook or in CI",
-            )
+            failure.hint(hint::quarantined_push())
         } else {
             failure
         }
@@ -239,13 +238,7 @@ fn verifier(repo: &Repo, args: &Args) -> Result<Option<crate::signing::Verifier>
         return Ok(None);
     }
     let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
-    Ok(Some(verifier.ok_or_else(|| {
-        super::Failure::from(anyhow::anyhow!(
-            "--require-signed needs an allowed signers file, and none is given or configured"
-        ))
-        .hint("commit one and name it: git config prove-it.allowedSigners .github/allowed_signers")
-        .hint("or pass it: git prove-it check --require-signed --allowed-signers FILE")
-    })?))
+    Ok(Some(verifier.ok_or_else(refusal::no_allowed_signers)?))
 }
 
 /// What `check` says of one commit, as `args` count its proof: bounded by a weakening alone

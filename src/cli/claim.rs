@@ -18,7 +18,7 @@ use crate::exit;
 use crate::git::{CLAIMS_REF, Repo, StateTree};
 use crate::report::{
     self, ClaimProgress, ClaimReport, ClaimText, JSON_VERSION, Recorded, RequiresSubagentsReport,
-    RoundLine,
+    RoundLine, hint, refusal,
 };
 
 /// Put a claim through the prove-it gauntlet: nine lenses at once, then one oracle that alone
@@ -107,16 +107,14 @@ pub(crate) fn run(
     let repo = match Repo::discover(&cwd) {
         Ok(repo) => Some(repo),
         Err(error) if args.record => {
-            return Err(super::Failure::from(error)
-                .hint("--record stores the verdict in a repository; run it inside one"));
+            return Err(super::Failure::from(error).hint(hint::record_inside_a_repository()));
         }
         // Outside a repository the gauntlet still runs: only git config is out of reach.
         Err(_) => None,
     };
     let sources = Settings::maybe(repo.as_ref());
     let Some(claim) = Claim::new(args.claim.as_deref().unwrap_or(""), args.scope.as_deref()) else {
-        return Err(super::Failure::from(anyhow::anyhow!("the claim is empty"))
-            .hint("say what is to be proven: git prove-it claim \"all tests pass\""));
+        return Err(refusal::claim_is_empty().into());
     };
     let timeout = claim::resolve_timeout(args.timeout, &sources)?;
     let Some(agent) = claim::resolve_agent(args.agent.as_deref(), &sources) else {
@@ -146,13 +144,13 @@ pub(crate) fn run(
     let mut progress = ClaimProgress::new();
     let (entries, mut lines) = lens_rounds(&claim, &request, &mut progress, err)?;
     if interrupt.load(Ordering::Relaxed) {
-        return Err(anyhow::anyhow!("interrupted; no verdict").into());
+        return Err(refusal::claim_interrupted().into());
     }
 
     let (completeness, job, oracle_run) =
         oracle_round(&claim, &entries, &request, &mut progress, err)?;
     if interrupt.load(Ordering::Relaxed) {
-        return Err(anyhow::anyhow!("interrupted; no verdict").into());
+        return Err(refusal::claim_interrupted().into());
     }
     let judged = claim::judge_oracle(&oracle_run, &completeness);
     lines.push(oracle_line(&job, &oracle_run, &judged));
@@ -284,12 +282,8 @@ fn validate(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let judged = claim::validate(text).map_err(|error| {
-        super::Failure::from(error).hint(
-            "give each packet its packet_role and round, or its prove_it_round_packet or \
-             prove_it_oracle_packet key",
-        )
-    })?;
+    let judged = claim::validate(text)
+        .map_err(|error| super::Failure::from(error).hint(hint::give_each_packet_its_role()))?;
     let mut rounds: Vec<RoundLine> = judged
         .entries
         .iter()

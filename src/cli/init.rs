@@ -13,7 +13,7 @@ use crate::context::policy::{GatePolicy, Policy};
 use crate::exit;
 use crate::git::Repo;
 use crate::hosts::Host;
-use crate::report::{DemoResult, InitReport, Step};
+use crate::report::{DemoResult, InitReport, Step, hint, refusal};
 use crate::setup::pre_push::{self, Manager, Plan};
 use crate::setup::workspace::{self, Workspace};
 use crate::setup::{demo, stack};
@@ -129,12 +129,7 @@ pub(crate) fn run(
     if changes && !args.yes {
         InitReport::plan(&steps, err)?;
         if !interactive {
-            return Err(super::Failure::from(anyhow::anyhow!(
-                "stdin is not a terminal, so init cannot ask: nothing was changed"
-            ))
-            .hint(
-                "run 'git prove-it init --yes' (with the same flags) to set up as listed above",
-            ));
+            return Err(refusal::init_cannot_ask().into());
         }
         if !ask("Proceed?", true, input, err)? {
             writeln!(err, "nothing was changed")?;
@@ -356,7 +351,7 @@ fn plan_wire(root: &Path, host: Host, args: &Args) -> Result<Vec<Step>, super::F
             host.title(),
             path.display()
         )))
-        .hint("fix the file (or move it away) and run init again; nothing was changed")
+        .hint(hint::fix_the_settings_file())
     })?;
     let user_file = host.user_level_to_wire();
     steps.push(Step::Wire {
@@ -375,7 +370,7 @@ fn plan_wire(root: &Path, host: Host, args: &Args) -> Result<Vec<Step>, super::F
                 host.title(),
                 path.display()
             )))
-            .hint("fix the file (or move it away) and run init again; nothing was changed")
+            .hint(hint::fix_the_settings_file())
         })?;
         steps.push(Step::Wire {
             host,

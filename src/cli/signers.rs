@@ -9,6 +9,8 @@ use anyhow::Context as _;
 
 use crate::git::{self, Repo};
 use crate::proof::{CommitStatus, SignatureStatus, check_signatures};
+use crate::report::Hint;
+use crate::report::hint::{self, SigningFix};
 use crate::signing::{self, Verifier};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
@@ -119,6 +121,18 @@ fn check(checked: &mut CommitStatus, verifier: &Verifier) -> Result<(), super::F
 }
 
 fn failure(error: signing::Error) -> super::Failure {
-    let hint = error.hint();
+    let hint = signing_hint(&error);
     super::Failure::from(error).hint(hint)
+}
+
+/// What fixes signing, or checking a signature, after `error`.
+pub(super) fn signing_hint(error: &signing::Error) -> Hint {
+    hint::signing(match error {
+        signing::Error::NotSsh { .. } => SigningFix::NotSsh,
+        signing::Error::NoKey | signing::Error::KeyMissing { .. } => SigningFix::Key,
+        signing::Error::ProgramMissing { .. } | signing::Error::Spawn { .. } => SigningFix::Program,
+        signing::Error::SignFailed { .. } => SigningFix::Sign,
+        signing::Error::AllowedSigners { .. } => SigningFix::AllowedSigners,
+        signing::Error::TempFile { .. } => SigningFix::TempFile,
+    })
 }

@@ -36,19 +36,13 @@ pub(crate) struct Args {
     json: bool,
 }
 
-/// What makes a state with dirty submodules provable (as `run` says).
-pub(super) const DIRTY_SUBMODULE_HINTS: [&str; 2] = [
-    "commit inside the submodule, then stage its new commit here (git add <path>)",
-    "or restore it to its commit (git -C <path> stash -u)",
-];
-
 /// What to do about a state `status` cannot call proven as it is: arm it (`armed`: verify.sh's
 /// state, `any_armed`: whether verify.sh or a check is armed), or settle its dirty submodules.
 fn hints(armed: &crate::git::Armed, any_armed: bool, dirty: &[String]) -> Vec<&'static str> {
     if !any_armed {
         super::run::unarmed(armed).hints()
     } else if !dirty.is_empty() {
-        DIRTY_SUBMODULE_HINTS.to_vec()
+        report::hint::DIRTY_SUBMODULE_HINTS.to_vec()
     } else {
         Vec::new()
     }

@@ -115,14 +115,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> Resu
 
 /// The error of a worktree whose prover lock another process holds.
 fn held(files: &AheadFiles) -> Failure {
-    let who = files.holder().map_or_else(
-        || "another process".to_string(),
-        |pid| format!("process {pid}"),
-    );
-    Failure::from(anyhow::anyhow!(
-        "{who} already proves this worktree (the background prover of an agent session, or another watch), and a worktree has one prover at a time"
-    ))
-    .hint("run watch again once it has ended: 'git prove-it status' says what it does, and a background prover exits when its session ends or no tool call came for prove-it.aheadIdle seconds")
+    crate::report::refusal::prover_held(files.holder()).into()
 }
 
 /// How one run ended.

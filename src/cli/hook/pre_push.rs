@@ -294,9 +294,7 @@ fn parse_updates(input: &str) -> Result<Vec<Update>, crate::cli::Failure> {
                 _ => None,
             }
             .ok_or_else(|| {
-                crate::cli::Failure::from(anyhow::anyhow!(
-                    "unexpected line from git on the pre-push hook's stdin: {line:?}"
-                ))
+                crate::cli::Failure::from(crate::report::refusal::unexpected_push_line(line))
             })
         })
         .collect()
