@@ -14,7 +14,7 @@ use crate::git::{CommitInfo, ObjectId, Repo, Selection, TempWorktree};
 use crate::proof::{self, Answer, CommitStatus, Known, Next, Standing, bounds, next};
 use crate::report::{
     self, BisectCandidate, BisectReport, BisectStep, FailedCheck, FirstBad, How, JSON_VERSION,
-    StepResult, hint, refusal,
+    StepResult, could_not, hint, refusal,
 };
 
 /// Find the first commit whose checks fail, between a commit that passes and one that fails.
@@ -84,7 +84,7 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let policy = ctx.policy.clone()?;
     let repo = &ctx.repo;
@@ -433,12 +433,8 @@ impl Bisect<'_> {
             return Err(interrupted());
         }
         self.runs += 1;
-        let result = ran(&proved).with_context(|| {
-            format!(
-                "could not read what 'git prove-it run' found for {}",
-                commit.info.id
-            )
-        })?;
+        let result =
+            ran(&proved).with_context(|| could_not::read_what_run_found(commit.info.id))?;
         match &result {
             StepResult::Proven => commit.known = Known::Good,
             StepResult::Failed { checks, .. } => {

@@ -10,8 +10,8 @@ use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
 use crate::report::{
-    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport, hint,
-    refusal,
+    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport, could_not,
+    hint, refusal,
 };
 
 /// Check that commits are proven: CI's command. Runs nothing.
@@ -124,8 +124,7 @@ pub(crate) struct Args {
 /// The check of the script at `path` from outside the history, as `run --exec` names it, read
 /// without writing anything.
 fn exec_check(repo: &Repo, path: &std::path::Path) -> Result<crate::proof::Check, super::Failure> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("could not read the script {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| could_not::read_the_script(path))?;
     let name = std::path::absolute(path)
         .ok()
         .and_then(|path| {
@@ -160,7 +159,7 @@ pub(crate) enum Format {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
     let repo = &ctx.repo;
     let now = ctx.clock.now();
@@ -307,8 +306,8 @@ fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyho
         .create(true)
         .append(true)
         .open(path)
-        .with_context(|| format!("could not open {}", path.display()))?;
-    render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
+        .with_context(|| could_not::open(path))?;
+    render(report, &mut file).with_context(|| could_not::write(path))
 }
 
 /// The checked commits whose protected paths were weakened since each of `bases`, by the

@@ -18,7 +18,7 @@ use crate::exit;
 use crate::git::{CLAIMS_REF, Repo, StateTree};
 use crate::report::{
     self, ClaimProgress, ClaimReport, ClaimText, JSON_VERSION, Recorded, RequiresSubagentsReport,
-    RoundLine, hint, refusal,
+    RoundLine, could_not, hint, refusal,
 };
 
 /// Put a claim through the prove-it gauntlet: nine lenses at once, then one oracle that alone
@@ -100,10 +100,10 @@ pub(crate) fn run(
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .context("could not read the packets from stdin")?;
+            .context(could_not::read_the_packets())?;
         return validate(&text, args.json, out, err);
     }
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = match Repo::discover(&cwd) {
         Ok(repo) => Some(repo),
         Err(error) if args.record => {
@@ -207,7 +207,7 @@ fn oracle_round(
     progress.oracle_started(err);
     let completeness = Completeness::of(entries);
     let input = serde_json::to_vec(&claim::oracle_assignment(claim, entries))
-        .context("could not write the oracle's assignment")?;
+        .context(could_not::write_the_oracles_assignment())?;
     let job = Job {
         round: ORACLE_ROUND,
         name: claim::run_name(ORACLE_ROUND, ORACLE_ID),
@@ -370,7 +370,7 @@ fn lens_rounds(
             name: lens.run_name(),
             role: "evidence_lens",
             input: serde_json::to_vec(&lens.assignment(claim))
-                .context("could not write a lens assignment")?,
+                .context(could_not::write_a_lens_assignment())?,
         });
     }
     let mut done: Vec<Option<(RoundEntry, RoundLine)>> = vec![None; jobs.len()];
@@ -431,7 +431,7 @@ fn record(
         return Ok(());
     }
     let text = serde_json::to_string_pretty(&verdict.packet)
-        .context("could not write the oracle packet")?;
+        .context(could_not::write_the_oracle_packet())?;
     repo.notes(CLAIMS_REF).update(
         before.id,
         &format!(

@@ -11,7 +11,7 @@ use crate::exit;
 use crate::git::{self, Repo, TempWorktree};
 use crate::isolation::{self, Isolation};
 use crate::outcome::Outcome;
-use crate::report::{Hint, RunReport, RunResult, hint, refusal};
+use crate::report::{Hint, RunReport, RunResult, could_not, hint, refusal};
 
 /// How to prove a commit in a temporary worktree.
 #[derive(Clone)]
@@ -50,10 +50,9 @@ impl ExecScript {
     /// Read the script at `path` (relative to the current directory) once, for `repo`.
     pub(crate) fn read(repo: &Repo, path: &std::path::Path) -> Result<Self, super::Failure> {
         use std::os::unix::fs::PermissionsExt as _;
-        let source = std::path::absolute(path)
-            .with_context(|| format!("could not find the script {}", path.display()))?;
+        let source = std::path::absolute(path).with_context(|| could_not::find_the_script(path))?;
         let bytes = std::fs::read(&source)
-            .with_context(|| format!("could not read the script {}", source.display()))
+            .with_context(|| could_not::read_the_script(&source))
             .map_err(|error| super::Failure::from(error).hint(hint::name_an_exec_file()))?;
         let file_name = source
             .file_name()
@@ -65,12 +64,11 @@ impl ExecScript {
         let dir = repo
             .commit_worktrees()?
             .join(format!("exec-{}-{blob}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("could not create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).with_context(|| could_not::create(&dir))?;
         let copy = dir.join(&file_name);
         std::fs::write(&copy, &bytes)
             .and_then(|()| std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o500)))
-            .with_context(|| format!("could not write {}", copy.display()))?;
+            .with_context(|| could_not::write(&copy))?;
         let script = crate::proof::Script {
             blob,
             mode: 0o100_755,
@@ -432,7 +430,7 @@ fn set_up(
     let finished = request
         .run()
         .map_err(crate::process::Error::into_source)
-        .with_context(|| format!("could not run the setup script {}", setup.run))?;
+        .with_context(|| could_not::run_the_setup_script(&setup.run))?;
     if finished.success() {
         // The checks must run on the commit's files: a setup may write only what the state
         // leaves out (ignored files such as node_modules), never change a file of the commit.
@@ -639,8 +637,7 @@ fn isolated(
             // worktree's path, and the outer one is hidden, as a stop there hides it.
             Some(outer) => {
                 let stage = repo.commit_worktrees()?.join("stage");
-                std::fs::create_dir_all(&stage)
-                    .with_context(|| format!("could not create {}", stage.display()))?;
+                std::fs::create_dir_all(&stage).with_context(|| could_not::create(&stage))?;
                 isolation::Nested {
                     outer,
                     source: worktree.path().to_owned(),

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::{self, Repo};
-use crate::report::{InstallReport, hint};
+use crate::report::{InstallReport, could_not, hint};
 
 /// The pre-push hook we install: it hands over to 'git prove-it hook git pre-push'.
 pub(super) const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
@@ -35,7 +35,7 @@ enum Target {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = Repo::discover(&cwd)?;
     match args.target {
         Target::PrePush => {

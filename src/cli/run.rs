@@ -15,7 +15,7 @@ use crate::proof::lookup_proof;
 use crate::proof::{self, Attempted};
 use crate::report::{
     self, CheckRun, Hint, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult, Unarmed,
-    hint, refusal,
+    could_not, hint, refusal,
 };
 use anyhow::Context as _;
 
@@ -120,7 +120,7 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let mut policy = ctx.policy.clone()?;
     if let Some(jobs) = args.jobs {

@@ -9,8 +9,8 @@ use anyhow::Context as _;
 
 use crate::git::{self, Repo};
 use crate::proof::{CommitStatus, SignatureStatus, check_signatures};
-use crate::report::Hint;
 use crate::report::hint::{self, SigningFix};
+use crate::report::{Hint, could_not};
 use crate::signing::{self, Verifier};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
@@ -37,7 +37,7 @@ pub(crate) fn verifier(
 fn config_base(repo: &Repo) -> anyhow::Result<PathBuf> {
     match repo.workdir() {
         Ok(root) => Ok(root.to_owned()),
-        Err(_bare) => std::env::current_dir().context("could not read the current directory"),
+        Err(_bare) => std::env::current_dir().context(could_not::read_the_current_directory()),
     }
 }
 

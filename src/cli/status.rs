@@ -15,7 +15,7 @@ use crate::proof::{
 };
 use crate::report::{
     self, AheadSummary, ContestSummary, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck,
-    StatusReport,
+    StatusReport, could_not,
 };
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
@@ -49,7 +49,7 @@ fn hints(armed: &crate::git::Armed, any_armed: bool, dirty: &[String]) -> Vec<&'
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let repo = &ctx.repo;
     let armed = repo.armed()?;

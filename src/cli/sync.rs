@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::{Merged, Repo, Synced, Tips};
-use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes, hint};
+use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes, could_not, hint};
 
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
 /// union (no proof is ever lost, whichever side wrote it), and push the result.
@@ -40,7 +40,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = Repo::discover_history(&cwd)?;
     let remote = args.remote.clone().unwrap_or_else(|| repo.default_remote());
     let failed = |e: crate::git::Error| match e {

@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::git::{AheadFiles, CommitInfo, ObjectId, Repo, StateTree, Tally, TempWorktree};
 use crate::proof::{self, CheckSet, CommitStatus, Standing};
-use crate::report::{Cancelled, Known, WatchOutput};
+use crate::report::{Cancelled, Known, WatchOutput, could_not};
 
 /// How often the worktree's events, the range and the signals are looked at.
 const POLL: Duration = Duration::from_millis(50);
@@ -76,7 +76,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let mut policy = ctx.policy.clone()?;
     if let Some(jobs) = args.jobs {

@@ -13,6 +13,7 @@ mod ci;
 mod claim;
 mod commits;
 mod contest;
+pub(crate) mod could_not;
 mod doctor;
 mod echo;
 mod failure;
