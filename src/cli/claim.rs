@@ -122,9 +122,8 @@ pub(crate) fn run(
         return requires_subagents(&report, args.json, out);
     };
     if let Some(preset) = agent.preset
-        && let Some((reason, hint)) = preset_unavailable(preset, &cwd)
+        && let Some(report) = preset_unavailable(preset, &cwd)
     {
-        let report = RequiresSubagentsReport::unavailable(JSON_VERSION, reason, hint);
         return requires_subagents(&report, args.json, out);
     }
 
@@ -320,26 +319,20 @@ fn validate(
 
 /// Why a preset cannot run here, and what to do, or `None` when it can: said once, before any
 /// round starts, rather than ten times over by the rounds.
-fn preset_unavailable(preset: &str, cwd: &Path) -> Option<(String, String)> {
+fn preset_unavailable(preset: &str, cwd: &Path) -> Option<RequiresSubagentsReport> {
     if !on_path(preset) {
-        return Some((
-            format!("the {preset} preset runs `{preset}`, which is not on PATH"),
-            format!("install {preset} or put it on PATH, or pass --agent <command>"),
+        return Some(RequiresSubagentsReport::preset_missing(
+            JSON_VERSION,
+            preset,
         ));
     }
     if preset == "gemini"
         && let Some((false, record)) = crate::hosts::Host::Gemini.trust_record(cwd)
     {
-        return Some((
-            format!(
-                "Gemini CLI runs nothing headless in an untrusted folder, and {} does not \
-                 record trusting {}",
-                record.display(),
-                cwd.display()
-            ),
-            "trust the folder in interactive Gemini CLI (/trust), or set \
-             GEMINI_CLI_TRUST_WORKSPACE=true for this run"
-                .into(),
+        return Some(RequiresSubagentsReport::gemini_untrusted(
+            JSON_VERSION,
+            &record,
+            cwd,
         ));
     }
     None
