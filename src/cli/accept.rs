@@ -35,11 +35,7 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     if args.target.contains("..") {
-        return Err(anyhow::anyhow!(
-            "accept takes one commit or tree, not the range {}",
-            args.target
-        )
-        .into());
+        return Err(crate::report::refusal::accept_takes_no_range(&args.target).into());
     }
     super::revoke::resolve_command(
         MarkKind::Accept,

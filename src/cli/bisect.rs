@@ -14,7 +14,7 @@ use crate::git::{CommitInfo, ObjectId, Repo, Selection, TempWorktree};
 use crate::proof::{self, Answer, CommitStatus, Known, Next, Standing, bounds, next};
 use crate::report::{
     self, BisectCandidate, BisectReport, BisectStep, FailedCheck, FirstBad, How, JSON_VERSION,
-    StepResult,
+    StepResult, could_not, hint, refusal,
 };
 
 /// Find the first commit whose checks fail, between a commit that passes and one that fails.
@@ -84,14 +84,12 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let policy = ctx.policy.clone()?;
     let repo = &ctx.repo;
-    let hint =
-        |which: &str| format!("name one commit as {which}: git prove-it bisect <good> <bad>");
-    let good = commits::one_commit(repo, &args.good, hint("GOOD"))?;
-    let bad = commits::one_commit(repo, &args.bad, hint("BAD"))?;
+    let good = commits::one_commit(repo, &args.good, hint::one_commit_as_good())?;
+    let bad = commits::one_commit(repo, &args.bad, hint::one_commit_as_bad())?;
     let line = first_parent_line(repo, &good, &bad, args)?;
     let exec = match &args.exec {
         Some(path) => Some(commits::ExecScript::read(repo, path)?),
@@ -204,28 +202,17 @@ fn first_parent_line(
 ) -> Result<Vec<ObjectId>, super::Failure> {
     let (g, b) = (&args.good, &args.bad);
     if good.id == bad.id {
-        return Err(super::Failure::from(anyhow::anyhow!(
-            "{g} and {b} are the same commit, so there is nothing between them to search"
-        ))
-        .hint(
-            "name an older commit that passes as GOOD: git log --first-parent --oneline lists them",
-        ));
+        return Err(refusal::same_commit(g, b).into());
     }
     // `good...bad` excludes their merge base: `good` itself exactly when it is an ancestor.
     let merge = repo.select(&[format!("{}...{}", good.id, bad.id)])?;
     if merge.hidden != [good.id] {
-        let refused = super::Failure::from(anyhow::anyhow!(
-            "{g} is not an ancestor of {b}, so no line of history leads from one to the other"
-        ));
-        return Err(if merge.hidden == [bad.id] {
-            refused.hint(format!(
-                "{b} is an ancestor of {g}: name the older commit, which passes, first: git prove-it bisect {b} {g}"
-            ))
+        let way_out = if merge.hidden == [bad.id] {
+            hint::swap_good_and_bad(g, b)
         } else {
-            refused.hint(format!(
-                "a commit both share is a GOOD to start from if it passes: git merge-base {g} {b}"
-            ))
-        });
+            hint::start_from_merge_base(g, b)
+        };
+        return Err(super::Failure::from(refusal::not_an_ancestor(g, b)).hint(way_out));
     }
     let inside: HashSet<ObjectId> = repo
         .walk(
@@ -372,33 +359,25 @@ impl Bisect<'_> {
     fn search(&mut self, commits: &mut [Commit], bad_rev: &str) -> Result<Answer, super::Failure> {
         let last = commits.len() - 1;
         let b = bad_rev;
-        let refused = |what: String| {
-            super::Failure::from(anyhow::anyhow!("{what}"))
-                .hint("name a commit whose checks fail as BAD: git prove-it log shows which commits are proven")
-        };
         match commits[last].known {
             Known::Good => {
                 self.show_record(&commits[last])?;
-                return Err(refused(format!(
-                    "{b} is proven: its checks pass, so there is no failing commit to look for"
-                )));
+                return Err(refusal::bad_is_proven(b).into());
             }
             Known::Untestable => {
                 let why = commits[last].untestable.clone().unwrap_or_default();
-                return Err(refused(format!("{b} cannot be tested: {why}")));
+                return Err(refusal::bad_cannot_be_tested(b, &why).into());
             }
             Known::Bad => self.show_record(&commits[last])?,
             Known::Unknown => {
                 self.run(&mut commits[last])?;
                 match commits[last].known {
                     Known::Good => {
-                        return Err(refused(format!(
-                            "{b} passes: its checks were run and it is proven now, so there is no failing commit to look for"
-                        )));
+                        return Err(refusal::bad_passes(b).into());
                     }
                     Known::Untestable => {
                         let why = commits[last].untestable.clone().unwrap_or_default();
-                        return Err(refused(format!("{b} cannot be tested: {why}")));
+                        return Err(refusal::bad_cannot_be_tested(b, &why).into());
                     }
                     Known::Bad | Known::Unknown => {}
                 }
@@ -454,12 +433,8 @@ impl Bisect<'_> {
             return Err(interrupted());
         }
         self.runs += 1;
-        let result = ran(&proved).with_context(|| {
-            format!(
-                "could not read what 'git prove-it run' found for {}",
-                commit.info.id
-            )
-        })?;
+        let result =
+            ran(&proved).with_context(|| could_not::read_what_run_found(commit.info.id))?;
         match &result {
             StepResult::Proven => commit.known = Known::Good,
             StepResult::Failed { checks, .. } => {
@@ -479,10 +454,7 @@ impl Bisect<'_> {
 }
 
 fn interrupted() -> super::Failure {
-    super::Failure::from(anyhow::anyhow!(
-        "interrupted: the search stopped before it found the first failing commit"
-    ))
-    .hint("what ran is recorded; run the same bisect again to go on from there")
+    refusal::bisect_interrupted().into()
 }
 
 /// A run's result as a step of the search: a run that could not decide (exit 2) or found

@@ -10,7 +10,8 @@ use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
 use crate::report::{
-    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport,
+    self, CheckReport, CommitReport, JSON_VERSION, VerifyChangeReport, WeakenedReport, could_not,
+    hint, refusal,
 };
 
 /// Check that commits are proven: CI's command. Runs nothing.
@@ -123,8 +124,7 @@ pub(crate) struct Args {
 /// The check of the script at `path` from outside the history, as `run --exec` names it, read
 /// without writing anything.
 fn exec_check(repo: &Repo, path: &std::path::Path) -> Result<crate::proof::Check, super::Failure> {
-    let bytes = std::fs::read(path)
-        .with_context(|| format!("could not read the script {}", path.display()))?;
+    let bytes = std::fs::read(path).with_context(|| could_not::read_the_script(path))?;
     let name = std::path::absolute(path)
         .ok()
         .and_then(|path| {
@@ -132,7 +132,7 @@ fn exec_check(repo: &Repo, path: &std::path::Path) -> Result<crate::proof::Check
                 .and_then(|n| n.to_str())
                 .map(str::to_string)
         })
-        .ok_or_else(|| anyhow::anyhow!("the script {} has no file name", path.display()))?;
+        .ok_or_else(|| refusal::script_without_a_name(path))?;
     let script = crate::proof::Script {
         blob: repo.hash_blob(&bytes),
         mode: 0o100_755,
@@ -159,7 +159,7 @@ pub(crate) enum Format {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
     let repo = &ctx.repo;
     let now = ctx.clock.now();
@@ -222,9 +222,7 @@ fn select(repo: &Repo, revs: &[String]) -> Result<crate::git::Selection, super::
         // Until pre-receive accepts a push, git keeps its objects in a quarantine directory named
         // only by GIT_OBJECT_DIRECTORY, which gix does not read.
         if std::env::var_os("GIT_QUARANTINE_PATH").is_some() {
-            failure.hint(
-                "a push's new commits are out of reach in a pre-receive or update hook (git's quarantine): check them in a post-receive hook or in CI",
-            )
+            failure.hint(hint::quarantined_push())
         } else {
             failure
         }
@@ -239,13 +237,7 @@ fn verifier(repo: &Repo, args: &Args) -> Result<Option<crate::signing::Verifier>
         return Ok(None);
     }
     let verifier = super::signers::verifier(repo, args.allowed_signers.as_deref())?;
-    Ok(Some(verifier.ok_or_else(|| {
-        super::Failure::from(anyhow::anyhow!(
-            "--require-signed needs an allowed signers file, and none is given or configured"
-        ))
-        .hint("commit one and name it: git config prove-it.allowedSigners .github/allowed_signers")
-        .hint("or pass it: git prove-it check --require-signed --allowed-signers FILE")
-    })?))
+    Ok(Some(verifier.ok_or_else(refusal::no_allowed_signers)?))
 }
 
 /// What `check` says of one commit, as `args` count its proof: bounded by a weakening alone
@@ -314,8 +306,8 @@ fn append(path: &std::path::Path, report: &CheckReport, render: Render) -> anyho
         .create(true)
         .append(true)
         .open(path)
-        .with_context(|| format!("could not open {}", path.display()))?;
-    render(report, &mut file).with_context(|| format!("could not write {}", path.display()))
+        .with_context(|| could_not::open(path))?;
+    render(report, &mut file).with_context(|| could_not::write(path))
 }
 
 /// The checked commits whose protected paths were weakened since each of `bases`, by the

@@ -18,7 +18,7 @@ use crate::exit;
 use crate::git::{CLAIMS_REF, Repo, StateTree};
 use crate::report::{
     self, ClaimProgress, ClaimReport, ClaimText, JSON_VERSION, Recorded, RequiresSubagentsReport,
-    RoundLine,
+    RoundLine, could_not, hint, refusal,
 };
 
 /// Put a claim through the prove-it gauntlet: nine lenses at once, then one oracle that alone
@@ -100,23 +100,21 @@ pub(crate) fn run(
         let mut text = String::new();
         std::io::stdin()
             .read_to_string(&mut text)
-            .context("could not read the packets from stdin")?;
+            .context(could_not::read_the_packets())?;
         return validate(&text, args.json, out, err);
     }
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = match Repo::discover(&cwd) {
         Ok(repo) => Some(repo),
         Err(error) if args.record => {
-            return Err(super::Failure::from(error)
-                .hint("--record stores the verdict in a repository; run it inside one"));
+            return Err(super::Failure::from(error).hint(hint::record_inside_a_repository()));
         }
         // Outside a repository the gauntlet still runs: only git config is out of reach.
         Err(_) => None,
     };
     let sources = Settings::maybe(repo.as_ref());
     let Some(claim) = Claim::new(args.claim.as_deref().unwrap_or(""), args.scope.as_deref()) else {
-        return Err(super::Failure::from(anyhow::anyhow!("the claim is empty"))
-            .hint("say what is to be proven: git prove-it claim \"all tests pass\""));
+        return Err(refusal::claim_is_empty().into());
     };
     let timeout = claim::resolve_timeout(args.timeout, &sources)?;
     let Some(agent) = claim::resolve_agent(args.agent.as_deref(), &sources) else {
@@ -124,9 +122,8 @@ pub(crate) fn run(
         return requires_subagents(&report, args.json, out);
     };
     if let Some(preset) = agent.preset
-        && let Some((reason, hint)) = preset_unavailable(preset, &cwd)
+        && let Some(report) = preset_unavailable(preset, &cwd)
     {
-        let report = RequiresSubagentsReport::unavailable(JSON_VERSION, reason, hint);
         return requires_subagents(&report, args.json, out);
     }
 
@@ -146,13 +143,13 @@ pub(crate) fn run(
     let mut progress = ClaimProgress::new();
     let (entries, mut lines) = lens_rounds(&claim, &request, &mut progress, err)?;
     if interrupt.load(Ordering::Relaxed) {
-        return Err(anyhow::anyhow!("interrupted; no verdict").into());
+        return Err(refusal::claim_interrupted().into());
     }
 
     let (completeness, job, oracle_run) =
         oracle_round(&claim, &entries, &request, &mut progress, err)?;
     if interrupt.load(Ordering::Relaxed) {
-        return Err(anyhow::anyhow!("interrupted; no verdict").into());
+        return Err(refusal::claim_interrupted().into());
     }
     let judged = claim::judge_oracle(&oracle_run, &completeness);
     lines.push(oracle_line(&job, &oracle_run, &judged));
@@ -209,7 +206,7 @@ fn oracle_round(
     progress.oracle_started(err);
     let completeness = Completeness::of(entries);
     let input = serde_json::to_vec(&claim::oracle_assignment(claim, entries))
-        .context("could not write the oracle's assignment")?;
+        .context(could_not::write_the_oracles_assignment())?;
     let job = Job {
         round: ORACLE_ROUND,
         name: claim::run_name(ORACLE_ROUND, ORACLE_ID),
@@ -284,12 +281,8 @@ fn validate(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let judged = claim::validate(text).map_err(|error| {
-        super::Failure::from(error).hint(
-            "give each packet its packet_role and round, or its prove_it_round_packet or \
-             prove_it_oracle_packet key",
-        )
-    })?;
+    let judged = claim::validate(text)
+        .map_err(|error| super::Failure::from(error).hint(hint::give_each_packet_its_role()))?;
     let mut rounds: Vec<RoundLine> = judged
         .entries
         .iter()
@@ -326,26 +319,20 @@ fn validate(
 
 /// Why a preset cannot run here, and what to do, or `None` when it can: said once, before any
 /// round starts, rather than ten times over by the rounds.
-fn preset_unavailable(preset: &str, cwd: &Path) -> Option<(String, String)> {
+fn preset_unavailable(preset: &str, cwd: &Path) -> Option<RequiresSubagentsReport> {
     if !on_path(preset) {
-        return Some((
-            format!("the {preset} preset runs `{preset}`, which is not on PATH"),
-            format!("install {preset} or put it on PATH, or pass --agent <command>"),
+        return Some(RequiresSubagentsReport::preset_missing(
+            JSON_VERSION,
+            preset,
         ));
     }
     if preset == "gemini"
         && let Some((false, record)) = crate::hosts::Host::Gemini.trust_record(cwd)
     {
-        return Some((
-            format!(
-                "Gemini CLI runs nothing headless in an untrusted folder, and {} does not \
-                 record trusting {}",
-                record.display(),
-                cwd.display()
-            ),
-            "trust the folder in interactive Gemini CLI (/trust), or set \
-             GEMINI_CLI_TRUST_WORKSPACE=true for this run"
-                .into(),
+        return Some(RequiresSubagentsReport::gemini_untrusted(
+            JSON_VERSION,
+            &record,
+            cwd,
         ));
     }
     None
@@ -376,7 +363,7 @@ fn lens_rounds(
             name: lens.run_name(),
             role: "evidence_lens",
             input: serde_json::to_vec(&lens.assignment(claim))
-                .context("could not write a lens assignment")?,
+                .context(could_not::write_a_lens_assignment())?,
         });
     }
     let mut done: Vec<Option<(RoundEntry, RoundLine)>> = vec![None; jobs.len()];
@@ -437,7 +424,7 @@ fn record(
         return Ok(());
     }
     let text = serde_json::to_string_pretty(&verdict.packet)
-        .context("could not write the oracle packet")?;
+        .context(could_not::write_the_oracle_packet())?;
     repo.notes(CLAIMS_REF).update(
         before.id,
         &format!(

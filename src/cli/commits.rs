@@ -11,7 +11,7 @@ use crate::exit;
 use crate::git::{self, Repo, TempWorktree};
 use crate::isolation::{self, Isolation};
 use crate::outcome::Outcome;
-use crate::report::{RunReport, RunResult};
+use crate::report::{Hint, RunReport, RunResult, could_not, hint, refusal};
 
 /// How to prove a commit in a temporary worktree.
 #[derive(Clone)]
@@ -50,35 +50,25 @@ impl ExecScript {
     /// Read the script at `path` (relative to the current directory) once, for `repo`.
     pub(crate) fn read(repo: &Repo, path: &std::path::Path) -> Result<Self, super::Failure> {
         use std::os::unix::fs::PermissionsExt as _;
-        let source = std::path::absolute(path)
-            .with_context(|| format!("could not find the script {}", path.display()))?;
+        let source = std::path::absolute(path).with_context(|| could_not::find_the_script(path))?;
         let bytes = std::fs::read(&source)
-            .with_context(|| format!("could not read the script {}", source.display()))
-            .map_err(|error| {
-                super::Failure::from(error)
-                    .hint("name a file: --exec ./test.sh, or a path outside the repository")
-            })?;
+            .with_context(|| could_not::read_the_script(&source))
+            .map_err(|error| super::Failure::from(error).hint(hint::name_an_exec_file()))?;
         let file_name = source
             .file_name()
             .and_then(|name| name.to_str())
             .filter(|name| !name.chars().any(char::is_control))
-            .ok_or_else(|| {
-                anyhow::anyhow!(
-                    "the script {} has no file name that a record could carry",
-                    source.display()
-                )
-            })?
+            .ok_or_else(|| refusal::exec_without_a_name(&source))?
             .to_string();
         let blob = repo.write_blob(&bytes)?;
         let dir = repo
             .commit_worktrees()?
             .join(format!("exec-{}-{blob}", std::process::id()));
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("could not create {}", dir.display()))?;
+        std::fs::create_dir_all(&dir).with_context(|| could_not::create(&dir))?;
         let copy = dir.join(&file_name);
         std::fs::write(&copy, &bytes)
             .and_then(|()| std::fs::set_permissions(&copy, std::fs::Permissions::from_mode(0o500)))
-            .with_context(|| format!("could not write {}", copy.display()))?;
+            .with_context(|| could_not::write(&copy))?;
         let script = crate::proof::Script {
             blob,
             mode: 0o100_755,
@@ -97,12 +87,8 @@ impl ExecScript {
         for path in [self.source.as_path(), std::path::Path::new(&self.check.run)] {
             let now = std::fs::read(path).ok().map(|bytes| repo.hash_blob(&bytes));
             if now != blob {
-                return Err(super::Failure::from(anyhow::anyhow!(
-                    "the script {} changed while the commits were proven (it was blob {}), so the commits left would be proven by another script",
-                    path.display(),
-                    blob.map(|b| b.to_string()).unwrap_or_default()
-                ))
-                .hint("leave the script as it is until the run ends, or copy it elsewhere and name the copy with --exec"));
+                let was = blob.map(|b| b.to_string()).unwrap_or_default();
+                return Err(refusal::exec_changed(path, &was).into());
             }
         }
         Ok(())
@@ -120,14 +106,12 @@ impl Drop for ExecScript {
 pub(crate) fn one_commit(
     repo: &Repo,
     rev: &str,
-    hint: impl Into<String>,
+    hint: Hint,
 ) -> Result<git::CommitInfo, super::Failure> {
     let selection = repo.select(&[rev.to_string()])?;
     match (selection.tips.as_slice(), selection.hidden.is_empty()) {
         ([id], true) => Ok(repo.commit_info(*id)?),
-        _ => {
-            Err(super::Failure::from(anyhow::anyhow!("{rev:?} is not a single commit")).hint(hint))
-        }
+        _ => Err(super::Failure::from(refusal::not_one_commit(rev)).hint(hint)),
     }
 }
 
@@ -166,18 +150,10 @@ pub(crate) fn prove_commit(
     match proved.cannot_test {
         None => Ok(proved.run),
         Some(setup) => {
-            let mut failure = super::Failure::from(anyhow::anyhow!(
-                "cannot test commit {}: {}; its checks did not run",
-                commit.id,
-                setup.exit
-            ));
-            for line in setup.tail.iter().rev().take(5).rev() {
-                failure = failure.hint(format!("setup printed: {line}"));
-            }
-            if let Some(log) = &setup.log {
-                failure = failure.hint(format!("its full output: {log}"));
-            }
-            Err(failure.hint("fix the setup script of prove-it.toml, or run it by hand in a fresh clone to see why it fails there"))
+            Err(
+                refusal::setup_failed(commit.id, &setup.exit, &setup.tail, setup.log.as_deref())
+                    .into(),
+            )
         }
     }
 }
@@ -200,7 +176,7 @@ pub(crate) fn prove_in(
     let checkout = worktree.repo(repo)?.handle();
     let state = checked_out(repo, &checkout, worktree, commit)?;
     if interrupt.load(std::sync::atomic::Ordering::SeqCst) {
-        return Err(anyhow::anyhow!("interrupted before verify.sh started").into());
+        return Err(refusal::interrupted_before_the_run().into());
     }
     let (isolation, view) = isolated(repo, worktree)?;
     let set_up = set_up(repo, worktree, commit, how, &view, interrupt)?;
@@ -288,14 +264,7 @@ fn checked_out(
         state = read()?;
     }
     if state.id != commit.tree {
-        return Err(super::Failure::from(anyhow::anyhow!(
-            "checking out {} gives the state tree {}, not the commit's tree {}, so no proof made there would prove the commit",
-            commit.id,
-            state.id,
-            commit.tree
-        ))
-        .hint("clean or smudge filters (.gitattributes, git-lfs) or ignored files committed anyway change what a checkout holds")
-        .hint("prove the working state instead: check the commit out and run 'git prove-it run'"));
+        return Err(refusal::checkout_differs(commit.id, state.id, commit.tree).into());
     }
     Ok(state)
 }
@@ -461,7 +430,7 @@ fn set_up(
     let finished = request
         .run()
         .map_err(crate::process::Error::into_source)
-        .with_context(|| format!("could not run the setup script {}", setup.run))?;
+        .with_context(|| could_not::run_the_setup_script(&setup.run))?;
     if finished.success() {
         // The checks must run on the commit's files: a setup may write only what the state
         // leaves out (ignored files such as node_modules), never change a file of the commit.
@@ -668,8 +637,7 @@ fn isolated(
             // worktree's path, and the outer one is hidden, as a stop there hides it.
             Some(outer) => {
                 let stage = repo.commit_worktrees()?.join("stage");
-                std::fs::create_dir_all(&stage)
-                    .with_context(|| format!("could not create {}", stage.display()))?;
+                std::fs::create_dir_all(&stage).with_context(|| could_not::create(&stage))?;
                 isolation::Nested {
                     outer,
                     source: worktree.path().to_owned(),
@@ -690,14 +658,7 @@ fn isolated(
     let leaks = isolation::leaks(checkout, worktree.path(), &vars);
     if !leaks.is_empty() {
         let named: Vec<String> = leaks.iter().map(ToString::to_string).collect();
-        let failure = super::Failure::from(anyhow::anyhow!(
-            "not run: the run could reach the checkout's code ({}), and this machine cannot mount the commit's worktree at {}, so a proof would not be the commit's",
-            named.join("; "),
-            checkout.display()
-        ));
-        return Err(failure
-            .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the commit is mounted at the checkout's path")
-            .hint("or run it without the link: unset the variable, deactivate the virtualenv, or install the package from the commit in a `setup` script of prove-it.toml"));
+        return Err(refusal::commit_run_leaks(&named, checkout).into());
     }
     Ok((Isolation::None, crate::process::Wrap::Plain))
 }

@@ -1,8 +1,9 @@
 //! The error that ends a command (`Failure`): what went wrong, its causes and its `hint:` lines,
-//! made from the layers' errors; `report::failure` says it.
+//! made from the layers' errors and the hints and refusals `report` words; `report::failure`
+//! says it.
 
 use crate::git;
-use crate::report::{FailureKind, FailureReport, JSON_VERSION, readable_causes};
+use crate::report::{FailureKind, FailureReport, Hint, JSON_VERSION, Refusal, readable_causes};
 
 /// An error that ends a command, with the `hint:` lines that tell the user what to do.
 #[derive(Debug)]
@@ -19,8 +20,15 @@ impl Failure {
         self
     }
 
-    pub(crate) fn hint(mut self, hint: impl Into<String>) -> Self {
+    /// Add a `hint:` line, said after those of the failure's kind.
+    pub(crate) fn hint(mut self, hint: Hint) -> Self {
         self.hints.push(hint.into());
+        self
+    }
+
+    /// Add `hint:` lines, in their order.
+    pub(crate) fn hints(mut self, hints: impl IntoIterator<Item = Hint>) -> Self {
+        self.hints.extend(hints.into_iter().map(String::from));
         self
     }
 
@@ -106,6 +114,14 @@ fn kind_of(error: &git::Error) -> Option<FailureKind> {
     }
 }
 
+/// A failure the command found itself, said in `report`'s words: its sentence is the error's.
+impl From<Refusal> for Failure {
+    fn from(refusal: Refusal) -> Self {
+        let (message, hints) = refusal.into_parts();
+        Failure::from(anyhow::Error::msg(message)).hints(hints)
+    }
+}
+
 impl<E: Into<anyhow::Error>> From<E> for Failure {
     fn from(error: E) -> Self {
         Failure {
@@ -147,14 +163,28 @@ mod tests {
     }
 
     #[test]
+    fn a_refusal_is_its_sentence_and_its_hints_in_reports_words() {
+        let mut err = Vec::new();
+        Failure::from(crate::report::refusal::init_cannot_ask())
+            .render(&mut Vec::new(), &mut err)
+            .unwrap();
+        assert_eq!(
+            String::from_utf8(err).unwrap(),
+            "error: stdin is not a terminal, so init cannot ask: nothing was changed\n\
+             hint: run 'git prove-it init --yes' (with the same flags) to set up as listed above\n"
+        );
+    }
+
+    #[test]
     fn renders_the_error_its_causes_and_hints_as_git_does() {
         let error = anyhow::anyhow!("root cause").context("could not do the thing");
-        let failure = Failure::from(error).hint("try the other thing");
+        let failure = Failure::from(error).hint(crate::report::hint::fix_the_path());
         let mut err = Vec::new();
         failure.render(&mut Vec::new(), &mut err).unwrap();
         assert_eq!(
             String::from_utf8(err).unwrap(),
-            "error: could not do the thing\ncaused by: root cause\nhint: try the other thing\n"
+            "error: could not do the thing\ncaused by: root cause\n\
+             hint: fix or remove the path named above; git add -A would fail on it too\n"
         );
     }
 }

@@ -13,7 +13,7 @@ use crate::context::policy::{GatePolicy, Policy};
 use crate::exit;
 use crate::git::Repo;
 use crate::hosts::Host;
-use crate::report::{DemoResult, InitReport, Step};
+use crate::report::{DemoResult, InitReport, Step, could_not, hint, refusal};
 use crate::setup::pre_push::{self, Manager, Plan};
 use crate::setup::workspace::{self, Workspace};
 use crate::setup::{demo, stack};
@@ -101,7 +101,7 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = Repo::discover(&cwd)?;
     let interactive = !args.yes && std::io::stdin().is_terminal();
     let stacks = stack::detect(repo.workdir()?);
@@ -129,12 +129,7 @@ pub(crate) fn run(
     if changes && !args.yes {
         InitReport::plan(&steps, err)?;
         if !interactive {
-            return Err(super::Failure::from(anyhow::anyhow!(
-                "stdin is not a terminal, so init cannot ask: nothing was changed"
-            ))
-            .hint(
-                "run 'git prove-it init --yes' (with the same flags) to set up as listed above",
-            ));
+            return Err(refusal::init_cannot_ask().into());
         }
         if !ask("Proceed?", true, input, err)? {
             writeln!(err, "nothing was changed")?;
@@ -351,12 +346,10 @@ fn plan_wire(root: &Path, host: Host, args: &Args) -> Result<Vec<Step>, super::F
     let path = root.join(host.config_path());
     let existing = read_optional(&path)?;
     let wired = host.wire(existing.as_deref()).map_err(|error| {
-        super::Failure::from(anyhow::Error::new(error).context(format!(
-            "could not wire {}: {} cannot be read as settings",
-            host.title(),
-            path.display()
-        )))
-        .hint("fix the file (or move it away) and run init again; nothing was changed")
+        super::Failure::from(
+            anyhow::Error::new(error).context(could_not::wire(host.title(), &path)),
+        )
+        .hint(hint::fix_the_settings_file())
     })?;
     let user_file = host.user_level_to_wire();
     steps.push(Step::Wire {
@@ -370,12 +363,10 @@ fn plan_wire(root: &Path, host: Host, args: &Args) -> Result<Vec<Step>, super::F
     if let Some(path) = user_file.filter(|_| args.user_level) {
         let existing = read_optional(&path)?;
         let wired = host.wire(existing.as_deref()).map_err(|error| {
-            super::Failure::from(anyhow::Error::new(error).context(format!(
-                "could not wire {} user-wide: {} cannot be read as settings",
-                host.title(),
-                path.display()
-            )))
-            .hint("fix the file (or move it away) and run init again; nothing was changed")
+            super::Failure::from(
+                anyhow::Error::new(error).context(could_not::wire_user_wide(host.title(), &path)),
+            )
+            .hint(hint::fix_the_settings_file())
         })?;
         steps.push(Step::Wire {
             host,
@@ -440,7 +431,7 @@ fn plan_pre_push(repo: &Repo, root: &Path) -> Result<Step, super::Failure> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
         Err(e) => {
             return Err(anyhow::Error::from(e)
-                .context(format!("could not read {}", path.display()))
+                .context(could_not::read(&path))
                 .into());
         }
     };
@@ -514,9 +505,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, super::Failure> {
     match std::fs::read_to_string(path) {
         Ok(text) => Ok(Some(text)),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(anyhow::Error::from(e)
-            .context(format!("could not read {}", path.display()))
-            .into()),
+        Err(e) => Err(anyhow::Error::from(e).context(could_not::read(path)).into()),
     }
 }
 
@@ -526,7 +515,7 @@ fn read_optional(path: &Path) -> Result<Option<String>, super::Failure> {
 fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), super::Failure> {
     let target: PathBuf = path.canonicalize().unwrap_or_else(|_| path.to_owned());
     let dir = target.parent().expect("a file has a directory");
-    std::fs::create_dir_all(dir).with_context(|| format!("could not create {}", dir.display()))?;
+    std::fs::create_dir_all(dir).with_context(|| could_not::create(dir))?;
     let permissions = std::fs::metadata(&target).map_or_else(
         |_| std::fs::Permissions::from_mode(mode),
         |meta| meta.permissions(),
@@ -542,7 +531,7 @@ fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), super::Failure> 
     if let Err(error) = written {
         let _ = std::fs::remove_file(&tmp);
         return Err(anyhow::Error::from(error)
-            .context(format!("could not write {}", target.display()))
+            .context(could_not::write(&target))
             .into());
     }
     Ok(())

@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::{self, Repo};
-use crate::report::InstallReport;
+use crate::report::{InstallReport, could_not, hint};
 
 /// The pre-push hook we install: it hands over to 'git prove-it hook git pre-push'.
 pub(super) const PRE_PUSH: &str = include_str!("../../hooks/pre-push");
@@ -35,7 +35,7 @@ enum Target {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = Repo::discover(&cwd)?;
     match args.target {
         Target::PrePush => {
@@ -56,9 +56,9 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
 pub(super) fn install_pre_push(repo: &Repo) -> Result<git::Hook, super::Failure> {
     repo.install_hook(PRE_PUSH_HOOK, PRE_PUSH)
         .map_err(|error| match error {
-            git::Error::HookNotOurs { .. } => super::Failure::from(error).hint(
-                "move it away and run 'git prove-it install pre-push' again, or make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
-            ),
+            git::Error::HookNotOurs { .. } => {
+                super::Failure::from(error).hint(hint::hook_not_ours())
+            }
             error => error.into(),
         })
 }

@@ -8,7 +8,7 @@ use clap::CommandFactory as _;
 
 use crate::exit;
 use crate::process;
-use crate::report::InstallManReport;
+use crate::report::{InstallManReport, could_not, refusal};
 
 /// Install the manual pages, so that `git prove-it --help` and `git help prove-it` open them.
 ///
@@ -28,21 +28,14 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
     let dir = match &args.dir {
         Some(dir) => dir.clone(),
-        None => default_dir().ok_or_else(|| {
-            super::Failure::from(anyhow::anyhow!(
-                "no per-user man directory: neither XDG_DATA_HOME nor HOME is set"
-            ))
-            .hint("name one: git prove-it install-man --dir DIR")
-        })?,
+        None => default_dir().ok_or_else(refusal::no_man_directory)?,
     };
     let man1 = dir.join("man1");
-    std::fs::create_dir_all(&man1)
-        .with_context(|| format!("could not create {}", man1.display()))?;
-    let pages = man_pages().context("could not render the man pages")?;
+    std::fs::create_dir_all(&man1).with_context(|| could_not::create(&man1))?;
+    let pages = man_pages().context(could_not::render_the_man_pages())?;
     for (name, page) in &pages {
         let path = man1.join(name);
-        std::fs::write(&path, page)
-            .with_context(|| format!("could not write {}", path.display()))?;
+        std::fs::write(&path, page).with_context(|| could_not::write(&path))?;
     }
     InstallManReport {
         pages: pages.len(),

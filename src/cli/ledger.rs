@@ -7,7 +7,7 @@ use anyhow::Context as _;
 use crate::context::Context;
 use crate::gate::{LedgerEntry, summarize_ledger};
 use crate::git::{Repo, ledger};
-use crate::report::{self, JSON_VERSION, LedgerReport, LedgerSummaryReport};
+use crate::report::{self, JSON_VERSION, LedgerReport, LedgerSummaryReport, could_not};
 
 /// Print the ledger: one entry for the first refusal of each agent turn the gate sent back,
 /// one for each turn that ended unverified (after the last block, skipped, or not checked),
@@ -34,7 +34,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let enabled = ctx.gate.clone()?.ledger;
     let repo = &ctx.repo;

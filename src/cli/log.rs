@@ -7,7 +7,9 @@ use anyhow::Context as _;
 
 use crate::context::Context;
 use crate::git::Repo;
-use crate::report::{self, CommitReport, JSON_VERSION, LogReport, LogStyle, StatsReport};
+use crate::report::{
+    self, CommitReport, JSON_VERSION, LogReport, LogStyle, StatsReport, could_not,
+};
 
 /// List commits as 'git log --oneline' does, with a proof column.
 ///
@@ -104,12 +106,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     };
     let mut buffer = Vec::new();
     let code = list(args, &mut buffer)?;
-    std::fs::write(path, &buffer).with_context(|| format!("could not write {}", path.display()))?;
+    std::fs::write(path, &buffer).with_context(|| could_not::write(path))?;
     Ok(code)
 }
 
 fn list(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
     let repo = &ctx.repo;
     let now = ctx.clock.now();

@@ -9,7 +9,7 @@ use crate::context::Context;
 use crate::exit;
 use crate::git::{ObjectId, Repo};
 use crate::proof::{MarkKind, Resolver, Target, resolve, targets_of_tree};
-use crate::report::{self, JSON_VERSION, ResolveReport, Resolved};
+use crate::report::{self, JSON_VERSION, ResolveReport, Resolved, could_not, refusal};
 use crate::signing::Signer;
 
 /// Revoke proofs: a person's word that they are false. They never count again, wherever the
@@ -76,15 +76,15 @@ pub(super) fn resolve_command(
     out: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
     if reason.trim().is_empty() {
-        return Err(anyhow::anyhow!("the reason is empty").into());
+        return Err(refusal::empty_reason().into());
     }
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover_history(&cwd)?, None);
     let repo = &ctx.repo;
     let mut targets: Vec<Target> = Vec::new();
     for tree in trees_of(repo, spec)? {
         let found = targets_of_tree(repo, tree, check, kind)
-            .with_context(|| format!("could not read the checks of tree {tree}"))?;
+            .with_context(|| could_not::read_the_checks_of_tree(tree))?;
         for target in found {
             if !targets.contains(&target) {
                 targets.push(target);
@@ -104,18 +104,11 @@ pub(super) fn resolve_command(
         }
         targets = only;
     }
-    let spec = spec.unwrap_or("the proofs ref");
     if targets.iter().all(|t| t.proofs.is_empty()) {
-        let what = match kind {
-            MarkKind::Accept => "no contested proof",
-            _ => "no proof",
-        };
-        let failure: super::Failure =
-            anyhow::anyhow!("{what} to {} in {spec}", kind_verb(kind)).into();
-        return Err(failure.hint("git prove-it check --all shows where the proofs are"));
+        return Err(refusal::nothing_to_resolve(kind_verb(kind), spec).into());
     }
     let signer = Signer::from_config(&|key| repo.config_string(key), ctx.home.as_deref())
-        .context("could not sign the record")?;
+        .context(could_not::sign_the_record())?;
     let sign = |text: &str| match &signer {
         Some(signer) => signer.sign(text).map(Some),
         None => Ok(None),

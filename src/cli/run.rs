@@ -14,7 +14,8 @@ use crate::proof::CheckSet;
 use crate::proof::lookup_proof;
 use crate::proof::{self, Attempted};
 use crate::report::{
-    self, CheckRun, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult, Unarmed,
+    self, CheckRun, Hint, JSON_VERSION, Progress, ProofSummary, RunReport, RunResult, Unarmed,
+    could_not, hint, refusal,
 };
 use anyhow::Context as _;
 
@@ -119,7 +120,7 @@ pub(crate) fn run(
     out: &mut dyn Write,
     err: &mut dyn Write,
 ) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let mut policy = ctx.policy.clone()?;
     if let Some(jobs) = args.jobs {
@@ -143,8 +144,7 @@ pub(crate) fn run(
         // Oldest first: a range is proven, and read, in the order it was written.
         ids.reverse();
         if ids.is_empty() {
-            return Err(super::Failure::from(anyhow::anyhow!("the range {rev:?} holds no commit"))
-                .hint("name a range with commits in it, such as main..HEAD: git log --oneline main..HEAD lists them"));
+            return Err(refusal::empty_range(rev).into());
         }
         return super::range::run_range(
             &ctx,
@@ -422,10 +422,7 @@ pub(super) fn prove_live(
     }
     if before.verify.is_none() {
         // A proof names the verify.sh it ran, so one that is not part of the state cannot prove it.
-        return Err(super::Failure::from(anyhow::anyhow!(
-            "verify.sh is not part of the working state, so no proof could name it"
-        ))
-        .hint("verify.sh is ignored: remove it from .gitignore or .git/info/exclude"));
+        return Err(refusal::verify_not_in_state().into());
     }
     // Before "already proven": a proof of this tree never tested the submodule's changes.
     refuse_dirty_submodules(&before)?;
@@ -469,12 +466,7 @@ pub(super) fn prove_live(
             live.event(&proof::Progress::Tick(elapsed));
         },
     );
-    let attempted = attempted.map_err(|error| {
-        prove_failure(
-            error,
-            "verify.sh must be executable and start with a line such as #!/bin/sh",
-        )
-    })?;
+    let attempted = attempted.map_err(|error| prove_failure(error, Some(hint::verify_starts())))?;
     let duration_ms = match &attempted {
         Attempted::Proven(record) => record.duration_ms,
         Attempted::Failed { duration_ms, .. }
@@ -600,12 +592,7 @@ fn prove_checks(
                 }
             },
         );
-        results = ran.map_err(|error| {
-            prove_failure(
-                error,
-                "each check's script must be executable and start with a line such as #!/bin/sh",
-            )
-        })?;
+        results = ran.map_err(|error| prove_failure(error, Some(hint::check_scripts_start())))?;
         progress.finish(Duration::ZERO, err);
     }
     let checks = with_results(repo, &found, reports, results)?;
@@ -631,17 +618,7 @@ fn prove_checks(
 fn scripts_runnable(set: &CheckSet) -> Result<(), super::Failure> {
     for check in &set.checks {
         if let Err(why) = check.runnable() {
-            return Err(super::Failure::from(anyhow::anyhow!(
-                "check {}: its script {} {why}",
-                check.name,
-                check.run
-            ))
-            .hint(format!(
-                "make {} an executable file of the working state (chmod +x), or remove check {} from {}",
-                check.run,
-                check.name,
-                proof::CHECKS_FILE
-            )));
+            return Err(refusal::script_not_runnable(&check.name, &check.run, why).into());
         }
     }
     Ok(())
@@ -755,7 +732,7 @@ fn options<'a>(
         ),
         None => {
             let (isolation, view) =
-                proof::working_view(repo).map_err(|error| prove_failure(error, ""))?;
+                proof::working_view(repo).map_err(|error| prove_failure(error, None))?;
             (
                 isolation,
                 view,
@@ -796,19 +773,19 @@ fn options<'a>(
 }
 
 /// A proof that could not be attempted, with the hint that fixes it; `start` is the hint for a
-/// script that could not be started.
-fn prove_failure(error: proof::Error, start: &str) -> super::Failure {
+/// script that could not be started (none where no script starts).
+fn prove_failure(error: proof::Error, start: Option<Hint>) -> super::Failure {
     match error {
         proof::Error::Git(error) => content_hint(error),
         proof::Error::Sign(error) => {
-            let hint = error.hint();
+            let hint = super::signers::signing_hint(&error);
             super::Failure::from(proof::Error::Sign(error)).hint(hint)
         }
-        error @ proof::Error::Verify(_) => super::Failure::from(error).hint(start.to_string()),
+        error @ proof::Error::Verify(_) => super::Failure::from(error).hints(start),
         error @ proof::Error::Reports { .. } => super::Failure::from(error),
-        error @ proof::Error::Leaks { .. } => super::Failure::from(error)
-            .hint("run it where unprivileged user namespaces are allowed (util-linux unshare 2.38 or later), so that the enclosing worktree is hidden")
-            .hint("or move the worktree out of the other one's directory: git worktree move <path> <new-path>"),
+        error @ proof::Error::Leaks { .. } => {
+            super::Failure::from(error).hints(hint::hide_the_enclosing_worktree())
+        }
     }
 }
 
@@ -889,30 +866,19 @@ fn check_result(
 fn checks_hint(error: proof::ChecksError) -> super::Failure {
     match error {
         proof::ChecksError::Git(error) => content_hint(error),
-        error @ proof::ChecksError::Invalid(_) => super::Failure::from(error).hint(format!(
-            "fix {} at the line named above (SPEC.md section 2.1 gives its format)",
-            proof::CHECKS_FILE
-        )),
-        proof::ChecksError::MissingInput {
-            check,
-            input,
-            line,
-        } => {
-            let hint = format!(
-                "correct the path in {}, or write it {:?} if it may be missing (SPEC.md section 2.1)",
-                proof::CHECKS_FILE,
-                format!("{input}?")
-            );
+        error @ proof::ChecksError::Invalid(_) => {
+            super::Failure::from(error).hint(hint::fix_the_checks_file())
+        }
+        proof::ChecksError::MissingInput { check, input, line } => {
+            let hint = hint::correct_the_input(&input);
             super::Failure::from(proof::ChecksError::MissingInput { check, input, line }).hint(hint)
         }
-        error @ proof::ChecksError::NotInState => super::Failure::from(error).hint(format!(
-            "make {} a file of the working state: remove it from .gitignore or .git/info/exclude",
-            proof::CHECKS_FILE
-        )),
-        error @ proof::ChecksError::NoChecks => super::Failure::from(error).hint(format!(
-            "declare a check in {} (SPEC.md section 2.1), or remove it and write a verify.sh (git prove-it init)",
-            proof::CHECKS_FILE
-        )),
+        error @ proof::ChecksError::NotInState => {
+            super::Failure::from(error).hint(hint::checks_file_in_state())
+        }
+        error @ proof::ChecksError::NoChecks => {
+            super::Failure::from(error).hint(hint::declare_a_check())
+        }
     }
 }
 
@@ -941,17 +907,13 @@ fn content_hint(error: git::Error) -> super::Failure {
     );
     let failure = super::Failure::from(error);
     if verify {
-        failure.hint(
-            "verify.sh must be a file of the working state whose bytes git records as they are: \
-             drop its filter, eol or ident attribute, or its skip-worktree or assume-unchanged flag",
-        )
+        failure.hint(hint::verify_as_recorded())
     } else if submodules {
-        let [commit, restore] = super::status::DIRTY_SUBMODULE_HINTS;
-        failure.hint(commit).hint(restore)
+        failure.hints(hint::dirty_submodules())
     } else if locked {
-        failure.hint("if no git command is running, remove the lock file and run again")
+        failure.hint(hint::remove_the_lock())
     } else if content {
-        failure.hint("fix or remove the path named above; git add -A would fail on it too")
+        failure.hint(hint::fix_the_path())
     } else {
         failure
     }
@@ -970,7 +932,7 @@ fn run_rev(
 ) -> Result<u8, super::Failure> {
     let repo = &ctx.repo;
     // A range was sent to run_range: this is one commit.
-    let info = one_commit(repo, rev, "name one commit, or a range such as main..HEAD")?;
+    let info = one_commit(repo, rev, hint::one_commit_or_range())?;
     let tree = Some(info.tree.to_string());
     let set = match repo.tree_entry(info.tree, proof::CHECKS_FILE)? {
         Some(_) => Some(CheckSet::of_tree(repo, info.tree).map_err(checks_hint)?),

@@ -9,6 +9,8 @@ use anyhow::Context as _;
 
 use crate::git::{self, Repo};
 use crate::proof::{CommitStatus, SignatureStatus, check_signatures};
+use crate::report::hint::{self, SigningFix};
+use crate::report::{Hint, could_not};
 use crate::signing::{self, Verifier};
 
 /// The verifier for `--allowed-signers FILE`, else `prove-it.allowedSigners`, else
@@ -35,7 +37,7 @@ pub(crate) fn verifier(
 fn config_base(repo: &Repo) -> anyhow::Result<PathBuf> {
     match repo.workdir() {
         Ok(root) => Ok(root.to_owned()),
-        Err(_bare) => std::env::current_dir().context("could not read the current directory"),
+        Err(_bare) => std::env::current_dir().context(could_not::read_the_current_directory()),
     }
 }
 
@@ -119,6 +121,18 @@ fn check(checked: &mut CommitStatus, verifier: &Verifier) -> Result<(), super::F
 }
 
 fn failure(error: signing::Error) -> super::Failure {
-    let hint = error.hint();
+    let hint = signing_hint(&error);
     super::Failure::from(error).hint(hint)
+}
+
+/// What fixes signing, or checking a signature, after `error`.
+pub(super) fn signing_hint(error: &signing::Error) -> Hint {
+    hint::signing(match error {
+        signing::Error::NotSsh { .. } => SigningFix::NotSsh,
+        signing::Error::NoKey | signing::Error::KeyMissing { .. } => SigningFix::Key,
+        signing::Error::ProgramMissing { .. } | signing::Error::Spawn { .. } => SigningFix::Program,
+        signing::Error::SignFailed { .. } => SigningFix::Sign,
+        signing::Error::AllowedSigners { .. } => SigningFix::AllowedSigners,
+        signing::Error::TempFile { .. } => SigningFix::TempFile,
+    })
 }

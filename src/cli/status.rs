@@ -15,7 +15,7 @@ use crate::proof::{
 };
 use crate::report::{
     self, AheadSummary, ContestSummary, FailureSummary, JSON_VERSION, ProofSummary, StatusCheck,
-    StatusReport,
+    StatusReport, could_not,
 };
 
 /// Show whether verify.sh is armed, the state tree of the working state, and whether (and by
@@ -36,26 +36,20 @@ pub(crate) struct Args {
     json: bool,
 }
 
-/// What makes a state with dirty submodules provable (as `run` says).
-pub(super) const DIRTY_SUBMODULE_HINTS: [&str; 2] = [
-    "commit inside the submodule, then stage its new commit here (git add <path>)",
-    "or restore it to its commit (git -C <path> stash -u)",
-];
-
 /// What to do about a state `status` cannot call proven as it is: arm it (`armed`: verify.sh's
 /// state, `any_armed`: whether verify.sh or a check is armed), or settle its dirty submodules.
 fn hints(armed: &crate::git::Armed, any_armed: bool, dirty: &[String]) -> Vec<&'static str> {
     if !any_armed {
         super::run::unarmed(armed).hints()
     } else if !dirty.is_empty() {
-        DIRTY_SUBMODULE_HINTS.to_vec()
+        report::hint::DIRTY_SUBMODULE_HINTS.to_vec()
     } else {
         Vec::new()
     }
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let repo = &ctx.repo;
     let armed = repo.armed()?;

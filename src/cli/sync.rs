@@ -6,7 +6,7 @@ use anyhow::Context as _;
 
 use crate::exit;
 use crate::git::{Merged, Repo, Synced, Tips};
-use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes};
+use crate::report::{self, JSON_VERSION, SyncReport, SyncedNotes, could_not, hint};
 
 /// Exchange proofs with a remote: fetch its refs/notes/prove-it, merge it into ours by record
 /// union (no proof is ever lost, whichever side wrote it), and push the result.
@@ -40,15 +40,13 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = Repo::discover_history(&cwd)?;
     let remote = args.remote.clone().unwrap_or_else(|| repo.default_remote());
     let failed = |e: crate::git::Error| match e {
         // The remote was reached and said why it refused: its own hints fit better.
         crate::git::Error::PushRefused { .. } => super::Failure::from(e),
-        e => super::Failure::from(e).hint(format!(
-            "check that '{remote}' is a remote you can fetch from and push to: git remote -v"
-        )),
+        e => super::Failure::from(e).hint(hint::check_the_remote(&remote)),
     };
     // Only what others can use travels: the notes of trees the branches, tags and
     // remote-tracking branches hold (and their checks' input trees).

@@ -19,7 +19,7 @@ use crate::context::Context;
 use crate::context::policy::Policy;
 use crate::git::{AheadFiles, CommitInfo, ObjectId, Repo, StateTree, Tally, TempWorktree};
 use crate::proof::{self, CheckSet, CommitStatus, Standing};
-use crate::report::{Cancelled, Known, WatchOutput};
+use crate::report::{Cancelled, Known, WatchOutput, could_not};
 
 /// How often the worktree's events, the range and the signals are looked at.
 const POLL: Duration = Duration::from_millis(50);
@@ -76,7 +76,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> Result<u8, Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, args.timeout);
     let mut policy = ctx.policy.clone()?;
     if let Some(jobs) = args.jobs {
@@ -115,14 +115,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write, err: &mut dyn Write) -> Resu
 
 /// The error of a worktree whose prover lock another process holds.
 fn held(files: &AheadFiles) -> Failure {
-    let who = files.holder().map_or_else(
-        || "another process".to_string(),
-        |pid| format!("process {pid}"),
-    );
-    Failure::from(anyhow::anyhow!(
-        "{who} already proves this worktree (the background prover of an agent session, or another watch), and a worktree has one prover at a time"
-    ))
-    .hint("run watch again once it has ended: 'git prove-it status' says what it does, and a background prover exits when its session ends or no tool call came for prove-it.aheadIdle seconds")
+    crate::report::refusal::prover_held(files.holder()).into()
 }
 
 /// How one run ended.

@@ -2,6 +2,7 @@
 //! printed when no agent command can run it.
 
 use std::io::{self, IsTerminal, Write};
+use std::path::Path;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -36,9 +37,35 @@ impl RequiresSubagentsReport {
         )
     }
 
+    /// The preset `preset`, whose program of the same name is not on PATH.
+    pub(crate) fn preset_missing(version: u32, preset: &str) -> Self {
+        RequiresSubagentsReport::unavailable(
+            version,
+            format!("the {preset} preset runs `{preset}`, which is not on PATH"),
+            format!("install {preset} or put it on PATH, or pass --agent <command>"),
+        )
+    }
+
+    /// The gemini preset in `folder`, which Gemini CLI's trust file `record` does not trust:
+    /// headless, it would run nothing.
+    pub(crate) fn gemini_untrusted(version: u32, record: &Path, folder: &Path) -> Self {
+        RequiresSubagentsReport::unavailable(
+            version,
+            format!(
+                "Gemini CLI runs nothing headless in an untrusted folder, and {} does not \
+                 record trusting {}",
+                record.display(),
+                folder.display()
+            ),
+            "trust the folder in interactive Gemini CLI (/trust), or set \
+             GEMINI_CLI_TRUST_WORKSPACE=true for this run"
+                .into(),
+        )
+    }
+
     /// A preset that cannot run here: its program is missing, or its host will not run in this
     /// folder. Said once, before any round starts.
-    pub(crate) fn unavailable(version: u32, reason: String, hint: String) -> Self {
+    fn unavailable(version: u32, reason: String, hint: String) -> Self {
         RequiresSubagentsReport {
             version,
             result: "requires_subagents",

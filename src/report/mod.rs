@@ -13,10 +13,12 @@ mod ci;
 mod claim;
 mod commits;
 mod contest;
+pub(crate) mod could_not;
 mod doctor;
 mod echo;
 mod failure;
 mod gate;
+pub(crate) mod hint;
 mod init;
 mod install;
 mod junit;
@@ -26,6 +28,7 @@ mod pre_push;
 mod progress;
 mod proof;
 mod range;
+pub(crate) mod refusal;
 mod run;
 mod stats;
 mod status;
@@ -51,6 +54,7 @@ pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_cause
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
+pub(crate) use hint::Hint;
 pub(crate) use init::{DemoResult, InitReport, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use junit::junit;
@@ -62,6 +66,7 @@ pub(crate) use pre_push::{
 pub(crate) use progress::Progress;
 pub(crate) use proof::{ContestSummary, ProofSummary};
 pub(crate) use range::{RangeCommit, RangeReport, RangeResult};
+pub(crate) use refusal::Refusal;
 pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{AheadSummary, StatusCheck, StatusReport};

@@ -13,7 +13,7 @@ use crate::context::policy::{self, PrePush};
 use crate::exit;
 use crate::gate::{self, Update};
 use crate::git::Repo;
-use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport};
+use crate::report::{self, CommitReport, JSON_VERSION, PushRefusal, SyncReport, could_not};
 
 use super::super::commits::{CommitRun, prove_commit};
 
@@ -71,7 +71,7 @@ fn pre_push(
     stdin: &mut dyn Read,
     err: &mut dyn Write,
 ) -> Result<u8, crate::cli::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let ctx = Context::resolve(Repo::discover(&cwd)?, None);
     let repo = &ctx.repo;
     let (updates, remote) = if pre_commit {
@@ -81,7 +81,7 @@ fn pre_push(
         let mut input = String::new();
         stdin
             .read_to_string(&mut input)
-            .context("could not read the refs being pushed from stdin")?;
+            .context(could_not::read_the_pushed_refs())?;
         (
             parse_updates(&input)?,
             remote.unwrap_or_default().to_string(),
@@ -294,9 +294,7 @@ fn parse_updates(input: &str) -> Result<Vec<Update>, crate::cli::Failure> {
                 _ => None,
             }
             .ok_or_else(|| {
-                crate::cli::Failure::from(anyhow::anyhow!(
-                    "unexpected line from git on the pre-push hook's stdin: {line:?}"
-                ))
+                crate::cli::Failure::from(crate::report::refusal::unexpected_push_line(line))
             })
         })
         .collect()

@@ -1,4 +1,5 @@
-//! What can go wrong when signing or checking, and the hint for each.
+//! What can go wrong when signing or checking, as data: the words that fix each are the report
+//! layer's.
 
 use std::path::PathBuf;
 
@@ -38,27 +39,4 @@ pub enum Error {
         #[source]
         source: std::sync::Arc<std::io::Error>,
     },
-}
-
-impl Error {
-    /// What to do about it, for a `hint:` line.
-    pub fn hint(&self) -> &'static str {
-        match self {
-            Error::NotSsh { .. } => "sign with an SSH key: git config gpg.format ssh",
-            Error::NoKey | Error::KeyMissing { .. } => {
-                "name your SSH key: git config user.signingKey ~/.ssh/id_ed25519 (a public key \
-                 file works when ssh-agent holds its private key)"
-            }
-            Error::ProgramMissing { .. } | Error::Spawn { .. } => {
-                "install OpenSSH's ssh-keygen (8.2 or later), or name it: git config gpg.ssh.program PATH"
-            }
-            Error::SignFailed { .. } => {
-                "check that the key can sign without a prompt: ssh-add -l lists the keys ssh-agent holds"
-            }
-            Error::AllowedSigners { .. } => {
-                "name a readable allowed signers file: --allowed-signers FILE, or git config prove-it.allowedSigners FILE"
-            }
-            Error::TempFile { .. } => "check that the temporary directory (TMPDIR) is writable",
-        }
-    }
 }
