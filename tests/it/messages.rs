@@ -1,4 +1,4 @@
-//! Issue 21: every error a person reads is one plain sentence and `hint:` lines that fix it,
+//! Every error a person reads is one plain sentence and `hint:` lines that fix it,
 //! and with `--json` a failure is a JSON object on stdout too.
 
 use predicates::prelude::*;
@@ -14,7 +14,7 @@ fn stray_lines(stderr: &str) -> Vec<&str> {
         .collect()
 }
 
-// Issue 21 item 7: outside a repository every command said `caused by: NotFound` and no way out.
+// Outside a repository every command said `caused by: NotFound` and no way out.
 #[test]
 fn outside_a_repository_every_command_says_how_to_get_into_one() {
     let repo = TestRepo::new();
@@ -50,7 +50,7 @@ fn outside_a_repository_every_command_says_how_to_get_into_one() {
     }
 }
 
-// Issue 21 item 7: `run nosuchrev` printed three `caused by:` lines of gix internals.
+// `run nosuchrev` printed three `caused by:` lines of gix internals.
 #[test]
 fn an_unknown_revision_is_one_sentence_and_a_hint() {
     let repo = TestRepo::with_commit();
@@ -73,7 +73,7 @@ fn an_unknown_revision_is_one_sentence_and_a_hint() {
     }
 }
 
-// Issue 21 item 7: with --json a failure printed nothing on stdout, so a script read nothing.
+// With --json a failure printed nothing on stdout, so a script read nothing.
 #[test]
 fn with_json_a_failure_is_a_json_error_object_on_stdout() {
     let repo = TestRepo::with_commit();
@@ -129,7 +129,7 @@ fn with_json_a_failure_is_a_json_error_object_on_stdout() {
         .stdout("");
 }
 
-// Issue 21 item 8: a verify.sh without the execute bit was told "create an executable verify.sh".
+// A verify.sh without the execute bit was told "create an executable verify.sh".
 #[test]
 fn a_verify_sh_without_the_execute_bit_is_told_chmod() {
     let repo = TestRepo::new();
@@ -147,7 +147,7 @@ fn a_verify_sh_without_the_execute_bit_is_told_chmod() {
     assert_eq!(value["hints"][0], "make it executable: chmod +x verify.sh");
 }
 
-// Issue 21 item 8: `run` with no verify.sh did not mention `init`, which writes one.
+// `run` with no verify.sh did not mention `init`, which writes one.
 #[test]
 fn run_without_verify_sh_points_at_init() {
     let repo = TestRepo::new();
@@ -197,7 +197,7 @@ pub fn stop_event(repo: &TestRepo, active: bool) -> serde_json::Value {
     })
 }
 
-// Issue 21 item 9: the block pointed at the session's log, and the next (passing) run wrote over
+// The block pointed at the session's log, and the next (passing) run wrote over
 // it, so the failing output the agent was told to read was gone.
 #[test]
 fn the_failing_output_the_agent_was_told_to_read_survives_the_next_run() {
@@ -240,7 +240,7 @@ fn the_failing_output_the_agent_was_told_to_read_survives_the_next_run() {
     assert_eq!(std::fs::read_to_string(latest).unwrap(), "fine\n");
 }
 
-// Issue 21 item 9, for `run`: last-run.log is the latest run's, last-failed-run.log the last
+// For `run`: last-run.log is the latest run's, last-failed-run.log the last
 // failing one's, and the failure says which is which.
 #[test]
 fn run_keeps_the_last_failing_log_apart_from_the_last_runs() {
@@ -273,7 +273,7 @@ fn run_keeps_the_last_failing_log_apart_from_the_last_runs() {
     );
 }
 
-// Issue 21 item 12: with RUST_BACKTRACE=1 the last 20 lines of a failing `cargo test` are
+// With RUST_BACKTRACE=1 the last 20 lines of a failing `cargo test` are
 // backtrace frames, and the assertion's `left:`/`right:` never reached the agent.
 #[test]
 fn the_assertion_before_a_backtrace_reaches_the_agent() {
@@ -375,7 +375,7 @@ fn node_test_runner_key_lines_are_the_failure_and_its_values_not_skips() {
     assert!(!keys.contains("# Subtest"), "{keys}");
 }
 
-// Issue 21 item 7: a failed git command put git's whole paragraph on the error line.
+// A failed git command put git's whole paragraph on the error line.
 #[test]
 fn a_failed_git_command_is_one_sentence_then_gits_words_then_a_hint() {
     let repo = TestRepo::with_commit();
@@ -405,7 +405,7 @@ fn a_failed_git_command_is_one_sentence_then_gits_words_then_a_hint() {
     );
 }
 
-// Issue 21 item 8, for `status` too: it told an unarmed repository to run `git prove-it run`,
+// For `status` too: it told an unarmed repository to run `git prove-it run`,
 // which refuses there; it now gives run's hints, in text and in JSON.
 #[test]
 fn status_of_an_unarmed_verify_sh_gives_runs_hints_not_run() {
