@@ -683,3 +683,147 @@ fn and_list(items: &[&str]) -> String {
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(found: Found) -> (Health, String, Option<String>) {
+        let finding = Finding::of(&found);
+        (finding.status, finding.what, finding.fix)
+    }
+
+    /// Counts are said in English: one tree, two trees; one path is in no check's inputs, twelve
+    /// are, ten of them named.
+    #[test]
+    fn counts_are_said_in_english() {
+        let proven = |trees| words(Found::Proofs(ProofsFound::Proven { trees })).1;
+        assert_eq!(proven(1), "refs/notes/prove-it: 1 proven tree");
+        assert_eq!(proven(2), "refs/notes/prove-it: 2 proven trees");
+        let one = words(Found::Checks(ChecksFound::Uncovered {
+            count: 1,
+            shown: vec!["a.txt".to_string()],
+        }));
+        assert_eq!(
+            one.1,
+            "1 path of the state is in no check's inputs, so no check tests it: a.txt"
+        );
+        let shown: Vec<String> = (0..10).map(|n| format!("f{n}")).collect();
+        let twelve = words(Found::Checks(ChecksFound::Uncovered { count: 12, shown }));
+        assert!(
+            twelve.1.starts_with(
+                "12 paths of the state are in no check's inputs, so no check tests them: f0, f1,"
+            ),
+            "{}",
+            twelve.1
+        );
+        assert!(twelve.1.ends_with("f9 and 2 more"), "{}", twelve.1);
+    }
+
+    /// A stop hook too short for verify.sh is told in the host's own event, key and unit:
+    /// Gemini CLI's AfterAgent counts milliseconds, and the retries multiply the longest run.
+    #[test]
+    fn a_stop_hook_too_short_is_said_in_the_hosts_units() {
+        let (status, what, fix) = words(Found::Host(
+            Host::Gemini,
+            HostFound::StopTooShort(StopTooShort {
+                event: "AfterAgent",
+                key: "timeout",
+                unit_ms: 1,
+                stop: 900,
+                verify: 600,
+                retries: 1,
+            }),
+        ));
+        assert_eq!(status, Health::Fail);
+        assert_eq!(
+            what,
+            "Gemini CLI: the AfterAgent hook's timeout (900000 ms) does not exceed verify.sh's \
+             (1200 s: 600 s for each of 2 runs under prove-it.retries 1): a slow run would end \
+             the turn unverified"
+        );
+        assert_eq!(
+            fix.as_deref(),
+            Some(
+                "raise the AfterAgent hook's \"timeout\" in .gemini/settings.json above 1200000 \
+                 (ms), or lower git config prove-it.timeout or prove-it.retries"
+            )
+        );
+    }
+
+    /// Every finding that is not ok says how to fix it, and none that is ok does: `--json`
+    /// readers rely on `fix` being null exactly when `status` is ok.
+    #[test]
+    fn a_fix_is_said_exactly_where_a_finding_is_not_ok() {
+        let found = [
+            Found::Verify(VerifyFound::Armed),
+            Found::Verify(VerifyFound::Missing),
+            Found::Verify(VerifyFound::ProgramMissing {
+                program: "ruff".to_string(),
+            }),
+            Found::Tests(TestsFound::NoCounts {
+                without: vec!["verify.sh".to_string()],
+            }),
+            Found::Run(RunFound::ChecksOnly),
+            Found::Policy(PolicyFound::Skipped),
+            Found::Host(Host::Claude, HostFound::Wired),
+            Found::Host(Host::Claude, HostFound::Trust(Trust::Trusted)),
+            Found::Host(Host::Claude, HostFound::WorktreesNotIgnored),
+            Found::OnPath(OnPathFound::Missing),
+            Found::PrePush(PrePushFound::Manager {
+                file: "lefthook.yml",
+                wired: true,
+            }),
+            Found::PrePush(PrePushFound::Missing),
+            Found::Identity {
+                display: "A <a@example.com>".to_string(),
+                missing: false,
+            },
+            Found::Proofs(ProofsFound::NoneDropped),
+            Found::Proofs(ProofsFound::MergeNotUnion {
+                key: "notes.prove-it.mergeStrategy",
+            }),
+            Found::Remote(RemoteFound::NoRemote),
+            Found::Remote(RemoteFound::NoProofs {
+                remote: "origin".to_string(),
+                foreign: true,
+            }),
+            Found::ManPage(None),
+        ];
+        for found in found {
+            let (status, what, fix) = words(found);
+            assert_eq!(status == Health::Ok, fix.is_none(), "{what}: {fix:?}");
+        }
+    }
+
+    /// `--json` prints each finding as it reads, never the values it was made from.
+    #[test]
+    fn json_holds_the_words() {
+        let report = DoctorReport::new(
+            &[
+                Found::Remote(RemoteFound::NoRemote),
+                Found::PrePush(PrePushFound::Missing),
+            ],
+            0,
+            0,
+        );
+        let json = serde_json::to_value(&report).unwrap();
+        assert_eq!(
+            json,
+            serde_json::json!({
+                "version": 1,
+                "ok": true,
+                "restored": 0,
+                "pruned": 0,
+                "checks": [
+                    {"status": "ok", "what": "no remote: proofs stay in this clone", "fix": null},
+                    {
+                        "status": "warn",
+                        "what": "no pre-push hook: unproven commits can be pushed and proofs do not travel with pushes",
+                        "fix": "git prove-it install pre-push"
+                    }
+                ]
+            })
+        );
+    }
+}
