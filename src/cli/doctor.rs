@@ -9,8 +9,7 @@ use super::{install, install_man};
 use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
-use crate::report::{self, DoctorReport, JSON_VERSION};
-use crate::setup::doctor::Health;
+use crate::report::{self, DoctorReport};
 use crate::setup::{demo, doctor};
 
 /// Check the set-up and say how to fix what is not right.
@@ -114,14 +113,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         exec_path: repo.exec_path(),
         env: &|name| std::env::var(name).ok(),
     };
-    let checks = doctor::checks(&inputs)?;
-    let report = DoctorReport {
-        version: JSON_VERSION,
-        ok: checks.iter().all(|c| c.status != Health::Fail),
-        restored,
-        pruned,
-        checks,
-    };
+    let report = DoctorReport::new(&doctor::checks(&inputs)?, restored, pruned);
     if args.json {
         report::json(&report, out)?;
     } else {

@@ -31,4 +31,4 @@ mod wiring;
 pub(crate) use event::{AfterTool, Event, InputError, Prompt, Start, Stop, Subagent};
 pub(crate) use host::{Host, Incoming, Rules};
 pub(crate) use trust::{HooksOff, Trust};
-pub(crate) use wiring::{Error as WiringError, HookEntry, Wired, Wiring};
+pub(crate) use wiring::{HookEntry, Wired, Wiring};

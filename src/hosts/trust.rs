@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use super::payload_file::{self, Part, READ_TIME};
 
 /// Whether a host runs a folder's project hooks, as far as its records tell: data, which
-/// `doctor` words.
+/// `report/doctor.rs` words.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Trust {
     /// The host's record trusts the folder: its project hooks run.

@@ -1,8 +1,9 @@
-//! `git prove-it doctor`'s checks: each looks at one part of the set-up and says, as a
-//! [`Finding`], whether it is right and how to fix it when it is not. Each agent host's trust
-//! is read by its own module (`crate::hosts`).
+//! `git prove-it doctor`'s checks: each looks at one part of the set-up and says what it found
+//! there as plain values, a [`Found`], and whether that is right, its [`Health`]. Each agent
+//! host's trust is read by its own module (`crate::hosts`).
 //!
-//! Never prints and never changes anything; `cli/doctor.rs` hands the findings to `report`.
+//! Never prints, never words a finding and never changes anything: `cli/doctor.rs` hands the
+//! findings to `report/doctor.rs`, which says each of them.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -10,8 +11,8 @@ use std::path::{Path, PathBuf};
 use serde::Serialize;
 
 use crate::context::policy::{self, GatePolicy, VerifyEdits};
-use crate::git::{self, PROOFS_REF, Repo};
-use crate::hosts::{HookEntry, Host, Trust, Wiring, WiringError};
+use crate::git::{self, Repo};
+use crate::hosts::{HookEntry, HooksOff, Host, Trust, Wiring};
 use crate::outcome::Outcome;
 use crate::setup::demo;
 
@@ -24,12 +25,418 @@ pub(crate) enum Health {
     Fail,
 }
 
-/// One line of `git prove-it doctor`: what was checked, and how to fix it when it is not ok.
-#[derive(Debug, Serialize)]
-pub(crate) struct Finding {
-    pub status: Health,
-    pub what: String,
-    pub fix: Option<String>,
+/// What one check of `git prove-it doctor` found, as values; `report/doctor.rs` words it and
+/// how to fix it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Found {
+    /// `prove-it.toml` as the working state holds it.
+    Checks(ChecksFound),
+    /// verify.sh at the worktree root, and the programs it runs.
+    Verify(VerifyFound),
+    /// The test counts of the last run that could record a proof.
+    Tests(TestsFound),
+    /// `doctor --run`.
+    Run(RunFound),
+    /// The gate's policy in force.
+    Policy(PolicyFound),
+    /// One agent host's wiring, trust, cap on blocks or settings.
+    Host(Host, HostFound),
+    /// The `git-prove-it` git runs for `git prove-it`.
+    OnPath(OnPathFound),
+    /// The pre-push hook, or the hook manager that runs it.
+    PrePush(PrePushFound),
+    /// The identity proofs are signed off by (`Name <email>`), `missing` when git has none.
+    Identity { display: String, missing: bool },
+    /// `refs/notes/prove-it`.
+    Proofs(ProofsFound),
+    /// The push remote, and whether it has the proofs.
+    Remote(RemoteFound),
+    /// The man page `git help prove-it` opens, if it finds one.
+    ManPage(Option<PathBuf>),
+}
+
+/// What doctor found of `prove-it.toml`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ChecksFound {
+    /// It cannot be parsed (`error`, its parser's words); `needs_newer` when it asks for a
+    /// later git-prove-it than this one (`min-version`).
+    Unreadable { error: String, needs_newer: bool },
+    /// The checks it declares, by name.
+    Declared { names: Vec<String> },
+    /// `check`'s script (`script`, as the file names it) cannot run, and `why`.
+    NotRunnable {
+        check: String,
+        script: String,
+        why: &'static str,
+    },
+    /// `count` paths of the state no check reads, the first of them `shown`.
+    Uncovered { count: usize, shown: Vec<String> },
+}
+
+/// What doctor found of verify.sh.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum VerifyFound {
+    Armed,
+    Missing,
+    NotExecutable,
+    /// A link that cannot be followed to a file of the worktree: a stop cannot check. `reason`
+    /// is the repository's fragment that reads after "verify.sh " (`git::Armed::reason`).
+    BadLink {
+        reason: &'static str,
+    },
+    /// Not armed for another `reason`, as above.
+    Unarmed {
+        reason: &'static str,
+    },
+    /// A program an active line runs that is not found here.
+    ProgramMissing {
+        program: String,
+    },
+}
+
+/// What the last run that could record a proof counted of its tests, each check by name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum TestsFound {
+    /// `check`'s test reports could not be read: `what` is the run's line, `error: ...`.
+    Unreadable { check: String, what: String },
+    /// The checks whose run gave no counts (none named when the run recorded no line).
+    NoCounts { without: Vec<String> },
+    /// Each check with its counts as the run recorded them.
+    Counted { counts: Vec<(String, String)> },
+}
+
+/// What `doctor --run` came to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RunFound {
+    /// verify.sh is not armed: nothing to run.
+    NotArmed,
+    /// No root verify.sh, and a checks file: `run` runs the checks.
+    ChecksOnly,
+    /// verify.sh passed on the working state `tree`, leaving it as it was.
+    Passed { tree: String, duration_ms: u64 },
+    /// verify.sh passed, but changed the working state `tree` while it ran.
+    ChangedState { tree: String },
+    /// verify.sh failed on `tree`; `exit` is how it ended ("exit code 1", ...).
+    Failed {
+        tree: String,
+        exit: String,
+        duration_ms: u64,
+    },
+}
+
+/// What doctor found of the gate's policy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PolicyFound {
+    /// A setting cannot be read: `error` names it.
+    Unresolved {
+        error: String,
+    },
+    /// `PROVE_IT_SKIP` is set: the gate checks nothing in this environment.
+    Skipped,
+    InForce(InForce),
+}
+
+/// The gate's policy in force.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct InForce {
+    /// verify.sh's timeout in seconds and the retries of a failing run; None when they cannot
+    /// be read (a host's finding says why).
+    pub timeout: Option<(u64, u32)>,
+    /// The budget of blocks a turn (0: warn only).
+    pub max_blocks: u32,
+    pub ledger: bool,
+    pub signed: bool,
+    /// An edit of verify.sh is blocked rather than shown.
+    pub verify_edits_blocked: bool,
+    /// A change no check reads is blocked rather than told.
+    pub uncovered_blocked: bool,
+}
+
+/// What doctor found of one agent host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum HostFound {
+    /// Its project file cannot be read: `error`, with its causes.
+    Unreadable { error: String },
+    /// The gate's hooks of these events are not wired in its project file.
+    NotWired { events: Vec<&'static str> },
+    /// The gate's hooks are wired in its project file, with time for verify.sh.
+    Wired,
+    /// The stop hook may end before verify.sh's longest run does.
+    StopTooShort(StopTooShort),
+    /// verify.sh's timeout cannot be read: `error` names the setting.
+    TimeoutUnresolved { error: String },
+    /// The after-tool hook (`event`) is not wired: nothing is proven ahead of a stop.
+    AfterToolMissing { event: &'static str },
+    /// Whether the host trusts the folder, as its record says.
+    Trust(Trust),
+    /// The host reads the project's hooks only where it starts, and its user-level file
+    /// (`user`) wires the gate for every folder.
+    WiredEverywhere { user: PathBuf },
+    /// The host reads the project's hooks only where it starts, `user` does not wire the gate,
+    /// and doctor runs in `below`, a directory below `workdir`: started there, it runs no gate.
+    StartedBelow {
+        below: PathBuf,
+        workdir: PathBuf,
+        user: PathBuf,
+    },
+    /// As above, doctor running at the root: a session started below it runs no gate.
+    StartAtRootOnly { workdir: PathBuf, user: PathBuf },
+    /// The host's own cap on blocks (`setting`, at `cap` in this environment) holds the gate
+    /// to `budget` blocks a turn, below its `policy`; above `raise_above` it would not.
+    CapBelow {
+        setting: &'static str,
+        cap: u32,
+        policy: u32,
+        budget: u32,
+        raise_above: u32,
+    },
+    /// Claude Code's `.claude/worktrees/` is not ignored.
+    WorktreesNotIgnored,
+    /// A setting of one of its layers keeps it from running the gate's hooks.
+    HooksOff(HooksOff),
+}
+
+/// A stop hook whose timeout does not exceed verify.sh's longest run, in the host's own names:
+/// its `event`, the `key` of its timeout, and how many milliseconds a unit of it is (`unit_ms`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StopTooShort {
+    pub event: &'static str,
+    pub key: &'static str,
+    pub unit_ms: u64,
+    /// The stop hook's timeout, in seconds.
+    pub stop: u64,
+    /// verify.sh's timeout, in seconds, for each of its runs under `retries`.
+    pub verify: u64,
+    pub retries: u32,
+}
+
+/// What doctor found of the `git-prove-it` git runs (its exec-path, then PATH).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum OnPathFound {
+    /// None: hooks that run `git prove-it` fail.
+    Missing,
+    /// The first git finds, `found[0]`, is not `running`, this binary.
+    Shadowed {
+        running: PathBuf,
+        found: Vec<PathBuf>,
+    },
+    /// The first git finds, `found[0]`, is this binary.
+    Ours { found: Vec<PathBuf> },
+}
+
+/// What doctor found of the pre-push hook.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum PrePushFound {
+    /// husky runs the hooks, and has no pre-push hook.
+    HuskyWithoutHook,
+    /// A hook manager's set-up (`file`) runs the hooks; `wired` when it runs git prove-it.
+    Manager {
+        file: &'static str,
+        wired: bool,
+    },
+    /// The hook at `path` is the one `install pre-push` writes.
+    Installed {
+        path: PathBuf,
+    },
+    /// The hook at `path` is another that calls git prove-it.
+    Calls {
+        path: PathBuf,
+    },
+    /// The hook at `path` does not call git prove-it.
+    Foreign {
+        path: PathBuf,
+    },
+    Missing,
+}
+
+/// What doctor found of `refs/notes/prove-it`; each `cause` is an error's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProofsFound {
+    /// The ref does not lead to a notes commit.
+    RefBroken {
+        cause: String,
+    },
+    /// The ref cannot be read.
+    Unreadable {
+        cause: String,
+    },
+    /// Its notes cannot be read.
+    NotesUnreadable {
+        cause: String,
+    },
+    NoProofs,
+    /// The notes of `trees` proven trees.
+    Proven {
+        trees: usize,
+    },
+    /// `notes` of its notes name trees no commit holds.
+    Unheld {
+        notes: usize,
+    },
+    UnheldUnreadable {
+        cause: String,
+    },
+    /// Notes merge strategy (the config `key`) is not union.
+    MergeNotUnion {
+        key: &'static str,
+    },
+    /// `records` proof records carry no isolation line, the first on tree `first`.
+    Unisolated {
+        records: usize,
+        first: String,
+    },
+    IsolationUnreadable {
+        cause: String,
+    },
+    /// Its reflog shows no records dropped by other writers.
+    NoneDropped,
+    /// `notes` notes lost records to updates by other writers, with the updates' messages.
+    Dropped {
+        notes: usize,
+        messages: Vec<String>,
+    },
+    ReflogUnreadable {
+        cause: String,
+    },
+}
+
+/// What doctor found of the push remote.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum RemoteFound {
+    NoRemote,
+    /// None of the last `looked` commits on `remote`'s branches is the user's.
+    Foreign {
+        remote: String,
+        looked: usize,
+    },
+    HasProofs {
+        remote: String,
+    },
+    /// `remote` has no proofs; `foreign` as above, so that they belong on a fork.
+    NoProofs {
+        remote: String,
+        foreign: bool,
+    },
+    /// `remote` did not answer: `cause`.
+    Unanswered {
+        remote: String,
+        cause: String,
+    },
+}
+
+impl Found {
+    /// Whether what was found is right: ok, worth a warning, or a failure of doctor.
+    pub(crate) fn health(&self) -> Health {
+        let ok_or = |ok: bool, otherwise: Health| if ok { Health::Ok } else { otherwise };
+        match self {
+            Found::Checks(found) => found.health(),
+            Found::Verify(found) => found.health(),
+            Found::Tests(found) => ok_or(matches!(found, TestsFound::Counted { .. }), Health::Warn),
+            Found::Run(found) => found.health(),
+            Found::Policy(found) => ok_or(matches!(found, PolicyFound::InForce(_)), Health::Fail),
+            Found::Host(_, found) => found.health(),
+            Found::OnPath(OnPathFound::Missing) => Health::Fail,
+            Found::OnPath(OnPathFound::Shadowed { .. }) => Health::Warn,
+            Found::OnPath(OnPathFound::Ours { .. }) => Health::Ok,
+            Found::PrePush(found) => found.health(),
+            Found::Identity { missing, .. } => ok_or(!missing, Health::Warn),
+            Found::Proofs(found) => found.health(),
+            Found::Remote(found) => ok_or(
+                matches!(found, RemoteFound::NoRemote | RemoteFound::HasProofs { .. }),
+                Health::Warn,
+            ),
+            Found::ManPage(page) => ok_or(page.is_some(), Health::Warn),
+        }
+    }
+}
+
+impl ChecksFound {
+    fn health(&self) -> Health {
+        match self {
+            ChecksFound::Declared { .. } => Health::Ok,
+            ChecksFound::Uncovered { .. } => Health::Warn,
+            ChecksFound::Unreadable { .. } | ChecksFound::NotRunnable { .. } => Health::Fail,
+        }
+    }
+}
+
+impl VerifyFound {
+    fn health(&self) -> Health {
+        match self {
+            VerifyFound::Armed => Health::Ok,
+            VerifyFound::ProgramMissing { .. } => Health::Warn,
+            VerifyFound::Missing
+            | VerifyFound::NotExecutable
+            | VerifyFound::BadLink { .. }
+            | VerifyFound::Unarmed { .. } => Health::Fail,
+        }
+    }
+}
+
+impl RunFound {
+    fn health(&self) -> Health {
+        match self {
+            RunFound::Passed { .. } => Health::Ok,
+            RunFound::ChecksOnly => Health::Warn,
+            RunFound::NotArmed | RunFound::ChangedState { .. } | RunFound::Failed { .. } => {
+                Health::Fail
+            }
+        }
+    }
+}
+
+impl HostFound {
+    fn health(&self) -> Health {
+        match self {
+            HostFound::Wired
+            | HostFound::WiredEverywhere { .. }
+            | HostFound::Trust(Trust::Trusted) => Health::Ok,
+            HostFound::AfterToolMissing { .. }
+            | HostFound::Trust(_)
+            | HostFound::StartAtRootOnly { .. }
+            | HostFound::CapBelow { .. }
+            | HostFound::WorktreesNotIgnored => Health::Warn,
+            HostFound::Unreadable { .. }
+            | HostFound::NotWired { .. }
+            | HostFound::StopTooShort(_)
+            | HostFound::TimeoutUnresolved { .. }
+            | HostFound::StartedBelow { .. }
+            | HostFound::HooksOff(_) => Health::Fail,
+        }
+    }
+}
+
+impl PrePushFound {
+    fn health(&self) -> Health {
+        match self {
+            PrePushFound::Installed { .. } | PrePushFound::Calls { .. } => Health::Ok,
+            PrePushFound::Manager { wired: true, .. } => Health::Ok,
+            PrePushFound::HuskyWithoutHook
+            | PrePushFound::Manager { wired: false, .. }
+            | PrePushFound::Foreign { .. }
+            | PrePushFound::Missing => Health::Warn,
+        }
+    }
+}
+
+impl ProofsFound {
+    fn health(&self) -> Health {
+        match self {
+            ProofsFound::NoProofs
+            | ProofsFound::Proven { .. }
+            | ProofsFound::Unheld { .. }
+            | ProofsFound::NoneDropped => Health::Ok,
+            ProofsFound::UnheldUnreadable { .. }
+            | ProofsFound::MergeNotUnion { .. }
+            | ProofsFound::Unisolated { .. }
+            | ProofsFound::IsolationUnreadable { .. }
+            | ProofsFound::ReflogUnreadable { .. } => Health::Warn,
+            ProofsFound::RefBroken { .. }
+            | ProofsFound::Unreadable { .. }
+            | ProofsFound::NotesUnreadable { .. }
+            | ProofsFound::Dropped { .. } => Health::Fail,
+        }
+    }
 }
 
 /// What the checks are given: the repository, and what the command line resolved.
@@ -43,7 +450,7 @@ pub(crate) struct Inputs<'a> {
     /// The pre-push hook `git prove-it install pre-push` writes.
     pub pre_push: &'a str,
     /// The git config `init` sets to union.
-    pub merge_strategy: &'a str,
+    pub merge_strategy: &'static str,
     /// The man page `git help prove-it` opens, if it finds one.
     pub man_page: Option<PathBuf>,
     /// Where doctor runs: a host started here may not read the project's hooks.
@@ -73,7 +480,7 @@ pub(crate) enum Ran {
 }
 
 /// Every check, in the order doctor shows them.
-pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
+pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Found>, git::Error> {
     let repo = inputs.repo;
     let mut checks = Vec::new();
     let has_checks = crate::proof::has_checks_file(repo)?;
@@ -82,14 +489,14 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     }
     let armed = repo.armed()?;
     if !(has_checks && armed == git::Armed::Missing) {
-        verify_sh(armed, &mut checks);
+        checks.push(Found::Verify(verify_sh(armed)));
     }
     verify_programs(repo, &mut checks);
     if let Some(ran) = &inputs.ran {
-        checks.push(run(ran));
+        checks.push(Found::Run(run(ran)));
     }
-    if let Some(finding) = last_tests(repo) {
-        checks.push(finding);
+    if let Some(found) = last_tests(repo) {
+        checks.push(Found::Tests(found));
     }
     gate_policy(inputs, &mut checks);
     hosts(
@@ -103,46 +510,25 @@ pub(crate) fn checks(inputs: &Inputs) -> Result<Vec<Finding>, git::Error> {
     }
     checks.extend(nested_worktrees(repo)?);
     hooks_off(repo.workdir()?, &mut checks);
-    on_path(inputs.exec_path.as_deref(), &mut checks);
-    pre_push(
+    checks.push(Found::OnPath(on_path(inputs.exec_path.as_deref())));
+    checks.push(Found::PrePush(pre_push(
         repo.workdir()?,
         &inputs.hooks_dir,
         inputs.pre_push,
-        &mut checks,
-    );
-    identity(repo, &mut checks);
+    )));
+    let identity = repo.identity();
+    checks.push(Found::Identity {
+        display: identity.display.clone(),
+        missing: identity.missing,
+    });
     proofs(repo, inputs.merge_strategy, &mut checks);
     remote(repo, &mut checks);
-    man_page(inputs.man_page.as_deref(), &mut checks);
+    checks.push(Found::ManPage(inputs.man_page.clone()));
     Ok(checks)
 }
 
-fn ok(what: impl Into<String>) -> Finding {
-    Finding {
-        status: Health::Ok,
-        what: what.into(),
-        fix: None,
-    }
-}
-
-fn warn(what: impl Into<String>, fix: impl Into<String>) -> Finding {
-    Finding {
-        status: Health::Warn,
-        what: what.into(),
-        fix: Some(fix.into()),
-    }
-}
-
-fn fail(what: impl Into<String>, fix: impl Into<String>) -> Finding {
-    Finding {
-        status: Health::Fail,
-        what: what.into(),
-        fix: Some(fix.into()),
-    }
-}
-
 /// The checks of `prove-it.toml` as the working state holds them: readable, and each able to run.
-fn checks_file(repo: &Repo, checks: &mut Vec<Finding>) -> Result<(), git::Error> {
+fn checks_file(repo: &Repo, checks: &mut Vec<Found>) -> Result<(), git::Error> {
     let state = match repo.state_tree(false) {
         Ok(state) => state,
         // The state's own problem is told where it is met (status, run, the gate).
@@ -152,89 +538,55 @@ fn checks_file(repo: &Repo, checks: &mut Vec<Finding>) -> Result<(), git::Error>
     let set = match crate::proof::CheckSet::of_state(repo, &state) {
         Ok(set) => set,
         Err(error) => {
-            let text = error.to_string();
-            let fix = if text.contains("(min-version)") {
-                "install the git-prove-it it names or a later one: cargo install git-prove-it, or the release's install.sh"
-            } else {
-                "fix prove-it.toml at the line named (SPEC.md section 2.1 gives its format)"
-            };
-            checks.push(fail(text, fix));
+            let error = error.to_string();
+            checks.push(Found::Checks(ChecksFound::Unreadable {
+                // Only a checks file that asks for a later version names min-version in
+                // parentheses; the fix is then an install, not an edit.
+                needs_newer: error.contains("(min-version)"),
+                error,
+            }));
             return Ok(());
         }
     };
-    let names: Vec<&str> = set.checks.iter().map(|c| c.name.as_str()).collect();
-    checks.push(ok(format!(
-        "prove-it.toml declares {} check{}: {}",
-        names.len(),
-        if names.len() == 1 { "" } else { "s" },
-        names.join(", ")
-    )));
+    checks.push(Found::Checks(ChecksFound::Declared {
+        names: set.checks.iter().map(|c| c.name.clone()).collect(),
+    }));
     for check in &set.checks {
         if let Err(why) = check.runnable() {
-            checks.push(fail(
-                format!(
-                    "check {}: its script {} {why}: every stop is refused until it can run",
-                    check.name, check.run
-                ),
-                format!(
-                    "make {} an executable file (chmod +x), or remove check {} from prove-it.toml",
-                    check.run, check.name
-                ),
-            ));
+            checks.push(Found::Checks(ChecksFound::NotRunnable {
+                check: check.name.clone(),
+                script: check.run.clone(),
+                why,
+            }));
         }
     }
     let uncovered = set.uncovered(repo, &state)?;
     if uncovered.count > 0 {
-        let shown = uncovered.paths.iter().take(10).cloned().collect::<Vec<_>>();
-        let more = uncovered.count - shown.len();
-        checks.push(warn(
-            format!(
-                "{} path{} of the state {} in no check's inputs, so no check tests {}: {}{}",
-                uncovered.count,
-                if uncovered.count == 1 { "" } else { "s" },
-                if uncovered.count == 1 { "is" } else { "are" },
-                if uncovered.count == 1 { "it" } else { "them" },
-                shown.join(", "),
-                if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                }
-            ),
-            "add them to the inputs of the checks that read them in prove-it.toml (git prove-it status lists them)",
-        ));
+        checks.push(Found::Checks(ChecksFound::Uncovered {
+            count: uncovered.count,
+            shown: uncovered.paths.iter().take(10).cloned().collect(),
+        }));
     }
     Ok(())
 }
 
-fn verify_sh(armed: git::Armed, checks: &mut Vec<Finding>) {
-    checks.push(match armed {
-        git::Armed::Yes => ok("verify.sh is armed"),
-        git::Armed::Missing => fail(
-            "verify.sh does not exist at the worktree root: nothing is gated",
-            "git prove-it init",
-        ),
-        git::Armed::NotExecutable => fail(
-            "verify.sh is not executable by its owner: nothing is gated",
-            "chmod u+x verify.sh",
-        ),
-        other if other.link_problem().is_some() => fail(
-            format!(
-                "verify.sh {}: every stop says it could not check",
-                other.reason()
-            ),
-            "make verify.sh a relative link to an executable file of the worktree, or the file itself",
-        ),
-        other => fail(
-            format!("verify.sh {}: nothing is gated", other.reason()),
-            "make verify.sh a file at the worktree root, or: git prove-it init --force",
-        ),
-    });
+fn verify_sh(armed: git::Armed) -> VerifyFound {
+    match armed {
+        git::Armed::Yes => VerifyFound::Armed,
+        git::Armed::Missing => VerifyFound::Missing,
+        git::Armed::NotExecutable => VerifyFound::NotExecutable,
+        other if other.link_problem().is_some() => VerifyFound::BadLink {
+            reason: other.reason(),
+        },
+        other => VerifyFound::Unarmed {
+            reason: other.reason(),
+        },
+    }
 }
 
 /// The programs verify.sh's active lines run that are not on PATH: such a check fails here
 /// whatever the work is, and an agent is sent back for it.
-fn verify_programs(repo: &Repo, checks: &mut Vec<Finding>) {
+fn verify_programs(repo: &Repo, checks: &mut Vec<Found>) {
     let Ok(Some(text)) = repo.read_verify() else {
         return;
     };
@@ -257,256 +609,167 @@ fn verify_programs(repo: &Repo, checks: &mut Vec<Finding>) {
         }
     }
     for program in missing {
-        checks.push(warn(
-            format!("verify.sh runs {program}, which is not found here: that check fails whatever the work is"),
-            format!("install {program}, or take its line out of verify.sh"),
-        ));
+        checks.push(Found::Verify(VerifyFound::ProgramMissing {
+            program: program.to_string(),
+        }));
     }
 }
 
 /// Whether the last run that could record a proof counted its tests (SPEC.md section 5.2);
 /// nothing before any run.
-fn last_tests(repo: &Repo) -> Option<Finding> {
+fn last_tests(repo: &Repo) -> Option<TestsFound> {
     let text = std::fs::read_to_string(repo.last_run_tests().ok()?).ok()?;
     let lines: Vec<(&str, &str)> = text
         .lines()
         .filter_map(|line| line.split_once(' '))
         .collect();
-    let named = |(check, what): &(&str, &str)| format!("{check}: {what}");
-    if let Some(error) = lines.iter().find(|(_, what)| what.starts_with("error: ")) {
-        return Some(warn(
-            format!(
-                "the last run's test reports could not be read ({}): its proof says so as weakened",
-                named(error)
-            ),
-            "write well-formed JUnit XML into $PROVE_IT_REPORTS (at most 256 files of 32 MiB)",
-        ));
+    if let Some((check, what)) = lines.iter().find(|(_, what)| what.starts_with("error: ")) {
+        return Some(TestsFound::Unreadable {
+            check: (*check).to_string(),
+            what: (*what).to_string(),
+        });
     }
-    let without: Vec<&str> = lines
+    let without: Vec<String> = lines
         .iter()
         .filter(|(_, what)| *what == "none")
-        .map(|(check, _)| *check)
+        .map(|(check, _)| (*check).to_string())
         .collect();
     if lines.is_empty() || !without.is_empty() {
-        return Some(warn(
-            format!(
-                "the last run produced no test counts ({}): a test deleted or skipped would not show in its proof",
-                without.join(", ")
-            ),
-            "have verify.sh write JUnit XML into \"$PROVE_IT_REPORTS\" (pytest --junitxml=\"$PROVE_IT_REPORTS/pytest.xml\"), or run a test runner whose summary line SPEC.md section 5.2 lists",
-        ));
+        return Some(TestsFound::NoCounts { without });
     }
-    Some(ok(format!(
-        "the last run produced test counts ({})",
-        lines.iter().map(named).collect::<Vec<_>>().join("; ")
-    )))
+    Some(TestsFound::Counted {
+        counts: lines
+            .iter()
+            .map(|(check, what)| ((*check).to_string(), (*what).to_string()))
+            .collect(),
+    })
 }
 
 /// `doctor --run`: verify.sh on the working state, judged as the gate would judge it.
-fn run(ran: &Ran) -> Finding {
+fn run(ran: &Ran) -> RunFound {
     let checked = match ran {
-        Ran::NotArmed => {
-            return fail(
-                "--run: verify.sh is not armed, so the gate has nothing to run",
-                "arm verify.sh (see above), then: git prove-it doctor --run",
-            );
-        }
-        Ran::ChecksOnly => {
-            return warn(
-                "--run: there is no root verify.sh to run; the checks of prove-it.toml are run by 'git prove-it run', which records their proofs",
-                "git prove-it run --force",
-            );
-        }
+        Ran::NotArmed => return RunFound::NotArmed,
+        Ran::ChecksOnly => return RunFound::ChecksOnly,
         Ran::Checked(checked) => checked,
     };
     let shown = &checked.shown;
-    let tree = &checked.tree[..checked.tree.len().min(12)];
-    let took = format!("{:.1} s", shown.duration_ms as f64 / 1000.0);
+    let tree = checked.tree.clone();
     match shown.outcome {
-        Outcome::Proven if shown.passed => ok(format!(
-            "--run: verify.sh passed on the working state (tree {tree}) in {took}: the gate would let the turn end (nothing was recorded)"
-        )),
-        _ if shown.passed => fail(
-            format!(
-                "--run: verify.sh passed but changed the working state (tree {tree}) while it ran: the gate would send the agent back"
-            ),
-            "add files that verify.sh generates to .gitignore, or make it leave the worktree as it found it",
-        ),
-        _ => fail(
-            format!(
-                "--run: verify.sh {} on the working state (tree {tree}) in {took}: the gate would send the agent back",
-                shown.exit
-            ),
-            "fix what it reports (git prove-it run --verbose shows all of it), then: git prove-it doctor --run",
-        ),
+        Outcome::Proven if shown.passed => RunFound::Passed {
+            tree,
+            duration_ms: shown.duration_ms,
+        },
+        _ if shown.passed => RunFound::ChangedState { tree },
+        _ => RunFound::Failed {
+            tree,
+            exit: shown.exit.clone(),
+            duration_ms: shown.duration_ms,
+        },
     }
 }
 
 /// The gate's policy in force, and `PROVE_IT_SKIP`, which turns it off for every stop.
-fn gate_policy(inputs: &Inputs, checks: &mut Vec<Finding>) {
+fn gate_policy(inputs: &Inputs, checks: &mut Vec<Found>) {
     let gate = match &inputs.gate {
         Ok(gate) => gate,
         Err(error) => {
-            checks.push(fail(
-                format!("the gate's policy cannot be resolved: {error}"),
-                "fix the value named above",
-            ));
+            checks.push(Found::Policy(PolicyFound::Unresolved {
+                error: error.to_string(),
+            }));
             return;
         }
     };
     if gate.skip {
-        checks.push(fail(
-            format!(
-                "{} is set: the gate ends every turn in this environment without running verify.sh",
-                policy::SKIP_ENV
-            ),
-            format!("unset {}", policy::SKIP_ENV),
-        ));
+        checks.push(Found::Policy(PolicyFound::Skipped));
     }
-    let timeout = match &inputs.verify_timeout {
-        Ok((secs, 0)) => format!("{secs} s"),
-        Ok((secs, retries)) => format!("{secs} s, retries {retries}"),
-        Err(_) => "unreadable (see below)".to_string(),
-    };
-    let budget = match gate.max_blocks {
-        0 => "0 blocks a turn (warn only)".to_string(),
-        1 => "1 block a turn".to_string(),
-        n => format!("{n} blocks a turn"),
-    };
-    let on = |on: bool| if on { "on" } else { "off" };
-    checks.push(ok(format!(
-        "policy in force: verify.sh timeout {timeout}, budget {budget}, ledger {}, signing {}, verify.sh edits {}{}",
-        on(gate.ledger),
-        on(inputs.signed_only),
-        match gate.verify_edits {
-            VerifyEdits::Show => "shown",
-            VerifyEdits::Block => "blocked",
-        },
-        match gate.uncovered {
-            policy::UncoveredPolicy::Notice => "",
-            policy::UncoveredPolicy::Block => ", changes no check reads blocked",
-        }
-    )));
+    checks.push(Found::Policy(PolicyFound::InForce(InForce {
+        timeout: inputs.verify_timeout.as_ref().ok().copied(),
+        max_blocks: gate.max_blocks,
+        ledger: gate.ledger,
+        signed: inputs.signed_only,
+        verify_edits_blocked: gate.verify_edits == VerifyEdits::Block,
+        uncovered_blocked: gate.uncovered == policy::UncoveredPolicy::Block,
+    })));
 }
 
 fn hosts(
     workdir: &Path,
     cwd: &Path,
     timeout: &Result<(u64, u32), policy::Error>,
-    checks: &mut Vec<Finding>,
+    checks: &mut Vec<Found>,
 ) {
     for &host in Host::all() {
         let path = workdir.join(host.config_path());
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let rel = host.config_path();
-        let wire = format!("git prove-it init --host {}", host.name());
-        match host.wired_timeouts(&text) {
-            Err(error) => checks.push(fail(
-                format!(
-                    "{}: {rel} cannot be read ({})",
-                    host.title(),
-                    describe(&error)
-                ),
-                format!("fix the file, then: {wire}"),
-            )),
-            Ok(wired) => {
-                let missing: Vec<&str> = wired
-                    .iter()
-                    .filter(|(entry, wiring)| *wiring == Wiring::Missing && !entry.ahead)
-                    .map(|(entry, _)| entry.event)
-                    .collect();
-                // Without the after-tool hook the gate holds; only nothing is proven ahead.
-                let ahead_missing = wired
-                    .iter()
-                    .find(|(entry, wiring)| *wiring == Wiring::Missing && entry.ahead);
-                if !missing.is_empty() {
-                    checks.push(fail(
-                        format!(
-                            "{}: the gate's {} hook{} not wired in {rel}",
-                            host.title(),
-                            and_list(&missing),
-                            if missing.len() == 1 { " is" } else { "s are" }
-                        ),
-                        wire,
-                    ));
-                    continue;
-                }
-                checks.push(stop_timeout(host, &wired, timeout));
-                if let Some((entry, _)) = ahead_missing {
-                    checks.push(warn(
-                        format!(
-                            "{}: the after-tool hook ({}) is not wired in {rel}, so nothing is proven ahead of a stop",
-                            host.title(),
-                            entry.event
-                        ),
-                        wire.clone(),
-                    ));
-                }
-                checks.extend(trust(host, workdir));
-                checks.extend(start_dir(host, workdir, cwd));
+        let mut found = |found: HostFound| checks.push(Found::Host(host, found));
+        let wired = match host.wired_timeouts(&text) {
+            Ok(wired) => wired,
+            Err(error) => {
+                found(HostFound::Unreadable {
+                    error: crate::gate::error_chain(&error),
+                });
+                continue;
             }
+        };
+        let missing: Vec<&'static str> = wired
+            .iter()
+            .filter(|(entry, wiring)| *wiring == Wiring::Missing && !entry.ahead)
+            .map(|(entry, _)| entry.event)
+            .collect();
+        if !missing.is_empty() {
+            found(HostFound::NotWired { events: missing });
+            continue;
+        }
+        found(stop_timeout(host, &wired, timeout));
+        // Without the after-tool hook the gate holds; only nothing is proven ahead.
+        let ahead_missing = wired
+            .iter()
+            .find(|(entry, wiring)| *wiring == Wiring::Missing && entry.ahead);
+        if let Some((entry, _)) = ahead_missing {
+            found(HostFound::AfterToolMissing { event: entry.event });
+        }
+        if let Some(trust) = host.trust(workdir) {
+            found(HostFound::Trust(trust));
+        }
+        if let Some(start) = start_dir(host, workdir, cwd) {
+            found(start);
         }
     }
 }
 
 /// Whether the host's stop hook may outlast verify.sh's longest run (each of its runs under the
-/// retries), said in the host's own names and units.
+/// retries), with what it takes to say so in the host's own names and units.
 fn stop_timeout(
     host: Host,
     wired: &[(HookEntry, Wiring)],
     timeout: &Result<(u64, u32), policy::Error>,
-) -> Finding {
-    let rel = host.config_path();
+) -> HostFound {
     let stop_entry = wired.iter().find(|(entry, _)| entry.stop);
     let event = stop_entry.map_or("Stop", |(entry, _)| entry.event);
     let stop = stop_entry.and_then(|(_, wiring)| match wiring {
         Wiring::Wired(timeout) => *timeout,
         Wiring::Missing => None,
     });
-    // Said in the host's own names and units: Gemini's AfterAgent hook counts
-    // milliseconds.
+    // Gemini's AfterAgent hook counts milliseconds.
     let (key, unit_ms) = host.timeout_field().unwrap_or(("timeout", 1000));
-    let unit = if unit_ms == 1 { "ms" } else { "s" };
-    let in_units = |secs: u64| secs * 1000 / unit_ms;
-    // The longest a stop may run verify.sh: each of its runs under the retries.
-    let longest = timeout
-        .as_ref()
-        .map(|&(secs, retries)| (secs * (1 + u64::from(retries)), secs, retries));
-    match (stop, longest) {
-        (Some(stop), Ok((verify, secs, retries))) if stop <= verify => fail(
-            format!(
-                "{}: the {event} hook's timeout ({} {unit}) does not exceed verify.sh's ({verify} s{}): a slow run would end the turn unverified",
-                host.title(),
-                in_units(stop),
-                if retries > 0 {
-                    format!(
-                        ": {secs} s for each of {} runs under prove-it.retries {retries}",
-                        retries + 1
-                    )
-                } else {
-                    String::new()
-                }
-            ),
-            format!(
-                "raise the {event} hook's \"{key}\" in {rel} above {} ({unit}), or lower git config prove-it.timeout{}",
-                in_units(verify),
-                if retries > 0 {
-                    " or prove-it.retries"
-                } else {
-                    ""
-                }
-            ),
-        ),
-        (_, Err(error)) => fail(
-            format!("{}: {error}", host.title()),
-            "fix the value named above",
-        ),
-        _ => ok(format!(
-            "{}: the gate's hooks are wired in {rel}",
-            host.title()
-        )),
+    match (stop, timeout) {
+        (_, Err(error)) => HostFound::TimeoutUnresolved {
+            error: error.to_string(),
+        },
+        // The longest a stop may run verify.sh: each of its runs under the retries.
+        (Some(stop), Ok((verify, retries))) if stop <= verify * (1 + u64::from(*retries)) => {
+            HostFound::StopTooShort(StopTooShort {
+                event,
+                key,
+                unit_ms,
+                stop,
+                verify: *verify,
+                retries: *retries,
+            })
+        }
+        _ => HostFound::Wired,
     }
 }
 
@@ -517,7 +780,7 @@ fn host_caps(
     workdir: &Path,
     policy: u32,
     env: &dyn Fn(&str) -> Option<String>,
-    checks: &mut Vec<Finding>,
+    checks: &mut Vec<Found>,
 ) {
     for &host in Host::all() {
         if std::fs::metadata(workdir.join(host.config_path())).is_err() {
@@ -526,22 +789,16 @@ fn host_caps(
         let Some((cap, budget, setting)) = host.cap_below(policy, env) else {
             continue;
         };
-        let blocks = |n: u32| match n {
-            1 => "1 block".to_string(),
-            n => format!("{n} blocks"),
-        };
-        checks.push(warn(
-            format!(
-                "{}: {setting} ends a turn after {} in this environment, below the gate's budget ({} a turn): the gate gives at most {} a turn, then its yield",
-                host.title(),
-                blocks(cap),
-                blocks(policy),
-                blocks(budget),
-            ),
-            format!(
-                "raise {setting} above {}, or lower git config prove-it.maxBlocks to {budget}",
-                policy + u32::from(!host.shows_notices())
-            ),
+        checks.push(Found::Host(
+            host,
+            HostFound::CapBelow {
+                setting,
+                cap,
+                policy,
+                budget,
+                // Where the host shows no notices, the gate's yield is one more block.
+                raise_above: policy + u32::from(!host.shows_notices()),
+            },
         ));
     }
 }
@@ -549,16 +806,13 @@ fn host_caps(
 /// Claude Code puts the worktrees of subagents (and of `--worktree` sessions) in
 /// `.claude/worktrees/` of the checkout. Unless ignored, the session's own state holds each as
 /// an embedded repository, and its stop is refused while a subagent's worktree holds changes.
-fn nested_worktrees(repo: &Repo) -> Result<Option<Finding>, git::Error> {
+fn nested_worktrees(repo: &Repo) -> Result<Option<Found>, git::Error> {
     let workdir = repo.workdir()?;
     if std::fs::metadata(workdir.join(Host::Claude.config_path())).is_err() {
         return Ok(None);
     }
     Ok(match repo.ignores(".claude/worktrees/agent") {
-        Some(false) => Some(warn(
-            "Claude Code: .claude/worktrees/ is not ignored: a subagent's worktree there would count as an embedded repository of this worktree's state, and a session's stop would be refused while it holds changes",
-            "echo .claude/worktrees/ >> .gitignore",
-        )),
+        Some(false) => Some(Found::Host(Host::Claude, HostFound::WorktreesNotIgnored)),
         _ => None,
     })
 }
@@ -566,39 +820,24 @@ fn nested_worktrees(repo: &Repo) -> Result<Option<Finding>, git::Error> {
 /// Where the host runs no gate although its project file wires it: a host that reads the
 /// project's hooks only in the directory it starts in, started in a subdirectory.
 /// Run from a subdirectory, that is where doctor is, and a failure; from the root, a warning.
-fn start_dir(host: Host, workdir: &Path, cwd: &Path) -> Option<Finding> {
+fn start_dir(host: Host, workdir: &Path, cwd: &Path) -> Option<HostFound> {
     if host.reads_project_hooks_below_root() {
         return None;
     }
     let (user, wired) = host.user_wiring()?;
-    let title = host.title();
-    let rel = host.config_path();
-    let user = user.display();
     if wired {
-        return Some(ok(format!(
-            "{title}: the gate's hooks are wired in {user} too, so a session started in any subdirectory is gated"
-        )));
+        return Some(HostFound::WiredEverywhere { user });
     }
-    let fix = format!(
-        "start {title} at {}, or wire the gate for every folder: merge the hooks of {rel} into {user} (ADAPTERS.md; the gate stays silent in repositories without verify.sh)",
-        workdir.display()
-    );
+    let workdir = workdir.to_owned();
     let here = canonical(cwd);
-    let root = canonical(workdir);
+    let root = canonical(&workdir);
     Some(match here.strip_prefix(&root) {
-        Ok(below) if !below.as_os_str().is_empty() => fail(
-            format!(
-                "{title} reads {rel} only in the directory it is started in: started here, in {}/, it runs no gate",
-                below.display()
-            ),
-            fix,
-        ),
-        _ => warn(
-            format!(
-                "{title} reads {rel} only in the directory it is started in: started in a subdirectory (such as src/), it runs no gate"
-            ),
-            fix,
-        ),
+        Ok(below) if !below.as_os_str().is_empty() => HostFound::StartedBelow {
+            below: below.to_owned(),
+            workdir,
+            user,
+        },
+        _ => HostFound::StartAtRootOnly { workdir, user },
     })
 }
 
@@ -606,54 +845,9 @@ fn canonical(path: &Path) -> PathBuf {
     path.canonicalize().unwrap_or_else(|_| path.to_owned())
 }
 
-fn describe(error: &WiringError) -> String {
-    match error {
-        WiringError::Json(source) => format!("{error}: {source}"),
-        WiringError::Shape { .. } => error.to_string(),
-    }
-}
-
-/// The host's trust in the folder, as its module reads it.
-fn trust(host: Host, workdir: &Path) -> Option<Finding> {
-    let title = host.title();
-    Some(match host.trust(workdir)? {
-        Trust::Trusted => ok(format!(
-            "{title}: this folder is trusted, so its project hooks run"
-        )),
-        Trust::NotRecorded { record, step } => warn(
-            format!(
-                "{title}: {} does not record trusting this folder, so its project hooks likely \
-                 do not run",
-                record.display()
-            ),
-            step,
-        ),
-        Trust::ProjectNotTrusted {
-            record,
-            agent,
-            hooks_file,
-            step,
-        } => warn(
-            format!(
-                "{title}: {} does not record trusting this project, so {agent} does not read its \
-                 {hooks_file}",
-                record.display()
-            ),
-            step,
-        ),
-        Trust::ApprovalUnknown { agent, step } => warn(
-            format!(
-                "{title}: this project is trusted, but whether {agent} approved its hooks cannot \
-                 be checked from here; unapproved hooks are skipped silently"
-            ),
-            step,
-        ),
-    })
-}
-
 /// The settings of a host that keep it from running the gate's hooks, for each host wired here
 /// (its project file) or for every folder (its user-level file): the gate is then never asked.
-fn hooks_off(workdir: &Path, checks: &mut Vec<Finding>) {
+fn hooks_off(workdir: &Path, checks: &mut Vec<Found>) {
     for &host in Host::all() {
         let wired = workdir.join(host.config_path()).is_file()
             || host.user_wiring().is_some_and(|(_, wired)| wired);
@@ -661,22 +855,14 @@ fn hooks_off(workdir: &Path, checks: &mut Vec<Finding>) {
             continue;
         }
         for off in host.hooks_off(workdir) {
-            checks.push(fail(
-                format!(
-                    "{}: {} in {} keeps it from running the gate's hooks: no stop is gated",
-                    host.title(),
-                    off.key,
-                    off.file.display()
-                ),
-                format!("{}: {}", off.file.display(), off.fix),
-            ));
+            checks.push(Found::Host(host, HostFound::HooksOff(off)));
         }
     }
 }
 
 /// Hooks run `git prove-it`, for which git runs the first `git-prove-it` in its exec-path,
 /// then on PATH: every one found is listed, and one that shadows the running binary is named.
-fn on_path(exec_path: Option<&Path>, checks: &mut Vec<Finding>) {
+fn on_path(exec_path: Option<&Path>) -> OnPathFound {
     let path = std::env::var_os("PATH");
     let dirs = exec_path
         .map(Path::to_owned)
@@ -693,210 +879,110 @@ fn on_path(exec_path: Option<&Path>, checks: &mut Vec<Finding>) {
         }
     }
     let Some(first) = found.first() else {
-        checks.push(fail(
-            "git-prove-it is not on PATH: 'git prove-it' in hooks would fail",
-            "cargo install --locked --path <this tool's source> (or put git-prove-it on PATH)",
-        ));
-        return;
+        return OnPathFound::Missing;
     };
-    let listed = found
-        .iter()
-        .map(|file| file.display().to_string())
-        .collect::<Vec<_>>()
-        .join(", ");
     let running = std::env::current_exe().ok().map(|exe| canonical(&exe));
-    checks.push(match running {
-        Some(running) if canonical(first) != running => warn(
-            format!(
-                "git runs {} for 'git prove-it', not this git-prove-it ({}): the hooks run that one; every git-prove-it git finds, in its order: {listed}",
-                first.display(),
-                running.display()
-            ),
-            format!(
-                "remove {} or put {} before it on PATH",
-                first.display(),
-                running.parent().unwrap_or(&running).display()
-            ),
-        ),
-        _ if found.len() > 1 => ok(format!(
-            "git-prove-it is on PATH: {}, which git runs first of: {listed}",
-            first.display()
-        )),
-        _ => ok(format!("git-prove-it is on PATH: {}", first.display())),
-    });
+    match running {
+        Some(running) if canonical(first) != running => OnPathFound::Shadowed { running, found },
+        _ => OnPathFound::Ours { found },
+    }
 }
 
-fn pre_push(workdir: &Path, hooks_dir: &Path, ours: &str, checks: &mut Vec<Finding>) {
+fn pre_push(workdir: &Path, hooks_dir: &Path, ours: &str) -> PrePushFound {
     // A hook manager runs the pre-push hooks where its set-up is at the root: the gate is
     // wired through it, or not at all (`init --pre-push` wires it or prints its snippet).
     let managers = std::iter::once(".husky/pre-push")
         .chain(crate::setup::pre_push::LEFTHOOK_FILES.iter().copied())
         .chain([".pre-commit-config.yaml"]);
     let husky = workdir.join(".husky").is_dir();
-    for name in managers {
-        let Ok(text) = std::fs::read_to_string(workdir.join(name)) else {
-            if husky && name == ".husky/pre-push" {
-                checks.push(warn(
-                    "husky runs this repository's hooks, and .husky/pre-push does not exist: unproven commits can be pushed",
-                    "git prove-it init --pre-push",
-                ));
-                return;
+    for file in managers {
+        let Ok(text) = std::fs::read_to_string(workdir.join(file)) else {
+            if husky && file == ".husky/pre-push" {
+                return PrePushFound::HuskyWithoutHook;
             }
             continue;
         };
         let wired = text.contains(crate::setup::pre_push::COMMAND) || text.contains("id: prove-it");
-        checks.push(if wired {
-            ok(format!("{name} runs git prove-it before a push"))
-        } else {
-            warn(
-                format!("{name} runs this repository's hooks but not git prove-it before a push: unproven commits can be pushed"),
-                "git prove-it init --pre-push (it wires husky, and prints the snippet for lefthook and pre-commit)",
-            )
-        });
-        return;
+        return PrePushFound::Manager { file, wired };
     }
     let path = hooks_dir.join("pre-push");
-    checks.push(match std::fs::read_to_string(&path) {
-        Ok(text) if text == ours => {
-            ok(format!("the pre-push hook is installed at {}", path.display()))
-        }
-        Ok(text) if text.contains("git prove-it hook git pre-push") => ok(format!(
-            "the pre-push hook at {} calls git prove-it",
-            path.display()
-        )),
-        Ok(_) => warn(
-            format!(
-                "the pre-push hook at {} does not call git prove-it: unproven commits can be pushed",
-                path.display()
-            ),
-            "make it pass its arguments and stdin to: git prove-it hook git pre-push \"$@\"",
-        ),
-        Err(_) => warn(
-            "no pre-push hook: unproven commits can be pushed and proofs do not travel with pushes",
-            "git prove-it install pre-push",
-        ),
-    });
+    match std::fs::read_to_string(&path) {
+        Ok(text) if text == ours => PrePushFound::Installed { path },
+        Ok(text) if text.contains("git prove-it hook git pre-push") => PrePushFound::Calls { path },
+        Ok(_) => PrePushFound::Foreign { path },
+        Err(_) => PrePushFound::Missing,
+    }
 }
 
-fn identity(repo: &Repo, checks: &mut Vec<Finding>) {
-    let identity = repo.identity();
-    checks.push(if identity.missing {
-        warn(
-            format!(
-                "no git identity: proofs are signed off by {} and marked 'identity: missing'",
-                identity.display
-            ),
-            "git config --global user.name 'Your Name' && git config --global user.email you@example.com",
-        )
-    } else {
-        ok(format!("proofs are signed off by {}", identity.display))
-    });
-}
-
-fn proofs(repo: &Repo, merge_strategy: &str, checks: &mut Vec<Finding>) {
+fn proofs(repo: &Repo, merge_strategy: &'static str, checks: &mut Vec<Found>) {
+    let mut found = |found: ProofsFound| checks.push(Found::Proofs(found));
     let tip = match repo.proofs_tip() {
         Ok(tip) => tip,
         Err(git::Error::RefUnpeelable { source, .. }) => {
-            checks.push(fail(
-                format!("{PROOFS_REF} cannot be read: {source}"),
-                format!("git fsck; git update-ref -d {PROOFS_REF} drops it (and every proof)"),
-            ));
+            found(ProofsFound::RefBroken {
+                cause: source.to_string(),
+            });
             return;
         }
         Err(error) => {
             let cause = std::error::Error::source(&error)
                 .map_or_else(|| error.to_string(), std::string::ToString::to_string);
-            checks.push(fail(
-                format!("{PROOFS_REF} cannot be read: {cause}"),
-                "git fsck",
-            ));
+            found(ProofsFound::Unreadable { cause });
             return;
         }
     };
-    checks.push(match tip.map(|tip| repo.all_notes(tip)) {
-        None => ok(format!("{PROOFS_REF}: no proofs yet")),
-        Some(Ok(notes)) => ok(format!(
-            "{PROOFS_REF}: {} proven tree{}",
-            notes.len(),
-            if notes.len() == 1 { "" } else { "s" }
-        )),
-        Some(Err(error)) => fail(
-            format!(
-                "{PROOFS_REF} cannot be read: {}",
-                crate::gate::error_chain(&error)
-            ),
-            "git fsck, then fetch the proofs again: git prove-it sync",
-        ),
+    found(match tip.map(|tip| repo.all_notes(tip)) {
+        None => ProofsFound::NoProofs,
+        Some(Ok(notes)) => ProofsFound::Proven { trees: notes.len() },
+        Some(Err(error)) => ProofsFound::NotesUnreadable {
+            cause: crate::gate::error_chain(&error),
+        },
     });
-    unheld(repo, checks);
+    // How many notes name trees no commit here holds (working states proven and never
+    // committed, many with proving ahead): harmless, never sent, and droppable.
+    match crate::proof::unheld_notes(repo) {
+        Ok(unheld) if unheld.is_empty() => {}
+        Ok(unheld) => found(ProofsFound::Unheld {
+            notes: unheld.len(),
+        }),
+        Err(error) => found(ProofsFound::UnheldUnreadable {
+            cause: crate::gate::error_chain(&error),
+        }),
+    }
     if repo
         .config_string(merge_strategy)
         .is_none_or(|value| value != "union")
     {
-        checks.push(warn(
-            format!("{merge_strategy} is not union: a stock 'git notes merge' would scramble proof records"),
-            format!("git config {merge_strategy} union"),
-        ));
+        found(ProofsFound::MergeNotUnion {
+            key: merge_strategy,
+        });
     }
     match crate::proof::unisolated(repo) {
-        Ok(found) if found.is_empty() => {}
-        Ok(found) => checks.push(warn(
-            format!(
-                "{} proof record{} made outside an agent session carr{} no isolation line: earlier versions proved commits (run <rev>, bisect, the pre-push hook) in a worktree inside the checkout, where a run could test the checkout's code instead of the commit's; first: tree {}",
-                found.len(),
-                if found.len() == 1 { "" } else { "s" },
-                if found.len() == 1 { "ies" } else { "y" },
-                found[0].key
-            ),
-            "review them with git prove-it log; take back those made by commit runs with git prove-it revoke --unisolated --reason '<why>', then prove again",
-        )),
-        Err(error) => checks.push(warn(
-            format!("the proofs' isolation cannot be read: {}", crate::gate::error_chain(&error)),
-            "git fsck",
-        )),
+        Ok(unisolated) if unisolated.is_empty() => {}
+        Ok(unisolated) => found(ProofsFound::Unisolated {
+            records: unisolated.len(),
+            first: unisolated[0].key.to_string(),
+        }),
+        Err(error) => found(ProofsFound::IsolationUnreadable {
+            cause: crate::gate::error_chain(&error),
+        }),
     }
-    checks.push(match repo.overwritten_notes(&crate::proof::merge_unrevoked) {
-        Ok(lost) if lost.is_empty() => ok(format!(
-            "no proof records dropped by other writers (the reflog of {PROOFS_REF})"
-        )),
-        Ok(lost) => {
-            let mut messages: Vec<&str> = lost.iter().map(|o| o.message.as_str()).collect();
-            messages.dedup();
-            fail(
-                format!(
-                    "{} proof note{} lost records to updates not made by git-prove-it ({}), according to the reflog of {PROOFS_REF}",
-                    lost.len(),
-                    if lost.len() == 1 { "" } else { "s" },
-                    messages.join("; ")
-                ),
-                "git prove-it doctor --restore",
-            )
-        }
-        Err(error) => warn(
-            format!("the reflog of {PROOFS_REF} cannot be read: {}", crate::gate::error_chain(&error)),
-            "git reflog show refs/notes/prove-it",
-        ),
-    });
-}
-
-/// How many notes name trees no commit here holds (working states proven and never
-/// committed, many with proving ahead): harmless, never sent, and droppable.
-fn unheld(repo: &Repo, checks: &mut Vec<Finding>) {
-    match crate::proof::unheld_notes(repo) {
-        Ok(unheld) if unheld.is_empty() => {}
-        Ok(unheld) => checks.push(ok(format!(
-            "{PROOFS_REF}: {} note{} of trees no commit holds (working states proven and never committed): they stay in this clone, never sent; git prove-it doctor --prune-unreachable drops them",
-            unheld.len(),
-            if unheld.len() == 1 { "" } else { "s" },
-        ))),
-        Err(error) => checks.push(warn(
-            format!(
-                "which proven trees a commit holds cannot be read: {}",
-                crate::gate::error_chain(&error)
-            ),
-            "git fsck",
-        )),
-    }
+    found(
+        match repo.overwritten_notes(&crate::proof::merge_unrevoked) {
+            Ok(lost) if lost.is_empty() => ProofsFound::NoneDropped,
+            Ok(lost) => {
+                let mut messages: Vec<String> = lost.iter().map(|o| o.message.clone()).collect();
+                messages.dedup();
+                ProofsFound::Dropped {
+                    notes: lost.len(),
+                    messages,
+                }
+            }
+            Err(error) => ProofsFound::ReflogUnreadable {
+                cause: crate::gate::error_chain(&error),
+            },
+        },
+    );
 }
 
 /// How long doctor waits for the remote to list its proofs.
@@ -904,42 +990,31 @@ const REMOTE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The remote's proofs, asked with `git ls-remote`: gix cannot talk to every remote git can
 /// (credential helpers, ssh configuration), and sync already relies on git for the same.
-fn remote(repo: &Repo, checks: &mut Vec<Finding>) {
+fn remote(repo: &Repo, checks: &mut Vec<Found>) {
+    let mut found = |found: RemoteFound| checks.push(Found::Remote(found));
     if repo.remote_names().is_empty() {
-        checks.push(ok("no remote: proofs stay in this clone"));
+        found(RemoteFound::NoRemote);
         return;
     }
     // Proofs travel where pushes go: a contributor's fork, not the project they cloned.
     let remote = repo.push_remote();
-    let fork = "add your fork as a remote and push there: git remote add fork <your fork's URL> && git config remote.pushDefault fork && git prove-it sync fork".to_string();
     let foreign = remote == repo.default_remote() && looks_foreign(repo, &remote);
     if foreign {
-        checks.push(warn(
-            format!(
-                "{remote} looks like someone else's project (none of the last {OWN_COMMITS} commits on {remote}'s branches are yours): syncing proofs there pushes them upstream"
-            ),
-            fork.clone(),
-        ));
+        found(RemoteFound::Foreign {
+            remote: remote.clone(),
+            looked: OWN_COMMITS,
+        });
     }
-    let answer = repo.remote_proofs_tip_within(&remote, REMOTE_TIMEOUT);
-    checks.push(match answer {
-        Ok(Some(_)) => ok(format!("{remote} has {PROOFS_REF}")),
-        Ok(None) => warn(
-            format!("{remote} has no {PROOFS_REF}: CI and other clones cannot see any proof"),
-            if foreign {
-                fork
-            } else {
-                format!("git prove-it sync {remote}")
+    found(
+        match repo.remote_proofs_tip_within(&remote, REMOTE_TIMEOUT) {
+            Ok(Some(_)) => RemoteFound::HasProofs { remote },
+            Ok(None) => RemoteFound::NoProofs { remote, foreign },
+            Err(error) => RemoteFound::Unanswered {
+                cause: crate::gate::error_chain(&error),
+                remote,
             },
-        ),
-        Err(error) => warn(
-            format!(
-                "could not ask {remote} for its proofs: {}",
-                crate::gate::error_chain(&error)
-            ),
-            format!("git ls-remote {remote} {PROOFS_REF}"),
-        ),
-    });
+        },
+    );
 }
 
 /// How far back doctor looks for a commit of the user's own.
@@ -965,23 +1040,4 @@ fn looks_foreign(repo: &Repo, remote: &str) -> bool {
         repo.authored_any_on(remote, email, OWN_COMMITS),
         Ok(Some(false))
     )
-}
-
-fn man_page(page: Option<&Path>, checks: &mut Vec<Finding>) {
-    checks.push(match page {
-        Some(page) => ok(format!("git help prove-it opens {}", page.display())),
-        None => warn(
-            "git help prove-it finds no man page (git prove-it --help shows none either)",
-            "git prove-it install-man",
-        ),
-    });
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => (*one).to_string(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }

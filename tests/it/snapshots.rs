@@ -8,7 +8,7 @@ use serde_json::Value;
 
 use assert_cmd::cargo::cargo_bin;
 
-use crate::harness::TestRepo;
+use crate::harness::{BareRemote, TestRepo, path_with_our_binary};
 use crate::hosts::{ALL, Host};
 
 /// The hook's whole answer: exit code, stdout and stderr.
@@ -299,5 +299,253 @@ fn the_running_commands_human_and_json_output() {
             let name = format!("command-{}-passing", args.join("-").replace("--", ""));
             snapshot(&repo, &name, &command(&repo, args));
         }
+    });
+}
+
+/// `git prove-it doctor`'s whole output run with `args`, from `dir` of the repository (`""`:
+/// its root), with `env` set and the git identity taken away when `identity` is false.
+fn doctor(
+    repo: &TestRepo,
+    args: &[&str],
+    dir: &str,
+    env: &[(&str, &str)],
+    identity: bool,
+) -> String {
+    let mut cmd = repo.prove_it(args);
+    cmd.current_dir(repo.path(dir));
+    for (name, value) in env {
+        cmd.env(name, value);
+    }
+    if !identity {
+        for name in [
+            "GIT_AUTHOR_NAME",
+            "GIT_AUTHOR_EMAIL",
+            "GIT_COMMITTER_NAME",
+            "GIT_COMMITTER_EMAIL",
+        ] {
+            cmd.env_remove(name);
+        }
+        cmd.env("EMAIL", "");
+    }
+    let out = cmd.output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stdout = serde_json::from_str::<Value>(&stdout).map_or_else(
+        |_| stdout.to_string(),
+        |json| format!("{}\n", serde_json::to_string_pretty(&json).unwrap()),
+    );
+    let mut text = format!(
+        "$ {}git prove-it {}\nexit: {}\n{stdout}",
+        if dir.is_empty() {
+            String::new()
+        } else {
+            format!("(in {dir}/) ")
+        },
+        args.join(" "),
+        out.status.code().unwrap_or(-1),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.is_empty() {
+        text.push_str("stderr:\n");
+        text.push_str(&stderr);
+    }
+    text
+}
+
+/// The settings doctor's snapshots are taken under: this build's path, which the check of
+/// what git runs for `git prove-it` names, is the same placeholder on every machine.
+fn doctor_settings() -> insta::Settings {
+    let mut settings = insta::Settings::clone_current();
+    let bin = cargo_bin("git-prove-it");
+    settings.add_filter(&regex_escape(&bin.display().to_string()), "[BIN]");
+    settings
+}
+
+/// doctor's human and JSON output on a set-up with something wrong in every part: checks that
+/// cannot run and paths no check reads, hosts wired badly or not at all, hooks turned off, the
+/// gate skipped, no pre-push hook, no identity, no remote, notes merged stock; then the same
+/// repository with its settings, its checks file and verify.sh unreadable or broken.
+#[test]
+fn doctor_human_and_json_output_of_a_broken_set_up() {
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--no-demo",
+        "--host",
+        "claude",
+        "--host",
+        "codex",
+    ])
+    .assert()
+    .code(0);
+    repo.remove("verify.sh");
+    repo.write(
+        "prove-it.toml",
+        "[checks.api]\nrun = \"api/check.sh\"\ninputs = [\"api\"]\n\n\
+         [checks.web]\nrun = \"web/check.sh\"\ninputs = [\"web\"]\n",
+    );
+    repo.write("api/check.sh", "#!/bin/sh\necho '2 passed in 0.01s'\n");
+    repo.chmod("api/check.sh", 0o755);
+    repo.write("web/check.sh", "#!/bin/sh\nexit 0\n");
+    repo.chmod("web/check.sh", 0o644);
+    repo.write("docs/guide.md", "guide\n");
+    repo.write(".qwen/settings.json", "{}");
+    repo.write(
+        ".claude/settings.local.json",
+        r#"{"disableAllHooks": true}"#,
+    );
+    // A person took the line init wrote out of .gitignore.
+    repo.write(".gitignore", "");
+    repo.write("src/lib.txt", "lib\n");
+    repo.commit_all("checks");
+    repo.git(&["config", "--unset", "notes.prove-it.mergeStrategy"]);
+    repo.git(&["config", "prove-it.timeout", "1200"]);
+    repo.git(&["config", "prove-it.retries", "1"]);
+    let man = repo.home().join("man");
+    let man = man.to_str().unwrap();
+    let (mut human, mut json) = (String::new(), String::new());
+    let skip = [("MANPATH", man), ("PROVE_IT_SKIP", "1")];
+    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
+        let text = doctor(&repo, args, "src", &skip, false);
+        if args.contains(&"--json") {
+            &mut json
+        } else {
+            &mut human
+        }
+        .push_str(&text);
+    }
+
+    // Unreadable settings, a checks file that cannot be parsed, a verify.sh that cannot run.
+    repo.git(&["config", "prove-it.timeout", "soon"]);
+    repo.git(&["config", "prove-it.maxBlocks", "lots"]);
+    repo.write("prove-it.toml", "[checks.api\n");
+    repo.verify_script("exit 0");
+    repo.chmod("verify.sh", 0o644);
+    repo.write(".qwen/settings.json", "{ nope");
+    std::fs::create_dir_all(repo.path(".husky")).unwrap();
+    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
+        let text = doctor(&repo, args, "", &[("MANPATH", man)], true);
+        if args.contains(&"--json") {
+            &mut json
+        } else {
+            &mut human
+        }
+        .push_str(&text);
+    }
+    doctor_settings().bind(|| {
+        snapshot(&repo, "command-doctor-broken", &human);
+        snapshot(&repo, "command-doctor-broken-json", &json);
+    });
+}
+
+/// doctor's human and JSON output on a set-up that works, with what is worth a warning: a
+/// remote without the proofs, hosts that do not trust the folder or read their hooks only where
+/// they start, a host's cap below the budget, a verify.sh line whose program is missing, notes
+/// of trees no commit holds; then, once the proofs are synced, a proof overwritten by stock git
+/// without its isolation line, a pre-push hook of someone else's, and verify.sh failing with no
+/// test counts.
+#[test]
+fn doctor_human_and_json_output_of_a_working_set_up() {
+    let remote = BareRemote::new();
+    let repo = TestRepo::new();
+    repo.write("a.txt", "a\n");
+    repo.commit_all("initial");
+    repo.publish_to(&remote);
+    repo.prove_it(&[
+        "init",
+        "--yes",
+        "--no-demo",
+        "--pre-push",
+        "--host",
+        "claude",
+        "--host",
+        "gemini",
+        "--host",
+        "codex",
+    ])
+    .assert()
+    .code(0);
+    repo.verify_script("no-such-linter-here --check . || true\necho '3 passed in 0.01s'");
+    let mut settings: Value =
+        serde_json::from_str(&std::fs::read_to_string(repo.path(".claude/settings.json")).unwrap())
+            .unwrap();
+    // Claude Code wired for every folder too, by the user's settings.
+    let user = repo.home().join(".claude/settings.json");
+    std::fs::create_dir_all(user.parent().unwrap()).unwrap();
+    std::fs::write(&user, settings.to_string()).unwrap();
+    settings["hooks"]
+        .as_object_mut()
+        .unwrap()
+        .remove("PostToolUse");
+    repo.write(".claude/settings.json", &settings.to_string());
+    repo.commit_all("wire the gate");
+    let root = repo.root.canonicalize().unwrap();
+    let parent = root.parent().unwrap().to_str().unwrap();
+    let trusted = serde_json::json!({ "projects": { parent: { "hasTrustDialogAccepted": true } } });
+    std::fs::write(repo.home().join(".claude.json"), trusted.to_string()).unwrap();
+    std::fs::create_dir_all(repo.home().join(".codex")).unwrap();
+    std::fs::write(
+        repo.home().join(".codex/config.toml"),
+        format!("[projects.{parent:?}]\ntrust_level = \"trusted\"\n"),
+    )
+    .unwrap();
+    repo.prove_it(&["run"]).assert().code(0);
+    // A working state proven and never committed.
+    repo.write("b.txt", "b\n");
+    repo.prove_it(&["run"]).assert().code(0);
+    let man = repo.home().join("man");
+    repo.prove_it(&["install-man", "--dir", man.to_str().unwrap()])
+        .assert()
+        .code(0);
+    // man-db is not on every machine the tests run on: a stand-in answers `man -w` as it would
+    // for the pages just installed.
+    std::fs::create_dir_all(repo.home().join("bin")).unwrap();
+    repo.home_script(
+        "bin/man",
+        "test \"$1\" = -w && test -f \"$MANPATH/man1/$2.1\" && echo \"$MANPATH/man1/$2.1\"",
+    );
+    let mut path = vec![repo.home().join("bin")];
+    path.extend(std::env::split_paths(&path_with_our_binary()));
+    let path = std::env::join_paths(path).unwrap();
+    let env = [
+        ("MANPATH", man.to_str().unwrap()),
+        ("PATH", path.to_str().unwrap()),
+        ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3"),
+    ];
+    let (mut human, mut json) = (String::new(), String::new());
+    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
+        let text = doctor(&repo, args, "", &env, true);
+        if args.contains(&"--json") {
+            &mut json
+        } else {
+            &mut human
+        }
+        .push_str(&text);
+    }
+
+    // The proofs synced, then one of them rewritten by stock git as an earlier version wrote it.
+    repo.prove_it(&["sync"]).assert().code(0);
+    let tree = repo.git(&["rev-parse", "HEAD^{tree}"]);
+    let tree = tree.trim();
+    let note = repo.note(tree).unwrap();
+    let old = note.replace("isolation: checkout\n", "");
+    repo.git(&["notes", "--ref", "prove-it", "add", "-f", "-m", &old, tree]);
+    repo.write(".git/hooks/pre-push", "#!/bin/sh\nexit 0\n");
+    repo.verify_script("echo 'test a ... FAILED'\nexit 1");
+    repo.prove_it(&["run"]).assert().code(1);
+    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
+        let text = doctor(&repo, args, "", &env, true);
+        if args.contains(&"--json") {
+            &mut json
+        } else {
+            &mut human
+        }
+        .push_str(&text);
+    }
+    doctor_settings().bind(|| {
+        snapshot(&repo, "command-doctor-working", &human);
+        snapshot(&repo, "command-doctor-working-json", &json);
     });
 }
