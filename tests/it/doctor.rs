@@ -347,7 +347,7 @@ fn an_unreachable_remote_is_given_up_on_and_everything_it_started_is_ended() {
     );
 }
 
-/// Issue 21, item 4: doctor passed while verify.sh failed; `--run` runs it as the gate would,
+/// Doctor passed while verify.sh failed; `--run` runs it as the gate would,
 /// fails with it, and records nothing either way.
 #[test]
 fn doctor_run_fails_when_the_gate_would_refuse_verify_sh_and_records_nothing() {
@@ -375,7 +375,7 @@ fn doctor_run_fails_when_the_gate_would_refuse_verify_sh_and_records_nothing() {
     assert!(!repo.path(".git/prove-it/last-run.log").exists());
 }
 
-/// Issue 21, item 4: under PROVE_IT_SKIP the gate checks nothing, so doctor must not pass.
+/// Under PROVE_IT_SKIP the gate checks nothing, so doctor must not pass.
 #[test]
 fn doctor_fails_while_prove_it_skip_is_set() {
     let repo = set_up();
@@ -389,7 +389,7 @@ fn doctor_fails_while_prove_it_skip_is_set() {
         ));
 }
 
-/// Issue 21, item 4: the policy in force is reported, and one proof is "1 proven tree".
+/// The policy in force is reported, and one proof is "1 proven tree".
 #[test]
 fn doctor_reports_the_policy_in_force_and_counts_proven_trees_in_english() {
     let repo = set_up();
@@ -410,7 +410,7 @@ fn doctor_reports_the_policy_in_force_and_counts_proven_trees_in_english() {
         .stdout(predicate::str::contains("ok    refs/notes/prove-it: 1 proven tree\n"));
 }
 
-/// Issue 21, item 3: a check verify.sh runs whose program is not installed fails every turn;
+/// A check verify.sh runs whose program is not installed fails every turn;
 /// doctor says which, and stays quiet about the programs that are there.
 #[test]
 fn doctor_warns_of_an_enabled_check_whose_program_is_not_found() {
@@ -428,7 +428,7 @@ fn doctor_warns_of_an_enabled_check_whose_program_is_not_found() {
         .stdout(predicate::str::contains("verify.sh runs uv").not());
 }
 
-/// Issue 21, item 5: in a contributor's clone, `fix: git prove-it sync origin` pushed proofs to
+/// In a contributor's clone, `fix: git prove-it sync origin` pushed proofs to
 /// a project they do not own. doctor asks the push remote, and says when origin looks foreign.
 #[test]
 fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
@@ -500,7 +500,7 @@ fn doctor_advises_the_push_remote_and_never_syncing_to_someone_elses_origin() {
         .stdout(predicate::str::contains("someone else's").not());
 }
 
-/// Issue 24: under prove-it.retries a stop may run verify.sh several times, each up to the
+/// Under prove-it.retries a stop may run verify.sh several times, each up to the
 /// timeout; the host's hook must outlast them all, or a flaky check's retries end the turn
 /// without a verdict.
 #[test]
@@ -528,7 +528,7 @@ fn a_stop_hook_that_retries_would_outlast_fails_doctor() {
         .stdout(predicate::str::contains("or prove-it.retries"));
 }
 
-/// Issue 21, item 14: doctor told a Gemini user to raise the "Stop hook timeout" above 1200,
+/// Doctor told a Gemini user to raise the "Stop hook timeout" above 1200,
 /// where Gemini's end-of-turn event is AfterAgent and its field counts milliseconds.
 #[test]
 fn a_too_short_stop_hook_timeout_is_told_in_the_hosts_own_event_and_unit() {
