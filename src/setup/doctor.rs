@@ -538,12 +538,12 @@ fn checks_file(repo: &Repo, checks: &mut Vec<Found>) -> Result<(), git::Error> {
     let set = match crate::proof::CheckSet::of_state(repo, &state) {
         Ok(set) => set,
         Err(error) => {
-            let error = error.to_string();
             checks.push(Found::Checks(ChecksFound::Unreadable {
-                // Only a checks file that asks for a later version names min-version in
-                // parentheses; the fix is then an install, not an edit.
-                needs_newer: error.contains("(min-version)"),
-                error,
+                needs_newer: matches!(
+                    &error,
+                    crate::proof::ChecksError::Invalid(invalid) if invalid.needs_newer
+                ),
+                error: error.to_string(),
             }));
             return Ok(());
         }

@@ -818,3 +818,31 @@ fn claude_settings_without_the_after_tool_hook_are_a_warning_not_a_failure() {
         ))
         .stdout(predicate::str::contains("FAIL").not());
 }
+
+/// A checks file that asks for a later git-prove-it is fixed by an install, any other unreadable
+/// one by an edit: told apart by what the parser found, not by its words.
+#[test]
+fn a_checks_file_that_needs_a_newer_build_is_fixed_by_an_install_and_a_bad_one_by_an_edit() {
+    let repo = set_up();
+    repo.write("prove-it.toml", "min-version = \"99.0.0\"\n");
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "or later (min-version), and this is",
+        ))
+        .stdout(predicate::str::contains(
+            "      fix: install the git-prove-it it names or a later one: cargo install git-prove-it, or the release's install.sh\n",
+        ));
+    // The same words in a comment prove nothing: the file is bad for another reason.
+    repo.write(
+        "prove-it.toml",
+        "# no (min-version) here\n[checks.unit]\nrun = \"x.sh\"\nbogus = 1\n",
+    );
+    repo.prove_it(&["doctor"])
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "      fix: fix prove-it.toml at the line named (SPEC.md section 2.1 gives its format)\n",
+        ));
+}

@@ -211,7 +211,7 @@ impl CheckSet {
             None => {
                 let text = repo.read_blob(blob)?;
                 let read = String::from_utf8(text)
-                    .map_err(|_| Invalid("it is not UTF-8 text".to_string()))
+                    .map_err(|_| Invalid::new("it is not UTF-8 text"))
                     .and_then(|text| checks_file::parse(&text).map(|declared| (text, declared)));
                 if let Ok(mut parsed) = parsed.0.lock() {
                     parsed.insert(blob, read.clone());
@@ -249,8 +249,7 @@ impl CheckSet {
         let (Some((blob, mode)), Some(text)) = (file, text) else {
             return Ok(set);
         };
-        let text =
-            String::from_utf8(text).map_err(|_| Invalid("it is not UTF-8 text".to_string()))?;
+        let text = String::from_utf8(text).map_err(|_| Invalid::new("it is not UTF-8 text"))?;
         let declared = checks_file::parse(&text)?;
         Self::assemble(Some((Script { blob, mode }, text)), declared, verify, entry)
     }

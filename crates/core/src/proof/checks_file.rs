@@ -30,8 +30,22 @@ pub const OPTIONAL_MARK: char = '?';
 
 /// Why a checks file cannot be used, in words that name the line where the file says it.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("prove-it.toml is not a valid checks file: {0}")]
-pub struct Invalid(pub String);
+#[error("prove-it.toml is not a valid checks file: {why}")]
+pub struct Invalid {
+    pub why: String,
+    /// The file asks for a later git-prove-it than this one (`min-version`): what fixes it is
+    /// an install, not an edit.
+    pub needs_newer: bool,
+}
+
+impl Invalid {
+    pub fn new(why: impl Into<String>) -> Invalid {
+        Invalid {
+            why: why.into(),
+            needs_newer: false,
+        }
+    }
+}
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -61,7 +75,7 @@ pub fn protect(text: &str) -> Result<Vec<String>, Invalid> {
     for pattern in patterns.into_inner() {
         let value = pattern.get_ref();
         if value.trim().is_empty() || value.chars().any(char::is_control) {
-            return Err(Invalid(format!(
+            return Err(Invalid::new(format!(
                 "line {}: protect: {value:?} is not a pattern (empty, or holding a control character)",
                 line_of(text, pattern.span())
             )));
@@ -158,10 +172,13 @@ fn needs_newer(text: &str) -> Result<(), Invalid> {
             .collect()
     };
     match (number(wanted), number(THIS_VERSION)) {
-        (Some(wanted_parts), Some(ours)) if wanted_parts > ours => Err(Invalid(format!(
-            "it needs git-prove-it {wanted} or later (min-version), and this is {THIS_VERSION}"
-        ))),
-        (None, _) => Err(Invalid(format!(
+        (Some(wanted_parts), Some(ours)) if wanted_parts > ours => Err(Invalid {
+            needs_newer: true,
+            ..Invalid::new(format!(
+                "it needs git-prove-it {wanted} or later (min-version), and this is {THIS_VERSION}"
+            ))
+        }),
+        (None, _) => Err(Invalid::new(format!(
             "min-version = {wanted:?} is not a version such as \"{THIS_VERSION}\""
         ))),
         _ => Ok(()),
@@ -171,7 +188,7 @@ fn needs_newer(text: &str) -> Result<(), Invalid> {
 /// `text` read as a checks file, once it is known not to need a newer build.
 fn read(text: &str) -> Result<File, Invalid> {
     needs_newer(text)?;
-    toml::from_str(text).map_err(|error| Invalid(one_paragraph(&error)))
+    toml::from_str(text).map_err(|error| Invalid::new(one_paragraph(&error)))
 }
 
 /// The line of `text` where `span` starts, counted from 1.
@@ -188,7 +205,7 @@ pub fn setup(text: &str) -> Result<Option<Setup>, Invalid> {
     let line_of = |span: std::ops::Range<usize>| line_of(text, span);
     let Some(run) = file.setup else {
         if let Some(inputs) = file.setup_inputs {
-            return Err(Invalid(format!(
+            return Err(Invalid::new(format!(
                 "line {}: setup-inputs is set without a setup script to run",
                 line_of(inputs.span())
             )));
@@ -196,7 +213,7 @@ pub fn setup(text: &str) -> Result<Option<Setup>, Invalid> {
         return Ok(None);
     };
     let path = normal_path(run.get_ref()).map_err(|why| {
-        Invalid(format!(
+        Invalid::new(format!(
             "line {}: setup = {:?} {why}",
             line_of(run.span()),
             run.get_ref()
@@ -208,7 +225,7 @@ pub fn setup(text: &str) -> Result<Option<Setup>, Invalid> {
             let mut paths = vec![path.clone(), CHECKS_FILE.to_string()];
             for input in inputs.into_inner() {
                 paths.push(input_path(input.get_ref()).map_err(|why| {
-                    Invalid(format!(
+                    Invalid::new(format!(
                         "line {}: setup-inputs: {:?} {why}",
                         line_of(input.span()),
                         input.get_ref()
@@ -238,24 +255,24 @@ pub fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
         let at = line_of(entry.span());
         let entry = entry.into_inner();
         if !valid_name(&name) {
-            return Err(Invalid(format!(
+            return Err(Invalid::new(format!(
                 "line {at}: the check name {name:?} must start with a letter or digit and hold only letters, digits, '.', '_' and '-'"
             )));
         }
         if name == VERIFY_CHECK {
-            return Err(Invalid(format!(
+            return Err(Invalid::new(format!(
                 "line {at}: the check name \"{VERIFY_CHECK}\" is the root verify.sh's; give this check another name"
             )));
         }
         let run = normal_path(entry.run.get_ref()).map_err(|why| {
-            Invalid(format!(
+            Invalid::new(format!(
                 "line {}: check {name}: run = {:?} {why}",
                 line_of(entry.run.span()),
                 entry.run.get_ref()
             ))
         })?;
         if entry.inputs.get_ref().is_empty() {
-            return Err(Invalid(format!(
+            return Err(Invalid::new(format!(
                 "line {}: check {name}: inputs is empty; list the paths the check reads (\".\" for all of them)",
                 line_of(entry.inputs.span())
             )));
@@ -277,7 +294,7 @@ pub fn parse(text: &str) -> Result<Vec<Declared>, Invalid> {
                     inputs.push(path);
                 }
                 Err(why) => {
-                    return Err(Invalid(format!(
+                    return Err(Invalid::new(format!(
                         "line {line}: check {name}: input {:?} {why}",
                         input.get_ref()
                     )));
