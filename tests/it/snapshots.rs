@@ -351,6 +351,23 @@ fn doctor(
     text
 }
 
+/// `doctor --run` and `doctor --run --json`, each run's output after the last's of its kind.
+#[derive(Default)]
+struct DoctorOutput {
+    human: String,
+    json: String,
+}
+
+impl DoctorOutput {
+    /// Both runs, as [`doctor`] takes its arguments.
+    fn add(&mut self, repo: &TestRepo, dir: &str, env: &[(&str, &str)], identity: bool) {
+        let human = doctor(repo, &["doctor", "--run"], dir, env, identity);
+        self.human.push_str(&human);
+        let json = doctor(repo, &["doctor", "--run", "--json"], dir, env, identity);
+        self.json.push_str(&json);
+    }
+}
+
 /// The settings doctor's snapshots are taken under: this build's path, which the check of
 /// what git runs for `git prove-it` names, is the same placeholder on every machine.
 fn doctor_settings() -> insta::Settings {
@@ -405,17 +422,9 @@ fn doctor_human_and_json_output_of_a_broken_set_up() {
     repo.git(&["config", "prove-it.retries", "1"]);
     let man = repo.home().join("man");
     let man = man.to_str().unwrap();
-    let (mut human, mut json) = (String::new(), String::new());
+    let mut output = DoctorOutput::default();
     let skip = [("MANPATH", man), ("PROVE_IT_SKIP", "1")];
-    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
-        let text = doctor(&repo, args, "src", &skip, false);
-        if args.contains(&"--json") {
-            &mut json
-        } else {
-            &mut human
-        }
-        .push_str(&text);
-    }
+    output.add(&repo, "src", &skip, false);
 
     // Unreadable settings, a checks file that cannot be parsed, a verify.sh that cannot run.
     repo.git(&["config", "prove-it.timeout", "soon"]);
@@ -425,18 +434,10 @@ fn doctor_human_and_json_output_of_a_broken_set_up() {
     repo.chmod("verify.sh", 0o644);
     repo.write(".qwen/settings.json", "{ nope");
     std::fs::create_dir_all(repo.path(".husky")).unwrap();
-    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
-        let text = doctor(&repo, args, "", &[("MANPATH", man)], true);
-        if args.contains(&"--json") {
-            &mut json
-        } else {
-            &mut human
-        }
-        .push_str(&text);
-    }
+    output.add(&repo, "", &[("MANPATH", man)], true);
     doctor_settings().bind(|| {
-        snapshot(&repo, "command-doctor-broken", &human);
-        snapshot(&repo, "command-doctor-broken-json", &json);
+        snapshot(&repo, "command-doctor-broken", &output.human);
+        snapshot(&repo, "command-doctor-broken-json", &output.json);
     });
 }
 
@@ -514,16 +515,8 @@ fn doctor_human_and_json_output_of_a_working_set_up() {
         ("PATH", path.to_str().unwrap()),
         ("CLAUDE_CODE_STOP_HOOK_BLOCK_CAP", "3"),
     ];
-    let (mut human, mut json) = (String::new(), String::new());
-    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
-        let text = doctor(&repo, args, "", &env, true);
-        if args.contains(&"--json") {
-            &mut json
-        } else {
-            &mut human
-        }
-        .push_str(&text);
-    }
+    let mut output = DoctorOutput::default();
+    output.add(&repo, "", &env, true);
 
     // The proofs synced, then one of them rewritten by stock git as an earlier version wrote it.
     repo.prove_it(&["sync"]).assert().code(0);
@@ -535,17 +528,9 @@ fn doctor_human_and_json_output_of_a_working_set_up() {
     repo.write(".git/hooks/pre-push", "#!/bin/sh\nexit 0\n");
     repo.verify_script("echo 'test a ... FAILED'\nexit 1");
     repo.prove_it(&["run"]).assert().code(1);
-    for args in [&["doctor", "--run"][..], &["doctor", "--run", "--json"]] {
-        let text = doctor(&repo, args, "", &env, true);
-        if args.contains(&"--json") {
-            &mut json
-        } else {
-            &mut human
-        }
-        .push_str(&text);
-    }
+    output.add(&repo, "", &env, true);
     doctor_settings().bind(|| {
-        snapshot(&repo, "command-doctor-working", &human);
-        snapshot(&repo, "command-doctor-working-json", &json);
+        snapshot(&repo, "command-doctor-working", &output.human);
+        snapshot(&repo, "command-doctor-working-json", &output.json);
     });
 }
