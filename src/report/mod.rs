@@ -17,7 +17,7 @@ pub(crate) mod could_not;
 mod doctor;
 mod echo;
 mod failure;
-mod gate;
+pub(crate) mod gate;
 pub(crate) mod hint;
 mod init;
 mod install;
@@ -44,7 +44,8 @@ pub(crate) use ci::{
     annotations as github_annotations, outputs as github_outputs, summary as github_summary,
 };
 pub(crate) use claim::{
-    ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
+    ClaimProgress, ClaimReport, ClaimText, NotRecorded, Recorded, RequiresSubagentsReport,
+    RoundLine,
 };
 pub(crate) use commits::{CommitReport, FailureSummary, VerifyChangeReport, ago, commit_heading};
 pub(crate) use contest::{ResolveReport, Resolved};
