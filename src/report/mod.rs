@@ -56,7 +56,7 @@ pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_cause
 pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use hint::Hint;
-pub(crate) use init::{DemoResult, InitReport, Step};
+pub(crate) use init::{DemoResult, InitReport, Question, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
