@@ -10,7 +10,7 @@ use crate::exit;
 use crate::gate::AheadView;
 use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
 use crate::proof::{
-    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Found, Record, Script, Uncovered, VERIFY_CHECK,
     lookup_failure, lookup_proof, state_check_proofs,
 };
 use crate::report::{
@@ -95,13 +95,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         head: repo.head_commit()?.map(|id| id.to_string()),
         proven: best.is_some(),
         proof: best.map(ProofSummary::from),
-        invalid: found
-            .invalid
-            .iter()
-            .map(|i| i.problem.to_string())
-            .chain(unsigned_line(found.unsigned_passed_over(signed_only)))
-            .chain(revoked_line(found.revoked.len()))
-            .collect(),
+        invalid: not_counting(None, &found, signed_only),
         checks: None,
         checks_error: None,
         failure,
@@ -150,21 +144,15 @@ fn print(args: &Args, report: &StatusReport, out: &mut dyn Write) -> Result<u8, 
     })
 }
 
-/// The line saying an unsigned proof was passed over, when one was (`passed_over` of them).
-fn unsigned_line(passed_over: usize) -> Option<String> {
-    (passed_over > 0)
-        .then(|| "an unsigned proof, which does not count while prove-it.sign is on".to_string())
-}
-
-/// The line saying proofs were revoked by a person, when `revoked` were.
-fn revoked_line(revoked: usize) -> Option<String> {
-    (revoked > 0).then(|| match revoked {
-        1 => "a proof revoked by a person ('git prove-it revoke'), which never counts again"
-            .to_string(),
-        n => format!(
-            "{n} proofs revoked by a person ('git prove-it revoke'), which never count again"
-        ),
-    })
+/// What keeps the records `found` (of the check `check`, with checks) from counting, a line
+/// each: its invalid records, an unsigned proof passed over, proofs revoked.
+fn not_counting(check: Option<&str>, found: &Found, signed_only: bool) -> Vec<String> {
+    report::status::not_counting(
+        check,
+        found.invalid.iter().map(|i| i.problem.to_string()),
+        found.unsigned_passed_over(signed_only),
+        found.revoked.len(),
+    )
 }
 
 /// The status of a state with a checks file (SPEC.md section 2.1): each check with its input
@@ -238,16 +226,7 @@ fn with_checks(
 fn checks_invalid(checks: &[CheckProof], signed_only: bool) -> Vec<String> {
     checks
         .iter()
-        .flat_map(|check| {
-            check
-                .found
-                .invalid
-                .iter()
-                .map(|i| i.problem.to_string())
-                .chain(unsigned_line(check.found.unsigned_passed_over(signed_only)))
-                .chain(revoked_line(check.found.revoked.len()))
-                .map(move |problem| format!("check {}: {problem}", check.check.name))
-        })
+        .flat_map(|check| not_counting(Some(&check.check.name), &check.found, signed_only))
         .collect()
 }
 
@@ -306,10 +285,7 @@ fn ahead(repo: &Repo) -> Result<Option<AheadSummary>, crate::git::Error> {
         AheadView::NotRunning => summary("stopped"),
         AheadView::Idle { failed } => AheadSummary {
             // With checks, the exit names each one already.
-            failed: failed.map(|failed| match failed.checks.as_slice() {
-                [] => format!("verify.sh: {}", failed.exit),
-                _ => failed.exit,
-            }),
+            failed: failed.map(|failed| report::status::failed_ahead(&failed.checks, failed.exit)),
             ..summary("idle")
         },
         AheadView::Running { checks, secs } => AheadSummary {

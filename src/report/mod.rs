@@ -31,7 +31,7 @@ mod range;
 pub(crate) mod refusal;
 mod run;
 mod stats;
-mod status;
+pub(crate) mod status;
 mod sync;
 mod watch;
 
