@@ -11,7 +11,7 @@ mod bisect;
 mod check;
 mod ci;
 mod claim;
-mod commits;
+pub(crate) mod commits;
 mod contest;
 pub(crate) mod could_not;
 mod doctor;
