@@ -62,13 +62,14 @@ pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use log::{LogReport, LogStyle, use_color};
 pub(crate) use pre_push::{
-    PushRefusal, proofs_not_sent, proofs_sent, pushed_through_edited_verify, pushed_weakened,
+    PROOFS_BASELINE, PushRefusal, proofs_not_sent, proofs_sent, pushed_through_edited_verify,
+    pushed_weakened,
 };
 pub(crate) use progress::Progress;
 pub(crate) use proof::{ContestSummary, ProofSummary};
 pub(crate) use range::{RangeCommit, RangeReport, RangeResult};
 pub(crate) use refusal::Refusal;
-pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
+pub(crate) use run::{CheckRun, NOT_IN_COMMIT, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{AheadSummary, StatusCheck, StatusReport};
 pub(crate) use sync::{SyncReport, SyncedNotes};
