@@ -10,7 +10,7 @@ use crate::exit;
 use crate::gate::AheadView;
 use crate::git::{Armed, FAILURES_REF, ObjectId, Repo, StateTree};
 use crate::proof::{
-    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Found, Record, Script, Uncovered, VERIFY_CHECK,
+    CHECKS_FILE, CheckProof, CheckSet, ChecksError, Record, Script, Uncovered, VERIFY_CHECK,
     lookup_failure, lookup_proof, state_check_proofs,
 };
 use crate::report::{
@@ -95,7 +95,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         head: repo.head_commit()?.map(|id| id.to_string()),
         proven: best.is_some(),
         proof: best.map(ProofSummary::from),
-        invalid: not_counting(None, &found, signed_only),
+        invalid: report::status::not_counting(
+            None,
+            found.invalid.iter().map(|i| i.problem.to_string()),
+            found.unsigned_passed_over(signed_only),
+            found.revoked.len(),
+        ),
         checks: None,
         checks_error: None,
         failure,
@@ -142,17 +147,6 @@ fn print(args: &Args, report: &StatusReport, out: &mut dyn Write) -> Result<u8, 
         Outcome::Proven | Outcome::BoundedClaimSurvives => exit::OK,
         _ => exit::NOT_PROVEN,
     })
-}
-
-/// What keeps the records `found` (of the check `check`, with checks) from counting, a line
-/// each: its invalid records, an unsigned proof passed over, proofs revoked.
-fn not_counting(check: Option<&str>, found: &Found, signed_only: bool) -> Vec<String> {
-    report::status::not_counting(
-        check,
-        found.invalid.iter().map(|i| i.problem.to_string()),
-        found.unsigned_passed_over(signed_only),
-        found.revoked.len(),
-    )
 }
 
 /// The status of a state with a checks file (SPEC.md section 2.1): each check with its input
@@ -226,7 +220,14 @@ fn with_checks(
 fn checks_invalid(checks: &[CheckProof], signed_only: bool) -> Vec<String> {
     checks
         .iter()
-        .flat_map(|check| not_counting(Some(&check.check.name), &check.found, signed_only))
+        .flat_map(|check| {
+            report::status::not_counting(
+                Some(&check.check.name),
+                check.found.invalid.iter().map(|i| i.problem.to_string()),
+                check.found.unsigned_passed_over(signed_only),
+                check.found.revoked.len(),
+            )
+        })
         .collect()
 }
 
