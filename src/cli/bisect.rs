@@ -311,7 +311,7 @@ fn cannot_test_on_record(status: &CommitStatus) -> Option<String> {
         records
             .iter()
             .map(|(check, record)| match check {
-                Some(check) => format!("check {check}: {}", record.reason),
+                Some(check) => report::commits::of_check(check, &record.reason),
                 None => record.reason.clone(),
             })
             .collect::<Vec<_>>()
@@ -322,9 +322,9 @@ fn cannot_test_on_record(status: &CommitStatus) -> Option<String> {
 /// Why nothing could prove `status`'s commit, if nothing could.
 fn untestable(status: &CommitStatus) -> Option<String> {
     match &status.standing {
-        Standing::NotArmed => return Some("no verify.sh nor checks in its tree".to_string()),
+        Standing::NotArmed => return Some(report::commits::nothing_to_run()),
         Standing::ChecksError(error) => {
-            return Some(format!("its {} is in error: {error}", proof::CHECKS_FILE));
+            return Some(report::commits::checks_file_in_error(error));
         }
         _ => {}
     }
@@ -333,9 +333,10 @@ fn untestable(status: &CommitStatus) -> Option<String> {
         .iter()
         .flatten()
         .find_map(|check| match check.standing {
-            Standing::ScriptMissing(why) => Some(format!(
-                "check {}: its script {} {why}",
-                check.name, check.run
+            Standing::ScriptMissing(why) => Some(report::commits::script_missing(
+                &check.name,
+                &check.run,
+                why,
             )),
             _ => None,
         })

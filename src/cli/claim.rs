@@ -17,8 +17,8 @@ use crate::context::Settings;
 use crate::exit;
 use crate::git::{CLAIMS_REF, Repo, StateTree};
 use crate::report::{
-    self, ClaimProgress, ClaimReport, ClaimText, JSON_VERSION, Recorded, RequiresSubagentsReport,
-    RoundLine, could_not, hint, refusal,
+    self, ClaimProgress, ClaimReport, ClaimText, JSON_VERSION, NotRecorded, Recorded,
+    RequiresSubagentsReport, RoundLine, could_not, hint, refusal,
 };
 
 /// Put a claim through the prove-it gauntlet: nine lenses at once, then one oracle that alone
@@ -171,7 +171,7 @@ pub(crate) fn run(
         match &judged {
             Ok(verdict) => record(repo, before, verdict, &mut report)?,
             Err(_) => {
-                report.not_recorded = Some("there is no valid oracle packet to record".into());
+                report.not_recorded = Some(NotRecorded::NoValidPacket);
             }
         }
     }
@@ -417,10 +417,10 @@ fn record(
 ) -> Result<(), super::Failure> {
     let after = repo.state_tree(false)?;
     if after.id != before.id {
-        report.not_recorded = Some(format!(
-            "the working state changed while the gauntlet ran (state tree {} became {})",
-            before.id, after.id
-        ));
+        report.not_recorded = Some(NotRecorded::StateChanged {
+            before: before.id.to_string(),
+            after: after.id.to_string(),
+        });
         return Ok(());
     }
     let text = serde_json::to_string_pretty(&verdict.packet)

@@ -11,7 +11,7 @@ use crate::exit;
 use crate::git::{self, Repo, TempWorktree};
 use crate::isolation::{self, Isolation};
 use crate::outcome::Outcome;
-use crate::report::{Hint, RunReport, RunResult, could_not, hint, refusal};
+use crate::report::{self, Hint, RunReport, RunResult, could_not, hint, refusal};
 
 /// How to prove a commit in a temporary worktree.
 #[derive(Clone)]
@@ -197,12 +197,7 @@ pub(crate) fn prove_in(
     let view = super::run::CommitView {
         isolation,
         view,
-        untestable_failure: (!lacking.is_empty()).then(|| {
-            format!(
-                "no setup: the checkout holds {}, which this commit's worktree lacks",
-                lacking.join(", ")
-            )
-        }),
+        untestable_failure: (!lacking.is_empty()).then(|| report::commits::no_setup(&lacking)),
         read: Some(worktree.last_read()),
         before: matches!(set_up, SetUp::Undeclared | SetUp::Nothing).then(|| state.clone()),
     };
@@ -287,6 +282,7 @@ fn setup_failed(
             tail: tail.to_vec(),
             log: Some(commit_log.display().to_string()),
             state_changed: false,
+            changed_paths: Vec::new(),
         }),
     }
 }
@@ -439,10 +435,7 @@ fn set_up(
             worktree.mark_set_up(Some(key));
             return Ok(SetUp::Ran { log });
         }
-        let exit = format!(
-            "setup {} changed the commit's files (its state tree became {}); a setup may write only ignored files, such as node_modules",
-            setup.run, after.id
-        );
+        let exit = report::commits::setup_changed_files(&setup.run, after.id);
         record_setup_failure(repo, commit, how, &exit, &finished.tail);
         return Ok(SetUp::Failed {
             exit,
@@ -450,10 +443,9 @@ fn set_up(
             log,
         });
     }
-    let exit = format!(
-        "setup {} failed: {}",
-        setup.run,
-        crate::proof::exit_value(crate::process::Ended::new(finished.exit, how.timeout))
+    let exit = report::commits::setup_failed(
+        &setup.run,
+        crate::proof::exit_value(crate::process::Ended::new(finished.exit, how.timeout)),
     );
     record_setup_failure(repo, commit, how, &exit, &finished.tail);
     Ok(SetUp::Failed {
@@ -677,6 +669,8 @@ pub(crate) struct FailedRun {
     pub log: Option<String>,
     /// Passed, but its inputs changed while it ran: nothing was recorded.
     pub state_changed: bool,
+    /// Then, the paths that changed (its `tail` says them as lines).
+    pub changed_paths: Vec<String>,
 }
 
 /// What became of a commit proven in a worktree.
@@ -740,10 +734,10 @@ fn ran_of(code: u8, report: &RunReport) -> Ran {
     let longest = |made: &[(u64, u32)]| made.iter().map(|(ms, _)| *ms).max().unwrap_or(0);
     let flakiest = |made: &[(u64, u32)]| made.iter().map(|(_, n)| *n).max().unwrap_or(0);
     match code {
-        exit::NOT_ARMED => Ran::NotArmed(match &report.result {
-            RunResult::NotArmed { reason, .. } => format!("verify.sh {reason}"),
-            _ => "verify.sh is not armed".to_string(),
-        }),
+        exit::NOT_ARMED => Ran::NotArmed(report::commits::verify_not_armed(match &report.result {
+            RunResult::NotArmed { reason, .. } => Some(reason),
+            _ => None,
+        })),
         exit::OK => {
             let made = made_now(report, false);
             Ran::Proven {
@@ -777,13 +771,13 @@ fn ran_of(code: u8, report: &RunReport) -> Ran {
                 };
             }
             if failed.is_empty() {
-                Ran::Error("its run exited 1, but its report names no check that failed".into())
+                Ran::Error(report::commits::no_failing_check_named())
             } else {
                 Ran::Failed(failed)
             }
         }
         exit::CANNOT_TEST => Ran::CannotTest(cannot_test(report)),
-        code => Ran::Error(format!("git prove-it run exited with {code}")),
+        code => Ran::Error(report::commits::run_exited(code)),
     }
 }
 
@@ -797,7 +791,7 @@ fn cannot_test(report: &RunReport) -> String {
                 .iter()
                 .filter_map(|check| match &check.result {
                     RunResult::CannotTest { reason, .. } => {
-                        Some(format!("check {}: {reason}", check.name))
+                        Some(report::commits::of_check(&check.name, reason))
                     }
                     _ => None,
                 })
@@ -830,6 +824,7 @@ fn failed_run(name: &str, result: &RunResult) -> Option<FailedRun> {
             tail: tail.clone(),
             log: log.clone(),
             state_changed: false,
+            changed_paths: Vec::new(),
         }),
         RunResult::StateChanged {
             duration_ms,
@@ -837,15 +832,16 @@ fn failed_run(name: &str, result: &RunResult) -> Option<FailedRun> {
             ..
         } => Some(FailedRun {
             name: name.to_string(),
-            exit: "changed its inputs while it ran".to_string(),
+            exit: report::commits::inputs_changed(),
             exit_code: None,
             duration_ms: *duration_ms,
             tail: changed_paths
                 .iter()
-                .map(|path| format!("changed: {path}"))
+                .map(|path| report::commits::changed_line(path))
                 .collect(),
             log: None,
             state_changed: true,
+            changed_paths: changed_paths.clone(),
         }),
         _ => None,
     }

@@ -9,7 +9,7 @@ use super::{install, install_man};
 use crate::context::Context;
 use crate::exit;
 use crate::git::Repo;
-use crate::report::{self, DoctorReport};
+use crate::report::{self, DoctorReport, could_not};
 use crate::setup::{demo, doctor};
 
 /// Check the set-up and say how to fix what is not right.
@@ -57,7 +57,7 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure> {
-    let cwd = std::env::current_dir().context("could not read the current directory")?;
+    let cwd = std::env::current_dir().context(could_not::read_the_current_directory())?;
     let repo = Repo::discover(&cwd)?;
     let mut restored = 0;
     if args.restore {

@@ -13,7 +13,7 @@ use crate::context::policy::{GatePolicy, Policy};
 use crate::exit;
 use crate::git::Repo;
 use crate::hosts::Host;
-use crate::report::{DemoResult, InitReport, Step, could_not, hint, refusal};
+use crate::report::{DemoResult, InitReport, Question, Step, could_not, hint, refusal};
 use crate::setup::pre_push::{self, Manager, Plan};
 use crate::setup::workspace::{self, Workspace};
 use crate::setup::{demo, stack};
@@ -116,8 +116,7 @@ pub(crate) fn run(
     if interactive && hosts.is_empty() {
         let host = Host::Claude;
         let seen = repo.workdir()?.join(".claude").is_dir();
-        let question = format!("Wire {} ({})?", host.title(), host.config_path());
-        if ask(&question, seen, input, err)? {
+        if ask(Question::Wire(host), seen, input, err)? {
             hosts.push(host);
         }
     }
@@ -131,8 +130,8 @@ pub(crate) fn run(
         if !interactive {
             return Err(refusal::init_cannot_ask().into());
         }
-        if !ask("Proceed?", true, input, err)? {
-            writeln!(err, "nothing was changed")?;
+        if !ask(Question::Proceed, true, input, err)? {
+            InitReport::declined(err)?;
             return Ok(exit::OK);
         }
     }
@@ -209,13 +208,7 @@ fn checks(
     };
     if interactive {
         let dirs: Vec<&str> = found.packages.iter().map(|p| p.dir.as_str()).collect();
-        let question = format!(
-            "Write {} with one check per package ({} found: {}), each with its own verify.sh, and no verify.sh at the root?",
-            workspace::CHECKS_FILE,
-            dirs.len(),
-            dirs.join(", ")
-        );
-        if !ask(&question, true, input, err)? {
+        if !ask(Question::WriteChecks { dirs: &dirs }, true, input, err)? {
             return Ok(Checks::None);
         }
     }
@@ -539,14 +532,13 @@ fn write_file(path: &Path, text: &str, mode: u32) -> Result<(), super::Failure> 
 
 /// Ask a yes/no question on stderr and read the answer; an empty answer is `default`.
 fn ask(
-    question: &str,
+    question: Question<'_>,
     default: bool,
     input: &mut dyn BufRead,
     err: &mut dyn Write,
 ) -> Result<bool, super::Failure> {
-    let choices = if default { "[Y/n]" } else { "[y/N]" };
     loop {
-        write!(err, "{question} {choices} ")?;
+        question.ask(default, err)?;
         err.flush()?;
         let mut answer = String::new();
         if input.read_line(&mut answer)? == 0 {
@@ -568,13 +560,14 @@ mod tests {
     #[test]
     fn ask_takes_the_default_and_repeats_on_nonsense() {
         let mut err = Vec::new();
-        assert!(ask("Go?", true, &mut "\n".as_bytes(), &mut err).unwrap());
-        assert!(!ask("Go?", false, &mut "\n".as_bytes(), &mut err).unwrap());
-        assert!(ask("Go?", false, &mut "maybe\nyes\n".as_bytes(), &mut err).unwrap());
-        assert!(!ask("Go?", true, &mut "".as_bytes(), &mut err).unwrap());
+        let go = Question::Proceed;
+        assert!(ask(go, true, &mut "\n".as_bytes(), &mut err).unwrap());
+        assert!(!ask(go, false, &mut "\n".as_bytes(), &mut err).unwrap());
+        assert!(ask(go, false, &mut "maybe\nyes\n".as_bytes(), &mut err).unwrap());
+        assert!(!ask(go, true, &mut "".as_bytes(), &mut err).unwrap());
         assert_eq!(
             String::from_utf8(err).unwrap(),
-            "Go? [Y/n] Go? [y/N] Go? [y/N] Go? [y/N] Go? [Y/n] "
+            "Proceed? [Y/n] Proceed? [y/N] Proceed? [y/N] Proceed? [y/N] Proceed? [Y/n] "
         );
     }
 }

@@ -40,12 +40,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
     match args.target {
         Target::PrePush => {
             let hook = install_pre_push(&repo)?;
-            InstallReport {
-                what: "the pre-push hook",
-                path: hook.path,
-                already: hook.already,
-            }
-            .human(out)?;
+            InstallReport::pre_push(hook.path, hook.already).human(out)?;
         }
     }
     Ok(exit::OK)

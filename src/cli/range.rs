@@ -58,14 +58,7 @@ pub(crate) fn run_range(
     } = Sorted::of(standings, how, ctx.clock.now_seconds());
     let workers = how.jobs.min(queue.len()).max(1);
     if !how.json && !queue.is_empty() {
-        writeln!(
-            err,
-            "proving {} of {} commits in up to {workers} temporary worktree{} at once ({} from records)",
-            queue.len(),
-            commits.len(),
-            if workers == 1 { "" } else { "s" },
-            commits.len() - queue.len()
-        )?;
+        RangeReport::starting(queue.len(), commits.len(), workers, err)?;
     }
     let logs = repo.commit_logs(KEPT_LOGS.max(ids.len()))?;
     let interrupt = crate::process::interrupt_flag()?;
@@ -238,7 +231,7 @@ impl Workers<'_> {
                         }
                     }
                     Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-                        progress.running(format!("{to_run} commits, {ran} done,"));
+                        progress.commits(to_run, ran);
                         progress.tick(began.elapsed());
                     }
                     Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
@@ -389,7 +382,7 @@ fn from_records(
         Standing::NotArmed => return Some(RangeResult::NotArmed),
         Standing::ChecksError(message) => {
             return Some(RangeResult::CannotProve {
-                message: format!("{}: {message}", proof::CHECKS_FILE),
+                message: report::commits::checks_file_error(message),
             });
         }
         _ => {}
@@ -397,7 +390,7 @@ fn from_records(
     for check in status.checks.iter().flatten() {
         if let Standing::ScriptMissing(why) = check.standing {
             return Some(RangeResult::CannotProve {
-                message: format!("check {}: its script {} {why}", check.name, check.run),
+                message: report::commits::script_missing(&check.name, &check.run, why),
             });
         }
     }
@@ -439,8 +432,7 @@ fn result_of(ran: Ran) -> RangeResult {
             ..
         } => RangeResult::Failed {
             checks: Vec::new(),
-            exit: "passed, but a failing run of the same script on this state contests the proof"
-                .to_string(),
+            exit: report::commits::contested_pass(),
             duration_ms,
             tail: Vec::new(),
             log: None,
@@ -459,9 +451,7 @@ fn result_of(ran: Ran) -> RangeResult {
             RangeResult::StateChanged {
                 changed_paths: runs
                     .iter()
-                    .flat_map(|run| run.tail.iter())
-                    .filter_map(|line| line.strip_prefix("changed: "))
-                    .map(str::to_string)
+                    .flat_map(|run| run.changed_paths.iter().cloned())
                     .collect(),
             }
         }

@@ -919,9 +919,6 @@ fn content_hint(error: git::Error) -> super::Failure {
     }
 }
 
-/// Why verify.sh cannot prove a commit whose tree does not hold it.
-const NOT_IN_COMMIT: &str = "does not exist at the root of that commit's tree";
-
 /// `run <rev>`: report a commit that is already proven or not armed, else prove it.
 fn run_rev(
     ctx: &Context,
@@ -946,7 +943,7 @@ fn run_rev(
                 outcome: Outcome::InsufficientEvidence,
                 tree,
                 result: RunResult::NotArmed {
-                    reason: NOT_IN_COMMIT,
+                    reason: report::NOT_IN_COMMIT,
                     hints: Unarmed::NotInCommit.hints(),
                 },
             },

@@ -95,13 +95,12 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         head: repo.head_commit()?.map(|id| id.to_string()),
         proven: best.is_some(),
         proof: best.map(ProofSummary::from),
-        invalid: found
-            .invalid
-            .iter()
-            .map(|i| i.problem.to_string())
-            .chain(unsigned_line(found.unsigned_passed_over(signed_only)))
-            .chain(revoked_line(found.revoked.len()))
-            .collect(),
+        invalid: report::status::not_counting(
+            None,
+            found.invalid.iter().map(|i| i.problem.to_string()),
+            found.unsigned_passed_over(signed_only),
+            found.revoked.len(),
+        ),
         checks: None,
         checks_error: None,
         failure,
@@ -147,23 +146,6 @@ fn print(args: &Args, report: &StatusReport, out: &mut dyn Write) -> Result<u8, 
         _ if !report.armed => exit::NOT_ARMED,
         Outcome::Proven | Outcome::BoundedClaimSurvives => exit::OK,
         _ => exit::NOT_PROVEN,
-    })
-}
-
-/// The line saying an unsigned proof was passed over, when one was (`passed_over` of them).
-fn unsigned_line(passed_over: usize) -> Option<String> {
-    (passed_over > 0)
-        .then(|| "an unsigned proof, which does not count while prove-it.sign is on".to_string())
-}
-
-/// The line saying proofs were revoked by a person, when `revoked` were.
-fn revoked_line(revoked: usize) -> Option<String> {
-    (revoked > 0).then(|| match revoked {
-        1 => "a proof revoked by a person ('git prove-it revoke'), which never counts again"
-            .to_string(),
-        n => format!(
-            "{n} proofs revoked by a person ('git prove-it revoke'), which never count again"
-        ),
     })
 }
 
@@ -239,14 +221,12 @@ fn checks_invalid(checks: &[CheckProof], signed_only: bool) -> Vec<String> {
     checks
         .iter()
         .flat_map(|check| {
-            check
-                .found
-                .invalid
-                .iter()
-                .map(|i| i.problem.to_string())
-                .chain(unsigned_line(check.found.unsigned_passed_over(signed_only)))
-                .chain(revoked_line(check.found.revoked.len()))
-                .map(move |problem| format!("check {}: {problem}", check.check.name))
+            report::status::not_counting(
+                Some(&check.check.name),
+                check.found.invalid.iter().map(|i| i.problem.to_string()),
+                check.found.unsigned_passed_over(signed_only),
+                check.found.revoked.len(),
+            )
         })
         .collect()
 }
@@ -306,10 +286,7 @@ fn ahead(repo: &Repo) -> Result<Option<AheadSummary>, crate::git::Error> {
         AheadView::NotRunning => summary("stopped"),
         AheadView::Idle { failed } => AheadSummary {
             // With checks, the exit names each one already.
-            failed: failed.map(|failed| match failed.checks.as_slice() {
-                [] => format!("verify.sh: {}", failed.exit),
-                _ => failed.exit,
-            }),
+            failed: failed.map(|failed| report::status::failed_ahead(&failed.checks, failed.exit)),
             ..summary("idle")
         },
         AheadView::Running { checks, secs } => AheadSummary {

@@ -137,7 +137,35 @@ pub(crate) struct ClaimReport {
     pub recorded: Option<Recorded>,
     /// Why `--record` recorded nothing, when it was asked to.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub not_recorded: Option<String>,
+    pub not_recorded: Option<NotRecorded>,
+}
+
+/// Why `--record` recorded nothing: said on stderr, and as the same sentence in the JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum NotRecorded {
+    /// No verdict: the oracle's packet is missing or compromised.
+    NoValidPacket,
+    /// The working state moved while the rounds ran, from the state tree `before` to `after`:
+    /// the verdict is of a state no longer there.
+    StateChanged { before: String, after: String },
+}
+
+impl std::fmt::Display for NotRecorded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NotRecorded::NoValidPacket => f.write_str("there is no valid oracle packet to record"),
+            NotRecorded::StateChanged { before, after } => write!(
+                f,
+                "the working state changed while the gauntlet ran (state tree {before} became {after})"
+            ),
+        }
+    }
+}
+
+impl Serialize for NotRecorded {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
 }
 
 impl ClaimReport {

@@ -2,6 +2,7 @@
 //! failed on record, not testable, unproven, with its checks and its verify.sh changes; what
 //! those commands share (`check.rs` and `log.rs` print their own).
 
+use std::fmt::Display;
 use std::io::{self, Write};
 
 use serde::Serialize;
@@ -9,8 +10,93 @@ use time::OffsetDateTime;
 
 use super::{ContestSummary, ProofSummary};
 use crate::proof::{
-    CannotTest, CheckStatus, CommitStatus, Failure, SignatureStatus, Standing, VerifyChange,
+    CHECKS_FILE, CannotTest, CheckStatus, CommitStatus, Failure, SignatureStatus, Standing,
+    VerifyChange,
 };
+
+// Why a commit of history was not proven, as `bisect` and `run <range>` say it (each the reason
+// or message of its report, a string in the JSON): one function per case, from names and codes.
+
+/// What the check `check` said of a commit: `check api: exit 125`.
+pub(crate) fn of_check(check: &str, reason: impl Display) -> String {
+    format!("check {check}: {reason}")
+}
+
+/// The check `check` whose script `run` is missing from the commit's tree, for `why`.
+pub(crate) fn script_missing(check: &str, run: &str, why: impl Display) -> String {
+    of_check(check, format_args!("its script {run} {why}"))
+}
+
+/// A commit whose tree holds nothing to run, as `bisect` skips it.
+pub(crate) fn nothing_to_run() -> String {
+    "no verify.sh nor checks in its tree".to_string()
+}
+
+/// A commit whose checks file is in error, as `bisect` skips it.
+pub(crate) fn checks_file_in_error(error: impl Display) -> String {
+    format!("its {CHECKS_FILE} is in error: {error}")
+}
+
+/// A commit whose checks file is in error, as `run <range>` says it cannot be proven.
+pub(crate) fn checks_file_error(error: impl Display) -> String {
+    format!("{CHECKS_FILE}: {error}")
+}
+
+/// A commit whose verify.sh is not armed, for `reason` (what follows "verify.sh ") when its
+/// run said one.
+pub(crate) fn verify_not_armed(reason: Option<&str>) -> String {
+    match reason {
+        Some(reason) => format!("verify.sh {reason}"),
+        None => "verify.sh is not armed".to_string(),
+    }
+}
+
+/// A run of a commit that exited 1 without naming a failing check: an error, never a guess.
+pub(crate) fn no_failing_check_named() -> String {
+    "its run exited 1, but its report names no check that failed".to_string()
+}
+
+/// A run of a commit that exited with `code`, which no result of a run has.
+pub(crate) fn run_exited(code: u8) -> String {
+    format!("git prove-it run exited with {code}")
+}
+
+/// How a check ended that passed but changed its inputs while it ran.
+pub(crate) fn inputs_changed() -> String {
+    "changed its inputs while it ran".to_string()
+}
+
+/// A path such a check changed, as a line of its output.
+pub(crate) fn changed_line(path: &str) -> String {
+    format!("changed: {path}")
+}
+
+/// How a commit ended that passed but whose proof a failing run of the same script contests.
+pub(crate) fn contested_pass() -> String {
+    "passed, but a failing run of the same script on this state contests the proof".to_string()
+}
+
+/// Why a commit cannot be tested without a setup: the checkout holds the dependency folders
+/// `lacking`, which its worktree has not.
+pub(crate) fn no_setup(lacking: &[String]) -> String {
+    format!(
+        "no setup: the checkout holds {}, which this commit's worktree lacks",
+        lacking.join(", ")
+    )
+}
+
+/// How the setup script `run` failed: it changed the commit's files, whose state tree became
+/// `tree`.
+pub(crate) fn setup_changed_files(run: &str, tree: impl Display) -> String {
+    format!(
+        "setup {run} changed the commit's files (its state tree became {tree}); a setup may write only ignored files, such as node_modules"
+    )
+}
+
+/// How the setup script `run` failed: it ended as `exit` says (`exit code 1`).
+pub(crate) fn setup_failed(run: &str, exit: impl Display) -> String {
+    format!("setup {run} failed: {exit}")
+}
 
 /// A failure on record (`refs/notes/prove-it-failures`) for a commit, a check or the working
 /// state that is not proven, as `log`, `check` and `status` report it.

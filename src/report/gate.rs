@@ -498,6 +498,16 @@ fn named(message: Message, worktree: Option<&str>) -> Message {
     }
 }
 
+/// What could not be checked when the hook itself panicked, with the panic's message where it
+/// had one: the hook answers with it as an error of the gate's, so that a host never reads a
+/// crash as a pass.
+pub(crate) fn crashed(panic: Option<&str>) -> String {
+    format!(
+        "git-prove-it crashed: {}",
+        panic.unwrap_or("an internal error")
+    )
+}
+
 /// The gate could not decide; say so loudly, never as a pass.
 pub(crate) fn could_not_check(error: &str) -> Message {
     Message::Notice(cap(format!(

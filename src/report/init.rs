@@ -126,7 +126,42 @@ pub(crate) struct InitReport {
     pub demo: DemoResult,
 }
 
+/// A question `init` asks on a terminal before it changes anything.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Question<'a> {
+    /// Whether to wire `host`, when no `--host` named one.
+    Wire(Host),
+    /// Whether to write a checks file with a check per package, for the packages in `dirs`.
+    WriteChecks { dirs: &'a [&'a str] },
+    /// Whether to make the changes of the plan just shown.
+    Proceed,
+}
+
+impl Question<'_> {
+    /// The question and its choices, the capital one being what an empty answer means
+    /// (`default`), on the line the answer is typed after.
+    pub(crate) fn ask(&self, default: bool, out: &mut dyn Write) -> io::Result<()> {
+        let question = match self {
+            Question::Wire(host) => format!("Wire {} ({})?", host.title(), host.config_path()),
+            Question::WriteChecks { dirs } => format!(
+                "Write {} with one check per package ({} found: {}), each with its own verify.sh, and no verify.sh at the root?",
+                workspace::CHECKS_FILE,
+                dirs.len(),
+                dirs.join(", ")
+            ),
+            Question::Proceed => "Proceed?".to_string(),
+        };
+        let choices = if default { "[Y/n]" } else { "[y/N]" };
+        write!(out, "{question} {choices} ")
+    }
+}
+
 impl InitReport {
+    /// What init says when the plan it showed is declined.
+    pub(crate) fn declined(out: &mut dyn Write) -> io::Result<()> {
+        writeln!(out, "nothing was changed")
+    }
+
     /// What init is about to change, before it asks.
     pub(crate) fn plan(steps: &[Step], out: &mut dyn Write) -> io::Result<()> {
         writeln!(out, "git prove-it init will:")?;
@@ -644,5 +679,33 @@ fn and_list(items: &[&str]) -> String {
         [] => String::new(),
         [one] => (*one).to_string(),
         [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_question_shows_its_default_as_the_capital_choice() {
+        let asked = |question: Question<'_>, default| {
+            let mut out = Vec::new();
+            question.ask(default, &mut out).unwrap();
+            String::from_utf8(out).unwrap()
+        };
+        assert_eq!(
+            asked(Question::Wire(Host::Claude), false),
+            format!("Wire Claude Code ({})? [y/N] ", Host::Claude.config_path())
+        );
+        assert_eq!(
+            asked(
+                Question::WriteChecks {
+                    dirs: &["api", "web"]
+                },
+                true
+            ),
+            "Write prove-it.toml with one check per package (2 found: api, web), each with its own verify.sh, and no verify.sh at the root? [Y/n] "
+        );
+        assert_eq!(asked(Question::Proceed, true), "Proceed? [Y/n] ");
     }
 }

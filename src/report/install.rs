@@ -6,13 +6,22 @@ use std::path::{Path, PathBuf};
 /// What `git prove-it install` did.
 #[derive(Debug)]
 pub(crate) struct InstallReport {
-    pub what: &'static str,
-    pub path: PathBuf,
+    what: &'static str,
+    path: PathBuf,
     /// Ours was already there, unchanged.
-    pub already: bool,
+    already: bool,
 }
 
 impl InstallReport {
+    /// The pre-push hook at `path`, written now or `already` there.
+    pub(crate) fn pre_push(path: PathBuf, already: bool) -> Self {
+        InstallReport {
+            what: "the pre-push hook",
+            path,
+            already,
+        }
+    }
+
     pub(crate) fn human(&self, out: &mut dyn Write) -> io::Result<()> {
         if self.already {
             writeln!(

@@ -11,13 +11,13 @@ mod bisect;
 mod check;
 mod ci;
 mod claim;
-mod commits;
+pub(crate) mod commits;
 mod contest;
 pub(crate) mod could_not;
 mod doctor;
 mod echo;
 mod failure;
-mod gate;
+pub(crate) mod gate;
 pub(crate) mod hint;
 mod init;
 mod install;
@@ -31,7 +31,7 @@ mod range;
 pub(crate) mod refusal;
 mod run;
 mod stats;
-mod status;
+pub(crate) mod status;
 mod sync;
 mod watch;
 
@@ -44,7 +44,8 @@ pub(crate) use ci::{
     annotations as github_annotations, outputs as github_outputs, summary as github_summary,
 };
 pub(crate) use claim::{
-    ClaimProgress, ClaimReport, ClaimText, Recorded, RequiresSubagentsReport, RoundLine,
+    ClaimProgress, ClaimReport, ClaimText, NotRecorded, Recorded, RequiresSubagentsReport,
+    RoundLine,
 };
 pub(crate) use commits::{CommitReport, FailureSummary, VerifyChangeReport, ago, commit_heading};
 pub(crate) use contest::{ResolveReport, Resolved};
@@ -55,19 +56,20 @@ pub(crate) use failure::{FailureKind, FailureReport, error_chain, readable_cause
 pub(crate) use gate::could_not_check;
 pub(crate) use gate::reply;
 pub(crate) use hint::Hint;
-pub(crate) use init::{DemoResult, InitReport, Step};
+pub(crate) use init::{DemoResult, InitReport, Question, Step};
 pub(crate) use install::{InstallManReport, InstallReport};
 pub(crate) use junit::junit;
 pub(crate) use ledger::{LedgerReport, LedgerSummaryReport};
 pub(crate) use log::{LogReport, LogStyle, use_color};
 pub(crate) use pre_push::{
-    PushRefusal, proofs_not_sent, proofs_sent, pushed_through_edited_verify, pushed_weakened,
+    PROOFS_BASELINE, PushRefusal, proofs_not_sent, proofs_sent, pushed_through_edited_verify,
+    pushed_weakened,
 };
 pub(crate) use progress::Progress;
 pub(crate) use proof::{ContestSummary, ProofSummary};
 pub(crate) use range::{RangeCommit, RangeReport, RangeResult};
 pub(crate) use refusal::Refusal;
-pub(crate) use run::{CheckRun, RunReport, RunResult, Unarmed};
+pub(crate) use run::{CheckRun, NOT_IN_COMMIT, RunReport, RunResult, Unarmed};
 pub(crate) use stats::StatsReport;
 pub(crate) use status::{AheadSummary, StatusCheck, StatusReport};
 pub(crate) use sync::{SyncReport, SyncedNotes};

@@ -6,6 +6,10 @@ use std::io::{self, Write};
 
 use super::{CommitReport, SyncReport};
 
+/// What a pushed commit weakened its protected paths since when its own proof found it (its
+/// `base`), rather than a base of the pushed range.
+pub(crate) const PROOFS_BASELINE: &str = "its proof's baseline";
+
 /// Every pushed commit proven only through an edited verify.sh, warned of as the gate's
 /// BOUNDED notice is: such a proof counts, and says only that the edited
 /// checks passed.

@@ -37,9 +37,9 @@ impl Progress {
         }
     }
 
-    /// What the line says runs, from now on: `3 of 40 commits proven`.
-    pub(crate) fn running(&mut self, running: String) {
-        self.running = running;
+    /// The line, from now on, of a range proving `commits` commits of which `done` are done.
+    pub(crate) fn commits(&mut self, commits: usize, done: usize) {
+        self.running = format!("{commits} commits, {done} done,");
     }
 
     /// Clear the line, for a line of output to take its place; the next tick draws it again.

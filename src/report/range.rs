@@ -184,6 +184,22 @@ impl RangeCommit {
 }
 
 impl RangeReport {
+    /// What a range is about to do: prove `to_run` of its `total` commits (the others from
+    /// records) in up to `workers` worktrees at once.
+    pub(crate) fn starting(
+        to_run: usize,
+        total: usize,
+        workers: usize,
+        out: &mut dyn Write,
+    ) -> io::Result<()> {
+        writeln!(
+            out,
+            "proving {to_run} of {total} commits in up to {workers} temporary worktree{} at once ({} from records)",
+            if workers == 1 { "" } else { "s" },
+            total - to_run
+        )
+    }
+
     /// The table of every commit, then the sum and what to do next.
     pub(crate) fn human_summary(&self, out: &mut dyn Write) -> io::Result<()> {
         let width = self

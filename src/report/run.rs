@@ -89,6 +89,10 @@ pub(crate) struct CheckRun {
     pub result: RunResult,
 }
 
+/// Why `run <rev>`'s verify.sh is not armed when the commit's tree does not hold it (the
+/// repository words the other reasons); it reads after "verify.sh ".
+pub(crate) const NOT_IN_COMMIT: &str = "does not exist at the root of that commit's tree";
+
 /// Why verify.sh is not armed, as far as the fix differs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Unarmed {

@@ -112,6 +112,47 @@ impl AheadSummary {
     }
 }
 
+/// What keeps a state's records from counting, a line each as `status` lists them (`invalid`):
+/// each invalid record's `problems` (as the proof layer says them), an unsigned proof passed
+/// over, proofs revoked; each said as of the check `check` where the state has checks.
+pub(crate) fn not_counting(
+    check: Option<&str>,
+    problems: impl IntoIterator<Item = String>,
+    unsigned_passed_over: usize,
+    revoked: usize,
+) -> Vec<String> {
+    let unsigned = (unsigned_passed_over > 0)
+        .then(|| "an unsigned proof, which does not count while prove-it.sign is on".to_string());
+    let revoked = match revoked {
+        0 => None,
+        1 => Some(
+            "a proof revoked by a person ('git prove-it revoke'), which never counts again"
+                .to_string(),
+        ),
+        n => Some(format!(
+            "{n} proofs revoked by a person ('git prove-it revoke'), which never count again"
+        )),
+    };
+    problems
+        .into_iter()
+        .chain(unsigned)
+        .chain(revoked)
+        .map(|problem| match check {
+            Some(check) => format!("check {check}: {problem}"),
+            None => problem,
+        })
+        .collect()
+}
+
+/// What failed when the prover last ran ahead, from how it ended (`exit`): with checks, the
+/// exit names each one already; verify.sh alone is named here.
+pub(crate) fn failed_ahead(checks: &[String], exit: String) -> String {
+    match checks {
+        [] => format!("verify.sh: {exit}"),
+        _ => exit,
+    }
+}
+
 fn is_zero(count: &usize) -> bool {
     *count == 0
 }
@@ -253,4 +294,32 @@ impl StatusReport {
 /// `last run failed: exit 1, 3 min ago`: a failure on record for what is not proven.
 fn last_run_failed(failure: &FailureSummary) -> String {
     format!("last run failed: {}", failure.brief())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_keeps_records_from_counting_is_said_of_its_check() {
+        assert_eq!(
+            not_counting(None, ["bad signature".to_string()], 1, 2),
+            [
+                "bad signature",
+                "an unsigned proof, which does not count while prove-it.sign is on",
+                "2 proofs revoked by a person ('git prove-it revoke'), which never count again",
+            ]
+        );
+        assert_eq!(
+            not_counting(Some("api"), [], 0, 1),
+            [
+                "check api: a proof revoked by a person ('git prove-it revoke'), which never counts again"
+            ]
+        );
+        assert!(not_counting(Some("api"), [], 0, 0).is_empty());
+        assert_eq!(
+            failed_ahead(&[], "exit code 1".into()),
+            "verify.sh: exit code 1"
+        );
+    }
 }

@@ -62,10 +62,9 @@ fn guarded(answer: impl FnOnce() -> crate::gate::Reply) -> crate::gate::Reply {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(answer)).unwrap_or_else(|panic| {
         let what = panic
             .downcast_ref::<&str>()
-            .map(std::string::ToString::to_string)
-            .or_else(|| panic.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "an internal error".to_string());
-        crate::gate::Reply::CouldNotCheck(format!("git-prove-it crashed: {what}"))
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str));
+        crate::gate::Reply::CouldNotCheck(crate::report::gate::crashed(what))
     })
 }
 

@@ -259,7 +259,7 @@ fn pushed_weakenings(
             continue;
         }
         found.push(crate::report::WeakenedReport {
-            base: "its proof's baseline".to_string(),
+            base: crate::report::PROOFS_BASELINE.to_string(),
             commit,
             findings: record
                 .protection
