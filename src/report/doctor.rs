@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::and_list;
 use crate::hosts::{Host, Trust};
 use crate::setup::doctor::{
     ChecksFound, Found, Health, HostFound, InForce, OnPathFound, PolicyFound, PrePushFound,
@@ -672,15 +673,6 @@ fn remote(found: &RemoteFound) -> Words {
             format!("could not ask {remote} for its proofs: {cause}"),
             format!("git ls-remote {remote} {PROOFS_REF}"),
         ),
-    }
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => (*one).to_string(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
     }
 }
 

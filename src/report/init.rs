@@ -4,6 +4,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
+use super::and_list;
 use crate::hosts::{Host, Wired};
 use crate::setup::demo::{Demo, Shown};
 use crate::setup::pre_push::{self, Manager};
@@ -671,15 +672,6 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
         }
     }
     Ok(())
-}
-
-/// `a`, `a and b`, `a, b and c`.
-fn and_list(items: &[&str]) -> String {
-    match items {
-        [] => String::new(),
-        [one] => (*one).to_string(),
-        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
-    }
 }
 
 #[cfg(test)]

@@ -87,6 +87,15 @@ pub(crate) fn json(
     writeln!(out)
 }
 
+/// `a`, `a and b`, `a, b and c`.
+pub(super) fn and_list(items: &[&str]) -> String {
+    match items {
+        [] => String::new(),
+        [one] => (*one).to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 /// A short object id for human output, as `git log --oneline` shows it.
 pub(crate) fn short(id: &str) -> &str {
     &id[..id.len().min(12)]

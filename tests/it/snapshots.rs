@@ -203,24 +203,7 @@ fn each_hosts_answer_to_malformed_input() {
 
 /// A command's whole output: exit code, stdout and stderr.
 fn command(repo: &TestRepo, args: &[&str]) -> String {
-    let out = repo.prove_it(args).output().unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    // JSON shown pretty, so that a diff names the field that changed.
-    let stdout = serde_json::from_str::<Value>(&stdout).map_or_else(
-        |_| stdout.to_string(),
-        |json| format!("{}\n", serde_json::to_string_pretty(&json).unwrap()),
-    );
-    let mut text = format!(
-        "$ git prove-it {}\nexit: {}\n{stdout}",
-        args.join(" "),
-        out.status.code().unwrap_or(-1),
-    );
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !stderr.is_empty() {
-        text.push_str("stderr:\n");
-        text.push_str(&stderr);
-    }
-    text
+    command_in(repo, args, "", &[], true)
 }
 
 /// The human and JSON output of the commands that read proofs, on a history of one proven
@@ -302,9 +285,9 @@ fn the_running_commands_human_and_json_output() {
     });
 }
 
-/// `git prove-it doctor`'s whole output run with `args`, from `dir` of the repository (`""`:
-/// its root), with `env` set and the git identity taken away when `identity` is false.
-fn doctor(
+/// A command's whole output run with `args`, from `dir` of the repository (`""`: its root),
+/// with `env` set and the git identity taken away when `identity` is false.
+fn command_in(
     repo: &TestRepo,
     args: &[&str],
     dir: &str,
@@ -359,11 +342,11 @@ struct DoctorOutput {
 }
 
 impl DoctorOutput {
-    /// Both runs, as [`doctor`] takes its arguments.
+    /// Both runs, as [`command_in`] takes its arguments.
     fn add(&mut self, repo: &TestRepo, dir: &str, env: &[(&str, &str)], identity: bool) {
-        let human = doctor(repo, &["doctor", "--run"], dir, env, identity);
+        let human = command_in(repo, &["doctor", "--run"], dir, env, identity);
         self.human.push_str(&human);
-        let json = doctor(repo, &["doctor", "--run", "--json"], dir, env, identity);
+        let json = command_in(repo, &["doctor", "--run", "--json"], dir, env, identity);
         self.json.push_str(&json);
     }
 }
