@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use super::and_list;
+use super::{and_list, seconds, short};
 use crate::hosts::{Host, Trust};
 use crate::setup::doctor::{
     ChecksFound, Found, Health, HostFound, InForce, OnPathFound, PolicyFound, PrePushFound,
@@ -252,8 +252,6 @@ fn last_tests(found: &TestsFound) -> Words {
 }
 
 fn run(found: &RunFound) -> Words {
-    let short = |tree: &str| tree[..tree.len().min(12)].to_string();
-    let took = |ms: u64| format!("{:.1} s", ms as f64 / 1000.0);
     match found {
         RunFound::NotArmed => fixed(
             "--run: verify.sh is not armed, so the gate has nothing to run",
@@ -266,7 +264,7 @@ fn run(found: &RunFound) -> Words {
         RunFound::Passed { tree, duration_ms } => said(format!(
             "--run: verify.sh passed on the working state (tree {}) in {}: the gate would let the turn end (nothing was recorded)",
             short(tree),
-            took(*duration_ms)
+            seconds(*duration_ms)
         )),
         RunFound::ChangedState { tree } => fixed(
             format!(
@@ -283,7 +281,7 @@ fn run(found: &RunFound) -> Words {
             format!(
                 "--run: verify.sh {exit} on the working state (tree {}) in {}: the gate would send the agent back",
                 short(tree),
-                took(*duration_ms)
+                seconds(*duration_ms)
             ),
             "fix what it reports (git prove-it run --verbose shows all of it), then: git prove-it doctor --run",
         ),

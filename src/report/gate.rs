@@ -331,11 +331,10 @@ pub(crate) fn reply(reply: &Reply, notices_as_blocks: bool) -> Message {
              is recorded, but a stop whose working directory is elsewhere will not find it.\n\
              hint: make $XDG_STATE_HOME (or ~/.local/state) a directory you can write"
         )),
+        // One line: a tool call's end is answered on stderr only, and only its first line.
         Reply::NotProvingAhead(error) => Message::Notice(cap(format!(
             "prove-it: nothing is being proven ahead: {error}. The next stop runs the checks \
-             itself.\n\
-             hint: `git prove-it status` shows the worktree's prover; `git prove-it doctor` \
-             checks the setup"
+             itself."
         ))),
         Reply::CouldNotCheck(error) => could_not_check(error),
         Reply::ForeignEnvironment { changed } => foreign_environment(changed),
