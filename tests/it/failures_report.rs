@@ -401,13 +401,10 @@ fn status_says_the_last_run_failed_for_the_state_and_each_check() {
         .env("PROVE_IT_TEST_CLOCK_OFFSET", "190")
         .assert()
         .code(1)
-        .stdout(
-            predicate::str::is_match(
-                r"\n  docs +[0-9a-f]{12} not proven, last run failed: exit 3, 3 min ago\n",
-            )
-            .unwrap(),
-        )
-        .stdout(predicate::str::is_match(r"\n  api +[0-9a-f]{12} PROVEN by ").unwrap());
+        .stdout(crate::harness::matches(
+            r"\n  docs +[0-9a-f]{12} not proven, last run failed: exit 3, 3 min ago\n",
+        ))
+        .stdout(crate::harness::matches(r"\n  api +[0-9a-f]{12} PROVEN by "));
     let json = json_stdout(&checks.prove_it(&["status", "--json"]).assert().code(1));
     let listed = json["checks"].as_array().unwrap();
     assert!(listed[0].get("failure").is_none());

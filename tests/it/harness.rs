@@ -116,6 +116,14 @@ pub fn built_path(first: &[PathBuf], tools: &[&str]) -> std::ffi::OsString {
 }
 
 /// An executable file (or a link to one).
+/// Whether output matches `pattern`, a regular expression (`regex-lite`: predicates' own
+/// `is_match` would bring `regex` into the test build, whose features differ from the release
+/// build's and so build gix again for the repository's unit check).
+pub fn matches(pattern: &str) -> impl predicates::Predicate<str> {
+    let pattern = regex_lite::Regex::new(pattern).expect("a valid pattern");
+    predicates::function::function(move |text: &str| pattern.is_match(text))
+}
+
 pub fn is_program(path: &Path) -> bool {
     std::fs::metadata(path)
         .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)

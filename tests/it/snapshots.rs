@@ -54,36 +54,57 @@ fn event(event: (Option<&'static str>, Value)) -> (Option<&'static str>, String)
     (event.0, event.1.to_string())
 }
 
+/// What differs from run to run in an output, each with the placeholder it is shown as, replaced
+/// in order. (`regex-lite`, not insta's filters: those bring `regex` into the test build, whose
+/// features differ from the release build's and so build gix again for the repository's unit
+/// check.)
+#[derive(Clone, Default)]
+struct Scrub(Vec<(regex_lite::Regex, &'static str)>);
+
+impl Scrub {
+    fn pattern(mut self, pattern: &str, placeholder: &'static str) -> Self {
+        let pattern = regex_lite::Regex::new(pattern).expect("a valid pattern");
+        self.0.push((pattern, placeholder));
+        self
+    }
+
+    fn literal(self, text: &str, placeholder: &'static str) -> Self {
+        self.pattern(&regex_lite::escape(text), placeholder)
+    }
+
+    fn apply(&self, text: &str) -> String {
+        self.0
+            .iter()
+            .fold(text.to_string(), |text, (pattern, placeholder)| {
+                pattern
+                    .replace_all(&text, regex_lite::NoExpand(placeholder))
+                    .into_owned()
+            })
+    }
+}
+
 /// Snapshot `text` as `name`, with what differs from run to run replaced.
 fn snapshot(repo: &TestRepo, name: &str, text: &str) {
+    snapshot_scrubbed(repo, &Scrub::default(), name, text);
+}
+
+/// Snapshot `text` as `name`, scrubbed by `scrub` first, then of what differs in every output:
+/// the repository's paths, object ids, durations.
+fn snapshot_scrubbed(repo: &TestRepo, scrub: &Scrub, name: &str, text: &str) {
     let root = std::fs::canonicalize(&repo.root).unwrap();
+    let scrub = scrub
+        .clone()
+        .literal(&root.display().to_string(), "[REPO]")
+        .literal(&repo.root.display().to_string(), "[REPO]")
+        .literal(&repo.home().display().to_string(), "[HOME]")
+        .pattern(r"\b[0-9a-f]{40}\b", "[OID]")
+        .pattern(r"\b[0-9a-f]{12}\b", "[OID12]")
+        .pattern(r"\b\d+\.\d+ s\b", "[SECS] s")
+        .pattern(r"\b\d+ ms\b", "[MS] ms");
     let mut settings = insta::Settings::clone_current();
     settings.set_snapshot_path("snapshots");
     settings.set_prepend_module_to_snapshot(false);
-    for (path, placeholder) in [
-        (root.display().to_string(), "[REPO]"),
-        (repo.root.display().to_string(), "[REPO]"),
-        (repo.home().display().to_string(), "[HOME]"),
-    ] {
-        settings.add_filter(&regex_escape(&path), placeholder);
-    }
-    settings.add_filter(r"\b[0-9a-f]{40}\b", "[OID]");
-    settings.add_filter(r"\b[0-9a-f]{12}\b", "[OID12]");
-    settings.add_filter(r"\b\d+\.\d+ s\b", "[SECS] s");
-    settings.add_filter(r"\b\d+ ms\b", "[MS] ms");
-    settings.bind(|| insta::assert_snapshot!(name, text));
-}
-
-fn regex_escape(text: &str) -> String {
-    text.chars()
-        .flat_map(|c| {
-            let special = "\\.+*?()|[]{}^$#&-~".contains(c);
-            special
-                .then_some('\\')
-                .into_iter()
-                .chain(std::iter::once(c))
-        })
-        .collect()
+    settings.bind(|| insta::assert_snapshot!(name, scrub.apply(text)));
 }
 
 /// A repository whose verify.sh passes or fails on the line it prints.
@@ -214,25 +235,23 @@ fn the_reading_commands_human_and_json_output() {
     repo.prove_it(&["run"]).assert().success();
     repo.write("b.txt", "unproven\n");
     repo.commit_all("second");
-    let mut settings = insta::Settings::clone_current();
     // Times of day and durations, which differ from run to run.
-    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[TIME]");
-    settings.add_filter(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", "[TIME]");
-    settings.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": [MS]"#);
-    settings.add_filter(r"\b\d+ (seconds|minutes|hours) ago\b", "[AGO]");
-    settings.bind(|| {
-        for args in [
-            &["status"][..],
-            &["status", "--json"],
-            &["check", "HEAD~1", "HEAD"],
-            &["check", "--json", "HEAD~1", "HEAD"],
-            &["log", "--color", "never"],
-            &["log", "--json"],
-        ] {
-            let name = format!("command-{}", args.join("-").replace("--", ""));
-            snapshot(&repo, &name, &command(&repo, args));
-        }
-    });
+    let scrub = Scrub::default()
+        .pattern(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[TIME]")
+        .pattern(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}", "[TIME]")
+        .pattern(r#""duration_ms": \d+"#, r#""duration_ms": [MS]"#)
+        .pattern(r"\b\d+ (seconds|minutes|hours) ago\b", "[AGO]");
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["check", "HEAD~1", "HEAD"],
+        &["check", "--json", "HEAD~1", "HEAD"],
+        &["log", "--color", "never"],
+        &["log", "--json"],
+    ] {
+        let name = format!("command-{}", args.join("-").replace("--", ""));
+        snapshot_scrubbed(&repo, &scrub, &name, &command(&repo, args));
+    }
 }
 
 /// The human and JSON output of the commands that run verify.sh: the working state failing
@@ -251,38 +270,36 @@ fn the_running_commands_human_and_json_output() {
     }
     repo.write("a.txt", "bad\n");
     repo.commit_all("bad");
-    let mut settings = insta::Settings::clone_current();
-    settings.add_filter(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[TIME]");
-    settings.add_filter(r#""duration_ms": \d+"#, r#""duration_ms": [MS]"#);
-    settings.add_filter(r"\bin \d+(\.\d+)? ?m?s\b", "in [DURATION]");
-    settings.add_filter(r"/tmp/[^ \n\x22]*", "[TMP]");
-    settings.add_filter(r"\b\d+ s ago\b", "[AGO]");
-    settings.add_filter(
-        r#""recorded_secs_ago": \d+"#,
-        r#""recorded_secs_ago": [SECS]"#,
-    );
-    // The short ids the progress lines name commits by.
-    settings.add_filter(r"\bcommit [0-9a-f]{7}\b", "commit [OID7]");
-    settings.bind(|| {
-        for args in [
-            &["run"][..],
-            &["run", "--json"],
-            &["run", "HEAD~1"],
-            &["run", "HEAD~1", "--json"],
-            &["run", "HEAD~4..HEAD~1", "--jobs", "1"],
-            &["run", "HEAD~4..HEAD", "--jobs", "1", "--json"],
-            &["bisect", "HEAD~4", "HEAD"],
-            &["bisect", "HEAD~4", "HEAD", "--json"],
-        ] {
-            let name = format!("command-{}", args.join("-").replace("--", ""));
-            snapshot(&repo, &name, &command(&repo, args));
-        }
-        repo.write("a.txt", "good again\n");
-        for args in [&["run"][..], &["run", "--json"]] {
-            let name = format!("command-{}-passing", args.join("-").replace("--", ""));
-            snapshot(&repo, &name, &command(&repo, args));
-        }
-    });
+    let scrub = Scrub::default()
+        .pattern(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z", "[TIME]")
+        .pattern(r#""duration_ms": \d+"#, r#""duration_ms": [MS]"#)
+        .pattern(r"\bin \d+(\.\d+)? ?m?s\b", "in [DURATION]")
+        .pattern(r"/tmp/[^ \n\x22]*", "[TMP]")
+        .pattern(r"\b\d+ s ago\b", "[AGO]")
+        .pattern(
+            r#""recorded_secs_ago": \d+"#,
+            r#""recorded_secs_ago": [SECS]"#,
+        )
+        // The short ids the progress lines name commits by.
+        .pattern(r"\bcommit [0-9a-f]{7}\b", "commit [OID7]");
+    for args in [
+        &["run"][..],
+        &["run", "--json"],
+        &["run", "HEAD~1"],
+        &["run", "HEAD~1", "--json"],
+        &["run", "HEAD~4..HEAD~1", "--jobs", "1"],
+        &["run", "HEAD~4..HEAD", "--jobs", "1", "--json"],
+        &["bisect", "HEAD~4", "HEAD"],
+        &["bisect", "HEAD~4", "HEAD", "--json"],
+    ] {
+        let name = format!("command-{}", args.join("-").replace("--", ""));
+        snapshot_scrubbed(&repo, &scrub, &name, &command(&repo, args));
+    }
+    repo.write("a.txt", "good again\n");
+    for args in [&["run"][..], &["run", "--json"]] {
+        let name = format!("command-{}-passing", args.join("-").replace("--", ""));
+        snapshot_scrubbed(&repo, &scrub, &name, &command(&repo, args));
+    }
 }
 
 /// A command's whole output run with `args`, from `dir` of the repository (`""`: its root),
@@ -351,13 +368,10 @@ impl DoctorOutput {
     }
 }
 
-/// The settings doctor's snapshots are taken under: this build's path, which the check of
-/// what git runs for `git prove-it` names, is the same placeholder on every machine.
-fn doctor_settings() -> insta::Settings {
-    let mut settings = insta::Settings::clone_current();
-    let bin = cargo_bin("git-prove-it");
-    settings.add_filter(&regex_escape(&bin.display().to_string()), "[BIN]");
-    settings
+/// How doctor's snapshots are scrubbed: this build's path, which the check of what git runs for
+/// `git prove-it` names, is the same placeholder on every machine.
+fn doctor_scrub() -> Scrub {
+    Scrub::default().literal(&cargo_bin("git-prove-it").display().to_string(), "[BIN]")
 }
 
 /// doctor's human and JSON output on a set-up with something wrong in every part: checks that
@@ -418,10 +432,9 @@ fn doctor_human_and_json_output_of_a_broken_set_up() {
     repo.write(".qwen/settings.json", "{ nope");
     std::fs::create_dir_all(repo.path(".husky")).unwrap();
     output.add(&repo, "", &[("MANPATH", man)], true);
-    doctor_settings().bind(|| {
-        snapshot(&repo, "command-doctor-broken", &output.human);
-        snapshot(&repo, "command-doctor-broken-json", &output.json);
-    });
+    let scrub = doctor_scrub();
+    snapshot_scrubbed(&repo, &scrub, "command-doctor-broken", &output.human);
+    snapshot_scrubbed(&repo, &scrub, "command-doctor-broken-json", &output.json);
 }
 
 /// doctor's human and JSON output on a set-up that works, with what is worth a warning: a
@@ -512,8 +525,7 @@ fn doctor_human_and_json_output_of_a_working_set_up() {
     repo.verify_script("echo 'test a ... FAILED'\nexit 1");
     repo.prove_it(&["run"]).assert().code(1);
     output.add(&repo, "", &env, true);
-    doctor_settings().bind(|| {
-        snapshot(&repo, "command-doctor-working", &output.human);
-        snapshot(&repo, "command-doctor-working-json", &output.json);
-    });
+    let scrub = doctor_scrub();
+    snapshot_scrubbed(&repo, &scrub, "command-doctor-working", &output.human);
+    snapshot_scrubbed(&repo, &scrub, "command-doctor-working-json", &output.json);
 }
