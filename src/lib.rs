@@ -17,5 +17,5 @@ pub(crate) mod setup;
 pub(crate) use git_prove_it_claim as claim;
 pub use git_prove_it_core::exit;
 pub(crate) use git_prove_it_core::{
-    context, git, isolation, outcome, process, proof, signing, verify,
+    armed, context, git, isolation, outcome, process, proof, signing, verify,
 };

@@ -160,7 +160,7 @@ pub(crate) fn run(
             };
             DemoResult::Ran(Box::new(demo::run(&repo, &settings)?))
         } else {
-            DemoResult::NotArmed(armed.reason())
+            DemoResult::NotArmed(armed)
         }
     };
     let report = InitReport {
@@ -318,7 +318,7 @@ fn plan_root_verify(
         Step::RootVerifyNotWritten
     } else if exists && (same || !args.force) {
         Step::VerifyKept {
-            armed: repo.armed()?.reason(),
+            armed: repo.armed()?,
             dir: None,
         }
     } else {

@@ -336,7 +336,7 @@ fn not_armed(armed: &git::Armed) -> RunReport {
         outcome: Outcome::InsufficientEvidence,
         tree: None,
         result: RunResult::NotArmed {
-            reason: armed.reason(),
+            reason: report::armed::verify(*armed),
             hints: unarmed(armed).hints(),
         },
     }

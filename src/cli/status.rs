@@ -88,7 +88,7 @@ pub(crate) fn run(args: &Args, out: &mut dyn Write) -> Result<u8, super::Failure
         version: JSON_VERSION,
         outcome,
         armed: armed.is_armed(),
-        not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
+        not_armed_reason: (!armed.is_armed()).then(|| report::armed::verify(armed)),
         hints: hints(&armed, armed.is_armed(), &dirty),
         dirty_submodules: dirty,
         tree: state.id.to_string(),
@@ -192,7 +192,7 @@ fn with_checks(
         version: JSON_VERSION,
         outcome,
         armed: any_check,
-        not_armed_reason: (!armed.is_armed()).then(|| armed.reason()),
+        not_armed_reason: (!armed.is_armed()).then(|| report::armed::verify(*armed)),
         hints: hints(armed, any_check, &dirty),
         dirty_submodules: dirty,
         tree: state.id.to_string(),
@@ -257,7 +257,7 @@ fn check_statuses(
                 input_tree: check.input_tree.to_string(),
                 proven: best.is_some(),
                 proof: best.map(ProofSummary::from),
-                script_problem: check.check.runnable().err(),
+                script_problem: check.check.runnable().err().map(report::armed::script),
                 failure,
                 contested: check
                     .found

@@ -2,11 +2,10 @@
 //! (`Decision`), rule by rule as SPEC section 8, "The decision", writes them. Pure: it reads no
 //! file, runs nothing and prints nothing, so every branch is tested by a table.
 
-use std::borrow::Cow;
-
 use gix::ObjectId;
 use serde::{Deserialize, Serialize};
 
+use crate::armed::{Armed, NotRunnable};
 use crate::context::policy::{UncoveredPolicy, VerifyEdits, Weakening};
 use crate::proof::{Outcome, Script};
 
@@ -39,7 +38,7 @@ pub(crate) struct ChecksFacts {
     pub provers: Vec<(String, Script)>,
     /// A check that cannot run, its script, and why (`Check::runnable`): refused, as a
     /// disarmed verify.sh is.
-    pub unrunnable: Option<(String, String, String)>,
+    pub unrunnable: Option<(String, String, NotRunnable)>,
     /// The checks `PROVE_IT_SKIP` named that the checks file declares: not run, visibly.
     pub skipped: Vec<String>,
 }
@@ -117,7 +116,7 @@ pub(crate) struct Observed {
     /// `PROVE_IT_SKIP=1` in the hook's environment.
     pub skip: bool,
     /// `Err(reason)` when verify.sh is not armed now, the reason reading after "verify.sh ".
-    pub armed_now: Result<(), &'static str>,
+    pub armed_now: Result<(), crate::armed::Armed>,
     /// `None` when no anchor was found for this session and worktree.
     pub anchor: Option<AnchorFacts>,
     /// Whether HEAD's tree holds an executable verify.sh: without an anchor, the best evidence
@@ -272,17 +271,15 @@ pub(crate) enum Why {
     },
     /// The checks file the session started with was deleted.
     ChecksFileDeleted,
-    /// A check of `prove-it.toml` cannot run: its script `script` `reason` (the proof layer's
-    /// `Check::runnable`: "does not exist", "is not executable", ...).
+    /// A check of `prove-it.toml` cannot run: its script `script`, for `why`.
     CheckDisarmed {
         check: String,
         script: String,
-        reason: String,
+        why: NotRunnable,
     },
-    /// Armed at session start, not now.
+    /// Armed at session start, not now: how verify.sh stands now.
     Disarmed {
-        /// Why verify.sh is not armed, reading after "verify.sh ".
-        reason: Cow<'static, str>,
+        armed: Armed,
     },
     /// The policy in force is weaker than at session start.
     Weakened(Weakened),
@@ -519,12 +516,8 @@ pub(crate) fn decide(observed: &Observed) -> Decision {
         return Done(Verdict::Quiet(Quiet::Unchanged));
     }
     // A check that cannot run: refused like a disarmed verify.sh.
-    if let Some((check, script, reason)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
-        return refuse(Why::CheckDisarmed {
-            check,
-            script,
-            reason,
-        });
+    if let Some((check, script, why)) = checks.as_ref().and_then(|c| c.unrunnable.clone()) {
+        return refuse(Why::CheckDisarmed { check, script, why });
     }
     let edited = edited(observed, *verify, checks.as_ref());
     // Rule 5b: with `verifyEdits = block`, an edited verify.sh is refused
@@ -645,15 +638,13 @@ fn disarmed(observed: &Observed) -> Option<Result<Why, Verdict>> {
     if checks_at_start && !observed.checks_file_now {
         return Some(Ok(Why::ChecksFileDeleted));
     }
-    let reason = observed.armed_now.err()?;
+    let armed = observed.armed_now.err()?;
     let armed_at_start = match &observed.anchor {
         Some(anchor) => anchor.armed,
         None => observed.armed_at_head,
     };
     Some(if armed_at_start {
-        Ok(Why::Disarmed {
-            reason: reason.into(),
-        })
+        Ok(Why::Disarmed { armed })
     } else {
         Err(Verdict::Quiet(Quiet::NotArmed))
     })
@@ -1050,7 +1041,7 @@ mod tests {
     #[test]
     fn not_armed_now_nor_at_start_is_quiet() {
         let mut o = changed();
-        o.armed_now = Err("does not exist at the worktree root");
+        o.armed_now = Err(Armed::Missing);
         o.anchor = Some(AnchorFacts {
             armed: false,
             ..anchor()
@@ -1066,14 +1057,14 @@ mod tests {
     #[test]
     fn disarming_mid_session_is_refused_and_counts() {
         let mut o = changed();
-        o.armed_now = Err("is not executable by its owner");
+        o.armed_now = Err(Armed::NotExecutable);
         o.state = None;
         o.blocks = 1;
         assert_eq!(
             verdict(&o),
             Verdict::Block {
                 why: Why::Disarmed {
-                    reason: "is not executable by its owner".into()
+                    armed: Armed::NotExecutable
                 },
                 attempt: 2,
                 max: 3
@@ -1087,7 +1078,7 @@ mod tests {
     fn without_an_anchor_a_verify_sh_in_head_counts_as_armed_at_start() {
         let mut o = changed();
         o.anchor = None;
-        o.armed_now = Err("does not exist at the worktree root");
+        o.armed_now = Err(Armed::Missing);
         o.state = None;
         assert!(matches!(
             verdict(&o),

@@ -469,7 +469,7 @@ fn first_facts(
         armed_now: if arming.armed_now.is_armed() || (arming.has_checks && !verify_at_start) {
             Ok(())
         } else {
-            Err(arming.armed_now.reason())
+            Err(arming.armed_now)
         },
         anchor: anchor.map(|a| AnchorFacts {
             armed: true,
@@ -832,7 +832,7 @@ fn observe_checks(
             check
                 .runnable()
                 .err()
-                .map(|why| (check.name.clone(), check.run.clone(), why.to_string()))
+                .map(|why| (check.name.clone(), check.run.clone(), why))
         }),
         skipped: Vec::new(),
     };

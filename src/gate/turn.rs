@@ -241,7 +241,7 @@ mod tests {
                 answer: Answer {
                     verdict: Verdict::Block {
                         why: Why::Disarmed {
-                            reason: "is not a regular file".into(),
+                            armed: crate::armed::Armed::NotAFile,
                         },
                         attempt: 2,
                         max: 3,

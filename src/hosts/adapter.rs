@@ -119,11 +119,6 @@ pub(crate) trait Adapter: Sync {
         None
     }
 
-    /// What the user must do before the host runs a repository's hooks, if anything.
-    fn trust_step(&self) -> Option<&'static str> {
-        None
-    }
-
     /// The file where the host records the folders it trusts, and whether it trusts
     /// `workdir` (canonical); None for hosts that do not ask.
     fn trust_record(&self, _workdir: &Path) -> Option<(bool, PathBuf)> {
@@ -138,12 +133,11 @@ pub(crate) trait Adapter: Sync {
 
     /// What `doctor` says of whether the host runs `workdir`'s project hooks (canonical).
     fn trust(&self, workdir: &Path) -> Option<Trust> {
-        let step = self.trust_step()?;
         let (trusted, record) = self.trust_record(workdir)?;
         Some(if trusted {
             Trust::Trusted
         } else {
-            Trust::NotRecorded { record, step }
+            Trust::NotRecorded { record }
         })
     }
 }

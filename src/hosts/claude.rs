@@ -15,7 +15,7 @@ use super::fields::{
     snake_stop, string,
 };
 use super::transcript;
-use super::trust::{HooksOff, dir_from, home, read_json};
+use super::trust::{HooksOff, Switch, dir_from, home, read_json};
 use super::wiring::{
     AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
 };
@@ -170,7 +170,7 @@ impl Adapter for Claude {
             .map(|file| HooksOff {
                 file,
                 key: DISABLE_ALL_HOOKS,
-                fix: "remove \"disableAllHooks\": true",
+                switch: Switch::DisabledTrue,
             })
             .collect()
     }
@@ -181,12 +181,6 @@ impl Adapter for Claude {
             let transcript = stop.transcript.as_deref()?;
             last_answer(transcript, previous_answer_ns)
         })
-    }
-
-    fn trust_step(&self) -> Option<&'static str> {
-        Some(
-            "start claude in this folder once and accept the trust dialog (claude -p runs project hooks anyway)",
-        )
     }
 
     /// Claude Code asks once per folder, in an interactive session, whether to trust it, and

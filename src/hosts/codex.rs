@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::adapter::Adapter;
 use super::fields::Object;
-use super::trust::{HooksOff, Trust, dir_from, home, read_record};
+use super::trust::{HooksOff, Switch, Trust, dir_from, home, read_record};
 use super::wiring::{
     AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
 };
@@ -37,8 +37,6 @@ const WIRING: Scheme = Scheme {
     stamp: None,
     ms_from: None,
 };
-
-const TRUST_STEP: &str = "Codex skips hooks it does not trust, silently, and reads .codex/ only in a trusted project: trust this folder and approve its hooks in interactive codex (codex exec: --trust, and --dangerously-bypass-hook-trust)";
 
 pub(super) struct Codex;
 
@@ -77,10 +75,6 @@ impl Adapter for Codex {
         &WIRING
     }
 
-    fn trust_step(&self) -> Option<&'static str> {
-        Some(TRUST_STEP)
-    }
-
     /// `[features] hooks = false` (or its older alias `codex_hooks`) in the user's
     /// `config.toml` or the project's `.codex/config.toml` turns Codex's hooks off
     /// (<https://developers.openai.com/codex/hooks>). An admin's `requirements.toml` can too,
@@ -96,7 +90,7 @@ impl Adapter for Codex {
                 features_off(&config).into_iter().map(move |key| HooksOff {
                     file: file.clone(),
                     key,
-                    fix: "set it to true, or remove it",
+                    switch: Switch::EnabledFalse,
                 })
             })
             .collect()
@@ -110,16 +104,12 @@ impl Adapter for Codex {
             .and_then(|bytes| String::from_utf8(bytes).ok())
             .unwrap_or_default();
         Some(if trusts(&config, workdir) {
-            Trust::ApprovalUnknown {
-                agent: "Codex",
-                step: TRUST_STEP,
-            }
+            Trust::ApprovalUnknown { agent: "Codex" }
         } else {
             Trust::ProjectNotTrusted {
                 record: file,
                 agent: "Codex",
                 hooks_file: WIRING.path,
-                step: TRUST_STEP,
             }
         })
     }
@@ -208,17 +198,6 @@ mod tests {
         let keys: Vec<&String> = value.as_object().unwrap().keys().collect();
         assert_eq!(keys, ["decision", "reason"]);
         assert_eq!(Host::Codex.render(None, &Message::Silent), "");
-    }
-
-    #[test]
-    fn codex_trust_step_names_both_trusts_codex_exec_needs() {
-        // Codex 0.171.0 reads a repository's .codex/ (hooks.json included) only in a trusted
-        // project, and runs the hooks in `codex exec` only with the hook-trust bypass: the
-        // bypass alone runs nothing (tests/it/e2e/codex.rs runs the real binary).
-        let step = Host::Codex.trust_step().unwrap();
-        assert!(step.contains("--trust"), "{step}");
-        assert!(step.contains("--dangerously-bypass-hook-trust"), "{step}");
-        assert!(step.contains("trusted project"), "{step}");
     }
 
     #[test]

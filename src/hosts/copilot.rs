@@ -117,12 +117,6 @@ impl Adapter for Copilot {
         &WIRING
     }
 
-    fn trust_step(&self) -> Option<&'static str> {
-        Some(
-            "Copilot CLI loads repository hooks only in a trusted folder: start copilot here and trust the folder (headless: COPILOT_ALLOW_ALL=true)",
-        )
-    }
-
     /// Copilot CLI records trusted folders as `trusted_folders` in `~/.copilot/config.json`
     /// (under `$COPILOT_HOME` when set); `COPILOT_ALLOW_ALL=true` trusts everything.
     fn trust_record(&self, workdir: &Path) -> Option<(bool, PathBuf)> {

@@ -27,7 +27,7 @@ use super::adapter::Adapter;
 use super::fields::{
     Object, optional_string, snake_after_tool, snake_prompt, snake_start, snake_stop, string,
 };
-use super::trust::{HooksOff, dir_from, env_true, home, json_at, read_json};
+use super::trust::{HooksOff, Switch, dir_from, env_true, home, json_at, read_json};
 use super::wiring::{
     AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
 };
@@ -145,7 +145,7 @@ impl Adapter for Gemini {
                     off.push(HooksOff {
                         file: file.clone(),
                         key,
-                        fix: "set it to true, or remove it",
+                        switch: Switch::EnabledFalse,
                     });
                 }
             }
@@ -161,18 +161,12 @@ impl Adapter for Gemini {
                     off.push(HooksOff {
                         file: file.clone(),
                         key,
-                        fix: "remove git prove-it's hooks from that list",
+                        switch: Switch::ListsOurs,
                     });
                 }
             }
         }
         off
-    }
-
-    fn trust_step(&self) -> Option<&'static str> {
-        Some(
-            "Gemini CLI loads a repository's hooks only in a trusted folder: run /trust in gemini here (headless: GEMINI_CLI_TRUST_WORKSPACE=true)",
-        )
     }
 
     /// Gemini CLI records trusted folders in `~/.gemini/trustedFolders.json` (under

@@ -250,11 +250,6 @@ impl Host {
         }
     }
 
-    /// What the user must do before the host runs a repository's hooks, if anything.
-    pub(crate) fn trust_step(self) -> Option<&'static str> {
-        self.adapter().trust_step()
-    }
-
     /// The file where the host records the folders it trusts, and whether it trusts `workdir`;
     /// None for hosts that do not ask.
     pub(crate) fn trust_record(self, workdir: &Path) -> Option<(bool, std::path::PathBuf)> {

@@ -30,5 +30,5 @@ mod wiring;
 
 pub(crate) use event::{AfterTool, Event, InputError, Prompt, Start, Stop, Subagent};
 pub(crate) use host::{Host, Incoming, Rules};
-pub(crate) use trust::{HooksOff, Trust};
+pub(crate) use trust::{HooksOff, Switch, Trust};
 pub(crate) use wiring::{HookEntry, Wired, Wiring};

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::adapter::Adapter;
 use super::fields::{Object, background_tasks, snake_after_tool, snake_start, snake_stop, string};
-use super::trust::{HooksOff, dir_from, home, json_at, read_json};
+use super::trust::{HooksOff, Switch, dir_from, home, json_at, read_json};
 use super::wiring::{
     AFTER_TOOL_TIMEOUT, Layout, START_TIMEOUT, STOP_TIMEOUT, Scheme, after_tool_entry, entry,
 };
@@ -180,15 +180,9 @@ impl Adapter for Qwen {
             .map(|file| HooksOff {
                 file,
                 key: DISABLE_ALL_HOOKS,
-                fix: "remove \"disableAllHooks\": true",
+                switch: Switch::DisabledTrue,
             })
             .collect()
-    }
-
-    fn trust_step(&self) -> Option<&'static str> {
-        Some(
-            "where Qwen Code's settings turn on security.folderTrust.enabled, it loads a repository's hooks only in a trusted folder: start qwen here and trust the folder",
-        )
     }
 
     /// Folder trust is off unless the user's settings set `security.folderTrust.enabled`, and

@@ -1,5 +1,6 @@
-//! What `doctor` says of a host's trust in a folder, and the reading of the files where hosts
-//! record it. Each host's module knows its own file; this holds what they share.
+//! Whether a host runs a folder's hooks (its trust in the folder, the settings that turn hooks
+//! off), as data `report/` words, and the reading of the files where hosts record it. Each
+//! host's module knows its own files; this holds what they share.
 
 use std::path::{Path, PathBuf};
 
@@ -12,22 +13,18 @@ pub(crate) enum Trust {
     /// The host's record trusts the folder: its project hooks run.
     Trusted,
     /// The host's record (`record`) does not trust the folder, so its project hooks likely do
-    /// not run; `step` is the host's own instruction to trust it.
-    NotRecorded { record: PathBuf, step: &'static str },
+    /// not run.
+    NotRecorded { record: PathBuf },
     /// The host reads a project's hooks file only in a project its record trusts (Codex CLI),
     /// and its record (`record`) does not trust this one: `agent` does not read `hooks_file`.
     ProjectNotTrusted {
         record: PathBuf,
         agent: &'static str,
         hooks_file: &'static str,
-        step: &'static str,
     },
     /// The project is trusted, but whether `agent` approved its hooks cannot be read from here,
-    /// and it skips unapproved hooks silently; `step` as above.
-    ApprovalUnknown {
-        agent: &'static str,
-        step: &'static str,
-    },
+    /// and it skips unapproved hooks silently.
+    ApprovalUnknown { agent: &'static str },
 }
 
 /// A setting of one of the host's settings layers that keeps it from running hooks (all of
@@ -38,8 +35,19 @@ pub(crate) struct HooksOff {
     pub file: PathBuf,
     /// The key as the host's documentation spells it.
     pub key: &'static str,
-    /// How to turn the hooks back on.
-    pub fix: &'static str,
+    /// What the key is, and so how to turn the hooks back on.
+    pub switch: Switch,
+}
+
+/// The kinds of settings that turn a host's hooks off.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Switch {
+    /// A switch that runs hooks when true, set to false.
+    EnabledFalse,
+    /// A switch that turns every hook off when true, set to true.
+    DisabledTrue,
+    /// A list of hook commands not to run, which names the gate's.
+    ListsOurs,
 }
 
 /// The value at `path` (object keys) in a JSON document.

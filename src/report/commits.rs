@@ -23,8 +23,11 @@ pub(crate) fn of_check(check: &str, reason: impl Display) -> String {
 }
 
 /// The check `check` whose script `run` is missing from the commit's tree, for `why`.
-pub(crate) fn script_missing(check: &str, run: &str, why: impl Display) -> String {
-    of_check(check, format_args!("its script {run} {why}"))
+pub(crate) fn script_missing(check: &str, run: &str, why: crate::armed::NotRunnable) -> String {
+    of_check(
+        check,
+        format_args!("its script {run} {}", super::armed::script(why)),
+    )
 }
 
 /// A commit whose tree holds nothing to run, as `bisect` skips it.
@@ -335,7 +338,7 @@ impl CommitCheckReport {
             verify_diff: record.and_then(|r| r.verify_diff.clone()),
             signature: check.signature.clone(),
             script_problem: match check.standing {
-                Standing::ScriptMissing(why) => Some(why),
+                Standing::ScriptMissing(why) => Some(super::armed::script(why)),
                 _ => None,
             },
             failure: None,

@@ -170,7 +170,8 @@ fn checks_file(found: &ChecksFound) -> Words {
         )),
         ChecksFound::NotRunnable { check, script, why } => fixed(
             format!(
-                "check {check}: its script {script} {why}: every stop is refused until it can run"
+                "check {check}: its script {script} {}: every stop is refused until it can run",
+                super::armed::script(*why)
             ),
             format!(
                 "make {script} an executable file (chmod +x), or remove check {check} from prove-it.toml"
@@ -208,12 +209,18 @@ fn verify_sh(found: &VerifyFound) -> Words {
             "verify.sh is not executable by its owner: nothing is gated",
             "chmod u+x verify.sh",
         ),
-        VerifyFound::BadLink { reason } => fixed(
-            format!("verify.sh {reason}: every stop says it could not check"),
+        VerifyFound::BadLink { armed } => fixed(
+            format!(
+                "verify.sh {}: every stop says it could not check",
+                super::armed::verify(*armed)
+            ),
             "make verify.sh a relative link to an executable file of the worktree, or the file itself",
         ),
-        VerifyFound::Unarmed { reason } => fixed(
-            format!("verify.sh {reason}: nothing is gated"),
+        VerifyFound::Unarmed { armed } => fixed(
+            format!(
+                "verify.sh {}: nothing is gated",
+                super::armed::verify(*armed)
+            ),
             "make verify.sh a file at the worktree root, or: git prove-it init --force",
         ),
         VerifyFound::ProgramMissing { program } => fixed(
@@ -360,7 +367,7 @@ fn host_found(host: Host, found: &HostFound) -> Words {
             ),
             wire(),
         ),
-        HostFound::Trust(trust) => host_trust(title, trust),
+        HostFound::Trust(trust) => host_trust(host, trust),
         HostFound::WiredEverywhere { user } => said(format!(
             "{title}: the gate's hooks are wired in {} too, so a session started in any subdirectory is gated",
             user.display()
@@ -417,7 +424,11 @@ fn host_found(host: Host, found: &HostFound) -> Words {
                 off.key,
                 off.file.display()
             ),
-            format!("{}: {}", off.file.display(), off.fix),
+            format!(
+                "{}: {}",
+                off.file.display(),
+                super::trust::switch_back(off.switch, off.key)
+            ),
         ),
     }
 }
@@ -476,38 +487,39 @@ fn start_at_root(host: Host, workdir: &Path, user: &Path) -> String {
 }
 
 /// The host's trust in the folder, as its module reads it; a fix is the host's own step.
-fn host_trust(title: &str, trust: &Trust) -> Words {
+fn host_trust(host: Host, trust: &Trust) -> Words {
+    let title = host.title();
+    let step = || super::trust::step(host).unwrap_or("trust this folder in the host");
     match trust {
         Trust::Trusted => said(format!(
             "{title}: this folder is trusted, so its project hooks run"
         )),
-        Trust::NotRecorded { record, step } => fixed(
+        Trust::NotRecorded { record } => fixed(
             format!(
                 "{title}: {} does not record trusting this folder, so its project hooks likely \
                  do not run",
                 record.display()
             ),
-            *step,
+            step(),
         ),
         Trust::ProjectNotTrusted {
             record,
             agent,
             hooks_file,
-            step,
         } => fixed(
             format!(
                 "{title}: {} does not record trusting this project, so {agent} does not read its \
                  {hooks_file}",
                 record.display()
             ),
-            *step,
+            step(),
         ),
-        Trust::ApprovalUnknown { agent, step } => fixed(
+        Trust::ApprovalUnknown { agent } => fixed(
             format!(
                 "{title}: this project is trusted, but whether {agent} approved its hooks cannot \
                  be checked from here; unapproved hooks are skipped silently"
             ),
-            *step,
+            step(),
         ),
     }
 }

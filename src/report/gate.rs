@@ -612,16 +612,14 @@ fn headline(why: &Why, checks: bool) -> String {
             "{CHECKS_FILE}, which declares this repository's checks, was deleted during this \
              session. Restore it."
         ),
-        Why::CheckDisarmed {
-            check,
-            script,
-            reason,
-        } => format!(
-            "check {check} of prove-it.toml: its script {script} {reason}, so this state cannot \
-             be proven. Restore it."
+        Why::CheckDisarmed { check, script, why } => format!(
+            "check {check} of prove-it.toml: its script {script} {}, so this state cannot be \
+             proven. Restore it.",
+            super::armed::script(*why)
         ),
-        Why::Disarmed { reason } => format!(
-            "verify.sh was armed when this session started, and now it {reason}. Restore it."
+        Why::Disarmed { armed } => format!(
+            "verify.sh was armed when this session started, and now it {}. Restore it.",
+            super::armed::verify(*armed)
         ),
         Why::Weakened(weakened) => format!(
             "the gate's policy was weakened during this session: {weakened}. Restore it (policy changes \
@@ -1369,7 +1367,7 @@ mod tests {
         assert!(reason.contains("PROVE_IT_SKIP=1"));
         let verdict = Verdict::Block {
             why: Why::Disarmed {
-                reason: "is not a regular file".into(),
+                armed: crate::armed::Armed::NotAFile,
             },
             attempt: 1,
             max: 3,

@@ -5,6 +5,7 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::and_list;
+use crate::armed::Armed;
 use crate::hosts::{Host, Wired};
 use crate::setup::demo::{Demo, Shown};
 use crate::setup::pre_push::{self, Manager};
@@ -38,9 +39,9 @@ pub(crate) enum Step {
         dir: Option<String>,
     },
     /// A verify.sh exists and is kept, the root's (`dir` is `None`) or a package's; `armed`
-    /// says how it stands ("is armed", or why not), after "verify.sh ".
+    /// says how it stands.
     VerifyKept {
-        armed: &'static str,
+        armed: Armed,
         dir: Option<String>,
     },
     /// There is no verify.sh at the root and init writes none: prove-it.toml's checks prove
@@ -112,8 +113,8 @@ impl Step {
 #[derive(Debug)]
 pub(crate) enum DemoResult {
     Ran(Box<Demo>),
-    /// verify.sh is not armed, so there was nothing to run; the reason reads after "verify.sh ".
-    NotArmed(&'static str),
+    /// verify.sh is not armed, so there was nothing to run: how it stands.
+    NotArmed(Armed),
     /// There is no verify.sh at the root to show, and prove-it.toml's checks stand in for it.
     ChecksOnly,
     Skipped,
@@ -284,9 +285,10 @@ impl InitReport {
                 "\nno demonstration: it runs the root's verify.sh, and there is none; 'git prove-it run' runs the checks in {}",
                 workspace::CHECKS_FILE
             )?,
-            DemoResult::NotArmed(reason) => writeln!(
+            DemoResult::NotArmed(armed) => writeln!(
                 out,
-                "\nno demonstration: verify.sh {reason}\nhint: make it an executable file at the worktree root (chmod +x verify.sh), or run init --force for a new one"
+                "\nno demonstration: verify.sh {}\nhint: make it an executable file at the worktree root (chmod +x verify.sh), or run init --force for a new one",
+                super::armed::verify(*armed),
             )?,
             DemoResult::Ran(demo) => render_demo(demo, out)?,
         }
@@ -429,8 +431,13 @@ fn step_human(step: &Step, out: &mut dyn Write) -> io::Result<()> {
         )?,
         Step::VerifyKept { armed, dir } => writeln!(
             out,
-            "kept {} as it is (it {armed}; --force overwrites it)",
-            script_path(dir.as_deref())
+            "kept {} as it is (it {}; --force overwrites it)",
+            script_path(dir.as_deref()),
+            match (dir, armed) {
+                (Some(_), Armed::Yes) => "is executable",
+                (Some(_), Armed::Missing) => "does not exist",
+                _ => super::armed::verify(*armed),
+            }
         )?,
         Step::RootVerifyNotWritten => writeln!(
             out,
@@ -524,7 +531,7 @@ fn wire_human(
             }
         )?;
     }
-    if !user && let Some(trust) = host.trust_step() {
+    if !user && let Some(trust) = super::trust::step(host) {
         writeln!(out, "  trust: {trust}")?;
     }
     if let Some(user) = user_level {

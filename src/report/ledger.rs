@@ -55,13 +55,12 @@ fn refused(why: &Why) -> Vec<String> {
         }
         Why::Failed { failing, .. } => super::gate::exits(failing),
         Why::CannotTest { reason, .. } => format!("cannot test: {reason}"),
-        Why::Disarmed { reason } => format!("verify.sh {reason}"),
+        Why::Disarmed { armed } => format!("verify.sh {}", super::armed::verify(*armed)),
         Why::ChecksFileDeleted => format!("check {CHECKS_FILE} was deleted"),
-        Why::CheckDisarmed {
-            check,
-            script,
-            reason,
-        } => format!("check {check} its script {script} {reason}"),
+        Why::CheckDisarmed { check, script, why } => format!(
+            "check {check} its script {script} {}",
+            super::armed::script(*why)
+        ),
         Why::Weakened(weakened) => weakened.to_string(),
         Why::Content { message } => message.clone(),
         Why::StateChanged { paths } => format!("verify.sh changed {} path(s)", paths.len()),

@@ -6,6 +6,7 @@
 //! (their own structs, filled by the `cli/` command that calls them) and never name the
 //! repository's types (`git/`) or the commands (`cli/`).
 
+pub(crate) mod armed;
 mod badge;
 mod bisect;
 mod check;
@@ -33,6 +34,7 @@ mod run;
 mod stats;
 pub(crate) mod status;
 mod sync;
+mod trust;
 mod watch;
 
 pub(crate) use badge::badge;

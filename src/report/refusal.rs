@@ -119,7 +119,12 @@ pub(crate) fn verify_not_in_state() -> Refusal {
 }
 
 /// A check whose script `run` cannot run, for `why` ("is not executable", ...).
-pub(crate) fn script_not_runnable(check: &str, run: &str, why: &str) -> Refusal {
+pub(crate) fn script_not_runnable(
+    check: &str,
+    run: &str,
+    why: crate::armed::NotRunnable,
+) -> Refusal {
+    let why = super::armed::script(why);
     Refusal::new(format!("check {check}: its script {run} {why}")).hint(format!(
         "make {run} an executable file of the working state (chmod +x), or remove check {check} from {CHECKS_FILE}"
     ))

@@ -67,7 +67,7 @@ pub(crate) enum ChecksFound {
     NotRunnable {
         check: String,
         script: String,
-        why: &'static str,
+        why: crate::armed::NotRunnable,
     },
     /// `count` paths of the state no check reads, the first of them `shown`.
     Uncovered { count: usize, shown: Vec<String> },
@@ -79,14 +79,13 @@ pub(crate) enum VerifyFound {
     Armed,
     Missing,
     NotExecutable,
-    /// A link that cannot be followed to a file of the worktree: a stop cannot check. `reason`
-    /// is the repository's fragment that reads after "verify.sh " (`git::Armed::reason`).
+    /// A link that cannot be followed to a file of the worktree: a stop cannot check.
     BadLink {
-        reason: &'static str,
+        armed: crate::armed::Armed,
     },
-    /// Not armed for another `reason`, as above.
+    /// Not armed for another reason.
     Unarmed {
-        reason: &'static str,
+        armed: crate::armed::Armed,
     },
     /// A program an active line runs that is not found here.
     ProgramMissing {
@@ -575,12 +574,8 @@ fn verify_sh(armed: git::Armed) -> VerifyFound {
         git::Armed::Yes => VerifyFound::Armed,
         git::Armed::Missing => VerifyFound::Missing,
         git::Armed::NotExecutable => VerifyFound::NotExecutable,
-        other if other.link_problem().is_some() => VerifyFound::BadLink {
-            reason: other.reason(),
-        },
-        other => VerifyFound::Unarmed {
-            reason: other.reason(),
-        },
+        armed if armed.link_problem().is_some() => VerifyFound::BadLink { armed },
+        armed => VerifyFound::Unarmed { armed },
     }
 }
 

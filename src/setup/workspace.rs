@@ -6,6 +6,7 @@
 //!
 //! Everything here only reads the filesystem: `cli/init.rs` writes what it returns.
 
+use crate::armed::Armed;
 use std::path::Path;
 
 use super::stack::{self, Stack};
@@ -245,16 +246,15 @@ impl Workspace {
     }
 }
 
-/// How a package's verify.sh at `path` stands, as a fragment that reads after "verify.sh ":
-/// "is executable", or why it would not run.
-pub(crate) fn script_state(path: &Path) -> &'static str {
+/// How a package's verify.sh at `path` stands: whether it would run, and if not, why not.
+pub(crate) fn script_state(path: &Path) -> Armed {
     use std::os::unix::fs::PermissionsExt;
     match std::fs::metadata(path) {
-        Err(_) if std::fs::symlink_metadata(path).is_ok() => "is a link to nothing",
-        Err(_) => "does not exist",
-        Ok(meta) if !meta.is_file() => "is not a regular file",
-        Ok(meta) if meta.permissions().mode() & 0o100 == 0 => "is not executable by its owner",
-        Ok(_) => "is executable",
+        Err(_) if std::fs::symlink_metadata(path).is_ok() => Armed::DanglingLink,
+        Err(_) => Armed::Missing,
+        Ok(meta) if !meta.is_file() => Armed::NotAFile,
+        Ok(meta) if meta.permissions().mode() & 0o100 == 0 => Armed::NotExecutable,
+        Ok(_) => Armed::Yes,
     }
 }
 

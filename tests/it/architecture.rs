@@ -43,6 +43,12 @@ const RULES: &[Rule] = &[
         pending: None,
     },
     Rule {
+        from: From::Module("armed"),
+        names: Names::Only(&[]),
+        reason: "whether a script can prove anything is a value every layer passes up to report/, which words it; it names nothing",
+        pending: None,
+    },
+    Rule {
         from: From::Module("process"),
         names: Names::Only(&[]),
         reason: "the process supervisor starts children for every layer and knows none of them",
@@ -50,7 +56,7 @@ const RULES: &[Rule] = &[
     },
     Rule {
         from: From::Module("git"),
-        names: Names::Only(&["outcome", "exit", "process"]),
+        names: Names::Only(&["armed", "outcome", "exit", "process"]),
         reason: "git/ is the bottom layer: it stores and loads what the layers above decide, and names nothing above it (gate, hosts, report, cli, claim, setup, signing, verify, proof): how two notes merge is passed in by the caller",
         pending: None,
     },
@@ -81,6 +87,7 @@ const RULES: &[Rule] = &[
     Rule {
         from: From::Module("proof"),
         names: Names::Only(&[
+            "armed",
             "context",
             "git",
             "isolation",
@@ -101,6 +108,7 @@ const RULES: &[Rule] = &[
     Rule {
         from: From::Module("gate"),
         names: Names::Only(&[
+            "armed",
             "claim",
             "context",
             "git",

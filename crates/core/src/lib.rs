@@ -13,6 +13,7 @@
 // where a public item's link to a private one resolves.
 #![allow(rustdoc::private_intra_doc_links)]
 
+pub mod armed;
 pub mod context;
 pub mod exit;
 pub mod git;

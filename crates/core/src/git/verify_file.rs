@@ -11,38 +11,9 @@ use gix::index::entry::Flags;
 use super::names::VERIFY_SCRIPT;
 use super::{Error, LinkProblem, Repo};
 
-/// Whether verify.sh can prove anything, and if not, why not.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Armed {
-    Yes,
-    Missing,
-    NotExecutable,
-    NotAFile,
-    LinkLeadsOutside,
-    DanglingLink,
-    LinkLoop,
-    LinkNotToFile,
-}
+pub use crate::armed::Armed;
 
 impl Armed {
-    pub fn is_armed(&self) -> bool {
-        *self == Armed::Yes
-    }
-
-    /// Why verify.sh is not armed, as a fragment that reads after "verify.sh ".
-    pub fn reason(&self) -> &'static str {
-        match self {
-            Armed::Yes => "is armed",
-            Armed::Missing => "does not exist at the worktree root",
-            Armed::NotExecutable => "is not executable by its owner",
-            Armed::NotAFile => "is not a regular file",
-            Armed::LinkLeadsOutside => "is a link leading outside the worktree",
-            Armed::DanglingLink => "is a link to nothing",
-            Armed::LinkLoop => "is a link that goes through too many links (a loop)",
-            Armed::LinkNotToFile => "is a link to something other than a file",
-        }
-    }
-
     /// Why verify.sh, a link, cannot be followed to a file of the worktree; `None` when it is
     /// no such link. Such a link is never an opt-out: a stop says it cannot check.
     pub fn link_problem(&self) -> Option<LinkProblem> {

@@ -7,6 +7,7 @@ use gix::ObjectId;
 use super::checks_file::{self, CHECKS_FILE, Invalid, VERIFY_CHECK};
 use super::lookup::Found;
 use super::record::{Proofs, Record, Script, Uncovered};
+use crate::armed::NotRunnable;
 use crate::git::{self, Notes, PROOFS_REF, Repo, StateTree};
 
 const MODE_EXECUTABLE: u32 = 0o100755;
@@ -65,13 +66,13 @@ impl Check {
     /// `Err(why)` when the script cannot run: missing from the tree, or not an executable file
     /// (a named check's script may not be a link: a link's blob is its target's name, and a
     /// proof must name the bytes that ran).
-    pub fn runnable(&self) -> Result<Script, &'static str> {
+    pub fn runnable(&self) -> Result<Script, NotRunnable> {
         match self.script {
-            None => Err("does not exist"),
+            None => Err(NotRunnable::Missing),
             Some(script) if script.mode == MODE_EXECUTABLE => Ok(script),
             Some(script) if script.mode == MODE_LINK && self.is_root() => Ok(script),
-            Some(script) if script.mode == MODE_LINK => Err("is a link, not a file"),
-            Some(_) => Err("is not executable"),
+            Some(script) if script.mode == MODE_LINK => Err(NotRunnable::Link),
+            Some(_) => Err(NotRunnable::NotExecutable),
         }
     }
 }
@@ -439,7 +440,7 @@ mod tests {
         assert_eq!(names, ["api", "docs"]);
         assert_eq!(set.checks[0].inputs, ["api", CHECKS_FILE]);
         assert!(set.checks[0].runnable().is_ok());
-        assert_eq!(set.checks[1].runnable(), Err("does not exist"));
+        assert_eq!(set.checks[1].runnable(), Err(NotRunnable::Missing));
         assert_eq!(set.checks[0].record_name(), Some("api"));
     }
 

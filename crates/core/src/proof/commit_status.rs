@@ -39,7 +39,7 @@ pub enum Standing {
     NotArmed,
     /// A check whose script cannot run at that commit: missing, or not an executable file
     /// (the reason, as [`super::checks::Check::runnable`] gives it).
-    ScriptMissing(&'static str),
+    ScriptMissing(crate::armed::NotRunnable),
     /// The commit's checks file is in error (the message names the line): nothing can prove
     /// the commit until it is fixed.
     ChecksError(String),
@@ -1019,7 +1019,7 @@ mod tests {
         assert_eq!(missing.standing, Standing::Unproven);
         assert_eq!(
             missing.checks.unwrap()[0].standing,
-            Standing::ScriptMissing("does not exist")
+            Standing::ScriptMissing(crate::armed::NotRunnable::Missing)
         );
         let broken = classify_checks(with_checks_file(), Err("line 2: bad".into()));
         assert_eq!(broken.standing, Standing::ChecksError("line 2: bad".into()));
