@@ -6,13 +6,11 @@
 # release profile in the same target directory), this must not build the dependencies again:
 # - so it builds the release profile too, whose dependencies the install just built (the tests'
 #   dependencies do not change their features: see Cargo.toml's dev-dependencies);
-# - and it builds only this repository's own crates unoptimized (`--config`, which leaves every
-#   dependency's fingerprint as the install left it): their tests compile in a third of the time,
-#   and run as fast, the work being in git and the dependencies.
+# - with this repository's crates and the tests' own dependencies unoptimized
+#   (`unit-profile.toml`, whose overrides leave every other package as the install built it):
+#   they compile in a fraction of the time, and the tests run as fast, their work being in git
+#   and the dependencies.
 set -eu
 cd "$(dirname "$0")/../.."
 # No --quiet: a run killed at the timeout leaves cargo's progress in the log.
-cargo test --release --locked --workspace --lib \
-  --config 'profile.release.package."git-prove-it".opt-level = 0' \
-  --config 'profile.release.package."git-prove-it-core".opt-level = 0' \
-  --config 'profile.release.package."git-prove-it-claim".opt-level = 0'
+cargo test --release --locked --workspace --lib --config .ci/checks/unit-profile.toml
