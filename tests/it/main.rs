@@ -54,6 +54,7 @@ mod sealed_state;
 mod sealed_tamper;
 mod sealed_watch;
 mod sealed_where;
+mod self_proof;
 mod signed;
 mod snapshots;
 mod state_tree;
