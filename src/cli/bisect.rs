@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::Context as _;
 
-use super::commits::{self, CommitRun, Proved, Ran};
+use super::commits::{self, CommitRun, Failed, Proved, Ran};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{CommitInfo, ObjectId, Repo, Selection, TempWorktree};
@@ -465,15 +465,7 @@ fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
     Ok(match proved.ran() {
         Ran::Proven { .. } => StepResult::Proven,
         Ran::Failed(runs) => StepResult::Failed {
-            checks: runs
-                .into_iter()
-                .map(|run| FailedCheck {
-                    name: run.name,
-                    exit: run.exit,
-                    exit_code: run.exit_code,
-                    output: proof::bounded_output(&run.tail),
-                })
-                .collect(),
+            checks: runs.into_iter().map(failed_check).collect(),
             recorded_secs_ago: None,
         },
         Ran::Error(message) if proved.code() == exit::NOT_PROVEN => anyhow::bail!("{message}"),
@@ -481,6 +473,25 @@ fn ran(proved: &Proved) -> anyhow::Result<StepResult> {
             StepResult::Untestable { reason }
         }
     })
+}
+
+/// A check that kept a commit from being proven, as a step of the search records it; one whose
+/// inputs changed as it ran, with the paths as its output.
+fn failed_check(failed: Failed) -> FailedCheck {
+    match failed {
+        Failed::Run(run) => FailedCheck {
+            name: run.name,
+            exit: run.exit,
+            exit_code: run.exit_code,
+            output: proof::bounded_output(&run.tail),
+        },
+        Failed::InputsChanged { name, paths } => FailedCheck {
+            name,
+            exit: report::commits::inputs_changed(),
+            exit_code: None,
+            output: proof::bounded_output(&report::commits::changed_lines(&paths)),
+        },
+    }
 }
 
 #[cfg(test)]
@@ -524,5 +535,30 @@ mod tests {
             )),
             Ok(StepResult::Untestable { reason }) if reason == "verify.sh is missing"
         ));
+    }
+
+    #[test]
+    fn a_check_whose_inputs_changed_fails_the_step_with_the_paths_as_its_output() {
+        let changed = RunResult::StateChanged {
+            duration_ms: 5,
+            after: String::new(),
+            changed_paths: vec!["web/a".into(), "web/b".into()],
+        };
+        let proved = Proved {
+            cannot_test: None,
+            run: Ok((1, report(Outcome::NotProven, changed))),
+        };
+        let Ok(StepResult::Failed { checks, .. }) = ran(&proved) else {
+            panic!("not a failed step")
+        };
+        assert_eq!(
+            checks,
+            [FailedCheck {
+                name: crate::proof::VERIFY_CHECK.into(),
+                exit: "changed its inputs while it ran".into(),
+                exit_code: None,
+                output: vec!["changed: web/a".into(), "changed: web/b".into()],
+            }]
+        );
     }
 }

@@ -281,8 +281,6 @@ fn setup_failed(
             duration_ms: 0,
             tail: tail.to_vec(),
             log: Some(commit_log.display().to_string()),
-            state_changed: false,
-            changed_paths: Vec::new(),
         }),
     }
 }
@@ -655,22 +653,39 @@ fn isolated(
     Ok((Isolation::None, crate::process::Wrap::Plain))
 }
 
-/// One check (or verify.sh) that failed on a commit.
+/// One check (or verify.sh, or a commit's setup) that failed on a commit.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FailedRun {
-    /// `verify.sh` for the root verify.sh, else the check's name.
+    /// `verify.sh` for the root verify.sh, else the check's name (`setup` for the setup).
     pub name: String,
-    /// "exit code 1", "timed out after 300 s", or "changed its inputs while it ran".
+    /// How it ended, as a failure record's `exit:` says it: "exit code 1", "timed out after
+    /// 300 s".
     pub exit: String,
     pub exit_code: Option<i32>,
     pub duration_ms: u64,
-    /// Its last lines (for inputs that changed, `changed: <path>` lines).
+    /// Its last lines.
     pub tail: Vec<String>,
     pub log: Option<String>,
-    /// Passed, but its inputs changed while it ran: nothing was recorded.
-    pub state_changed: bool,
-    /// Then, the paths that changed (its `tail` says them as lines).
-    pub changed_paths: Vec<String>,
+}
+
+/// A check (or verify.sh) that kept a commit from being proven.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Failed {
+    /// It failed.
+    Run(FailedRun),
+    /// It passed, but the paths `paths` of its inputs changed while it ran: nothing was
+    /// recorded.
+    InputsChanged { name: String, paths: Vec<String> },
+}
+
+impl Failed {
+    /// The failed run, unless its inputs changed.
+    pub(crate) fn run(&self) -> Option<&FailedRun> {
+        match self {
+            Failed::Run(run) => Some(run),
+            Failed::InputsChanged { .. } => None,
+        }
+    }
 }
 
 /// What became of a commit proven in a worktree.
@@ -688,7 +703,7 @@ pub(crate) enum Ran {
         contested: bool,
     },
     /// Each check (or verify.sh) that failed, or changed its inputs while it ran.
-    Failed(Vec<FailedRun>),
+    Failed(Vec<Failed>),
     /// Nothing is armed at the commit: why.
     NotArmed(String),
     /// verify.sh (or a check) said the commit cannot be tested (exit 125): why, with the
@@ -756,7 +771,7 @@ fn ran_of(code: u8, report: &RunReport) -> Ran {
                     .collect(),
                 result => vec![(crate::proof::VERIFY_CHECK, result)],
             };
-            let failed: Vec<FailedRun> = results
+            let failed: Vec<Failed> = results
                 .iter()
                 .filter_map(|(name, result)| failed_run(name, result))
                 .collect();
@@ -806,8 +821,8 @@ fn cannot_test(report: &RunReport) -> String {
     }
 }
 
-/// `result` of the check `name` as a failed run, if it failed or changed its inputs.
-fn failed_run(name: &str, result: &RunResult) -> Option<FailedRun> {
+/// `result` of the check `name` as a failure, if it failed or changed its inputs.
+fn failed_run(name: &str, result: &RunResult) -> Option<Failed> {
     match result {
         RunResult::Failed {
             exit,
@@ -816,32 +831,17 @@ fn failed_run(name: &str, result: &RunResult) -> Option<FailedRun> {
             tail,
             log,
             ..
-        } => Some(FailedRun {
+        } => Some(Failed::Run(FailedRun {
             name: name.to_string(),
             exit: exit.clone(),
             exit_code: *exit_code,
             duration_ms: *duration_ms,
             tail: tail.clone(),
             log: log.clone(),
-            state_changed: false,
-            changed_paths: Vec::new(),
-        }),
-        RunResult::StateChanged {
-            duration_ms,
-            changed_paths,
-            ..
-        } => Some(FailedRun {
+        })),
+        RunResult::StateChanged { changed_paths, .. } => Some(Failed::InputsChanged {
             name: name.to_string(),
-            exit: report::commits::inputs_changed(),
-            exit_code: None,
-            duration_ms: *duration_ms,
-            tail: changed_paths
-                .iter()
-                .map(|path| report::commits::changed_line(path))
-                .collect(),
-            log: None,
-            state_changed: true,
-            changed_paths: changed_paths.clone(),
+            paths: changed_paths.clone(),
         }),
         _ => None,
     }
@@ -992,11 +992,15 @@ pub(super) mod tests {
             panic!("not a failure")
         };
         assert_eq!(failed.len(), 2);
+        let docs = failed[0].run().unwrap();
+        assert_eq!((docs.name.as_str(), docs.exit_code), ("docs", Some(3)));
         assert_eq!(
-            (failed[0].name.as_str(), failed[0].exit_code),
-            ("docs", Some(3))
+            failed[1],
+            Failed::InputsChanged {
+                name: "web".into(),
+                paths: vec!["web/a".into()]
+            }
         );
-        assert!(failed[1].state_changed && failed[1].tail == ["changed: web/a"]);
         assert_eq!(
             ran_of(
                 3,

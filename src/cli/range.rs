@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use gix::ObjectId;
 
-use super::commits::{CommitRun, ExecScript, FailedRun, Ran, prove_in};
+use super::commits::{CommitRun, ExecScript, Failed, FailedRun, Ran, prove_in};
 use crate::context::Context;
 use crate::exit;
 use crate::git::{CommitInfo, Repo, TempWorktree};
@@ -447,16 +447,19 @@ fn result_of(ran: Ran) -> RangeResult {
             duration_ms,
             flaky,
         },
-        Ran::Failed(runs) if runs.iter().all(|run| run.state_changed) => {
+        Ran::Failed(runs) if runs.iter().all(|run| run.run().is_none()) => {
             RangeResult::StateChanged {
                 changed_paths: runs
-                    .iter()
-                    .flat_map(|run| run.changed_paths.iter().cloned())
+                    .into_iter()
+                    .flat_map(|run| match run {
+                        Failed::InputsChanged { paths, .. } => paths,
+                        Failed::Run(_) => Vec::new(),
+                    })
                     .collect(),
             }
         }
         Ran::Failed(runs) => {
-            let failed: Vec<&FailedRun> = runs.iter().filter(|run| !run.state_changed).collect();
+            let failed: Vec<&FailedRun> = runs.iter().filter_map(Failed::run).collect();
             let first = failed[0];
             RangeResult::Failed {
                 checks: failed

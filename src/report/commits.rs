@@ -69,9 +69,12 @@ pub(crate) fn inputs_changed() -> String {
     "changed its inputs while it ran".to_string()
 }
 
-/// A path such a check changed, as a line of its output.
-pub(crate) fn changed_line(path: &str) -> String {
-    format!("changed: {path}")
+/// The paths such a check changed, as lines of its output.
+pub(crate) fn changed_lines(paths: &[String]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|path| format!("changed: {path}"))
+        .collect()
 }
 
 /// How a commit ended that passed but whose proof a failing run of the same script contests.

@@ -343,7 +343,7 @@ fn sigterm_mid_run_removes_the_worktree() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(60);
     while !started.exists() {
         assert!(Instant::now() < deadline, "verify.sh never started");
         std::thread::sleep(Duration::from_millis(20));
