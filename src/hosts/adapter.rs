@@ -20,9 +20,6 @@ pub(crate) trait Adapter: Sync {
     /// The host's name for people.
     fn title(&self) -> &'static str;
 
-    /// What `git prove-it hook <name> --help` says the command is for.
-    fn hook_help(&self) -> &'static str;
-
     /// Whether `git prove-it hook <name>` takes the event's name as an argument, for payloads
     /// that do not name their event.
     fn takes_event_arg(&self) -> bool {

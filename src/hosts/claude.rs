@@ -75,10 +75,6 @@ impl Adapter for Claude {
         "Claude Code"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "Claude Code's hooks (SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle, PostToolUse). VS Code's payloads, sent here when VS Code reads .claude/settings.json, are answered in VS Code's protocol"
-    }
-
     /// VS Code reads `.claude/settings.json` too, and calls `hook claude` with its own payload.
     fn dialect(&self, payload: &Object) -> Option<Host> {
         vscode::speaks(payload).then_some(Host::Vscode)

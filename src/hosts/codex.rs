@@ -49,10 +49,6 @@ impl Adapter for Codex {
         "Codex CLI"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "Codex CLI's hooks (SessionStart, Stop, PostToolUse)"
-    }
-
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
         super::claude::parse_shape(payload, "turn_id")
     }

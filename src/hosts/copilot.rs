@@ -70,10 +70,6 @@ impl Adapter for Copilot {
         "Copilot CLI"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "GitHub Copilot CLI's hooks (sessionStart, agentStop, postToolUse; or the snake_case SessionStart, Stop, PostToolUse)"
-    }
-
     /// Copilot's camelCase payloads carry no event name: the command line gives it.
     fn takes_event_arg(&self) -> bool {
         true

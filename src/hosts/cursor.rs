@@ -77,10 +77,6 @@ impl Adapter for Cursor {
         "Cursor"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "Cursor's hooks (sessionStart or beforeSubmitPrompt, stop, afterFileEdit, afterShellExecution). Cursor cannot block: a block is a follow-up message"
-    }
-
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
         parse(payload)
     }

@@ -78,10 +78,6 @@ impl Adapter for Gemini {
         "Gemini CLI"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "Gemini CLI's hooks (SessionStart, BeforeAgent, AfterAgent, AfterTool)"
-    }
-
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
         parse(payload)
     }

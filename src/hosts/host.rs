@@ -68,11 +68,6 @@ impl Host {
         self.adapter().title()
     }
 
-    /// What `git prove-it hook <name> --help` says the command is for.
-    pub(crate) fn hook_help(self) -> &'static str {
-        self.adapter().hook_help()
-    }
-
     /// Whether `git prove-it hook <name>` takes the event's name as an argument.
     pub(crate) fn takes_event_arg(self) -> bool {
         self.adapter().takes_event_arg()

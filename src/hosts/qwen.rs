@@ -68,10 +68,6 @@ impl Adapter for Qwen {
         "Qwen Code"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "Qwen Code's hooks (SessionStart, Stop, PostToolUse)"
-    }
-
     fn parse(&self, payload: &Object, _arg: Option<&str>) -> Result<Event, InputError> {
         parse(payload)
     }

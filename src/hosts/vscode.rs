@@ -49,10 +49,6 @@ impl Adapter for Vscode {
         "VS Code"
     }
 
-    fn hook_help(&self) -> &'static str {
-        "VS Code's agent hooks (SessionStart, Stop, PostToolUse)"
-    }
-
     /// A payload in Claude Code's dialect is answered as Claude Code.
     fn dialect(&self, payload: &Object) -> Option<Host> {
         (!speaks(payload)).then_some(Host::Claude)

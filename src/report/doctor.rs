@@ -427,7 +427,7 @@ fn host_found(host: Host, found: &HostFound) -> Words {
             format!(
                 "{}: {}",
                 off.file.display(),
-                super::trust::switch_back(off.switch, off.key)
+                super::host::switch_back(off.switch, off.key)
             ),
         ),
     }
@@ -489,7 +489,7 @@ fn start_at_root(host: Host, workdir: &Path, user: &Path) -> String {
 /// The host's trust in the folder, as its module reads it; a fix is the host's own step.
 fn host_trust(host: Host, trust: &Trust) -> Words {
     let title = host.title();
-    let step = || super::trust::step(host).unwrap_or("trust this folder in the host");
+    let step = || super::host::step(host).unwrap_or("trust this folder in the host");
     match trust {
         Trust::Trusted => said(format!(
             "{title}: this folder is trusted, so its project hooks run"

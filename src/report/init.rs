@@ -531,7 +531,7 @@ fn wire_human(
             }
         )?;
     }
-    if !user && let Some(trust) = super::trust::step(host) {
+    if !user && let Some(trust) = super::host::step(host) {
         writeln!(out, "  trust: {trust}")?;
     }
     if let Some(user) = user_level {

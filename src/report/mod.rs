@@ -20,6 +20,7 @@ mod echo;
 mod failure;
 pub(crate) mod gate;
 pub(crate) mod hint;
+pub(crate) mod host;
 mod init;
 mod install;
 mod junit;
@@ -34,7 +35,6 @@ mod run;
 mod stats;
 pub(crate) mod status;
 mod sync;
-mod trust;
 mod watch;
 
 pub(crate) use badge::badge;

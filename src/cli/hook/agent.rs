@@ -88,7 +88,7 @@ impl clap::Subcommand for AgentHook {
                 Args::augment_args(sub)
             };
             // After the arguments, whose struct's doc comment would be the about otherwise.
-            cmd = cmd.subcommand(sub.about(host.hook_help()).long_about(None));
+            cmd = cmd.subcommand(sub.about(report::host::hook_help(host)).long_about(None));
         }
         cmd
     }
@@ -211,7 +211,7 @@ mod tests {
                 .unwrap_or_else(|| panic!("no hook subcommand for {}", host.name()));
             assert_eq!(
                 sub.get_about().map(ToString::to_string).as_deref(),
-                Some(host.hook_help())
+                Some(crate::report::host::hook_help(host))
             );
             assert_eq!(
                 sub.get_positionals().count() == 1,

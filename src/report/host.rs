@@ -1,8 +1,28 @@
-//! What a person must do before a host runs a repository's hooks (trust the folder, approve the
-//! hooks), and how to turn a host's hooks back on: the hosts' own instructions, worded here from
-//! the host and the kind of setting `hosts/` found.
+//! What is said of each host beside its findings: what its `hook` subcommand is for (`--help`),
+//! what a person must do before it runs a repository's hooks (trust the folder, approve the
+//! hooks), and how to turn its hooks back on; worded here from the host and the kind of setting
+//! `hosts/` found.
 
 use crate::hosts::{Host, Switch};
+
+/// What `git prove-it hook <host> --help` says the command is for.
+pub(crate) fn hook_help(host: Host) -> &'static str {
+    match host {
+        Host::Claude => {
+            "Claude Code's hooks (SessionStart, Stop, SubagentStart, SubagentStop, TaskCompleted, TeammateIdle, PostToolUse). VS Code's payloads, sent here when VS Code reads .claude/settings.json, are answered in VS Code's protocol"
+        }
+        Host::Codex => "Codex CLI's hooks (SessionStart, Stop, PostToolUse)",
+        Host::Gemini => "Gemini CLI's hooks (SessionStart, BeforeAgent, AfterAgent, AfterTool)",
+        Host::Copilot => {
+            "GitHub Copilot CLI's hooks (sessionStart, agentStop, postToolUse; or the snake_case SessionStart, Stop, PostToolUse)"
+        }
+        Host::Cursor => {
+            "Cursor's hooks (sessionStart or beforeSubmitPrompt, stop, afterFileEdit, afterShellExecution). Cursor cannot block: a block is a follow-up message"
+        }
+        Host::Vscode => "VS Code's agent hooks (SessionStart, Stop, PostToolUse)",
+        Host::Qwen => "Qwen Code's hooks (SessionStart, Stop, PostToolUse)",
+    }
+}
 
 /// The host's own instruction for trusting a folder, for the hosts that ask before they run a
 /// repository's hooks.
