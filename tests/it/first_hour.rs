@@ -1,4 +1,4 @@
-//! Issue 21, "a newcomer's first hour": each step works cold and every message says what to do.
+//! A newcomer's first hour: each step works cold and every message says what to do.
 //! The tests of `init` and `doctor` proper stay in init.rs and doctor.rs; these pin what a
 //! newcomer met on the way.
 

@@ -347,7 +347,7 @@ fn a_passing_run_records_a_proof_for_the_session() {
 
 #[test]
 fn signing_asked_for_and_impossible_ends_the_turn_loudly_without_a_proof() {
-    // Issue 10: prove-it.sign with no usable key must never leave an unsigned proof behind.
+    // prove-it.sign with no usable key must never leave an unsigned proof behind.
     let (repo, counter) = armed(0);
     repo.git(&["config", "prove-it.sign", "true"]);
     repo.git(&["config", "gpg.format", "ssh"]);
@@ -1034,7 +1034,7 @@ fn the_ledger_command_keeps_lines_it_cannot_read() {
     );
 }
 
-/// Issue 23: the stop with a checks file runs only the checks whose inputs changed, blocks on
+/// The stop with a checks file runs only the checks whose inputs changed, blocks on
 /// the failing ones with their own lines, and treats an edit or a disarming of any check as it
 /// treats verify.sh's.
 mod checks {
@@ -1377,7 +1377,7 @@ mod checks {
     }
 }
 
-/// Issue 24 at the stop: failure records are words, never verdicts; retries are policy.
+/// At the stop, failure records are words, never verdicts; retries are policy.
 mod failures {
     use super::{Session, armed, runs};
     use crate::checks::{monorepo, script};

@@ -43,7 +43,7 @@ fn with_stdout_closed(repo: &TestRepo, args: &[&str]) -> std::process::Output {
     child.wait_with_output().expect("git-prove-it ends")
 }
 
-/// Hole 13: `check --all | head -1` exited 0 although unproven commits exist, because a broken
+/// `check --all | head -1` exited 0 although unproven commits exist, because a broken
 /// pipe mapped to exit 0; a script with `set -o pipefail` took it for a pass.
 #[test]
 fn check_all_piped_into_head_keeps_failing() {
@@ -72,7 +72,7 @@ fn check_all_piped_into_head_keeps_failing() {
     );
 }
 
-/// Hole 13, the closed pipe itself: a command whose answer is its exit status, cut off at its
+/// The closed pipe itself: a command whose answer is its exit status, cut off at its
 /// first write, exits as git does on SIGPIPE, quietly, never 0.
 #[test]
 fn a_closed_stdout_is_never_exit_0() {

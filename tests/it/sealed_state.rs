@@ -1,4 +1,4 @@
-//! Issue 19, "no silent pass": an agent with a shell hides a change from the state tree or
+//! No silent pass: an agent with a shell hides a change from the state tree or
 //! fakes the state verify.sh tested, and the gate must not end the turn quietly. Each test is
 //! one trap, in a real repository, through the real binary (`git prove-it hook claude`).
 

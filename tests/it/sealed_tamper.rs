@@ -1,4 +1,4 @@
-//! Issue 19 "No silent pass", holes 8, 9, 11 and 14: an agent with a shell tampers with the
+//! No silent pass: an agent with a shell tampers with the
 //! session's anchor, with signatures, with the signing and verify.sh-edit policy, or hides a
 //! weakening of verify.sh in a long diff. Each trap drives the real binary in a real temporary
 //! repository, through Claude Code's hook protocol, and asserts what the gate answers, what
@@ -129,7 +129,7 @@ fn the_anchor(repo: &TestRepo) -> (String, String) {
     (key, text)
 }
 
-/// Hole 8: rewriting the anchor's `state-tree:` to the current tree made a changed session
+/// Rewriting the anchor's `state-tree:` to the current tree made a changed session
 /// look unchanged, so a failing verify.sh never ran.
 #[test]
 fn rewriting_the_anchors_state_tree_to_the_current_one_is_refused() {
@@ -169,7 +169,7 @@ fn rewriting_the_anchors_state_tree_to_the_current_one_is_refused() {
     assert_eq!(repo.note(&now), None, "and nothing is recorded");
 }
 
-/// Hole 8: deleting the anchors ref, then weakening verify.sh, gave a plain PROVEN record that
+/// Deleting the anchors ref, then weakening verify.sh, gave a plain PROVEN record that
 /// `check --strict` accepted.
 #[test]
 fn deleting_the_anchors_then_weakening_verify_sh_is_refused_and_proves_nothing() {
@@ -201,7 +201,7 @@ fn deleting_the_anchors_then_weakening_verify_sh_is_refused_and_proves_nothing()
     assert_eq!(runs(&counter), 0);
 }
 
-/// Hole 8: the session's own copy of its anchor deleted (so that a rewritten note could pass)
+/// The session's own copy of its anchor deleted (so that a rewritten note could pass)
 /// is refused too.
 #[test]
 fn deleting_the_sessions_own_copy_of_its_anchor_is_refused() {
@@ -224,7 +224,7 @@ fn deleting_the_sessions_own_copy_of_its_anchor_is_refused() {
     assert_eq!(runs(&counter), 0);
 }
 
-/// Hole 8: the anchor and the session's copy both deleted, then verify.sh weakened (left
+/// The anchor and the session's copy both deleted, then verify.sh weakened (left
 /// uncommitted). While the per-user session index still says this session anchored the
 /// worktree, the stop cannot be checked and says so loudly. With the index deleted too, there
 /// is no anchor at all: the edit is told against HEAD's verify.sh, so the proof is BOUNDED,
@@ -263,7 +263,7 @@ fn deleting_the_anchor_and_its_copy_then_weakening_verify_sh_proves_only_bounded
     repo.prove_it(&["check", "--strict"]).assert().code(1);
 }
 
-/// Hole 9: with prove-it.sign on, a signed record copied from another state with its `tree:`
+/// With prove-it.sign on, a signed record copied from another state with its `tree:`
 /// edited (so its signature is BAD) ended the turn without running anything.
 #[test]
 fn a_copied_record_with_a_bad_signature_does_not_spare_a_run() {
@@ -298,7 +298,7 @@ fn a_copied_record_with_a_bad_signature_does_not_spare_a_run() {
     assert_eq!(runs(&counter), 2);
 }
 
-/// Hole 9: with an allowed signers file configured, only its signers' proofs spare a run.
+/// With an allowed signers file configured, only its signers' proofs spare a run.
 #[test]
 fn with_allowed_signers_a_proof_by_another_key_does_not_spare_a_run() {
     let (repo, counter) = armed("exit 0");
@@ -320,7 +320,7 @@ fn with_allowed_signers_a_proof_by_another_key_does_not_spare_a_run() {
     assert_eq!(runs(&counter), 2, "mallory's proof is not alice's");
 }
 
-/// Hole 9: turning prove-it.sign off mid-session would let unsigned proofs count again.
+/// Turning prove-it.sign off mid-session would let unsigned proofs count again.
 #[test]
 fn turning_signing_off_mid_session_is_refused_like_a_lower_budget() {
     let (repo, counter) = armed("exit 0");
@@ -339,7 +339,7 @@ fn turning_signing_off_mid_session_is_refused_like_a_lower_budget() {
     assert_eq!(runs(&counter), 0);
 }
 
-/// Hole 14: `prove-it.verifyEdits = block` refuses a turn that ends with verify.sh edited,
+/// `prove-it.verifyEdits = block` refuses a turn that ends with verify.sh edited,
 /// and says to restore it or leave it to a person; restoring it ends the turn proven.
 #[test]
 fn verify_edits_block_refuses_an_edited_verify_sh_until_it_is_restored() {
@@ -372,7 +372,7 @@ fn verify_edits_block_refuses_an_edited_verify_sh_until_it_is_restored() {
     assert_eq!(runs(&counter), 1);
 }
 
-/// Hole 14: the default `show` keeps the seed's contract (a BOUNDED notice), and lowering
+/// The default `show` keeps the seed's contract (a BOUNDED notice), and lowering
 /// `block` to `show` mid-session is refused like a lower budget.
 #[test]
 fn verify_edits_is_anchored_and_show_stays_the_default() {
@@ -399,7 +399,7 @@ fn verify_edits_is_anchored_and_show_stays_the_default() {
     assert_eq!(runs(&counter), 1);
 }
 
-/// Hole 11: the BOUNDED notice and the stored `verify-diff:` stopped at 200 lines, so a
+/// The BOUNDED notice and the stored `verify-diff:` stopped at 200 lines, so a
 /// weakening after 250 lines of padding was neither shown nor stored.
 #[test]
 fn a_weakening_after_250_padding_lines_is_shown_and_stored() {

@@ -1,4 +1,4 @@
-//! Issue 19, "no silent pass": which worktrees a stop gates, and the turn state. The stop's
+//! No silent pass: which worktrees a stop gates, and the turn state. The stop's
 //! `cwd` follows the agent's shell, and the gate's files are the agent's to edit; each trap
 //! here is one way an agent used that to end a turn silently, driven through the real binary
 //! (`git prove-it hook claude`) in real repositories.
@@ -119,7 +119,7 @@ fn changed_session() -> (TestRepo, PathBuf) {
     (repo, counter)
 }
 
-/// Hole 4: the agent's shell left the repository (to a directory in no repository, to one
+/// The agent's shell left the repository (to a directory in no repository, to one
 /// that does not exist) and the stop ended silently while the session's own repository was
 /// broken. The worktree the session anchored is gated wherever cwd points, and named.
 #[test]
@@ -139,7 +139,7 @@ fn moving_cwd_out_of_the_repository_still_gates_the_anchored_worktree() {
     }
 }
 
-/// Hole 4: a nested repository in an ignored folder is not the session's repository: the outer
+/// A nested repository in an ignored folder is not the session's repository: the outer
 /// worktree is gated, and the nested one's verify.sh is not run.
 #[test]
 fn a_nested_repository_in_an_ignored_folder_does_not_hide_the_outer_one() {
@@ -180,7 +180,7 @@ fn a_nested_repository_in_an_ignored_folder_does_not_hide_the_outer_one() {
     assert_eq!(runs(&nested_runs), 0, "the nested verify.sh must not run");
 }
 
-/// Hole 4: with the session index gone (deleted by the agent), Claude Code's
+/// With the session index gone (deleted by the agent), Claude Code's
 /// `CLAUDE_PROJECT_DIR` still finds the session's repository through its anchor.
 #[test]
 fn claude_project_dir_finds_the_anchored_worktree_without_the_index() {
@@ -196,7 +196,7 @@ fn claude_project_dir_finds_the_anchored_worktree_without_the_index() {
     assert_eq!(runs(&counter), 1);
 }
 
-/// Hole 5: a repository the session never anchored (a clone the agent just made, a second
+/// A repository the session never anchored (a clone the agent just made, a second
 /// project) had its verify.sh run by the stop: code nobody opted into. It is not run; the
 /// notice says it was not gated and how to prove it by hand.
 #[test]
@@ -227,7 +227,7 @@ fn a_repository_the_session_never_anchored_is_not_run() {
     assert!(!stranger.path(".git/prove-it").exists());
 }
 
-/// Hole 5, the other side: a session that anchored nothing (SessionStart not wired) keeps
+/// The other side: a session that anchored nothing (SessionStart not wired) keeps
 /// today's behaviour for the cwd's repository, and says the anchor was missing.
 #[test]
 fn a_session_that_anchored_nothing_gates_the_cwds_repository_and_says_so() {
@@ -256,7 +256,7 @@ fn every_anchored_worktree_is_gated_and_each_block_names_its_worktree() {
     assert_eq!((runs(&first_runs), runs(&second_runs)), (1, 1));
 }
 
-/// Hole 6: `git config core.bare true` mid-session made the gate see a bare repository and end
+/// `git config core.bare true` mid-session made the gate see a bare repository and end
 /// quietly. The anchored worktree that stops looking like one is refused loudly, and nothing
 /// is proven.
 #[test]
@@ -280,7 +280,7 @@ fn core_bare_true_mid_session_is_refused_loudly() {
     assert_eq!(repo.git(&["notes", "--ref", "prove-it", "list"]), "");
 }
 
-/// Hole 6: the anchored worktree's .git removed or moved away is refused loudly too.
+/// The anchored worktree's .git removed or moved away is refused loudly too.
 #[test]
 fn an_anchored_worktree_whose_git_dir_is_gone_is_refused_loudly() {
     let (repo, counter) = changed_session();
@@ -294,7 +294,7 @@ fn an_anchored_worktree_whose_git_dir_is_gone_is_refused_loudly() {
     assert_eq!(runs(&counter), 0);
 }
 
-/// Hole 17: `/../<repo>` (which the kernel reads as `/<repo>`), a file inside the repository
+/// `/../<repo>` (which the kernel reads as `/<repo>`), a file inside the repository
 /// and a path with a NUL byte ended silently in every dialect, as did a path that does not
 /// exist. The first is the repository it spells; the others are a visible "could not check".
 #[test]
@@ -324,7 +324,7 @@ fn odd_spellings_of_cwd_are_never_silent() {
     assert_eq!(runs(&counter), 1);
 }
 
-/// Hole 17 with an anchored session: a cwd that does not exist still gates the worktree the
+/// With an anchored session: a cwd that does not exist still gates the worktree the
 /// session started in; when that one passes, the unreadable cwd is said, not swallowed.
 #[test]
 fn an_unreadable_cwd_is_said_while_the_anchored_worktree_is_gated() {
@@ -352,7 +352,7 @@ fn turn_state_file(repo: &TestRepo) -> PathBuf {
         .expect("a saved turn state")
 }
 
-/// Hole 7: the per-session files are the agent's to edit. A last answer "given" in the future,
+/// The per-session files are the agent's to edit. A last answer "given" in the future,
 /// quiet, made every later stop of the turn replay it silently. A state the gate could not have
 /// written is treated as absent (the other impossible states, a turn id that is not its
 /// answer's and counts the answer contradicts, are table-tested in `gate::turn`): the stop is

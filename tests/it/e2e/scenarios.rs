@@ -1009,7 +1009,7 @@ pub fn a_resumed_session_asked_the_same_again_after_a_yield_gets_its_whole_budge
     assert_unproven(&first.repo);
 }
 
-/// Issue 23 with the real host: a repository proven by the checks of its prove-it.toml, a
+/// With the real host, a repository proven by the checks of its prove-it.toml, a
 /// change in one package. The stop runs that package's check only: its failure blocks with its
 /// own line, the fix passes and is recorded on the check's input tree, and the other check,
 /// proven before the session, never runs.
