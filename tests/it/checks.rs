@@ -257,6 +257,22 @@ fn a_checks_file_in_error_names_its_line_and_runs_nothing() {
     assert!(runs(&repo, "api").is_empty());
 }
 
+/// A checks file that declares no check, beside a verify.sh that is there but cannot run: the
+/// refusal must not say verify.sh is missing, or its owner looks in the wrong place.
+#[test]
+fn a_checks_file_declaring_nothing_beside_a_verify_sh_that_cannot_run_says_it_cannot_run() {
+    let repo = TestRepo::with_commit();
+    repo.write("prove-it.toml", "protect = [\"tests/\"]\n");
+    repo.verify_passes();
+    repo.chmod("verify.sh", 0o644);
+    repo.prove_it(&["run"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "prove-it.toml declares no checks, and there is no executable verify.sh at the root",
+        ));
+}
+
 #[test]
 fn a_check_whose_script_is_missing_or_not_executable_is_refused_by_name() {
     let repo = monorepo("exit 0", "exit 0");

@@ -123,7 +123,7 @@ pub enum ChecksError {
         line: usize,
     },
     /// Neither a root verify.sh nor a named check: nothing could prove the state.
-    #[error("prove-it.toml declares no checks, and there is no verify.sh at the root")]
+    #[error("prove-it.toml declares no checks, and there is no executable verify.sh at the root")]
     NoChecks,
 }
 
