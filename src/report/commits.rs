@@ -10,8 +10,8 @@ use time::OffsetDateTime;
 
 use super::{ContestSummary, ProofSummary};
 use crate::proof::{
-    CHECKS_FILE, CannotTest, CheckStatus, CommitStatus, Failure, SignatureStatus, Standing,
-    VerifyChange,
+    CHECKS_FILE, CannotTest, Changed, CheckStatus, CommitStatus, Failure, SignatureStatus,
+    Standing, VerifyChange,
 };
 
 // Why a commit of history was not proven, as `bisect` and `run <range>` say it (each the reason
@@ -730,13 +730,22 @@ fn is_verify_sh(text: &str) -> bool {
     text == crate::proof::VERIFY_CHECK
 }
 
+/// How a person names what changed: `verify.sh`, `prove-it.toml`, `check api's script`.
+fn changed_what(changed: &Changed) -> String {
+    match changed {
+        Changed::Verify => crate::proof::VERIFY_CHECK.to_string(),
+        Changed::ChecksFile => CHECKS_FILE.to_string(),
+        Changed::Check { name, .. } => format!("check {name}'s script"),
+    }
+}
+
 impl From<&VerifyChange> for VerifyChangeReport {
     fn from(change: &VerifyChange) -> Self {
         VerifyChangeReport {
             base: change.base.id.to_string(),
             base_subject: change.base.subject.clone(),
             commits: change.commits.iter().map(|c| c.id.to_string()).collect(),
-            what: change.what.describe(),
+            what: changed_what(&change.what),
             path: change.what.path().to_string(),
         }
     }

@@ -364,7 +364,7 @@ fn render_checks(workspace: &Workspace, out: &mut dyn Write) -> io::Result<()> {
         workspace
             .sources
             .iter()
-            .map(|source| source.describe())
+            .map(|source| source_words(*source))
             .collect::<Vec<_>>()
             .join(" and ")
     )?;
@@ -679,6 +679,18 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// Where the packages were read from: `Cargo.toml's [workspace] members`.
+fn source_words(source: workspace::Source) -> &'static str {
+    match source {
+        workspace::Source::Cargo => "Cargo.toml's [workspace] members",
+        workspace::Source::PackageJson => "package.json's workspaces",
+        workspace::Source::Pnpm => "pnpm-workspace.yaml's packages",
+        workspace::Source::GoWork => "go.work's use directives",
+        workspace::Source::GoModules => "go.mod files in subdirectories",
+        workspace::Source::Directories => "directories under packages/ or apps/",
+    }
 }
 
 #[cfg(test)]

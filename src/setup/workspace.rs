@@ -45,20 +45,6 @@ pub(crate) enum Source {
     Directories,
 }
 
-impl Source {
-    /// Where the packages were read from, for a human: `Cargo.toml's [workspace] members`.
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            Source::Cargo => "Cargo.toml's [workspace] members",
-            Source::PackageJson => "package.json's workspaces",
-            Source::Pnpm => "pnpm-workspace.yaml's packages",
-            Source::GoWork => "go.work's use directives",
-            Source::GoModules => "go.mod files in subdirectories",
-            Source::Directories => "directories under packages/ or apps/",
-        }
-    }
-}
-
 /// One package and the check init offers for it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Package {

@@ -565,15 +565,6 @@ pub enum Changed {
 }
 
 impl Changed {
-    /// How a person names it: `verify.sh`, `prove-it.toml`, `check api's script`.
-    pub fn describe(&self) -> String {
-        match self {
-            Changed::Verify => git::VERIFY_SCRIPT.to_string(),
-            Changed::ChecksFile => CHECKS_FILE.to_string(),
-            Changed::Check { name, .. } => format!("check {name}'s script"),
-        }
-    }
-
     /// The path to diff to review it.
     pub fn path(&self) -> &str {
         match self {
@@ -1079,17 +1070,18 @@ mod tests {
         let toml = at(3, 8, 3);
         let script = at(4, 7, 4);
         let changes = verify_changes(std::slice::from_ref(&base), &[same, toml, script]);
-        let said: Vec<(String, Vec<ObjectId>)> = changes
+        let said: Vec<(&str, Vec<ObjectId>)> = changes
             .iter()
-            .map(|c| (c.what.describe(), c.commits.iter().map(|c| c.id).collect()))
+            .map(|c| (c.what.path(), c.commits.iter().map(|c| c.id).collect()))
             .collect();
         assert_eq!(
             said,
             [
-                ("prove-it.toml".to_string(), vec![id(3)]),
-                ("check api's script".to_string(), vec![id(4)]),
+                ("prove-it.toml", vec![id(3)]),
+                ("api/verify.sh", vec![id(4)])
             ]
         );
+        assert!(matches!(&changes[1].what, Changed::Check { name, .. } if name == "api"));
         assert_eq!(changes[1].what.path(), "api/verify.sh");
     }
 }

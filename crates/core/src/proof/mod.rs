@@ -32,8 +32,8 @@ pub use checks::{
 };
 pub use checks_file::{CHECKS_FILE, Protected, VERIFY_CHECK, is_check_name};
 pub use commit_status::{
-    CheckStatus, CommitStatus, Exec, SignatureStatus, Standing, VerifyChange, check_signatures,
-    commit_standings, commit_standings_with, verify_changes,
+    Changed, CheckStatus, CommitStatus, Exec, SignatureStatus, Standing, VerifyChange,
+    check_signatures, commit_standings, commit_standings_with, verify_changes,
 };
 #[cfg(any(test, feature = "testing"))]
 pub use commit_status::{classify, classify_checks};
