@@ -6,10 +6,10 @@
 //!
 //! Everything here only reads the filesystem: `cli/init.rs` writes what it returns.
 
-use crate::armed::Armed;
 use std::path::Path;
 
 use super::stack::{self, Stack};
+use crate::armed::Armed;
 
 /// The checks file, at the worktree root.
 pub(crate) use crate::proof::CHECKS_FILE;
