@@ -183,7 +183,8 @@ enum Checks {
     None,
     /// prove-it.toml is there already: kept, and no root verify.sh is written beside it.
     Kept,
-    /// Write prove-it.toml and each package's verify.sh, and no root verify.sh.
+    /// Write prove-it.toml and each package's verify.sh, and no root verify.sh unless the root
+    /// is a package too.
     Write(Workspace),
 }
 
@@ -300,8 +301,9 @@ fn plan_checks(root: &Path, stacks: &[stack::Stack], checks: &Checks, args: &Arg
     steps
 }
 
-/// The step of the root verify.sh: none written beside a checks file, kept when it is there
-/// (unless --force and it differs from the stacks' script), else written.
+/// The step of the root verify.sh: none written beside a checks file (but one that init writes
+/// for a workspace whose root is a package too), kept when it is there (unless --force and it
+/// differs from the stacks' script), else written.
 fn plan_root_verify(
     repo: &Repo,
     stacks: &[stack::Stack],
@@ -314,7 +316,12 @@ fn plan_root_verify(
     let same = repo
         .read_verify()
         .is_ok_and(|current| current.is_some_and(|current| current == text.as_bytes()));
-    Ok(if !exists && !matches!(checks, Checks::None) {
+    let beside_checks = match checks {
+        Checks::None => false,
+        Checks::Kept => true,
+        Checks::Write(workspace) => workspace.root_package.is_none(),
+    };
+    Ok(if !exists && beside_checks {
         Step::RootVerifyNotWritten
     } else if exists && (same || !args.force) {
         Step::VerifyKept {

@@ -393,6 +393,13 @@ fn render_checks(workspace: &Workspace, out: &mut dyn Write) -> io::Result<()> {
             }
         }
     }
+    if let Some(source) = workspace.root_package {
+        writeln!(
+            out,
+            "  the root is a package too ({}): verify.sh at the root proves it, the check of every path",
+            root_package_words(source)
+        )?;
+    }
     for (name, tools) in missing {
         writeln!(
             out,
@@ -679,6 +686,14 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+/// What makes the root a package of its workspace.
+fn root_package_words(source: workspace::Source) -> &'static str {
+    match source {
+        workspace::Source::GoWork | workspace::Source::GoModules => "its go.mod",
+        _ => "Cargo.toml's [package]",
+    }
 }
 
 /// Where the packages were read from: `Cargo.toml's [workspace] members`.

@@ -84,6 +84,10 @@ pub(crate) struct Workspace {
     /// folders, when a root lockfile says: the command, and the paths whose change calls for
     /// it again.
     pub setup: Option<(String, Vec<String>)>,
+    /// The root is a package of the workspace too (a root Cargo.toml with a `[package]`, a root
+    /// go.mod beside the modules found): no package's check reads its code, so the root's own
+    /// verify.sh, the check of every path, proves it.
+    pub root_package: Option<Source>,
 }
 
 /// The root lockfiles whose dependencies live in an ignored folder of the checkout, and the
@@ -123,8 +127,8 @@ fn suggested_setup(root: &Path, packages: &[Package]) -> Option<(String, Vec<Str
 
 /// The packages of the repository whose worktree is `root`, when there are at least two of
 /// them. Every detector runs and their packages are merged (a directory found twice is one
-/// package); the root itself is never a package. Only real directories inside the worktree
-/// count: a link is not followed.
+/// package); the root itself is never one of them (`root_package` says when it is a package
+/// too). Only real directories inside the worktree count: a link is not followed.
 pub(crate) fn detect(root: &Path) -> Option<Workspace> {
     let cargo = cargo_members(root);
     let package_json = package_json_workspaces(root);
@@ -175,10 +179,12 @@ pub(crate) fn detect(root: &Path) -> Option<Workspace> {
         })
         .collect::<Vec<Package>>();
     let setup = suggested_setup(root, &packages);
+    let root_package = root_package(root, &sources);
     Some(Workspace {
         packages,
         sources,
         setup,
+        root_package,
     })
 }
 
@@ -193,6 +199,11 @@ impl Workspace {
 # the repository.
 ",
         );
+        if self.root_package.is_some() {
+            text.push_str(
+                "# The root is a package too: verify.sh at the root proves it, and reads every path.\n",
+            );
+        }
         let stacks: Vec<super::stack::Stack> = self
             .packages
             .iter()
@@ -515,6 +526,19 @@ struct Declared {
     cargo: bool,
     node: bool,
     go: bool,
+}
+
+/// Which of `sources` makes the root a package too: a Cargo workspace whose root Cargo.toml
+/// has a `[package]` (its root package), or Go modules beside a root go.mod.
+fn root_package(root: &Path, sources: &[Source]) -> Option<Source> {
+    sources.iter().copied().find(|source| match source {
+        Source::Cargo => std::fs::read_to_string(root.join("Cargo.toml"))
+            .ok()
+            .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
+            .is_some_and(|manifest| manifest.contains_key("package")),
+        Source::GoWork | Source::GoModules => root.join("go.mod").is_file(),
+        Source::PackageJson | Source::Pnpm | Source::Directories => false,
+    })
 }
 
 /// The member directories of the root Cargo.toml's `[workspace]`, globs expanded to the
@@ -910,6 +934,36 @@ mod tests {
     }
 
     #[test]
+    fn the_root_is_a_package_by_its_cargo_package_or_its_go_mod() {
+        let root_package =
+            |files: &[(&str, &str)]| detect(tree(files).path()).unwrap().root_package;
+        let members = [
+            ("crates/a/Cargo.toml", "[package]\n"),
+            ("crates/b/Cargo.toml", "[package]\n"),
+        ];
+        let mut files = vec![("Cargo.toml", "[workspace]\nmembers = [\"crates/*\"]\n")];
+        files.extend(members);
+        assert_eq!(root_package(&files), None);
+        files[0] = (
+            "Cargo.toml",
+            "[package]\nname = \"x\"\n[workspace]\nmembers = [\"crates/*\"]\n",
+        );
+        assert_eq!(root_package(&files), Some(Source::Cargo));
+        let go = [
+            ("go.mod", "module example.com/x\n"),
+            ("tools/go.mod", "module example.com/x/tools\n"),
+            ("cmd/y/go.mod", "module example.com/y\n"),
+        ];
+        assert_eq!(root_package(&go), Some(Source::GoModules));
+        let node = [
+            ("package.json", r#"{"workspaces": ["packages/*"]}"#),
+            ("packages/a/package.json", "{}"),
+            ("packages/b/package.json", "{}"),
+        ];
+        assert_eq!(root_package(&node), None);
+    }
+
+    #[test]
     fn a_cargo_manifest_without_a_workspace_or_not_toml_has_no_members() {
         let crates = [
             ("crates/a/Cargo.toml", "[package]\n"),
@@ -1256,6 +1310,7 @@ mod tests {
                 "npm ci".into(),
                 vec!["package-lock.json".into(), "package.json".into()],
             )),
+            root_package: None,
         };
         let text = workspace.render();
         assert!(text.starts_with("# "), "{text}");

@@ -6,7 +6,7 @@ use std::os::unix::fs::PermissionsExt;
 
 use predicates::prelude::*;
 
-use crate::harness::TestRepo;
+use crate::harness::{TestRepo, json_stdout};
 
 /// A check as prove-it.toml declares it: name, run, inputs.
 type Check = (String, String, Vec<String>);
@@ -149,6 +149,48 @@ fn a_cargo_workspace_gets_one_check_per_crate_and_no_root_verify_sh() {
     let b = run_script(&repo, "crates/b");
     assert!(!b.status.success(), "{b:?}");
     assert!(String::from_utf8_lossy(&b.stdout).contains("trailing whitespace"));
+}
+
+/// A Cargo workspace whose root is a package too (as thiserror, clap or this repository lay
+/// themselves out): the members' checks read none of the root crate's code, so init writes the
+/// root verify.sh as well, the check of every path, and nothing is left uncovered.
+#[test]
+fn a_workspace_whose_root_is_a_package_gets_the_root_verify_sh_too() {
+    let repo = TestRepo::new();
+    repo.write(
+        "Cargo.toml",
+        "[package]\nname = \"root\"\n\n[workspace]\nmembers = [\"impl\", \"tests/no-std\"]\n",
+    );
+    repo.write("Cargo.lock", "version = 4\n");
+    repo.write("src/lib.rs", "pub fn f() {}\n");
+    repo.write("impl/Cargo.toml", "[package]\nname = \"root-impl\"\n");
+    repo.write("tests/no-std/Cargo.toml", "[package]\nname = \"no-std\"\n");
+    let assert = repo.prove_it(&["init", "--yes"]).assert().code(0);
+    let stdout = stdout_of(&assert);
+    let names: Vec<String> = checks(&repo).into_iter().map(|(name, ..)| name).collect();
+    assert_eq!(names, ["impl", "no-std"]);
+    assert_executable(&repo, "verify.sh");
+    for needle in [
+        "  the root is a package too (Cargo.toml's [package]): verify.sh at the root proves it, the check of every path\n",
+        "wrote verify.sh: one active check (git diff --check)",
+    ] {
+        assert!(stdout.contains(needle), "{needle:?} not in:\n{stdout}");
+    }
+    assert!(!stdout.contains("no verify.sh at the root"), "{stdout}");
+    // The root crate's code is read by a check: nothing is uncovered, and the run proves all.
+    repo.commit_all("initial");
+    let run = repo.prove_it(&["run"]).assert().code(0);
+    let out = stdout_of(&run);
+    assert!(!out.contains("uncovered:"), "{out}");
+    let status = json_stdout(&repo.prove_it(&["status", "--json"]).assert().code(0));
+    let listed: Vec<&str> = status["checks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|check| check["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, ["verify.sh", "impl", "no-std"]);
+    assert!(status.get("uncovered").is_none(), "{status}");
 }
 
 #[test]
