@@ -692,7 +692,10 @@ fn shown(out: &mut dyn Write, what: &str, shown: &Shown) -> io::Result<()> {
 fn root_package_words(source: workspace::Source) -> &'static str {
     match source {
         workspace::Source::GoWork | workspace::Source::GoModules => "its go.mod",
-        _ => "Cargo.toml's [package]",
+        workspace::Source::PackageJson | workspace::Source::Pnpm => {
+            "package.json's own test script"
+        }
+        workspace::Source::Cargo | workspace::Source::Directories => "Cargo.toml's [package]",
     }
 }
 

@@ -529,7 +529,9 @@ struct Declared {
 }
 
 /// Which of `sources` makes the root a package too: a Cargo workspace whose root Cargo.toml
-/// has a `[package]` (its root package), or Go modules beside a root go.mod.
+/// has a `[package]` (its root package), Go modules beside a root go.mod, or a Node workspace
+/// whose root package.json tests something of its own (a `test` script that does not only hand
+/// over to the packages', as `npm test --workspaces`, `pnpm -r test` or turbo do).
 fn root_package(root: &Path, sources: &[Source]) -> Option<Source> {
     sources.iter().copied().find(|source| match source {
         Source::Cargo => std::fs::read_to_string(root.join("Cargo.toml"))
@@ -537,8 +539,45 @@ fn root_package(root: &Path, sources: &[Source]) -> Option<Source> {
             .and_then(|text| toml::from_str::<toml::Table>(&text).ok())
             .is_some_and(|manifest| manifest.contains_key("package")),
         Source::GoWork | Source::GoModules => root.join("go.mod").is_file(),
-        Source::PackageJson | Source::Pnpm | Source::Directories => false,
+        Source::PackageJson | Source::Pnpm => root_tests_its_own(root),
+        Source::Directories => false,
     })
+}
+
+/// Words of a root `test` script that hands the tests over to the workspace's packages.
+const DELEGATING: &[&str] = &[
+    "--workspaces",
+    "--workspace",
+    " -ws",
+    " -w ",
+    " -r ",
+    "--recursive",
+    "--filter",
+    "turbo ",
+    "lerna ",
+    "nx ",
+    "workspaces foreach",
+    "ultra ",
+    "wireit",
+];
+
+/// Whether the root package.json has a `test` script of its own, not one that only hands over
+/// to the packages'.
+fn root_tests_its_own(root: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(root.join("package.json")) else {
+        return false;
+    };
+    let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
+        return false;
+    };
+    let Some(test) = json
+        .pointer("/scripts/test")
+        .and_then(serde_json::Value::as_str)
+    else {
+        return false;
+    };
+    let test = format!(" {test} ");
+    !DELEGATING.iter().any(|word| test.contains(word))
 }
 
 /// The member directories of the root Cargo.toml's `[workspace]`, globs expanded to the
@@ -934,7 +973,7 @@ mod tests {
     }
 
     #[test]
-    fn the_root_is_a_package_by_its_cargo_package_or_its_go_mod() {
+    fn the_root_is_a_package_by_its_cargo_package_its_go_mod_or_its_own_tests() {
         let root_package =
             |files: &[(&str, &str)]| detect(tree(files).path()).unwrap().root_package;
         let members = [
@@ -955,12 +994,36 @@ mod tests {
             ("cmd/y/go.mod", "module example.com/y\n"),
         ];
         assert_eq!(root_package(&go), Some(Source::GoModules));
-        let node = [
+        let node = |test: &str| {
+            let root =
+                format!(r#"{{"workspaces": ["packages/*"], "scripts": {{"test": "{test}"}}}}"#);
+            root_package(&[
+                ("package.json", root.as_str()),
+                ("packages/a/package.json", "{}"),
+                ("packages/b/package.json", "{}"),
+            ])
+        };
+        // remark's: its tests are at the root, and read every package.
+        assert_eq!(
+            node("npm run build && node --conditions development test.js"),
+            Some(Source::PackageJson)
+        );
+        for delegating in [
+            "npm test --workspaces",
+            "npm run test -ws",
+            "pnpm -r test",
+            "turbo run test",
+            "lerna run test",
+            "yarn workspaces foreach run test",
+        ] {
+            assert_eq!(node(delegating), None, "{delegating}");
+        }
+        let without = [
             ("package.json", r#"{"workspaces": ["packages/*"]}"#),
             ("packages/a/package.json", "{}"),
             ("packages/b/package.json", "{}"),
         ];
-        assert_eq!(root_package(&node), None);
+        assert_eq!(root_package(&without), None);
     }
 
     #[test]
