@@ -544,23 +544,6 @@ fn root_package(root: &Path, sources: &[Source]) -> Option<Source> {
     })
 }
 
-/// Words of a root `test` script that hands the tests over to the workspace's packages.
-const DELEGATING: &[&str] = &[
-    "--workspaces",
-    "--workspace",
-    " -ws",
-    " -w ",
-    " -r ",
-    "--recursive",
-    "--filter",
-    "turbo ",
-    "lerna ",
-    "nx ",
-    "workspaces foreach",
-    "ultra ",
-    "wireit",
-];
-
 /// Whether the root package.json has a `test` script of its own, not one that only hands over
 /// to the packages'.
 fn root_tests_its_own(root: &Path) -> bool {
@@ -570,14 +553,32 @@ fn root_tests_its_own(root: &Path) -> bool {
     let Ok(json) = serde_json::from_str::<serde_json::Value>(&text) else {
         return false;
     };
-    let Some(test) = json
-        .pointer("/scripts/test")
+    json.pointer("/scripts/test")
         .and_then(serde_json::Value::as_str)
-    else {
-        return false;
-    };
-    let test = format!(" {test} ");
-    !DELEGATING.iter().any(|word| test.contains(word))
+        .is_some_and(|test| !delegates(test))
+}
+
+/// Whether a `test` script hands the tests over to the workspace's packages: a runner of
+/// workspaces (turbo, lerna, nx, ultra, wireit, `yarn workspaces foreach`), npm's workspace
+/// flags, or pnpm's recursive ones. By words, not substrings: a test runner's own `-w` or `-r`
+/// (`jest -w 4`, `mocha -r ts-node/register`) hands nothing over.
+fn delegates(test: &str) -> bool {
+    let words: Vec<&str> = test.split_whitespace().collect();
+    let has = |word: &str| words.contains(&word);
+    ["turbo", "lerna", "nx", "ultra", "wireit"]
+        .iter()
+        .any(|runner| has(runner))
+        || words
+            .windows(2)
+            .any(|pair| pair == ["workspaces", "foreach"])
+        || ["--workspaces", "--workspace", "-ws"]
+            .iter()
+            .any(|flag| has(flag))
+        || (has("npm") && has("-w"))
+        || (has("pnpm")
+            && ["-r", "--recursive", "--filter", "-F"]
+                .iter()
+                .any(|flag| has(flag)))
 }
 
 /// The member directories of the root Cargo.toml's `[workspace]`, globs expanded to the
@@ -1011,12 +1012,18 @@ mod tests {
         for delegating in [
             "npm test --workspaces",
             "npm run test -ws",
+            "npm test -w packages/a",
             "pnpm -r test",
+            "pnpm --filter ./packages/** test",
             "turbo run test",
             "lerna run test",
             "yarn workspaces foreach run test",
         ] {
             assert_eq!(node(delegating), None, "{delegating}");
+        }
+        // A test runner's own -w or -r hands nothing over.
+        for own in ["jest -w 4", "mocha -r ts-node/register 'test/**/*.ts'"] {
+            assert_eq!(node(own), Some(Source::PackageJson), "{own}");
         }
         let without = [
             ("package.json", r#"{"workspaces": ["packages/*"]}"#),
