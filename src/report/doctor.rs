@@ -7,7 +7,9 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use super::armed::verify;
 use super::{and_list, seconds, short};
+use crate::armed::Armed;
 use crate::hosts::{Host, Trust};
 use crate::setup::doctor::{
     ChecksFound, Found, Health, HostFound, InForce, OnPathFound, PolicyFound, PrePushFound,
@@ -202,25 +204,25 @@ fn verify_sh(found: &VerifyFound) -> Words {
     match found {
         VerifyFound::Armed => said("verify.sh is armed"),
         VerifyFound::Missing => fixed(
-            "verify.sh does not exist at the worktree root: nothing is gated",
+            format!("verify.sh {}: nothing is gated", verify(Armed::Missing)),
             "git prove-it init",
         ),
         VerifyFound::NotExecutable => fixed(
-            "verify.sh is not executable by its owner: nothing is gated",
+            format!(
+                "verify.sh {}: nothing is gated",
+                verify(Armed::NotExecutable)
+            ),
             "chmod u+x verify.sh",
         ),
         VerifyFound::BadLink { armed } => fixed(
             format!(
                 "verify.sh {}: every stop says it could not check",
-                super::armed::verify(*armed)
+                verify(*armed)
             ),
             "make verify.sh a relative link to an executable file of the worktree, or the file itself",
         ),
         VerifyFound::Unarmed { armed } => fixed(
-            format!(
-                "verify.sh {}: nothing is gated",
-                super::armed::verify(*armed)
-            ),
+            format!("verify.sh {}: nothing is gated", verify(*armed)),
             "make verify.sh a file at the worktree root, or: git prove-it init --force",
         ),
         VerifyFound::ProgramMissing { program } => fixed(
